@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Installs every Debian 12 package wattcut builds, tests or runs with. Idempotent:
+# apt-get skips what is already installed. Runs as root, or through sudo otherwise.
+set -euo pipefail
+
+packages=(
+  build-essential cmake ninja-build pkg-config
+  libgtest-dev libgmock-dev libbenchmark-dev   # tests and benchmarks
+  libcli11-dev                                 # command line
+  nlohmann-json3-dev                           # plan and summary JSON
+  libglpk-dev                                  # LP oracle in the solver's optimality test
+  libsqlite3-dev                               # server's durable store
+  libcpp-httplib-dev libssl-dev zlib1g-dev     # server HTTP
+  pybind11-dev python3-dev                     # Python module
+)
+
+if [[ $(id -u) -eq 0 ]]; then sudo_cmd=(); else sudo_cmd=(sudo); fi
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [[ ${#missing[@]} -eq 0 ]]; then
+  echo "install-deps: all ${#packages[@]} packages present"
+  exit 0
+fi
+echo "install-deps: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+"${sudo_cmd[@]}" apt-get update
+"${sudo_cmd[@]}" apt-get install -y --no-install-recommends "${missing[@]}"

@@ -1,0 +1,156 @@
+#include "wattcut/base/csv_reader.h"
+
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+namespace wattcut {
+namespace {
+
+std::string Trim(const std::string& s) {
+  size_t b = s.find_first_not_of(" \t");
+  if (b == std::string::npos) return "";
+  size_t e = s.find_last_not_of(" \t");
+  return s.substr(b, e - b + 1);
+}
+
+}  // namespace
+
+Result<CsvTable> CsvTable::Read(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return Error{path + ": cannot open file for reading"};
+  std::ostringstream buffer;
+  buffer << in.rdbuf();
+  if (in.bad()) return Error{path + ": read error"};
+  return Parse(buffer.str(), path);
+}
+
+Result<CsvTable> CsvTable::Parse(const std::string& text, const std::string& source_name) {
+  CsvTable table;
+  table.source_name_ = source_name;
+
+  std::vector<std::string> fields;
+  std::string field;
+  bool in_quotes = false;
+  bool row_has_content = false;
+  int line = 1;
+  int row_start_line = 1;
+  bool have_header = false;
+
+  auto finish_row = [&]() -> Status {
+    fields.push_back(Trim(field));
+    field.clear();
+    bool blank = !row_has_content;
+    row_has_content = false;
+    if (blank) {
+      fields.clear();
+      return Status::Ok();
+    }
+    if (!have_header) {
+      table.header_ = std::move(fields);
+      have_header = true;
+    } else {
+      if (fields.size() != table.header_.size()) {
+        return Error{source_name + ":" + std::to_string(row_start_line) + ": expected " +
+                     std::to_string(table.header_.size()) + " fields as in the header, got " +
+                     std::to_string(fields.size())};
+      }
+      table.rows_.push_back(CsvRow{row_start_line, std::move(fields)});
+    }
+    fields = {};
+    return Status::Ok();
+  };
+
+  for (size_t i = 0; i < text.size(); ++i) {
+    char c = text[i];
+    if (in_quotes) {
+      if (c == '"') {
+        if (i + 1 < text.size() && text[i + 1] == '"') {
+          field.push_back('"');
+          ++i;
+        } else {
+          in_quotes = false;
+        }
+      } else {
+        if (c == '\n') ++line;
+        field.push_back(c);
+      }
+      continue;
+    }
+    switch (c) {
+      case '"':
+        in_quotes = true;
+        row_has_content = true;
+        break;
+      case ',':
+        fields.push_back(Trim(field));
+        field.clear();
+        row_has_content = true;
+        break;
+      case '\r':
+        break;
+      case '\n': {
+        Status s = finish_row();
+        if (!s.ok()) return s.error();
+        ++line;
+        row_start_line = line;
+        break;
+      }
+      default:
+        if (c != ' ' && c != '\t') row_has_content = true;
+        field.push_back(c);
+    }
+  }
+  if (in_quotes) {
+    return Error{source_name + ":" + std::to_string(row_start_line) + ": unclosed double quote"};
+  }
+  Status s = finish_row();
+  if (!s.ok()) return s.error();
+  if (!have_header) return Error{source_name + ": file is empty (expected a header line)"};
+  return table;
+}
+
+std::optional<size_t> CsvTable::column(const std::string& name) const {
+  for (size_t i = 0; i < header_.size(); ++i) {
+    if (header_[i] == name) return i;
+  }
+  return std::nullopt;
+}
+
+std::string CsvTable::where(const CsvRow& row, size_t column) const {
+  return source_name_ + ":" + std::to_string(row.line) + ": column '" + header_.at(column) + "': ";
+}
+
+Result<double> CsvTable::number(const CsvRow& row, size_t column) const {
+  const std::string& text = row.fields.at(column);
+  if (text.empty()) return Error{where(row, column) + "expected a number, got an empty field"};
+  errno = 0;
+  char* end = nullptr;
+  double value = std::strtod(text.c_str(), &end);
+  if (end != text.c_str() + text.size() || errno == ERANGE) {
+    return Error{where(row, column) + "expected a number, got '" + text + "'"};
+  }
+  if (!std::isfinite(value)) {
+    return Error{where(row, column) + "expected a finite number, got '" + text + "'"};
+  }
+  return value;
+}
+
+Result<int64_t> CsvTable::integer(const CsvRow& row, size_t column) const {
+  const std::string& text = row.fields.at(column);
+  if (text.empty()) return Error{where(row, column) + "expected an integer, got an empty field"};
+  errno = 0;
+  char* end = nullptr;
+  long long value = std::strtoll(text.c_str(), &end, 10);
+  if (end == text.c_str() + text.size() && errno != ERANGE) return static_cast<int64_t>(value);
+  // Accept "1410.0": an integer written as a float, as pandas often writes.
+  Result<double> as_double = number(row, column);
+  if (as_double.ok() && *as_double == std::floor(*as_double) && std::fabs(*as_double) < 9e15) {
+    return static_cast<int64_t>(*as_double);
+  }
+  return Error{where(row, column) + "expected an integer, got '" + text + "'"};
+}
+
+}  // namespace wattcut

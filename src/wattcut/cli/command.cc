@@ -1,0 +1,12 @@
+#include "wattcut/cli/command.h"
+
+#include <iostream>
+
+namespace wattcut::cli {
+
+int ReportError(const std::string& command_name, const Error& error) {
+  std::cerr << "wattcut " << command_name << ": error: " << error.message << "\n";
+  return 1;
+}
+
+}  // namespace wattcut::cli

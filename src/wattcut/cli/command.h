@@ -1,0 +1,24 @@
+// How `wattcut` subcommands plug into the executable. Each subcommand lives in its own
+// file (`frontier_command.cc`, ...) and exposes one Add*Command function, called from
+// main.cc. A subcommand's callback stores its exit status in `exit_code`; errors are
+// printed to stderr as "wattcut <sub>: error: <message>" by ReportError.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <string>
+
+#include "wattcut/base/result.h"
+
+namespace wattcut::cli {
+
+struct CommandStatus {
+  int exit_code = 0;
+};
+
+// Prints "wattcut NAME: error: MESSAGE" to stderr and returns exit code 1.
+int ReportError(const std::string& command_name, const Error& error);
+
+void AddFrontierCommand(CLI::App& app, CommandStatus& status);
+
+}  // namespace wattcut::cli

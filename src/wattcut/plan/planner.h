@@ -1,0 +1,30 @@
+// The planner: from a profile to the iteration time-energy frontier. This is the one
+// entry point the CLI, the server and the emulator use.
+#pragma once
+
+#include "wattcut/base/result.h"
+#include "wattcut/dag/pipeline_schedule.h"
+#include "wattcut/plan/frontier.h"
+#include "wattcut/profile/profile.h"
+
+namespace wattcut {
+
+enum class CostModelKind {
+  kExponential,  // least-squares a*exp(b*q)+c, as the reference (lowtime) fits
+  kConvexHull,   // lower convex hull of the options: exact, no fitting
+};
+
+struct PlannerOptions {
+  int num_microbatches = 0;
+  PipelineScheduleKind schedule = PipelineScheduleKind::k1F1B;
+  double unit_time_s = 0.001;
+  double noise_factor = 0.95;  // retry factor when <= 3 options survive the strict filter
+  CostModelKind cost_model = CostModelKind::kExponential;
+  double p2p_power_w = 0;      // blocking power of a waiting GPU
+};
+
+// Validates the options against the profile, then computes the whole frontier.
+// Errors name the offending option or (stage, instruction).
+Result<Frontier> ComputeFrontier(const Profile& profile, const PlannerOptions& options);
+
+}  // namespace wattcut
