@@ -5,14 +5,10 @@
 #include "wattcut/base/result.h"
 #include "wattcut/dag/pipeline_schedule.h"
 #include "wattcut/plan/frontier.h"
+#include "wattcut/profile/cost_model.h"
 #include "wattcut/profile/profile.h"
 
 namespace wattcut {
-
-enum class CostModelKind {
-  kExponential,  // least-squares a*exp(b*q)+c, as the reference (lowtime) fits
-  kConvexHull,   // lower convex hull of the options: exact, no fitting
-};
 
 struct PlannerOptions {
   int num_microbatches = 0;

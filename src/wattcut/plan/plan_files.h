@@ -1,0 +1,42 @@
+// Files the planner writes, in formats users already have.
+//
+//   frontier.csv  one row per point, slowest first:
+//                 plan,time,energy,duration_units,effective_energy
+//                 plan: the point's index (its plan is plans/<plan padded to 5 digits>.json);
+//                 time: iteration time in s (critical path, quantised); energy: J for the
+//                 whole pipeline, blocking energy included:
+//                 effective_energy + stages * time * p2p_power.
+//   plans/NNNNN.json  one frequency plan (format "wattcut.frequency_plan/v1"):
+//                 {"format": ..., "point": N, "time_s": T, "energy_j": E, "unit_time_s": u,
+//                  "stages": [[["forward", 0, 1410, 50], ...], ...]}
+//                 per stage, the computations in execution order as
+//                 [instruction, microbatch, freq_mhz, planned duration in unit times].
+//   Zeus export:  a Python literal that Zeus's pipeline-frequency-optimizer PointSolution
+//                 reads: one list per stage of ("forward"|"backward", MHz) tuples in
+//                 execution order.
+#pragma once
+
+#include <string>
+
+#include "wattcut/base/result.h"
+#include "wattcut/plan/frontier.h"
+
+namespace wattcut {
+
+std::string FrontierCsv(const Frontier& frontier);
+std::string PlanJson(const Frontier& frontier, size_t index);
+std::string ZeusPlanLiteral(const FrequencyPlan& plan);
+// "00042" for 42.
+std::string PlanFileStem(size_t index);
+
+// A frequency plan read back from plans/NNNNN.json.
+struct StoredPlan {
+  size_t point = 0;
+  double time_s = 0;
+  double energy_j = 0;
+  double unit_time_s = 0;
+  FrequencyPlan plan;
+};
+Result<StoredPlan> ParsePlanJson(const std::string& text, const std::string& source_name);
+
+}  // namespace wattcut

@@ -1,0 +1,204 @@
+#include "wattcut/profile/profile_csv.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <tuple>
+
+#include "wattcut/base/csv_reader.h"
+
+namespace wattcut {
+namespace {
+
+constexpr const char* kBaseColumns[] = {"stage", "instruction", "frequency", "time", "energy"};
+constexpr const char* kRankColumns[] = {"rank", "dp_rank", "pp_rank", "tp_rank"};
+constexpr const char* kStatColumns[] = {"samples", "time_std", "energy_std"};
+
+std::string ExpectedHeader() {
+  return "expected columns stage,instruction,frequency,time,energy (optionally preceded by "
+         "rank,dp_rank,pp_rank,tp_rank and followed by samples,time_std,energy_std)";
+}
+
+struct RowKey {
+  int64_t dp_rank, pp_rank, tp_rank;
+  int stage;
+  InstructionKind kind;
+  int64_t freq_mhz;
+  auto operator<=>(const RowKey&) const = default;
+};
+
+Result<Profile> Convert(const CsvTable& table, int expected_stages) {
+  const std::string& file = table.source_name();
+  // Columns: all known, none missing, none repeated.
+  std::set<std::string> known;
+  for (const char* c : kBaseColumns) known.insert(c);
+  for (const char* c : kRankColumns) known.insert(c);
+  for (const char* c : kStatColumns) known.insert(c);
+  std::set<std::string> seen;
+  for (const std::string& name : table.header()) {
+    if (!known.count(name)) {
+      return Error{file + ":1: unknown column '" + name + "'; " + ExpectedHeader()};
+    }
+    if (!seen.insert(name).second) return Error{file + ":1: column '" + name + "' appears twice"};
+  }
+  for (const char* c : kBaseColumns) {
+    if (!seen.count(c)) {
+      return Error{file + ":1: missing column '" + std::string(c) + "'; " + ExpectedHeader()};
+    }
+  }
+  int rank_columns_present = 0;
+  for (const char* c : kRankColumns) rank_columns_present += seen.count(c) ? 1 : 0;
+  const bool per_rank = rank_columns_present > 0;
+  if (per_rank && rank_columns_present != 4) {
+    for (const char* c : kRankColumns) {
+      if (!seen.count(c)) {
+        return Error{file + ":1: missing column '" + std::string(c) +
+                     "' (the per-rank layout needs all of rank,dp_rank,pp_rank,tp_rank)"};
+      }
+    }
+  }
+  const size_t col_stage = *table.column("stage");
+  const size_t col_inst = *table.column("instruction");
+  const size_t col_freq = *table.column("frequency");
+  const size_t col_time = *table.column("time");
+  const size_t col_energy = *table.column("energy");
+
+  if (table.rows().empty()) return Error{file + ": no measurement rows after the header"};
+
+  // (dp, pp, tp, stage, kind, freq) -> (time, energy) ; duplicates rejected.
+  std::map<RowKey, std::pair<double, double>> rows;
+  std::map<RowKey, int> first_line;
+  int max_stage = -1;
+  for (const CsvRow& row : table.rows()) {
+    Result<int64_t> stage = table.integer(row, col_stage);
+    if (!stage.ok()) return stage.error();
+    if (*stage < 0) {
+      return Error{table.where(row, col_stage) + "expected a stage number >= 0, got " +
+                   std::to_string(*stage)};
+    }
+    if (expected_stages > 0 && *stage >= expected_stages) {
+      return Error{table.where(row, col_stage) + "expected a stage number in 0.." +
+                   std::to_string(expected_stages - 1) + " (the pipeline has " +
+                   std::to_string(expected_stages) + " stages), got " + std::to_string(*stage)};
+    }
+    if (*stage > 100000) {
+      return Error{table.where(row, col_stage) + "stage number " + std::to_string(*stage) +
+                   " is implausibly large"};
+    }
+    auto kind = ParseInstruction(row.fields[col_inst]);
+    if (!kind) {
+      return Error{table.where(row, col_inst) + "expected 'forward' or 'backward', got '" +
+                   row.fields[col_inst] + "'"};
+    }
+    Result<int64_t> freq = table.integer(row, col_freq);
+    if (!freq.ok()) return freq.error();
+    if (*freq <= 0 || *freq > 100000) {
+      return Error{table.where(row, col_freq) + "expected a frequency in MHz (1..100000), got " +
+                   std::to_string(*freq)};
+    }
+    Result<double> time = table.number(row, col_time);
+    if (!time.ok()) return time.error();
+    if (*time <= 0) {
+      return Error{table.where(row, col_time) + "expected a time in seconds > 0, got " +
+                   row.fields[col_time]};
+    }
+    Result<double> energy = table.number(row, col_energy);
+    if (!energy.ok()) return energy.error();
+    if (*energy < 0) {
+      return Error{table.where(row, col_energy) + "expected an energy in joules >= 0, got " +
+                   row.fields[col_energy]};
+    }
+    for (const char* c : kStatColumns) {
+      if (auto col = table.column(c)) {
+        Result<double> v = table.number(row, *col);
+        if (!v.ok()) return v.error();
+        if (*v < 0) return Error{table.where(row, *col) + "expected a value >= 0, got " + row.fields[*col]};
+      }
+    }
+    RowKey key{0, *stage, 0, static_cast<int>(*stage), *kind, *freq};
+    if (per_rank) {
+      int64_t ranks[4];
+      for (int i = 0; i < 4; ++i) {
+        size_t col = *table.column(kRankColumns[i]);
+        Result<int64_t> v = table.integer(row, col);
+        if (!v.ok()) return v.error();
+        if (*v < 0) {
+          return Error{table.where(row, col) + "expected a rank >= 0, got " + std::to_string(*v)};
+        }
+        ranks[i] = *v;
+      }
+      if (ranks[2] != *stage) {
+        return Error{table.where(row, *table.column("pp_rank")) + "expected pp_rank to equal stage (" +
+                     std::to_string(*stage) + "), got " + std::to_string(ranks[2])};
+      }
+      key.dp_rank = ranks[1];
+      key.tp_rank = ranks[3];
+    }
+    if (auto [it, inserted] = first_line.emplace(key, row.line); !inserted) {
+      return Error{file + ":" + std::to_string(row.line) + ": duplicate row: stage " +
+                   std::to_string(*stage) + ", " + std::string(InstructionName(*kind)) + ", " +
+                   std::to_string(*freq) + " MHz" +
+                   (per_rank ? ", dp_rank " + std::to_string(key.dp_rank) + ", tp_rank " +
+                                   std::to_string(key.tp_rank)
+                             : std::string()) +
+                   " already appears on line " + std::to_string(it->second)};
+    }
+    rows[key] = {*time, *energy};
+    max_stage = std::max(max_stage, static_cast<int>(*stage));
+  }
+
+  const int num_stages = expected_stages > 0 ? expected_stages : max_stage + 1;
+  // Aggregate over tp (max time, summed energy), then average over dp.
+  struct Acc {
+    double time = 0, energy = 0;
+  };
+  std::map<std::tuple<int64_t, int, InstructionKind, int64_t>, Acc> per_dp;  // dp, stage, kind, freq
+  for (const auto& [key, value] : rows) {
+    Acc& acc = per_dp[{key.dp_rank, key.stage, key.kind, key.freq_mhz}];
+    acc.time = std::max(acc.time, value.first);
+    acc.energy += value.second;
+  }
+  std::map<std::tuple<int, InstructionKind, int64_t>, std::pair<Acc, int>> per_stage;
+  for (const auto& [key, acc] : per_dp) {
+    auto& [sum, count] = per_stage[{std::get<1>(key), std::get<2>(key), std::get<3>(key)}];
+    sum.time += acc.time;
+    sum.energy += acc.energy;
+    ++count;
+  }
+  Profile profile(num_stages);
+  for (const auto& [key, value] : per_stage) {
+    const auto& [sum, count] = value;
+    profile.mutable_measurements(std::get<0>(key), std::get<1>(key))
+        .push_back(Measurement{static_cast<int>(std::get<2>(key)), sum.time / count, sum.energy / count});
+  }
+  for (int s = 0; s < num_stages; ++s) {
+    for (InstructionKind kind : {InstructionKind::kForward, InstructionKind::kBackward}) {
+      auto& list = profile.mutable_measurements(s, kind);
+      if (list.empty()) {
+        return Error{file + ": stage " + std::to_string(s) + " has no '" +
+                     std::string(InstructionName(kind)) + "' measurements (expected every stage 0.." +
+                     std::to_string(num_stages - 1) + " to have forward and backward rows)"};
+      }
+      std::sort(list.begin(), list.end(),
+                [](const Measurement& a, const Measurement& b) { return a.freq_mhz > b.freq_mhz; });
+    }
+  }
+  return profile;
+}
+
+}  // namespace
+
+Result<Profile> ReadProfileCsv(const std::string& path, int expected_stages) {
+  Result<CsvTable> table = CsvTable::Read(path);
+  if (!table.ok()) return table.error();
+  return Convert(*table, expected_stages);
+}
+
+Result<Profile> ParseProfileCsv(const std::string& text, const std::string& source_name,
+                                int expected_stages) {
+  Result<CsvTable> table = CsvTable::Parse(text, source_name);
+  if (!table.ok()) return table.error();
+  return Convert(*table, expected_stages);
+}
+
+}  // namespace wattcut

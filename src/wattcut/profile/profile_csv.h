@@ -1,0 +1,34 @@
+// Reading a profile CSV, as written by wattcut's online profiler, Perseus's artifact or
+// Merak/Zeus.
+//
+// Two layouts are accepted (header names, in any order):
+//   stage,instruction,frequency,time,energy
+//   rank,dp_rank,pp_rank,tp_rank,stage,instruction,frequency,time,energy   (Merak/Zeus)
+// plus the optional statistics columns samples,time_std,energy_std written by the
+// online profiler (read and ignored). Frequencies are MHz, time seconds, energy joules.
+//
+// In the per-rank layout, `stage` must equal `pp_rank`. Rows of one (dp_rank, pp_rank,
+// instruction, frequency) are aggregated over tp ranks: the maximum time (the stage
+// waits for its slowest tensor-parallel GPU) and the summed energy (every GPU draws).
+// The planner sees one pipeline, so those per-dp-replica aggregates are then averaged
+// over dp ranks (mean time, mean energy).
+//
+// Rejected, with "FILE:LINE: column 'NAME': what was expected": missing or unknown
+// columns, non-numeric, negative, zero (time) or non-finite values, an instruction other
+// than forward/backward, duplicate rows, a stage number outside 0..S-1 when S is given,
+// stages missing from 0..S-1, and a (stage, instruction) with no measurements.
+#pragma once
+
+#include <string>
+
+#include "wattcut/base/result.h"
+#include "wattcut/profile/profile.h"
+
+namespace wattcut {
+
+// `expected_stages` <= 0 means: infer S from the largest stage number.
+Result<Profile> ReadProfileCsv(const std::string& path, int expected_stages = 0);
+Result<Profile> ParseProfileCsv(const std::string& text, const std::string& source_name,
+                                int expected_stages = 0);
+
+}  // namespace wattcut
