@@ -1,0 +1,398 @@
+// A fake libnvidia-ml.so.1 for tests: the same C ABI as the NVIDIA library for the functions
+// wattcut uses, with its state in a file shared between processes (fake_nvml_state.h). Built
+// twice: the full library, and with WATTCUT_FAKE_NVML_OLD_DRIVER an "old driver" that lacks
+// nvmlDeviceGetTotalEnergyConsumption and nvmlDeviceSetMemoryLockedClocks.
+#include <time.h>
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "wattcut/gpu/fake_nvml/fake_nvml_state.h"
+
+namespace {
+
+using wattcut::fake_nvml::State;
+
+constexpr int kSuccess = 0, kUninitialized = 1, kInvalidArgument = 2, kNotFound = 6, kInsufficientSize = 7,
+              kDriverNotLoaded = 9;
+constexpr int kMaxGpus = 64;
+
+struct Device {
+  unsigned index;
+};
+Device g_devices[kMaxGpus];
+int g_init_count = 0;  // per process, like the real library's reference count
+
+const char* StatePath() { return std::getenv("WATTCUT_FAKE_NVML_STATE"); }
+
+long Long(const State& s, const std::string& key, long fallback) {
+  auto it = s.find(key);
+  return it == s.end() || it->second.empty() ? fallback : std::strtol(it->second.c_str(), nullptr, 10);
+}
+double Double(const State& s, const std::string& key, double fallback) {
+  auto it = s.find(key);
+  return it == s.end() || it->second.empty() ? fallback : std::strtod(it->second.c_str(), nullptr);
+}
+std::string Gpu(unsigned index, const char* key) { return "gpu" + std::to_string(index) + "." + key; }
+
+long long NowNs() {
+  timespec ts{};
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<long long>(ts.tv_sec) * 1000000000LL + ts.tv_nsec;
+}
+
+void Defaults(State& s) {
+  const std::pair<const char*, const char*> defaults[] = {
+      {"gpu_count", "2"},          {"name", "NVIDIA A100-SXM4-80GB (fake)"},
+      {"max_mhz", "1410"},         {"min_mhz", "210"},
+      {"step_mhz", "15"},          {"memory_clocks", "1593,1215"},
+      {"idle_power_mw", "60000"},  {"max_power_mw", "400000"},
+      {"default_limit_mw", "400000"}, {"min_limit_mw", "100000"},
+      {"max_limit_mw", "400000"}};
+  for (const auto& [key, value] : defaults) s.emplace(key, value);
+}
+
+int CurrentClock(const State& s, unsigned gpu) {
+  const long locked = Long(s, Gpu(gpu, "locked_max"), 0);
+  return static_cast<int>(locked > 0 ? locked : Long(s, "max_mhz", 1410));
+}
+
+double PowerMw(const State& s, unsigned gpu) {
+  const double idle = Double(s, "idle_power_mw", 60000), max = Double(s, "max_power_mw", 400000);
+  const double ratio = CurrentClock(s, gpu) / Double(s, "max_mhz", 1410);
+  return idle + (max - idle) * ratio * ratio * ratio;
+}
+
+// Moves the energy counter of every GPU up to now at its current clock.
+void Advance(State& s) {
+  const long long now = NowNs();
+  const long count = Long(s, "gpu_count", 0);
+  for (unsigned g = 0; g < static_cast<unsigned>(count) && g < kMaxGpus; ++g) {
+    const long long since = Long(s, Gpu(g, "since_ns"), now);
+    const double energy = Double(s, Gpu(g, "energy_mj"), 0) + PowerMw(s, g) * static_cast<double>(now - since) / 1e9;
+    char text[64];
+    std::snprintf(text, sizeof text, "%.6f", energy);
+    s[Gpu(g, "energy_mj")] = text;
+    s[Gpu(g, "since_ns")] = std::to_string(now);
+  }
+}
+
+void Log(const std::string& line) {
+  const char* path = StatePath();
+  if (path == nullptr) return;
+  const std::string log_path = std::string(path) + ".log";
+  if (FILE* f = std::fopen(log_path.c_str(), "a")) {
+    std::fprintf(f, "%d %s\n", static_cast<int>(getpid()), line.c_str());
+    std::fclose(f);
+  }
+}
+
+// Runs one API call: loads the state, applies an injected failure or `body`, saves, logs.
+template <typename Body>
+int Api(const char* function, const std::string& args, Body body) {
+  const char* path = StatePath();
+  if (path == nullptr) return kDriverNotLoaded;
+  int rc = kSuccess;
+  const bool ok = wattcut::fake_nvml::UpdateStateFile(path, [&](State& s) {
+    Defaults(s);
+    if (auto it = s.find(std::string("fail.") + function); it != s.end()) {
+      rc = static_cast<int>(std::strtol(it->second.c_str(), nullptr, 10));
+      return;
+    }
+    Advance(s);
+    rc = body(s);
+  });
+  if (!ok) rc = kDriverNotLoaded;
+  Log(std::string(function) + "(" + args + ") -> " + std::to_string(rc));
+  return rc;
+}
+
+int DeviceIndex(const State& s, Device* device, unsigned* out) {
+  if (device == nullptr) return kInvalidArgument;
+  if (static_cast<long>(device->index) >= Long(s, "gpu_count", 0)) return kInvalidArgument;
+  *out = device->index;
+  return kSuccess;
+}
+
+std::vector<unsigned> MemoryClocks(const State& s) {
+  std::vector<unsigned> out;
+  auto it = s.find("memory_clocks");
+  const std::string text = it == s.end() ? "" : it->second;
+  size_t start = 0;
+  while (start < text.size()) {
+    size_t end = text.find(',', start);
+    if (end == std::string::npos) end = text.size();
+    out.push_back(static_cast<unsigned>(std::strtoul(text.substr(start, end - start).c_str(), nullptr, 10)));
+    start = end + 1;
+  }
+  return out;
+}
+
+int CopyList(const std::vector<unsigned>& list, unsigned* count, unsigned* out) {
+  if (count == nullptr) return kInvalidArgument;
+  if (*count < list.size() || out == nullptr) {
+    *count = static_cast<unsigned>(list.size());
+    return kInsufficientSize;
+  }
+  for (size_t i = 0; i < list.size(); ++i) out[i] = list[i];
+  *count = static_cast<unsigned>(list.size());
+  return kSuccess;
+}
+
+int CopyString(const std::string& text, char* out, unsigned length) {
+  if (out == nullptr) return kInvalidArgument;
+  if (length < text.size() + 1) return kInsufficientSize;
+  std::memcpy(out, text.c_str(), text.size() + 1);
+  return kSuccess;
+}
+
+}  // namespace
+
+#define FAKE_INIT_CHECK() \
+  if (g_init_count == 0) return kUninitialized
+
+extern "C" {
+
+__attribute__((visibility("default"))) int nvmlInit_v2() {
+  const int rc = Api("nvmlInit_v2", "", [](State&) { return kSuccess; });
+  if (rc == kSuccess) {
+    ++g_init_count;
+    for (unsigned i = 0; i < kMaxGpus; ++i) g_devices[i].index = i;
+  }
+  return rc;
+}
+
+__attribute__((visibility("default"))) int nvmlShutdown() {
+  FAKE_INIT_CHECK();
+  --g_init_count;
+  return Api("nvmlShutdown", "", [](State&) { return kSuccess; });
+}
+
+__attribute__((visibility("default"))) const char* nvmlErrorString(int result) {
+  switch (result) {
+    case 0: return "Success";
+    case 1: return "Uninitialized";
+    case 2: return "Invalid Argument";
+    case 3: return "Not Supported";
+    case 4: return "Insufficient Permissions";
+    case 5: return "Already Initialized";
+    case 6: return "Not Found";
+    case 7: return "Insufficient Size";
+    case 8: return "Insufficient External Power";
+    case 9: return "Driver Not Loaded";
+    case 10: return "Timeout";
+    case 12: return "NVML Shared Library Not Found";
+    case 13: return "Function Not Found";
+    case 15: return "GPU is lost";
+    case 18: return "RM has detected an NVML/RM version mismatch.";
+    default: return "Unknown Error";
+  }
+}
+
+__attribute__((visibility("default"))) int nvmlDeviceGetCount_v2(unsigned* count) {
+  FAKE_INIT_CHECK();
+  return Api("nvmlDeviceGetCount_v2", "", [&](State& s) {
+    if (count == nullptr) return kInvalidArgument;
+    *count = static_cast<unsigned>(Long(s, "gpu_count", 0));
+    return kSuccess;
+  });
+}
+
+__attribute__((visibility("default"))) int nvmlDeviceGetHandleByIndex_v2(unsigned index, Device** device) {
+  FAKE_INIT_CHECK();
+  return Api("nvmlDeviceGetHandleByIndex_v2", std::to_string(index), [&](State& s) {
+    if (device == nullptr || static_cast<long>(index) >= Long(s, "gpu_count", 0) || index >= kMaxGpus) {
+      return kInvalidArgument;
+    }
+    *device = &g_devices[index];
+    return kSuccess;
+  });
+}
+
+__attribute__((visibility("default"))) int nvmlDeviceGetName(Device* device, char* name, unsigned length) {
+  FAKE_INIT_CHECK();
+  return Api("nvmlDeviceGetName", "", [&](State& s) {
+    unsigned gpu;
+    if (int rc = DeviceIndex(s, device, &gpu); rc != kSuccess) return rc;
+    return CopyString(s["name"], name, length);
+  });
+}
+
+__attribute__((visibility("default"))) int nvmlDeviceGetUUID(Device* device, char* uuid, unsigned length) {
+  FAKE_INIT_CHECK();
+  return Api("nvmlDeviceGetUUID", "", [&](State& s) {
+    unsigned gpu;
+    if (int rc = DeviceIndex(s, device, &gpu); rc != kSuccess) return rc;
+    return CopyString("GPU-fake0000-0000-0000-0000-00000000000" + std::to_string(gpu), uuid, length);
+  });
+}
+
+__attribute__((visibility("default"))) int nvmlDeviceGetSupportedMemoryClocks(Device* device, unsigned* count,
+                                                                               unsigned* clocks) {
+  FAKE_INIT_CHECK();
+  return Api("nvmlDeviceGetSupportedMemoryClocks", "", [&](State& s) {
+    unsigned gpu;
+    if (int rc = DeviceIndex(s, device, &gpu); rc != kSuccess) return rc;
+    return CopyList(MemoryClocks(s), count, clocks);
+  });
+}
+
+__attribute__((visibility("default"))) int nvmlDeviceGetSupportedGraphicsClocks(Device* device, unsigned memory_mhz,
+                                                                                 unsigned* count, unsigned* clocks) {
+  FAKE_INIT_CHECK();
+  return Api("nvmlDeviceGetSupportedGraphicsClocks", std::to_string(memory_mhz), [&](State& s) {
+    unsigned gpu;
+    if (int rc = DeviceIndex(s, device, &gpu); rc != kSuccess) return rc;
+    const auto memory = MemoryClocks(s);
+    bool known = false;
+    for (unsigned m : memory) known = known || m == memory_mhz;
+    if (!known) return kNotFound;
+    std::vector<unsigned> list;
+    for (long f = Long(s, "max_mhz", 1410); f >= Long(s, "min_mhz", 210); f -= Long(s, "step_mhz", 15)) {
+      list.push_back(static_cast<unsigned>(f));
+    }
+    return CopyList(list, count, clocks);
+  });
+}
+
+__attribute__((visibility("default"))) int nvmlDeviceSetGpuLockedClocks(Device* device, unsigned min_mhz,
+                                                                         unsigned max_mhz) {
+  FAKE_INIT_CHECK();
+  return Api("nvmlDeviceSetGpuLockedClocks", std::to_string(min_mhz) + "," + std::to_string(max_mhz),
+             [&](State& s) {
+               unsigned gpu;
+               if (int rc = DeviceIndex(s, device, &gpu); rc != kSuccess) return rc;
+               if (min_mhz > max_mhz || static_cast<long>(max_mhz) > Long(s, "max_mhz", 1410) ||
+                   static_cast<long>(min_mhz) < Long(s, "min_mhz", 210)) {
+                 return kInvalidArgument;
+               }
+               s[Gpu(gpu, "locked_min")] = std::to_string(min_mhz);
+               s[Gpu(gpu, "locked_max")] = std::to_string(max_mhz);
+               return kSuccess;
+             });
+}
+
+__attribute__((visibility("default"))) int nvmlDeviceResetGpuLockedClocks(Device* device) {
+  FAKE_INIT_CHECK();
+  return Api("nvmlDeviceResetGpuLockedClocks", "", [&](State& s) {
+    unsigned gpu;
+    if (int rc = DeviceIndex(s, device, &gpu); rc != kSuccess) return rc;
+    s[Gpu(gpu, "locked_min")] = "0";
+    s[Gpu(gpu, "locked_max")] = "0";
+    return kSuccess;
+  });
+}
+
+#ifndef WATTCUT_FAKE_NVML_OLD_DRIVER
+__attribute__((visibility("default"))) int nvmlDeviceSetMemoryLockedClocks(Device* device, unsigned min_mhz,
+                                                                            unsigned max_mhz) {
+  FAKE_INIT_CHECK();
+  return Api("nvmlDeviceSetMemoryLockedClocks", std::to_string(min_mhz) + "," + std::to_string(max_mhz),
+             [&](State& s) {
+               unsigned gpu;
+               if (int rc = DeviceIndex(s, device, &gpu); rc != kSuccess) return rc;
+               bool known = false;
+               for (unsigned m : MemoryClocks(s)) known = known || m == max_mhz;
+               if (!known || min_mhz > max_mhz) return kInvalidArgument;
+               s[Gpu(gpu, "mem_locked")] = std::to_string(max_mhz);
+               return kSuccess;
+             });
+}
+#endif
+
+__attribute__((visibility("default"))) int nvmlDeviceResetMemoryLockedClocks(Device* device) {
+  FAKE_INIT_CHECK();
+  return Api("nvmlDeviceResetMemoryLockedClocks", "", [&](State& s) {
+    unsigned gpu;
+    if (int rc = DeviceIndex(s, device, &gpu); rc != kSuccess) return rc;
+    s[Gpu(gpu, "mem_locked")] = "0";
+    return kSuccess;
+  });
+}
+
+__attribute__((visibility("default"))) int nvmlDeviceGetPowerUsage(Device* device, unsigned* power_mw) {
+  FAKE_INIT_CHECK();
+  return Api("nvmlDeviceGetPowerUsage", "", [&](State& s) {
+    unsigned gpu;
+    if (int rc = DeviceIndex(s, device, &gpu); rc != kSuccess) return rc;
+    if (power_mw == nullptr) return kInvalidArgument;
+    *power_mw = static_cast<unsigned>(std::lround(PowerMw(s, gpu)));
+    return kSuccess;
+  });
+}
+
+#ifndef WATTCUT_FAKE_NVML_OLD_DRIVER
+__attribute__((visibility("default"))) int nvmlDeviceGetTotalEnergyConsumption(Device* device,
+                                                                                unsigned long long* energy_mj) {
+  FAKE_INIT_CHECK();
+  return Api("nvmlDeviceGetTotalEnergyConsumption", "", [&](State& s) {
+    unsigned gpu;
+    if (int rc = DeviceIndex(s, device, &gpu); rc != kSuccess) return rc;
+    if (energy_mj == nullptr) return kInvalidArgument;
+    *energy_mj = static_cast<unsigned long long>(Double(s, Gpu(gpu, "energy_mj"), 0));
+    return kSuccess;
+  });
+}
+#endif
+
+__attribute__((visibility("default"))) int nvmlDeviceGetClockInfo(Device* device, int type, unsigned* clock_mhz) {
+  FAKE_INIT_CHECK();
+  return Api("nvmlDeviceGetClockInfo", std::to_string(type), [&](State& s) {
+    unsigned gpu;
+    if (int rc = DeviceIndex(s, device, &gpu); rc != kSuccess) return rc;
+    if (clock_mhz == nullptr || type < 0 || type > 3) return kInvalidArgument;
+    if (type == 2) {
+      const long locked = Long(s, Gpu(gpu, "mem_locked"), 0);
+      *clock_mhz = static_cast<unsigned>(locked > 0 ? locked : static_cast<long>(MemoryClocks(s).front()));
+    } else {
+      *clock_mhz = static_cast<unsigned>(CurrentClock(s, gpu));
+    }
+    return kSuccess;
+  });
+}
+
+__attribute__((visibility("default"))) int nvmlDeviceSetPowerManagementLimit(Device* device, unsigned limit_mw) {
+  FAKE_INIT_CHECK();
+  return Api("nvmlDeviceSetPowerManagementLimit", std::to_string(limit_mw), [&](State& s) {
+    unsigned gpu;
+    if (int rc = DeviceIndex(s, device, &gpu); rc != kSuccess) return rc;
+    if (static_cast<long>(limit_mw) < Long(s, "min_limit_mw", 0) ||
+        static_cast<long>(limit_mw) > Long(s, "max_limit_mw", 0)) {
+      return kInvalidArgument;
+    }
+    s[Gpu(gpu, "power_limit_mw")] = std::to_string(limit_mw);
+    return kSuccess;
+  });
+}
+
+__attribute__((visibility("default"))) int nvmlDeviceGetPowerManagementDefaultLimit(Device* device,
+                                                                                     unsigned* limit_mw) {
+  FAKE_INIT_CHECK();
+  return Api("nvmlDeviceGetPowerManagementDefaultLimit", "", [&](State& s) {
+    unsigned gpu;
+    if (int rc = DeviceIndex(s, device, &gpu); rc != kSuccess) return rc;
+    if (limit_mw == nullptr) return kInvalidArgument;
+    *limit_mw = static_cast<unsigned>(Long(s, "default_limit_mw", 0));
+    return kSuccess;
+  });
+}
+
+__attribute__((visibility("default"))) int nvmlDeviceGetPowerManagementLimitConstraints(Device* device,
+                                                                                         unsigned* min_mw,
+                                                                                         unsigned* max_mw) {
+  FAKE_INIT_CHECK();
+  return Api("nvmlDeviceGetPowerManagementLimitConstraints", "", [&](State& s) {
+    unsigned gpu;
+    if (int rc = DeviceIndex(s, device, &gpu); rc != kSuccess) return rc;
+    if (min_mw == nullptr || max_mw == nullptr) return kInvalidArgument;
+    *min_mw = static_cast<unsigned>(Long(s, "min_limit_mw", 0));
+    *max_mw = static_cast<unsigned>(Long(s, "max_limit_mw", 0));
+    return kSuccess;
+  });
+}
+
+}  // extern "C"
