@@ -1,0 +1,143 @@
+// `wattcut serve`: the planning server (see docs/server.md).
+#include <pthread.h>
+#include <signal.h>
+
+#include <iostream>
+#include <memory>
+#include <string>
+#include <thread>
+
+#include "wattcut/cli/command.h"
+#include "wattcut/server/server.h"
+
+namespace wattcut::cli {
+namespace {
+
+struct ServeArgs {
+  std::string listen = "127.0.0.1:7787";
+  std::string data_dir;
+  std::string token_file;
+  size_t max_body_bytes = size_t{16} << 20;
+  int max_long_polls = 1024;
+  int http_threads = 0;
+  int frontier_threads = 1;
+  double long_poll_timeout_s = 600;
+  std::string sync = "full";
+  int microbatches = 0;
+  std::string schedule = "1f1b";
+  double unit_time_s = 0.001;
+  double p2p_power_w = 0;
+};
+
+Result<std::pair<std::string, int>> SplitListen(const std::string& listen) {
+  size_t colon = listen.rfind(':');
+  if (colon == std::string::npos || colon == 0 || colon + 1 == listen.size()) {
+    return Error{"--listen: expected HOST:PORT, got '" + listen + "'"};
+  }
+  std::string host = listen.substr(0, colon);
+  if (host.size() > 2 && host.front() == '[' && host.back() == ']') {
+    host = host.substr(1, host.size() - 2);
+  }
+  int port = 0;
+  try {
+    size_t used = 0;
+    port = std::stoi(listen.substr(colon + 1), &used);
+    if (used != listen.size() - colon - 1) throw std::invalid_argument("trailing");
+  } catch (const std::exception&) {
+    return Error{"--listen: port must be a number, got '" + listen.substr(colon + 1) + "'"};
+  }
+  if (port < 0 || port > 65535) return Error{"--listen: port out of range [0, 65535]"};
+  return std::make_pair(host, port);
+}
+
+int Run(const ServeArgs& args) {
+  const std::string name = "serve";
+  auto listen = SplitListen(args.listen);
+  if (!listen) return ReportError(name, listen.error());
+  server::ServerOptions options;
+  options.host = listen->first;
+  options.port = listen->second;
+  options.data_dir = args.data_dir;
+  if (!args.token_file.empty()) options.token_file = args.token_file;
+  options.max_body_bytes = args.max_body_bytes;
+  options.http_threads = args.http_threads;
+  options.sync = args.sync == "normal" ? server::SyncMode::kNormal : server::SyncMode::kFull;
+  options.registry.max_long_polls = args.max_long_polls;
+  options.registry.frontier_threads = args.frontier_threads;
+  options.registry.long_poll_timeout =
+      std::chrono::milliseconds(static_cast<int64_t>(args.long_poll_timeout_s * 1000));
+  options.registry.default_planner.num_microbatches = args.microbatches;
+  options.registry.default_planner.schedule =
+      args.schedule == "gpipe" ? PipelineScheduleKind::kGPipe : PipelineScheduleKind::k1F1B;
+  options.registry.default_planner.unit_time_s = args.unit_time_s;
+  options.registry.default_planner.p2p_power_w = args.p2p_power_w;
+
+  // Stop cleanly on SIGINT/SIGTERM: block them here (threads inherit the mask) and
+  // wait for them on one thread.
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+
+  auto server = server::Server::Create(options);
+  if (!server) return ReportError(name, server.error());
+  std::cout << "wattcut serve: listening on http://" << options.host << ":" << (*server)->port()
+            << " (data in " << options.data_dir << ")" << std::endl;
+  server::Server* raw = server->get();
+  std::thread waiter([raw, signals] {
+    int sig = 0;
+    sigwait(&signals, &sig);
+    if (sig != 0) raw->Stop();
+  });
+  bool ok = raw->Run();
+  // Unblock the waiter if the listener ended on its own.
+  pthread_kill(waiter.native_handle(), SIGTERM);
+  waiter.join();
+  if (!ok) return ReportError(name, Error{"the listener failed"});
+  return 0;
+}
+
+}  // namespace
+
+void AddServeCommand(CLI::App& app, CommandStatus& status) {
+  auto args = std::make_shared<ServeArgs>();
+  CLI::App* cmd = app.add_subcommand(
+      "serve", "Run the planning server: jobs, profiles, frontiers and per-rank schedules over "
+               "HTTP (the Zeus pipeline-frequency-optimizer API plus /v1)");
+  cmd->add_option("--listen", args->listen, "HOST:PORT to listen on (port 0: any free port)")
+      ->capture_default_str();
+  cmd->add_option("--data-dir", args->data_dir, "Folder of the SQLite store (created if absent)")
+      ->required();
+  cmd->add_option("--token-file", args->token_file,
+                  "File whose first line is the bearer token every request must carry");
+  cmd->add_option("--max-body-bytes", args->max_body_bytes, "Largest request body accepted")
+      ->capture_default_str();
+  cmd->add_option("--max-long-polls", args->max_long_polls,
+                  "Schedule long polls that may wait at once (a job of N ranks needs N - 1)")
+      ->capture_default_str();
+  cmd->add_option("--http-threads", args->http_threads,
+                  "HTTP worker threads (0: max-long-polls + 32)")
+      ->capture_default_str();
+  cmd->add_option("--frontier-threads", args->frontier_threads,
+                  "Background threads computing frontiers")
+      ->capture_default_str();
+  cmd->add_option("--long-poll-timeout", args->long_poll_timeout_s,
+                  "Seconds a schedule request waits for the other ranks before a 504")
+      ->capture_default_str();
+  cmd->add_option("--sync", args->sync, "SQLite synchronous mode: full or normal")
+      ->check(CLI::IsMember({"full", "normal"}))
+      ->capture_default_str();
+  cmd->add_option("--microbatches", args->microbatches,
+                  "Default num_microbatches for jobs registered without planner settings");
+  cmd->add_option("--schedule", args->schedule, "Default pipeline schedule: 1f1b or gpipe")
+      ->check(CLI::IsMember({"1f1b", "gpipe"}))
+      ->capture_default_str();
+  cmd->add_option("--unit-time", args->unit_time_s, "Default planner unit time (s)")
+      ->capture_default_str();
+  cmd->add_option("--p2p-power", args->p2p_power_w, "Default blocking power (W)")
+      ->capture_default_str();
+  cmd->callback([args, &status] { status.exit_code = Run(*args); });
+}
+
+}  // namespace wattcut::cli

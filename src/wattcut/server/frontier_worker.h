@@ -1,0 +1,53 @@
+// Background frontier computations. A job with tens of thousands of frontier points
+// takes seconds to plan; the HTTP threads only enqueue work here and never wait for it.
+// A fixed pool of threads takes tasks in submission order; each result goes to the
+// `done` callback, on the worker thread.
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "wattcut/base/result.h"
+#include "wattcut/plan/frontier.h"
+#include "wattcut/plan/planner.h"
+
+namespace wattcut::server {
+
+struct FrontierTask {
+  std::string job_id;
+  uint64_t generation = 0;  // lets the job ignore results of superseded tasks
+  std::string profile_csv;
+  PlannerOptions options;
+};
+
+class FrontierWorker {
+ public:
+  using Done = std::function<void(const FrontierTask&, Result<Frontier>, double seconds)>;
+
+  FrontierWorker(int num_threads, Done done);
+  ~FrontierWorker();  // Stop()
+  FrontierWorker(const FrontierWorker&) = delete;
+  FrontierWorker& operator=(const FrontierWorker&) = delete;
+
+  void Submit(FrontierTask task);
+  // Drops queued tasks, lets running ones finish, joins the threads.
+  void Stop();
+
+ private:
+  void Run();
+
+  Done done_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<FrontierTask> queue_;
+  bool stopping_ = false;
+  std::vector<std::thread> threads_;
+};
+
+}  // namespace wattcut::server

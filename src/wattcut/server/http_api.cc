@@ -1,0 +1,526 @@
+#include "wattcut/server/http_api.h"
+
+#include <charconv>
+#include <cmath>
+#include <limits>
+
+namespace wattcut::server {
+
+using nlohmann::json;
+
+namespace {
+
+std::string TypeName(const json& value) {
+  if (value.is_number_integer()) return "integer";
+  if (value.is_number_float()) return "number";
+  return value.type_name();
+}
+
+// A short rendering of a user value for messages: never recursive, never long.
+std::string Shown(const json& value) {
+  if (value.is_string()) return "\"" + value.get<std::string>().substr(0, 64) + "\"";
+  return TypeName(value);
+}
+
+Status RequireObject(const json& value, const std::string& what) {
+  if (!value.is_object()) {
+    return Error{what + ": expected a JSON object, got " + TypeName(value)};
+  }
+  return Status::Ok();
+}
+
+// Reads an integer field in [min, max]. `required` false returns `fallback` when absent.
+Result<int> IntField(const json& object, const std::string& name, int min, int max,
+                     std::optional<int> fallback = std::nullopt) {
+  auto it = object.find(name);
+  if (it == object.end() || (it->is_null() && fallback)) {
+    if (fallback) return *fallback;
+    return Error{"field '" + name + "' is required"};
+  }
+  if (!it->is_number_integer()) {
+    return Error{"field '" + name + "': expected an integer, got " + TypeName(*it)};
+  }
+  // Compare as the widest integer type so that huge values do not wrap.
+  if (it->is_number_unsigned()) {
+    uint64_t v = it->get<uint64_t>();
+    if (v > static_cast<uint64_t>(max)) {
+      return Error{"field '" + name + "': " + std::to_string(v) + " is out of range [" +
+                   std::to_string(min) + ", " + std::to_string(max) + "]"};
+    }
+    return static_cast<int>(v);
+  }
+  int64_t v = it->get<int64_t>();
+  if (v < min || v > max) {
+    return Error{"field '" + name + "': " + std::to_string(v) + " is out of range [" +
+                 std::to_string(min) + ", " + std::to_string(max) + "]"};
+  }
+  return static_cast<int>(v);
+}
+
+Result<double> NumberValue(const json& value, const std::string& what) {
+  if (!value.is_number()) {
+    return Error{what + ": expected a number, got " + TypeName(value)};
+  }
+  double v = value.get<double>();
+  if (!std::isfinite(v)) return Error{what + ": expected a finite number"};
+  return v;
+}
+
+Result<double> NumberField(const json& object, const std::string& name,
+                           std::optional<double> fallback = std::nullopt) {
+  auto it = object.find(name);
+  if (it == object.end() || (it->is_null() && fallback)) {
+    if (fallback) return *fallback;
+    return Error{"field '" + name + "' is required"};
+  }
+  return NumberValue(*it, "field '" + name + "'");
+}
+
+Result<std::vector<double>> NumberList(const json& value, const std::string& what) {
+  if (!value.is_array()) return Error{what + ": expected a list of numbers, got " + TypeName(value)};
+  std::vector<double> out;
+  out.reserve(value.size());
+  for (size_t i = 0; i < value.size(); ++i) {
+    auto v = NumberValue(value[i], what + "[" + std::to_string(i) + "]");
+    if (!v) return v.error();
+    out.push_back(*v);
+  }
+  return out;
+}
+
+Result<std::map<std::string, std::vector<std::vector<double>>>> Breakdown(const json& object,
+                                                                          const std::string& name) {
+  std::map<std::string, std::vector<std::vector<double>>> out;
+  auto it = object.find(name);
+  if (it == object.end() || it->is_null()) return out;
+  if (!it->is_object()) {
+    return Error{"field '" + name + "': expected an object of instruction -> list of lists, got " +
+                 TypeName(*it)};
+  }
+  for (const auto& [key, value] : it->items()) {
+    std::string what = "field '" + name + "." + key + "'";
+    if (!value.is_array()) return Error{what + ": expected a list of lists of numbers"};
+    std::vector<std::vector<double>> iterations;
+    for (size_t i = 0; i < value.size(); ++i) {
+      auto list = NumberList(value[i], what + "[" + std::to_string(i) + "]");
+      if (!list) return list.error();
+      iterations.push_back(std::move(*list));
+    }
+    out[key] = std::move(iterations);
+  }
+  return out;
+}
+
+// {"1410": 0.01, ...}: frequency (MHz, as a JSON object key) -> non-negative number.
+Result<std::map<int, double>> FrequencyMap(const json& object, const std::string& name) {
+  auto it = object.find(name);
+  if (it == object.end()) return Error{"field '" + name + "' is required"};
+  if (!it->is_object()) {
+    return Error{"field '" + name + "': expected an object of frequency (MHz) -> number, got " +
+                 TypeName(*it)};
+  }
+  std::map<int, double> out;
+  for (const auto& [key, value] : it->items()) {
+    auto freq = ParseNonNegativeInteger(name + " key", key);
+    if (!freq || *freq < 1 || *freq > 100000) {
+      return Error{"field '" + name + "': key '" + key +
+                   "' is not a frequency in MHz (an integer in [1, 100000])"};
+    }
+    auto v = NumberValue(value, "field '" + name + "." + key + "'");
+    if (!v) return v.error();
+    if (*v < 0) return Error{"field '" + name + "." + key + "': must not be negative"};
+    out[static_cast<int>(*freq)] = *v;
+  }
+  return out;
+}
+
+template <typename T>
+Result<T> Prefix(Result<T> result, const std::string& what) {
+  if (result) return result;
+  return Error{what + ": " + result.error().message};
+}
+
+constexpr int kMaxDegree = 1 << 20;
+
+}  // namespace
+
+PlannerOptions PlannerSettings::ToPlannerOptions() const {
+  PlannerOptions options;
+  options.num_microbatches = num_microbatches;
+  options.schedule = schedule;
+  options.unit_time_s = unit_time_s;
+  options.noise_factor = noise_factor;
+  options.cost_model = cost_model;
+  options.p2p_power_w = p2p_power_w;
+  return options;
+}
+
+Result<json> ParseJsonBody(std::string_view body) {
+  if (body.empty()) return Error{"request body is empty; expected JSON"};
+  try {
+    return json::parse(body.begin(), body.end());
+  } catch (const json::parse_error& e) {
+    return Error{std::string("malformed JSON: ") + e.what()};
+  } catch (const json::exception& e) {
+    return Error{std::string("malformed JSON: ") + e.what()};
+  }
+}
+
+Result<JobRegistration> JobRegistrationFromJson(const json& j) {
+  if (auto s = RequireObject(j, "JobInfo"); !s) return s.error();
+  JobRegistration reg;
+  if (auto it = j.find("job_id"); it != j.end() && !it->is_null()) {
+    if (!it->is_string()) return Error{"field 'job_id': expected a string, got " + TypeName(*it)};
+    if (!it->get<std::string>().empty()) {
+      return Error{"field 'job_id': must be empty when registering; the server assigns it"};
+    }
+  }
+  auto pp = IntField(j, "pp_degree", 1, kMaxDegree);
+  if (!pp) return pp.error();
+  auto dp = IntField(j, "dp_degree", 1, kMaxDegree);
+  if (!dp) return dp.error();
+  auto tp = IntField(j, "tp_degree", 1, kMaxDegree);
+  if (!tp) return tp.error();
+  auto ws = IntField(j, "world_size", 1, kMaxDegree);
+  if (!ws) return ws.error();
+  int64_t product = int64_t{*pp} * *dp * *tp;
+  if (product != *ws) {
+    return Error{"field 'world_size': " + std::to_string(*ws) + " != pp_degree * dp_degree * tp_degree = " +
+                 std::to_string(product)};
+  }
+  reg.info.pp_degree = *pp;
+  reg.info.dp_degree = *dp;
+  reg.info.tp_degree = *tp;
+  reg.info.world_size = *ws;
+  if (auto it = j.find("job_metadata"); it != j.end() && !it->is_null()) {
+    if (!it->is_string()) {
+      return Error{"field 'job_metadata': expected a string or null, got " + TypeName(*it)};
+    }
+    if (it->get<std::string>().size() > 256) {
+      return Error{"field 'job_metadata': longer than 256 characters"};
+    }
+    reg.info.job_metadata = it->get<std::string>();
+  }
+  if (auto it = j.find("planner"); it != j.end() && !it->is_null()) {
+    auto planner = Prefix(PlannerSettingsFromJson(*it), "field 'planner'");
+    if (!planner) return planner.error();
+    reg.planner = *planner;
+  }
+  return reg;
+}
+
+Result<RankInfo> RankInfoFromJson(const json& j) {
+  if (auto s = RequireObject(j, "RankInfo"); !s) return s.error();
+  RankInfo info;
+  auto rank = IntField(j, "rank", 0, kMaxDegree);
+  if (!rank) return rank.error();
+  auto dp = IntField(j, "dp_rank", 0, kMaxDegree);
+  if (!dp) return dp.error();
+  auto pp = IntField(j, "pp_rank", 0, kMaxDegree);
+  if (!pp) return pp.error();
+  auto tp = IntField(j, "tp_rank", 0, kMaxDegree);
+  if (!tp) return tp.error();
+  info.rank = *rank;
+  info.dp_rank = *dp;
+  info.pp_rank = *pp;
+  info.tp_rank = *tp;
+  auto it = j.find("available_frequencies");
+  if (it == j.end()) return Error{"field 'available_frequencies' is required"};
+  if (!it->is_array()) {
+    return Error{"field 'available_frequencies': expected a list of integers (MHz), got " +
+                 TypeName(*it)};
+  }
+  if (it->empty()) return Error{"field 'available_frequencies': must not be empty"};
+  if (it->size() > 4096) return Error{"field 'available_frequencies': more than 4096 entries"};
+  for (size_t i = 0; i < it->size(); ++i) {
+    const json& f = (*it)[i];
+    if (!f.is_number_integer() || f.get<int64_t>() < 1 || f.get<int64_t>() > 100000) {
+      return Error{"field 'available_frequencies[" + std::to_string(i) +
+                   "]': expected an integer frequency in MHz in [1, 100000], got " +
+                   (f.is_number_integer() ? std::to_string(f.get<int64_t>()) : TypeName(f))};
+    }
+    info.available_frequencies.push_back(f.get<int>());
+  }
+  return info;
+}
+
+Result<ProfilingResult> ProfilingResultFromJson(const json& j) {
+  if (auto s = RequireObject(j, "ProfilingResult"); !s) return s.error();
+  ProfilingResult result;
+  auto rank = IntField(j, "rank", 0, kMaxDegree);
+  if (!rank) return rank.error();
+  result.rank = *rank;
+  for (const char* name : {"iter_time", "iter_energy"}) {
+    auto it = j.find(name);
+    if (it == j.end()) return Error{std::string("field '") + name + "' is required"};
+    auto list = NumberList(*it, std::string("field '") + name + "'");
+    if (!list) return list.error();
+    (std::string(name) == "iter_time" ? result.iter_time : result.iter_energy) = std::move(*list);
+  }
+  auto time = Breakdown(j, "time_breakdown");
+  if (!time) return time.error();
+  auto energy = Breakdown(j, "energy_breakdown");
+  if (!energy) return energy.error();
+  result.time_breakdown = std::move(*time);
+  result.energy_breakdown = std::move(*energy);
+  return result;
+}
+
+Result<RankProfile> RankProfileFromJson(const json& j) {
+  if (auto s = RequireObject(j, "OfflineProfilingResult"); !s) return s.error();
+  RankProfile p;
+  auto rank = IntField(j, "rank", 0, kMaxDegree);
+  if (!rank) return rank.error();
+  auto dp = IntField(j, "dp_rank", 0, kMaxDegree);
+  if (!dp) return dp.error();
+  auto pp = IntField(j, "pp_rank", 0, kMaxDegree);
+  if (!pp) return pp.error();
+  auto tp = IntField(j, "tp_rank", 0, kMaxDegree);
+  if (!tp) return tp.error();
+  p.rank = *rank;
+  p.dp_rank = *dp;
+  p.pp_rank = *pp;
+  p.tp_rank = *tp;
+  struct Slot {
+    const char* name;
+    std::map<int, double>* target;
+  };
+  for (Slot slot : {Slot{"forward_time", &p.forward_time}, Slot{"forward_energy", &p.forward_energy},
+                    Slot{"backward_time", &p.backward_time},
+                    Slot{"backward_energy", &p.backward_energy}}) {
+    auto map = FrequencyMap(j, slot.name);
+    if (!map) return map.error();
+    *slot.target = std::move(*map);
+  }
+  auto same_keys = [](const std::map<int, double>& a, const std::map<int, double>& b) {
+    if (a.size() != b.size()) return false;
+    for (auto ia = a.begin(), ib = b.begin(); ia != a.end(); ++ia, ++ib) {
+      if (ia->first != ib->first) return false;
+    }
+    return true;
+  };
+  if (p.forward_time.empty() || p.backward_time.empty()) {
+    return Error{"fields 'forward_time' and 'backward_time' must each hold at least one frequency"};
+  }
+  if (!same_keys(p.forward_time, p.forward_energy)) {
+    return Error{"fields 'forward_time' and 'forward_energy' must have the same frequencies"};
+  }
+  if (!same_keys(p.backward_time, p.backward_energy)) {
+    return Error{"fields 'backward_time' and 'backward_energy' must have the same frequencies"};
+  }
+  return p;
+}
+
+Result<PlannerSettings> PlannerSettingsFromJson(const json& j) {
+  if (auto s = RequireObject(j, "planner settings"); !s) return s.error();
+  PlannerSettings settings;
+  auto m = IntField(j, "num_microbatches", 1, 1 << 16, 0);
+  if (!m) return m.error();
+  settings.num_microbatches = *m;
+  if (auto it = j.find("schedule"); it != j.end() && !it->is_null()) {
+    if (!it->is_string()) {
+      return Error{"field 'schedule': expected \"1f1b\" or \"gpipe\", got " + Shown(*it)};
+    }
+    std::string name = it->get<std::string>();
+    if (name == "1f1b") {
+      settings.schedule = PipelineScheduleKind::k1F1B;
+    } else if (name == "gpipe") {
+      settings.schedule = PipelineScheduleKind::kGPipe;
+    } else {
+      return Error{"field 'schedule': expected \"1f1b\" or \"gpipe\", got " + Shown(*it)};
+    }
+  }
+  if (auto it = j.find("cost_model"); it != j.end() && !it->is_null()) {
+    std::string name = it->is_string() ? it->get<std::string>() : std::string();
+    if (name == "exponential") {
+      settings.cost_model = CostModelKind::kExponential;
+    } else if (name == "convex_hull") {
+      settings.cost_model = CostModelKind::kConvexHull;
+    } else {
+      return Error{"field 'cost_model': expected \"exponential\" or \"convex_hull\", got " + Shown(*it)};
+    }
+  }
+  auto unit = NumberField(j, "unit_time_s", 0.001);
+  if (!unit) return unit.error();
+  if (*unit <= 0 || *unit > 10) return Error{"field 'unit_time_s': must be in (0, 10]"};
+  settings.unit_time_s = *unit;
+  auto nf = NumberField(j, "noise_factor", 0.95);
+  if (!nf) return nf.error();
+  if (*nf <= 0 || *nf > 1) return Error{"field 'noise_factor': must be in (0, 1]"};
+  settings.noise_factor = *nf;
+  auto p2p = NumberField(j, "p2p_power_w", 0.0);
+  if (!p2p) return p2p.error();
+  if (*p2p < 0 || *p2p > 100000) return Error{"field 'p2p_power_w': must be in [0, 100000]"};
+  settings.p2p_power_w = *p2p;
+  auto min_freq = IntField(j, "profiling_min_freq_mhz", 0, 100000, 0);
+  if (!min_freq) return min_freq.error();
+  settings.profiling_min_freq_mhz = *min_freq;
+  return settings;
+}
+
+Result<ProfileUpload> ProfileUploadFromJson(const json& j) {
+  if (auto s = RequireObject(j, "profile upload"); !s) return s.error();
+  ProfileUpload upload;
+  auto it = j.find("csv");
+  if (it == j.end()) return Error{"field 'csv' is required (the profile CSV text)"};
+  if (!it->is_string()) return Error{"field 'csv': expected a string, got " + TypeName(*it)};
+  upload.csv = it->get<std::string>();
+  if (upload.csv.empty()) return Error{"field 'csv': must not be empty"};
+  if (auto p = j.find("planner"); p != j.end() && !p->is_null()) {
+    auto planner = Prefix(PlannerSettingsFromJson(*p), "field 'planner'");
+    if (!planner) return planner.error();
+    upload.planner = *planner;
+  }
+  return upload;
+}
+
+Result<StragglerReport> StragglerReportFromJson(const json& j) {
+  if (auto s = RequireObject(j, "straggler report"); !s) return s.error();
+  StragglerReport report;
+  auto dp = IntField(j, "dp_rank", 0, kMaxDegree);
+  if (!dp) return dp.error();
+  report.dp_rank = *dp;
+  int given = 0;
+  if (auto it = j.find("iteration_time_s"); it != j.end() && !it->is_null()) {
+    auto v = NumberValue(*it, "field 'iteration_time_s'");
+    if (!v) return v.error();
+    if (*v <= 0) return Error{"field 'iteration_time_s': must be positive"};
+    report.kind = StragglerReport::Kind::kIterationTime;
+    report.value = *v;
+    ++given;
+  }
+  if (auto it = j.find("slowdown"); it != j.end() && !it->is_null()) {
+    auto v = NumberValue(*it, "field 'slowdown'");
+    if (!v) return v.error();
+    if (*v < 1 || *v > 1000) return Error{"field 'slowdown': must be in [1, 1000]"};
+    report.kind = StragglerReport::Kind::kSlowdown;
+    report.value = *v;
+    ++given;
+  }
+  if (auto it = j.find("recovered"); it != j.end() && !it->is_null()) {
+    if (!it->is_boolean() || !it->get<bool>()) {
+      return Error{"field 'recovered': expected true (omit it otherwise)"};
+    }
+    report.kind = StragglerReport::Kind::kRecovered;
+    ++given;
+  }
+  if (given != 1) {
+    return Error{"give exactly one of 'iteration_time_s', 'slowdown' or 'recovered': true"};
+  }
+  return report;
+}
+
+Result<PlanSelection> PlanSelectionFromJson(const json& j) { return PlanSelection::FromJson(j); }
+
+Result<PlanSelection> PlanSelection::FromJson(const json& j) {
+  if (auto s = RequireObject(j, "plan selection"); !s) return s.error();
+  PlanSelection sel;
+  int given = 0;
+  if (auto it = j.find("point"); it != j.end() && !it->is_null()) {
+    std::string name = it->is_string() ? it->get<std::string>() : std::string();
+    if (name == "fastest") {
+      sel.kind = Kind::kFastest;
+    } else if (name == "min_energy") {
+      sel.kind = Kind::kMinEnergy;
+    } else {
+      return Error{"field 'point': expected \"fastest\" or \"min_energy\", got " + Shown(*it)};
+    }
+    ++given;
+  }
+  if (auto it = j.find("index"); it != j.end() && !it->is_null()) {
+    auto index = IntField(j, "index", 0, std::numeric_limits<int>::max());
+    if (!index) return index.error();
+    sel.kind = Kind::kIndex;
+    sel.value = *index;
+    ++given;
+  }
+  if (auto it = j.find("iteration_time_s"); it != j.end() && !it->is_null()) {
+    auto v = NumberValue(*it, "field 'iteration_time_s'");
+    if (!v) return v.error();
+    if (*v <= 0) return Error{"field 'iteration_time_s': must be positive"};
+    sel.kind = Kind::kIterationTime;
+    sel.value = *v;
+    ++given;
+  }
+  if (given != 1) return Error{"give exactly one of 'point', 'index' or 'iteration_time_s'"};
+  return sel;
+}
+
+json PlanSelection::ToJson() const {
+  switch (kind) {
+    case Kind::kFastest:
+      return {{"point", "fastest"}};
+    case Kind::kMinEnergy:
+      return {{"point", "min_energy"}};
+    case Kind::kIndex:
+      return {{"index", static_cast<int64_t>(value)}};
+    case Kind::kIterationTime:
+      return {{"iteration_time_s", value}};
+  }
+  return {{"point", "fastest"}};
+}
+
+json ToJson(const JobInfo& info) {
+  json j = {{"job_id", info.job_id},       {"pp_degree", info.pp_degree},
+            {"dp_degree", info.dp_degree}, {"tp_degree", info.tp_degree},
+            {"world_size", info.world_size}};
+  j["job_metadata"] = info.job_metadata ? json(*info.job_metadata) : json(nullptr);
+  return j;
+}
+
+json ToJson(const RankInfo& info) {
+  return {{"rank", info.rank},       {"dp_rank", info.dp_rank},
+          {"pp_rank", info.pp_rank}, {"tp_rank", info.tp_rank},
+          {"available_frequencies", info.available_frequencies}};
+}
+
+json ToJson(const RankProfile& p) {
+  auto map = [](const std::map<int, double>& m) {
+    json out = json::object();
+    for (const auto& [f, v] : m) out[std::to_string(f)] = v;
+    return out;
+  };
+  return {{"rank", p.rank},
+          {"dp_rank", p.dp_rank},
+          {"pp_rank", p.pp_rank},
+          {"tp_rank", p.tp_rank},
+          {"forward_time", map(p.forward_time)},
+          {"forward_energy", map(p.forward_energy)},
+          {"backward_time", map(p.backward_time)},
+          {"backward_energy", map(p.backward_energy)}};
+}
+
+json ToJson(const PlannerSettings& s) {
+  return {{"num_microbatches", s.num_microbatches},
+          {"schedule", s.schedule == PipelineScheduleKind::k1F1B ? "1f1b" : "gpipe"},
+          {"unit_time_s", s.unit_time_s},
+          {"noise_factor", s.noise_factor},
+          {"cost_model", s.cost_model == CostModelKind::kExponential ? "exponential" : "convex_hull"},
+          {"p2p_power_w", s.p2p_power_w},
+          {"profiling_min_freq_mhz", s.profiling_min_freq_mhz}};
+}
+
+json ToJson(const ProfilingResult& r) {
+  return {{"rank", r.rank},
+          {"iter_time", r.iter_time},
+          {"iter_energy", r.iter_energy},
+          {"time_breakdown", r.time_breakdown},
+          {"energy_breakdown", r.energy_breakdown}};
+}
+
+Result<int64_t> ParseNonNegativeInteger(std::string_view name, std::string_view text) {
+  int64_t value = 0;
+  const char* end = text.data() + text.size();
+  auto [ptr, ec] = std::from_chars(text.data(), end, value);
+  if (text.empty() || ec != std::errc() || ptr != end || value < 0) {
+    return Error{"'" + std::string(name) + "': expected a non-negative integer, got '" +
+                 std::string(text.substr(0, 64)) + "'"};
+  }
+  return value;
+}
+
+std::string ErrorBody(const std::string& message) {
+  return json{{"error", message}}.dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
+}  // namespace wattcut::server

@@ -1,0 +1,146 @@
+// The server's request and response shapes, and the parsers that turn a request body
+// into a validated value. Pure functions, no I/O: the HTTP layer, the unit tests and
+// the libFuzzer target (fuzz/http_api_fuzz.cc) all call these.
+//
+// The Zeus pipeline-frequency-optimizer shapes (JobInfo, RankInfo, FrequencySchedule,
+// ProfilingResult, OfflineProfilingResult) keep Zeus's field names and meaning, so a
+// Zeus client talks to this server unchanged; unknown fields are ignored, as pydantic
+// does. Every parser error says which field was wrong and what was expected.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "wattcut/base/result.h"
+#include "wattcut/plan/planner.h"
+
+namespace wattcut::server {
+
+// HTTP status of a failed request plus the message put in its {"error": ...} body.
+struct ApiError {
+  int status = 400;
+  std::string message;
+};
+
+// Zeus JobInfo. job_id must be empty when registering; the server assigns it.
+struct JobInfo {
+  std::string job_id;
+  int pp_degree = 1;
+  int dp_degree = 1;
+  int tp_degree = 1;
+  int world_size = 1;
+  std::optional<std::string> job_metadata;
+};
+
+// Zeus RankInfo.
+struct RankInfo {
+  int rank = 0;
+  int dp_rank = 0;
+  int pp_rank = 0;
+  int tp_rank = 0;
+  std::vector<int> available_frequencies;  // MHz, as the rank's GPU reports them
+};
+
+// Zeus ProfilingResult: what a rank measured while running its last schedule.
+// time_breakdown["forward"][i] lists the times of every forward computation of the
+// i-th iteration of the profiling window; energy_breakdown has the same structure.
+struct ProfilingResult {
+  int rank = 0;
+  std::vector<double> iter_time;
+  std::vector<double> iter_energy;
+  std::map<std::string, std::vector<std::vector<double>>> time_breakdown;
+  std::map<std::string, std::vector<std::vector<double>>> energy_breakdown;
+};
+
+// Zeus OfflineProfilingResult: one rank's mean time (s) and energy (J) of one forward
+// and one backward computation at each frequency (MHz).
+struct RankProfile {
+  int rank = 0;
+  int dp_rank = 0;
+  int pp_rank = 0;
+  int tp_rank = 0;
+  std::map<int, double> forward_time;
+  std::map<int, double> forward_energy;
+  std::map<int, double> backward_time;
+  std::map<int, double> backward_energy;
+};
+
+// wattcut's planner settings for a job (PlannerOptions as JSON). num_microbatches 0
+// means "not set yet".
+struct PlannerSettings {
+  int num_microbatches = 0;
+  PipelineScheduleKind schedule = PipelineScheduleKind::k1F1B;
+  double unit_time_s = 0.001;
+  double noise_factor = 0.95;
+  CostModelKind cost_model = CostModelKind::kExponential;
+  double p2p_power_w = 0;
+  // Server-run profiling: frequencies below this are not swept; 0 sweeps them all.
+  int profiling_min_freq_mhz = 0;
+
+  PlannerOptions ToPlannerOptions() const;
+};
+
+// POST /register_job body: a JobInfo plus an optional wattcut "planner" object.
+struct JobRegistration {
+  JobInfo info;
+  std::optional<PlannerSettings> planner;
+};
+
+// PUT /v1/jobs/{id}/profile body.
+struct ProfileUpload {
+  std::string csv;
+  std::optional<PlannerSettings> planner;
+};
+
+// POST /v1/jobs/{id}/stragglers body: exactly one of iteration_time_s, slowdown, or
+// recovered=true, for the pipeline with data-parallel rank dp_rank.
+struct StragglerReport {
+  enum class Kind { kIterationTime, kSlowdown, kRecovered };
+  int dp_rank = 0;
+  Kind kind = Kind::kIterationTime;
+  double value = 0;  // seconds or factor; unused for kRecovered
+};
+
+// PUT /v1/jobs/{id}/plan body: exactly one of point ("fastest" | "min_energy"),
+// index, or iteration_time_s.
+struct PlanSelection {
+  enum class Kind { kFastest, kMinEnergy, kIndex, kIterationTime };
+  Kind kind = Kind::kFastest;
+  double value = 0;  // the index or the time
+
+  nlohmann::json ToJson() const;
+  static Result<PlanSelection> FromJson(const nlohmann::json& json);
+};
+
+// Parses a request body as JSON; a syntax error is a 400 naming the byte offset.
+Result<nlohmann::json> ParseJsonBody(std::string_view body);
+
+// Field validation; every error here is a 422 in the HTTP layer.
+Result<JobRegistration> JobRegistrationFromJson(const nlohmann::json& json);
+Result<RankInfo> RankInfoFromJson(const nlohmann::json& json);
+Result<ProfilingResult> ProfilingResultFromJson(const nlohmann::json& json);
+Result<RankProfile> RankProfileFromJson(const nlohmann::json& json);
+Result<PlannerSettings> PlannerSettingsFromJson(const nlohmann::json& json);
+Result<ProfileUpload> ProfileUploadFromJson(const nlohmann::json& json);
+Result<StragglerReport> StragglerReportFromJson(const nlohmann::json& json);
+Result<PlanSelection> PlanSelectionFromJson(const nlohmann::json& json);
+
+// The other direction, for storage and responses.
+nlohmann::json ToJson(const JobInfo& info);
+nlohmann::json ToJson(const RankInfo& info);
+nlohmann::json ToJson(const RankProfile& profile);
+nlohmann::json ToJson(const PlannerSettings& settings);
+nlohmann::json ToJson(const ProfilingResult& result);
+
+// A query parameter that must be a non-negative integer ("rank", "offset", ...).
+Result<int64_t> ParseNonNegativeInteger(std::string_view name, std::string_view text);
+
+// {"error": message} as a string.
+std::string ErrorBody(const std::string& message);
+
+}  // namespace wattcut::server

@@ -1,0 +1,134 @@
+#include "wattcut/server/http_api.h"
+
+#include <gtest/gtest.h>
+
+namespace wattcut::server {
+namespace {
+
+using nlohmann::json;
+
+TEST(HttpApi, ParsesZeusJobInfo) {
+  auto reg = JobRegistrationFromJson(json::parse(
+      R"({"job_id": "", "pp_degree": 8, "dp_degree": 16, "tp_degree": 8, "world_size": 1024,
+          "job_metadata": "gpt3"})"));
+  ASSERT_TRUE(reg.ok()) << reg.error().message;
+  EXPECT_EQ(reg->info.world_size, 1024);
+  EXPECT_EQ(*reg->info.job_metadata, "gpt3");
+  EXPECT_FALSE(reg->planner.has_value());
+}
+
+TEST(HttpApi, RejectsWorldSizeMismatchAndNamesTheField) {
+  auto reg = JobRegistrationFromJson(
+      json::parse(R"({"pp_degree": 2, "dp_degree": 1, "tp_degree": 1, "world_size": 3})"));
+  ASSERT_FALSE(reg.ok());
+  EXPECT_NE(reg.error().message.find("world_size"), std::string::npos);
+}
+
+TEST(HttpApi, RejectsWrongTypes) {
+  auto reg = JobRegistrationFromJson(
+      json::parse(R"({"pp_degree": "2", "dp_degree": 1, "tp_degree": 1, "world_size": 2})"));
+  ASSERT_FALSE(reg.ok());
+  EXPECT_NE(reg.error().message.find("'pp_degree': expected an integer, got string"),
+            std::string::npos);
+  EXPECT_FALSE(JobRegistrationFromJson(json::parse("[1,2]")).ok());
+  EXPECT_FALSE(JobRegistrationFromJson(json::parse(
+                   R"({"pp_degree": 1e300, "dp_degree": 1, "tp_degree": 1, "world_size": 1})"))
+                   .ok());
+  EXPECT_FALSE(JobRegistrationFromJson(
+                   json::parse(R"({"pp_degree": 18446744073709551615, "dp_degree": 1,
+                                   "tp_degree": 1, "world_size": 1})"))
+                   .ok());
+}
+
+TEST(HttpApi, NonEmptyJobIdIsRefused) {
+  auto reg = JobRegistrationFromJson(json::parse(
+      R"({"job_id": "x", "pp_degree": 1, "dp_degree": 1, "tp_degree": 1, "world_size": 1})"));
+  ASSERT_FALSE(reg.ok());
+  EXPECT_NE(reg.error().message.find("job_id"), std::string::npos);
+}
+
+TEST(HttpApi, MalformedJsonIsReported) {
+  auto j = ParseJsonBody("{\"a\": ");
+  ASSERT_FALSE(j.ok());
+  EXPECT_NE(j.error().message.find("malformed JSON"), std::string::npos);
+  EXPECT_FALSE(ParseJsonBody("").ok());
+}
+
+TEST(HttpApi, RankInfoNeedsIntegerFrequencies) {
+  EXPECT_TRUE(RankInfoFromJson(json::parse(R"({"rank": 0, "dp_rank": 0, "pp_rank": 0,
+      "tp_rank": 0, "available_frequencies": [1410, 1395]})"))
+                  .ok());
+  auto bad = RankInfoFromJson(json::parse(R"({"rank": 0, "dp_rank": 0, "pp_rank": 0,
+      "tp_rank": 0, "available_frequencies": [1410, "fast"]})"));
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.error().message.find("available_frequencies[1]"), std::string::npos);
+  EXPECT_FALSE(RankInfoFromJson(json::parse(R"({"rank": -1, "dp_rank": 0, "pp_rank": 0,
+      "tp_rank": 0, "available_frequencies": [1410]})"))
+                   .ok());
+}
+
+TEST(HttpApi, ProfilingResultBreakdowns) {
+  auto r = ProfilingResultFromJson(json::parse(R"({"rank": 3, "iter_time": [1.0],
+      "iter_energy": [100.0], "time_breakdown": {"forward": [[0.1, 0.2]]},
+      "energy_breakdown": {"forward": [[10, 20]]}})"));
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r->time_breakdown.at("forward")[0][1], 0.2);
+  auto bad = ProfilingResultFromJson(json::parse(R"({"rank": 3, "iter_time": [1.0],
+      "iter_energy": [100.0], "time_breakdown": {"forward": [0.1]}})"));
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.error().message.find("time_breakdown.forward"), std::string::npos);
+}
+
+TEST(HttpApi, RankProfileFrequencyKeys) {
+  auto p = RankProfileFromJson(json::parse(R"({"rank": 0, "dp_rank": 0, "pp_rank": 0, "tp_rank": 0,
+      "forward_time": {"1410": 0.01}, "forward_energy": {"1410": 2.0},
+      "backward_time": {"1410": 0.02}, "backward_energy": {"1410": 4.0}})"));
+  ASSERT_TRUE(p.ok()) << p.error().message;
+  EXPECT_EQ(p->forward_time.at(1410), 0.01);
+  auto bad = RankProfileFromJson(json::parse(R"({"rank": 0, "dp_rank": 0, "pp_rank": 0,
+      "tp_rank": 0, "forward_time": {"fast": 0.01}, "forward_energy": {"1410": 2.0},
+      "backward_time": {"1410": 0.02}, "backward_energy": {"1410": 4.0}})"));
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.error().message.find("'fast'"), std::string::npos);
+}
+
+TEST(HttpApi, StragglerReportNeedsExactlyOneKind) {
+  EXPECT_TRUE(StragglerReportFromJson(json::parse(R"({"dp_rank": 1, "slowdown": 1.2})")).ok());
+  EXPECT_TRUE(StragglerReportFromJson(json::parse(R"({"dp_rank": 1, "recovered": true})")).ok());
+  EXPECT_FALSE(StragglerReportFromJson(json::parse(R"({"dp_rank": 1})")).ok());
+  EXPECT_FALSE(
+      StragglerReportFromJson(json::parse(R"({"dp_rank": 1, "slowdown": 1.2, "iteration_time_s": 3})"))
+          .ok());
+  EXPECT_FALSE(StragglerReportFromJson(json::parse(R"({"dp_rank": 1, "slowdown": 0.5})")).ok());
+}
+
+TEST(HttpApi, PlanSelectionRoundTrips) {
+  for (const char* text : {R"({"point": "fastest"})", R"({"point": "min_energy"})",
+                           R"({"index": 7})", R"({"iteration_time_s": 2.5})"}) {
+    auto sel = PlanSelectionFromJson(json::parse(text));
+    ASSERT_TRUE(sel.ok()) << text;
+    EXPECT_EQ(sel->ToJson(), json::parse(text));
+  }
+  EXPECT_FALSE(PlanSelectionFromJson(json::parse(R"({"point": "slowest"})")).ok());
+}
+
+TEST(HttpApi, PlannerSettingsDefaultsAndChecks) {
+  auto s = PlannerSettingsFromJson(json::parse(R"({"num_microbatches": 12, "schedule": "gpipe"})"));
+  ASSERT_TRUE(s.ok()) << s.error().message;
+  EXPECT_EQ(s->num_microbatches, 12);
+  EXPECT_EQ(s->schedule, PipelineScheduleKind::kGPipe);
+  EXPECT_DOUBLE_EQ(s->unit_time_s, 0.001);
+  EXPECT_FALSE(PlannerSettingsFromJson(json::parse(R"({"schedule": "zigzag"})")).ok());
+  EXPECT_FALSE(PlannerSettingsFromJson(json::parse(R"({"unit_time_s": -1})")).ok());
+}
+
+TEST(HttpApi, QueryIntegers) {
+  EXPECT_EQ(*ParseNonNegativeInteger("rank", "12"), 12);
+  EXPECT_FALSE(ParseNonNegativeInteger("rank", "-1").ok());
+  EXPECT_FALSE(ParseNonNegativeInteger("rank", "1x").ok());
+  EXPECT_FALSE(ParseNonNegativeInteger("rank", "").ok());
+  EXPECT_FALSE(ParseNonNegativeInteger("rank", "99999999999999999999999").ok());
+}
+
+}  // namespace
+}  // namespace wattcut::server

@@ -1,0 +1,118 @@
+// The server's jobs in memory, written through to the JobStore, and the one place that
+// decides which schedule each rank gets.
+//
+// Round protocol (the Zeus one): every rank asks GET /schedule; the request waits
+// (a long poll) until all world_size ranks of the job have asked, then all of them are
+// answered at once with the schedule of that round. A waiting request gives up after
+// the long-poll timeout with a 504 that names the ranks that never asked, and returns
+// 410/503 when its job is deleted or the server stops; it never hangs.
+//
+// What a round serves, in order of precedence:
+//  1. the frontier is ready: the selected plan (fastest by default) to every pipeline,
+//     except that when stragglers are reported, every non-straggler pipeline gets the
+//     plan at min(T', T*) (Frontier::IndexForIterationTime);
+//  2. the job has a profile but its frontier is still computing (also right after a
+//     restart, when it is recomputed) or failed: every instruction at the rank's
+//     highest declared frequency (AllMax);
+//  3. no profile: the server-run profiling sweep, one frequency per round from the
+//     highest frequency every rank declared downward; the ranks' results (time and
+//     energy breakdowns) become the profile, and the frontier is computed from it.
+//
+// With dp/tp > 1 the planner sees one pipeline of pp_degree stages: per-rank profiles
+// are aggregated per pp rank (max time and summed energy over the tp ranks of a
+// replica, then the mean over dp replicas) and each stage's plan goes to all of its
+// replicas.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <map>
+#include <memory>
+#include <shared_mutex>
+#include <string>
+#include <vector>
+
+#include "wattcut/server/frontier_worker.h"
+#include "wattcut/server/http_api.h"
+#include "wattcut/server/job_store.h"
+#include "wattcut/server/metrics.h"
+
+namespace wattcut::server {
+
+struct Reply {
+  int status = 200;
+  std::string body;  // JSON
+};
+
+// Aggregates per-rank profiles into one pipeline profile CSV
+// (stage,instruction,frequency,time,energy): per (pp, dp) replica the max time and the
+// summed energy over its tp ranks, then the mean over dp replicas, keeping the
+// frequencies every contributing rank measured. Fails when a stage has no
+// measurements.
+Result<std::string> AggregateRankProfiles(const std::vector<RankProfile>& profiles, int pp_degree);
+
+class JobRegistry {
+ public:
+  struct Options {
+    std::chrono::milliseconds long_poll_timeout{std::chrono::minutes(10)};
+    int max_long_polls = 1024;
+    int frontier_threads = 1;
+    PlannerSettings default_planner;
+  };
+
+  JobRegistry(JobStore& store, Metrics& metrics, Options options);
+  ~JobRegistry();
+
+  // Loads every stored job and queues the frontiers to recompute.
+  Status Load();
+  // Wakes every long poll (503) and stops the frontier workers.
+  void Shutdown();
+
+  // Zeus endpoints.
+  Reply RegisterJob(const JobRegistration& registration);
+  Reply RegisterRank(const std::string& job_id, const RankInfo& info);
+  Reply FetchSchedule(const std::string& job_id, int64_t rank);  // long poll
+  Reply PostResult(const std::string& job_id, const ProfilingResult& result);
+
+  // wattcut endpoints.
+  Reply ListJobs();
+  Reply GetJob(const std::string& job_id);
+  Reply DeleteJob(const std::string& job_id);
+  Reply SetPlanner(const std::string& job_id, const PlannerSettings& planner);
+  Reply UploadProfile(const std::string& job_id, const ProfileUpload& upload);
+  Reply UploadRankProfile(const std::string& job_id, const RankProfile& profile);
+  Reply ComputeFrontierNow(const std::string& job_id);
+  Reply FrontierStatus(const std::string& job_id);
+  Reply FrontierPoints(const std::string& job_id, int64_t offset, int64_t limit);
+  Reply SelectPlan(const std::string& job_id, const PlanSelection& selection);
+  Reply ReportStraggler(const std::string& job_id, const StragglerReport& report);
+  Reply ListStragglers(const std::string& job_id);
+  Reply PreviewSchedule(const std::string& job_id, int64_t rank);  // no waiting
+
+ private:
+  struct Job;
+  struct Decision;
+
+  std::shared_ptr<Job> Find(const std::string& job_id);
+  void CompleteRound(Job& job);
+  Decision Decide(Job& job, bool start_profiling);
+  Reply ScheduleReply(Job& job, const Decision& decision, int rank);
+  Reply SetProfileLocked(Job& job, std::string csv, const std::string& source);
+  void SubmitFrontierLocked(Job& job);
+  void OnFrontierDone(const FrontierTask& task, Result<Frontier> frontier, double seconds);
+  std::string StateJson(const Job& job) const;
+  void RecordProfilingResultLocked(Job& job, const ProfilingResult& result, Reply& reply);
+  void UpdateGauges();
+
+  JobStore& store_;
+  Metrics& metrics_;
+  Options options_;
+  std::shared_mutex mu_;
+  std::map<std::string, std::shared_ptr<Job>> jobs_;
+  std::atomic<int64_t> num_jobs_{0};
+  std::atomic<int64_t> num_ranks_{0};
+  std::atomic<bool> shutting_down_{false};
+  std::unique_ptr<FrontierWorker> worker_;  // last: stopped first
+};
+
+}  // namespace wattcut::server

@@ -1,0 +1,103 @@
+// The server's durable state: one SQLite database (data-dir/wattcut.db) in WAL mode.
+//
+// A write method returns only after its transaction has committed, so the HTTP layer
+// acknowledges a write only once it would survive the process being killed. The
+// schema is versioned (table `meta`, key `schema_version`); opening a database written
+// by a newer schema is refused. All statements are prepared once and reused; one
+// connection, serialised by a mutex (SQLite serialises writers anyway).
+//
+// What is stored per job: its JobInfo and planner settings, every RankInfo, per-rank
+// profiles, each rank's latest ProfilingResult, the job's profile CSV (uploaded, or
+// aggregated from per-rank profiles), and a small state document (barrier round, plan
+// selection, stragglers, server-run profiling progress). Frontiers are not stored: they
+// are recomputed from the stored profile CSV and planner settings at start-up (the
+// planner is deterministic), and only their summary is kept for listings.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "wattcut/base/result.h"
+
+struct sqlite3;
+struct sqlite3_stmt;
+
+namespace wattcut::server {
+
+enum class SyncMode { kNormal, kFull };
+
+struct StoredJob {
+  std::string job_id;
+  std::string info_json;
+  std::string planner_json;
+  std::string state_json;
+  std::string profile_csv;  // empty: none yet
+  std::string profile_source;
+  std::vector<std::pair<int, std::string>> ranks;          // (rank, RankInfo JSON)
+  std::vector<std::pair<int, std::string>> rank_profiles;  // (rank, RankProfile JSON)
+  std::vector<std::pair<int, std::string>> results;        // (rank, ProfilingResult JSON)
+};
+
+class JobStore {
+ public:
+  // Opens (creating if needed) DIR/wattcut.db. DIR must exist.
+  static Result<std::unique_ptr<JobStore>> Open(const std::string& data_dir, SyncMode sync);
+  ~JobStore();
+  JobStore(const JobStore&) = delete;
+  JobStore& operator=(const JobStore&) = delete;
+
+  // Allocates the next job sequence number and inserts the job, in one transaction.
+  // `make_id` turns the sequence number into the job id.
+  Result<std::string> CreateJob(const std::function<std::string(int64_t)>& make_id,
+                                const std::string& info_json, const std::string& planner_json,
+                                const std::string& state_json);
+  Status DeleteJob(const std::string& job_id);
+  Status PutRank(const std::string& job_id, int rank, const std::string& info_json);
+  Status PutRankProfile(const std::string& job_id, int rank, const std::string& profile_json);
+  Status PutResult(const std::string& job_id, int rank, const std::string& result_json);
+  Status PutState(const std::string& job_id, const std::string& state_json);
+  Status PutPlanner(const std::string& job_id, const std::string& planner_json);
+  Status PutProfile(const std::string& job_id, const std::string& csv, const std::string& source,
+                    const std::string& planner_json);
+  // The profiling sweep's measurement of one rank and the job state, in one transaction.
+  Status PutRankProfileAndState(const std::string& job_id, int rank,
+                                const std::string& profile_json, const std::string& state_json);
+  Status PutFrontierSummary(const std::string& job_id, const std::string& summary_json);
+
+  // Every job, in creation order.
+  Result<std::vector<StoredJob>> LoadAll();
+
+ private:
+  JobStore() = default;
+  Status Exec(const char* sql);
+  Result<sqlite3_stmt*> Prepare(const char* sql);
+  // Runs a prepared statement with text/int parameters bound in order.
+  struct Param {
+    enum class Kind { kText, kInt } kind;
+    std::string text;
+    int64_t number = 0;
+  };
+  Status Run(sqlite3_stmt* stmt, const std::vector<Param>& params);
+  std::string LastError() const;
+
+  std::mutex mu_;
+  sqlite3* db_ = nullptr;
+  std::vector<sqlite3_stmt*> statements_;
+  sqlite3_stmt* insert_job_ = nullptr;
+  sqlite3_stmt* next_seq_ = nullptr;
+  sqlite3_stmt* put_rank_ = nullptr;
+  sqlite3_stmt* put_rank_profile_ = nullptr;
+  sqlite3_stmt* put_result_ = nullptr;
+  sqlite3_stmt* put_state_ = nullptr;
+  sqlite3_stmt* put_planner_ = nullptr;
+  sqlite3_stmt* put_profile_ = nullptr;
+  sqlite3_stmt* put_summary_ = nullptr;
+  std::vector<sqlite3_stmt*> delete_job_;
+};
+
+}  // namespace wattcut::server

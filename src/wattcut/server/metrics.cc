@@ -1,0 +1,99 @@
+#include "wattcut/server/metrics.h"
+
+#include <cstdio>
+
+namespace wattcut::server {
+
+namespace {
+
+std::string Number(double value) {
+  char buffer[64];
+  std::snprintf(buffer, sizeof(buffer), "%.15g", value);
+  return buffer;
+}
+
+// Label values here are route names, methods and numbers; escape anyway.
+std::string Escape(const std::string& value) {
+  std::string out;
+  for (char c : value) {
+    if (c == '\\' || c == '"') out += '\\';
+    if (c == '\n') {
+      out += "\\n";
+      continue;
+    }
+    out += c;
+  }
+  return out;
+}
+
+}  // namespace
+
+void Histogram::Observe(double value) {
+  size_t i = 0;
+  while (i < kBounds.size() && value > kBounds[i]) ++i;
+  ++counts_[i];
+  sum_ += value;
+  ++count_;
+}
+
+void Histogram::Write(std::string& out, const std::string& name, const std::string& labels) const {
+  uint64_t cumulative = 0;
+  for (size_t i = 0; i <= kBounds.size(); ++i) {
+    cumulative += counts_[i];
+    std::string le = i < kBounds.size() ? Number(kBounds[i]) : "+Inf";
+    out += name + "_bucket{" + labels + "le=\"" + le + "\"} " + std::to_string(cumulative) + "\n";
+  }
+  std::string plain = labels.empty() ? "" : "{" + labels.substr(0, labels.size() - 1) + "}";
+  out += name + "_sum" + plain + " " + Number(sum_) + "\n";
+  out += name + "_count" + plain + " " + std::to_string(count_) + "\n";
+}
+
+void Metrics::RecordRequest(const std::string& endpoint, const std::string& method, int status,
+                            double seconds) {
+  std::lock_guard lock(mu_);
+  ++requests_[{endpoint, method, status}];
+  latency_[endpoint].Observe(seconds);
+}
+
+void Metrics::RecordFrontier(bool ok, double seconds) {
+  std::lock_guard lock(mu_);
+  ++(ok ? frontier_ok_ : frontier_error_);
+  if (ok) frontier_seconds_.Observe(seconds);
+}
+
+std::string Metrics::Render() const {
+  std::string out;
+  out += "# HELP wattcut_jobs Jobs registered.\n# TYPE wattcut_jobs gauge\n";
+  out += "wattcut_jobs " + std::to_string(jobs_.load()) + "\n";
+  out += "# HELP wattcut_ranks Ranks registered, over all jobs.\n# TYPE wattcut_ranks gauge\n";
+  out += "wattcut_ranks " + std::to_string(ranks_.load()) + "\n";
+  out += "# HELP wattcut_long_polls_waiting Schedule long polls waiting for their barrier.\n"
+         "# TYPE wattcut_long_polls_waiting gauge\n";
+  out += "wattcut_long_polls_waiting " + std::to_string(long_polls_waiting_.load()) + "\n";
+  std::lock_guard lock(mu_);
+  out += "# HELP wattcut_http_requests_total HTTP requests by endpoint, method and status.\n"
+         "# TYPE wattcut_http_requests_total counter\n";
+  for (const auto& [key, count] : requests_) {
+    const auto& [endpoint, method, status] = key;
+    out += "wattcut_http_requests_total{endpoint=\"" + Escape(endpoint) + "\",method=\"" +
+           Escape(method) + "\",status=\"" + std::to_string(status) + "\"} " +
+           std::to_string(count) + "\n";
+  }
+  out += "# HELP wattcut_http_request_duration_seconds Time to answer a request, long polls "
+         "included.\n# TYPE wattcut_http_request_duration_seconds histogram\n";
+  for (const auto& [endpoint, histogram] : latency_) {
+    histogram.Write(out, "wattcut_http_request_duration_seconds",
+                    "endpoint=\"" + Escape(endpoint) + "\",");
+  }
+  out += "# HELP wattcut_frontier_computations_total Frontier computations by outcome.\n"
+         "# TYPE wattcut_frontier_computations_total counter\n";
+  out += "wattcut_frontier_computations_total{outcome=\"ok\"} " + std::to_string(frontier_ok_) + "\n";
+  out += "wattcut_frontier_computations_total{outcome=\"error\"} " + std::to_string(frontier_error_) +
+         "\n";
+  out += "# HELP wattcut_frontier_computation_seconds Time to compute one frontier.\n"
+         "# TYPE wattcut_frontier_computation_seconds histogram\n";
+  frontier_seconds_.Write(out, "wattcut_frontier_computation_seconds", "");
+  return out;
+}
+
+}  // namespace wattcut::server

@@ -1,0 +1,59 @@
+// Server metrics in the Prometheus text exposition format (version 0.0.4), written by
+// hand: a handful of counters, gauges and histograms need no client library.
+//
+//   wattcut_jobs, wattcut_ranks, wattcut_long_polls_waiting          gauges
+//   wattcut_http_requests_total{endpoint,method,status}               counter
+//   wattcut_http_request_duration_seconds{endpoint}                   histogram
+//   wattcut_frontier_computations_total{outcome}                      counter
+//   wattcut_frontier_computation_seconds                              histogram
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <map>
+#include <mutex>
+#include <string>
+#include <tuple>
+
+namespace wattcut::server {
+
+class Histogram {
+ public:
+  static constexpr std::array<double, 14> kBounds = {0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05,
+                                                     0.1,    0.25,  0.5,    1,     2.5,  10,   60};
+  void Observe(double value);
+  // Appends NAME_bucket/_sum/_count lines; `labels` is "" or `a="b",` (trailing comma).
+  void Write(std::string& out, const std::string& name, const std::string& labels) const;
+
+ private:
+  std::array<uint64_t, kBounds.size() + 1> counts_{};
+  double sum_ = 0;
+  uint64_t count_ = 0;
+};
+
+class Metrics {
+ public:
+  void RecordRequest(const std::string& endpoint, const std::string& method, int status,
+                     double seconds);
+  void RecordFrontier(bool ok, double seconds);
+  void SetGauges(int64_t jobs, int64_t ranks) {
+    jobs_ = jobs;
+    ranks_ = ranks;
+  }
+  std::atomic<int64_t>& long_polls_waiting() { return long_polls_waiting_; }
+
+  std::string Render() const;
+
+ private:
+  mutable std::mutex mu_;
+  std::map<std::tuple<std::string, std::string, int>, uint64_t> requests_;
+  std::map<std::string, Histogram> latency_;
+  uint64_t frontier_ok_ = 0;
+  uint64_t frontier_error_ = 0;
+  Histogram frontier_seconds_;
+  std::atomic<int64_t> jobs_{0};
+  std::atomic<int64_t> ranks_{0};
+  std::atomic<int64_t> long_polls_waiting_{0};
+};
+
+}  // namespace wattcut::server

@@ -1,0 +1,31 @@
+#include "wattcut/server/metrics.h"
+
+#include <gtest/gtest.h>
+
+namespace wattcut::server {
+namespace {
+
+TEST(Metrics, RendersPrometheusText) {
+  Metrics m;
+  m.SetGauges(2, 16);
+  m.RecordRequest("schedule", "GET", 200, 0.003);
+  m.RecordRequest("schedule", "GET", 200, 0.2);
+  m.RecordRequest("register_job", "POST", 422, 0.0001);
+  m.RecordFrontier(true, 1.5);
+  std::string text = m.Render();
+  EXPECT_NE(text.find("wattcut_jobs 2\n"), std::string::npos);
+  EXPECT_NE(text.find("wattcut_ranks 16\n"), std::string::npos);
+  EXPECT_NE(text.find("wattcut_http_requests_total{endpoint=\"schedule\",method=\"GET\",status=\"200\"} 2\n"),
+            std::string::npos);
+  EXPECT_NE(text.find("status=\"422\"} 1\n"), std::string::npos);
+  EXPECT_NE(text.find("wattcut_http_request_duration_seconds_bucket{endpoint=\"schedule\",le=\"0.005\"} 1\n"),
+            std::string::npos);
+  EXPECT_NE(text.find("wattcut_http_request_duration_seconds_count{endpoint=\"schedule\"} 2\n"),
+            std::string::npos);
+  EXPECT_NE(text.find("wattcut_frontier_computations_total{outcome=\"ok\"} 1\n"), std::string::npos);
+  EXPECT_NE(text.find("wattcut_frontier_computation_seconds_bucket{le=\"2.5\"} 1\n"),
+            std::string::npos);
+}
+
+}  // namespace
+}  // namespace wattcut::server

@@ -1,0 +1,52 @@
+// The planning server: the HTTP routes over a JobRegistry, a JobStore and Metrics.
+// Endpoints are listed in openapi.yaml (served at GET /openapi.yaml) and docs/server.md.
+//
+// Threads: cpp-httplib answers each connection on one thread of a fixed pool, and a
+// schedule long poll holds its thread while it waits. The pool therefore has
+// max_long_polls + 32 threads by default: at most max_long_polls requests wait at once
+// (the next one gets a 503 at once instead of queueing behind them), and 32 threads
+// stay free for everything else. A job of N ranks needs max_long_polls >= N - 1.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "wattcut/base/result.h"
+#include "wattcut/server/job_registry.h"
+
+namespace wattcut::server {
+
+struct ServerOptions {
+  std::string host = "127.0.0.1";
+  int port = 7787;  // 0: any free port
+  std::string data_dir;
+  std::optional<std::string> token_file;
+  size_t max_body_bytes = size_t{16} << 20;
+  int http_threads = 0;  // 0: registry.max_long_polls + 32
+  SyncMode sync = SyncMode::kFull;
+  JobRegistry::Options registry;
+};
+
+class Server {
+ public:
+  // Opens the store, loads the stored jobs and binds the port; does not serve yet.
+  static Result<std::unique_ptr<Server>> Create(const ServerOptions& options);
+  ~Server();
+
+  int port() const;
+  // Serves until Stop(); returns false if the listener failed.
+  bool Run();
+  // Thread-safe; wakes every long poll, then stops the listener.
+  void Stop();
+
+ private:
+  struct Impl;
+  explicit Server(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+// The OpenAPI document (openapi.yaml, embedded at build time).
+const std::string& OpenApiYaml();
+
+}  // namespace wattcut::server
