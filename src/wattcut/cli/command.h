@@ -20,5 +20,6 @@ struct CommandStatus {
 int ReportError(const std::string& command_name, const Error& error);
 
 void AddFrontierCommand(CLI::App& app, CommandStatus& status);
+void AddServeCommand(CLI::App& app, CommandStatus& status);
 
 }  // namespace wattcut::cli
