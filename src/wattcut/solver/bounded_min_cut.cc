@@ -10,47 +10,61 @@ void BoundedMinCut::Reset(int num_nodes) {
 }
 
 void BoundedMinCut::AddArc(int from, int to, double lower, double upper) {
-  arcs_.push_back({from, to, lower, upper});
+  arcs_.push_back({from, to, lower, std::min(upper, MaxFlow::kInfinity)});
 }
 
 BoundedMinCut::Outcome BoundedMinCut::Run(int source, int sink) {
-  const int super_source = num_nodes_;
-  const int super_sink = num_nodes_ + 1;
-  flow_.Reset(num_nodes_ + 2);
+  if (!reduce_) {
+    Outcome outcome = Solve(arcs_, source, sink);
+    crossing_ = reduced_crossing_;
+    return outcome;
+  }
+  if (!reduction_.Run(num_nodes_, arcs_, source, sink)) return Outcome::kInfeasible;
+  Outcome outcome = Solve(reduction_.reduced_arcs(), source, sink);
+  if (outcome == Outcome::kFound) reduction_.Expand(reduced_crossing_, crossing_);
+  return outcome;
+}
+
+BoundedMinCut::Outcome BoundedMinCut::Solve(const std::vector<BoundedArc>& arcs, int source, int sink) {
+  // The cut value sum_fwd(upper) - sum_bwd(lower) equals
+  //   sum_fwd(upper - lower) - sum_{v on the source side} excess(v),
+  // where excess(v) = lower bounds in - lower bounds out. The node terms become arcs
+  // source -> v (capacity excess(v) > 0) and v -> sink (capacity -excess(v) > 0), so one
+  // max flow on short paths finds the minimum cut. Bounds a flow must meet are never
+  // routed through the whole network, as the textbook feasible-flow phase would.
+  flow_.Reset(num_nodes_);
   excess_.assign(static_cast<size_t>(num_nodes_), 0.0);
-  for (const Arc& arc : arcs_) {
+  for (const BoundedArc& arc : arcs) {
     flow_.AddArc(arc.from, arc.to, arc.upper >= MaxFlow::kInfinity ? MaxFlow::kInfinity : arc.upper - arc.lower);
     excess_[static_cast<size_t>(arc.to)] += arc.lower;
     excess_[static_cast<size_t>(arc.from)] -= arc.lower;
   }
-  std::vector<int> helper_arcs;
-  double demand = 0;
   for (int v = 0; v < num_nodes_; ++v) {
+    if (v == source || v == sink) continue;
     double e = excess_[static_cast<size_t>(v)];
     if (e > MaxFlow::kEpsilon) {
-      helper_arcs.push_back(flow_.AddArc(super_source, v, e));
-      demand += e;
+      flow_.AddArc(source, v, e);
     } else if (e < -MaxFlow::kEpsilon) {
-      helper_arcs.push_back(flow_.AddArc(v, super_sink, -e));
+      flow_.AddArc(v, sink, -e);
     }
   }
-  helper_arcs.push_back(flow_.AddArc(sink, source, MaxFlow::kInfinity));
-
-  double feasible = flow_.Run(super_source, super_sink);
-  if (feasible < demand - 1e-9 * (1.0 + demand)) return Outcome::kInfeasible;
-  for (int arc : helper_arcs) flow_.DisableArc(arc);
-
-  double extra = flow_.Run(source, sink);
-  if (extra >= MaxFlow::kInfinity / 2) return Outcome::kUnbounded;
+  double value = flow_.Run(source, sink);
+  if (value >= MaxFlow::kInfinity / 2) return Outcome::kUnbounded;
 
   const std::vector<uint8_t>& side = flow_.SourceSide(source);
-  side_.assign(side.begin(), side.begin() + num_nodes_);
   cut_value_ = 0;
-  for (const Arc& arc : arcs_) {
-    bool from_s = side_[static_cast<size_t>(arc.from)] != 0;
-    bool to_s = side_[static_cast<size_t>(arc.to)] != 0;
-    if (from_s && !to_s) cut_value_ += arc.upper;
-    if (!from_s && to_s) cut_value_ -= arc.lower;
+  reduced_crossing_.assign(arcs.size(), 0);
+  for (size_t i = 0; i < arcs.size(); ++i) {
+    const BoundedArc& arc = arcs[i];
+    bool from_s = side[static_cast<size_t>(arc.from)] != 0;
+    bool to_s = side[static_cast<size_t>(arc.to)] != 0;
+    if (from_s && !to_s) {
+      cut_value_ += arc.upper;
+      reduced_crossing_[i] = 1;
+    } else if (!from_s && to_s) {
+      cut_value_ -= arc.lower;
+      reduced_crossing_[i] = -1;
+    }
   }
   if (cut_value_ >= MaxFlow::kInfinity / 2) return Outcome::kUnbounded;
   return Outcome::kFound;

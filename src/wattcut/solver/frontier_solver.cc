@@ -142,17 +142,16 @@ bool FrontierSolver::Step() {
 
   // d. Speed up forward-crossing activities, slow down backward-crossing ones.
   if (outcome == BoundedMinCut::Outcome::kFound) {
-    for (int ai : critical_arcs_) {
-      const Arc& a = arcs_[static_cast<size_t>(ai)];
+    for (size_t k = 0; k < critical_arcs_.size(); ++k) {
+      const Arc& a = arcs_[static_cast<size_t>(critical_arcs_[k])];
       if (a.activity < 0) continue;
-      bool from_s = cut_.OnSourceSide(local_id_[static_cast<size_t>(a.from)]);
-      bool to_s = cut_.OnSourceSide(local_id_[static_cast<size_t>(a.to)]);
+      const int crossing = cut_.Crossing(static_cast<int>(k));
       int64_t& d = duration_[static_cast<size_t>(a.activity)];
       const CostTable& table = problem_.table_of(a.activity);
-      if (from_s && !to_s) {
+      if (crossing > 0) {
         --d;  // finite cut: d > min_duration
         changed_.push_back(a.activity);
-      } else if (!from_s && to_s && d < table.max_duration) {
+      } else if (crossing < 0 && d < table.max_duration) {
         ++d;
         changed_.push_back(a.activity);
       }

@@ -4,6 +4,7 @@
 
 namespace wattcut {
 
+
 void MaxFlow::Reset(int num_nodes) {
   num_nodes_ = num_nodes;
   head_.clear();
@@ -49,6 +50,8 @@ bool MaxFlow::BuildLevels(int source, int sink) {
   level_[static_cast<size_t>(source)] = 0;
   for (size_t i = 0; i < queue_.size(); ++i) {
     int u = queue_[i];
+    // Nodes at the sink's level or beyond cannot lie on a shortest augmenting path.
+    if (level_[static_cast<size_t>(sink)] >= 0 && level_[static_cast<size_t>(u)] >= level_[static_cast<size_t>(sink)]) break;
     for (int k = adj_start_[static_cast<size_t>(u)]; k < adj_start_[static_cast<size_t>(u) + 1]; ++k) {
       int a = adj_[static_cast<size_t>(k)];
       int v = head_[static_cast<size_t>(a)];
@@ -62,21 +65,26 @@ bool MaxFlow::BuildLevels(int source, int sink) {
 }
 
 double MaxFlow::Augment(int node, int sink, double limit) {
+  // Pushes up to `limit` from `node` along the level graph, over as many paths as it
+  // takes; a node that cannot pass anything on is dropped from the level graph.
   if (node == sink) return limit;
   const auto u = static_cast<size_t>(node);
+  double pushed_total = 0;
   for (int& k = next_arc_[u]; k < adj_start_[u + 1]; ++k) {
     int a = adj_[static_cast<size_t>(k)];
     int v = head_[static_cast<size_t>(a)];
     double r = residual_[static_cast<size_t>(a)];
     if (r <= kEpsilon || level_[static_cast<size_t>(v)] != level_[u] + 1) continue;
-    double pushed = Augment(v, sink, std::min(limit, r));
-    if (pushed > kEpsilon) {
+    double pushed = Augment(v, sink, std::min(limit - pushed_total, r));
+    if (pushed > 0) {
       residual_[static_cast<size_t>(a)] -= pushed;
       residual_[static_cast<size_t>(a ^ 1)] += pushed;
-      return pushed;
+      pushed_total += pushed;
+      if (limit - pushed_total <= kEpsilon) return pushed_total;  // keep arc k: it may have residual left
     }
   }
-  return 0;
+  level_[u] = -1;
+  return pushed_total;
 }
 
 double MaxFlow::Run(int source, int sink) {
@@ -84,12 +92,9 @@ double MaxFlow::Run(int source, int sink) {
   double total = 0;
   while (BuildLevels(source, sink)) {
     next_arc_.assign(adj_start_.begin(), adj_start_.end() - 1);
-    while (true) {
-      double pushed = Augment(source, sink, 2 * kInfinity);
-      if (pushed <= kEpsilon) break;
-      total += pushed;
-      if (total >= kInfinity / 2) return total;
-    }
+    double pushed = Augment(source, sink, 2 * kInfinity);
+    total += pushed;
+    if (total >= kInfinity / 2) return total;
   }
   return total;
 }
