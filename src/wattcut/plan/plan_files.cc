@@ -2,6 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <charconv>
 #include <cstdio>
 #include <sstream>
 
@@ -13,16 +14,23 @@ std::string PlanFileStem(size_t index) {
   return buffer;
 }
 
+namespace {
+// Shortest text that reads back as the same double.
+std::string Shortest(double value) {
+  char buffer[32];
+  auto result = std::to_chars(buffer, buffer + sizeof(buffer), value);
+  return std::string(buffer, result.ptr);
+}
+}  // namespace
+
 std::string FrontierCsv(const Frontier& frontier) {
-  std::ostringstream out;
-  out.precision(17);
-  out << "plan,time,energy,duration_units,effective_energy\n";
+  std::string out = "plan,time,energy,duration_units,effective_energy\n";
   for (size_t i = 0; i < frontier.points().size(); ++i) {
     const FrontierPoint& p = frontier.points()[i];
-    out << i << ',' << p.time_s << ',' << p.energy_j << ',' << p.duration_units << ',' << p.effective_energy_j
-        << '\n';
+    out += std::to_string(i) + ',' + Shortest(p.time_s) + ',' + Shortest(p.energy_j) + ',' +
+           std::to_string(p.duration_units) + ',' + Shortest(p.effective_energy_j) + '\n';
   }
-  return out.str();
+  return out;
 }
 
 std::string PlanJson(const Frontier& frontier, size_t index) {

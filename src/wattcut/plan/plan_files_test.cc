@@ -1,1 +1,63 @@
+#include "wattcut/plan/plan_files.h"
+
 #include <gtest/gtest.h>
+
+namespace wattcut {
+namespace {
+
+Frontier TwoStageFrontier() {
+  Frontier::Setup setup;
+  const auto F = InstructionKind::kForward;
+  const auto B = InstructionKind::kBackward;
+  setup.schedule = {{{F, 0}, {B, 0}}, {{F, 0}, {B, 0}}};
+  setup.unit_time_s = 0.001;
+  std::vector<std::pair<int64_t, int>> options = {{10, 1410}, {12, 1200}};
+  setup.options = {{options, options}, {options, options}};
+  Frontier frontier(setup, {12, 12, 12, 12});
+  frontier.AddPoint({48, 0.048, 50.5, 40}, {});
+  frontier.AddPoint({47, 0.047, 51.25, 41}, {{1, 10}});
+  return frontier;
+}
+
+TEST(PlanFiles, FrontierCsvHasOneRowPerPointSlowestFirst) {
+  EXPECT_EQ(FrontierCsv(TwoStageFrontier()),
+            "plan,time,energy,duration_units,effective_energy\n"
+            "0,0.048,50.5,48,40\n"
+            "1,0.047,51.25,47,41\n");
+}
+
+TEST(PlanFiles, PlanJsonRoundTrips) {
+  Frontier frontier = TwoStageFrontier();
+  std::string json = PlanJson(frontier, 1);
+  Result<StoredPlan> stored = ParsePlanJson(json, "p.json");
+  ASSERT_TRUE(stored.ok()) << stored.error().message;
+  EXPECT_EQ(stored->point, 1u);
+  EXPECT_DOUBLE_EQ(stored->energy_j, 51.25);
+  ASSERT_EQ(stored->plan.stages.size(), 2u);
+  EXPECT_EQ(stored->plan.stages[0][1].kind, InstructionKind::kBackward);
+  EXPECT_EQ(stored->plan.stages[0][1].freq_mhz, 1410);
+  EXPECT_EQ(stored->plan.stages[0][0].freq_mhz, 1200);
+  EXPECT_EQ(stored->plan.stages[0][1].duration_units, 10);
+}
+
+TEST(PlanFiles, ZeusLiteralListsInstructionAndFrequencyPerStage) {
+  EXPECT_EQ(ZeusPlanLiteral(TwoStageFrontier().PlanAt(1)),
+            "[\n"
+            "    [(\"forward\", 1200), (\"backward\", 1410)],\n"
+            "    [(\"forward\", 1200), (\"backward\", 1200)],\n"
+            "]\n");
+}
+
+TEST(PlanFiles, ParsePlanJsonNamesTheBadField) {
+  EXPECT_EQ(ParsePlanJson("{", "p.json").error().message, "p.json: not valid JSON");
+  EXPECT_EQ(ParsePlanJson("{\"format\":\"x\"}", "p.json").error().message,
+            "p.json: field 'format': expected \"wattcut.frequency_plan/v1\"");
+  std::string bad_instruction =
+      R"({"format":"wattcut.frequency_plan/v1","point":0,"time_s":1,"energy_j":1,"unit_time_s":0.001,)"
+      R"("stages":[[["sideways",0,1410,3]]]})";
+  EXPECT_EQ(ParsePlanJson(bad_instruction, "p.json").error().message,
+            "p.json: field 'stages[0][0][0]': expected \"forward\" or \"backward\"");
+}
+
+}  // namespace
+}  // namespace wattcut
