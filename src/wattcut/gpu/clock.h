@@ -1,8 +1,13 @@
-// Time sources for the GPU layer: the real monotonic clock, or a clock the caller moves by hand
-// (deterministic tests of the simulated backend).
+// Time sources for the GPU layer: the real monotonic clock, or a simulated clock that moves only
+// when told to (the simulated backend's GPUs advance it as they compute), which makes every
+// simulated run deterministic and as fast as the CPU allows.
 #pragma once
 
 #include <atomic>
+#include <cstdint>
+#include <functional>
+#include <mutex>
+#include <vector>
 
 namespace wattcut {
 
@@ -13,6 +18,16 @@ class Clock {
   virtual double NowS() const = 0;
   // Lets `seconds` pass: waits on a real clock (to within microseconds), advances a manual one.
   virtual void SleepForS(double seconds) = 0;
+  // Periodic work every `interval_s` of this clock's time. A simulated clock runs `work` itself,
+  // on the thread that advances it, at each due time (NowS() reads that time), and returns a
+  // non-zero id for RemovePeriodic. A real clock returns 0: the caller runs its own thread.
+  virtual uint64_t AddPeriodic(double interval_s, std::function<void()> work) {
+    (void)interval_s;
+    (void)work;
+    return 0;
+  }
+  // Stops periodic work; once it returns, `work` is not running and will not run again.
+  virtual void RemovePeriodic(uint64_t id) { (void)id; }
 };
 
 // std::chrono::steady_clock.
@@ -22,15 +37,27 @@ class SteadyClock final : public Clock {
   void SleepForS(double seconds) override;
 };
 
-// Starts at 0 and moves only through SleepForS / AdvanceS. Thread-safe.
+// Starts at 0 and moves only through SleepForS / AdvanceS, stopping at every periodic work's due
+// time on the way. Thread-safe; periodic work must not advance the clock itself.
 class ManualClock final : public Clock {
  public:
   double NowS() const override { return now_s_.load(); }
   void SleepForS(double seconds) override { AdvanceS(seconds); }
   void AdvanceS(double seconds);
+  uint64_t AddPeriodic(double interval_s, std::function<void()> work) override;
+  void RemovePeriodic(uint64_t id) override;
 
  private:
+  struct Periodic {
+    uint64_t id;
+    double interval_s;
+    double next_s;
+    std::function<void()> work;
+  };
   std::atomic<double> now_s_{0.0};
+  std::mutex mutex_;  // held while advancing, so RemovePeriodic waits for running work
+  std::vector<Periodic> periodic_;
+  uint64_t next_id_ = 1;
 };
 
 }  // namespace wattcut

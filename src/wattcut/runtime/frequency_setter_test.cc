@@ -1,0 +1,230 @@
+#include "wattcut/runtime/frequency_setter.h"
+
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "wattcut/gpu/fake_nvml/fake_nvml_test_support.h"
+#include "wattcut/gpu/simulated_backend.h"
+
+namespace wattcut {
+namespace {
+
+using fake_nvml::ScopedFakeNvml;
+using fake_nvml::State;
+
+const bool kLibraryPathSet = (fake_nvml::EnsureLibraryPath(WATTCUT_FAKE_NVML_DIR), true);
+
+// ---- In-process thread over the simulated backend ----
+
+class ThreadSetterTest : public ::testing::Test {
+ protected:
+  std::unique_ptr<SimulatedBackend> backend_ =
+      std::move(SimulatedBackend::Create("a100-sxm", 2, std::make_shared<ManualClock>())).value();
+};
+
+TEST_F(ThreadSetterTest, LocksMemoryAppliesRequestsAndResetsOnStop) {
+  auto setter = StartThreadFrequencySetter(*backend_, 1);
+  ASSERT_TRUE(setter.ok()) << setter.error().message;
+  EXPECT_TRUE(backend_->memory_clocks_locked(1));
+  (*setter)->SetFrequency(1200);
+  ASSERT_TRUE((*setter)->WaitUntilApplied().ok());
+  EXPECT_EQ(*backend_->SmClockMhz(1), 1200);
+  EXPECT_EQ(*backend_->SmClockMhz(0), 1410);
+  EXPECT_EQ((*setter)->stats().applied_mhz, 1200);
+  ASSERT_TRUE((*setter)->Stop().ok());
+  EXPECT_FALSE(backend_->gpu_clocks_locked(1));
+  EXPECT_FALSE(backend_->memory_clocks_locked(1));
+  EXPECT_TRUE((*setter)->Stop().ok());  // idempotent
+}
+
+TEST_F(ThreadSetterTest, AppliesOnlyTheLatestAndSkipsUnchanged) {
+  auto setter = std::move(StartThreadFrequencySetter(*backend_, 0)).value();
+  for (int round = 0; round < 50; ++round) {
+    for (int f = 1410; f >= 900; f -= 15) setter->SetFrequency(f);
+  }
+  setter->SetFrequency(1005);
+  ASSERT_TRUE(setter->WaitUntilApplied().ok());
+  EXPECT_EQ(*backend_->SmClockMhz(0), 1005);
+  const FrequencySetterStats stats = setter->stats();
+  // 50 * 35 + 1 requests; far fewer locks, since only the latest one is applied per wake-up.
+  EXPECT_LE(stats.applied, 50u * 35u + 1u);
+  EXPECT_EQ(stats.applied_mhz, 1005);
+  // Same frequency again: nothing reaches the worker.
+  const uint64_t requested = stats.requested;
+  setter->SetFrequency(1005);
+  ASSERT_TRUE(setter->WaitUntilApplied().ok());
+  EXPECT_EQ(setter->stats().requested, requested);
+  // Back and forth to the applied value: the worker skips it.
+  setter->SetFrequency(1200);
+  setter->SetFrequency(1005);
+  ASSERT_TRUE(setter->WaitUntilApplied().ok());
+  EXPECT_EQ(*backend_->SmClockMhz(0), 1005);
+}
+
+TEST_F(ThreadSetterTest, ReportsFailedLocks) {
+  auto setter = std::move(StartThreadFrequencySetter(*backend_, 0)).value();
+  setter->SetFrequency(2000);
+  Status status = setter->WaitUntilApplied();
+  ASSERT_FALSE(status.ok());
+  EXPECT_EQ(status.error().message, "cannot lock GPU 0 SM clocks to 2000-2000 MHz: supported 210-1410 MHz");
+  EXPECT_EQ(setter->stats().failed, 1u);
+  setter->SetFrequency(1300);
+  EXPECT_TRUE(setter->WaitUntilApplied().ok());
+}
+
+TEST_F(ThreadSetterTest, RejectsAMissingGpu) {
+  auto setter = StartThreadFrequencySetter(*backend_, 2);
+  ASSERT_FALSE(setter.ok());
+  EXPECT_EQ(setter.error().message, "GPU 2 does not exist (2 GPUs)");
+}
+
+// ---- Watchdog process over NVML (the fake library) ----
+
+TEST(WatchdogSetterTest, LocksThroughNvmlAndResetsOnStop) {
+  ASSERT_TRUE(kLibraryPathSet);
+  ScopedFakeNvml fake;
+  auto setter = StartWatchdogFrequencySetter({.gpu = 1});
+  ASSERT_TRUE(setter.ok()) << setter.error().message;
+  const int pid = WatchdogPid(**setter);
+  ASSERT_GT(pid, 0);
+  EXPECT_NE(pid, getpid());
+  EXPECT_EQ(fake.Read()["gpu1.mem_locked"], "1593");
+  (*setter)->SetFrequency(1200);
+  ASSERT_TRUE((*setter)->WaitUntilApplied().ok());
+  EXPECT_EQ(fake.Read()["gpu1.locked_max"], "1200");
+  (*setter)->SetFrequency(1100);
+  (*setter)->SetFrequency(1000);
+  ASSERT_TRUE((*setter)->WaitUntilApplied().ok());
+  EXPECT_EQ(fake.Read()["gpu1.locked_max"], "1000");
+  EXPECT_EQ((*setter)->stats().applied_mhz, 1000);
+  ASSERT_TRUE((*setter)->Stop().ok());
+  EXPECT_EQ(fake.Read()["gpu1.locked_max"], "0");
+  EXPECT_EQ(fake.Read()["gpu1.mem_locked"], "0");
+  // The NVML calls came from the watchdog process, not from this one.
+  EXPECT_NE(fake.Log().find(std::to_string(pid) + " nvmlDeviceSetGpuLockedClocks(1200,1200) -> 0"), std::string::npos);
+  EXPECT_NE(fake.Log().find(std::to_string(pid) + " nvmlDeviceResetGpuLockedClocks() -> 0"), std::string::npos);
+  EXPECT_EQ(("\n" + fake.Log()).find("\n" + std::to_string(getpid()) + " "), std::string::npos);
+}
+
+TEST(WatchdogSetterTest, PermissionErrorsReachTheTrainingProcess) {
+  ScopedFakeNvml fake(State{{"fail.nvmlDeviceSetGpuLockedClocks", "4"}});
+  auto setter = std::move(StartWatchdogFrequencySetter({.gpu = 0})).value();
+  setter->SetFrequency(1200);
+  Status status = setter->WaitUntilApplied();
+  ASSERT_FALSE(status.ok());
+  EXPECT_NE(status.error().message.find("NVML_ERROR_NO_PERMISSION"), std::string::npos);
+  EXPECT_NE(status.error().message.find("root or CAP_SYS_ADMIN"), std::string::npos);
+  EXPECT_EQ(setter->stats().failed, 1u);
+  EXPECT_TRUE(setter->Stop().ok());
+}
+
+TEST(WatchdogSetterTest, MemoryLockNotSupportedIsAWarningUnlessRequired) {
+  ScopedFakeNvml fake(State{{"fail.nvmlDeviceSetMemoryLockedClocks", "3"}});
+  auto lenient = StartWatchdogFrequencySetter({.gpu = 0});
+  ASSERT_TRUE(lenient.ok()) << lenient.error().message;
+  EXPECT_NE((*lenient)->stats().last_error.find("memory clock not locked: nvmlDeviceSetMemoryLockedClocks(GPU 0, 1593, "
+                                                "1593): Not Supported"),
+            std::string::npos);
+  EXPECT_TRUE((*lenient)->Stop().ok());
+  auto strict = StartWatchdogFrequencySetter({.gpu = 0, .require_memory_lock = true});
+  ASSERT_FALSE(strict.ok());
+  EXPECT_NE(strict.error().message.find("NVML_ERROR_NOT_SUPPORTED"), std::string::npos);
+}
+
+TEST(WatchdogSetterTest, StartFailuresAreExplained) {
+  {
+    ScopedFakeNvml fake(State{{"gpu_count", "0"}});
+    auto setter = StartWatchdogFrequencySetter({.gpu = 0});
+    ASSERT_FALSE(setter.ok());
+    EXPECT_EQ(setter.error().message.rfind("NVML (libnvidia-ml.so.1) sees no GPU", 0), 0u) << setter.error().message;
+  }
+  {
+    ScopedFakeNvml fake;
+    auto setter = StartWatchdogFrequencySetter({.gpu = 4});
+    ASSERT_FALSE(setter.ok());
+    EXPECT_EQ(setter.error().message, "GPU 4 does not exist (2 GPUs)");
+  }
+  {
+    auto setter = StartWatchdogFrequencySetter({.gpu = 0, .nvml_library = "libnvidia-ml-missing.so.1"});
+    ASSERT_FALSE(setter.ok());
+    EXPECT_NE(setter.error().message.find("cannot load NVML"), std::string::npos);
+  }
+  {
+    auto setter = StartWatchdogFrequencySetter({.gpu = 0, .helper_path = "/nonexistent/wattcut-freq-setter"});
+    ASSERT_FALSE(setter.ok());
+    EXPECT_EQ(setter.error().message,
+              "cannot run the frequency watchdog '/nonexistent/wattcut-freq-setter': not found or not executable "
+              "(set WATTCUT_FREQ_SETTER to its path)");
+  }
+}
+
+TEST(WatchdogSetterTest, DryRunChangesNothing) {
+  ScopedFakeNvml fake;
+  auto setter = std::move(StartWatchdogFrequencySetter({.gpu = 0, .dry_run = true})).value();
+  setter->SetFrequency(1200);
+  ASSERT_TRUE(setter->WaitUntilApplied().ok());
+  EXPECT_TRUE(setter->Stop().ok());
+  EXPECT_EQ(fake.Read().count("gpu0.locked_max"), 0u);
+  EXPECT_EQ(fake.Read().count("gpu0.mem_locked"), 0u);
+  EXPECT_EQ(fake.Log().find("nvmlDeviceSet"), std::string::npos);
+}
+
+// A training process (a child of the test) starts a watchdog, locks 1200 MHz and reports the
+// watchdog's pid; then it is killed with `signal`. The test is a child subreaper, so the
+// orphaned watchdog becomes its child and can be waited for.
+void ExpectResetAfterTrainerDies(int signal_number) {
+  ScopedFakeNvml fake;
+  ASSERT_EQ(prctl(PR_SET_CHILD_SUBREAPER, 1), 0);
+  int pipe_fds[2];
+  ASSERT_EQ(pipe(pipe_fds), 0);
+  const pid_t trainer = fork();
+  ASSERT_GE(trainer, 0);
+  if (trainer == 0) {
+    close(pipe_fds[0]);
+    auto setter = StartWatchdogFrequencySetter({.gpu = 0});
+    if (!setter.ok()) _exit(3);
+    (*setter)->SetFrequency(1200);
+    if (!(*setter)->WaitUntilApplied().ok()) _exit(4);
+    const int watchdog = WatchdogPid(**setter);
+    if (write(pipe_fds[1], &watchdog, sizeof watchdog) != sizeof watchdog) _exit(5);
+    while (true) pause();
+  }
+  close(pipe_fds[1]);
+  int watchdog = 0;
+  ASSERT_EQ(read(pipe_fds[0], &watchdog, sizeof watchdog), static_cast<ssize_t>(sizeof watchdog));
+  close(pipe_fds[0]);
+  ASSERT_GT(watchdog, 0);
+  EXPECT_EQ(fake.Read()["gpu0.locked_max"], "1200");
+  EXPECT_EQ(fake.Read()["gpu0.mem_locked"], "1593");
+
+  ASSERT_EQ(kill(trainer, signal_number), 0);
+  int status = 0;
+  ASSERT_EQ(waitpid(trainer, &status, 0), trainer);
+  EXPECT_TRUE(WIFSIGNALED(status));
+  ASSERT_EQ(waitpid(watchdog, &status, 0), watchdog);
+  EXPECT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0);
+  EXPECT_EQ(fake.Read()["gpu0.locked_max"], "0");
+  EXPECT_EQ(fake.Read()["gpu0.mem_locked"], "0");
+  EXPECT_NE(fake.Log().find(std::to_string(watchdog) + " nvmlDeviceResetGpuLockedClocks() -> 0"), std::string::npos);
+}
+
+TEST(WatchdogSetterTest, ClocksAreResetWhenTheTrainingProcessIsKilled) { ExpectResetAfterTrainerDies(SIGKILL); }
+TEST(WatchdogSetterTest, ClocksAreResetOnSigterm) { ExpectResetAfterTrainerDies(SIGTERM); }
+TEST(WatchdogSetterTest, ClocksAreResetOnSigint) { ExpectResetAfterTrainerDies(SIGINT); }
+
+TEST(WatchdogSetterTest, WatchdogResetsWhenItIsTerminated) {
+  ScopedFakeNvml fake;
+  auto setter = std::move(StartWatchdogFrequencySetter({.gpu = 0})).value();
+  setter->SetFrequency(1200);
+  ASSERT_TRUE(setter->WaitUntilApplied().ok());
+  ASSERT_EQ(kill(WatchdogPid(*setter), SIGTERM), 0);
+  EXPECT_TRUE(setter->Stop().ok());
+  EXPECT_EQ(fake.Read()["gpu0.locked_max"], "0");
+}
+
+}  // namespace
+}  // namespace wattcut

@@ -1,0 +1,125 @@
+#include <atomic>
+#include <condition_variable>
+#include <mutex>
+#include <thread>
+
+#include "wattcut/runtime/frequency_setter.h"
+
+namespace wattcut {
+namespace {
+
+class ThreadFrequencySetter final : public FrequencySetter {
+ public:
+  ThreadFrequencySetter(GpuBackend& backend, int gpu) : backend_(backend), gpu_(gpu) {}
+  ~ThreadFrequencySetter() override { (void)Stop(); }
+
+  void Start() { worker_ = std::thread([this] { Run(); }); }
+
+  void SetFrequency(int freq_mhz) override {
+    if (freq_mhz == last_requested_) return;
+    last_requested_ = freq_mhz;
+    requested_mhz_.store(freq_mhz, std::memory_order_relaxed);
+    request_seq_.fetch_add(1, std::memory_order_release);
+    request_seq_.notify_one();
+  }
+
+  Status WaitUntilApplied() override {
+    const uint64_t target = request_seq_.load(std::memory_order_acquire);
+    std::unique_lock lock(mutex_);
+    handled_cv_.wait(lock, [&] { return handled_seq_ >= target || stopped_; });
+    if (!last_apply_ok_) return Error{stats_.last_error};
+    return Status::Ok();
+  }
+
+  Status Stop() override {
+    if (stop_.exchange(true)) {
+      std::lock_guard lock(mutex_);
+      return reset_status_;
+    }
+    request_seq_.fetch_add(1, std::memory_order_release);
+    request_seq_.notify_one();
+    if (worker_.joinable()) worker_.join();
+    std::lock_guard lock(mutex_);
+    return reset_status_;
+  }
+
+  FrequencySetterStats stats() const override {
+    std::lock_guard lock(mutex_);
+    return stats_;
+  }
+
+  void NoteMemoryLockProblem(const std::string& message) {
+    std::lock_guard lock(mutex_);
+    stats_.last_error = message;
+  }
+
+ private:
+  void Run() {
+    uint64_t seen = 0;
+    int applied = 0;
+    while (true) {
+      request_seq_.wait(seen, std::memory_order_acquire);
+      seen = request_seq_.load(std::memory_order_acquire);
+      if (stop_.load()) break;
+      const int want = requested_mhz_.load(std::memory_order_relaxed);
+      Status status = Status::Ok();
+      const bool skip = want == applied;
+      if (!skip) status = backend_.LockGpuClocks(gpu_, want, want);
+      std::lock_guard lock(mutex_);
+      ++stats_.requested;
+      if (skip) {
+        ++stats_.skipped;
+      } else if (status.ok()) {
+        applied = want;
+        ++stats_.applied;
+        stats_.applied_mhz = want;
+      } else {
+        ++stats_.failed;
+        stats_.last_error = status.error().message;
+      }
+      last_apply_ok_ = status.ok();
+      handled_seq_ = seen;
+      handled_cv_.notify_all();
+    }
+    Status reset = backend_.ResetGpuClocks(gpu_);
+    Status memory = backend_.ResetMemoryClocks(gpu_);
+    std::lock_guard lock(mutex_);
+    reset_status_ = !reset.ok() ? reset : memory;
+    stopped_ = true;
+    stats_.applied_mhz = 0;
+    handled_cv_.notify_all();
+  }
+
+  GpuBackend& backend_;
+  const int gpu_;
+  int last_requested_ = 0;  // training thread only
+  std::atomic<int> requested_mhz_{0};
+  std::atomic<uint64_t> request_seq_{0};
+  std::atomic<bool> stop_{false};
+  std::thread worker_;
+  mutable std::mutex mutex_;
+  std::condition_variable handled_cv_;
+  uint64_t handled_seq_ = 0;
+  bool last_apply_ok_ = true;
+  bool stopped_ = false;
+  Status reset_status_;
+  FrequencySetterStats stats_;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<FrequencySetter>> StartThreadFrequencySetter(GpuBackend& backend, int gpu,
+                                                                    bool require_memory_lock) {
+  auto count = backend.DeviceCount();
+  if (!count.ok()) return count.error();
+  if (Status s = CheckGpuIndex(gpu, *count); !s.ok()) return s.error();
+  auto setter = std::make_unique<ThreadFrequencySetter>(backend, gpu);
+  if (Status memory = LockMemoryClockToMax(backend, gpu); !memory.ok()) {
+    if (require_memory_lock) return memory.error();
+    setter->NoteMemoryLockProblem("memory clock not locked: " + memory.error().message);
+  }
+  setter->Start();
+  return std::unique_ptr<FrequencySetter>(std::move(setter));
+}
+
+}  // namespace wattcut
