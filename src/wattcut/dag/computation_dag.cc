@@ -49,6 +49,14 @@ Result<ComputationDag> BuildComputationDag(const PipelineSchedule& schedule) {
     out[static_cast<size_t>(u)].push_back(v);
     ++indegree[static_cast<size_t>(v)];
   }
+  // The last stage's F(m) -> B(m) dependency has no edge of its own (the stage order
+  // carries it), so without it here a last stage running B(m) before F(m) went unnoticed.
+  // Add it to the check only; the DAG's edges stay as documented.
+  for (int m = 0; m < num_microbatches; ++m) {
+    const auto last = static_cast<size_t>(num_stages - 1), ms = static_cast<size_t>(m);
+    out[static_cast<size_t>(index[last][0][ms])].push_back(index[last][1][ms]);
+    ++indegree[static_cast<size_t>(index[last][1][ms])];
+  }
   std::vector<int> ready;
   for (int v = 0; v < dag.num_nodes(); ++v) {
     if (indegree[static_cast<size_t>(v)] == 0) ready.push_back(v);
