@@ -1,0 +1,68 @@
+// Turns one short request trace (about an hour) into days of arrivals for a row.
+//
+// The method, an explicit modelling assumption (docs/polca.md):
+//  * Time is cut into blocks as long as the trace (at least 1 h). In each block the
+//    trace is replayed as c independent copies, each circularly shifted by a random
+//    offset within the block, so the trace's second-to-minute burstiness and its
+//    joint distribution of prompt and output lengths are kept.
+//  * Each replayed request is kept with probability rate(t) / (c * trace_rate), where
+//    rate(t) = peak_rate * envelope(t) follows a diurnal cosine between `trough` (at
+//    peak_hour + 12 h) and 1 (at peak_hour), times `weekend_factor` on days 6 and 7.
+//    c is the smallest count that keeps that probability <= 1.
+//  * Each request is high or low priority at random with the low-priority share.
+// Every random draw comes from SplitMix64 streams keyed by (seed, block), so a run is
+// reproducible from its seed and blocks do not depend on each other.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "wattcut/polca/polca_config.h"
+#include "wattcut/polca/request_trace.h"
+
+namespace wattcut::polca {
+
+enum class Priority : uint8_t { kHigh = 0, kLow = 1 };
+
+struct Arrival {
+  double time_s = 0;
+  int32_t context_tokens = 0;
+  int32_t generated_tokens = 0;
+  Priority priority = Priority::kHigh;
+};
+
+struct ExpansionOptions {
+  double duration_s = 86400;
+  double peak_rate_per_s = 40;  // row-wide arrival rate at the daily peak
+  double diurnal_trough = 0.5;
+  double peak_hour = 14;
+  double weekend_factor = 1.0;
+  double low_priority_share = 0.5;
+  uint64_t seed = 1;
+};
+
+// The rate multiplier at time t (t = 0 is midnight starting day 1, a weekday), in
+// [0, 1] (the peak of a weekday is 1).
+double DiurnalEnvelope(const ExpansionOptions& options, double t_s);
+
+class ArrivalExpansion {
+ public:
+  // `trace` must outlive the expansion.
+  ArrivalExpansion(const RequestTrace& trace, ExpansionOptions options);
+
+  double block_s() const { return block_s_; }
+  // Replaces `out` with the next block's arrivals in time order; false when the
+  // duration is exhausted (out is then empty).
+  bool NextBlock(std::vector<Arrival>& out);
+  // Every arrival of the whole duration (for tests and small runs).
+  std::vector<Arrival> All();
+
+ private:
+  const RequestTrace& trace_;
+  ExpansionOptions options_;
+  double block_s_;
+  double trace_rate_per_s_;
+  int64_t next_block_ = 0;
+};
+
+}  // namespace wattcut::polca

@@ -1,0 +1,305 @@
+#include "wattcut/polca/polca_config.h"
+
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <variant>
+
+namespace wattcut::polca {
+namespace {
+
+struct Field {
+  const char* key;
+  std::variant<double*, int*, std::string*> target;
+};
+
+// Every settable key, bound to `c`. The order is the order FormatConfig writes.
+std::vector<Field> Fields(PolcaConfig& c) {
+  return {
+      {"gpu.name", &c.gpu.name},
+      {"gpu.tdp_w", &c.gpu.tdp_w},
+      {"gpu.idle_w", &c.gpu.idle_w},
+      {"gpu.max_freq_mhz", &c.gpu.max_freq_mhz},
+      {"gpu.min_freq_mhz", &c.gpu.min_freq_mhz},
+      {"gpu.prompt_w_small", &c.gpu.prompt_w_small},
+      {"gpu.prompt_w_large", &c.gpu.prompt_w_large},
+      {"gpu.prompt_tokens_for_peak", &c.gpu.prompt_tokens_for_peak},
+      {"gpu.token_w_batch1", &c.gpu.token_w_batch1},
+      {"gpu.token_w_full_batch", &c.gpu.token_w_full_batch},
+      {"gpu.prompt_power_freq_exponent", &c.gpu.prompt_power_freq_exponent},
+      {"gpu.token_power_freq_exponent", &c.gpu.token_power_freq_exponent},
+      {"gpu.prompt_compute_fraction", &c.gpu.prompt_compute_fraction},
+      {"gpu.token_compute_fraction", &c.gpu.token_compute_fraction},
+      {"server.gpus", &c.server.gpus},
+      {"server.other_idle_w", &c.server.other_idle_w},
+      {"server.other_w_per_gpu_w", &c.server.other_w_per_gpu_w},
+      {"server.nameplate_w", &c.server.nameplate_w},
+      {"service.model", &c.service.model},
+      {"service.prompt_s_base", &c.service.prompt_s_base},
+      {"service.prompt_s_per_token", &c.service.prompt_s_per_token},
+      {"service.token_iteration_s_base", &c.service.token_iteration_s_base},
+      {"service.token_iteration_s_per_request", &c.service.token_iteration_s_per_request},
+      {"service.max_batch", &c.service.max_batch},
+      {"service.max_prefill_tokens", &c.service.max_prefill_tokens},
+      {"row.baseline_servers", &c.row.baseline_servers},
+      {"row.provisioned_w_per_server", &c.row.provisioned_w_per_server},
+      {"row.low_priority_share", &c.row.low_priority_share},
+      {"workload.peak_requests_per_server_s", &c.workload.peak_requests_per_server_s},
+      {"workload.diurnal_trough", &c.workload.diurnal_trough},
+      {"workload.peak_hour", &c.workload.peak_hour},
+      {"workload.weekend_factor", &c.workload.weekend_factor},
+      {"policy.t1", &c.policy.t1},
+      {"policy.t1_release", &c.policy.t1_release},
+      {"policy.t2", &c.policy.t2},
+      {"policy.t2_release", &c.policy.t2_release},
+      {"policy.brake", &c.policy.brake},
+      {"policy.brake_release", &c.policy.brake_release},
+      {"policy.t1_low_mhz", &c.policy.t1_low_mhz},
+      {"policy.t2_low_mhz", &c.policy.t2_low_mhz},
+      {"policy.t2_high_mhz", &c.policy.t2_high_mhz},
+      {"policy.brake_mhz", &c.policy.brake_mhz},
+      {"policy.cap_t1_w", &c.policy.cap_t1_w},
+      {"policy.cap_t2_w", &c.policy.cap_t2_w},
+      {"control.telemetry_period_s", &c.control.telemetry_period_s},
+      {"control.telemetry_delay_s", &c.control.telemetry_delay_s},
+      {"control.actuation_latency_s", &c.control.actuation_latency_s},
+      {"control.brake_latency_s", &c.control.brake_latency_s},
+      {"control.max_reading_age_s", &c.control.max_reading_age_s},
+      {"control.power_cap_response_s", &c.control.power_cap_response_s},
+  };
+}
+
+std::string Trim(const std::string& s) {
+  size_t b = s.find_first_not_of(" \t\r");
+  if (b == std::string::npos) return "";
+  size_t e = s.find_last_not_of(" \t\r");
+  return s.substr(b, e - b + 1);
+}
+
+PolcaConfig A100() {
+  PolcaConfig c;  // the member defaults are the DGX-A100 / BLOOM-176B calibration
+  c.source = "built-in a100";
+  c.gpu.name = "A100-SXM4-80GB";
+  return c;
+}
+
+PolcaConfig H100() {
+  PolcaConfig c;
+  c.source = "built-in h100";
+  c.gpu.name = "H100-SXM5-80GB";
+  c.gpu.tdp_w = 700;
+  c.gpu.idle_w = 100;
+  c.gpu.max_freq_mhz = 1980;
+  c.gpu.min_freq_mhz = 345;
+  c.gpu.prompt_w_small = 480;
+  c.gpu.prompt_w_large = 720;
+  c.gpu.prompt_tokens_for_peak = 8192;
+  c.gpu.token_w_batch1 = 220;
+  c.gpu.token_w_full_batch = 380;
+  c.gpu.prompt_power_freq_exponent = 1.3;
+  c.gpu.token_power_freq_exponent = 1.0;
+  c.gpu.prompt_compute_fraction = 0.9;
+  c.gpu.token_compute_fraction = 0.2;
+  c.server.other_idle_w = 2000;
+  c.server.other_w_per_gpu_w = 0.15;
+  c.server.nameplate_w = 10200;
+  c.service.prompt_s_base = 0.015;
+  c.service.prompt_s_per_token = 1.1e-4;
+  c.service.token_iteration_s_base = 0.028;
+  c.service.token_iteration_s_per_request = 3e-4;
+  c.service.max_batch = 64;
+  c.row.provisioned_w_per_server = 8600;
+  c.workload.peak_requests_per_server_s = 2.0;
+  c.policy.t1_low_mhz = 1785;
+  c.policy.t2_low_mhz = 1530;
+  c.policy.t2_high_mhz = 1830;
+  c.policy.brake_mhz = 345;
+  c.policy.cap_t1_w = 600;
+  c.policy.cap_t2_w = 500;
+  return c;
+}
+
+std::string Number(double v) {
+  std::ostringstream s;
+  s.precision(10);
+  s << v;
+  return s.str();
+}
+
+}  // namespace
+
+std::vector<std::string> BuiltInConfigNames() { return {"a100", "h100"}; }
+
+Result<PolcaConfig> BuiltInConfig(const std::string& name) {
+  if (name == "a100") return A100();
+  if (name == "h100") return H100();
+  return Error{"unknown built-in config '" + name + "' (expected a100 or h100)"};
+}
+
+Result<PolcaConfig> ParseConfig(const std::string& text, const std::string& source_name) {
+  PolcaConfig config = A100();
+  std::vector<Field> fields = Fields(config);
+  std::istringstream in(text);
+  std::string raw;
+  int line = 0;
+  bool seen_setting = false;
+  while (std::getline(in, raw)) {
+    ++line;
+    std::string content = Trim(raw.substr(0, raw.find('#')));
+    if (content.empty()) continue;
+    std::string where = source_name + ":" + std::to_string(line) + ": ";
+    size_t eq = content.find('=');
+    if (eq == std::string::npos) return Error{where + "expected 'key = value', got '" + content + "'"};
+    std::string key = Trim(content.substr(0, eq));
+    std::string value = Trim(content.substr(eq + 1));
+    where += "key '" + key + "': ";
+    if (value.empty()) return Error{where + "missing value"};
+    if (key == "base") {
+      if (seen_setting) return Error{where + "must come before every other setting"};
+      Result<PolcaConfig> base = BuiltInConfig(value);
+      if (!base.ok()) return Error{where + base.error().message};
+      config = *base;
+      fields = Fields(config);
+      seen_setting = true;
+      continue;
+    }
+    seen_setting = true;
+    const Field* field = nullptr;
+    for (const Field& f : fields) {
+      if (key == f.key) field = &f;
+    }
+    if (field == nullptr) return Error{where + "unknown key"};
+    if (auto* s = std::get_if<std::string*>(&field->target)) {
+      **s = value;
+      continue;
+    }
+    errno = 0;
+    char* end = nullptr;
+    double number = std::strtod(value.c_str(), &end);
+    if (end != value.c_str() + value.size() || errno == ERANGE || !std::isfinite(number)) {
+      return Error{where + "expected a number, got '" + value + "'"};
+    }
+    if (auto* d = std::get_if<double*>(&field->target)) {
+      **d = number;
+    } else {
+      if (number != std::floor(number) || std::fabs(number) > 1e9) {
+        return Error{where + "expected an integer, got '" + value + "'"};
+      }
+      *std::get<int*>(field->target) = static_cast<int>(number);
+    }
+  }
+  config.source = source_name;
+  Status valid = Validate(config);
+  if (!valid.ok()) return Error{source_name + ": " + valid.error().message};
+  return config;
+}
+
+Result<PolcaConfig> ReadConfigFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return Error{path + ": cannot open config file for reading"};
+  std::ostringstream text;
+  text << in.rdbuf();
+  return ParseConfig(text.str(), path);
+}
+
+Status Validate(const PolcaConfig& c) {
+  auto positive = [](double v) { return std::isfinite(v) && v > 0; };
+  auto fraction = [](double v) { return v >= 0 && v <= 1; };
+  const GpuSpec& g = c.gpu;
+  const PolicySpec& p = c.policy;
+  if (!positive(g.tdp_w) || !positive(g.idle_w) || g.idle_w >= g.tdp_w) {
+    return Error{"gpu.idle_w and gpu.tdp_w must be positive with idle_w < tdp_w"};
+  }
+  if (!positive(g.min_freq_mhz) || g.max_freq_mhz <= g.min_freq_mhz) {
+    return Error{"gpu.min_freq_mhz must be positive and below gpu.max_freq_mhz"};
+  }
+  if (g.prompt_w_small < g.idle_w || g.prompt_w_large < g.prompt_w_small) {
+    return Error{"expected gpu.idle_w <= gpu.prompt_w_small <= gpu.prompt_w_large"};
+  }
+  if (g.token_w_batch1 < g.idle_w || g.token_w_full_batch < g.token_w_batch1) {
+    return Error{"expected gpu.idle_w <= gpu.token_w_batch1 <= gpu.token_w_full_batch"};
+  }
+  if (!positive(g.prompt_tokens_for_peak)) return Error{"gpu.prompt_tokens_for_peak must be positive"};
+  if (g.prompt_power_freq_exponent < 0 || g.token_power_freq_exponent < 0) {
+    return Error{"gpu.*_power_freq_exponent must be >= 0"};
+  }
+  if (!fraction(g.prompt_compute_fraction) || !fraction(g.token_compute_fraction)) {
+    return Error{"gpu.*_compute_fraction must be in [0, 1]"};
+  }
+  if (c.server.gpus < 1) return Error{"server.gpus must be at least 1"};
+  if (c.server.other_idle_w < 0 || c.server.other_w_per_gpu_w < 0) {
+    return Error{"server.other_idle_w and server.other_w_per_gpu_w must be >= 0"};
+  }
+  if (c.service.prompt_s_base < 0 || c.service.prompt_s_per_token < 0 ||
+      !positive(c.service.token_iteration_s_base) || c.service.token_iteration_s_per_request < 0) {
+    return Error{"service times must be >= 0 (token_iteration_s_base > 0)"};
+  }
+  if (c.service.max_batch < 1) return Error{"service.max_batch must be at least 1"};
+  if (c.service.max_prefill_tokens < 1) return Error{"service.max_prefill_tokens must be at least 1"};
+  if (c.row.baseline_servers < 1) return Error{"row.baseline_servers must be at least 1"};
+  if (!positive(c.row.provisioned_w_per_server)) return Error{"row.provisioned_w_per_server must be positive"};
+  if (!fraction(c.row.low_priority_share)) return Error{"row.low_priority_share must be in [0, 1]"};
+  if (!positive(c.workload.peak_requests_per_server_s)) {
+    return Error{"workload.peak_requests_per_server_s must be positive"};
+  }
+  if (!fraction(c.workload.diurnal_trough)) return Error{"workload.diurnal_trough must be in [0, 1]"};
+  if (c.workload.peak_hour < 0 || c.workload.peak_hour > 24) return Error{"workload.peak_hour must be in [0, 24]"};
+  if (c.workload.weekend_factor < 0) return Error{"workload.weekend_factor must be >= 0"};
+  if (!(p.t1 > 0 && p.t1 < p.t2 && p.t2 < p.brake)) {
+    return Error{"thresholds must satisfy 0 < policy.t1 < policy.t2 < policy.brake, got t1=" + Number(p.t1) +
+                 " t2=" + Number(p.t2) + " brake=" + Number(p.brake)};
+  }
+  if (!(p.t1_release > 0 && p.t1_release <= p.t1)) return Error{"policy.t1_release must be in (0, policy.t1]"};
+  if (!(p.t2_release > p.t1_release && p.t2_release <= p.t2)) {
+    return Error{"policy.t2_release must be in (policy.t1_release, policy.t2]"};
+  }
+  if (!(p.brake_release > 0 && p.brake_release <= p.brake)) {
+    return Error{"policy.brake_release must be in (0, policy.brake]"};
+  }
+  for (auto [name, f] : {std::pair{"policy.t1_low_mhz", p.t1_low_mhz}, {"policy.t2_low_mhz", p.t2_low_mhz},
+                         {"policy.t2_high_mhz", p.t2_high_mhz}, {"policy.brake_mhz", p.brake_mhz}}) {
+    if (f < g.min_freq_mhz || f > g.max_freq_mhz) {
+      return Error{std::string(name) + " = " + Number(f) + " is outside the GPU's clock range [" +
+                   Number(g.min_freq_mhz) + ", " + Number(g.max_freq_mhz) + "] MHz"};
+    }
+  }
+  if (p.t2_low_mhz > p.t1_low_mhz) return Error{"policy.t2_low_mhz must not exceed policy.t1_low_mhz"};
+  if (p.t2_high_mhz < p.t2_low_mhz) {
+    return Error{"policy.t2_high_mhz must be >= policy.t2_low_mhz (high priority is never slowed more than low)"};
+  }
+  if (!(p.cap_t2_w > g.idle_w && p.cap_t2_w <= p.cap_t1_w)) {
+    return Error{"expected gpu.idle_w < policy.cap_t2_w <= policy.cap_t1_w"};
+  }
+  const ControlSpec& k = c.control;
+  if (!positive(k.telemetry_period_s)) return Error{"control.telemetry_period_s must be positive"};
+  if (k.telemetry_delay_s < 0 || k.actuation_latency_s < 0 || k.brake_latency_s < 0 ||
+      k.power_cap_response_s < 0) {
+    return Error{"control latencies must be >= 0"};
+  }
+  if (!positive(k.max_reading_age_s)) return Error{"control.max_reading_age_s must be positive"};
+  return Status::Ok();
+}
+
+std::string FormatConfig(const PolcaConfig& config) {
+  PolcaConfig copy = config;
+  std::string out = "# wattcut POLCA config (" + config.source + ")\n";
+  std::string section;
+  for (const Field& f : Fields(copy)) {
+    std::string key = f.key;
+    std::string s = key.substr(0, key.find('.'));
+    if (s != section) {
+      out += "\n";
+      section = s;
+    }
+    out += key + " = ";
+    if (auto* str = std::get_if<std::string*>(&f.target)) out += **str;
+    else if (auto* d = std::get_if<double*>(&f.target)) out += Number(**d);
+    else out += std::to_string(*std::get<int*>(f.target));
+    out += "\n";
+  }
+  return out;
+}
+
+}  // namespace wattcut::polca

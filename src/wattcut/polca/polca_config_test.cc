@@ -1,0 +1,76 @@
+#include "wattcut/polca/polca_config.h"
+
+#include <gtest/gtest.h>
+
+namespace wattcut::polca {
+namespace {
+
+TEST(PolcaConfig, BuiltInsAreValidAndDiffer) {
+  for (const std::string& name : BuiltInConfigNames()) {
+    Result<PolcaConfig> c = BuiltInConfig(name);
+    ASSERT_TRUE(c.ok()) << name;
+    EXPECT_TRUE(Validate(*c).ok()) << name << ": " << Validate(*c).error().message;
+  }
+  EXPECT_DOUBLE_EQ(BuiltInConfig("a100")->gpu.tdp_w, 400);
+  EXPECT_DOUBLE_EQ(BuiltInConfig("h100")->gpu.tdp_w, 700);
+  EXPECT_NE(BuiltInConfig("tpu").error().message.find("unknown built-in config 'tpu'"), std::string::npos);
+}
+
+TEST(PolcaConfig, FileOverridesABaseAndRoundTrips) {
+  Result<PolcaConfig> c = ParseConfig(
+      "# my row\n"
+      "base = h100\n"
+      "\n"
+      "policy.t1 = 0.7   # lower first threshold\n"
+      "policy.t1_release = 0.65\n"
+      "service.max_batch = 48\n"
+      "gpu.name = H100 measured\n",
+      "row.conf");
+  ASSERT_TRUE(c.ok()) << c.error().message;
+  EXPECT_DOUBLE_EQ(c->policy.t1, 0.7);
+  EXPECT_EQ(c->service.max_batch, 48);
+  EXPECT_EQ(c->gpu.name, "H100 measured");
+  EXPECT_DOUBLE_EQ(c->gpu.tdp_w, 700);  // from the base
+  EXPECT_EQ(c->source, "row.conf");
+
+  Result<PolcaConfig> again = ParseConfig(FormatConfig(*c), "again.conf");
+  ASSERT_TRUE(again.ok()) << again.error().message;
+  EXPECT_EQ(FormatConfig(*again).substr(FormatConfig(*again).find('\n')),
+            FormatConfig(*c).substr(FormatConfig(*c).find('\n')));
+}
+
+TEST(PolcaConfig, ErrorsNameFileLineAndKey) {
+  EXPECT_EQ(ParseConfig("policy.t1 = 0.8\npolicy.t3 = 1\n", "r.conf").error().message,
+            "r.conf:2: key 'policy.t3': unknown key");
+  EXPECT_EQ(ParseConfig("\n\ngpu.tdp_w = lots\n", "r.conf").error().message,
+            "r.conf:3: key 'gpu.tdp_w': expected a number, got 'lots'");
+  EXPECT_EQ(ParseConfig("service.max_batch = 3.5\n", "r.conf").error().message,
+            "r.conf:1: key 'service.max_batch': expected an integer, got '3.5'");
+  EXPECT_EQ(ParseConfig("just words\n", "r.conf").error().message,
+            "r.conf:1: expected 'key = value', got 'just words'");
+  EXPECT_EQ(ParseConfig("policy.t1 = \n", "r.conf").error().message, "r.conf:1: key 'policy.t1': missing value");
+  EXPECT_EQ(ParseConfig("policy.t1 = 0.8\nbase = h100\n", "r.conf").error().message,
+            "r.conf:2: key 'base': must come before every other setting");
+  EXPECT_NE(ReadConfigFile("/nonexistent/x.conf").error().message.find("cannot open"), std::string::npos);
+}
+
+TEST(PolcaConfig, RejectsImpossibleThresholdsAndClocks) {
+  EXPECT_EQ(ParseConfig("policy.t1 = 0.9\npolicy.t2 = 0.89\n", "r.conf").error().message,
+            "r.conf: thresholds must satisfy 0 < policy.t1 < policy.t2 < policy.brake, got t1=0.9 t2=0.89 brake=1");
+  EXPECT_NE(ParseConfig("policy.t2 = 0.89\npolicy.brake = 0.89\n", "r.conf").error().message.find("policy.t2 < policy.brake"),
+            std::string::npos);
+  EXPECT_NE(ParseConfig("policy.t1_release = 0.85\n", "r.conf").error().message.find("policy.t1_release"),
+            std::string::npos);
+  EXPECT_NE(ParseConfig("policy.t2_release = 0.9\n", "r.conf").error().message.find("policy.t2_release"),
+            std::string::npos);
+  EXPECT_EQ(ParseConfig("policy.t2_low_mhz = 2000\n", "r.conf").error().message,
+            "r.conf: policy.t2_low_mhz = 2000 is outside the GPU's clock range [210, 1410] MHz");
+  EXPECT_NE(ParseConfig("policy.t2_high_mhz = 1000\n", "r.conf").error().message.find("never slowed more"),
+            std::string::npos);
+  EXPECT_NE(ParseConfig("row.low_priority_share = 1.5\n", "r.conf").error().message.find("low_priority_share"),
+            std::string::npos);
+  EXPECT_NE(ParseConfig("gpu.idle_w = 500\n", "r.conf").error().message.find("idle_w < tdp_w"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace wattcut::polca

@@ -1,0 +1,80 @@
+#include "wattcut/polca/request_trace.h"
+
+#include <gtest/gtest.h>
+
+#include "wattcut/base/shared_data_testing.h"
+
+namespace wattcut::polca {
+namespace {
+
+TEST(ParseTimestamp, ReadsAzureFormatAndRejectsNonsense) {
+  EXPECT_DOUBLE_EQ(*ParseTimestamp("1970-01-01 00:00:00"), 0);
+  EXPECT_DOUBLE_EQ(*ParseTimestamp("2023-11-16 18:15:46.6805900"), 1700158546.68059);
+  EXPECT_DOUBLE_EQ(*ParseTimestamp("2024-02-29 00:00:01.5") - *ParseTimestamp("2024-02-28 00:00:00"), 86401.5);
+  EXPECT_FALSE(ParseTimestamp("2023-11-16").ok());
+  EXPECT_FALSE(ParseTimestamp("2023/11/16 18:15:46").ok());
+  EXPECT_NE(ParseTimestamp("2023-02-29 00:00:00").error().message.find("day out of range"), std::string::npos);
+  EXPECT_NE(ParseTimestamp("2023-13-01 00:00:00").error().message.find("month out of range"), std::string::npos);
+  EXPECT_NE(ParseTimestamp("2023-11-16 25:00:00").error().message.find("time of day"), std::string::npos);
+  EXPECT_FALSE(ParseTimestamp("2023-11-16 18:15:46.").ok());
+  EXPECT_FALSE(ParseTimestamp("2023-11-16 18:15:46.12x").ok());
+}
+
+TEST(RequestTrace, ParsesRelativeArrivals) {
+  auto trace = RequestTrace::Parse(
+      "TIMESTAMP,ContextTokens,GeneratedTokens\n"
+      "2023-11-16 18:15:46.5,374,44\n"
+      "2023-11-16 18:15:46.5,10,1\n"
+      "2023-11-16 18:15:50.0,396,109\n",
+      "t.csv");
+  ASSERT_TRUE(trace.ok()) << trace.error().message;
+  ASSERT_EQ(trace->requests().size(), 3u);
+  EXPECT_DOUBLE_EQ(trace->requests()[0].arrival_s, 0);
+  EXPECT_DOUBLE_EQ(trace->requests()[2].arrival_s, 3.5);
+  EXPECT_EQ(trace->requests()[2].context_tokens, 396);
+  EXPECT_EQ(trace->requests()[2].generated_tokens, 109);
+  EXPECT_DOUBLE_EQ(trace->span_s(), 3.5);
+  EXPECT_EQ(trace->start_timestamp(), "2023-11-16 18:15:46.5");
+}
+
+TEST(RequestTrace, RejectsBadRowsWithLocation) {
+  const std::string header = "TIMESTAMP,ContextTokens,GeneratedTokens\n";
+  EXPECT_EQ(RequestTrace::Parse(header + "2023-11-16 18:15:46,374,44\nyesterday,1,1\n", "t.csv").error().message,
+            "t.csv:3: column 'TIMESTAMP': expected a timestamp 'YYYY-MM-DD HH:MM:SS[.fraction]', got 'yesterday'");
+  EXPECT_EQ(RequestTrace::Parse(header + "2023-11-16 18:15:46,-5,44\n", "t.csv").error().message,
+            "t.csv:2: column 'ContextTokens': expected a positive token count, got -5");
+  EXPECT_EQ(RequestTrace::Parse(header + "2023-11-16 18:15:46,5,0\n", "t.csv").error().message,
+            "t.csv:2: column 'GeneratedTokens': expected a positive token count, got 0");
+  EXPECT_EQ(RequestTrace::Parse(header + "2023-11-16 18:15:46,5,abc\n", "t.csv").error().message,
+            "t.csv:2: column 'GeneratedTokens': expected an integer, got 'abc'");
+  EXPECT_EQ(RequestTrace::Parse(header + "2023-11-16 18:15:46,5,5\n2023-11-16 18:15:45.9,5,5\n", "t.csv")
+                .error()
+                .message,
+            "t.csv:3: column 'TIMESTAMP': timestamps must not decrease: '2023-11-16 18:15:45.9' is earlier than "
+            "the row before");
+  EXPECT_EQ(RequestTrace::Parse(header + "2023-11-16 18:15:46,5\n", "t.csv").error().message,
+            "t.csv:2: expected 3 fields as in the header, got 2");
+  EXPECT_EQ(RequestTrace::Parse("time,ContextTokens,GeneratedTokens\n", "t.csv").error().message,
+            "t.csv: missing column 'TIMESTAMP' (expected header TIMESTAMP,ContextTokens,GeneratedTokens)");
+  EXPECT_EQ(RequestTrace::Parse(header, "t.csv").error().message, "t.csv: no requests after the header");
+}
+
+TEST(RequestTrace, FromRequestsChecksOrderAndTokens) {
+  EXPECT_TRUE(RequestTrace::FromRequests({{0, 1, 1}, {1, 2, 2}}, "mem").ok());
+  EXPECT_FALSE(RequestTrace::FromRequests({{1, 1, 1}, {0, 2, 2}}, "mem").ok());
+  EXPECT_FALSE(RequestTrace::FromRequests({{0, 0, 1}}, "mem").ok());
+  EXPECT_FALSE(RequestTrace::FromRequests({}, "mem").ok());
+}
+
+TEST(RequestTrace, ReadsTheAzureConversationTrace) {
+  WATTCUT_REQUIRE_SHARED_FILE(path, "azure-llm-inference-2023/AzureLLMInferenceTrace_conv.csv");
+  auto trace = RequestTrace::Read(path);
+  ASSERT_TRUE(trace.ok()) << trace.error().message;
+  EXPECT_EQ(trace->requests().size(), 19366u);
+  EXPECT_NEAR(trace->span_s(), 3501.72, 0.01);
+  EXPECT_EQ(trace->requests()[0].context_tokens, 374);
+  EXPECT_EQ(trace->requests()[0].generated_tokens, 44);
+}
+
+}  // namespace
+}  // namespace wattcut::polca

@@ -1,0 +1,118 @@
+#include "wattcut/polca/row_power_policy.h"
+
+namespace wattcut::polca {
+
+std::string PolicyName(PolicyKind kind) {
+  switch (kind) {
+    case PolicyKind::kNone: return "none";
+    case PolicyKind::kBrakeOnly: return "brake-only";
+    case PolicyKind::kPolca: return "polca";
+    case PolicyKind::kUniformCap: return "uniform-cap";
+    case PolicyKind::kPowerCap: return "power-cap";
+  }
+  return "?";
+}
+
+Result<PolicyKind> ParsePolicyKind(const std::string& name) {
+  for (PolicyKind k : {PolicyKind::kNone, PolicyKind::kBrakeOnly, PolicyKind::kPolca, PolicyKind::kUniformCap,
+                       PolicyKind::kPowerCap}) {
+    if (PolicyName(k) == name) return k;
+  }
+  return Error{"unknown policy '" + name + "' (expected polca, brake-only, uniform-cap, power-cap or none)"};
+}
+
+std::string LevelName(PolicyLevel level) {
+  switch (level) {
+    case PolicyLevel::kNormal: return "normal";
+    case PolicyLevel::kT1: return "t1";
+    case PolicyLevel::kT2Low: return "t2-low";
+    case PolicyLevel::kT2High: return "t2-high";
+  }
+  return "?";
+}
+
+RowPowerPolicy::RowPowerPolicy(PolicyKind kind, const PolicySpec& policy, const ControlSpec& control)
+    : kind_(kind), policy_(policy), control_(control) {}
+
+ClassSetting RowPowerPolicy::SettingFor(PolicyLevel level, Priority priority) const {
+  ClassSetting s;
+  switch (kind_) {
+    case PolicyKind::kNone:
+    case PolicyKind::kBrakeOnly:
+      break;
+    case PolicyKind::kPolca:
+      if (priority == Priority::kLow) {
+        if (level == PolicyLevel::kT1) s.lock_mhz = policy_.t1_low_mhz;
+        if (level >= PolicyLevel::kT2Low) s.lock_mhz = policy_.t2_low_mhz;
+      } else if (level == PolicyLevel::kT2High) {
+        s.lock_mhz = policy_.t2_high_mhz;
+      }
+      break;
+    case PolicyKind::kUniformCap:
+      if (level == PolicyLevel::kT1) s.lock_mhz = policy_.t1_low_mhz;
+      if (level >= PolicyLevel::kT2Low) s.lock_mhz = policy_.t2_low_mhz;
+      break;
+    case PolicyKind::kPowerCap:
+      if (level == PolicyLevel::kT1) s.cap_w = policy_.cap_t1_w;
+      if (level >= PolicyLevel::kT2Low) s.cap_w = policy_.cap_t2_w;
+      break;
+  }
+  return s;
+}
+
+std::vector<ControlCommand> RowPowerPolicy::Decide(const PowerReading& reading, double now_s) {
+  std::vector<ControlCommand> commands;
+  if (kind_ == PolicyKind::kNone) return commands;
+  const double p = reading.power_fraction;
+  const bool fresh = now_s - reading.measured_at_s <= control_.max_reading_age_s;
+
+  // The brake comes first and is independent of the threshold levels.
+  if (!brake_ && p > policy_.brake) {
+    brake_ = true;
+    ++brake_engagements_;
+    commands.push_back({ControlCommand::Target::kBrake, now_s, now_s + control_.brake_latency_s, {}, true});
+  } else if (brake_ && fresh && p < policy_.brake_release) {
+    brake_ = false;
+    commands.push_back({ControlCommand::Target::kBrake, now_s, now_s + control_.brake_latency_s, {}, false});
+  }
+
+  if (kind_ != PolicyKind::kBrakeOnly) {
+    PolicyLevel next = level_;
+    if (p > policy_.t2) {
+      if (level_ < PolicyLevel::kT2Low) {
+        next = PolicyLevel::kT2Low;
+      } else if (level_ == PolicyLevel::kT2Low && kind_ == PolicyKind::kPolca &&
+                 reading.measured_at_s >= t2_low_effective_at_s_) {
+        next = PolicyLevel::kT2High;
+      }
+    } else if (p > policy_.t1) {
+      if (level_ < PolicyLevel::kT1) next = PolicyLevel::kT1;
+    }
+    if (fresh) {
+      if (level_ >= PolicyLevel::kT2Low && p < policy_.t2_release) {
+        next = p < policy_.t1_release ? PolicyLevel::kNormal : PolicyLevel::kT1;
+      } else if (level_ == PolicyLevel::kT1 && p < policy_.t1_release) {
+        next = PolicyLevel::kNormal;
+      }
+    }
+    if (next == PolicyLevel::kT2Low && level_ != PolicyLevel::kT2Low && level_ != PolicyLevel::kT2High) {
+      t2_low_effective_at_s_ = now_s + control_.actuation_latency_s;
+    }
+    level_ = next;
+    ClassSetting low = SettingFor(level_, Priority::kLow);
+    ClassSetting high = SettingFor(level_, Priority::kHigh);
+    const double effective = now_s + control_.actuation_latency_s;
+    // Both classes' commands carry the same effective time, so the priority order
+    // that holds between requested settings also holds between settings in effect.
+    auto push = [&](ControlCommand::Target target, const ClassSetting& s) {
+      commands.push_back({target, now_s, effective, s, false});
+    };
+    if (!(low == low_)) push(ControlCommand::Target::kLowPriority, low);
+    if (!(high == high_)) push(ControlCommand::Target::kHighPriority, high);
+    low_ = low;
+    high_ = high;
+  }
+  return commands;
+}
+
+}  // namespace wattcut::polca

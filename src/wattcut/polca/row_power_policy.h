@@ -1,0 +1,95 @@
+// The row power policy: a small, pure, deterministic state machine. Each call to Decide
+// gets the latest row power reading (a fraction of the row budget, measured some time
+// ago) and the current time, and returns the commands to send, each stamped with when
+// it takes effect (issue time + actuation or brake latency).
+//
+// POLCA (ASPLOS '24), on reading p:
+//   p > brake (100 %)  -> power brake on every GPU (released below brake_release)
+//   p > T2 (89 %)      -> lock LOW priority to t2_low_mhz; if a reading taken after that
+//                         lock took effect is still above T2, lock HIGH to t2_high_mhz
+//   p > T1 (80 %)      -> lock LOW priority to t1_low_mhz
+//   release with hysteresis: T2 actions below t2_release, T1 action below t1_release.
+// Baselines with the same thresholds and latencies: brake-only (no locks), uniform-cap
+// (every GPU locked alike regardless of priority: t1_low_mhz above T1, t2_low_mhz
+// above T2), power-cap (reactive per-GPU power caps cap_t1_w / cap_t2_w for all), and
+// none (no control at all, not even the brake: the unconstrained reference).
+//
+// Stale telemetry: a reading older than max_reading_age_s may still tighten control
+// (escalate, brake) but never loosens it: no release on old data.
+// Invariant: the low-priority class is never less constrained than the high one.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "wattcut/base/result.h"
+#include "wattcut/polca/arrival_expansion.h"
+#include "wattcut/polca/polca_config.h"
+
+namespace wattcut::polca {
+
+enum class PolicyKind { kNone, kBrakeOnly, kPolca, kUniformCap, kPowerCap };
+
+// "none", "brake-only", "polca", "uniform-cap", "power-cap".
+std::string PolicyName(PolicyKind kind);
+Result<PolicyKind> ParsePolicyKind(const std::string& name);
+
+// The escalation level of the thresholds (the brake is tracked beside it).
+enum class PolicyLevel { kNormal = 0, kT1 = 1, kT2Low = 2, kT2High = 3 };
+std::string LevelName(PolicyLevel level);
+
+// What one priority class of GPUs is told to run at. 0 means "not limited".
+struct ClassSetting {
+  double lock_mhz = 0;
+  double cap_w = 0;
+  bool operator==(const ClassSetting&) const = default;
+};
+
+struct PowerReading {
+  double measured_at_s = 0;   // end of the averaging window the value describes
+  double power_fraction = 0;  // row power / row budget
+};
+
+struct ControlCommand {
+  enum class Target { kLowPriority, kHighPriority, kBrake };
+  Target target = Target::kLowPriority;
+  double issued_at_s = 0;
+  double effective_at_s = 0;
+  ClassSetting setting;     // for the priority targets
+  bool brake_on = false;    // for kBrake
+};
+
+class RowPowerPolicy {
+ public:
+  RowPowerPolicy(PolicyKind kind, const PolicySpec& policy, const ControlSpec& control);
+
+  // One decision. `now_s` must not decrease between calls; readings may be stale.
+  std::vector<ControlCommand> Decide(const PowerReading& reading, double now_s);
+
+  PolicyKind kind() const { return kind_; }
+  PolicyLevel level() const { return level_; }
+  bool brake_requested() const { return brake_; }
+  // The setting last commanded for a class (not necessarily in effect yet).
+  const ClassSetting& requested(Priority priority) const {
+    return priority == Priority::kLow ? low_ : high_;
+  }
+  int brake_engagements() const { return brake_engagements_; }
+
+ private:
+  ClassSetting SettingFor(PolicyLevel level, Priority priority) const;
+
+  PolicyKind kind_;
+  PolicySpec policy_;
+  ControlSpec control_;
+  PolicyLevel level_ = PolicyLevel::kNormal;
+  bool brake_ = false;
+  int brake_engagements_ = 0;
+  ClassSetting low_;
+  ClassSetting high_;
+  // When the current T2 low-priority action takes effect; escalation to high
+  // priority waits for a reading measured after it.
+  double t2_low_effective_at_s_ = 0;
+};
+
+}  // namespace wattcut::polca

@@ -1,0 +1,321 @@
+#include "wattcut/polca/row_power_policy.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+#include "wattcut/polca/control_actuation.h"
+#include "wattcut/polca/random.h"
+
+namespace wattcut::polca {
+namespace {
+
+using Target = ControlCommand::Target;
+
+PolicySpec Spec() { return PolicySpec{}; }  // POLCA.md defaults: 80/75, 89/84, 100 %
+
+ControlSpec Control() {
+  ControlSpec c;
+  c.telemetry_delay_s = 2;
+  c.actuation_latency_s = 40;
+  c.brake_latency_s = 5;
+  c.max_reading_age_s = 10;
+  return c;
+}
+
+// A fresh reading taken 2 s before `now`.
+std::vector<ControlCommand> At(RowPowerPolicy& policy, double now, double p) {
+  return policy.Decide({now - 2, p}, now);
+}
+
+const ControlCommand* Find(const std::vector<ControlCommand>& commands, Target target) {
+  for (const auto& c : commands) {
+    if (c.target == target) return &c;
+  }
+  return nullptr;
+}
+
+TEST(RowPowerPolicy, ThresholdCrossingsLockLowPriorityFirst) {
+  RowPowerPolicy policy(PolicyKind::kPolca, Spec(), Control());
+  EXPECT_TRUE(At(policy, 10, 0.79).empty());
+  EXPECT_EQ(policy.level(), PolicyLevel::kNormal);
+
+  auto commands = At(policy, 11, 0.81);
+  ASSERT_EQ(commands.size(), 1u);
+  EXPECT_EQ(commands[0].target, Target::kLowPriority);
+  EXPECT_DOUBLE_EQ(commands[0].setting.lock_mhz, 1275);
+  EXPECT_DOUBLE_EQ(commands[0].issued_at_s, 11);
+  EXPECT_DOUBLE_EQ(commands[0].effective_at_s, 51);  // out-of-band actuation latency
+  EXPECT_EQ(policy.level(), PolicyLevel::kT1);
+  EXPECT_TRUE(At(policy, 12, 0.85).empty());  // still T1: nothing new to send
+
+  commands = At(policy, 13, 0.90);
+  ASSERT_EQ(commands.size(), 1u);
+  EXPECT_EQ(commands[0].target, Target::kLowPriority);
+  EXPECT_DOUBLE_EQ(commands[0].setting.lock_mhz, 1110);
+  EXPECT_EQ(policy.level(), PolicyLevel::kT2Low);
+  EXPECT_DOUBLE_EQ(policy.requested(Priority::kHigh).lock_mhz, 0);
+}
+
+TEST(RowPowerPolicy, HighPriorityIsLockedOnlyIfStillAboveT2AfterTheLowLockLands) {
+  RowPowerPolicy policy(PolicyKind::kPolca, Spec(), Control());
+  At(policy, 100, 0.95);  // -> T2 low lock, effective at 140
+  EXPECT_EQ(policy.level(), PolicyLevel::kT2Low);
+  // Readings measured before 140 cannot show the low lock's effect: no escalation.
+  EXPECT_TRUE(At(policy, 120, 0.95).empty());
+  EXPECT_TRUE(policy.Decide({139.5, 0.95}, 141.5).empty());
+  EXPECT_EQ(policy.level(), PolicyLevel::kT2Low);
+  // The first reading measured after 140 still above T2 escalates.
+  auto commands = policy.Decide({140, 0.93}, 142);
+  const ControlCommand* high = Find(commands, Target::kHighPriority);
+  ASSERT_NE(high, nullptr);
+  EXPECT_DOUBLE_EQ(high->setting.lock_mhz, 1305);
+  EXPECT_DOUBLE_EQ(high->effective_at_s, 182);
+  EXPECT_EQ(policy.level(), PolicyLevel::kT2High);
+
+  RowPowerPolicy calm(PolicyKind::kPolca, Spec(), Control());
+  At(calm, 100, 0.95);
+  EXPECT_TRUE(calm.Decide({141, 0.88}, 143).empty());  // below T2 after the low lock: stays
+  EXPECT_EQ(calm.level(), PolicyLevel::kT2Low);
+}
+
+TEST(RowPowerPolicy, ReleasesWithHysteresis) {
+  RowPowerPolicy policy(PolicyKind::kPolca, Spec(), Control());
+  At(policy, 0, 0.95);
+  policy.Decide({45, 0.95}, 47);
+  ASSERT_EQ(policy.level(), PolicyLevel::kT2High);
+  EXPECT_TRUE(At(policy, 60, 0.86).empty());  // between T2 release (84 %) and T2: hold
+  auto commands = At(policy, 61, 0.83);       // below 84 %: back to the T1 action
+  EXPECT_EQ(policy.level(), PolicyLevel::kT1);
+  ASSERT_NE(Find(commands, Target::kLowPriority), nullptr);
+  EXPECT_DOUBLE_EQ(Find(commands, Target::kLowPriority)->setting.lock_mhz, 1275);
+  ASSERT_NE(Find(commands, Target::kHighPriority), nullptr);
+  EXPECT_DOUBLE_EQ(Find(commands, Target::kHighPriority)->setting.lock_mhz, 0);
+  EXPECT_TRUE(At(policy, 62, 0.76).empty());  // between T1 release (75 %) and T1: hold
+  commands = At(policy, 63, 0.74);
+  EXPECT_EQ(policy.level(), PolicyLevel::kNormal);
+  ASSERT_EQ(commands.size(), 1u);
+  EXPECT_DOUBLE_EQ(commands[0].setting.lock_mhz, 0);
+  // A drop from T2 straight below the T1 release releases everything at once.
+  At(policy, 70, 0.92);
+  At(policy, 71, 0.5);
+  EXPECT_EQ(policy.level(), PolicyLevel::kNormal);
+  EXPECT_DOUBLE_EQ(policy.requested(Priority::kLow).lock_mhz, 0);
+}
+
+TEST(RowPowerPolicy, StaleTelemetryTightensButNeverReleases) {
+  RowPowerPolicy policy(PolicyKind::kPolca, Spec(), Control());
+  At(policy, 0, 0.91);
+  ASSERT_EQ(policy.level(), PolicyLevel::kT2Low);
+  // Measured 30 s ago (older than max_reading_age_s = 10): no release.
+  EXPECT_TRUE(policy.Decide({20, 0.40}, 50).empty());
+  EXPECT_EQ(policy.level(), PolicyLevel::kT2Low);
+  // A stale high reading still escalates (it was measured after the low lock landed).
+  policy.Decide({45, 0.95}, 70);
+  EXPECT_EQ(policy.level(), PolicyLevel::kT2High);
+  // And a stale reading above the brake threshold still brakes.
+  auto commands = policy.Decide({50, 1.02}, 80);
+  ASSERT_NE(Find(commands, Target::kBrake), nullptr);
+  EXPECT_TRUE(policy.brake_requested());
+  EXPECT_TRUE(policy.Decide({51, 0.3}, 90).empty());  // stale: brake not released
+  EXPECT_TRUE(policy.brake_requested());
+  // Fresh again: everything releases.
+  commands = At(policy, 100, 0.3);
+  EXPECT_FALSE(policy.brake_requested());
+  EXPECT_EQ(policy.level(), PolicyLevel::kNormal);
+}
+
+TEST(RowPowerPolicy, BrakeEngagesAboveBudgetOncePerEventAndTakesPrecedence) {
+  RowPowerPolicy policy(PolicyKind::kPolca, Spec(), Control());
+  auto commands = At(policy, 10, 1.01);
+  const ControlCommand* brake = Find(commands, Target::kBrake);
+  ASSERT_NE(brake, nullptr);
+  EXPECT_TRUE(brake->brake_on);
+  EXPECT_DOUBLE_EQ(brake->effective_at_s, 15);  // brake latency, not the 40 s path
+  ASSERT_NE(Find(commands, Target::kLowPriority), nullptr);  // the T2 action goes too
+  EXPECT_EQ(policy.brake_engagements(), 1);
+  EXPECT_EQ(Find(At(policy, 11, 1.05), Target::kBrake), nullptr);  // same event
+  EXPECT_EQ(policy.brake_engagements(), 1);
+  EXPECT_EQ(Find(At(policy, 12, 0.95), Target::kBrake), nullptr);  // above brake_release
+  commands = At(policy, 13, 0.85);
+  ASSERT_NE(Find(commands, Target::kBrake), nullptr);
+  EXPECT_FALSE(Find(commands, Target::kBrake)->brake_on);
+  At(policy, 14, 1.2);
+  EXPECT_EQ(policy.brake_engagements(), 2);
+
+  ControlActuation actuation(1410, 288);
+  for (const auto& c : At(policy, 20, 1.2)) actuation.Submit(c);
+  ControlCommand lock{Target::kHighPriority, 0, 0, {1305, 0}, false};
+  actuation.Submit(lock);
+  actuation.ApplyUntil(0);
+  EXPECT_DOUBLE_EQ(actuation.Limits(Priority::kHigh).freq_mhz, 1305);
+  ControlCommand on{Target::kBrake, 1, 5, {}, true};
+  actuation.Submit(on);
+  actuation.ApplyUntil(5);
+  EXPECT_DOUBLE_EQ(actuation.Limits(Priority::kHigh).freq_mhz, 288);
+  EXPECT_DOUBLE_EQ(actuation.Limits(Priority::kLow).freq_mhz, 288);
+}
+
+TEST(RowPowerPolicy, BaselinesActAsDocumented) {
+  RowPowerPolicy none(PolicyKind::kNone, Spec(), Control());
+  EXPECT_TRUE(At(none, 1, 2.0).empty());
+  EXPECT_FALSE(none.brake_requested());
+
+  RowPowerPolicy brake_only(PolicyKind::kBrakeOnly, Spec(), Control());
+  EXPECT_TRUE(At(brake_only, 1, 0.95).empty());
+  auto commands = At(brake_only, 2, 1.01);
+  ASSERT_EQ(commands.size(), 1u);
+  EXPECT_EQ(commands[0].target, Target::kBrake);
+
+  RowPowerPolicy uniform(PolicyKind::kUniformCap, Spec(), Control());
+  At(uniform, 1, 0.81);
+  EXPECT_DOUBLE_EQ(uniform.requested(Priority::kLow).lock_mhz, 1275);
+  EXPECT_DOUBLE_EQ(uniform.requested(Priority::kHigh).lock_mhz, 1275);
+  At(uniform, 2, 0.95);
+  uniform.Decide({100, 0.95}, 102);
+  EXPECT_EQ(uniform.level(), PolicyLevel::kT2Low);  // no separate high-priority step
+  EXPECT_DOUBLE_EQ(uniform.requested(Priority::kHigh).lock_mhz, 1110);
+
+  RowPowerPolicy cap(PolicyKind::kPowerCap, Spec(), Control());
+  At(cap, 1, 0.81);
+  EXPECT_DOUBLE_EQ(cap.requested(Priority::kLow).cap_w, 350);
+  EXPECT_DOUBLE_EQ(cap.requested(Priority::kHigh).cap_w, 350);
+  At(cap, 2, 0.95);
+  EXPECT_DOUBLE_EQ(cap.requested(Priority::kHigh).cap_w, 300);
+  EXPECT_DOUBLE_EQ(cap.requested(Priority::kHigh).lock_mhz, 0);
+
+  EXPECT_EQ(*ParsePolicyKind("uniform-cap"), PolicyKind::kUniformCap);
+  EXPECT_NE(ParsePolicyKind("magic").error().message.find("unknown policy 'magic'"), std::string::npos);
+}
+
+TEST(ControlActuation, CommandsLandOnlyAtTheirEffectiveTime) {
+  ControlActuation actuation(1410, 288);
+  actuation.Submit({Target::kLowPriority, 0, 40, {1275, 0}, false});
+  actuation.Submit({Target::kLowPriority, 1, 41, {1110, 0}, false});
+  EXPECT_DOUBLE_EQ(actuation.NextChangeAt(), 40);
+  EXPECT_FALSE(actuation.ApplyUntil(39.999));
+  EXPECT_DOUBLE_EQ(actuation.Limits(Priority::kLow).freq_mhz, 1410);
+  EXPECT_TRUE(actuation.ApplyUntil(40));
+  EXPECT_DOUBLE_EQ(actuation.Limits(Priority::kLow).freq_mhz, 1275);
+  EXPECT_DOUBLE_EQ(actuation.Limits(Priority::kHigh).freq_mhz, 1410);
+  EXPECT_TRUE(actuation.ApplyUntil(100));
+  EXPECT_DOUBLE_EQ(actuation.Limits(Priority::kLow).freq_mhz, 1110);
+  EXPECT_TRUE(std::isinf(actuation.NextChangeAt()));
+  // A faster command sent later lands first (brake latency < actuation latency).
+  actuation.Submit({Target::kLowPriority, 100, 140, {0, 0}, false});
+  actuation.Submit({Target::kBrake, 101, 106, {}, true});
+  actuation.ApplyUntil(106);
+  EXPECT_TRUE(actuation.brake_active());
+  EXPECT_DOUBLE_EQ(actuation.Limits(Priority::kLow).freq_mhz, 288);
+}
+
+// Random row power traces: random walks with bursts, gaps and stale readings.
+struct TraceStep {
+  double now;
+  PowerReading reading;
+};
+
+std::vector<TraceStep> RandomTrace(uint64_t seed, int steps) {
+  SplitMix64 rng(seed);
+  std::vector<TraceStep> trace;
+  double p = 0.5 + 0.4 * rng.Uniform();
+  double now = 0;
+  for (int i = 0; i < steps; ++i) {
+    now += 0.5 + 2 * rng.Uniform();
+    p += (rng.Uniform() - 0.5) * 0.04;
+    if (rng.Uniform() < 0.02) p += (rng.Uniform() - 0.3) * 0.3;  // bursts
+    p = std::clamp(p, 0.2, 1.3);
+    double age = rng.Uniform() < 0.05 ? 5 + 40 * rng.Uniform() : 2;  // some stale readings
+    trace.push_back({now, {now - age, p}});
+  }
+  return trace;
+}
+
+double Effective(double lock_mhz) { return lock_mhz > 0 ? lock_mhz : 1e9; }
+
+TEST(RowPowerPolicyProperty, InvariantsHoldOnRandomTraces) {
+  const PolicySpec spec = Spec();
+  for (PolicyKind kind : {PolicyKind::kPolca, PolicyKind::kUniformCap, PolicyKind::kBrakeOnly,
+                          PolicyKind::kPowerCap}) {
+    for (uint64_t seed = 1; seed <= 40; ++seed) {
+      RowPowerPolicy policy(kind, spec, Control());
+      ControlActuation actuation(1410, 288);
+      bool brake_expected = false;
+      for (const TraceStep& step : RandomTrace(seed, 3000)) {
+        const ClassSetting low_before = policy.requested(Priority::kLow);
+        const PolicyLevel level_before = policy.level();
+        auto commands = policy.Decide(step.reading, step.now);
+        const double p = step.reading.power_fraction;
+        const bool fresh = step.now - step.reading.measured_at_s <= Control().max_reading_age_s;
+        const ClassSetting& low = policy.requested(Priority::kLow);
+        const ClassSetting& high = policy.requested(Priority::kHigh);
+        SCOPED_TRACE(PolicyName(kind) + " seed " + std::to_string(seed) + " t " + std::to_string(step.now));
+
+        // Low priority is never less constrained than high priority.
+        ASSERT_LE(Effective(low.lock_mhz), Effective(high.lock_mhz));
+        if (high.lock_mhz > 0) {
+          ASSERT_GT(low.lock_mhz, 0);
+        }
+        if (high.cap_w > 0) {
+          ASSERT_GT(low.cap_w, 0);
+        }
+        // Above T2 the policy is at least at the T2 level (brake-only has no levels).
+        if (kind != PolicyKind::kBrakeOnly && p > spec.t2) {
+          ASSERT_GE(policy.level(), PolicyLevel::kT2Low);
+        }
+        if (kind != PolicyKind::kBrakeOnly && p > spec.t1) {
+          ASSERT_GE(policy.level(), PolicyLevel::kT1);
+        }
+        // Stale readings never loosen anything.
+        if (!fresh) {
+          ASSERT_GE(policy.level(), level_before);
+          ASSERT_LE(Effective(low.lock_mhz), Effective(low_before.lock_mhz));
+        }
+        // The brake follows the thresholds exactly.
+        if (p > spec.brake) brake_expected = true;
+        else if (fresh && p < spec.brake_release) brake_expected = false;
+        ASSERT_EQ(policy.brake_requested(), brake_expected);
+        // Every command lands after its latency.
+        for (const auto& c : commands) {
+          ASSERT_DOUBLE_EQ(c.issued_at_s, step.now);
+          ASSERT_NEAR(c.effective_at_s - c.issued_at_s, c.target == Target::kBrake ? 5.0 : 40.0, 1e-9);
+          if (kind == PolicyKind::kBrakeOnly) {
+            ASSERT_EQ(c.target, Target::kBrake);
+          }
+          actuation.Submit(c);
+        }
+        // What is in effect also keeps the priority order, and the brake overrides all.
+        actuation.ApplyUntil(step.now);
+        GpuLimits low_now = actuation.Limits(Priority::kLow);
+        GpuLimits high_now = actuation.Limits(Priority::kHigh);
+        ASSERT_LE(low_now.freq_mhz, high_now.freq_mhz);
+        if (actuation.brake_active()) {
+          ASSERT_DOUBLE_EQ(low_now.freq_mhz, 288);
+          ASSERT_DOUBLE_EQ(high_now.freq_mhz, 288);
+        }
+      }
+    }
+  }
+}
+
+TEST(RowPowerPolicyProperty, IsDeterministic) {
+  auto run = [](uint64_t seed) {
+    RowPowerPolicy policy(PolicyKind::kPolca, Spec(), Control());
+    std::vector<double> out;
+    for (const TraceStep& step : RandomTrace(seed, 2000)) {
+      for (const auto& c : policy.Decide(step.reading, step.now)) {
+        out.push_back(c.effective_at_s);
+        out.push_back(c.setting.lock_mhz);
+      }
+    }
+    return out;
+  };
+  EXPECT_EQ(run(7), run(7));
+  EXPECT_FALSE(run(7).empty());
+  EXPECT_NE(run(7), run(8));
+}
+
+}  // namespace
+}  // namespace wattcut::polca

@@ -1,0 +1,92 @@
+// The trace-driven, discrete-event simulator of one row of inference servers under a
+// row power policy (POLCA or a baseline).
+//
+// Requests come from ArrivalExpansion (days of arrivals from one trace hour), are
+// routed to the least-loaded server of their priority class (fewest outstanding
+// requests; ties go round-robin), and are served by InferenceServer models. Row power
+// is the exact sum of the servers' piecewise-constant power; it is averaged over each
+// telemetry period, and that reading reaches the policy telemetry_delay_s later. The
+// policy's commands land after the actuation or brake latency (ControlActuation).
+// Everything is event-driven: the cost grows with requests, not with simulated time.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <vector>
+
+#include "wattcut/base/result.h"
+#include "wattcut/polca/polca_config.h"
+#include "wattcut/polca/request_trace.h"
+#include "wattcut/polca/row_power_policy.h"
+
+namespace wattcut::polca {
+
+struct RowRunOptions {
+  PolicyKind policy = PolicyKind::kPolca;
+  int servers = 40;         // in the row, including added ones
+  double duration_s = 86400;
+  uint64_t seed = 1;
+  bool keep_power_samples = true;
+};
+
+struct PriorityMetrics {
+  int servers = 0;
+  int64_t completed = 0;
+  double latency_p50_s = 0;
+  double latency_p99_s = 0;
+  int64_t generated_tokens = 0;
+  double busy_server_s = 0;
+  // Generated tokens of completed requests per second of the run: the class's
+  // sustained throughput (requests still in flight at the end do not count).
+  double tokens_per_s = 0;
+};
+
+// A policy decision that changed something, for plots.
+struct PolicyAction {
+  double t_s = 0;
+  PolicyLevel level = PolicyLevel::kNormal;
+  bool brake = false;
+};
+
+struct RowRunResult {
+  PolicyKind policy = PolicyKind::kPolca;
+  int servers = 0;
+  double duration_s = 0;
+  double budget_w = 0;
+  int64_t arrivals = 0;
+  int64_t unfinished = 0;  // still outstanding when the run ended
+  int brake_events = 0;
+  double brake_active_s = 0;
+  std::array<double, 4> level_s{};  // time at each PolicyLevel
+  double power_max = 0;             // readings, as fractions of the budget
+  double power_p50 = 0;
+  double power_p99 = 0;
+  double power_mean = 0;
+  double seconds_above_budget = 0;  // readings above 100 %
+  double energy_kwh = 0;
+  PriorityMetrics high;
+  PriorityMetrics low;
+  std::vector<float> power_samples;  // one per telemetry period, fraction of budget
+  std::vector<PolicyAction> actions;
+};
+
+Result<RowRunResult> SimulateRow(const PolcaConfig& config, const RequestTrace& trace,
+                                 const RowRunOptions& options);
+
+// How a run compares with the unconstrained run of the same requests (policy none).
+struct PriorityImpact {
+  double p50_latency = 0;  // P50 latency / reference P50 - 1
+  double p99_latency = 0;
+  double throughput = 0;   // tokens_per_s / reference - 1 (negative: less served)
+};
+struct RunImpact {
+  PriorityImpact high;
+  PriorityImpact low;
+};
+RunImpact CompareRuns(const RowRunResult& run, const RowRunResult& reference);
+
+// Whether an impact meets POLCA.md's SLOs: high P50 < 1 %, P99 < 5 %; low P50 < 5 %,
+// P99 < 50 %.
+bool MeetsSlos(const RunImpact& impact);
+
+}  // namespace wattcut::polca

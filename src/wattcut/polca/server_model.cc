@@ -1,0 +1,171 @@
+#include "wattcut/polca/server_model.h"
+
+#include <algorithm>
+#include <functional>
+
+namespace wattcut::polca {
+
+InferenceServer::InferenceServer(const InferencePowerModel& model, const PolcaConfig& config, Priority priority)
+    : model_(model),
+      priority_(priority),
+      max_batch_(config.service.max_batch),
+      max_prefill_tokens_(config.service.max_prefill_tokens),
+      cap_response_s_(config.control.power_cap_response_s),
+      idle_w_(model.ServerIdleW()),
+      limits_{model.max_freq_mhz(), 0},
+      decode_rate_(static_cast<size_t>(config.service.max_batch) + 1, 0.0),
+      decode_power_w_(static_cast<size_t>(config.service.max_batch) + 1, 0.0),
+      power_w_(model.ServerIdleW()) {
+  RefreshDecode();
+}
+
+void InferenceServer::RefreshDecode() {
+  for (int b = 1; b <= max_batch_; ++b) {
+    double f = limits_.freq_mhz;
+    if (limits_.cap_w > 0) f = std::min(f, model_.TokenFreqUnderCap(b, limits_.cap_w));
+    decode_rate_[b] = 1.0 / (model_.TokenIterationSeconds(b) * model_.TokenSlowdown(f));
+    decode_power_w_[b] = model_.ServerTokenW(b, f);
+  }
+}
+
+void InferenceServer::BecomeBusy(double t_s) { busy_since_s_ = t_s; }
+
+void InferenceServer::BecomeIdle(double t_s, ServedLog& log) {
+  log.busy_server_s += t_s - busy_since_s_;
+  phase_ = Phase::kIdle;
+  power_w_ = idle_w_;
+  next_event_s_ = std::numeric_limits<double>::infinity();
+}
+
+void InferenceServer::Finish(double t_s, ServedLog& log) {
+  if (phase_ == Phase::kIdle) return;
+  log.busy_server_s += t_s - busy_since_s_;
+  busy_since_s_ = t_s;
+}
+
+void InferenceServer::Arrive(const Arrival& arrival, double t_s, ServedLog& /*log*/) {
+  waiting_.push_back({arrival.time_s, arrival.context_tokens, arrival.generated_tokens});
+  ++outstanding_;
+  if (phase_ == Phase::kIdle) {
+    BecomeBusy(t_s);
+    StartPrefill(t_s);
+  } else if (phase_ == Phase::kDecode && static_cast<int>(decoding_.size()) < max_batch_) {
+    AdvanceDecode(t_s);
+    StartPrefill(t_s);
+  }
+}
+
+void InferenceServer::StartPrefill(double t_s) {
+  int room = max_batch_ - static_cast<int>(decoding_.size());
+  prefill_.clear();
+  prefill_tokens_ = 0;
+  while (!waiting_.empty() && room > 0) {
+    const Waiting& w = waiting_.front();
+    if (!prefill_.empty() && prefill_tokens_ + w.context_tokens > max_prefill_tokens_) break;
+    prefill_tokens_ += w.context_tokens;
+    prefill_.push_back(w);
+    waiting_.pop_front();
+    --room;
+  }
+  phase_ = Phase::kPrefill;
+  prefill_work_s_ = model_.PromptSeconds(prefill_tokens_);
+  prefill_started_s_ = t_s;
+  prefill_since_s_ = t_s;
+  RefreshPrefill(t_s);
+}
+
+void InferenceServer::RefreshPrefill(double t_s) {
+  double f = limits_.freq_mhz;
+  prefill_cap_pending_ = false;
+  double bite_at = prefill_started_s_ + cap_response_s_;
+  if (limits_.cap_w > 0) {
+    double capped = model_.PromptFreqUnderCap(prefill_tokens_, limits_.cap_w);
+    if (capped < f) {
+      if (t_s >= bite_at) {
+        f = capped;
+      } else {
+        prefill_cap_pending_ = true;
+      }
+    }
+  }
+  prefill_slowdown_ = model_.PromptSlowdown(f);
+  power_w_ = model_.ServerPromptW(prefill_tokens_, f);
+  double end = t_s + prefill_work_s_ * prefill_slowdown_;
+  next_event_s_ = prefill_cap_pending_ ? std::min(end, bite_at) : end;
+}
+
+void InferenceServer::AdvancePrefill(double t_s) {
+  prefill_work_s_ = std::max(0.0, prefill_work_s_ - (t_s - prefill_since_s_) / prefill_slowdown_);
+  prefill_since_s_ = t_s;
+}
+
+void InferenceServer::AdvanceDecode(double t_s) {
+  iterations_ += (t_s - decode_since_s_) * decode_rate_[decoding_.size()];
+  decode_since_s_ = t_s;
+}
+
+void InferenceServer::StartDecodeOrIdle(double t_s, ServedLog& log) {
+  if (!waiting_.empty() && static_cast<int>(decoding_.size()) < max_batch_) {
+    StartPrefill(t_s);
+  } else if (!decoding_.empty()) {
+    phase_ = Phase::kDecode;
+    decode_since_s_ = t_s;
+    size_t b = decoding_.size();
+    power_w_ = decode_power_w_[b];
+    next_event_s_ = t_s + (decoding_.front().finish_iteration - iterations_) / decode_rate_[b];
+  } else {
+    BecomeIdle(t_s, log);
+  }
+}
+
+void InferenceServer::HandleEvent(double t_s, ServedLog& log) {
+  if (phase_ == Phase::kPrefill) {
+    AdvancePrefill(t_s);
+    if (prefill_cap_pending_ && prefill_work_s_ > 1e-9) {
+      RefreshPrefill(t_s);  // the power cap starts to bite
+      return;
+    }
+    for (const Waiting& w : prefill_) {
+      if (w.generated_tokens <= 1) {
+        log.latency_s.push_back(t_s - w.arrival_s);
+        log.generated_tokens += w.generated_tokens;
+        --outstanding_;
+      } else {
+        decoding_.push_back({iterations_ + (w.generated_tokens - 1), w.arrival_s, w.generated_tokens});
+        std::push_heap(decoding_.begin(), decoding_.end(), std::greater<>());
+      }
+    }
+    prefill_.clear();
+    StartDecodeOrIdle(t_s, log);
+    return;
+  }
+  if (phase_ == Phase::kDecode) {
+    AdvanceDecode(t_s);
+    iterations_ = std::max(iterations_, decoding_.front().finish_iteration);
+    while (!decoding_.empty() && decoding_.front().finish_iteration <= iterations_ + 1e-9) {
+      log.latency_s.push_back(t_s - decoding_.front().arrival_s);
+      log.generated_tokens += decoding_.front().generated_tokens;
+      --outstanding_;
+      std::pop_heap(decoding_.begin(), decoding_.end(), std::greater<>());
+      decoding_.pop_back();
+    }
+    StartDecodeOrIdle(t_s, log);
+  }
+}
+
+void InferenceServer::SetLimits(const GpuLimits& limits, double t_s) {
+  if (limits == limits_) return;
+  if (phase_ == Phase::kDecode) AdvanceDecode(t_s);
+  if (phase_ == Phase::kPrefill) AdvancePrefill(t_s);
+  limits_ = limits;
+  RefreshDecode();
+  if (phase_ == Phase::kDecode) {
+    size_t b = decoding_.size();
+    power_w_ = decode_power_w_[b];
+    next_event_s_ = t_s + (decoding_.front().finish_iteration - iterations_) / decode_rate_[b];
+  } else if (phase_ == Phase::kPrefill) {
+    RefreshPrefill(t_s);
+  }
+}
+
+}  // namespace wattcut::polca

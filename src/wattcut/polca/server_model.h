@@ -1,0 +1,113 @@
+// One inference server (one model replica on all its GPUs) serving requests with
+// iteration-level ("continuous") batching, simulated event by event:
+//
+//  * Arriving requests wait in FIFO order. Whenever the batch has room, the waiting
+//    requests that fit (up to max_batch in the batch, up to max_prefill_tokens per
+//    prefill, at least one) run one prompt (prefill) phase together; decoding pauses
+//    meanwhile, as in vLLM-style schedulers. The prefill produces each request's first
+//    token.
+//  * Between prefills the batch decodes: every iteration produces one token for every
+//    request in the batch; a request leaves after its last generated token. Iteration
+//    time depends on the batch size, so the server only needs an event when the batch
+//    changes (a prefill ends, a request finishes) or its clock changes: decoding is
+//    tracked as a fractional iteration count, never token by token.
+//  * Power is piecewise constant: idle, prompt phase (by prefill tokens) or token phase
+//    (by batch), all at the effective clock (lock, brake, or the clock a power cap
+//    allows; a cap bites on a prefill only after power_cap_response_s).
+//
+// Callers drive it in time order: Arrive(), SetLimits() and HandleEvent() at
+// next_event_s(), never going back in time.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <limits>
+#include <vector>
+
+#include "wattcut/polca/arrival_expansion.h"
+#include "wattcut/polca/control_actuation.h"
+#include "wattcut/polca/inference_power_model.h"
+
+namespace wattcut::polca {
+
+// Completed requests of one priority class.
+struct ServedLog {
+  std::vector<double> latency_s;  // arrival to last token, in completion order
+  int64_t generated_tokens = 0;
+  double busy_server_s = 0;       // time servers of this class spent not idle
+};
+
+class InferenceServer {
+ public:
+  InferenceServer(const InferencePowerModel& model, const PolcaConfig& config, Priority priority);
+
+  Priority priority() const { return priority_; }
+  // Requests waiting, in prefill or decoding.
+  int outstanding() const { return outstanding_; }
+  double power_w() const { return power_w_; }
+  double next_event_s() const { return next_event_s_; }
+
+  void Arrive(const Arrival& arrival, double t_s, ServedLog& log);
+  void SetLimits(const GpuLimits& limits, double t_s);
+  // Handles the event due at next_event_s() (t_s must equal it).
+  void HandleEvent(double t_s, ServedLog& log);
+  // Adds busy time up to t_s to the log (at the end of a run).
+  void Finish(double t_s, ServedLog& log);
+
+ private:
+  enum class Phase : uint8_t { kIdle, kPrefill, kDecode };
+  struct Waiting {
+    double arrival_s;
+    int32_t context_tokens;
+    int32_t generated_tokens;
+  };
+  struct Decoding {
+    double finish_iteration;
+    double arrival_s;
+    int32_t generated_tokens;
+    bool operator>(const Decoding& o) const { return finish_iteration > o.finish_iteration; }
+  };
+
+  void StartPrefill(double t_s);
+  void StartDecodeOrIdle(double t_s, ServedLog& log);
+  void AdvanceDecode(double t_s);
+  void AdvancePrefill(double t_s);
+  void RefreshDecode();
+  void RefreshPrefill(double t_s);
+  void BecomeBusy(double t_s);
+  void BecomeIdle(double t_s, ServedLog& log);
+
+  const InferencePowerModel& model_;
+  Priority priority_;
+  int max_batch_;
+  int max_prefill_tokens_;
+  double cap_response_s_;
+  double idle_w_;
+
+  GpuLimits limits_;
+  // Per batch size 0..max_batch at the current limits: decode iterations per second
+  // and server power.
+  std::vector<double> decode_rate_;
+  std::vector<double> decode_power_w_;
+
+  Phase phase_ = Phase::kIdle;
+  int outstanding_ = 0;
+  double power_w_ = 0;
+  double next_event_s_ = std::numeric_limits<double>::infinity();
+  double busy_since_s_ = 0;
+
+  std::deque<Waiting> waiting_;
+  std::vector<Decoding> decoding_;  // min-heap on finish_iteration
+  double iterations_ = 0;           // decode iterations done so far (fractional)
+  double decode_since_s_ = 0;
+
+  std::vector<Waiting> prefill_;     // requests in the current prefill
+  double prefill_tokens_ = 0;
+  double prefill_work_s_ = 0;        // remaining prefill time at max clock
+  double prefill_since_s_ = 0;
+  double prefill_slowdown_ = 1;
+  double prefill_started_s_ = 0;
+  bool prefill_cap_pending_ = false;  // a cap will bite at prefill_started + response
+};
+
+}  // namespace wattcut::polca

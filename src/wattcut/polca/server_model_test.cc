@@ -1,0 +1,118 @@
+#include "wattcut/polca/server_model.h"
+
+#include <gtest/gtest.h>
+
+namespace wattcut::polca {
+namespace {
+
+class ServerModelTest : public ::testing::Test {
+ protected:
+  ServerModelTest() : config_(*BuiltInConfig("a100")), model_(config_) {}
+
+  // Runs the server's events until it has none left or `until` passes.
+  void Drain(InferenceServer& s, ServedLog& log, double until = 1e9) {
+    while (s.next_event_s() <= until) s.HandleEvent(s.next_event_s(), log);
+  }
+
+  PolcaConfig config_;
+  InferencePowerModel model_;
+};
+
+TEST_F(ServerModelTest, OneRequestRunsPrefillThenDecode) {
+  InferenceServer s(model_, config_, Priority::kHigh);
+  ServedLog log;
+  EXPECT_DOUBLE_EQ(s.power_w(), model_.ServerIdleW());
+  s.Arrive({10, 1000, 11, Priority::kHigh}, 10, log);
+  EXPECT_EQ(s.outstanding(), 1);
+  EXPECT_DOUBLE_EQ(s.power_w(), model_.ServerPromptW(1000, 1410));
+  double prefill = model_.PromptSeconds(1000);
+  EXPECT_NEAR(s.next_event_s(), 10 + prefill, 1e-9);
+  s.HandleEvent(s.next_event_s(), log);
+  EXPECT_DOUBLE_EQ(s.power_w(), model_.ServerTokenW(1, 1410));
+  Drain(s, log);
+  ASSERT_EQ(log.latency_s.size(), 1u);
+  // The prefill makes the first token; 10 decode iterations make the rest.
+  EXPECT_NEAR(log.latency_s[0], prefill + 10 * model_.TokenIterationSeconds(1), 1e-9);
+  EXPECT_EQ(log.generated_tokens, 11);
+  EXPECT_EQ(s.outstanding(), 0);
+  EXPECT_DOUBLE_EQ(s.power_w(), model_.ServerIdleW());
+  EXPECT_NEAR(log.busy_server_s, log.latency_s[0], 1e-9);
+}
+
+TEST_F(ServerModelTest, BatchesDecodeAndSlowsDownWithALockedClock) {
+  auto run = [&](double freq) {
+    InferenceServer s(model_, config_, Priority::kLow);
+    s.SetLimits({freq, 0}, 0);
+    ServedLog log;
+    // The first request starts a prefill on its own; the seven arriving during it wait
+    // and share the next prefill (3500 tokens <= 8192); then all eight decode together.
+    for (int i = 0; i < 8; ++i) s.Arrive({0, 500, 100, Priority::kLow}, 0, log);
+    EXPECT_NEAR(s.next_event_s(), model_.PromptSeconds(500) * model_.PromptSlowdown(freq), 1e-9);
+    s.HandleEvent(s.next_event_s(), log);
+    EXPECT_DOUBLE_EQ(s.power_w(), model_.ServerPromptW(3500, freq));
+    s.HandleEvent(s.next_event_s(), log);
+    EXPECT_DOUBLE_EQ(s.power_w(), model_.ServerTokenW(8, freq));
+    Drain(s, log);
+    EXPECT_EQ(log.latency_s.size(), 8u);
+    return log.latency_s.back();
+  };
+  auto expected = [&](double freq) {
+    return (model_.PromptSeconds(500) + model_.PromptSeconds(3500)) * model_.PromptSlowdown(freq) +
+           99 * model_.TokenIterationSeconds(8) * model_.TokenSlowdown(freq);
+  };
+  EXPECT_NEAR(run(1410), expected(1410), 1e-9);
+  EXPECT_NEAR(run(1110), expected(1110), 1e-9);
+  EXPECT_GT(expected(1110), expected(1410));
+}
+
+TEST_F(ServerModelTest, ClockChangeMidDecodeKeepsProgress) {
+  InferenceServer s(model_, config_, Priority::kHigh);
+  ServedLog log;
+  s.Arrive({0, 100, 201, Priority::kHigh}, 0, log);
+  double prefill = model_.PromptSeconds(100);
+  s.HandleEvent(s.next_event_s(), log);
+  double iteration = model_.TokenIterationSeconds(1);
+  double half = prefill + 100 * iteration;  // 100 of 200 iterations done
+  s.SetLimits({288, 0}, half);                // brake
+  EXPECT_DOUBLE_EQ(s.power_w(), model_.ServerTokenW(1, 288));
+  Drain(s, log);
+  EXPECT_NEAR(log.latency_s[0], half + 100 * iteration * model_.TokenSlowdown(288), 1e-6);
+}
+
+TEST_F(ServerModelTest, NewArrivalsInterruptDecodeAndQueueWhenFull) {
+  config_.service.max_batch = 2;
+  InferencePowerModel model(config_);
+  InferenceServer s(model, config_, Priority::kHigh);
+  ServedLog log;
+  s.Arrive({0, 100, 50, Priority::kHigh}, 0, log);
+  s.HandleEvent(s.next_event_s(), log);  // prefill done, decoding 1
+  s.Arrive({1, 200, 50, Priority::kHigh}, 1, log);
+  EXPECT_DOUBLE_EQ(s.power_w(), model.ServerPromptW(200, 1410));  // a prefill pauses decoding
+  s.Arrive({1.01, 300, 50, Priority::kHigh}, 1.01, log);            // batch will be full: waits
+  EXPECT_EQ(s.outstanding(), 3);
+  Drain(s, log);
+  ASSERT_EQ(log.latency_s.size(), 3u);
+  EXPECT_GT(log.latency_s[2], log.latency_s[0]);  // the third waited for a free slot
+  EXPECT_EQ(log.generated_tokens, 150);
+}
+
+TEST_F(ServerModelTest, PowerCapBitesOnlyAfterTheResponseTime) {
+  config_.control.power_cap_response_s = 0.5;
+  InferencePowerModel model(config_);
+  InferenceServer s(model, config_, Priority::kLow);
+  s.SetLimits({1410, 300}, 0);
+  ServedLog log;
+  s.Arrive({0, 8000, 2, Priority::kLow}, 0, log);  // a long prefill, about 2.3 s
+  EXPECT_DOUBLE_EQ(s.power_w(), model.ServerPromptW(8000, 1410));  // spike escapes the cap
+  EXPECT_DOUBLE_EQ(s.next_event_s(), 0.5);
+  s.HandleEvent(0.5, log);
+  double capped = model.PromptFreqUnderCap(8000, 300);
+  EXPECT_NEAR(s.power_w(), model.ServerPromptW(8000, capped), 1e-6);
+  Drain(s, log);
+  double work_after = model.PromptSeconds(8000) - 0.5;
+  EXPECT_NEAR(log.latency_s[0],
+              0.5 + work_after * model.PromptSlowdown(capped) + model.TokenIterationSeconds(1), 1e-6);
+}
+
+}  // namespace
+}  // namespace wattcut::polca
