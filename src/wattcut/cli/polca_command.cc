@@ -1,0 +1,272 @@
+// `wattcut polca`: size an LLM inference row under a power budget with POLCA.
+//   wattcut polca simulate --trace T.csv --servers 40 --added 30% --policy polca --duration 7d --out DIR
+//   wattcut polca sweep    --trace T.csv --added 0:50:5 --policy polca,brake-only,uniform-cap,power-cap --out DIR
+//   wattcut polca config   [--gpu a100|h100]          (prints a config file to start from)
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <iostream>
+#include <memory>
+#include <sstream>
+#include <thread>
+
+#include "wattcut/cli/command.h"
+#include "wattcut/cli/output_directory.h"
+#include "wattcut/polca/polca_config.h"
+#include "wattcut/polca/request_trace.h"
+#include "wattcut/polca/row_simulator.h"
+#include "wattcut/polca/row_sweep.h"
+#include "wattcut/polca/run_report.h"
+
+namespace wattcut::cli {
+namespace {
+
+using namespace wattcut::polca;
+
+struct PolcaArgs {
+  std::string trace_path;
+  std::string gpu = "a100";
+  std::string config_path;
+  int servers = 0;  // baseline; 0: the config's
+  std::string added = "0";
+  std::string policy = "polca";
+  std::string duration = "7d";
+  uint64_t seed = 1;
+  bool in_band = false;
+  int jobs = 0;
+  std::string out_dir;
+  bool overwrite = false;
+};
+
+// "30%", "30" -> 0.30; "-5" is an error.
+Result<double> ParsePercent(const std::string& text) {
+  std::string t = text;
+  if (!t.empty() && t.back() == '%') t.pop_back();
+  char* end = nullptr;
+  double v = std::strtod(t.c_str(), &end);
+  if (t.empty() || end != t.c_str() + t.size() || !std::isfinite(v) || v < 0) {
+    return Error{"--added: expected a non-negative percentage like 30% , got '" + text + "'"};
+  }
+  return v / 100;
+}
+
+// "30%" or "0:50:5" (from:to:step, in percent, inclusive) or "0,10,25".
+Result<std::vector<double>> ParseAddedList(const std::string& text) {
+  std::vector<double> out;
+  if (text.find(':') != std::string::npos) {
+    std::vector<std::string> parts;
+    std::stringstream in(text);
+    for (std::string p; std::getline(in, p, ':');) parts.push_back(p);
+    if (parts.size() != 3) return Error{"--added: expected FROM:TO:STEP in percent, got '" + text + "'"};
+    Result<double> from = ParsePercent(parts[0]), to = ParsePercent(parts[1]), step = ParsePercent(parts[2]);
+    if (!from.ok()) return from.error();
+    if (!to.ok()) return to.error();
+    if (!step.ok()) return step.error();
+    if (*step <= 0 || *to < *from) return Error{"--added: expected FROM <= TO and STEP > 0, got '" + text + "'"};
+    for (int i = 0; *from + i * *step <= *to + 1e-9; ++i) out.push_back(*from + i * *step);
+    return out;
+  }
+  std::stringstream in(text);
+  for (std::string p; std::getline(in, p, ',');) {
+    Result<double> v = ParsePercent(p);
+    if (!v.ok()) return v.error();
+    out.push_back(*v);
+  }
+  return out;
+}
+
+// "7d", "36h", "90m", "600s", "600".
+Result<double> ParseDuration(const std::string& text) {
+  if (text.empty()) return Error{"--duration: empty"};
+  double unit = 1;
+  std::string t = text;
+  switch (t.back()) {
+    case 'd': unit = 86400; t.pop_back(); break;
+    case 'h': unit = 3600; t.pop_back(); break;
+    case 'm': unit = 60; t.pop_back(); break;
+    case 's': t.pop_back(); break;
+    default: break;
+  }
+  char* end = nullptr;
+  double v = std::strtod(t.c_str(), &end);
+  if (t.empty() || end != t.c_str() + t.size() || !(v > 0) || !std::isfinite(v)) {
+    return Error{"--duration: expected a positive duration like 7d, 36h, 90m or 600s, got '" + text + "'"};
+  }
+  return v * unit;
+}
+
+Result<std::vector<PolicyKind>> ParsePolicies(const std::string& text) {
+  std::vector<PolicyKind> out;
+  std::stringstream in(text);
+  for (std::string p; std::getline(in, p, ',');) {
+    Result<PolicyKind> k = ParsePolicyKind(p);
+    if (!k.ok()) return k.error();
+    out.push_back(*k);
+  }
+  if (out.empty()) return Error{"--policy: expected at least one policy"};
+  return out;
+}
+
+Result<PolcaConfig> LoadConfig(const PolcaArgs& args) {
+  Result<PolcaConfig> config = args.config_path.empty() ? BuiltInConfig(args.gpu) : ReadConfigFile(args.config_path);
+  if (!config.ok()) return config;
+  if (args.servers > 0) config->row.baseline_servers = args.servers;
+  if (args.in_band) config->control.actuation_latency_s = 0.01;
+  Status valid = Validate(*config);
+  if (!valid.ok()) return valid.error();
+  return config;
+}
+
+std::string CommandLine(const std::string& sub, const PolcaArgs& a) {
+  std::string s = "wattcut polca " + sub + " --trace " + a.trace_path;
+  s += a.config_path.empty() ? " --gpu " + a.gpu : " --config " + a.config_path;
+  if (a.servers > 0) s += " --servers " + std::to_string(a.servers);
+  s += " --added " + a.added + " --policy " + a.policy + " --duration " + a.duration + " --seed " +
+       std::to_string(a.seed);
+  if (a.in_band) s += " --in-band";
+  return s + " --out " + a.out_dir;
+}
+
+double Since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+int RunSimulate(const PolcaArgs& args) {
+  const std::string name = "polca simulate";
+  Result<PolcaConfig> config = LoadConfig(args);
+  if (!config.ok()) return ReportError(name, config.error());
+  Result<double> added = ParsePercent(args.added);
+  if (!added.ok()) return ReportError(name, added.error());
+  Result<PolicyKind> policy = ParsePolicyKind(args.policy);
+  if (!policy.ok()) return ReportError(name, policy.error());
+  Result<double> duration = ParseDuration(args.duration);
+  if (!duration.ok()) return ReportError(name, duration.error());
+  Result<RequestTrace> trace = RequestTrace::Read(args.trace_path);
+  if (!trace.ok()) return ReportError(name, trace.error());
+  Result<OutputDirectory> out = OutputDirectory::Create(args.out_dir, args.overwrite);
+  if (!out.ok()) return ReportError(name, out.error());
+
+  RowRunOptions options;
+  options.policy = *policy;
+  options.servers = ServersFor(config->row.baseline_servers, *added);
+  options.duration_s = *duration;
+  options.seed = args.seed;
+  auto start = std::chrono::steady_clock::now();
+  Result<RowRunResult> run = SimulateRow(*config, *trace, options);
+  if (!run.ok()) return ReportError(name, run.error());
+  RowRunOptions reference_options = options;
+  reference_options.policy = PolicyKind::kNone;
+  Result<RowRunResult> reference = SimulateRow(*config, *trace, reference_options);
+  if (!reference.ok()) return ReportError(name, reference.error());
+  double wall = Since(start);
+
+  RunContext context{CommandLine("simulate", args), &*config, &*trace, args.seed, wall};
+  Status st = WriteRunReport(out->StagingPath("").string(), context, *run, *reference);
+  if (st.ok()) st = out->Commit();
+  if (!st.ok()) return ReportError(name, st.error());
+  RunImpact impact = CompareRuns(*run, *reference);
+  std::printf("%s, %d servers (%d + %.0f %%), %.1f days: %d brake events, peak %.1f %% of budget\n",
+              PolicyName(*policy).c_str(), run->servers, config->row.baseline_servers, 100 * *added,
+              *duration / 86400, run->brake_events, 100 * run->power_max);
+  std::printf("latency impact P50/P99: high %+.2f %% / %+.2f %%, low %+.2f %% / %+.2f %%; SLOs %s\n",
+              100 * impact.high.p50_latency, 100 * impact.high.p99_latency, 100 * impact.low.p50_latency,
+              100 * impact.low.p99_latency, MeetsSlos(impact) ? "met" : "missed");
+  std::printf("simulated %.0f s in %.1f s wall (%.0f simulated s per wall s, two runs); wrote %s\n",
+              2 * *duration, wall, 2 * *duration / wall, args.out_dir.c_str());
+  return 0;
+}
+
+int RunSweepCommand(const PolcaArgs& args) {
+  const std::string name = "polca sweep";
+  Result<PolcaConfig> config = LoadConfig(args);
+  if (!config.ok()) return ReportError(name, config.error());
+  Result<std::vector<double>> added = ParseAddedList(args.added);
+  if (!added.ok()) return ReportError(name, added.error());
+  Result<std::vector<PolicyKind>> policies = ParsePolicies(args.policy);
+  if (!policies.ok()) return ReportError(name, policies.error());
+  Result<double> duration = ParseDuration(args.duration);
+  if (!duration.ok()) return ReportError(name, duration.error());
+  Result<RequestTrace> trace = RequestTrace::Read(args.trace_path);
+  if (!trace.ok()) return ReportError(name, trace.error());
+  Result<OutputDirectory> out = OutputDirectory::Create(args.out_dir, args.overwrite);
+  if (!out.ok()) return ReportError(name, out.error());
+
+  SweepOptions options;
+  options.added_fractions = *added;
+  options.policies = *policies;
+  options.duration_s = *duration;
+  options.seed = args.seed;
+  options.jobs = args.jobs > 0 ? args.jobs : std::max(1u, std::thread::hardware_concurrency());
+  auto start = std::chrono::steady_clock::now();
+  Result<SweepResult> sweep =
+      RunSweep(*config, *trace, options, [](const std::string& line) { std::cerr << "  " << line << "\n"; });
+  if (!sweep.ok()) return ReportError(name, sweep.error());
+  double wall = Since(start);
+  RunContext context{CommandLine("sweep", args), &*config, &*trace, args.seed, wall};
+  Status st = WriteSweepReport(out->StagingPath("").string(), context, *sweep);
+  if (st.ok()) st = out->Commit();
+  if (!st.ok()) return ReportError(name, st.error());
+  std::cout << SweepMarkdown(*sweep);
+  for (size_t i = 0; i < policies->size(); ++i) {
+    double held = sweep->max_added_held[i];
+    std::printf("%s holds %s\n", PolicyName((*policies)[i]).c_str(),
+                held < 0 ? "no point of the sweep" : ("up to +" + std::to_string(std::lround(100 * held)) + " %").c_str());
+  }
+  std::printf("simulated %.0f s in %.1f s wall (%.0f simulated s per wall s); wrote %s\n", sweep->simulated_s, wall,
+              sweep->simulated_s / wall, args.out_dir.c_str());
+  return 0;
+}
+
+void AddCommonOptions(CLI::App* sub, PolcaArgs* args) {
+  sub->add_option("--trace", args->trace_path, "Request trace CSV (TIMESTAMP,ContextTokens,GeneratedTokens)")
+      ->required();
+  sub->add_option("--gpu", args->gpu, "Built-in config when no --config is given: a100 or h100")->capture_default_str();
+  sub->add_option("--config", args->config_path, "Config file (see `wattcut polca config`)");
+  sub->add_option("--servers", args->servers, "Servers the row budget was provisioned for (default: config's, 40)");
+  sub->add_option("--duration", args->duration, "Simulated time: 7d, 36h, 90m, 600s")->capture_default_str();
+  sub->add_option("--seed", args->seed, "Seed of the arrival expansion")->capture_default_str();
+  sub->add_flag("--in-band", args->in_band, "In-band (NVML, 10 ms) clock control instead of out-of-band (40 s)");
+  sub->add_option("--out", args->out_dir, "Output directory")->required();
+  sub->add_flag("--overwrite", args->overwrite, "Replace DIR if it exists and is not empty");
+}
+
+}  // namespace
+
+void AddPolcaCommand(CLI::App& app, CommandStatus& status) {
+  CLI::App* polca = app.add_subcommand("polca", "Size an LLM inference row under its power budget (POLCA)");
+  polca->require_subcommand(1);
+
+  auto simulate_args = std::make_shared<PolcaArgs>();
+  CLI::App* simulate = polca->add_subcommand("simulate", "Simulate one row under one policy");
+  AddCommonOptions(simulate, simulate_args.get());
+  simulate->add_option("--added", simulate_args->added, "Servers added beyond --servers, e.g. 30%")
+      ->capture_default_str();
+  simulate->add_option("--policy", simulate_args->policy, "polca, brake-only, uniform-cap, power-cap or none")
+      ->capture_default_str();
+  simulate->callback([simulate_args, &status] { status.exit_code = RunSimulate(*simulate_args); });
+
+  auto sweep_args = std::make_shared<PolcaArgs>();
+  sweep_args->added = "0:50:5";
+  sweep_args->policy = "polca,brake-only,uniform-cap,power-cap";
+  CLI::App* sweep = polca->add_subcommand("sweep", "Sweep added servers x policies to size the row");
+  AddCommonOptions(sweep, sweep_args.get());
+  sweep->add_option("--added", sweep_args->added, "Added servers in percent: FROM:TO:STEP or a list (0,10,30)")
+      ->capture_default_str();
+  sweep->add_option("--policy", sweep_args->policy, "Comma-separated policies")->capture_default_str();
+  sweep->add_option("--jobs", sweep_args->jobs, "Runs in parallel (default: one per CPU)");
+  sweep->callback([sweep_args, &status] { status.exit_code = RunSweepCommand(*sweep_args); });
+
+  auto config_gpu = std::make_shared<std::string>("a100");
+  CLI::App* config = polca->add_subcommand("config", "Print a built-in config to start your own from");
+  config->add_option("--gpu", *config_gpu, "a100 or h100")->capture_default_str();
+  config->callback([config_gpu, &status] {
+    Result<PolcaConfig> c = BuiltInConfig(*config_gpu);
+    if (!c.ok()) {
+      status.exit_code = ReportError("polca config", c.error());
+      return;
+    }
+    std::cout << FormatConfig(*c);
+  });
+}
+
+}  // namespace wattcut::cli

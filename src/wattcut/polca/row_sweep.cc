@@ -1,0 +1,90 @@
+#include "wattcut/polca/row_sweep.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <mutex>
+#include <thread>
+
+namespace wattcut::polca {
+
+int ServersFor(int baseline, double added_fraction) {
+  return static_cast<int>(std::lround(baseline * (1 + added_fraction)));
+}
+
+Result<SweepResult> RunSweep(const PolcaConfig& config, const RequestTrace& trace, const SweepOptions& given,
+                             const std::function<void(const std::string&)>& progress) {
+  SweepOptions options = given;
+  std::sort(options.added_fractions.begin(), options.added_fractions.end());
+  options.added_fractions.erase(std::unique(options.added_fractions.begin(), options.added_fractions.end()),
+                                options.added_fractions.end());
+  if (options.added_fractions.empty()) return Error{"the sweep needs at least one added-servers value"};
+  if (options.policies.empty()) return Error{"the sweep needs at least one policy"};
+  for (double a : options.added_fractions) {
+    if (!(a >= 0) || a > 10) return Error{"added servers must be between 0 % and 1000 %"};
+  }
+  const size_t n_added = options.added_fractions.size();
+  const size_t n_policies = options.policies.size();
+  // Job k < n_added: reference runs; then one per (added, policy).
+  const size_t n_jobs = n_added * (1 + n_policies);
+  std::vector<Result<RowRunResult>> results(n_jobs, Error{"not run"});
+  std::atomic<size_t> next{0};
+  std::mutex progress_mutex;
+
+  auto worker = [&]() {
+    while (true) {
+      size_t k = next.fetch_add(1);
+      if (k >= n_jobs) return;
+      size_t added_index = k < n_added ? k : (k - n_added) / n_policies;
+      RowRunOptions run;
+      run.policy = k < n_added ? PolicyKind::kNone : options.policies[(k - n_added) % n_policies];
+      run.servers = ServersFor(config.row.baseline_servers, options.added_fractions[added_index]);
+      run.duration_s = options.duration_s;
+      run.seed = options.seed;
+      run.keep_power_samples = false;
+      results[k] = SimulateRow(config, trace, run);
+      if (progress) {
+        std::lock_guard<std::mutex> lock(progress_mutex);
+        const auto& r = results[k];
+        progress(PolicyName(run.policy) + " with " + std::to_string(run.servers) + " servers: " +
+                 (r.ok() ? std::to_string(r->brake_events) + " brake events" : r.error().message));
+      }
+    }
+  };
+  int jobs = std::max(1, options.jobs);
+  std::vector<std::thread> threads;
+  for (int j = 1; j < jobs; ++j) threads.emplace_back(worker);
+  worker();
+  for (auto& t : threads) t.join();
+
+  SweepResult sweep;
+  sweep.baseline_servers = config.row.baseline_servers;
+  sweep.added_fractions = options.added_fractions;
+  for (size_t k = 0; k < n_jobs; ++k) {
+    if (!results[k].ok()) return results[k].error();
+  }
+  for (size_t i = 0; i < n_added; ++i) {
+    sweep.references.push_back(std::move(results[i]).value());
+    sweep.simulated_s += options.duration_s;
+  }
+  sweep.max_added_held.assign(n_policies, -1);
+  std::vector<bool> still_holding(n_policies, true);
+  for (size_t i = 0; i < n_added; ++i) {
+    for (size_t p = 0; p < n_policies; ++p) {
+      SweepPoint point;
+      point.added_fraction = options.added_fractions[i];
+      point.run = std::move(results[n_added + i * n_policies + p]).value();
+      point.servers = point.run.servers;
+      point.impact = CompareRuns(point.run, sweep.references[i]);
+      point.meets_slos = MeetsSlos(point.impact);
+      point.holds = point.meets_slos && point.run.brake_events == 0;
+      if (still_holding[p] && point.holds) sweep.max_added_held[p] = point.added_fraction;
+      if (!point.holds) still_holding[p] = false;
+      sweep.simulated_s += options.duration_s;
+      sweep.points.push_back(std::move(point));
+    }
+  }
+  return sweep;
+}
+
+}  // namespace wattcut::polca
