@@ -124,6 +124,8 @@ struct JobRegistry::Job {
   PlanSelection selection;
   std::map<int, Straggler> stragglers;  // by dp rank
   Profiling profiling;
+  std::vector<uint8_t> has_result;  // per rank: a ProfilingResult is stored
+  int num_results = 0;
   bool deleted = false;
 
   Status CheckRankAgainstProfile(const RankInfo& rank) const {
@@ -341,6 +343,13 @@ Status JobRegistry::Load() {
         job->ranks[static_cast<size_t>(rank)] = *r;
         ++job->num_registered;
       }
+      job->has_result.assign(ws, 0);
+      for (const auto& [rank, text] : s.results) {
+        if (static_cast<size_t>(rank) < ws && !job->has_result[static_cast<size_t>(rank)]) {
+          job->has_result[static_cast<size_t>(rank)] = 1;
+          ++job->num_results;
+        }
+      }
       for (const auto& [rank, text] : s.rank_profiles) {
         auto p = RankProfileFromJson(json::parse(text));
         if (!p || static_cast<size_t>(rank) >= ws) return Error{where + "bad rank profile row"};
@@ -404,6 +413,7 @@ Reply JobRegistry::RegisterJob(const JobRegistration& registration) {
   job->waiting.assign(ws, 0);
   job->rank_profiles.resize(ws);
   job->profiling.got.assign(ws, 0);
+  job->has_result.assign(ws, 0);
 
   JobInfo info = job->info;
   auto make_id = [&info](int64_t seq) {
@@ -752,6 +762,10 @@ Reply JobRegistry::PostResult(const std::string& job_id, const ProfilingResult& 
   if (auto s = store_.PutResult(job_id, result.rank, ToJson(result).dump()); !s) {
     return StoreFailed(s.error());
   }
+  if (!job->has_result[static_cast<size_t>(result.rank)]) {
+    job->has_result[static_cast<size_t>(result.rank)] = 1;
+    ++job->num_results;
+  }
   Reply reply = Ok(nullptr);
   RecordProfilingResultLocked(*job, result, reply);
   return reply;
@@ -783,6 +797,7 @@ Reply JobRegistry::GetJob(const std::string& job_id) {
               {"planner", ToJson(job->planner)},
               {"ranks_registered", job->num_registered},
               {"rank_profiles", job->num_rank_profiles},
+              {"ranks_with_results", job->num_results},
               {"round", job->round},
               {"ranks_waiting", job->num_waiting},
               {"profile_source", job->profile_source.empty() ? json(nullptr) : json(job->profile_source)},

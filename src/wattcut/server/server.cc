@@ -73,6 +73,14 @@ struct Server::Impl {
     auto wrapped = [this, label, changes_frequencies, handler = std::move(handler)](
                        const httplib::Request& req, httplib::Response& res) {
       t_endpoint = label;
+      // Checked here rather than before routing: by now the body has been read, so a
+      // refused request leaves the keep-alive connection in a clean state.
+      if (auto reason = policy->CheckAuthorization(req.get_header_value("Authorization"))) {
+        t_endpoint = "unauthorized";
+        res.set_header("WWW-Authenticate", "Bearer");
+        SetError(res, 401, *reason);
+        return;
+      }
       if (changes_frequencies) {
         if (auto reason = policy->CheckFrequencyChange()) {
           SetError(res, 403, *reason);
@@ -265,19 +273,23 @@ Result<std::unique_ptr<Server>> Server::Create(const ServerOptions& options) {
     setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
     self->listen_fd = sock;
   });
-  http.set_pre_routing_handler([self](const httplib::Request& req, httplib::Response& res) {
+  http.set_pre_routing_handler([](const httplib::Request&, httplib::Response&) {
     t_request_start = Clock::now();
     t_endpoint = "unmatched";
-    if (auto reason = self->policy->CheckAuthorization(req.get_header_value("Authorization"))) {
-      t_endpoint = "unauthorized";
-      res.set_header("WWW-Authenticate", "Bearer");
-      SetError(res, 401, *reason);
-      return httplib::Server::HandlerResponse::Handled;
-    }
     return httplib::Server::HandlerResponse::Unhandled;
   });
   http.set_error_handler(httplib::Server::HandlerWithResponse(
-      [](const httplib::Request& req, httplib::Response& res) {
+      [self](const httplib::Request& req, httplib::Response& res) {
+        // Unknown routes answer 401 too when the token is missing: say nothing to strangers.
+        if (res.status == 404 && res.body.empty()) {
+          if (auto reason =
+                  self->policy->CheckAuthorization(req.get_header_value("Authorization"))) {
+            t_endpoint = "unauthorized";
+            res.status = 401;
+            res.set_header("WWW-Authenticate", "Bearer");
+            SetError(res, 401, *reason);
+          }
+        }
         if (res.body.empty()) {
           SetError(res, res.status,
                    std::string(StatusText(res.status)) + ": " + req.method + " " + req.path);

@@ -1,0 +1,170 @@
+#include "tests/server/server_process.h"
+
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <fcntl.h>
+
+#include <filesystem>
+#include <thread>
+
+namespace wattcut::testing {
+
+std::string MakeTempDir(const std::string& tag) {
+  static std::atomic<int> counter{0};
+  auto dir = std::filesystem::temp_directory_path() /
+             ("wattcut_server_it_" + tag + "_" + std::to_string(::getpid()) + "_" +
+              std::to_string(counter++));
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  return dir.string();
+}
+
+ServerProcess::ServerProcess(std::vector<std::string> extra_args, std::string data_dir)
+    : data_dir_(std::move(data_dir)) {
+  if (data_dir_.empty()) {
+    data_dir_ = MakeTempDir("data");
+    own_dir_ = true;
+  }
+  args_ = {WATTCUT_BINARY, "serve", "--listen", "127.0.0.1:0", "--data-dir", data_dir_};
+  args_.insert(args_.end(), extra_args.begin(), extra_args.end());
+
+  int out[2];
+  if (pipe2(out, O_CLOEXEC) != 0) return;
+  pid_t pid = fork();
+  if (pid == 0) {
+    dup2(out[1], STDOUT_FILENO);
+    dup2(out[1], STDERR_FILENO);
+    close(out[0]);
+    close(out[1]);
+    std::vector<char*> argv;
+    for (auto& a : args_) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    execv(argv[0], argv.data());
+    _exit(127);
+  }
+  close(out[1]);
+  pid_ = pid;
+  // Read until the "listening on http://127.0.0.1:PORT" line, or until the process
+  // closes its output (it failed).
+  std::string line;
+  char c = 0;
+  const std::string marker = "listening on http://127.0.0.1:";
+  while (read(out[0], &c, 1) == 1) {
+    if (c != '\n') {
+      line += c;
+      continue;
+    }
+    size_t at = line.find(marker);
+    if (at != std::string::npos) {
+      port_ = std::atoi(line.c_str() + at + marker.size());
+      break;
+    }
+    startup_output_ += line + "\n";
+    line.clear();
+  }
+  if (port_ == 0) {
+    startup_output_ += line;
+    int status = 0;
+    waitpid(pid_, &status, 0);
+    pid_ = -1;
+    close(out[0]);
+    return;
+  }
+  // Keep draining the server's output so that it never blocks on a full pipe.
+  int fd = out[0];
+  std::thread([fd] {
+    char buffer[4096];
+    while (read(fd, buffer, sizeof(buffer)) > 0) {
+    }
+    close(fd);
+  }).detach();
+}
+
+ServerProcess::~ServerProcess() {
+  if (pid_ > 0) Kill();
+  if (own_dir_) {
+    std::error_code ec;
+    std::filesystem::remove_all(data_dir_, ec);
+  }
+}
+
+void ServerProcess::Kill() {
+  if (pid_ <= 0) return;
+  kill(pid_, SIGKILL);
+  int status = 0;
+  waitpid(pid_, &status, 0);
+  pid_ = -1;
+}
+
+int ServerProcess::Stop() {
+  if (pid_ <= 0) return -1;
+  kill(pid_, SIGTERM);
+  int status = 0;
+  waitpid(pid_, &status, 0);
+  pid_ = -1;
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+std::unique_ptr<httplib::Client> ServerProcess::Client() const {
+  auto client = std::make_unique<httplib::Client>("127.0.0.1", port_);
+  client->set_read_timeout(3600, 0);
+  client->set_write_timeout(60, 0);
+  client->set_connection_timeout(60, 0);
+  client->set_keep_alive(true);
+  return client;
+}
+
+namespace {
+
+HttpReply ToReply(const httplib::Result& result) {
+  HttpReply reply;
+  if (!result) return reply;
+  reply.status = result->status;
+  reply.text = result->body;
+  reply.body = nlohmann::json::parse(result->body, nullptr, /*allow_exceptions=*/false);
+  return reply;
+}
+
+}  // namespace
+
+HttpReply Get(httplib::Client& client, const std::string& path) { return ToReply(client.Get(path)); }
+
+HttpReply Post(httplib::Client& client, const std::string& path, const nlohmann::json& body) {
+  return ToReply(client.Post(path, body.dump(), "application/json"));
+}
+
+HttpReply PostRaw(httplib::Client& client, const std::string& path, const std::string& body) {
+  return ToReply(client.Post(path, body, "application/json"));
+}
+
+HttpReply Put(httplib::Client& client, const std::string& path, const nlohmann::json& body) {
+  return ToReply(client.Put(path, body.dump(), "application/json"));
+}
+
+HttpReply Delete(httplib::Client& client, const std::string& path) {
+  return ToReply(client.Delete(path));
+}
+
+std::string PathEscape(const std::string& text) {
+  std::string out;
+  const char* hex = "0123456789ABCDEF";
+  for (unsigned char c : text) {
+    bool plain = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                 c == '-' || c == '_' || c == '.' || c == '~';
+    if (plain) {
+      out += static_cast<char>(c);
+    } else {
+      out += '%';
+      out += hex[c >> 4];
+      out += hex[c & 15];
+    }
+  }
+  return out;
+}
+
+}  // namespace wattcut::testing

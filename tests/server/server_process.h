@@ -1,0 +1,66 @@
+// A real `wattcut serve` process for integration tests: started on a free loopback
+// port (--listen 127.0.0.1:0; the port is read from its first line of output), with
+// its own data folder, killed or stopped on demand.
+#pragma once
+
+#include <httplib.h>
+#include <sys/types.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace wattcut::testing {
+
+class ServerProcess {
+ public:
+  // `data_dir` empty: a fresh temporary folder, removed by the destructor.
+  explicit ServerProcess(std::vector<std::string> extra_args = {}, std::string data_dir = "");
+  ~ServerProcess();
+  ServerProcess(const ServerProcess&) = delete;
+  ServerProcess& operator=(const ServerProcess&) = delete;
+
+  bool running() const { return pid_ > 0; }
+  int port() const { return port_; }
+  const std::string& data_dir() const { return data_dir_; }
+  // Everything the process printed before the port line (its error, if it failed).
+  const std::string& startup_output() const { return startup_output_; }
+
+  // SIGKILL, then reap.
+  void Kill();
+  // SIGTERM, then reap; returns the exit status.
+  int Stop();
+
+  // A client for this server; long polls may take a while, so the read timeout is long.
+  std::unique_ptr<httplib::Client> Client() const;
+
+ private:
+  std::vector<std::string> args_;
+  std::string data_dir_;
+  bool own_dir_ = false;
+  pid_t pid_ = -1;
+  int port_ = 0;
+  std::string startup_output_;
+};
+
+// A fresh empty folder under the system temp folder.
+std::string MakeTempDir(const std::string& tag);
+
+// Response helpers: status and parsed body (null when the body is not JSON).
+struct HttpReply {
+  int status = 0;  // 0: no response (connection failed)
+  nlohmann::json body;
+  std::string text;
+};
+HttpReply Get(httplib::Client& client, const std::string& path);
+HttpReply Post(httplib::Client& client, const std::string& path, const nlohmann::json& body);
+HttpReply Put(httplib::Client& client, const std::string& path, const nlohmann::json& body);
+HttpReply Delete(httplib::Client& client, const std::string& path);
+HttpReply PostRaw(httplib::Client& client, const std::string& path, const std::string& body);
+
+// Percent-encodes a job id for a URL path ('+' and other reserved characters).
+std::string PathEscape(const std::string& text);
+
+}  // namespace wattcut::testing
