@@ -22,5 +22,6 @@ int ReportError(const std::string& command_name, const Error& error);
 void AddFrontierCommand(CLI::App& app, CommandStatus& status);
 void AddPolcaCommand(CLI::App& app, CommandStatus& status);
 void AddServeCommand(CLI::App& app, CommandStatus& status);
+void AddGpuCommand(CLI::App& app, CommandStatus& status);
 
 }  // namespace wattcut::cli

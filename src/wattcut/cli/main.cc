@@ -12,6 +12,7 @@ int main(int argc, char** argv) {
   wattcut::cli::AddFrontierCommand(app, status);
   wattcut::cli::AddPolcaCommand(app, status);
   wattcut::cli::AddServeCommand(app, status);
+  wattcut::cli::AddGpuCommand(app, status);
 
   CLI11_PARSE(app, argc, argv);
   return status.exit_code;

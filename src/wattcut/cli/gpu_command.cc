@@ -1,0 +1,364 @@
+// `wattcut gpu`: look at and control the GPUs through a backend (NVML or simulated).
+//   list   GPUs, clocks, power limits, power and the energy counter
+//   lock   lock SM clocks (and optionally the memory clock to max, a power limit), confirming the change
+//   reset  undo locks (SM and memory clocks; the power limit with --power-limit)
+//   watch  power, SM clock and energy over time (like nvidia-smi dmon)
+//   check  read-only check of the NVML backend with a verdict; setters run in dry-run only
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <iostream>
+#include <memory>
+#include <optional>
+#include <thread>
+
+#include "wattcut/cli/command.h"
+#include "wattcut/gpu/dry_run_backend.h"
+#include "wattcut/gpu/open_backend.h"
+#include "wattcut/profile/gpu_model.h"
+
+namespace wattcut::cli {
+namespace {
+
+struct GpuArgs {
+  BackendOptions backend;
+  int gpu = -1;  // -1: all
+  // lock
+  int sm_mhz = 0;
+  int sm_max_mhz = 0;
+  bool memory_max = false;
+  std::optional<double> power_limit_w;
+  // reset
+  bool reset_power_limit = false;
+  bool keep_memory = false;
+  // watch / check
+  double interval_s = 1.0;
+  int count = 0;
+  double duration_s = 5.0;
+};
+
+std::string Fixed(double value, int digits) {
+  char buffer[64];
+  std::snprintf(buffer, sizeof buffer, "%.*f", digits, value);
+  return buffer;
+}
+
+std::string ClockRange(const std::vector<int>& clocks) {
+  if (clocks.empty()) return "none";
+  return std::to_string(clocks.front()) + ".." + std::to_string(clocks.back()) + " MHz (" +
+         std::to_string(clocks.size()) + " clocks)";
+}
+
+Result<std::unique_ptr<GpuBackend>> Open(const GpuArgs& args) { return OpenBackend(args.backend); }
+
+// The GPUs a command acts on: --gpu, or all of them.
+Result<std::vector<int>> Targets(GpuBackend& backend, int gpu) {
+  auto count = backend.DeviceCount();
+  if (!count.ok()) return count.error();
+  if (gpu >= 0) {
+    if (Status s = CheckGpuIndex(gpu, *count); !s.ok()) return s.error();
+    return std::vector<int>{gpu};
+  }
+  std::vector<int> all;
+  for (int i = 0; i < *count; ++i) all.push_back(i);
+  return all;
+}
+
+std::string ReadOr(const Result<int64_t>& value, double scale, int digits, const std::string& unit) {
+  return value.ok() ? Fixed(static_cast<double>(*value) * scale, digits) + " " + unit : "n/a (" + value.error().message + ")";
+}
+
+int List(const GpuArgs& args) {
+  const std::string name = "gpu list";
+  auto backend = Open(args);
+  if (!backend.ok()) return ReportError(name, backend.error());
+  GpuBackend& b = **backend;
+  auto targets = Targets(b, args.gpu);
+  if (!targets.ok()) return ReportError(name, targets.error());
+  std::cout << "backend: " << b.name() << "\n";
+  for (int gpu : *targets) {
+    auto info = b.Info(gpu);
+    if (!info.ok()) return ReportError(name, info.error());
+    std::cout << "GPU " << gpu << ": " << info->name << " (" << info->uuid << ")\n";
+    auto memory = b.SupportedMemoryClocksMhz(gpu);
+    std::cout << "  memory clocks: " << (memory.ok() ? ClockRange(*memory) : memory.error().message) << "\n";
+    auto sm = SupportedSmClocksMhz(b, gpu);
+    std::cout << "  SM clocks at max memory clock: " << (sm.ok() ? ClockRange(*sm) : sm.error().message) << "\n";
+    auto clock = b.SmClockMhz(gpu);
+    std::cout << "  SM clock now: " << (clock.ok() ? std::to_string(*clock) + " MHz" : clock.error().message) << "\n";
+    auto limits = b.PowerLimits(gpu);
+    std::cout << "  power limit: "
+              << (limits.ok() ? "default " + Fixed(limits->default_mw / 1000.0, 0) + " W, range " +
+                                    Fixed(limits->min_mw / 1000.0, 0) + "-" + Fixed(limits->max_mw / 1000.0, 0) + " W"
+                              : limits.error().message)
+              << "\n";
+    std::cout << "  power now: " << ReadOr(b.PowerUsageMw(gpu), 1e-3, 1, "W") << "\n";
+    std::cout << "  energy counter: " << ReadOr(b.TotalEnergyMj(gpu), 1e-3, 3, "J") << "\n";
+  }
+  return 0;
+}
+
+int Lock(const GpuArgs& args) {
+  const std::string name = "gpu lock";
+  if (args.sm_mhz <= 0 && !args.memory_max && !args.power_limit_w) {
+    return ReportError(name, Error{"nothing to lock: give --sm MHZ, --memory-max and/or --power-limit W"});
+  }
+  auto backend = Open(args);
+  if (!backend.ok()) return ReportError(name, backend.error());
+  GpuBackend& b = **backend;
+  auto targets = Targets(b, args.gpu);
+  if (!targets.ok()) return ReportError(name, targets.error());
+  const bool dry = args.backend.dry_run;
+  for (int gpu : *targets) {
+    const std::string who = "GPU " + std::to_string(gpu) + ": ";
+    if (args.sm_mhz > 0) {
+      const int max_mhz = args.sm_max_mhz > 0 ? args.sm_max_mhz : args.sm_mhz;
+      auto before = b.SmClockMhz(gpu);
+      if (Status s = b.LockGpuClocks(gpu, args.sm_mhz, max_mhz); !s.ok()) return ReportError(name, s.error());
+      auto after = b.SmClockMhz(gpu);
+      std::cout << who << (dry ? "would lock" : "locked") << " SM clocks to " << args.sm_mhz << "-" << max_mhz
+                << " MHz (SM clock was " << (before.ok() ? std::to_string(*before) : "?") << " MHz, reads "
+                << (after.ok() ? std::to_string(*after) : "?") << " MHz now)\n";
+    }
+    if (args.memory_max) {
+      auto memory = MaxMemoryClockMhz(b, gpu);
+      if (!memory.ok()) return ReportError(name, memory.error());
+      if (Status s = b.LockMemoryClocks(gpu, *memory, *memory); !s.ok()) return ReportError(name, s.error());
+      std::cout << who << (dry ? "would lock" : "locked") << " the memory clock to its maximum, " << *memory << " MHz\n";
+    }
+    if (args.power_limit_w) {
+      const auto limit_mw = static_cast<int64_t>(std::llround(*args.power_limit_w * 1000));
+      if (Status s = b.SetPowerLimitMw(gpu, limit_mw); !s.ok()) return ReportError(name, s.error());
+      std::cout << who << (dry ? "would set" : "set") << " the power limit to " << Fixed(*args.power_limit_w, 1) << " W\n";
+    }
+  }
+  if (dry) std::cout << "dry run: nothing changed\n";
+  return 0;
+}
+
+int Reset(const GpuArgs& args) {
+  const std::string name = "gpu reset";
+  auto backend = Open(args);
+  if (!backend.ok()) return ReportError(name, backend.error());
+  GpuBackend& b = **backend;
+  auto targets = Targets(b, args.gpu);
+  if (!targets.ok()) return ReportError(name, targets.error());
+  const bool dry = args.backend.dry_run;
+  for (int gpu : *targets) {
+    const std::string who = "GPU " + std::to_string(gpu) + ": ";
+    auto before = b.SmClockMhz(gpu);
+    if (Status s = b.ResetGpuClocks(gpu); !s.ok()) return ReportError(name, s.error());
+    auto after = b.SmClockMhz(gpu);
+    std::cout << who << (dry ? "would reset" : "reset") << " SM clocks (SM clock was "
+              << (before.ok() ? std::to_string(*before) : "?") << " MHz, reads "
+              << (after.ok() ? std::to_string(*after) : "?") << " MHz now)\n";
+    if (!args.keep_memory) {
+      if (Status s = b.ResetMemoryClocks(gpu); !s.ok()) return ReportError(name, s.error());
+      std::cout << who << (dry ? "would reset" : "reset") << " memory clocks\n";
+    }
+    if (args.reset_power_limit) {
+      auto limits = b.PowerLimits(gpu);
+      if (!limits.ok()) return ReportError(name, limits.error());
+      if (Status s = b.SetPowerLimitMw(gpu, limits->default_mw); !s.ok()) return ReportError(name, s.error());
+      std::cout << who << (dry ? "would reset" : "reset") << " the power limit to its default, "
+                << Fixed(limits->default_mw / 1000.0, 1) << " W\n";
+    }
+  }
+  if (dry) std::cout << "dry run: nothing changed\n";
+  return 0;
+}
+
+int Watch(const GpuArgs& args) {
+  const std::string name = "gpu watch";
+  if (args.interval_s <= 0) return ReportError(name, Error{"--interval must be positive"});
+  auto backend = Open(args);
+  if (!backend.ok()) return ReportError(name, backend.error());
+  GpuBackend& b = **backend;
+  auto targets = Targets(b, args.gpu);
+  if (!targets.ok()) return ReportError(name, targets.error());
+  std::cout << "# time_s gpu power_w sm_mhz energy_j\n";
+  const auto start = std::chrono::steady_clock::now();
+  for (int n = 0; args.count <= 0 || n < args.count; ++n) {
+    if (n > 0) {
+      std::this_thread::sleep_until(start + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                                                std::chrono::duration<double>(n * args.interval_s)));
+    }
+    const double t = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    for (int gpu : *targets) {
+      auto power = b.PowerUsageMw(gpu);
+      auto clock = b.SmClockMhz(gpu);
+      auto energy = b.TotalEnergyMj(gpu);
+      if (!power.ok()) return ReportError(name, power.error());
+      std::cout << Fixed(t, 2) << " " << gpu << " " << Fixed(*power / 1000.0, 1) << " "
+                << (clock.ok() ? std::to_string(*clock) : "-") << " "
+                << (energy.ok() ? Fixed(*energy / 1000.0, 3) : "-") << "\n";
+    }
+    std::cout.flush();
+  }
+  return 0;
+}
+
+// Read-only check: every setter goes through a DryRunBackend, whatever the flags say.
+int Check(const GpuArgs& args) {
+  BackendOptions options = args.backend;
+  options.dry_run = false;
+  std::vector<std::string> dry_lines;
+  int failures = 0, warnings = 0;
+  auto say = [](const std::string& tag, const std::string& what) { std::cout << "[" << tag << "] " << what << "\n"; };
+
+  auto opened = OpenBackend(options);
+  if (!opened.ok()) {
+    say("FAIL", "open the " + options.kind + " backend: " + opened.error().message);
+    const bool no_gpu = opened.error().message.find("cannot load NVML") != std::string::npos ||
+                        opened.error().message.find("sees no GPU") != std::string::npos ||
+                        opened.error().message.find("DRIVER_NOT_LOADED") != std::string::npos;
+    std::cout << (no_gpu ? "VERDICT: NO GPU: this machine has no usable NVIDIA GPU or driver; nothing to check\n"
+                         : "VERDICT: FAIL: the backend does not open\n");
+    return no_gpu ? 2 : 1;
+  }
+  DryRunBackend b(std::move(opened).value(), [&](const std::string& line) { dry_lines.push_back(line); });
+  auto targets = Targets(b, args.gpu);
+  if (!targets.ok()) {
+    say("FAIL", targets.error().message);
+    std::cout << "VERDICT: FAIL\n";
+    return 1;
+  }
+  say("PASS", "backend " + b.inner().name() + " sees " + std::to_string(*b.DeviceCount()) + " GPU(s)");
+  for (int gpu : *targets) {
+    const std::string who = "GPU " + std::to_string(gpu) + ": ";
+    auto info = b.Info(gpu);
+    if (info.ok()) {
+      say("PASS", who + info->name + " " + info->uuid);
+    } else {
+      say("FAIL", who + info.error().message);
+      ++failures;
+    }
+    auto sm = SupportedSmClocksMhz(b, gpu);
+    auto memory = MaxMemoryClockMhz(b, gpu);
+    if (sm.ok() && !sm->empty() && memory.ok()) {
+      say("PASS", who + "max memory clock " + std::to_string(*memory) + " MHz; SM clocks " + ClockRange(*sm));
+    } else {
+      say("FAIL", who + "supported clocks: " + (sm.ok() ? (memory.ok() ? "empty list" : memory.error().message) : sm.error().message));
+      ++failures;
+    }
+    // Power and energy over the sampling window.
+    auto e0 = b.TotalEnergyMj(gpu);
+    if (!e0.ok()) {
+      say("FAIL", who + "energy counter: " + e0.error().message);
+      ++failures;
+    }
+    const auto start = std::chrono::steady_clock::now();
+    double power_sum_w = 0, power_max_w = 0, power_min_w = 1e18;
+    int clock_max = 0, samples = 0;
+    bool power_ok = true;
+    while (std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() < args.duration_s) {
+      auto power = b.PowerUsageMw(gpu);
+      auto clock = b.SmClockMhz(gpu);
+      if (!power.ok()) {
+        say("FAIL", who + "power reading: " + power.error().message);
+        ++failures;
+        power_ok = false;
+        break;
+      }
+      const double w = *power / 1000.0;
+      power_sum_w += w;
+      power_max_w = std::max(power_max_w, w);
+      power_min_w = std::min(power_min_w, w);
+      if (clock.ok()) clock_max = std::max(clock_max, *clock);
+      ++samples;
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    const double elapsed_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    auto e1 = b.TotalEnergyMj(gpu);
+    if (power_ok && samples > 0) {
+      const double mean_w = power_sum_w / samples;
+      say("PASS", who + "power over " + Fixed(elapsed_s, 1) + " s: mean " + Fixed(mean_w, 1) + " W, min " +
+                      Fixed(power_min_w, 1) + " W, max " + Fixed(power_max_w, 1) + " W; highest SM clock seen " +
+                      std::to_string(clock_max) + " MHz");
+      if (e0.ok() && e1.ok()) {
+        const double counter_w = (*e1 - *e0) / 1000.0 / elapsed_s;
+        const bool agrees = std::abs(counter_w - mean_w) <= std::max(0.25 * mean_w, 10.0);
+        say(agrees ? "PASS" : "WARN", who + "energy counter advanced " + Fixed((*e1 - *e0) / 1000.0, 1) + " J = " +
+                                          Fixed(counter_w, 1) + " W on average" +
+                                          (agrees ? ", agreeing with the power readings"
+                                                  : ", differing from the power readings by more than 25 %"));
+        if (!agrees) ++warnings;
+      }
+    }
+    // Setters, dry run only.
+    const size_t before = dry_lines.size();
+    Status lock = sm.ok() && !sm->empty() ? b.LockGpuClocks(gpu, sm->back(), sm->back()) : Status(Error{"no SM clocks"});
+    Status mem = LockMemoryClockToMax(b, gpu);
+    Status reset = b.ResetGpuClocks(gpu);
+    Status reset_mem = b.ResetMemoryClocks(gpu);
+    auto limits = b.PowerLimits(gpu);
+    Status limit = limits.ok() ? b.SetPowerLimitMw(gpu, limits->default_mw) : Status(limits.error());
+    for (const Status* s : {&lock, &mem, &reset, &reset_mem, &limit}) {
+      if (!s->ok()) {
+        say("WARN", who + "dry-run setter: " + s->error().message);
+        ++warnings;
+      }
+    }
+    for (size_t i = before; i < dry_lines.size(); ++i) say("DRY", who + dry_lines[i]);
+  }
+  if (failures > 0) {
+    std::cout << "VERDICT: FAIL: " << failures << " check(s) failed (no GPU setting was changed)\n";
+    return 1;
+  }
+  std::cout << "VERDICT: PASS" << (warnings > 0 ? " with " + std::to_string(warnings) + " warning(s)" : std::string())
+            << ": the " << b.inner().name() << " backend discovers, reads clocks, power and energy; setters were "
+            << "exercised in dry-run only (no GPU setting was changed)\n";
+  return 0;
+}
+
+void AddBackendOptions(CLI::App* sub, GpuArgs& args, bool allow_dry_run) {
+  sub->add_option("--backend", args.backend.kind, "GPU backend: nvml (real GPUs) or simulated (built-in GPU models)")
+      ->check(CLI::IsMember({"nvml", "simulated"}))
+      ->capture_default_str();
+  if (allow_dry_run) sub->add_flag("--dry-run", args.backend.dry_run, "Setters only print what they would do");
+  sub->add_option("--nvml-library", args.backend.nvml_library, "NVML library to load")->capture_default_str();
+  sub->add_option("--model", args.backend.simulated_model, "GPU model of the simulated backend: a100-sxm or a40")
+      ->capture_default_str();
+  sub->add_option("--gpus", args.backend.simulated_gpus, "Number of simulated GPUs")->capture_default_str();
+  sub->add_option("--gpu", args.gpu, "GPU index (default: all)");
+}
+
+}  // namespace
+
+void AddGpuCommand(CLI::App& app, CommandStatus& status) {
+  auto args = std::make_shared<GpuArgs>();
+  CLI::App* gpu = app.add_subcommand("gpu", "Look at and control GPUs: list, lock, reset, watch, check");
+  gpu->require_subcommand(1);
+
+  CLI::App* list = gpu->add_subcommand("list", "GPUs, supported clocks, power limits, power and energy counter");
+  AddBackendOptions(list, *args, true);
+  list->callback([args, &status] { status.exit_code = List(*args); });
+
+  CLI::App* lock = gpu->add_subcommand("lock", "Lock SM clocks (needs root or CAP_SYS_ADMIN on real GPUs)");
+  AddBackendOptions(lock, *args, true);
+  lock->add_option("--sm", args->sm_mhz, "SM clock to lock to, MHz (the lower bound with --sm-max)");
+  lock->add_option("--sm-max", args->sm_max_mhz, "Upper bound of the SM clock range, MHz (default: --sm)");
+  lock->add_flag("--memory-max", args->memory_max, "Also lock the memory clock to its maximum");
+  lock->add_option("--power-limit", args->power_limit_w, "Also set the power limit, W");
+  lock->callback([args, &status] { status.exit_code = Lock(*args); });
+
+  CLI::App* reset = gpu->add_subcommand("reset", "Reset SM and memory clocks (and the power limit with --power-limit)");
+  AddBackendOptions(reset, *args, true);
+  reset->add_flag("--power-limit", args->reset_power_limit, "Also reset the power limit to its default");
+  reset->add_flag("--keep-memory", args->keep_memory, "Leave the memory clock locked");
+  reset->callback([args, &status] { status.exit_code = Reset(*args); });
+
+  CLI::App* watch = gpu->add_subcommand("watch", "Print power, SM clock and energy every interval");
+  AddBackendOptions(watch, *args, false);
+  watch->add_option("--interval", args->interval_s, "Seconds between samples")->capture_default_str();
+  watch->add_option("--count", args->count, "Number of samples (default: until interrupted)");
+  watch->callback([args, &status] { status.exit_code = Watch(*args); });
+
+  CLI::App* check = gpu->add_subcommand(
+      "check", "Read-only check of the GPU backend with a verdict (setters in dry-run only; changes nothing)");
+  AddBackendOptions(check, *args, false);
+  check->add_option("--duration", args->duration_s, "Seconds of power and energy sampling")->capture_default_str();
+  check->callback([args, &status] { status.exit_code = Check(*args); });
+}
+
+}  // namespace wattcut::cli
