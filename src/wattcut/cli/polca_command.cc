@@ -45,7 +45,7 @@ Result<double> ParsePercent(const std::string& text) {
   char* end = nullptr;
   double v = std::strtod(t.c_str(), &end);
   if (t.empty() || end != t.c_str() + t.size() || !std::isfinite(v) || v < 0) {
-    return Error{"--added: expected a non-negative percentage like 30% , got '" + text + "'"};
+    return Error{"--added: expected a non-negative percentage like 30%, got '" + text + "'"};
   }
   return v / 100;
 }
