@@ -32,26 +32,38 @@ BoundedMinCut::Outcome BoundedMinCut::Solve(const std::vector<BoundedArc>& arcs,
   // source -> v (capacity excess(v) > 0) and v -> sink (capacity -excess(v) > 0), so one
   // max flow on short paths finds the minimum cut. Bounds a flow must meet are never
   // routed through the whole network, as the textbook feasible-flow phase would.
-  flow_.Reset(num_nodes_);
   excess_.assign(static_cast<size_t>(num_nodes_), 0.0);
   for (const BoundedArc& arc : arcs) {
-    flow_.AddArc(arc.from, arc.to, arc.upper >= MaxFlow::kInfinity ? MaxFlow::kInfinity : arc.upper - arc.lower);
     excess_[static_cast<size_t>(arc.to)] += arc.lower;
     excess_[static_cast<size_t>(arc.from)] -= arc.lower;
   }
-  for (int v = 0; v < num_nodes_; ++v) {
-    if (v == source || v == sink) continue;
-    double e = excess_[static_cast<size_t>(v)];
-    if (e > MaxFlow::kEpsilon) {
-      flow_.AddArc(source, v, e);
-    } else if (e < -MaxFlow::kEpsilon) {
-      flow_.AddArc(v, sink, -e);
+  auto build = [&](auto& network) {
+    network.Reset(num_nodes_);
+    for (const BoundedArc& arc : arcs) {
+      network.AddArc(arc.from, arc.to,
+                     arc.upper >= MaxFlow::kInfinity ? MaxFlow::kInfinity : arc.upper - arc.lower);
     }
+    for (int v = 0; v < num_nodes_; ++v) {
+      if (v == source || v == sink) continue;
+      double e = excess_[static_cast<size_t>(v)];
+      if (e > MaxFlow::kEpsilon) {
+        network.AddArc(source, v, e);
+      } else if (e < -MaxFlow::kEpsilon) {
+        network.AddArc(v, sink, -e);
+      }
+    }
+  };
+  const std::vector<uint8_t>* side_ptr = nullptr;
+  if (engine_ == Engine::kPreflow) {
+    build(preflow_);
+    if (preflow_.Run(source, sink, MaxFlow::kInfinity) >= MaxFlow::kInfinity) return Outcome::kUnbounded;
+    side_ptr = &preflow_.SourceSide();
+  } else {
+    build(flow_);
+    if (flow_.Run(source, sink) >= MaxFlow::kInfinity / 2) return Outcome::kUnbounded;
+    side_ptr = &flow_.SourceSide(source);
   }
-  double value = flow_.Run(source, sink);
-  if (value >= MaxFlow::kInfinity / 2) return Outcome::kUnbounded;
-
-  const std::vector<uint8_t>& side = flow_.SourceSide(source);
+  const std::vector<uint8_t>& side = *side_ptr;
   cut_value_ = 0;
   reduced_crossing_.assign(arcs.size(), 0);
   for (size_t i = 0; i < arcs.size(); ++i) {

@@ -4,7 +4,9 @@
 // Phases: Reset(); AddArc() each arc; Run(source, sink); then Crossing(). The cut
 // minimises the sum of the upper bounds of arcs crossing it forward minus the lower
 // bounds of arcs crossing it backward; among minimum cuts it returns the one with the
-// smallest source side (what the reference's feasible-flow-then-max-flow method returns).
+// smallest source side (Dinic engine: what the reference's feasible-flow-then-max-flow
+// method returns) or the largest one (push-relabel engine). Any minimum cut gives a
+// least-cost unit reduction, so both engines give the same frontier energies.
 //
 // By default the network is first shrunk by series-parallel reduction (exact; see
 // series_parallel_reduction.h), which is what makes the frontier solver fast.
@@ -14,6 +16,7 @@
 #include <vector>
 
 #include "wattcut/solver/max_flow.h"
+#include "wattcut/solver/preflow_min_cut.h"
 #include "wattcut/solver/series_parallel_reduction.h"
 
 namespace wattcut {
@@ -26,8 +29,13 @@ class BoundedMinCut {
     kUnbounded,   // every cut crosses an unbounded arc forward
   };
 
-  // Disables the series-parallel reduction (for tests that compare both paths).
+  enum class Engine {
+    kPreflow,  // push-relabel, first phase only (default; fastest here)
+    kDinic,    // Dinic's max flow
+  };
+  // Disables the series-parallel reduction (for tests and benchmarks that compare paths).
   void set_reduce(bool reduce) { reduce_ = reduce; }
+  void set_engine(Engine engine) { engine_ = engine; }
 
   void Reset(int num_nodes);
   // `upper` may be MaxFlow::kInfinity. Requires lower <= upper.
@@ -42,6 +50,8 @@ class BoundedMinCut {
   Outcome Solve(const std::vector<BoundedArc>& arcs, int source, int sink);
 
   bool reduce_ = true;
+  Engine engine_ = Engine::kPreflow;
+  PreflowMinCut preflow_;
   int num_nodes_ = 0;
   std::vector<BoundedArc> arcs_;
   SeriesParallelReduction reduction_;

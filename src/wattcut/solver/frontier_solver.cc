@@ -58,6 +58,27 @@ FrontierSolver::FrontierSolver(const TimeCostProblem& problem) : problem_(proble
     }
   }
   local_id_.assign(nn, -1);
+
+  // Warm engine: fixed shape, capacities set per step.
+  std::vector<std::pair<int, int>> flow_arcs;
+  for (const Arc& a : arcs_) flow_arcs.emplace_back(a.from, a.to);
+  node_in_arc_.assign(nn, -1);
+  node_out_arc_.assign(nn, -1);
+  for (int v = 0; v < num_nodes_; ++v) {
+    if (v == source_ || v == sink_) continue;
+    node_in_arc_[static_cast<size_t>(v)] = static_cast<int>(flow_arcs.size());
+    flow_arcs.emplace_back(source_, v);
+    node_out_arc_[static_cast<size_t>(v)] = static_cast<int>(flow_arcs.size());
+    flow_arcs.emplace_back(v, sink_);
+  }
+  preflow_.Build(num_nodes_, flow_arcs, source_, sink_);
+  // Any finite cut costs at most sum(ub - lb) + sum(lb) <= 2 * sum of steepest slopes.
+  double steepest_total = 0;
+  for (int i = 0; i < problem.num_activities(); ++i) {
+    const CostTable& t = problem.table_of(i);
+    if (t.max_duration > t.min_duration) steepest_total += std::max(0.0, t.at(t.min_duration) - t.at(t.min_duration + 1));
+  }
+  unbounded_ = 4 * steepest_total + 1;
 }
 
 void FrontierSolver::Init() {
@@ -102,17 +123,91 @@ void FrontierSolver::ComputeTimes() {
   }
 }
 
+std::pair<double, double> FrontierSolver::Bounds(const Arc& a) const {
+  double lb = 0, ub = MaxFlow::kInfinity;
+  if (a.activity >= 0) {
+    const CostTable& table = problem_.table_of(a.activity);
+    int64_t d = duration_[static_cast<size_t>(a.activity)];
+    if (d < table.max_duration) lb = std::max(0.0, table.at(d) - table.at(d + 1));
+    if (d > table.min_duration) ub = std::max(lb, table.at(d - 1) - table.at(d));
+  }
+  return {lb, ub};
+}
+
 bool FrontierSolver::Step() {
   changed_.clear();
-  // a. Critical arcs and their nodes, numbered compactly.
+  // a. Critical arcs: zero slack.
   critical_arcs_.clear();
-  int num_local = 0;
-  std::vector<int> touched;
+  is_critical_.assign(arcs_.size(), 0);
   for (size_t ai = 0; ai < arcs_.size(); ++ai) {
     const Arc& a = arcs_[ai];
     int64_t d = a.activity >= 0 ? duration_[static_cast<size_t>(a.activity)] : 0;
     if (earliest_[static_cast<size_t>(a.from)] + d != latest_[static_cast<size_t>(a.to)]) continue;
     critical_arcs_.push_back(static_cast<int>(ai));
+    is_critical_[ai] = 1;
+  }
+  last_critical_arcs_ = static_cast<int>(critical_arcs_.size());
+
+  // b, c. Bounds and a minimum cut.
+  if (!(warm_start_ ? CutWarm() : CutFromScratch())) return false;
+
+  // d. Speed up forward-crossing activities, slow down backward-crossing ones.
+  for (int ai : critical_arcs_) {
+    const Arc& a = arcs_[static_cast<size_t>(ai)];
+    if (a.activity < 0) continue;
+    const int crossing = crossing_[static_cast<size_t>(ai)];
+    int64_t& d = duration_[static_cast<size_t>(a.activity)];
+    const CostTable& table = problem_.table_of(a.activity);
+    if (crossing > 0) {
+      --d;  // finite cut: d > min_duration
+      changed_.push_back(a.activity);
+    } else if (crossing < 0 && d < table.max_duration) {
+      ++d;
+      changed_.push_back(a.activity);
+    }
+  }
+  ComputeTimes();
+  return true;
+}
+
+bool FrontierSolver::CutWarm() {
+  std::fill(node_excess_.begin(), node_excess_.end(), 0.0);
+  node_excess_.resize(static_cast<size_t>(num_nodes_), 0.0);
+  for (size_t ai = 0; ai < arcs_.size(); ++ai) {
+    double capacity = 0;
+    if (is_critical_[ai]) {
+      auto [lb, ub] = Bounds(arcs_[ai]);
+      capacity = ub >= MaxFlow::kInfinity ? unbounded_ : ub - lb;
+      node_excess_[static_cast<size_t>(arcs_[ai].to)] += lb;
+      node_excess_[static_cast<size_t>(arcs_[ai].from)] -= lb;
+    }
+    if (capacity != preflow_.capacity(static_cast<int>(ai))) preflow_.SetCapacity(static_cast<int>(ai), capacity);
+  }
+  for (int v = 0; v < num_nodes_; ++v) {
+    if (v == source_ || v == sink_) continue;
+    double e = node_excess_[static_cast<size_t>(v)];
+    double in = e > WarmPreflow::kEpsilon ? e : 0, out = e < -WarmPreflow::kEpsilon ? -e : 0;
+    int in_arc = node_in_arc_[static_cast<size_t>(v)], out_arc = node_out_arc_[static_cast<size_t>(v)];
+    if (in != preflow_.capacity(in_arc)) preflow_.SetCapacity(in_arc, in);
+    if (out != preflow_.capacity(out_arc)) preflow_.SetCapacity(out_arc, out);
+  }
+  if (preflow_.Solve() > unbounded_ / 2) return false;
+  const std::vector<uint8_t>& side = preflow_.SourceSide();
+  crossing_.assign(arcs_.size(), 0);
+  for (int ai : critical_arcs_) {
+    const Arc& a = arcs_[static_cast<size_t>(ai)];
+    bool from_s = side[static_cast<size_t>(a.from)] != 0, to_s = side[static_cast<size_t>(a.to)] != 0;
+    crossing_[static_cast<size_t>(ai)] = static_cast<int8_t>(from_s && !to_s ? 1 : (!from_s && to_s ? -1 : 0));
+  }
+  return true;
+}
+
+bool FrontierSolver::CutFromScratch() {
+  // The critical DAG's nodes, numbered compactly.
+  int num_local = 0;
+  std::vector<int> touched;
+  for (int ai : critical_arcs_) {
+    const Arc& a = arcs_[static_cast<size_t>(ai)];
     for (int v : {a.from, a.to}) {
       if (local_id_[static_cast<size_t>(v)] < 0) {
         local_id_[static_cast<size_t>(v)] = num_local++;
@@ -120,46 +215,20 @@ bool FrontierSolver::Step() {
       }
     }
   }
-  last_critical_arcs_ = static_cast<int>(critical_arcs_.size());
-
-  // b. Flow bounds.
   cut_.Reset(num_local);
   for (int ai : critical_arcs_) {
     const Arc& a = arcs_[static_cast<size_t>(ai)];
-    double lb = 0, ub = MaxFlow::kInfinity;
-    if (a.activity >= 0) {
-      const CostTable& table = problem_.table_of(a.activity);
-      int64_t d = duration_[static_cast<size_t>(a.activity)];
-      if (d < table.max_duration) lb = std::max(0.0, table.at(d) - table.at(d + 1));
-      if (d > table.min_duration) ub = std::max(lb, table.at(d - 1) - table.at(d));
-    }
+    auto [lb, ub] = Bounds(a);
     cut_.AddArc(local_id_[static_cast<size_t>(a.from)], local_id_[static_cast<size_t>(a.to)], lb, ub);
   }
-
-  // c. Minimum cut.
   BoundedMinCut::Outcome outcome =
       cut_.Run(local_id_[static_cast<size_t>(source_)], local_id_[static_cast<size_t>(sink_)]);
-
-  // d. Speed up forward-crossing activities, slow down backward-crossing ones.
-  if (outcome == BoundedMinCut::Outcome::kFound) {
-    for (size_t k = 0; k < critical_arcs_.size(); ++k) {
-      const Arc& a = arcs_[static_cast<size_t>(critical_arcs_[k])];
-      if (a.activity < 0) continue;
-      const int crossing = cut_.Crossing(static_cast<int>(k));
-      int64_t& d = duration_[static_cast<size_t>(a.activity)];
-      const CostTable& table = problem_.table_of(a.activity);
-      if (crossing > 0) {
-        --d;  // finite cut: d > min_duration
-        changed_.push_back(a.activity);
-      } else if (crossing < 0 && d < table.max_duration) {
-        ++d;
-        changed_.push_back(a.activity);
-      }
-    }
-  }
   for (int v : touched) local_id_[static_cast<size_t>(v)] = -1;
   if (outcome != BoundedMinCut::Outcome::kFound) return false;
-  ComputeTimes();
+  crossing_.assign(arcs_.size(), 0);
+  for (size_t k = 0; k < critical_arcs_.size(); ++k) {
+    crossing_[static_cast<size_t>(critical_arcs_[k])] = static_cast<int8_t>(cut_.Crossing(static_cast<int>(k)));
+  }
   return true;
 }
 

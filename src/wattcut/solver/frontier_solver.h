@@ -7,7 +7,9 @@
 //      slowing down by one unit saves; 0 at the longest duration) and
 //      ub = c(d-1) - c(d) (what speeding up by one unit costs; unbounded at the
 //      shortest duration); dummy arcs get [0, unbounded);
-//   c. finds a minimum cut of the critical DAG under those bounds;
+//   c. finds a minimum cut of the critical DAG under those bounds (by default on a flow
+//      network kept from the previous step, see warm_preflow.h; set_warm_start(false)
+//      computes each cut from scratch with BoundedMinCut instead);
 //   d. speeds up by one unit the activities crossing the cut forward and slows down by
 //      one unit those crossing it backward (those already at their longest duration
 //      stay: their lb is 0, so they would save nothing).
@@ -19,6 +21,7 @@
 #include <vector>
 
 #include "wattcut/solver/bounded_min_cut.h"
+#include "wattcut/solver/warm_preflow.h"
 #include "wattcut/solver/time_cost_problem.h"
 
 namespace wattcut {
@@ -26,6 +29,10 @@ namespace wattcut {
 class FrontierSolver {
  public:
   explicit FrontierSolver(const TimeCostProblem& problem);
+
+  // true (default): keep the flow network between steps. false: compute every cut from
+  // scratch. Both give the same frontier; the first is much faster.
+  void set_warm_start(bool warm) { warm_start_ = warm; }
 
   // Every activity at its longest duration; computes the schedule times.
   void Init();
@@ -43,6 +50,10 @@ class FrontierSolver {
 
  private:
   void ComputeTimes();
+  // Step c, two ways; both fill crossing_ (per arc: +1 forward, -1 backward, 0) and
+  // return false when no finite cut exists.
+  bool CutWarm();
+  bool CutFromScratch();
 
   const TimeCostProblem& problem_;
   int num_nodes_ = 0;  // AOA nodes: 2 per activity + source + sink
@@ -52,6 +63,8 @@ class FrontierSolver {
     int activity;  // -1 for a dummy arc
   };
   std::vector<Arc> arcs_;
+  // Flow bounds (lb, ub) of an arc at the current durations.
+  std::pair<double, double> Bounds(const Arc& arc) const;
   std::vector<int> out_start_, out_arcs_, in_start_, in_arcs_;  // CSR adjacency
   std::vector<int> topo_order_;
   std::vector<int64_t> duration_;
@@ -60,8 +73,19 @@ class FrontierSolver {
   std::vector<int32_t> changed_;
   std::vector<int> local_id_;
   std::vector<int> critical_arcs_;
-  BoundedMinCut cut_;
+  std::vector<uint8_t> is_critical_;
+  std::vector<int8_t> crossing_;
   int last_critical_arcs_ = 0;
+  bool warm_start_ = true;
+  // From-scratch engine.
+  BoundedMinCut cut_;
+  // Warm engine: AOA arcs first, then per node an arc from the source (index
+  // node_in_arc_[v]) and one to the sink (node_out_arc_[v]) carrying the node's excess
+  // of lower bounds; "unbounded" is unbounded_ (more than any finite cut can cost).
+  WarmPreflow preflow_;
+  std::vector<int> node_in_arc_, node_out_arc_;
+  std::vector<double> node_excess_;
+  double unbounded_ = 0;
 };
 
 }  // namespace wattcut
