@@ -4,9 +4,11 @@
 //   reset  undo locks (SM and memory clocks; the power limit with --power-limit)
 //   watch  power, SM clock and energy over time (like nvidia-smi dmon)
 //   check  read-only check of the NVML backend with a verdict; setters run in dry-run only
+//   profile  the online profiler on simulated GPUs running a model workload: a profile CSV for the planner
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <fstream>
 #include <iostream>
 #include <memory>
 #include <optional>
@@ -15,7 +17,9 @@
 #include "wattcut/cli/command.h"
 #include "wattcut/gpu/dry_run_backend.h"
 #include "wattcut/gpu/open_backend.h"
+#include "wattcut/gpu/simulated_backend.h"
 #include "wattcut/profile/gpu_model.h"
+#include "wattcut/runtime/online_profiler.h"
 
 namespace wattcut::cli {
 namespace {
@@ -35,6 +39,11 @@ struct GpuArgs {
   double interval_s = 1.0;
   int count = 0;
   double duration_s = 5.0;
+  // profile
+  int stages = 8;
+  int microbatches = 4;
+  OnlineProfilerOptions profiler;
+  std::string out_path;
 };
 
 std::string Fixed(double value, int digits) {
@@ -311,6 +320,63 @@ int Check(const GpuArgs& args) {
   return 0;
 }
 
+// Every stage of a pipeline on its own simulated GPU (simulated time, so it runs in moments),
+// profiled by the online profiler exactly as a training job would drive it.
+int Profile(const GpuArgs& args) {
+  const std::string name = "gpu profile";
+  if (args.backend.kind != "simulated") {
+    return ReportError(name, Error{"only --backend simulated: on real GPUs the profiler runs inside the training job "
+                                   "(wattcut::OnlineProfiler, see docs/gpu.md)"});
+  }
+  if (args.stages < 1 || args.microbatches < 1) return ReportError(name, Error{"--stages and --microbatches must be >= 1"});
+  auto model = FindGpuModel(args.backend.simulated_model);
+  if (!model.ok()) return ReportError(name, model.error());
+  std::string csv;
+  for (int stage = 0; stage < args.stages; ++stage) {
+    auto clock = std::make_shared<ManualClock>();
+    SimulatedBackend gpu({*model}, clock);
+    auto setter = StartThreadFrequencySetter(gpu, 0);
+    if (!setter.ok()) return ReportError(name, setter.error());
+    OnlineProfilerOptions options = args.profiler;
+    options.stage = stage;
+    auto profiler = OnlineProfiler::Start(gpu, 0, **setter, *clock, options);
+    if (!profiler.ok()) return ReportError(name, profiler.error());
+    const StageWorkload& work = stage == args.stages - 1 ? (*model)->last_stage : (*model)->middle_stage;
+    while (!(*profiler)->done()) {
+      Status s = (*profiler)->BeginIteration();
+      for (InstructionKind kind : {InstructionKind::kForward, InstructionKind::kBackward}) {
+        const std::string instruction(InstructionName(kind));
+        for (int i = 0; s.ok() && i < args.microbatches; ++i) {
+          s = (*profiler)->InstructionBegin(instruction);
+          if (s.ok()) {
+            auto ran = gpu.Run(0, kind, work.of(kind));
+            if (!ran.ok()) s = ran.error();
+          }
+          if (s.ok()) s = (*profiler)->InstructionEnd(instruction);
+        }
+      }
+      if (s.ok()) s = (*profiler)->EndIteration();
+      if (!s.ok()) return ReportError(name, s.error());
+    }
+    (*profiler)->Finish();
+    if (Status s = (*setter)->Stop(); !s.ok()) return ReportError(name, s.error());
+    const std::string stage_csv = (*profiler)->ToCsv();
+    csv += stage == 0 ? stage_csv : stage_csv.substr(stage_csv.find('\n') + 1);
+    std::cerr << "stage " << stage << ": " << (*profiler)->rows().size() / 2 << " frequencies profiled, "
+              << Fixed(clock->NowS(), 1) << " s of simulated GPU time\n";
+  }
+  if (args.out_path.empty() || args.out_path == "-") {
+    std::cout << csv;
+    return 0;
+  }
+  std::ofstream out(args.out_path);
+  out << csv;
+  out.close();
+  if (!out) return ReportError(name, Error{"cannot write " + args.out_path});
+  std::cerr << "wrote " << args.out_path << "\n";
+  return 0;
+}
+
 void AddBackendOptions(CLI::App* sub, GpuArgs& args, bool allow_dry_run) {
   sub->add_option("--backend", args.backend.kind, "GPU backend: nvml (real GPUs) or simulated (built-in GPU models)")
       ->check(CLI::IsMember({"nvml", "simulated"}))
@@ -359,6 +425,30 @@ void AddGpuCommand(CLI::App& app, CommandStatus& status) {
   AddBackendOptions(check, *args, false);
   check->add_option("--duration", args->duration_s, "Seconds of power and energy sampling")->capture_default_str();
   check->callback([args, &status] { status.exit_code = Check(*args); });
+
+  CLI::App* profile = gpu->add_subcommand(
+      "profile", "Run the online profiler on simulated GPUs (one per stage) and write the profile CSV the planner reads");
+  args->profiler.floor_mhz = 855;
+  AddBackendOptions(profile, *args, false);
+  profile->add_option("--stages", args->stages, "Pipeline stages (the last runs the model's last-stage workload)")
+      ->capture_default_str();
+  profile->add_option("--microbatches", args->microbatches, "Forwards and backwards per profiled iteration")
+      ->capture_default_str();
+  profile->add_option("--max-freq", args->profiler.max_freq_mhz, "First frequency, MHz (default: the GPU's highest)");
+  profile->add_option("--floor", args->profiler.floor_mhz, "Lowest frequency, MHz")->capture_default_str();
+  profile->add_option("--step", args->profiler.step_mhz, "Frequency step, MHz (default: every supported clock)");
+  profile->add_option("--warmup", args->profiler.warmup_iterations, "Warm-up iterations dropped per frequency")
+      ->capture_default_str();
+  profile->add_option("--iterations", args->profiler.measured_iterations, "Measured iterations per frequency")
+      ->capture_default_str();
+  profile->add_option("--stop-after-rises", args->profiler.stop_after_energy_rises,
+                      "Stop after iteration energy rose this many frequencies in a row (0: never)")
+      ->capture_default_str();
+  profile->add_option("--out", args->out_path, "Output CSV (default: stdout)");
+  profile->callback([args, profile, &status] {
+    if (profile->count("--backend") == 0) args->backend.kind = "simulated";
+    status.exit_code = Profile(*args);
+  });
 }
 
 }  // namespace wattcut::cli
