@@ -226,5 +226,21 @@ TEST(WatchdogSetterTest, WatchdogResetsWhenItIsTerminated) {
   EXPECT_EQ(fake.Read()["gpu0.locked_max"], "0");
 }
 
+TEST(WatchdogSetterTest, ADeadWatchdogDoesNotHurtTheTrainingProcess) {
+  ScopedFakeNvml fake;
+  auto setter = std::move(StartWatchdogFrequencySetter({.gpu = 0})).value();
+  const int pid = WatchdogPid(*setter);
+  ASSERT_EQ(kill(pid, SIGKILL), 0);
+  // Requests after its death neither block nor raise SIGPIPE.
+  for (int i = 0; i < 1000; ++i) setter->SetFrequency(i % 2 ? 1200 : 1300);
+  Status wait = setter->WaitUntilApplied();
+  ASSERT_FALSE(wait.ok());
+  EXPECT_EQ(wait.error().message, "the frequency watchdog (pid " + std::to_string(pid) + ") exited");
+  Status stop = setter->Stop();
+  ASSERT_FALSE(stop.ok());
+  EXPECT_EQ(stop.error().message,
+            "the frequency watchdog (pid " + std::to_string(pid) + ") ended without resetting the clocks");
+}
+
 }  // namespace
 }  // namespace wattcut

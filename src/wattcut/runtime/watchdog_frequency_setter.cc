@@ -3,6 +3,7 @@
 #include <signal.h>
 #include <sys/mman.h>
 #include <sys/signalfd.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -205,8 +206,9 @@ class WatchdogFrequencySetter final : public FrequencySetter {
     shared_->requested_mhz.store(freq_mhz, std::memory_order_relaxed);
     shared_->request_seq.fetch_add(1, std::memory_order_release);
     const char byte = 1;
-    // Non-blocking: a full pipe already holds a wake-up, and the watchdog reads the latest value.
-    [[maybe_unused]] const ssize_t n = ::write(wake_fd_, &byte, 1);
+    // Non-blocking: a full socket buffer already holds a wake-up, and the watchdog reads the latest
+    // value. MSG_NOSIGNAL: a dead watchdog must not SIGPIPE the training process.
+    [[maybe_unused]] const ssize_t n = ::send(wake_fd_, &byte, 1, MSG_DONTWAIT | MSG_NOSIGNAL);
   }
 
   Status WaitUntilApplied() override {
@@ -300,11 +302,12 @@ Result<std::unique_ptr<FrequencySetter>> StartWatchdogFrequencySetter(const Watc
     return Error{std::string("cannot map the watchdog's shared memory: ") + std::strerror(errno)};
   }
   auto* shared = new (page) watchdog::Shared{};
+  // wake: a stream socket pair (the watchdog reads wake[0]; EOF when every copy of wake[1] is gone).
   int wake[2], ready[2];
-  if (::pipe2(wake, O_CLOEXEC) != 0 || ::pipe2(ready, O_CLOEXEC) != 0) {
+  if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, wake) != 0 || ::pipe2(ready, O_CLOEXEC) != 0) {
     return Error{std::string("cannot create the watchdog's pipes: ") + std::strerror(errno)};
   }
-  ::fcntl(wake[1], F_SETFL, O_NONBLOCK);
+  ::shutdown(wake[1], SHUT_RD);
 
   std::vector<std::string> args = {helper, "--gpu", std::to_string(options.gpu)};
   if (!options.nvml_library.empty()) args.insert(args.end(), {"--nvml-library", options.nvml_library});

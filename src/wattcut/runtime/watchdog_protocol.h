@@ -1,6 +1,6 @@
 // What the training process and its frequency watchdog (wattcut-freq-setter) share: a page of
-// memory (a memfd, fd 3 in the watchdog), a wake-up pipe (read end fd 4) and a one-shot ready
-// pipe (write end fd 5). Internal to runtime/.
+// memory (a memfd, fd 3 in the watchdog), a wake-up socket (one end of a stream socket pair,
+// fd 4) and a one-shot ready pipe (write end fd 5). Internal to runtime/.
 #pragma once
 
 #include <atomic>
