@@ -1,0 +1,109 @@
+// Planner benchmarks: one whole frontier per benchmark iteration, on the authors'
+// measured profiles (../shared/data/perseus-sosp24). Counters: frontier points and
+// wall time per solver iteration. Run: build/bench/wattcut_bench --benchmark_filter=Frontier
+//
+//   BM_Frontier/<profile>/<M>           the planner as `wattcut frontier` runs it
+//   BM_FrontierFromScratch/<profile>/<M> the same with every min cut computed from
+//                                        scratch (no warm start), for the ratio
+#include <benchmark/benchmark.h>
+
+#include <filesystem>
+#include <map>
+#include <string>
+
+#include "wattcut/base/shared_data.h"
+#include "wattcut/dag/computation_dag.h"
+#include "wattcut/plan/planner.h"
+#include "wattcut/profile/operation_options.h"
+#include "wattcut/profile/profile_csv.h"
+#include "wattcut/solver/frontier_solver.h"
+
+namespace wattcut {
+namespace {
+
+struct Workload {
+  const char* file;
+  double unit_time_s;  // the artifact's: 1 ms for A100, 0.1 ms for A40
+  double p2p_power_w;
+};
+
+const Workload kWorkloads[] = {
+    {"perseus-sosp24/stage_profile/gpt3-175b+a100_sxm_bf16.csv", 0.001, 83.64},
+    {"perseus-sosp24/stage_profile/bloom+a40_bf16.csv", 0.0001, 70.38},
+};
+
+const Profile* LoadProfile(const std::string& relative) {
+  static std::map<std::string, Profile> cache;
+  auto it = cache.find(relative);
+  if (it != cache.end()) return &it->second;
+  Result<Profile> profile = ReadProfileCsv(SharedDataPath(relative), 8);
+  if (!profile.ok()) return nullptr;
+  return &cache.emplace(relative, std::move(profile).value()).first->second;
+}
+
+void BM_Frontier(benchmark::State& state) {
+  const Workload& w = kWorkloads[state.range(0)];
+  const Profile* profile = LoadProfile(w.file);
+  if (profile == nullptr) {
+    state.SkipWithError("shared data missing: set WATTCUT_SHARED_DIR");
+    return;
+  }
+  PlannerOptions options;
+  options.num_microbatches = static_cast<int>(state.range(1));
+  options.unit_time_s = w.unit_time_s;
+  options.p2p_power_w = w.p2p_power_w;
+  size_t points = 0;
+  for (auto _ : state) {
+    Result<Frontier> frontier = ComputeFrontier(*profile, options);
+    points = frontier->points().size();
+    benchmark::DoNotOptimize(points);
+  }
+  state.counters["points"] = static_cast<double>(points);
+  state.counters["per_iteration"] = benchmark::Counter(static_cast<double>(points) * static_cast<double>(state.iterations()),
+                                                       benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+  state.SetLabel(std::string(state.range(0) == 0 ? "gpt3-a100 1ms" : "bloom-a40 0.1ms") + " M=" +
+                 std::to_string(state.range(1)));
+}
+
+// The solver alone, warm start on or off.
+void RunSolver(benchmark::State& state, bool warm) {
+  const Workload& w = kWorkloads[state.range(0)];
+  const Profile* profile = LoadProfile(w.file);
+  if (profile == nullptr) {
+    state.SkipWithError("shared data missing: set WATTCUT_SHARED_DIR");
+    return;
+  }
+  auto schedule = BuildPipelineSchedule(PipelineScheduleKind::k1F1B, 8, static_cast<int>(state.range(1)));
+  auto dag = BuildComputationDag(*schedule);
+  TimeCostProblem problem;
+  for (int s = 0; s < 8; ++s) {
+    for (InstructionKind kind : {InstructionKind::kForward, InstructionKind::kBackward}) {
+      auto options = BuildOperationOptions(profile->measurements(s, kind), w.unit_time_s, 0.95, w.p2p_power_w);
+      problem.cost_tables.push_back(BuildCostTable(*options, CostModelKind::kExponential));
+    }
+  }
+  for (const auto& node : dag->nodes) problem.cost_table.push_back(node.stage * 2 + static_cast<int>(node.computation.kind));
+  problem.precedences = dag->edges;
+  long steps = 0;
+  for (auto _ : state) {
+    FrontierSolver solver(problem);
+    solver.set_warm_start(warm);
+    solver.Init();
+    while (solver.Step()) ++steps;
+  }
+  state.counters["per_iteration"] =
+      benchmark::Counter(static_cast<double>(steps), benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+}
+
+void BM_SolverWarmStart(benchmark::State& state) { RunSolver(state, true); }
+void BM_SolverFromScratch(benchmark::State& state) { RunSolver(state, false); }
+
+BENCHMARK(BM_Frontier)
+    ->ArgsProduct({{0, 1}, {12, 24, 48, 96}})
+    ->Unit(benchmark::kMillisecond)
+    ->Iterations(1);
+BENCHMARK(BM_SolverWarmStart)->Args({0, 12})->Args({0, 96})->Unit(benchmark::kMillisecond)->Iterations(1);
+BENCHMARK(BM_SolverFromScratch)->Args({0, 12})->Args({0, 96})->Unit(benchmark::kMillisecond)->Iterations(1);
+
+}  // namespace
+}  // namespace wattcut
