@@ -62,6 +62,7 @@ Result<RowRunResult> SimulateRow(const PolcaConfig& config, const RequestTrace& 
     pool[static_cast<size_t>(p)].push_back(i);
   }
   std::array<size_t, 2> round_robin{0, 0};
+  std::vector<int> load(static_cast<size_t>(n), 0);  // outstanding requests, compact for routing
 
   ExpansionOptions expansion_options;
   expansion_options.duration_s = options.duration_s;
@@ -108,9 +109,15 @@ Result<RowRunResult> SimulateRow(const PolcaConfig& config, const RequestTrace& 
     const std::vector<int>& members = pool[cls];
     size_t start = round_robin[cls]++ % members.size();
     int best = members[start];
-    for (size_t k = 1; k < members.size() && servers[best].outstanding() > 0; ++k) {
-      int candidate = members[(start + k) % members.size()];
-      if (servers[candidate].outstanding() < servers[best].outstanding()) best = candidate;
+    int best_load = load[static_cast<size_t>(best)];
+    const size_t m = members.size();
+    for (size_t k = 1; k < m && best_load > 0; ++k) {
+      size_t at = start + k;
+      int candidate = members[at >= m ? at - m : at];
+      if (load[static_cast<size_t>(candidate)] < best_load) {
+        best = candidate;
+        best_load = load[static_cast<size_t>(candidate)];
+      }
     }
     return best;
   };
@@ -170,6 +177,7 @@ Result<RowRunResult> SimulateRow(const PolcaConfig& config, const RequestTrace& 
       InferenceServer& s = servers[i];
       double before = s.power_w();
       s.HandleEvent(t, logs[static_cast<size_t>(s.priority())]);
+      load[i] = s.outstanding();
       row_w += s.power_w() - before;
       queue.Update(i, s.next_event_s());
     } else if (t == t_arrival) {
@@ -179,6 +187,7 @@ Result<RowRunResult> SimulateRow(const PolcaConfig& config, const RequestTrace& 
       InferenceServer& s = servers[static_cast<size_t>(i)];
       double before = s.power_w();
       s.Arrive(a, t, logs[static_cast<size_t>(s.priority())]);
+      load[static_cast<size_t>(i)] = s.outstanding();
       row_w += s.power_w() - before;
       queue.Update(static_cast<size_t>(i), s.next_event_s());
     }
