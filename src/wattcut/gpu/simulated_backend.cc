@@ -47,10 +47,6 @@ int SimulatedBackend::CurrentSmClock(const Gpu& gpu) const {
   return gpu.locked_max_mhz > 0 ? gpu.locked_max_mhz : gpu.model->max_freq_mhz;
 }
 
-int SimulatedBackend::MemoryClockMhz(const Gpu& gpu) const {
-  return gpu.memory_locked_mhz > 0 ? gpu.memory_locked_mhz : MaxMemoryClockFor(*gpu.model);
-}
-
 Result<GpuInfo> SimulatedBackend::Info(int gpu) {
   if (Status s = Check(gpu); !s.ok()) return s.error();
   const GpuModel& m = *gpus_[static_cast<size_t>(gpu)].model;

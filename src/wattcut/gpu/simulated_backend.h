@@ -64,7 +64,6 @@ class SimulatedBackend final : public GpuBackend {
   Status Check(int gpu) const;
   void Settle(Gpu& gpu, double now_s);
   int CurrentSmClock(const Gpu& gpu) const;
-  int MemoryClockMhz(const Gpu& gpu) const;
 
   std::shared_ptr<Clock> clock_;
   mutable std::mutex mutex_;
