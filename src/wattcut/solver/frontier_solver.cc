@@ -8,8 +8,7 @@ namespace wattcut {
 FrontierSolver::FrontierSolver(const TimeCostProblem& problem) : problem_(problem) {
   const int n = problem.num_activities();
   num_nodes_ = 2 * n + 2;
-  source_ = 2 * n;
-  sink_ = 2 * n + 1;
+  int source = 2 * n, sink = 2 * n + 1;
   std::vector<int> indegree(static_cast<size_t>(n), 0), outdegree(static_cast<size_t>(n), 0);
   for (int i = 0; i < n; ++i) arcs_.push_back({2 * i, 2 * i + 1, i});
   for (auto [u, v] : problem.precedences) {
@@ -18,45 +17,44 @@ FrontierSolver::FrontierSolver(const TimeCostProblem& problem) : problem_(proble
     ++indegree[static_cast<size_t>(v)];
   }
   for (int i = 0; i < n; ++i) {
-    if (indegree[static_cast<size_t>(i)] == 0) arcs_.push_back({source_, 2 * i, -1});
-    if (outdegree[static_cast<size_t>(i)] == 0) arcs_.push_back({2 * i + 1, sink_, -1});
+    if (indegree[static_cast<size_t>(i)] == 0) arcs_.push_back({source, 2 * i, -1});
+    if (outdegree[static_cast<size_t>(i)] == 0) arcs_.push_back({2 * i + 1, sink, -1});
   }
-  // CSR adjacency in both directions.
+  // Number the nodes in a topological order (Kahn; the caller guarantees acyclic
+  // precedences) and sort the arcs by tail: both longest-path passes are then single
+  // sweeps over the arc array, forwards and backwards.
   const auto nn = static_cast<size_t>(num_nodes_);
-  out_start_.assign(nn + 1, 0);
-  in_start_.assign(nn + 1, 0);
-  for (const Arc& a : arcs_) {
-    ++out_start_[static_cast<size_t>(a.from) + 1];
-    ++in_start_[static_cast<size_t>(a.to) + 1];
-  }
-  for (size_t v = 0; v < nn; ++v) {
-    out_start_[v + 1] += out_start_[v];
-    in_start_[v + 1] += in_start_[v];
-  }
-  out_arcs_.resize(arcs_.size());
-  in_arcs_.resize(arcs_.size());
-  std::vector<int> out_pos(out_start_.begin(), out_start_.end() - 1);
-  std::vector<int> in_pos(in_start_.begin(), in_start_.end() - 1);
-  for (size_t a = 0; a < arcs_.size(); ++a) {
-    out_arcs_[static_cast<size_t>(out_pos[static_cast<size_t>(arcs_[a].from)]++)] = static_cast<int>(a);
-    in_arcs_[static_cast<size_t>(in_pos[static_cast<size_t>(arcs_[a].to)]++)] = static_cast<int>(a);
-  }
-  // Topological order (Kahn). The caller guarantees acyclic precedences.
+  std::vector<std::vector<int>> out(nn);
   std::vector<int> deg(nn, 0);
-  for (const Arc& a : arcs_) ++deg[static_cast<size_t>(a.to)];
-  std::vector<int> stack;
-  for (int v = 0; v < num_nodes_; ++v) {
-    if (deg[static_cast<size_t>(v)] == 0) stack.push_back(v);
+  for (const Arc& a : arcs_) {
+    out[static_cast<size_t>(a.from)].push_back(a.to);
+    ++deg[static_cast<size_t>(a.to)];
   }
-  while (!stack.empty()) {
-    int u = stack.back();
-    stack.pop_back();
-    topo_order_.push_back(u);
-    for (int k = out_start_[static_cast<size_t>(u)]; k < out_start_[static_cast<size_t>(u) + 1]; ++k) {
-      int v = arcs_[static_cast<size_t>(out_arcs_[static_cast<size_t>(k)])].to;
-      if (--deg[static_cast<size_t>(v)] == 0) stack.push_back(v);
+  std::vector<int> order(nn, -1), ready;
+  for (int v = 0; v < num_nodes_; ++v) {
+    if (deg[static_cast<size_t>(v)] == 0) ready.push_back(v);
+  }
+  int next = 0;
+  for (size_t i = 0; i < ready.size(); ++i) {  // FIFO keeps numbering close to pipeline order
+    int u = ready[i];
+    order[static_cast<size_t>(u)] = next++;
+    for (int v : out[static_cast<size_t>(u)]) {
+      if (--deg[static_cast<size_t>(v)] == 0) ready.push_back(v);
     }
   }
+  for (Arc& a : arcs_) {
+    a.from = order[static_cast<size_t>(a.from)];
+    a.to = order[static_cast<size_t>(a.to)];
+  }
+  source_ = order[static_cast<size_t>(source)];
+  sink_ = order[static_cast<size_t>(sink)];
+  std::sort(arcs_.begin(), arcs_.end(),
+            [](const Arc& x, const Arc& y) { return x.from != y.from ? x.from < y.from : x.to < y.to; });
+  arc_of_activity_.assign(static_cast<size_t>(n), -1);
+  for (size_t ai = 0; ai < arcs_.size(); ++ai) {
+    if (arcs_[ai].activity >= 0) arc_of_activity_[static_cast<size_t>(arcs_[ai].activity)] = static_cast<int>(ai);
+  }
+  arc_length_.assign(arcs_.size(), 0);
   local_id_.assign(nn, -1);
 
   // Warm engine: fixed shape, capacities set per step.
@@ -84,7 +82,10 @@ FrontierSolver::FrontierSolver(const TimeCostProblem& problem) : problem_(proble
 void FrontierSolver::Init() {
   const int n = problem_.num_activities();
   duration_.resize(static_cast<size_t>(n));
-  for (int i = 0; i < n; ++i) duration_[static_cast<size_t>(i)] = problem_.table_of(i).max_duration;
+  for (int i = 0; i < n; ++i) {
+    duration_[static_cast<size_t>(i)] = problem_.table_of(i).max_duration;
+    arc_length_[static_cast<size_t>(arc_of_activity_[static_cast<size_t>(i)])] = duration_[static_cast<size_t>(i)];
+  }
   changed_.clear();
   ComputeTimes();
 }
@@ -98,28 +99,21 @@ double FrontierSolver::total_cost() const {
 }
 
 void FrontierSolver::ComputeTimes() {
+  // Arcs are sorted by tail in topological order: a tail's earliest time is final when
+  // its first out-arc is reached, and a head's latest time when sweeping backwards.
   const auto nn = static_cast<size_t>(num_nodes_);
   earliest_.assign(nn, 0);
-  for (int u : topo_order_) {
-    int64_t t = earliest_[static_cast<size_t>(u)];
-    for (int k = out_start_[static_cast<size_t>(u)]; k < out_start_[static_cast<size_t>(u) + 1]; ++k) {
-      const Arc& a = arcs_[static_cast<size_t>(out_arcs_[static_cast<size_t>(k)])];
-      int64_t d = a.activity >= 0 ? duration_[static_cast<size_t>(a.activity)] : 0;
-      int64_t& e = earliest_[static_cast<size_t>(a.to)];
-      e = std::max(e, t + d);
-    }
+  for (size_t ai = 0; ai < arcs_.size(); ++ai) {
+    const Arc& a = arcs_[ai];
+    int64_t& e = earliest_[static_cast<size_t>(a.to)];
+    e = std::max(e, earliest_[static_cast<size_t>(a.from)] + arc_length_[ai]);
   }
   makespan_ = earliest_[static_cast<size_t>(sink_)];
   latest_.assign(nn, makespan_);
-  for (auto it = topo_order_.rbegin(); it != topo_order_.rend(); ++it) {
-    int v = *it;
-    int64_t t = latest_[static_cast<size_t>(v)];
-    for (int k = in_start_[static_cast<size_t>(v)]; k < in_start_[static_cast<size_t>(v) + 1]; ++k) {
-      const Arc& a = arcs_[static_cast<size_t>(in_arcs_[static_cast<size_t>(k)])];
-      int64_t d = a.activity >= 0 ? duration_[static_cast<size_t>(a.activity)] : 0;
-      int64_t& l = latest_[static_cast<size_t>(a.from)];
-      l = std::min(l, t - d);
-    }
+  for (size_t ai = arcs_.size(); ai-- > 0;) {
+    const Arc& a = arcs_[ai];
+    int64_t& l = latest_[static_cast<size_t>(a.from)];
+    l = std::min(l, latest_[static_cast<size_t>(a.to)] - arc_length_[ai]);
   }
 }
 
@@ -141,8 +135,7 @@ bool FrontierSolver::Step() {
   is_critical_.assign(arcs_.size(), 0);
   for (size_t ai = 0; ai < arcs_.size(); ++ai) {
     const Arc& a = arcs_[ai];
-    int64_t d = a.activity >= 0 ? duration_[static_cast<size_t>(a.activity)] : 0;
-    if (earliest_[static_cast<size_t>(a.from)] + d != latest_[static_cast<size_t>(a.to)]) continue;
+    if (earliest_[static_cast<size_t>(a.from)] + arc_length_[ai] != latest_[static_cast<size_t>(a.to)]) continue;
     critical_arcs_.push_back(static_cast<int>(ai));
     is_critical_[ai] = 1;
   }
@@ -165,6 +158,7 @@ bool FrontierSolver::Step() {
       ++d;
       changed_.push_back(a.activity);
     }
+    arc_length_[static_cast<size_t>(ai)] = d;
   }
   ComputeTimes();
   return true;

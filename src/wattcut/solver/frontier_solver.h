@@ -65,8 +65,9 @@ class FrontierSolver {
   std::vector<Arc> arcs_;
   // Flow bounds (lb, ub) of an arc at the current durations.
   std::pair<double, double> Bounds(const Arc& arc) const;
-  std::vector<int> out_start_, out_arcs_, in_start_, in_arcs_;  // CSR adjacency
-  std::vector<int> topo_order_;
+  // Nodes are numbered topologically and arcs sorted by tail (see the constructor).
+  std::vector<int> arc_of_activity_;
+  std::vector<int64_t> arc_length_;  // current duration of each arc (0 for dummies)
   std::vector<int64_t> duration_;
   std::vector<int64_t> earliest_, latest_;
   int64_t makespan_ = 0;
