@@ -161,6 +161,7 @@ void BM_ServerScheduleFetch(benchmark::State& state) {
   httplib::Client c("127.0.0.1", bs.port);
   c.set_read_timeout(600, 0);
   c.set_keep_alive(true);
+  c.set_tcp_nodelay(true);
   std::string path = "/schedule/" + id + "?rank=" + std::to_string(state.thread_index());
   std::vector<double> mine;
   auto start = Clock::now();

@@ -116,6 +116,7 @@ std::unique_ptr<httplib::Client> ServerProcess::Client() const {
   client->set_write_timeout(60, 0);
   client->set_connection_timeout(60, 0);
   client->set_keep_alive(true);
+  client->set_tcp_nodelay(true);
   return client;
 }
 

@@ -322,6 +322,7 @@ std::string JobRegistry::StateJson(const Job& job) const {
 Status JobRegistry::Load() {
   auto stored = store_.LoadAll();
   if (!stored) return stored.error();
+  std::vector<std::shared_ptr<Job>> to_plan;  // submitted once every job is findable
   for (StoredJob& s : *stored) {
     auto job = std::make_shared<Job>();
     std::string where = "stored job " + s.job_id + ": ";
@@ -392,13 +393,17 @@ Status JobRegistry::Load() {
         job->profile = std::make_shared<Profile>(std::move(*profile));
         job->profile_csv = std::move(s.profile_csv);
         job->profile_source = s.profile_source;
-        SubmitFrontierLocked(*job);
+        to_plan.push_back(job);
       }
     }
     num_ranks_ += job->num_registered;
     std::unique_lock lock(mu_);
     jobs_[s.job_id] = std::move(job);
     ++num_jobs_;
+  }
+  for (const auto& job : to_plan) {
+    std::lock_guard lock(job->mu);
+    SubmitFrontierLocked(*job);
   }
   UpdateGauges();
   return Status::Ok();
