@@ -11,6 +11,7 @@ packages=(
   libglpk-dev                                  # LP oracle in the solver's optimality test
   libsqlite3-dev                               # server's durable store
   libcpp-httplib-dev libssl-dev zlib1g-dev     # server HTTP
+  clang libclang-rt-dev                        # server fuzz target (libFuzzer; optional build)
   pybind11-dev python3-dev                     # Python module
 )
 
