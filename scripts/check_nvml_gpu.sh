@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Read-only check of wattcut's NVML backend on a machine with an NVIDIA GPU (issue 5, req. 4).
 #
-#   scripts/check_nvml_gpu.sh [--wattcut PATH] [--duration SECONDS] [--gpu INDEX]
+#   scripts/check_nvml_gpu.sh [--wattcut PATH] [--duration SECONDS] [--gpu INDEX] [--no-load]
 #
 # 1. `wattcut gpu check` with the GPU idle: discovery, supported clocks, power and energy
 #    readings, every setter in dry-run (check always wraps the backend in the dry-run backend).
@@ -15,11 +15,13 @@ here=$(cd "$(dirname "$0")/.." && pwd)
 wattcut=""
 duration=5
 gpu=0
+no_load=0
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --wattcut) wattcut=$2; shift 2 ;;
     --duration) duration=$2; shift 2 ;;
     --gpu) gpu=$2; shift 2 ;;
+    --no-load) no_load=1; shift ;;
     -h|--help) sed -n '2,12p' "$0"; exit 0 ;;
     *) echo "check_nvml_gpu: unknown argument $1" >&2; exit 64 ;;
   esac
@@ -58,7 +60,9 @@ fi
 echo "== 2. check under load"
 load_seconds=$(( ${duration%.*} + 4 ))
 load=""
-if python3 -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)' 2>/dev/null; then
+if [[ $no_load -eq 1 ]]; then
+  echo "   --no-load: not running a kernel"
+elif python3 -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)' 2>/dev/null; then
   load="torch"
   python3 - "$load_seconds" "$gpu" <<'PY' &
 import sys, time, torch
@@ -103,7 +107,7 @@ CU
     echo "   nvcc failed to build the load kernel:"; sed 's/^/   /' "$work/nvcc.txt"
   fi
 fi
-if [[ -z "$load" ]]; then
+if [[ -z "$load" && $no_load -eq 0 ]]; then
   echo "   no way to run a kernel here (neither PyTorch with CUDA nor nvcc); checking readings without load"
 else
   echo "   load: $load kernel (pid $load_pid), running ${load_seconds}s"
