@@ -343,3 +343,39 @@ TEST(ServerApi, BearerTokenIsRequiredWhenConfigured) {
 
 }  // namespace
 }  // namespace wattcut::testing
+
+namespace wattcut::testing {
+namespace {
+
+// A frontier of ~14,000 points (8 stages, 24 microbatches, 0.1 ms unit time) is computed
+// in the background: other requests are answered while it is computing.
+TEST(ServerApi, LargeFrontierDoesNotStallOtherRequests) {
+  ServerProcess server;
+  ASSERT_TRUE(server.running()) << server.startup_output();
+  auto c = server.Client();
+  PlannerOptions o = TestPlannerOptions(24);
+  auto job = Post(*c, "/register_job",
+                  {{"pp_degree", 8}, {"dp_degree", 1}, {"tp_degree", 1}, {"world_size", 8},
+                   {"planner", {{"num_microbatches", 24}, {"unit_time_s", 0.0001}, {"p2p_power_w", o.p2p_power_w}}}});
+  ASSERT_EQ(job.status, 200);
+  std::string path = PathEscape(job.body.get<std::string>());
+  ASSERT_EQ(Put(*c, "/v1/jobs/" + path + "/profile", {{"csv", TestProfileCsv(8, 855)}}).status, 202);
+  int answered_while_computing = 0;
+  std::string state = "computing";
+  for (int i = 0; i < 100000 && state == "computing"; ++i) {
+    ASSERT_EQ(Get(*c, "/healthz").status, 200);
+    ASSERT_EQ(Get(*c, "/v1/jobs").status, 200);
+    state = Get(*c, "/v1/jobs/" + path + "/frontier").body.value("state", "");
+    if (state == "computing") ++answered_while_computing;
+  }
+  EXPECT_GT(answered_while_computing, 0);
+  ASSERT_EQ(state, "ready");
+  auto status = Get(*c, "/v1/jobs/" + path + "/frontier");
+  EXPECT_GT(status.body["num_points"].get<int>(), 10000) << status.text;
+  auto metrics = Get(*c, "/metrics").text;
+  EXPECT_NE(metrics.find("wattcut_frontier_computations_total{outcome=\"ok\"} 1\n"), std::string::npos);
+  EXPECT_NE(metrics.find("wattcut_frontier_computation_seconds_count 1\n"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace wattcut::testing
