@@ -20,6 +20,7 @@ struct CommandStatus {
 int ReportError(const std::string& command_name, const Error& error);
 
 void AddFrontierCommand(CLI::App& app, CommandStatus& status);
+void AddEmulateCommand(CLI::App& app, CommandStatus& status);
 void AddPolcaCommand(CLI::App& app, CommandStatus& status);
 void AddServeCommand(CLI::App& app, CommandStatus& status);
 void AddGpuCommand(CLI::App& app, CommandStatus& status);

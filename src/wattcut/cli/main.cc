@@ -10,6 +10,7 @@ int main(int argc, char** argv) {
 
   wattcut::cli::CommandStatus status;
   wattcut::cli::AddFrontierCommand(app, status);
+  wattcut::cli::AddEmulateCommand(app, status);
   wattcut::cli::AddPolcaCommand(app, status);
   wattcut::cli::AddServeCommand(app, status);
   wattcut::cli::AddGpuCommand(app, status);

@@ -1,0 +1,256 @@
+// `wattcut emulate`: what Perseus saves on a data-parallel job of pipelines when one
+// pipeline straggles, against AllMax, EnvPipe and a ZeusGlobal-like baseline.
+#include <nlohmann/json.hpp>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <optional>
+#include <sstream>
+
+#include "wattcut/base/csv_reader.h"
+#include "wattcut/cli/command.h"
+#include "wattcut/cli/output_directory.h"
+#include "wattcut/emulate/emulation_charts.h"
+#include "wattcut/emulate/envpipe.h"
+#include "wattcut/emulate/straggler_emulation.h"
+#include "wattcut/plan/plan_files.h"
+#include "wattcut/plan/planner.h"
+#include "wattcut/profile/gpu_model.h"
+#include "wattcut/profile/profile_csv.h"
+
+namespace wattcut::cli {
+namespace {
+
+struct EmulateArgs {
+  std::string profile_path;
+  std::string gpu_model = "a100-sxm";
+  std::string frontier_dir;
+  int stages = 0;
+  int microbatches = 0;
+  int pipelines = 16;
+  int tp = 1;
+  double time_scale = 1;
+  std::optional<double> p2p_power_w;
+  std::string slowdown = "1.0:1.5:0.05";
+  std::string schedule = "1f1b";
+  double unit_time_s = 0.001;
+  double noise_factor = 0.95;
+  std::string cost_model = "exponential";
+  std::string out_dir;
+  bool overwrite = false;
+};
+
+std::string Fixed(double value, int digits) {
+  char buffer[64];
+  std::snprintf(buffer, sizeof(buffer), "%.*f", digits, value);
+  return buffer;
+}
+
+// Replaces the frontier's points with those of a frontier.csv computed before by
+// `wattcut frontier` for the same profile and options (checked: same T_min).
+Status CheckStoredFrontier(const std::string& dir, const Frontier& frontier) {
+  std::string path = dir + "/frontier.csv";
+  Result<CsvTable> table = CsvTable::Read(path);
+  if (!table.ok()) return table.error();
+  auto time_col = table->column("time");
+  auto energy_col = table->column("energy");
+  if (!time_col || !energy_col) return Error{path + ":1: expected the columns plan,time,energy of wattcut frontier"};
+  if (table->rows().size() != frontier.points().size()) {
+    return Error{path + ": has " + std::to_string(table->rows().size()) + " points, but this profile and these options give " +
+                 std::to_string(frontier.points().size()) + " (was it computed from another profile or with other options?)"};
+  }
+  for (size_t i = 0; i < table->rows().size(); ++i) {
+    Result<double> t = table->number(table->rows()[i], *time_col);
+    if (!t.ok()) return t.error();
+    Result<double> e = table->number(table->rows()[i], *energy_col);
+    if (!e.ok()) return e.error();
+    const FrontierPoint& p = frontier.points()[i];
+    if (std::abs(*t - p.time_s) > 1e-9 * std::max(1.0, p.time_s) || std::abs(*e - p.energy_j) > 1e-6 * std::max(1.0, p.energy_j)) {
+      return Error{path + ":" + std::to_string(table->rows()[i].line) +
+                   ": differs from the frontier of this profile and these options (time " + Fixed(p.time_s, 4) +
+                   " s, energy " + Fixed(p.energy_j, 3) + " J expected)"};
+    }
+  }
+  return Status::Ok();
+}
+
+int Run(const EmulateArgs& args) {
+  const std::string name = "emulate";
+  Result<const GpuModel*> model = FindGpuModel(args.gpu_model);
+  if (!model.ok()) return ReportError(name, model.error());
+  Profile profile;
+  std::string source;
+  if (!args.profile_path.empty()) {
+    Result<Profile> read = ReadProfileCsv(args.profile_path, args.stages);
+    if (!read.ok()) return ReportError(name, read.error());
+    profile = std::move(read).value();
+    source = args.profile_path;
+    if (args.microbatches <= 0) return ReportError(name, Error{"--microbatches is required with --profile"});
+    if (!args.p2p_power_w) return ReportError(name, Error{"--p2p-power (blocking power in W) is required with --profile"});
+  } else {
+    profile = MakeModelProfile(**model, args.stages > 0 ? args.stages : 8);
+    source = "built-in GPU model " + (*model)->name;
+  }
+  Result<std::vector<double>> slowdowns = ParseSlowdowns(args.slowdown);
+  if (!slowdowns.ok()) return ReportError(name, slowdowns.error());
+  if (args.pipelines < 1) return ReportError(name, Error{"--pipelines must be >= 1, got " + std::to_string(args.pipelines)});
+  if (args.tp < 1) return ReportError(name, Error{"--tp must be >= 1, got " + std::to_string(args.tp)});
+  if (!(args.time_scale > 0)) return ReportError(name, Error{"--time-scale must be > 0"});
+
+  PlannerOptions options;
+  options.num_microbatches = args.microbatches > 0 ? args.microbatches : 96;
+  options.p2p_power_w = args.p2p_power_w ? *args.p2p_power_w : (*model)->p2p_power_w;
+  options.unit_time_s = args.unit_time_s;
+  options.noise_factor = args.noise_factor;
+  Result<PipelineScheduleKind> schedule = ParsePipelineSchedule(args.schedule);
+  if (!schedule.ok()) return ReportError(name, schedule.error());
+  options.schedule = *schedule;
+  Result<CostModelKind> cost_model = ParseCostModel(args.cost_model);
+  if (!cost_model.ok()) return ReportError(name, cost_model.error());
+  options.cost_model = *cost_model;
+
+  Result<OutputDirectory> out = OutputDirectory::Create(args.out_dir, args.overwrite);
+  if (!out.ok()) return ReportError(name, out.error());
+
+  Result<Frontier> frontier = ComputeFrontier(profile, options);
+  if (!frontier.ok()) return ReportError(name, frontier.error());
+  if (!args.frontier_dir.empty()) {
+    Status s = CheckStoredFrontier(args.frontier_dir, *frontier);
+    if (!s.ok()) return ReportError(name, s.error());
+  }
+  EnvPipePlan envpipe = PlanEnvPipe(profile, frontier->setup().schedule, options.p2p_power_w);
+
+  EmulationSetup setup;
+  setup.num_pipelines = args.pipelines;
+  setup.tensor_parallel = args.tp;
+  setup.time_scale = args.time_scale;
+  setup.p2p_power_w = options.p2p_power_w;
+  setup.slowdowns = *slowdowns;
+  Result<EmulationResult> result = EmulateStragglers(profile, *frontier, envpipe, setup);
+  if (!result.ok()) return ReportError(name, result.error());
+  const double energy_scale = args.time_scale * args.tp;
+
+  // summary.json and emulation.csv
+  nlohmann::json summary;
+  summary["format"] = "wattcut.emulation/v1";
+  summary["config"] = {{"profile", source},
+                       {"stages", profile.num_stages()},
+                       {"microbatches", options.num_microbatches},
+                       {"pipelines", args.pipelines},
+                       {"gpus", static_cast<long>(args.pipelines) * args.tp * profile.num_stages()},
+                       {"tensor_parallel", args.tp},
+                       {"time_scale", args.time_scale},
+                       {"p2p_power_w", options.p2p_power_w},
+                       {"schedule", std::string(PipelineScheduleName(options.schedule))},
+                       {"unit_time_s", options.unit_time_s},
+                       {"cost_model", std::string(CostModelName(options.cost_model))}};
+  summary["frontier"] = {{"points", frontier->points().size()},
+                         {"t_min_s", result->t_min_s},
+                         {"t_star_s", result->t_star_s},
+                         {"t_star_over_t_min", result->t_star_s / result->t_min_s},
+                         {"energy_at_t_min_j", result->energy_t_min_j},
+                         {"energy_at_t_star_j", result->energy_t_star_j},
+                         {"all_max_energy_j", result->all_max_energy_j}};
+  summary["intrinsic_saving_percent"] = {{"perseus", result->intrinsic_saving_percent},
+                                         {"envpipe", result->envpipe_intrinsic_saving_percent}};
+  summary["envpipe"] = {{"iteration_time_s", result->envpipe_time_s}, {"energy_j", result->envpipe_energy_j}};
+  nlohmann::json rows = nlohmann::json::array();
+  std::ostringstream csv;
+  csv.precision(10);
+  csv << "method,slowdown,iteration_time_s,energy_j,saving_percent,plan_time_s\n";
+  for (const MethodResult& r : result->results) {
+    rows.push_back({{"method", r.method},
+                    {"slowdown", r.slowdown},
+                    {"iteration_time_s", r.iteration_time_s},
+                    {"energy_j", r.energy_j},
+                    {"saving_percent", r.saving_percent},
+                    {"plan_time_s", r.plan_time_s}});
+    csv << r.method << ',' << r.slowdown << ',' << r.iteration_time_s << ',' << r.energy_j << ',' << r.saving_percent << ','
+        << r.plan_time_s << '\n';
+  }
+  summary["results"] = rows;
+  Status status = out->Write("summary.json", summary.dump(2) + "\n");
+  if (status.ok()) status = out->Write("emulation.csv", csv.str());
+  const std::string workload = std::to_string(profile.num_stages()) + " stages x " + std::to_string(options.num_microbatches) +
+                               " microbatches";
+  if (status.ok()) {
+    status = out->Write("frontier.svg", FrontierChartSvg(*frontier, *result, args.time_scale, energy_scale,
+                                                         "Iteration time-energy frontier (" + workload + ")"));
+  }
+  if (status.ok()) {
+    status = out->Write("savings.svg", SavingsChartSvg(*result, "Job energy saving with one straggler (" +
+                                                                    std::to_string(args.pipelines) + " pipelines)"));
+  }
+  if (status.ok()) {
+    status = out->Write("timeline_fastest.svg",
+                        PlanTimelineSvg(*frontier, frontier->fastest_index(), args.time_scale,
+                                        "Perseus fastest plan (T_min): one lane per stage, gaps are blocking"));
+  }
+  if (status.ok()) {
+    status = out->Write("timeline_min_energy.svg",
+                        PlanTimelineSvg(*frontier, frontier->min_energy_index(), args.time_scale,
+                                        "Perseus minimum-energy plan (T*)"));
+  }
+  if (status.ok()) status = out->Commit();
+  if (!status.ok()) return ReportError(name, status.error());
+
+  std::cout << "profile: " << source << "\n"
+            << "job: " << args.pipelines << " pipelines x " << profile.num_stages() << " stages x " << args.tp
+            << " tensor-parallel GPUs = " << static_cast<long>(args.pipelines) * args.tp * profile.num_stages() << " GPUs; "
+            << workload << "\n"
+            << "frontier: " << frontier->points().size() << " points, T_min " << Fixed(result->t_min_s, 3) << " s, T* "
+            << Fixed(result->t_star_s, 3) << " s, T*/T_min " << Fixed(result->t_star_s / result->t_min_s, 3) << "\n"
+            << "intrinsic saving per pipeline: Perseus " << Fixed(result->intrinsic_saving_percent, 2) << " %, EnvPipe "
+            << Fixed(result->envpipe_intrinsic_saving_percent, 2) << " %\n"
+            << "saving vs AllMax with one straggler:\n"
+            << "  slowdown   perseus  intrinsic   envpipe  zeus-global\n";
+  std::map<double, std::map<std::string, double>> table;
+  for (const MethodResult& r : result->results) table[r.slowdown][r.method] = r.saving_percent;
+  size_t printed = 0;
+  const size_t every = std::max<size_t>(1, table.size() / 12);
+  for (const auto& [k, m] : table) {
+    if (printed++ % every != 0 && printed != table.size()) continue;
+    char line[160];
+    std::snprintf(line, sizeof(line), "  %8.3f  %7.2f %%  %7.2f %%  %7.2f %%  %9.2f %%\n", k, m.at("perseus"),
+                  m.at("perseus-intrinsic"), m.at("envpipe"), m.at("zeus-global"));
+    std::cout << line;
+  }
+  std::cout << "wrote " << args.out_dir
+            << "/{summary.json, emulation.csv, frontier.svg, savings.svg, timeline_fastest.svg, timeline_min_energy.svg}\n";
+  return 0;
+}
+
+}  // namespace
+
+void AddEmulateCommand(CLI::App& app, CommandStatus& status) {
+  auto args = std::make_shared<EmulateArgs>();
+  CLI::App* sub = app.add_subcommand(
+      "emulate", "Emulate a data-parallel job of pipelines with one straggler: Perseus vs AllMax, EnvPipe, ZeusGlobal");
+  sub->add_option("--profile", args->profile_path, "Profile CSV (without it, a built-in GPU model's profile)")
+      ->check(CLI::ExistingFile);
+  sub->add_option("--gpu-model", args->gpu_model, "Built-in GPU model when no --profile is given: a100-sxm or a40")
+      ->capture_default_str();
+  sub->add_option("--frontier", args->frontier_dir,
+                  "Directory of a `wattcut frontier` run for the same profile and options: checked against this run");
+  sub->add_option("--stages", args->stages, "Pipeline stages (with --profile: checked against it; default 8 for a model)");
+  sub->add_option("--microbatches", args->microbatches, "Microbatches per pipeline iteration (default 96 for a model)");
+  sub->add_option("--pipelines", args->pipelines, "Data-parallel pipelines")->capture_default_str();
+  sub->add_option("--tp", args->tp, "Tensor-parallel degree: multiplies computation energy and blocking power")
+      ->capture_default_str();
+  sub->add_option("--time-scale", args->time_scale, "Scales profiled times and energies (the artifact used 10)")
+      ->capture_default_str();
+  sub->add_option("--p2p-power", args->p2p_power_w, "Blocking power of one GPU, in W (required with --profile)");
+  sub->add_option("--slowdown", args->slowdown, "Straggler slowdown: a factor (1.2) or a range start:stop:step")
+      ->capture_default_str();
+  sub->add_option("--schedule", args->schedule, "Pipeline schedule: 1f1b or gpipe")->capture_default_str();
+  sub->add_option("--unit-time", args->unit_time_s, "Planner unit time in seconds")->capture_default_str();
+  sub->add_option("--noise-factor", args->noise_factor, "Soft Pareto filter factor")->capture_default_str();
+  sub->add_option("--cost-model", args->cost_model, "exponential or convex-hull")->capture_default_str();
+  sub->add_option("--out", args->out_dir, "Output directory")->required();
+  sub->add_flag("--overwrite", args->overwrite, "Replace DIR if it exists and is not empty");
+  sub->callback([args, &status] { status.exit_code = Run(*args); });
+}
+
+}  // namespace wattcut::cli

@@ -1,0 +1,23 @@
+// The emulation's pictures, as standalone SVG text:
+//   * the frontier (iteration time vs energy) with AllMax, EnvPipe, T_min and T* marked;
+//   * energy saving vs straggler slowdown T'/T per method (the paper's Figure 8);
+//   * a pipeline timeline of a plan: one lane per stage, one box per computation
+//     coloured by its frequency; the gaps between boxes are blocking time.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "wattcut/emulate/straggler_emulation.h"
+#include "wattcut/plan/frontier.h"
+
+namespace wattcut {
+
+// time_scale and energy_scale as in EmulationSetup (K and K * TP).
+std::string FrontierChartSvg(const Frontier& frontier, const EmulationResult& result, double time_scale,
+                             double energy_scale, const std::string& title);
+std::string SavingsChartSvg(const EmulationResult& result, const std::string& title);
+// Timeline of frontier point `index`, times in ms (scaled).
+std::string PlanTimelineSvg(const Frontier& frontier, size_t index, double time_scale, const std::string& title);
+
+}  // namespace wattcut

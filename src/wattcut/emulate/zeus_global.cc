@@ -1,0 +1,65 @@
+#include "wattcut/emulate/zeus_global.h"
+
+#include <algorithm>
+#include <limits>
+#include <set>
+
+#include "wattcut/emulate/pipeline_execution.h"
+#include "wattcut/profile/operation_options.h"
+
+namespace wattcut {
+
+UniformFrequencyPlan PlanZeusGlobal(const Profile& profile, const PipelineSchedule& schedule, double deadline_s,
+                                    double p2p_power_w) {
+  // Frequencies Pareto-optimal for every (stage, instruction).
+  std::set<int> common;
+  bool first = true;
+  for (int s = 0; s < profile.num_stages(); ++s) {
+    for (InstructionKind kind : {InstructionKind::kForward, InstructionKind::kBackward}) {
+      std::set<int> here;
+      for (const Measurement& m : ParetoFilter(profile.measurements(s, kind), 1.0)) here.insert(m.freq_mhz);
+      if (first) {
+        common = here;
+        first = false;
+      } else {
+        std::set<int> both;
+        std::set_intersection(common.begin(), common.end(), here.begin(), here.end(), std::inserter(both, both.begin()));
+        common = both;
+      }
+    }
+  }
+  auto measurement_at = [&](int s, InstructionKind kind, int freq) {
+    for (const Measurement& m : profile.measurements(s, kind)) {
+      if (m.freq_mhz == freq) return m;
+    }
+    return profile.fastest_measurement(s, kind);
+  };
+  auto evaluate = [&](int freq) {
+    std::vector<std::vector<double>> durations(schedule.size());
+    double compute_energy = 0;
+    std::vector<double> compute_s(schedule.size(), 0);
+    for (size_t s = 0; s < schedule.size(); ++s) {
+      for (const Computation& c : schedule[s]) {
+        Measurement m = measurement_at(static_cast<int>(s), c.kind, freq);
+        durations[s].push_back(m.time_s);
+        compute_energy += m.energy_j;
+        compute_s[s] += m.time_s;
+      }
+    }
+    UniformFrequencyPlan plan;
+    plan.freq_mhz = freq;
+    plan.iteration_time_s = ExecutePipeline(schedule, durations).iteration_time_s;
+    double end = std::max(deadline_s, plan.iteration_time_s);
+    plan.energy_j = compute_energy;
+    for (double c : compute_s) plan.energy_j += p2p_power_w * std::max(0.0, end - c);
+    return plan;
+  };
+  UniformFrequencyPlan best = evaluate(profile.max_freq_mhz());
+  for (int freq : common) {
+    UniformFrequencyPlan plan = evaluate(freq);
+    if (plan.iteration_time_s <= deadline_s * (1 + 1e-12) && plan.energy_j < best.energy_j) best = plan;
+  }
+  return best;
+}
+
+}  // namespace wattcut
