@@ -17,7 +17,7 @@ using nlohmann::json;
 TEST(ServerLoad, ThousandRanksRegisterAndLongPollAtOnce) {
   constexpr int kPp = 8, kDp = 16, kTp = 8, kWorld = kPp * kDp * kTp, kMicrobatches = 8;
   // Default --max-long-polls (1024) sizes the HTTP pool for this job.
-  ServerProcess server({"--sync", "normal"});
+  ServerProcess server;  // default --sync full: every registration is fsynced
   ASSERT_TRUE(server.running()) << server.startup_output();
   auto c = server.Client();
   PlannerOptions options = TestPlannerOptions(kMicrobatches);
