@@ -132,12 +132,19 @@ bool FrontierSolver::Step() {
   changed_.clear();
   // a. Critical arcs: zero slack.
   critical_arcs_.clear();
-  is_critical_.assign(arcs_.size(), 0);
+  if (is_critical_.size() != arcs_.size()) {  // first step: every arc's bounds are new
+    is_critical_.assign(arcs_.size(), 0);
+    for (size_t ai = 0; ai < arcs_.size(); ++ai) dirty_arcs_.push_back(static_cast<int>(ai));
+  }
   for (size_t ai = 0; ai < arcs_.size(); ++ai) {
     const Arc& a = arcs_[ai];
-    if (earliest_[static_cast<size_t>(a.from)] + arc_length_[ai] != latest_[static_cast<size_t>(a.to)]) continue;
-    critical_arcs_.push_back(static_cast<int>(ai));
-    is_critical_[ai] = 1;
+    const uint8_t critical =
+        earliest_[static_cast<size_t>(a.from)] + arc_length_[ai] == latest_[static_cast<size_t>(a.to)] ? 1 : 0;
+    if (critical != is_critical_[ai]) {
+      is_critical_[ai] = critical;
+      dirty_arcs_.push_back(static_cast<int>(ai));
+    }
+    if (critical) critical_arcs_.push_back(static_cast<int>(ai));
   }
   last_critical_arcs_ = static_cast<int>(critical_arcs_.size());
 
@@ -154,9 +161,11 @@ bool FrontierSolver::Step() {
     if (crossing > 0) {
       --d;  // finite cut: d > min_duration
       changed_.push_back(a.activity);
+      dirty_arcs_.push_back(ai);
     } else if (crossing < 0 && d < table.max_duration) {
       ++d;
       changed_.push_back(a.activity);
+      dirty_arcs_.push_back(ai);
     }
     arc_length_[static_cast<size_t>(ai)] = d;
   }
@@ -165,19 +174,41 @@ bool FrontierSolver::Step() {
 }
 
 bool FrontierSolver::CutWarm() {
-  std::fill(node_excess_.begin(), node_excess_.end(), 0.0);
-  node_excess_.resize(static_cast<size_t>(num_nodes_), 0.0);
-  for (size_t ai = 0; ai < arcs_.size(); ++ai) {
-    double capacity = 0;
-    if (is_critical_[ai]) {
-      auto [lb, ub] = Bounds(arcs_[ai]);
-      capacity = ub >= MaxFlow::kInfinity ? unbounded_ : ub - lb;
-      node_excess_[static_cast<size_t>(arcs_[ai].to)] += lb;
-      node_excess_[static_cast<size_t>(arcs_[ai].from)] -= lb;
-    }
-    if (capacity != preflow_.capacity(static_cast<int>(ai))) preflow_.SetCapacity(static_cast<int>(ai), capacity);
+  // Only arcs whose criticality or duration changed get new bounds; the lower-bound
+  // excess of their end nodes is updated by the difference.
+  if (node_excess_.size() != static_cast<size_t>(num_nodes_)) {
+    node_excess_.assign(static_cast<size_t>(num_nodes_), 0.0);
+    arc_lower_.assign(arcs_.size(), 0.0);
+    dirty_arc_stamp_.assign(arcs_.size(), 0);
+    dirty_node_stamp_.assign(static_cast<size_t>(num_nodes_), 0);
   }
-  for (int v = 0; v < num_nodes_; ++v) {
+  ++stamp_;
+  dirty_nodes_.clear();
+  for (int ai : dirty_arcs_) {
+    const auto a = static_cast<size_t>(ai);
+    if (dirty_arc_stamp_[a] == stamp_) continue;
+    dirty_arc_stamp_[a] = stamp_;
+    double lower = 0, capacity = 0;
+    if (is_critical_[a]) {
+      auto [lb, ub] = Bounds(arcs_[a]);
+      lower = lb;
+      capacity = ub >= MaxFlow::kInfinity ? unbounded_ : ub - lb;
+    }
+    if (lower != arc_lower_[a]) {
+      node_excess_[static_cast<size_t>(arcs_[a].to)] += lower - arc_lower_[a];
+      node_excess_[static_cast<size_t>(arcs_[a].from)] -= lower - arc_lower_[a];
+      arc_lower_[a] = lower;
+      for (int v : {arcs_[a].from, arcs_[a].to}) {
+        if (dirty_node_stamp_[static_cast<size_t>(v)] != stamp_) {
+          dirty_node_stamp_[static_cast<size_t>(v)] = stamp_;
+          dirty_nodes_.push_back(v);
+        }
+      }
+    }
+    if (capacity != preflow_.capacity(ai)) preflow_.SetCapacity(ai, capacity);
+  }
+  dirty_arcs_.clear();
+  for (int v : dirty_nodes_) {
     if (v == source_ || v == sink_) continue;
     double e = node_excess_[static_cast<size_t>(v)];
     double in = e > WarmPreflow::kEpsilon ? e : 0, out = e < -WarmPreflow::kEpsilon ? -e : 0;

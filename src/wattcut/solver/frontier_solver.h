@@ -85,7 +85,11 @@ class FrontierSolver {
   // of lower bounds; "unbounded" is unbounded_ (more than any finite cut can cost).
   WarmPreflow preflow_;
   std::vector<int> node_in_arc_, node_out_arc_;
-  std::vector<double> node_excess_;
+  std::vector<double> node_excess_;  // lower bounds in minus out, per node
+  std::vector<double> arc_lower_;    // the lower bound each arc contributes to node_excess_
+  std::vector<int> dirty_arcs_, dirty_nodes_;
+  std::vector<uint32_t> dirty_arc_stamp_, dirty_node_stamp_;
+  uint32_t stamp_ = 0;
   double unbounded_ = 0;
 };
 
