@@ -21,10 +21,10 @@ bench: build
 	$(BUILD_DIR)/bench/wattcut_bench --benchmark_min_time=0.2
 
 # The main job on built-in defaults: the frontier of an 8-stage GPT-3 pipeline on a
-# simulated A100, written to out/demo.
-demo: build
-	rm -rf out/demo
-	$(BUILD_DIR)/src/wattcut/cli/wattcut frontier --gpu-model a100-sxm --out out/demo
+# modelled A100, written to out/demo (replaced on every run). Builds only the CLI.
+demo: configure
+	cmake --build $(BUILD_DIR) -j $(JOBS) --target wattcut
+	$(BUILD_DIR)/src/wattcut/cli/wattcut frontier --gpu-model a100-sxm --out out/demo --overwrite
 
 clean:
 	rm -rf $(BUILD_DIR)
