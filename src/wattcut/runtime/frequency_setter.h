@@ -1,5 +1,8 @@
 // Asynchronous SM-frequency setting for a training rank: SetFrequency() only records the request
-// and wakes a worker, so the training thread never waits on NVML. The worker applies only the
+// in shared memory (two atomic operations, no system call), so the training thread never waits
+// on NVML or on the scheduler. The worker looks for a new request every poll interval (0.5 ms by
+// default: a frequency lands at most that late, and NVML's own lock takes milliseconds); with a
+// zero interval it sleeps until woken instead, which costs the training thread a system call. The worker applies only the
 // latest request (a one-slot queue: a newer request replaces an older unapplied one), skips a
 // frequency equal to the applied one, locks the memory clock to its maximum at start, and resets
 // the SM and memory clocks when it stops.
@@ -43,11 +46,14 @@ class FrequencySetter {
   virtual FrequencySetterStats stats() const = 0;
 };
 
+inline constexpr double kDefaultSetterPollIntervalS = 0.0005;
+
 // A worker thread over `backend` (which must outlive the setter) for GPU `gpu`. Fails when the
-// memory clock cannot be locked to its maximum, unless that is NOT_SUPPORTED-style refusal and
-// `require_memory_lock` is false (then stats().last_error tells).
-Result<std::unique_ptr<FrequencySetter>> StartThreadFrequencySetter(GpuBackend& backend, int gpu,
-                                                                    bool require_memory_lock = false);
+// memory clock cannot be locked to its maximum and `require_memory_lock` is set; otherwise that
+// problem is only reported in stats().last_error.
+Result<std::unique_ptr<FrequencySetter>> StartThreadFrequencySetter(
+    GpuBackend& backend, int gpu, bool require_memory_lock = false,
+    double poll_interval_s = kDefaultSetterPollIntervalS);
 
 struct WatchdogOptions {
   int gpu = 0;
@@ -55,6 +61,7 @@ struct WatchdogOptions {
   bool dry_run = false;       // the watchdog's setters only log (to its stderr)
   std::string helper_path = {};   // empty: $WATTCUT_FREQ_SETTER, else beside this executable, else the build tree's
   bool require_memory_lock = false;
+  double poll_interval_s = kDefaultSetterPollIntervalS;  // 0: woken per request (a system call)
 };
 
 // Starts the watchdog process and waits until it has opened NVML and locked the memory clock.

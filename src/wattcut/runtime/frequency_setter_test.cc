@@ -64,6 +64,17 @@ TEST_F(ThreadSetterTest, AppliesOnlyTheLatestAndSkipsUnchanged) {
   EXPECT_EQ(*backend_->SmClockMhz(0), 1005);
 }
 
+TEST_F(ThreadSetterTest, CanBeWokenPerRequestInsteadOfPolling) {
+  auto setter = std::move(StartThreadFrequencySetter(*backend_, 0, false, /*poll_interval_s=*/0)).value();
+  for (int f : {1200, 1000, 1305}) {
+    setter->SetFrequency(f);
+    ASSERT_TRUE(setter->WaitUntilApplied().ok());
+    EXPECT_EQ(*backend_->SmClockMhz(0), f);
+  }
+  EXPECT_TRUE(setter->Stop().ok());
+  EXPECT_FALSE(backend_->gpu_clocks_locked(0));
+}
+
 TEST_F(ThreadSetterTest, ReportsFailedLocks) {
   auto setter = std::move(StartThreadFrequencySetter(*backend_, 0)).value();
   setter->SetFrequency(2000);
@@ -107,6 +118,18 @@ TEST(WatchdogSetterTest, LocksThroughNvmlAndResetsOnStop) {
   EXPECT_NE(fake.Log().find(std::to_string(pid) + " nvmlDeviceSetGpuLockedClocks(1200,1200) -> 0"), std::string::npos);
   EXPECT_NE(fake.Log().find(std::to_string(pid) + " nvmlDeviceResetGpuLockedClocks() -> 0"), std::string::npos);
   EXPECT_EQ(("\n" + fake.Log()).find("\n" + std::to_string(getpid()) + " "), std::string::npos);
+}
+
+TEST(WatchdogSetterTest, CanBeWokenPerRequestInsteadOfPolling) {
+  ScopedFakeNvml fake;
+  auto setter = std::move(StartWatchdogFrequencySetter({.gpu = 0, .poll_interval_s = 0})).value();
+  for (int f : {1200, 1000, 1305}) {
+    setter->SetFrequency(f);
+    ASSERT_TRUE(setter->WaitUntilApplied().ok());
+    EXPECT_EQ(fake.Read()["gpu0.locked_max"], std::to_string(f));
+  }
+  EXPECT_TRUE(setter->Stop().ok());
+  EXPECT_EQ(fake.Read()["gpu0.locked_max"], "0");
 }
 
 TEST(WatchdogSetterTest, PermissionErrorsReachTheTrainingProcess) {

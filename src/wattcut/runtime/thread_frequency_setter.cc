@@ -1,4 +1,7 @@
+#include <sched.h>
+
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <mutex>
 #include <thread>
@@ -10,7 +13,8 @@ namespace {
 
 class ThreadFrequencySetter final : public FrequencySetter {
  public:
-  ThreadFrequencySetter(GpuBackend& backend, int gpu) : backend_(backend), gpu_(gpu) {}
+  ThreadFrequencySetter(GpuBackend& backend, int gpu, double poll_interval_s)
+      : backend_(backend), gpu_(gpu), poll_interval_s_(poll_interval_s) {}
   ~ThreadFrequencySetter() override { (void)Stop(); }
 
   void Start() { worker_ = std::thread([this] { Run(); }); }
@@ -20,7 +24,7 @@ class ThreadFrequencySetter final : public FrequencySetter {
     last_requested_ = freq_mhz;
     requested_mhz_.store(freq_mhz, std::memory_order_relaxed);
     request_seq_.fetch_add(1, std::memory_order_release);
-    request_seq_.notify_one();
+    if (poll_interval_s_ <= 0) request_seq_.notify_one();  // polling workers look by themselves
   }
 
   Status WaitUntilApplied() override {
@@ -55,10 +59,21 @@ class ThreadFrequencySetter final : public FrequencySetter {
 
  private:
   void Run() {
+    // SCHED_BATCH (this thread only): waking it does not preempt the training thread.
+    sched_param batch{};
+    ::sched_setscheduler(0, SCHED_BATCH, &batch);
     uint64_t seen = 0;
     int applied = 0;
+    const auto interval = std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+        std::chrono::duration<double>(poll_interval_s_));
     while (true) {
-      request_seq_.wait(seen, std::memory_order_acquire);
+      if (poll_interval_s_ > 0) {
+        while (request_seq_.load(std::memory_order_acquire) == seen && !stop_.load()) {
+          std::this_thread::sleep_for(interval);
+        }
+      } else {
+        request_seq_.wait(seen, std::memory_order_acquire);
+      }
       seen = request_seq_.load(std::memory_order_acquire);
       if (stop_.load()) break;
       const int want = requested_mhz_.load(std::memory_order_relaxed);
@@ -92,6 +107,7 @@ class ThreadFrequencySetter final : public FrequencySetter {
 
   GpuBackend& backend_;
   const int gpu_;
+  const double poll_interval_s_;
   int last_requested_ = 0;  // training thread only
   std::atomic<int> requested_mhz_{0};
   std::atomic<uint64_t> request_seq_{0};
@@ -109,11 +125,12 @@ class ThreadFrequencySetter final : public FrequencySetter {
 }  // namespace
 
 Result<std::unique_ptr<FrequencySetter>> StartThreadFrequencySetter(GpuBackend& backend, int gpu,
-                                                                    bool require_memory_lock) {
+                                                                    bool require_memory_lock,
+                                                                    double poll_interval_s) {
   auto count = backend.DeviceCount();
   if (!count.ok()) return count.error();
   if (Status s = CheckGpuIndex(gpu, *count); !s.ok()) return s.error();
-  auto setter = std::make_unique<ThreadFrequencySetter>(backend, gpu);
+  auto setter = std::make_unique<ThreadFrequencySetter>(backend, gpu, poll_interval_s);
   if (Status memory = LockMemoryClockToMax(backend, gpu); !memory.ok()) {
     if (require_memory_lock) return memory.error();
     setter->NoteMemoryLockProblem("memory clock not locked: " + memory.error().message);

@@ -1,5 +1,6 @@
 #include <fcntl.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/mman.h>
 #include <sys/signalfd.h>
@@ -9,6 +10,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -61,6 +63,7 @@ int ParentPidFd(pid_t parent) {
 
 int RunWatchdog(int argc, char** argv) {
   int gpu = 0;
+  long poll_interval_us = 0;
   bool dry_run = false, require_memory_lock = false;
   std::string library = nvml::kDefaultLibraryName;
   for (int i = 1; i < argc; ++i) {
@@ -69,6 +72,8 @@ int RunWatchdog(int argc, char** argv) {
       gpu = std::atoi(argv[++i]);
     } else if (arg == "--nvml-library" && i + 1 < argc) {
       library = argv[++i];
+    } else if (arg == "--poll-interval-us" && i + 1 < argc) {
+      poll_interval_us = std::atol(argv[++i]);
     } else if (arg == "--dry-run") {
       dry_run = true;
     } else if (arg == "--require-memory-lock") {
@@ -80,6 +85,10 @@ int RunWatchdog(int argc, char** argv) {
     }
   }
   const pid_t parent = ::getppid();
+  // SCHED_BATCH: a fair share of the CPU like any process, but a wake-up does not preempt the
+  // training thread that woke it (it runs on an idle core, or at the next tick).
+  sched_param batch{};
+  ::sched_setscheduler(0, SCHED_BATCH, &batch);
   // SIGINT is the training job's to handle (its exit closes our pipe); SIGTERM/SIGHUP mean reset and go.
   ::signal(SIGINT, SIG_IGN);
   ::signal(SIGPIPE, SIG_IGN);
@@ -124,38 +133,55 @@ int RunWatchdog(int argc, char** argv) {
 
   const int parent_fd = ParentPidFd(parent);
   int applied = 0;
-  bool running = true;
+  uint64_t seen_seq = 0;
   std::vector<pollfd> fds = {{kWakeFd, POLLIN, 0}, {signal_fd, POLLIN, 0}};
   if (parent_fd >= 0) fds.push_back({parent_fd, POLLIN, 0});
-  while (running) {
-    // Without a pidfd, look at the parent every 200 ms (the pipe EOF is the main signal anyway).
-    const int rc = ::poll(fds.data(), fds.size(), parent_fd >= 0 ? -1 : 200);
+  while (true) {
+    // Polling: wake every interval and look at the request. Otherwise announce the sleep, then
+    // look again for a request that raced with the announcement: the training process sends a
+    // wake-up byte only to a sleeping watchdog (see SetFrequency). Without a pidfd, look at the
+    // parent every 200 ms at least (the socket's EOF is the main signal anyway).
+    bool pending = false;
+    if (poll_interval_us <= 0) {
+      shared.worker_sleeping.store(1);
+      pending = shared.request_seq.load() != seen_seq;
+    }
+    timespec timeout{};
+    if (poll_interval_us > 0) {
+      timeout = {poll_interval_us / 1000000, (poll_interval_us % 1000000) * 1000};
+    } else if (parent_fd < 0) {
+      timeout = {0, 200 * 1000 * 1000};
+    }
+    const bool forever = !pending && poll_interval_us <= 0 && parent_fd >= 0;
+    const int rc = ::ppoll(fds.data(), fds.size(), forever ? nullptr : &timeout, nullptr);
+    shared.worker_sleeping.store(0);
     if (rc < 0 && errno != EINTR) break;
     if (::getppid() != parent) break;
-    if (fds[1].revents & POLLIN) break;                              // SIGTERM / SIGHUP
+    if (fds[1].revents & POLLIN) break;                                  // SIGTERM / SIGHUP
     if (fds.size() > 2 && (fds[2].revents & (POLLIN | POLLHUP))) break;  // parent exited
     if (fds[0].revents & (POLLIN | POLLHUP)) {
       char buffer[256];
-      const ssize_t n = ::read(kWakeFd, buffer, sizeof buffer);
-      if (n == 0) break;  // every write end closed: the training process stopped us or died
-      const uint64_t seq = shared.request_seq.load(std::memory_order_acquire);
-      const int want = shared.requested_mhz.load(std::memory_order_relaxed);
-      shared.requested.fetch_add(1);
-      if (want == applied || want <= 0) {
-        shared.skipped.fetch_add(1);
-        shared.last_ok.store(1);
-      } else if (Status s = backend.LockGpuClocks(gpu, want, want); s.ok()) {
-        applied = want;
-        shared.applied_mhz.store(want);
-        shared.applied.fetch_add(1);
-        shared.last_ok.store(1);
-      } else {
-        shared.failed.fetch_add(1);
-        SetLastError(shared, s.error().message);
-        shared.last_ok.store(0);
-      }
-      shared.handled_seq.store(seq, std::memory_order_release);
+      if (::read(kWakeFd, buffer, sizeof buffer) == 0) break;  // EOF: the training process stopped us or died
     }
+    const uint64_t seq = shared.request_seq.load(std::memory_order_acquire);
+    if (seq == seen_seq) continue;
+    seen_seq = seq;
+    const int want = shared.requested_mhz.load(std::memory_order_relaxed);
+    shared.requested.fetch_add(1);
+    if (want == applied || want <= 0) {
+      shared.skipped.fetch_add(1);
+      shared.last_ok.store(1);
+    } else if (Status s = backend.LockGpuClocks(gpu, want, want); s.ok()) {
+      applied = want;
+      shared.applied_mhz.store(want);
+      shared.applied.fetch_add(1);
+      shared.last_ok.store(1);
+    } else {
+      shared.failed.fetch_add(1);
+      SetLastError(shared, s.error().message);
+      shared.last_ok.store(0);
+    }
+    shared.handled_seq.store(seq, std::memory_order_release);
   }
   Status reset = backend.ResetGpuClocks(gpu);
   Status memory = backend.ResetMemoryClocks(gpu);
@@ -204,7 +230,10 @@ class WatchdogFrequencySetter final : public FrequencySetter {
     if (freq_mhz == last_requested_ || wake_fd_ < 0) return;
     last_requested_ = freq_mhz;
     shared_->requested_mhz.store(freq_mhz, std::memory_order_relaxed);
-    shared_->request_seq.fetch_add(1, std::memory_order_release);
+    shared_->request_seq.fetch_add(1);  // seq_cst: ordered before the look at worker_sleeping
+    // A busy watchdog reads the latest request when it next looks; only a sleeping one needs a
+    // wake-up byte (and a system call).
+    if (shared_->worker_sleeping.exchange(0) == 0) return;
     const char byte = 1;
     // Non-blocking: a full socket buffer already holds a wake-up, and the watchdog reads the latest
     // value. MSG_NOSIGNAL: a dead watchdog must not SIGPIPE the training process.
@@ -313,6 +342,7 @@ Result<std::unique_ptr<FrequencySetter>> StartWatchdogFrequencySetter(const Watc
   if (!options.nvml_library.empty()) args.insert(args.end(), {"--nvml-library", options.nvml_library});
   if (options.dry_run) args.push_back("--dry-run");
   if (options.require_memory_lock) args.push_back("--require-memory-lock");
+  args.insert(args.end(), {"--poll-interval-us", std::to_string(std::lround(options.poll_interval_s * 1e6))});
   std::vector<char*> argv;
   for (std::string& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);

@@ -17,7 +17,8 @@ struct Shared {
   // Written by the training process.
   std::atomic<int32_t> requested_mhz;
   std::atomic<uint64_t> request_seq;
-  // Written by the watchdog.
+  // Written by the watchdog (worker_sleeping also cleared by the training process when it wakes it).
+  std::atomic<int32_t> worker_sleeping;
   std::atomic<uint64_t> handled_seq;
   std::atomic<int32_t> applied_mhz;
   std::atomic<int32_t> last_ok;
@@ -30,7 +31,8 @@ struct Shared {
 
 static_assert(std::atomic<uint64_t>::is_always_lock_free, "shared atomics must be lock-free");
 
-// The watchdog's main loop (argv: --gpu N [--nvml-library PATH] [--dry-run] [--require-memory-lock]).
+// The watchdog's main loop (argv: --gpu N [--nvml-library PATH] [--dry-run] [--require-memory-lock]
+// [--poll-interval-us N]).
 int RunWatchdog(int argc, char** argv);
 
 }  // namespace wattcut::watchdog
