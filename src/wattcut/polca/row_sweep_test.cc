@@ -1,0 +1,77 @@
+#include "wattcut/polca/row_sweep.h"
+
+#include <gtest/gtest.h>
+
+namespace wattcut::polca {
+namespace {
+
+RequestTrace Synthetic() {
+  std::vector<TraceRequest> r;
+  for (int i = 0; i < 7200; ++i) r.push_back({i * 0.5, 200 + (i * 37) % 1500, 20 + (i * 13) % 200});
+  return *RequestTrace::FromRequests(r, "synthetic");
+}
+
+PolcaConfig SmallRow() {
+  PolcaConfig config = *BuiltInConfig("a100");
+  config.row.baseline_servers = 8;
+  config.workload.diurnal_trough = 1.0;
+  return config;
+}
+
+TEST(RowSweep, ComparesEveryPointWithItsUnconstrainedRun) {
+  SweepOptions options;
+  options.added_fractions = {0.5, 0.0, 0.25, 0.25};  // unsorted, with a duplicate
+  options.policies = {PolicyKind::kPolca, PolicyKind::kBrakeOnly};
+  options.duration_s = 2 * 3600;
+  options.jobs = 1;
+  auto sweep = RunSweep(SmallRow(), Synthetic(), options);
+  ASSERT_TRUE(sweep.ok()) << sweep.error().message;
+  EXPECT_EQ(sweep->added_fractions, (std::vector<double>{0.0, 0.25, 0.5}));
+  ASSERT_EQ(sweep->references.size(), 3u);
+  ASSERT_EQ(sweep->points.size(), 6u);
+  EXPECT_EQ(sweep->points[0].servers, 8);
+  EXPECT_EQ(sweep->points[2].servers, 10);
+  EXPECT_EQ(sweep->points[5].servers, 12);
+  EXPECT_EQ(sweep->points[1].run.policy, PolicyKind::kBrakeOnly);
+  for (const SweepPoint& p : sweep->points) {
+    EXPECT_EQ(p.holds, p.meets_slos && p.run.brake_events == 0);
+    EXPECT_EQ(p.run.power_samples.size(), 0u);  // not kept in sweeps
+  }
+  // With no added servers there is nothing to do: identical to the reference.
+  EXPECT_DOUBLE_EQ(sweep->points[0].impact.high.p50_latency, 0.0);
+  EXPECT_TRUE(sweep->points[0].holds);
+  EXPECT_DOUBLE_EQ(sweep->simulated_s, 9 * 2 * 3600.0);
+  // max_added_held is the last point of the leading run of holding points.
+  for (size_t p = 0; p < 2; ++p) {
+    double expected = -1;
+    for (size_t i = 0; i < 3 && sweep->points[i * 2 + p].holds; ++i) expected = sweep->added_fractions[i];
+    EXPECT_DOUBLE_EQ(sweep->max_added_held[p], expected);
+  }
+
+  // Parallel runs give the same results.
+  options.jobs = 3;
+  auto parallel = RunSweep(SmallRow(), Synthetic(), options);
+  ASSERT_TRUE(parallel.ok());
+  for (size_t i = 0; i < sweep->points.size(); ++i) {
+    EXPECT_EQ(parallel->points[i].run.brake_events, sweep->points[i].run.brake_events);
+    EXPECT_EQ(parallel->points[i].run.high.latency_p99_s, sweep->points[i].run.high.latency_p99_s);
+  }
+}
+
+TEST(RowSweep, RejectsEmptyOrNegativeInputs) {
+  SweepOptions options;
+  options.policies = {PolicyKind::kPolca};
+  EXPECT_NE(RunSweep(SmallRow(), Synthetic(), options).error().message.find("at least one added"),
+            std::string::npos);
+  options.added_fractions = {-0.1};
+  EXPECT_NE(RunSweep(SmallRow(), Synthetic(), options).error().message.find("between 0 %"), std::string::npos);
+  options.added_fractions = {0.1};
+  options.policies = {};
+  EXPECT_NE(RunSweep(SmallRow(), Synthetic(), options).error().message.find("at least one policy"),
+            std::string::npos);
+  EXPECT_EQ(ServersFor(40, 0.3), 52);
+  EXPECT_EQ(ServersFor(40, 0.25), 50);
+}
+
+}  // namespace
+}  // namespace wattcut::polca
