@@ -7,7 +7,9 @@ namespace wattcut::polca {
 namespace {
 
 double Scale(double full_w, double idle_w, double freq_ratio, double exponent) {
-  return idle_w + (full_w - idle_w) * std::pow(freq_ratio, exponent);
+  // pow(1, x) is exactly 1: skip the call at the (common) maximum clock.
+  double factor = freq_ratio == 1.0 ? 1.0 : std::pow(freq_ratio, exponent);
+  return idle_w + (full_w - idle_w) * factor;
 }
 
 // The clock at which idle + (full - idle) * (f / f_max)^exponent equals cap.

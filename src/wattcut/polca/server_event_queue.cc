@@ -17,6 +17,7 @@ void ServerEventQueue::Swap(size_t i, size_t j) {
 }
 
 void ServerEventQueue::Update(size_t server, double time_s) {
+  if (time_[server] == time_s) return;  // position unchanged
   time_[server] = time_s;
   size_t i = position_[server];
   while (i > 0 && Before(heap_[i], heap_[(i - 1) / 2])) {
