@@ -134,9 +134,12 @@ void OnlineProfiler::CloseFrequency() {
   series_.clear();
   iteration_at_freq_ = 0;
   ++freq_index_;
+  // Rises count only once the energy has fallen somewhere: near the maximum frequency a
+  // power-capped GPU's energy can creep up for a few steps before it starts to fall.
   if (previous_iteration_energy_j_ >= 0 && iteration_energy_j > previous_iteration_energy_j_) {
-    ++energy_rises_;
+    if (energy_fell_) ++energy_rises_;
   } else {
+    if (previous_iteration_energy_j_ >= 0) energy_fell_ = true;
     energy_rises_ = 0;
   }
   previous_iteration_energy_j_ = iteration_energy_j;

@@ -36,7 +36,8 @@ struct OnlineProfilerOptions {
   int step_mhz = 0;                 // 0: every supported clock; else clocks max, max-step, ...
   int warmup_iterations = 1;        // dropped at each frequency
   int measured_iterations = 3;      // averaged at each frequency
-  int stop_after_energy_rises = 0;  // stop when iteration energy rose this many frequencies in a row (0: never)
+  int stop_after_energy_rises = 0;  // stop when iteration energy rose this many frequencies in a row,
+                                    // counted once it has fallen at least once (0: never)
   double sample_interval_s = 0.002;  // energy counter sampling period
 };
 
@@ -105,6 +106,7 @@ class OnlineProfiler {
   std::vector<ProfiledRow> rows_;
   double previous_iteration_energy_j_ = -1;
   int energy_rises_ = 0;
+  bool energy_fell_ = false;
   EnergySampler sampler_;
 };
 

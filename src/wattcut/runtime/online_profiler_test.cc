@@ -105,6 +105,28 @@ TEST(OnlineProfilerTest, StopsAfterEnergyRisesAndHonoursStep) {
   EXPECT_FALSE(profiler->BeginIteration().ok());
 }
 
+TEST(OnlineProfilerTest, EnergyRisesNearTheTopDoNotStopTheSweep) {
+  // The A40 model is power-capped above ~1500 MHz: its energy rises for the first steps down.
+  auto clock = std::make_shared<ManualClock>();
+  auto gpu = std::move(SimulatedBackend::Create("a40", 1, clock)).value();
+  auto setter = std::move(StartThreadFrequencySetter(*gpu, 0)).value();
+  OnlineProfilerOptions options;
+  options.step_mhz = 60;
+  options.warmup_iterations = 0;
+  options.measured_iterations = 1;
+  options.stop_after_energy_rises = 3;
+  auto profiler = std::move(OnlineProfiler::Start(*gpu, 0, *setter, *clock, options)).value();
+  const StageWorkload work = gpu->model(0).middle_stage;
+  while (!profiler->done()) ASSERT_TRUE(RunIteration(*profiler, *gpu, work, 1).ok());
+  std::vector<double> energy;
+  for (size_t i = 0; i < profiler->rows().size(); i += 2) {
+    energy.push_back(profiler->rows()[i].energy_j + profiler->rows()[i + 1].energy_j);
+  }
+  ASSERT_GE(energy.size(), 4u);
+  EXPECT_GT(energy[1], energy[0]);  // rose at the top...
+  EXPECT_LT(profiler->rows().back().freq_mhz, 1200);  // ...yet the sweep went on well below it
+}
+
 TEST(OnlineProfilerTest, RejectsMisuse) {
   auto clock = std::make_shared<ManualClock>();
   auto gpu = std::move(SimulatedBackend::Create("a40", 1, clock)).value();
