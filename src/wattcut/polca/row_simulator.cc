@@ -186,7 +186,7 @@ Result<RowRunResult> SimulateRow(const PolcaConfig& config, const RequestTrace& 
       int i = route(a);
       InferenceServer& s = servers[static_cast<size_t>(i)];
       double before = s.power_w();
-      s.Arrive(a, t, logs[static_cast<size_t>(s.priority())]);
+      s.Arrive(a, t);
       load[static_cast<size_t>(i)] = s.outstanding();
       row_w += s.power_w() - before;
       queue.Update(static_cast<size_t>(i), s.next_event_s());

@@ -43,7 +43,7 @@ void InferenceServer::Finish(double t_s, ServedLog& log) {
   busy_since_s_ = t_s;
 }
 
-void InferenceServer::Arrive(const Arrival& arrival, double t_s, ServedLog& /*log*/) {
+void InferenceServer::Arrive(const Arrival& arrival, double t_s) {
   waiting_.push_back({arrival.time_s, arrival.context_tokens, arrival.generated_tokens});
   ++outstanding_;
   if (phase_ == Phase::kIdle) {

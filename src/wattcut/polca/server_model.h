@@ -47,7 +47,7 @@ class InferenceServer {
   double power_w() const { return power_w_; }
   double next_event_s() const { return next_event_s_; }
 
-  void Arrive(const Arrival& arrival, double t_s, ServedLog& log);
+  void Arrive(const Arrival& arrival, double t_s);
   void SetLimits(const GpuLimits& limits, double t_s);
   // Handles the event due at next_event_s() (t_s must equal it).
   void HandleEvent(double t_s, ServedLog& log);

@@ -22,7 +22,7 @@ TEST_F(ServerModelTest, OneRequestRunsPrefillThenDecode) {
   InferenceServer s(model_, config_, Priority::kHigh);
   ServedLog log;
   EXPECT_DOUBLE_EQ(s.power_w(), model_.ServerIdleW());
-  s.Arrive({10, 1000, 11, Priority::kHigh}, 10, log);
+  s.Arrive({10, 1000, 11, Priority::kHigh}, 10);
   EXPECT_EQ(s.outstanding(), 1);
   EXPECT_DOUBLE_EQ(s.power_w(), model_.ServerPromptW(1000, 1410));
   double prefill = model_.PromptSeconds(1000);
@@ -46,7 +46,7 @@ TEST_F(ServerModelTest, BatchesDecodeAndSlowsDownWithALockedClock) {
     ServedLog log;
     // The first request starts a prefill on its own; the seven arriving during it wait
     // and share the next prefill (3500 tokens <= 8192); then all eight decode together.
-    for (int i = 0; i < 8; ++i) s.Arrive({0, 500, 100, Priority::kLow}, 0, log);
+    for (int i = 0; i < 8; ++i) s.Arrive({0, 500, 100, Priority::kLow}, 0);
     EXPECT_NEAR(s.next_event_s(), model_.PromptSeconds(500) * model_.PromptSlowdown(freq), 1e-9);
     s.HandleEvent(s.next_event_s(), log);
     EXPECT_DOUBLE_EQ(s.power_w(), model_.ServerPromptW(3500, freq));
@@ -68,7 +68,7 @@ TEST_F(ServerModelTest, BatchesDecodeAndSlowsDownWithALockedClock) {
 TEST_F(ServerModelTest, ClockChangeMidDecodeKeepsProgress) {
   InferenceServer s(model_, config_, Priority::kHigh);
   ServedLog log;
-  s.Arrive({0, 100, 201, Priority::kHigh}, 0, log);
+  s.Arrive({0, 100, 201, Priority::kHigh}, 0);
   double prefill = model_.PromptSeconds(100);
   s.HandleEvent(s.next_event_s(), log);
   double iteration = model_.TokenIterationSeconds(1);
@@ -84,11 +84,11 @@ TEST_F(ServerModelTest, NewArrivalsInterruptDecodeAndQueueWhenFull) {
   InferencePowerModel model(config_);
   InferenceServer s(model, config_, Priority::kHigh);
   ServedLog log;
-  s.Arrive({0, 100, 50, Priority::kHigh}, 0, log);
+  s.Arrive({0, 100, 50, Priority::kHigh}, 0);
   s.HandleEvent(s.next_event_s(), log);  // prefill done, decoding 1
-  s.Arrive({1, 200, 50, Priority::kHigh}, 1, log);
+  s.Arrive({1, 200, 50, Priority::kHigh}, 1);
   EXPECT_DOUBLE_EQ(s.power_w(), model.ServerPromptW(200, 1410));  // a prefill pauses decoding
-  s.Arrive({1.01, 300, 50, Priority::kHigh}, 1.01, log);            // batch will be full: waits
+  s.Arrive({1.01, 300, 50, Priority::kHigh}, 1.01);            // batch will be full: waits
   EXPECT_EQ(s.outstanding(), 3);
   Drain(s, log);
   ASSERT_EQ(log.latency_s.size(), 3u);
@@ -102,7 +102,7 @@ TEST_F(ServerModelTest, PowerCapBitesOnlyAfterTheResponseTime) {
   InferenceServer s(model, config_, Priority::kLow);
   s.SetLimits({1410, 300}, 0);
   ServedLog log;
-  s.Arrive({0, 8000, 2, Priority::kLow}, 0, log);  // a long prefill, about 2.3 s
+  s.Arrive({0, 8000, 2, Priority::kLow}, 0);  // a long prefill, about 2.3 s
   EXPECT_DOUBLE_EQ(s.power_w(), model.ServerPromptW(8000, 1410));  // spike escapes the cap
   EXPECT_DOUBLE_EQ(s.next_event_s(), 0.5);
   s.HandleEvent(0.5, log);
