@@ -347,6 +347,36 @@ TEST(ServerApi, BearerTokenIsRequiredWhenConfigured) {
 namespace wattcut::testing {
 namespace {
 
+// SIGTERM while a rank waits: the long poll ends with a 503 and the server exits 0.
+TEST(ServerApi, StopsCleanlyWithWaitingLongPolls) {
+  ServerProcess server;
+  ASSERT_TRUE(server.running()) << server.startup_output();
+  auto c = server.Client();
+  auto job = Post(*c, "/register_job", {{"pp_degree", 2}, {"dp_degree", 1}, {"tp_degree", 1},
+                                        {"world_size", 2}, {"planner", {{"num_microbatches", 2}}}});
+  ASSERT_EQ(job.status, 200);
+  std::string path = PathEscape(job.body.get<std::string>());
+  for (int r = 0; r < 2; ++r) {
+    ASSERT_EQ(Post(*c, "/register_rank/" + path,
+                   {{"rank", r}, {"dp_rank", 0}, {"pp_rank", r}, {"tp_rank", 0},
+                    {"available_frequencies", {1410, 1395}}})
+                  .status,
+              200);
+  }
+  HttpReply waited;
+  std::thread rank0([&] {
+    auto c0 = server.Client();
+    waited = Get(*c0, "/schedule/" + path + "?rank=0");
+  });
+  for (int i = 0; i < 100000 && Get(*c, "/v1/jobs/" + path).body.value("ranks_waiting", 0) == 0; ++i) {
+    usleep(1000);
+  }
+  EXPECT_EQ(server.Stop(), 0);
+  rank0.join();
+  EXPECT_EQ(waited.status, 503) << waited.text;
+  EXPECT_NE(waited.text.find("shutting down"), std::string::npos) << waited.text;
+}
+
 // A frontier of ~14,000 points (8 stages, 24 microbatches, 0.1 ms unit time) is computed
 // in the background: other requests are answered while it is computing.
 TEST(ServerApi, LargeFrontierDoesNotStallOtherRequests) {

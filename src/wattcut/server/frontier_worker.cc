@@ -1,6 +1,7 @@
 #include "wattcut/server/frontier_worker.h"
 
 #include <chrono>
+#include <exception>
 
 #include "wattcut/profile/profile_csv.h"
 
@@ -47,9 +48,14 @@ void FrontierWorker::Run() {
     }
     auto start = std::chrono::steady_clock::now();
     Result<Frontier> frontier = [&]() -> Result<Frontier> {
-      auto profile = ParseProfileCsv(task.profile_csv, "job " + task.job_id + " profile");
-      if (!profile) return profile.error();
-      return ComputeFrontier(*profile, task.options);
+      // A planner that runs out of memory fails this job, not the server.
+      try {
+        auto profile = ParseProfileCsv(task.profile_csv, "job " + task.job_id + " profile");
+        if (!profile) return profile.error();
+        return ComputeFrontier(*profile, task.options);
+      } catch (const std::exception& e) {
+        return Error{std::string("the planner failed: ") + e.what()};
+      }
     }();
     double seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
