@@ -62,7 +62,7 @@ load_seconds=$(( ${duration%.*} + 4 ))
 load=""
 if [[ $no_load -eq 1 ]]; then
   echo "   --no-load: not running a kernel"
-elif python3 -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)' 2>/dev/null; then
+elif command -v python3 >/dev/null 2>&1 && python3 -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)' 2>/dev/null; then
   load="torch"
   python3 - "$load_seconds" "$gpu" <<'PY' &
 import sys, time, torch
@@ -149,7 +149,7 @@ if [[ $unchanged -ne 1 ]]; then
   exit 1
 fi
 if [[ -n "$load" && -n "$idle_w" && -n "$load_w" ]]; then
-  if python3 -c "import sys; sys.exit(0 if $load_w > 1.2 * $idle_w else 1)"; then
+  if awk -v load="$load_w" -v idle="$idle_w" 'BEGIN { exit !(load > 1.2 * idle) }'; then
     echo "VERDICT: PASS: NVML discovery, clocks, power and energy work; power rose under a real kernel; setters ran in dry-run only"
     exit 0
   fi
