@@ -198,7 +198,7 @@ TEST(WatchdogSetterTest, DryRunChangesNothing) {
 // A training process (a child of the test) starts a watchdog, locks 1200 MHz and reports the
 // watchdog's pid; then it is killed with `signal`. The test is a child subreaper, so the
 // orphaned watchdog becomes its child and can be waited for.
-void ExpectResetAfterTrainerDies(int signal_number) {
+void ExpectResetAfterTrainerDies(int signal_number, bool trainer_forks_a_worker = false) {
   ScopedFakeNvml fake;
   ASSERT_EQ(prctl(PR_SET_CHILD_SUBREAPER, 1), 0);
   int pipe_fds[2];
@@ -211,14 +211,22 @@ void ExpectResetAfterTrainerDies(int signal_number) {
     if (!setter.ok()) _exit(3);
     (*setter)->SetFrequency(1200);
     if (!(*setter)->WaitUntilApplied().ok()) _exit(4);
-    const int watchdog = WatchdogPid(**setter);
-    if (write(pipe_fds[1], &watchdog, sizeof watchdog) != sizeof watchdog) _exit(5);
+    int pids[2] = {WatchdogPid(**setter), 0};
+    if (trainer_forks_a_worker) {
+      // Like a data-loader worker: forked without exec, so it holds a copy of the wake-up socket.
+      pids[1] = fork();
+      if (pids[1] == 0) {
+        while (true) pause();
+      }
+    }
+    if (write(pipe_fds[1], pids, sizeof pids) != sizeof pids) _exit(5);
     while (true) pause();
   }
   close(pipe_fds[1]);
-  int watchdog = 0;
-  ASSERT_EQ(read(pipe_fds[0], &watchdog, sizeof watchdog), static_cast<ssize_t>(sizeof watchdog));
+  int pids[2] = {0, 0};
+  ASSERT_EQ(read(pipe_fds[0], pids, sizeof pids), static_cast<ssize_t>(sizeof pids));
   close(pipe_fds[0]);
+  const int watchdog = pids[0];
   ASSERT_GT(watchdog, 0);
   EXPECT_EQ(fake.Read()["gpu0.locked_max"], "1200");
   EXPECT_EQ(fake.Read()["gpu0.mem_locked"], "1593");
@@ -233,11 +241,18 @@ void ExpectResetAfterTrainerDies(int signal_number) {
   EXPECT_EQ(fake.Read()["gpu0.locked_max"], "0");
   EXPECT_EQ(fake.Read()["gpu0.mem_locked"], "0");
   EXPECT_NE(fake.Log().find(std::to_string(watchdog) + " nvmlDeviceResetGpuLockedClocks() -> 0"), std::string::npos);
+  if (pids[1] > 0) {  // the worker outlived the trainer; it is ours now (subreaper)
+    EXPECT_EQ(kill(pids[1], SIGKILL), 0);
+    EXPECT_EQ(waitpid(pids[1], &status, 0), pids[1]);
+  }
 }
 
 TEST(WatchdogSetterTest, ClocksAreResetWhenTheTrainingProcessIsKilled) { ExpectResetAfterTrainerDies(SIGKILL); }
 TEST(WatchdogSetterTest, ClocksAreResetOnSigterm) { ExpectResetAfterTrainerDies(SIGTERM); }
 TEST(WatchdogSetterTest, ClocksAreResetOnSigint) { ExpectResetAfterTrainerDies(SIGINT); }
+TEST(WatchdogSetterTest, ClocksAreResetWhenAForkedWorkerOutlivesTheTrainer) {
+  ExpectResetAfterTrainerDies(SIGKILL, /*trainer_forks_a_worker=*/true);
+}
 
 TEST(WatchdogSetterTest, WatchdogResetsWhenItIsTerminated) {
   ScopedFakeNvml fake;
