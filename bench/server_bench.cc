@@ -8,6 +8,7 @@
 //   build/bench/wattcut_bench --benchmark_filter=ServerScheduleFetch
 #include <benchmark/benchmark.h>
 #include <httplib.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -16,10 +17,8 @@
 #include <map>
 #include <memory>
 #include <mutex>
-#include <thread>
-#include <unistd.h>
-
 #include <nlohmann/json.hpp>
+#include <thread>
 
 #include "wattcut/profile/gpu_model.h"
 #include "wattcut/server/server.h"
@@ -107,15 +106,22 @@ std::string JobFor(int ranks) {
   int pp = std::min(ranks, kStages);
   int dp = ranks / pp;
   auto model = wattcut::FindGpuModel("a100-sxm");
-  json job = {{"pp_degree", pp}, {"dp_degree", dp}, {"tp_degree", 1}, {"world_size", ranks},
-              {"planner", {{"num_microbatches", kMicrobatches}, {"p2p_power_w", (*model)->p2p_power_w}}}};
+  json job = {
+      {"pp_degree", pp},
+      {"dp_degree", dp},
+      {"tp_degree", 1},
+      {"world_size", ranks},
+      {"planner", {{"num_microbatches", kMicrobatches}, {"p2p_power_w", (*model)->p2p_power_w}}}};
   auto res = c.Post("/register_job", job.dump(), "application/json");
   if (!res || res->status != 200) std::abort();
   std::string id = EscapePath(json::parse(res->body).get<std::string>());
   std::vector<int> freqs;
   for (int f = 1410; f >= 1200; f -= 15) freqs.push_back(f);
   for (int r = 0; r < ranks; ++r) {
-    json info = {{"rank", r}, {"dp_rank", r / pp}, {"pp_rank", r % pp}, {"tp_rank", 0},
+    json info = {{"rank", r},
+                 {"dp_rank", r / pp},
+                 {"pp_rank", r % pp},
+                 {"tp_rank", 0},
                  {"available_frequencies", freqs}};
     auto rr = c.Post("/register_rank/" + id, info.dump(), "application/json");
     if (!rr || rr->status != 200) std::abort();

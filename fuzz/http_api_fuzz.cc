@@ -10,8 +10,8 @@
 
 namespace {
 
-using wattcut::Result;
 using nlohmann::json;
+using wattcut::Result;
 namespace server = wattcut::server;
 
 template <typename T>

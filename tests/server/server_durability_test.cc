@@ -25,8 +25,8 @@ constexpr int kPp = 2, kDp = 2, kWorld = kPp * kDp, kMicrobatches = 4;
 // What one client had acknowledged for one job, and what it tried after that.
 struct JobRecord {
   std::string id;
-  int ranks_acked = 0;        // ranks 0..ranks_acked-1 registered (2xx)
-  int results_acked = 0;      // ranks 0..results_acked-1 posted a result (2xx)
+  int ranks_acked = 0;                 // ranks 0..ranks_acked-1 registered (2xx)
+  int results_acked = 0;               // ranks 0..results_acked-1 posted a result (2xx)
   std::optional<int> index_acked;      // last acknowledged plan selection
   std::optional<int> index_attempted;  // a later selection whose reply never came
   std::optional<double> slowdown_acked;
@@ -48,7 +48,10 @@ TEST(ServerDurability, SigkillDuringBusyRunKeepsEveryAcknowledgedWrite) {
     auto c = server->Client();
     for (int j = 0; j < kJobsPerClient && !stop; ++j) {
       auto reply = Post(*c, "/register_job",
-                        {{"pp_degree", kPp}, {"dp_degree", kDp}, {"tp_degree", 1}, {"world_size", kWorld},
+                        {{"pp_degree", kPp},
+                         {"dp_degree", kDp},
+                         {"tp_degree", 1},
+                         {"world_size", kWorld},
                          {"job_metadata", "client" + std::to_string(client_index)},
                          {"planner", {{"num_microbatches", kMicrobatches}}}});
       if (reply.status != 200) return;  // the server is gone
@@ -61,7 +64,10 @@ TEST(ServerDurability, SigkillDuringBusyRunKeepsEveryAcknowledgedWrite) {
       };
       std::string path = PathEscape(rec.id);
       for (int r = 0; r < kWorld; ++r) {
-        json info = {{"rank", r}, {"dp_rank", r / kPp}, {"pp_rank", r % kPp}, {"tp_rank", 0},
+        json info = {{"rank", r},
+                     {"dp_rank", r / kPp},
+                     {"pp_rank", r % kPp},
+                     {"tp_rank", 0},
                      {"available_frequencies", freqs}};
         if (Post(*c, "/register_rank/" + path, info).status != 200) return save();
         rec.ranks_acked = r + 1;
@@ -115,7 +121,8 @@ TEST(ServerDurability, SigkillDuringBusyRunKeepsEveryAcknowledgedWrite) {
     EXPECT_GE(job.body["ranks_with_results"].get<int>(), rec.results_acked) << rec.id;
     if (rec.index_acked) {
       int stored = job.body["selection"].value("index", -1);
-      bool ok = stored == *rec.index_acked || (rec.index_attempted && stored == *rec.index_attempted);
+      bool ok =
+          stored == *rec.index_acked || (rec.index_attempted && stored == *rec.index_attempted);
       EXPECT_TRUE(ok) << rec.id << ": selection " << job.body["selection"].dump() << ", acked "
                       << *rec.index_acked;
     }
@@ -142,8 +149,9 @@ TEST(ServerDurability, SigkillDuringBusyRunKeepsEveryAcknowledgedWrite) {
   ASSERT_NE(full, nullptr);
   std::string path = PathEscape(full->id);
   ASSERT_EQ(Put(*c, "/v1/jobs/" + path + "/plan", {{"point", "fastest"}}).status, 200);
-  ASSERT_EQ(Post(*c, "/v1/jobs/" + path + "/stragglers", {{"dp_rank", 1}, {"recovered", true}}).status,
-            200);
+  ASSERT_EQ(
+      Post(*c, "/v1/jobs/" + path + "/stragglers", {{"dp_rank", 1}, {"recovered", true}}).status,
+      200);
   ASSERT_EQ(Put(*c, "/v1/jobs/" + path + "/profile", {{"csv", TestProfileCsv(kPp)}}).status, 202);
   std::string state;
   for (int i = 0; i < 6000 && state != "ready" && state != "failed"; ++i) {

@@ -1,5 +1,6 @@
 #include "tests/server/server_process.h"
 
+#include <fcntl.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -7,8 +8,6 @@
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
-#include <fcntl.h>
-
 #include <filesystem>
 #include <thread>
 
@@ -133,7 +132,9 @@ HttpReply ToReply(const httplib::Result& result) {
 
 }  // namespace
 
-HttpReply Get(httplib::Client& client, const std::string& path) { return ToReply(client.Get(path)); }
+HttpReply Get(httplib::Client& client, const std::string& path) {
+  return ToReply(client.Get(path));
+}
 
 HttpReply Post(httplib::Client& client, const std::string& path, const nlohmann::json& body) {
   return ToReply(client.Post(path, body.dump(), "application/json"));

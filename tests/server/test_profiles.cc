@@ -1,9 +1,8 @@
 #include "tests/server/test_profiles.h"
 
 #include <cstdio>
-#include <stdexcept>
-
 #include <nlohmann/json.hpp>
+#include <stdexcept>
 
 #include "wattcut/profile/gpu_model.h"
 #include "wattcut/profile/profile_csv.h"
@@ -13,7 +12,8 @@ namespace wattcut::testing {
 std::vector<int> TestFrequencies(int floor_mhz) {
   auto model = FindGpuModel("a100-sxm");
   std::vector<int> out;
-  for (int f = (*model)->max_freq_mhz; f >= floor_mhz; f -= (*model)->freq_step_mhz) out.push_back(f);
+  for (int f = (*model)->max_freq_mhz; f >= floor_mhz; f -= (*model)->freq_step_mhz)
+    out.push_back(f);
   return out;
 }
 

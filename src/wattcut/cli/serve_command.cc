@@ -103,8 +103,9 @@ int Run(const ServeArgs& args) {
 void AddServeCommand(CLI::App& app, CommandStatus& status) {
   auto args = std::make_shared<ServeArgs>();
   CLI::App* cmd = app.add_subcommand(
-      "serve", "Run the planning server: jobs, profiles, frontiers and per-rank schedules over "
-               "HTTP (the Zeus pipeline-frequency-optimizer API plus /v1)");
+      "serve",
+      "Run the planning server: jobs, profiles, frontiers and per-rank schedules over "
+      "HTTP (the Zeus pipeline-frequency-optimizer API plus /v1)");
   cmd->add_option("--listen", args->listen, "HOST:PORT to listen on (port 0: any free port)")
       ->capture_default_str();
   cmd->add_option("--data-dir", args->data_dir, "Folder of the SQLite store (created if absent)")

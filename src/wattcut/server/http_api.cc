@@ -77,7 +77,8 @@ Result<double> NumberField(const json& object, const std::string& name,
 }
 
 Result<std::vector<double>> NumberList(const json& value, const std::string& what) {
-  if (!value.is_array()) return Error{what + ": expected a list of numbers, got " + TypeName(value)};
+  if (!value.is_array())
+    return Error{what + ": expected a list of numbers, got " + TypeName(value)};
   std::vector<double> out;
   out.reserve(value.size());
   for (size_t i = 0; i < value.size(); ++i) {
@@ -185,8 +186,8 @@ Result<JobRegistration> JobRegistrationFromJson(const json& j) {
   if (!ws) return ws.error();
   int64_t product = int64_t{*pp} * *dp * *tp;
   if (product != *ws) {
-    return Error{"field 'world_size': " + std::to_string(*ws) + " != pp_degree * dp_degree * tp_degree = " +
-                 std::to_string(product)};
+    return Error{"field 'world_size': " + std::to_string(*ws) +
+                 " != pp_degree * dp_degree * tp_degree = " + std::to_string(product)};
   }
   reg.info.pp_degree = *pp;
   reg.info.dp_degree = *dp;
@@ -285,9 +286,9 @@ Result<RankProfile> RankProfileFromJson(const json& j) {
     const char* name;
     std::map<int, double>* target;
   };
-  for (Slot slot : {Slot{"forward_time", &p.forward_time}, Slot{"forward_energy", &p.forward_energy},
-                    Slot{"backward_time", &p.backward_time},
-                    Slot{"backward_energy", &p.backward_energy}}) {
+  for (Slot slot :
+       {Slot{"forward_time", &p.forward_time}, Slot{"forward_energy", &p.forward_energy},
+        Slot{"backward_time", &p.backward_time}, Slot{"backward_energy", &p.backward_energy}}) {
     auto map = FrequencyMap(j, slot.name);
     if (!map) return map.error();
     *slot.target = std::move(*map);
@@ -337,7 +338,8 @@ Result<PlannerSettings> PlannerSettingsFromJson(const json& j) {
     } else if (name == "convex_hull") {
       settings.cost_model = CostModelKind::kConvexHull;
     } else {
-      return Error{"field 'cost_model': expected \"exponential\" or \"convex_hull\", got " + Shown(*it)};
+      return Error{"field 'cost_model': expected \"exponential\" or \"convex_hull\", got " +
+                   Shown(*it)};
     }
   }
   auto unit = NumberField(j, "unit_time_s", 0.001);
@@ -461,16 +463,20 @@ json PlanSelection::ToJson() const {
 }
 
 json ToJson(const JobInfo& info) {
-  json j = {{"job_id", info.job_id},       {"pp_degree", info.pp_degree},
-            {"dp_degree", info.dp_degree}, {"tp_degree", info.tp_degree},
+  json j = {{"job_id", info.job_id},
+            {"pp_degree", info.pp_degree},
+            {"dp_degree", info.dp_degree},
+            {"tp_degree", info.tp_degree},
             {"world_size", info.world_size}};
   j["job_metadata"] = info.job_metadata ? json(*info.job_metadata) : json(nullptr);
   return j;
 }
 
 json ToJson(const RankInfo& info) {
-  return {{"rank", info.rank},       {"dp_rank", info.dp_rank},
-          {"pp_rank", info.pp_rank}, {"tp_rank", info.tp_rank},
+  return {{"rank", info.rank},
+          {"dp_rank", info.dp_rank},
+          {"pp_rank", info.pp_rank},
+          {"tp_rank", info.tp_rank},
           {"available_frequencies", info.available_frequencies}};
 }
 
@@ -491,13 +497,14 @@ json ToJson(const RankProfile& p) {
 }
 
 json ToJson(const PlannerSettings& s) {
-  return {{"num_microbatches", s.num_microbatches},
-          {"schedule", s.schedule == PipelineScheduleKind::k1F1B ? "1f1b" : "gpipe"},
-          {"unit_time_s", s.unit_time_s},
-          {"noise_factor", s.noise_factor},
-          {"cost_model", s.cost_model == CostModelKind::kExponential ? "exponential" : "convex_hull"},
-          {"p2p_power_w", s.p2p_power_w},
-          {"profiling_min_freq_mhz", s.profiling_min_freq_mhz}};
+  return {
+      {"num_microbatches", s.num_microbatches},
+      {"schedule", s.schedule == PipelineScheduleKind::k1F1B ? "1f1b" : "gpipe"},
+      {"unit_time_s", s.unit_time_s},
+      {"noise_factor", s.noise_factor},
+      {"cost_model", s.cost_model == CostModelKind::kExponential ? "exponential" : "convex_hull"},
+      {"p2p_power_w", s.p2p_power_w},
+      {"profiling_min_freq_mhz", s.profiling_min_freq_mhz}};
 }
 
 json ToJson(const ProfilingResult& r) {

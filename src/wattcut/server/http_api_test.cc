@@ -31,13 +31,14 @@ TEST(HttpApi, RejectsWrongTypes) {
   EXPECT_NE(reg.error().message.find("'pp_degree': expected an integer, got string"),
             std::string::npos);
   EXPECT_FALSE(JobRegistrationFromJson(json::parse("[1,2]")).ok());
-  EXPECT_FALSE(JobRegistrationFromJson(json::parse(
-                   R"({"pp_degree": 1e300, "dp_degree": 1, "tp_degree": 1, "world_size": 1})"))
-                   .ok());
-  EXPECT_FALSE(JobRegistrationFromJson(
-                   json::parse(R"({"pp_degree": 18446744073709551615, "dp_degree": 1,
+  EXPECT_FALSE(
+      JobRegistrationFromJson(
+          json::parse(R"({"pp_degree": 1e300, "dp_degree": 1, "tp_degree": 1, "world_size": 1})"))
+          .ok());
+  EXPECT_FALSE(
+      JobRegistrationFromJson(json::parse(R"({"pp_degree": 18446744073709551615, "dp_degree": 1,
                                    "tp_degree": 1, "world_size": 1})"))
-                   .ok());
+          .ok());
 }
 
 TEST(HttpApi, NonEmptyJobIdIsRefused) {
@@ -96,9 +97,9 @@ TEST(HttpApi, StragglerReportNeedsExactlyOneKind) {
   EXPECT_TRUE(StragglerReportFromJson(json::parse(R"({"dp_rank": 1, "slowdown": 1.2})")).ok());
   EXPECT_TRUE(StragglerReportFromJson(json::parse(R"({"dp_rank": 1, "recovered": true})")).ok());
   EXPECT_FALSE(StragglerReportFromJson(json::parse(R"({"dp_rank": 1})")).ok());
-  EXPECT_FALSE(
-      StragglerReportFromJson(json::parse(R"({"dp_rank": 1, "slowdown": 1.2, "iteration_time_s": 3})"))
-          .ok());
+  EXPECT_FALSE(StragglerReportFromJson(
+                   json::parse(R"({"dp_rank": 1, "slowdown": 1.2, "iteration_time_s": 3})"))
+                   .ok());
   EXPECT_FALSE(StragglerReportFromJson(json::parse(R"({"dp_rank": 1, "slowdown": 0.5})")).ok());
 }
 

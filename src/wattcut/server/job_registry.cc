@@ -18,11 +18,11 @@ using nlohmann::json;
 
 namespace {
 
-Reply Ok(const json& body) { return Reply{200, body.dump()}; }
-Reply Fail(int status, const std::string& message) { return Reply{status, ErrorBody(message)}; }
-Reply NoJob(const std::string& job_id) {
-  return Fail(404, "unknown job '" + job_id + "'");
+Reply Ok(const json& body) {
+  return Reply{200, body.dump(-1, ' ', false, json::error_handler_t::replace)};
 }
+Reply Fail(int status, const std::string& message) { return Reply{status, ErrorBody(message)}; }
+Reply NoJob(const std::string& job_id) { return Fail(404, "unknown job '" + job_id + "'"); }
 Reply StoreFailed(const Error& error) {
   return Fail(503, "could not persist the change, nothing was changed: " + error.message);
 }
@@ -187,8 +187,7 @@ struct JobRegistry::Job {
   }
 };
 
-Result<std::string> AggregateRankProfiles(const std::vector<RankProfile>& profiles,
-                                          int pp_degree) {
+Result<std::string> AggregateRankProfiles(const std::vector<RankProfile>& profiles, int pp_degree) {
   using FreqMap = std::map<int, std::pair<double, double>>;  // freq -> (time, energy)
   // stage -> kind -> dp -> list of per-tp-rank maps
   std::vector<std::array<std::map<int, std::vector<FreqMap>>, 2>> groups(
@@ -388,7 +387,8 @@ Status JobRegistry::Load() {
       return Error{where + "corrupt JSON: " + e.what()};
     }
     if (!s.profile_csv.empty()) {
-      auto profile = ParseProfileCsv(s.profile_csv, "job " + s.job_id + " profile", job->info.pp_degree);
+      auto profile =
+          ParseProfileCsv(s.profile_csv, "job " + s.job_id + " profile", job->info.pp_degree);
       if (profile) {
         job->profile = std::make_shared<Profile>(std::move(*profile));
         job->profile_csv = std::move(s.profile_csv);
@@ -437,8 +437,8 @@ Reply JobRegistry::RegisterJob(const JobRegistration& registration) {
   };
   json stored_info = ToJson(job->info);
   stored_info.erase("job_id");
-  auto id = store_.CreateJob(make_id, stored_info.dump(), ToJson(job->planner).dump(),
-                             StateJson(*job));
+  auto id =
+      store_.CreateJob(make_id, stored_info.dump(), ToJson(job->planner).dump(), StateJson(*job));
   if (!id) return StoreFailed(id.error());
   job->info.job_id = *id;
   {
@@ -461,22 +461,22 @@ Reply JobRegistry::RegisterRank(const std::string& job_id, const RankInfo& info)
     return std::string(name) + " " + std::to_string(value) + " is out of range [0, " +
            std::to_string(limit) + ")";
   };
-  for (auto problem : {range("rank", info.rank, j.world_size), range("dp_rank", info.dp_rank, j.dp_degree),
-                       range("pp_rank", info.pp_rank, j.pp_degree),
-                       range("tp_rank", info.tp_rank, j.tp_degree)}) {
+  for (auto problem :
+       {range("rank", info.rank, j.world_size), range("dp_rank", info.dp_rank, j.dp_degree),
+        range("pp_rank", info.pp_rank, j.pp_degree), range("tp_rank", info.tp_rank, j.tp_degree)}) {
     if (problem) return Fail(422, "job '" + job_id + "': " + *problem);
   }
   if (job->ranks[static_cast<size_t>(info.rank)]) {
-    return Fail(409, "job '" + job_id + "': rank " + std::to_string(info.rank) +
-                         " is already registered");
+    return Fail(
+        409, "job '" + job_id + "': rank " + std::to_string(info.rank) + " is already registered");
   }
   for (const auto& other : job->ranks) {
     if (other && other->dp_rank == info.dp_rank && other->pp_rank == info.pp_rank &&
         other->tp_rank == info.tp_rank) {
       return Fail(409, "job '" + job_id + "': (dp_rank, pp_rank, tp_rank) = (" +
                            std::to_string(info.dp_rank) + ", " + std::to_string(info.pp_rank) +
-                           ", " + std::to_string(info.tp_rank) + ") is already registered by rank " +
-                           std::to_string(other->rank));
+                           ", " + std::to_string(info.tp_rank) +
+                           ") is already registered by rank " + std::to_string(other->rank));
     }
   }
   if (auto s = job->CheckRankAgainstProfile(info); !s) {
@@ -517,8 +517,8 @@ JobRegistry::Decision JobRegistry::Decide(Job& job, bool start_profiling) {
     return d;
   }
   if (!job.schedule) {
-    auto schedule =
-        BuildPipelineSchedule(job.planner.schedule, job.info.pp_degree, job.planner.num_microbatches);
+    auto schedule = BuildPipelineSchedule(job.planner.schedule, job.info.pp_degree,
+                                          job.planner.num_microbatches);
     if (!schedule) {
       d.mode = Decision::Mode::kError;
       d.error_status = 409;
@@ -616,8 +616,8 @@ Reply JobRegistry::FetchSchedule(const std::string& job_id, int64_t rank) {
   if (!job) return NoJob(job_id);
   std::unique_lock lock(job->mu);
   if (rank >= job->info.world_size) {
-    return Fail(422, "job '" + job_id + "': rank " + std::to_string(rank) + " is out of range [0, " +
-                         std::to_string(job->info.world_size) + ")");
+    return Fail(422, "job '" + job_id + "': rank " + std::to_string(rank) +
+                         " is out of range [0, " + std::to_string(job->info.world_size) + ")");
   }
   size_t r = static_cast<size_t>(rank);
   if (!job->ranks[r]) {
@@ -697,8 +697,8 @@ void JobRegistry::RecordProfilingResultLocked(Job& job, const ProfilingResult& r
   auto bt = mean(result.time_breakdown, "backward");
   auto be = mean(result.energy_breakdown, "backward");
   if (!ft || !fe || !bt || !be) {
-    reply = Fail(422, "rank " + std::to_string(result.rank) +
-                          ": this round profiles " + std::to_string(freq) +
+    reply = Fail(422, "rank " + std::to_string(result.rank) + ": this round profiles " +
+                          std::to_string(freq) +
                           " MHz; time_breakdown and energy_breakdown need non-empty 'forward' and "
                           "'backward' lists");
     return;
@@ -761,8 +761,8 @@ Reply JobRegistry::PostResult(const std::string& job_id, const ProfilingResult& 
                          " is out of range [0, " + std::to_string(job->info.world_size) + ")");
   }
   if (!job->ranks[static_cast<size_t>(result.rank)]) {
-    return Fail(409, "job '" + job_id + "': rank " + std::to_string(result.rank) +
-                         " has not registered");
+    return Fail(
+        409, "job '" + job_id + "': rank " + std::to_string(result.rank) + " has not registered");
   }
   if (auto s = store_.PutResult(job_id, result.rank, ToJson(result).dump()); !s) {
     return StoreFailed(s.error());
@@ -798,17 +798,18 @@ Reply JobRegistry::GetJob(const std::string& job_id) {
   auto job = Find(job_id);
   if (!job) return NoJob(job_id);
   std::lock_guard lock(job->mu);
-  json out = {{"job", ToJson(job->info)},
-              {"planner", ToJson(job->planner)},
-              {"ranks_registered", job->num_registered},
-              {"rank_profiles", job->num_rank_profiles},
-              {"ranks_with_results", job->num_results},
-              {"round", job->round},
-              {"ranks_waiting", job->num_waiting},
-              {"profile_source", job->profile_source.empty() ? json(nullptr) : json(job->profile_source)},
-              {"frontier", FrontierStateName(static_cast<int>(job->frontier_state))},
-              {"selection", job->selection.ToJson()},
-              {"state", json::parse(StateJson(*job))}};
+  json out = {
+      {"job", ToJson(job->info)},
+      {"planner", ToJson(job->planner)},
+      {"ranks_registered", job->num_registered},
+      {"rank_profiles", job->num_rank_profiles},
+      {"ranks_with_results", job->num_results},
+      {"round", job->round},
+      {"ranks_waiting", job->num_waiting},
+      {"profile_source", job->profile_source.empty() ? json(nullptr) : json(job->profile_source)},
+      {"frontier", FrontierStateName(static_cast<int>(job->frontier_state))},
+      {"selection", job->selection.ToJson()},
+      {"state", json::parse(StateJson(*job))}};
   return Ok(out);
 }
 
@@ -854,7 +855,8 @@ Reply JobRegistry::SetProfileLocked(Job& job, std::string csv, const std::string
   if (!profile) return Fail(422, profile.error().message);
   if (profile->num_stages() != job.info.pp_degree) {
     return Fail(422, "the profile has " + std::to_string(profile->num_stages()) +
-                         " stages but the job's pp_degree is " + std::to_string(job.info.pp_degree));
+                         " stages but the job's pp_degree is " +
+                         std::to_string(job.info.pp_degree));
   }
   auto parsed = std::make_shared<Profile>(std::move(*profile));
   std::shared_ptr<const Profile> previous = job.profile;
@@ -873,9 +875,9 @@ Reply JobRegistry::SetProfileLocked(Job& job, std::string csv, const std::string
   job.profile_csv = std::move(csv);
   job.profile_source = source;
   SubmitFrontierLocked(job);
-  return Reply{202, json{{"job_id", job.info.job_id}, {"frontier", "computing"},
-                         {"profile_source", source}}
-                        .dump()};
+  return Reply{
+      202, json{{"job_id", job.info.job_id}, {"frontier", "computing"}, {"profile_source", source}}
+               .dump()};
 }
 
 Reply JobRegistry::SetPlanner(const std::string& job_id, const PlannerSettings& planner) {
@@ -964,8 +966,9 @@ Reply JobRegistry::ComputeFrontierNow(const std::string& job_id) {
     if (rp) all.push_back(*rp);
   }
   if (all.empty()) {
-    return Fail(409, "job '" + job_id + "' has no profile: upload one (PUT /v1/jobs/{job_id}/profile "
-                                         "or POST /v1/jobs/{job_id}/rank_profiles)");
+    return Fail(409, "job '" + job_id +
+                         "' has no profile: upload one (PUT /v1/jobs/{job_id}/profile "
+                         "or POST /v1/jobs/{job_id}/rank_profiles)");
   }
   auto csv = AggregateRankProfiles(all, job->info.pp_degree);
   if (!csv) return Fail(422, csv.error().message);
@@ -983,8 +986,9 @@ void JobRegistry::OnFrontierDone(const FrontierTask& task, Result<Frontier> fron
   if (!frontier) {
     job->frontier_state = Job::FrontierState::kFailed;
     job->frontier_error = frontier.error().message;
+    json summary = {{"error", job->frontier_error}};
     (void)store_.PutFrontierSummary(task.job_id,
-                                    json{{"error", job->frontier_error}}.dump());
+                                    summary.dump(-1, ' ', false, json::error_handler_t::replace));
     return;
   }
   if (frontier->points().empty()) {
@@ -998,14 +1002,14 @@ void JobRegistry::OnFrontierDone(const FrontierTask& task, Result<Frontier> fron
   const auto& points = job->frontier->points();
   size_t fastest = job->frontier->fastest_index();
   size_t min_energy = job->frontier->min_energy_index();
-  (void)store_.PutFrontierSummary(
-      task.job_id, json{{"num_points", points.size()},
-                        {"fastest_time_s", points[fastest].time_s},
-                        {"fastest_energy_j", points[fastest].energy_j},
-                        {"min_energy_time_s", points[min_energy].time_s},
-                        {"min_energy_j", points[min_energy].energy_j},
-                        {"compute_seconds", seconds}}
-                       .dump());
+  (void)store_.PutFrontierSummary(task.job_id,
+                                  json{{"num_points", points.size()},
+                                       {"fastest_time_s", points[fastest].time_s},
+                                       {"fastest_energy_j", points[fastest].energy_j},
+                                       {"min_energy_time_s", points[min_energy].time_s},
+                                       {"min_energy_j", points[min_energy].energy_j},
+                                       {"compute_seconds", seconds}}
+                                      .dump());
 }
 
 Reply JobRegistry::FrontierStatus(const std::string& job_id) {
@@ -1033,11 +1037,11 @@ Reply JobRegistry::FrontierPoints(const std::string& job_id, int64_t offset, int
   if (!job) return NoJob(job_id);
   std::lock_guard lock(job->mu);
   if (job->frontier_state != Job::FrontierState::kReady) {
-    return Fail(409, "job '" + job_id + "': the frontier is " +
-                         FrontierStateName(static_cast<int>(job->frontier_state)) +
-                         (job->frontier_state == Job::FrontierState::kFailed
-                              ? ": " + job->frontier_error
-                              : std::string()));
+    return Fail(409,
+                "job '" + job_id + "': the frontier is " +
+                    FrontierStateName(static_cast<int>(job->frontier_state)) +
+                    (job->frontier_state == Job::FrontierState::kFailed ? ": " + job->frontier_error
+                                                                        : std::string()));
   }
   const auto& points = job->frontier->points();
   limit = std::min<int64_t>(limit, 10000);

@@ -97,8 +97,9 @@ Result<std::unique_ptr<JobStore>> JobStore::Open(const std::string& data_dir, Sy
     const char* sql;
   };
   for (Slot slot : {
-           Slot{&store->next_seq_, "SELECT COALESCE(MAX(CAST(value AS INTEGER)), 0) FROM meta "
-                                   "WHERE key='last_job_seq'"},
+           Slot{&store->next_seq_,
+                "SELECT COALESCE(MAX(CAST(value AS INTEGER)), 0) FROM meta "
+                "WHERE key='last_job_seq'"},
            Slot{&store->insert_job_,
                 "INSERT INTO jobs(seq, job_id, info_json, planner_json, state_json) "
                 "VALUES(?, ?, ?, ?, ?)"},
@@ -118,8 +119,9 @@ Result<std::unique_ptr<JobStore>> JobStore::Open(const std::string& data_dir, Sy
     if (!stmt) return stmt.error();
     *slot.target = *stmt;
   }
-  for (const char* sql : {"DELETE FROM ranks WHERE job_id=?", "DELETE FROM rank_profiles WHERE job_id=?",
-                          "DELETE FROM results WHERE job_id=?", "DELETE FROM jobs WHERE job_id=?"}) {
+  for (const char* sql :
+       {"DELETE FROM ranks WHERE job_id=?", "DELETE FROM rank_profiles WHERE job_id=?",
+        "DELETE FROM results WHERE job_id=?", "DELETE FROM jobs WHERE job_id=?"}) {
     auto stmt = store->Prepare(sql);
     if (!stmt) return stmt.error();
     store->delete_job_.push_back(*stmt);
@@ -319,9 +321,9 @@ Result<std::vector<StoredJob>> JobStore::LoadAll() {
       !s) {
     return s.error();
   }
-  if (auto s = load_table(
-          "SELECT rank, profile_json FROM rank_profiles WHERE job_id=? ORDER BY rank",
-          &StoredJob::rank_profiles);
+  if (auto s =
+          load_table("SELECT rank, profile_json FROM rank_profiles WHERE job_id=? ORDER BY rank",
+                     &StoredJob::rank_profiles);
       !s) {
     return s.error();
   }

@@ -20,8 +20,8 @@ TEST(JobStore, PersistsAcrossReopen) {
   {
     auto store = JobStore::Open(dir, SyncMode::kNormal);
     ASSERT_TRUE(store.ok()) << store.error().message;
-    auto id = (*store)->CreateJob([](int64_t seq) { return "job-" + std::to_string(seq); },
-                                  "{}", "{}", "{\"round\":0}");
+    auto id = (*store)->CreateJob([](int64_t seq) { return "job-" + std::to_string(seq); }, "{}",
+                                  "{}", "{\"round\":0}");
     ASSERT_TRUE(id.ok());
     EXPECT_EQ(*id, "job-1");
     ASSERT_TRUE((*store)->PutRank(*id, 0, "{\"rank\":0}").ok());

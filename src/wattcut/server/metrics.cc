@@ -67,31 +67,37 @@ std::string Metrics::Render() const {
   out += "wattcut_jobs " + std::to_string(jobs_.load()) + "\n";
   out += "# HELP wattcut_ranks Ranks registered, over all jobs.\n# TYPE wattcut_ranks gauge\n";
   out += "wattcut_ranks " + std::to_string(ranks_.load()) + "\n";
-  out += "# HELP wattcut_long_polls_waiting Schedule long polls waiting for their barrier.\n"
-         "# TYPE wattcut_long_polls_waiting gauge\n";
+  out +=
+      "# HELP wattcut_long_polls_waiting Schedule long polls waiting for their barrier.\n"
+      "# TYPE wattcut_long_polls_waiting gauge\n";
   out += "wattcut_long_polls_waiting " + std::to_string(long_polls_waiting_.load()) + "\n";
   std::lock_guard lock(mu_);
-  out += "# HELP wattcut_http_requests_total HTTP requests by endpoint, method and status.\n"
-         "# TYPE wattcut_http_requests_total counter\n";
+  out +=
+      "# HELP wattcut_http_requests_total HTTP requests by endpoint, method and status.\n"
+      "# TYPE wattcut_http_requests_total counter\n";
   for (const auto& [key, count] : requests_) {
     const auto& [endpoint, method, status] = key;
     out += "wattcut_http_requests_total{endpoint=\"" + Escape(endpoint) + "\",method=\"" +
            Escape(method) + "\",status=\"" + std::to_string(status) + "\"} " +
            std::to_string(count) + "\n";
   }
-  out += "# HELP wattcut_http_request_duration_seconds Time to answer a request, long polls "
-         "included.\n# TYPE wattcut_http_request_duration_seconds histogram\n";
+  out +=
+      "# HELP wattcut_http_request_duration_seconds Time to answer a request, long polls "
+      "included.\n# TYPE wattcut_http_request_duration_seconds histogram\n";
   for (const auto& [endpoint, histogram] : latency_) {
     histogram.Write(out, "wattcut_http_request_duration_seconds",
                     "endpoint=\"" + Escape(endpoint) + "\",");
   }
-  out += "# HELP wattcut_frontier_computations_total Frontier computations by outcome.\n"
-         "# TYPE wattcut_frontier_computations_total counter\n";
-  out += "wattcut_frontier_computations_total{outcome=\"ok\"} " + std::to_string(frontier_ok_) + "\n";
-  out += "wattcut_frontier_computations_total{outcome=\"error\"} " + std::to_string(frontier_error_) +
-         "\n";
-  out += "# HELP wattcut_frontier_computation_seconds Time to compute one frontier.\n"
-         "# TYPE wattcut_frontier_computation_seconds histogram\n";
+  out +=
+      "# HELP wattcut_frontier_computations_total Frontier computations by outcome.\n"
+      "# TYPE wattcut_frontier_computations_total counter\n";
+  out +=
+      "wattcut_frontier_computations_total{outcome=\"ok\"} " + std::to_string(frontier_ok_) + "\n";
+  out += "wattcut_frontier_computations_total{outcome=\"error\"} " +
+         std::to_string(frontier_error_) + "\n";
+  out +=
+      "# HELP wattcut_frontier_computation_seconds Time to compute one frontier.\n"
+      "# TYPE wattcut_frontier_computation_seconds histogram\n";
   frontier_seconds_.Write(out, "wattcut_frontier_computation_seconds", "");
   return out;
 }

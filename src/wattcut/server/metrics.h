@@ -19,8 +19,8 @@ namespace wattcut::server {
 
 class Histogram {
  public:
-  static constexpr std::array<double, 14> kBounds = {0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05,
-                                                     0.1,    0.25,  0.5,    1,     2.5,  10,   60};
+  static constexpr std::array<double, 14> kBounds = {
+      0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10, 60};
   void Observe(double value);
   // Appends NAME_bucket/_sum/_count lines; `labels` is "" or `a="b",` (trailing comma).
   void Write(std::string& out, const std::string& name, const std::string& labels) const;

@@ -15,14 +15,19 @@ TEST(Metrics, RendersPrometheusText) {
   std::string text = m.Render();
   EXPECT_NE(text.find("wattcut_jobs 2\n"), std::string::npos);
   EXPECT_NE(text.find("wattcut_ranks 16\n"), std::string::npos);
-  EXPECT_NE(text.find("wattcut_http_requests_total{endpoint=\"schedule\",method=\"GET\",status=\"200\"} 2\n"),
-            std::string::npos);
+  EXPECT_NE(
+      text.find(
+          "wattcut_http_requests_total{endpoint=\"schedule\",method=\"GET\",status=\"200\"} 2\n"),
+      std::string::npos);
   EXPECT_NE(text.find("status=\"422\"} 1\n"), std::string::npos);
-  EXPECT_NE(text.find("wattcut_http_request_duration_seconds_bucket{endpoint=\"schedule\",le=\"0.005\"} 1\n"),
-            std::string::npos);
+  EXPECT_NE(
+      text.find(
+          "wattcut_http_request_duration_seconds_bucket{endpoint=\"schedule\",le=\"0.005\"} 1\n"),
+      std::string::npos);
   EXPECT_NE(text.find("wattcut_http_request_duration_seconds_count{endpoint=\"schedule\"} 2\n"),
             std::string::npos);
-  EXPECT_NE(text.find("wattcut_frontier_computations_total{outcome=\"ok\"} 1\n"), std::string::npos);
+  EXPECT_NE(text.find("wattcut_frontier_computations_total{outcome=\"ok\"} 1\n"),
+            std::string::npos);
   EXPECT_NE(text.find("wattcut_frontier_computation_seconds_bucket{le=\"2.5\"} 1\n"),
             std::string::npos);
 }

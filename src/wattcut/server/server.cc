@@ -140,9 +140,8 @@ void Server::Impl::AddRoutes() {
   Route("POST", R"(/register_rank/([^/]+))", "register_rank", false,
         [&reg](const auto& req, auto& res) {
           std::string job_id = req.matches[1];
-          WithBody<RankInfo>(req, res, &RankInfoFromJson, [&](const RankInfo& info) {
-            return reg.RegisterRank(job_id, info);
-          });
+          WithBody<RankInfo>(req, res, &RankInfoFromJson,
+                             [&](const RankInfo& info) { return reg.RegisterRank(job_id, info); });
         });
   Route("GET", R"(/schedule/([^/]+))", "schedule", false, [&reg](const auto& req, auto& res) {
     auto rank = QueryInteger(req, "rank", std::nullopt);
@@ -151,9 +150,8 @@ void Server::Impl::AddRoutes() {
   });
   Route("POST", R"(/result/([^/]+))", "result", true, [&reg](const auto& req, auto& res) {
     std::string job_id = req.matches[1];
-    WithBody<ProfilingResult>(req, res, &ProfilingResultFromJson, [&](const ProfilingResult& r) {
-      return reg.PostResult(job_id, r);
-    });
+    WithBody<ProfilingResult>(req, res, &ProfilingResultFromJson,
+                              [&](const ProfilingResult& r) { return reg.PostResult(job_id, r); });
   });
 
   // ---- wattcut API, version 1 ------------------------------------------------------
@@ -162,9 +160,8 @@ void Server::Impl::AddRoutes() {
   Route("GET", "/metrics", "metrics", false, [this](const auto&, auto& res) {
     res.set_content(metrics.Render(), "text/plain; version=0.0.4; charset=utf-8");
   });
-  Route("GET", "/openapi.yaml", "openapi", false, [](const auto&, auto& res) {
-    res.set_content(OpenApiYaml(), "application/yaml");
-  });
+  Route("GET", "/openapi.yaml", "openapi", false,
+        [](const auto&, auto& res) { res.set_content(OpenApiYaml(), "application/yaml"); });
   Route("GET", "/v1/jobs", "v1_jobs", false,
         [&reg](const auto&, auto& res) { SetReply(res, reg.ListJobs()); });
   Route("GET", R"(/v1/jobs/([^/]+))", "v1_job", false,
@@ -174,8 +171,9 @@ void Server::Impl::AddRoutes() {
   Route("PUT", R"(/v1/jobs/([^/]+)/planner)", "v1_planner", true,
         [&reg](const auto& req, auto& res) {
           std::string job_id = req.matches[1];
-          WithBody<PlannerSettings>(req, res, &PlannerSettingsFromJson,
-                                    [&](const PlannerSettings& p) { return reg.SetPlanner(job_id, p); });
+          WithBody<PlannerSettings>(
+              req, res, &PlannerSettingsFromJson,
+              [&](const PlannerSettings& p) { return reg.SetPlanner(job_id, p); });
         });
   Route("PUT", R"(/v1/jobs/([^/]+)/profile)", "v1_profile", true,
         [&reg](const auto& req, auto& res) {
@@ -215,10 +213,9 @@ void Server::Impl::AddRoutes() {
   Route("POST", R"(/v1/jobs/([^/]+)/stragglers)", "v1_stragglers", true,
         [&reg](const auto& req, auto& res) {
           std::string job_id = req.matches[1];
-          WithBody<StragglerReport>(req, res, &StragglerReportFromJson,
-                                    [&](const StragglerReport& s) {
-                                      return reg.ReportStraggler(job_id, s);
-                                    });
+          WithBody<StragglerReport>(
+              req, res, &StragglerReportFromJson,
+              [&](const StragglerReport& s) { return reg.ReportStraggler(job_id, s); });
         });
   Route("GET", R"(/v1/jobs/([^/]+)/schedule)", "v1_schedule", false,
         [&reg](const auto& req, auto& res) {
@@ -284,24 +281,23 @@ Result<std::unique_ptr<Server>> Server::Create(const ServerOptions& options) {
     t_endpoint = "unmatched";
     return httplib::Server::HandlerResponse::Unhandled;
   });
-  http.set_error_handler(httplib::Server::HandlerWithResponse(
-      [self](const httplib::Request& req, httplib::Response& res) {
-        // Unknown routes answer 401 too when the token is missing: say nothing to strangers.
-        if (res.status == 404 && res.body.empty()) {
-          if (auto reason =
-                  self->policy->CheckAuthorization(req.get_header_value("Authorization"))) {
-            t_endpoint = "unauthorized";
-            res.status = 401;
-            res.set_header("WWW-Authenticate", "Bearer");
-            SetError(res, 401, *reason);
-          }
-        }
-        if (res.body.empty()) {
-          SetError(res, res.status,
-                   std::string(StatusText(res.status)) + ": " + req.method + " " + req.path);
-        }
-        return httplib::Server::HandlerResponse::Handled;
-      }));
+  http.set_error_handler(httplib::Server::HandlerWithResponse([self](const httplib::Request& req,
+                                                                     httplib::Response& res) {
+    // Unknown routes answer 401 too when the token is missing: say nothing to strangers.
+    if (res.status == 404 && res.body.empty()) {
+      if (auto reason = self->policy->CheckAuthorization(req.get_header_value("Authorization"))) {
+        t_endpoint = "unauthorized";
+        res.status = 401;
+        res.set_header("WWW-Authenticate", "Bearer");
+        SetError(res, 401, *reason);
+      }
+    }
+    if (res.body.empty()) {
+      SetError(res, res.status,
+               std::string(StatusText(res.status)) + ": " + req.method + " " + req.path);
+    }
+    return httplib::Server::HandlerResponse::Handled;
+  }));
   http.set_exception_handler(
       [](const httplib::Request&, httplib::Response& res, std::exception_ptr ep) {
         std::string what = "unknown exception";
