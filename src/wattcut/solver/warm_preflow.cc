@@ -4,6 +4,7 @@
 
 namespace wattcut {
 
+
 void WarmPreflow::Build(int num_nodes, const std::vector<std::pair<int, int>>& arcs, int source, int sink) {
   num_nodes_ = num_nodes;
   source_ = source;
@@ -78,6 +79,9 @@ void WarmPreflow::GlobalRelabel() {
       }
     }
   }
+  // Nodes per height below n, for the gap heuristic.
+  count_.assign(static_cast<size_t>(n) + 1, 0);
+  for (int v : bfs_) ++count_[static_cast<size_t>(height_[static_cast<size_t>(v)])];
   std::copy(adj_start_.begin(), adj_start_.end() - 1, current_.begin());
   work_since_relabel_ = 0;
 }
@@ -94,7 +98,22 @@ void WarmPreflow::Discharge(int u) {
           lowest = std::min(lowest, height_[static_cast<size_t>(head_[static_cast<size_t>(a)])]);
         }
       }
+      const int old_height = height_[us];
       height_[us] = std::min(n, lowest + 1);
+      --count_[static_cast<size_t>(old_height)];
+      if (height_[us] < n) ++count_[static_cast<size_t>(height_[us])];
+      if (count_[static_cast<size_t>(old_height)] == 0 && old_height > 0) {
+        // Gap: no node is left at old_height, so nothing above it can reach the sink.
+        for (int v = 0; v < n; ++v) {
+          int& h = height_[static_cast<size_t>(v)];
+          if (h > old_height && h < n) {
+            --count_[static_cast<size_t>(h)];
+            h = n;
+          }
+        }
+        if (height_[us] < n) --count_[static_cast<size_t>(height_[us])];
+        height_[us] = n;
+      }
       current_[us] = adj_start_[us];
       work_since_relabel_ += 12 + adj_start_[us + 1] - adj_start_[us];
       continue;

@@ -50,6 +50,7 @@ class WarmPreflow {
   std::vector<double> capacity_, residual_;
   std::vector<int> adj_start_, adj_, current_;
   std::vector<int> height_;
+  std::vector<int> count_;  // nodes at each height below n
   std::vector<double> excess_;
   std::vector<int> queue_, bfs_, short_nodes_;
   std::vector<uint8_t> in_queue_;
