@@ -1,6 +1,7 @@
 #include "wattcut/solver/bounded_min_cut.h"
 
 #include <cmath>
+#include <utility>
 
 namespace wattcut {
 
@@ -37,29 +38,39 @@ BoundedMinCut::Outcome BoundedMinCut::Solve(const std::vector<BoundedArc>& arcs,
     excess_[static_cast<size_t>(arc.to)] += arc.lower;
     excess_[static_cast<size_t>(arc.from)] -= arc.lower;
   }
-  auto build = [&](auto& network) {
-    network.Reset(num_nodes_);
-    for (const BoundedArc& arc : arcs) {
-      network.AddArc(arc.from, arc.to,
-                     arc.upper >= MaxFlow::kInfinity ? MaxFlow::kInfinity : arc.upper - arc.lower);
+  // The network: the arcs (capacity upper - lower), then the node-excess arcs.
+  std::vector<std::pair<int, int>> ends;
+  std::vector<double> capacity;
+  for (const BoundedArc& arc : arcs) {
+    ends.emplace_back(arc.from, arc.to);
+    capacity.push_back(arc.upper >= MaxFlow::kInfinity ? MaxFlow::kInfinity : arc.upper - arc.lower);
+  }
+  for (int v = 0; v < num_nodes_; ++v) {
+    if (v == source || v == sink) continue;
+    double e = excess_[static_cast<size_t>(v)];
+    if (e > MaxFlow::kEpsilon) {
+      ends.emplace_back(source, v);
+      capacity.push_back(e);
+    } else if (e < -MaxFlow::kEpsilon) {
+      ends.emplace_back(v, sink);
+      capacity.push_back(-e);
     }
-    for (int v = 0; v < num_nodes_; ++v) {
-      if (v == source || v == sink) continue;
-      double e = excess_[static_cast<size_t>(v)];
-      if (e > MaxFlow::kEpsilon) {
-        network.AddArc(source, v, e);
-      } else if (e < -MaxFlow::kEpsilon) {
-        network.AddArc(v, sink, -e);
-      }
-    }
-  };
+  }
   const std::vector<uint8_t>* side_ptr = nullptr;
   if (engine_ == Engine::kPreflow) {
-    build(preflow_);
-    if (preflow_.Run(source, sink, MaxFlow::kInfinity) >= MaxFlow::kInfinity) return Outcome::kUnbounded;
+    // Unbounded arcs get a capacity just above all finite arcs together: a cut that
+    // crosses one costs more than any cut that crosses none, and magnitudes stay small.
+    double finite_total = 0;
+    for (double c : capacity) finite_total += c < MaxFlow::kInfinity ? c : 0;
+    preflow_.Build(num_nodes_, ends, source, sink);
+    for (size_t i = 0; i < capacity.size(); ++i) {
+      preflow_.SetCapacity(static_cast<int>(i), capacity[i] < MaxFlow::kInfinity ? capacity[i] : 2 * finite_total + 1);
+    }
+    if (preflow_.Solve() > finite_total + 0.5) return Outcome::kUnbounded;
     side_ptr = &preflow_.SourceSide();
   } else {
-    build(flow_);
+    flow_.Reset(num_nodes_);
+    for (size_t i = 0; i < capacity.size(); ++i) flow_.AddArc(ends[i].first, ends[i].second, capacity[i]);
     if (flow_.Run(source, sink) >= MaxFlow::kInfinity / 2) return Outcome::kUnbounded;
     side_ptr = &flow_.SourceSide(source);
   }

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <limits>
 #include <random>
+#include <tuple>
 
 namespace wattcut {
 namespace {
@@ -60,16 +61,18 @@ double BruteForceMinCut(const Network& net) {
   return best;
 }
 
-class BoundedMinCutTest : public ::testing::TestWithParam<bool> {};
+// (series-parallel reduction on/off) x (push-relabel / Dinic)
+class BoundedMinCutTest : public ::testing::TestWithParam<std::tuple<bool, BoundedMinCut::Engine>> {};
 
 TEST_P(BoundedMinCutTest, MatchesBruteForceOnRandomNetworks) {
-  const bool reduce = GetParam();
+  const bool reduce = std::get<0>(GetParam());
   std::mt19937 rng(7);
   int found = 0;
   for (int trial = 0; trial < 400; ++trial) {
     Network net = RandomNetwork(rng);
     BoundedMinCut cut;
     cut.set_reduce(reduce);
+    cut.set_engine(std::get<1>(GetParam()));
     cut.Reset(net.num_nodes);
     for (const BoundedArc& a : net.arcs) cut.AddArc(a.from, a.to, a.lower, a.upper);
     double brute = BruteForceMinCut(net);
@@ -95,7 +98,9 @@ TEST_P(BoundedMinCutTest, MatchesBruteForceOnRandomNetworks) {
   EXPECT_GT(found, 200);
 }
 
-INSTANTIATE_TEST_SUITE_P(WithAndWithoutReduction, BoundedMinCutTest, ::testing::Bool());
+INSTANTIATE_TEST_SUITE_P(ReductionAndEngine, BoundedMinCutTest,
+                         ::testing::Combine(::testing::Bool(), ::testing::Values(BoundedMinCut::Engine::kPreflow,
+                                                                                 BoundedMinCut::Engine::kDinic)));
 
 TEST(BoundedMinCut, SeriesPairWithConflictingBoundsIsInfeasible) {
   BoundedMinCut cut;

@@ -124,13 +124,16 @@ int64_t LongestPath(const TimeCostProblem& problem, const std::vector<int64_t>& 
 // Every frontier point is the least cost for its makespan (checked by an exact integer
 // program), points are one unit apart, and the frontier runs from all-longest to the
 // shortest makespan the bounds allow.
-TEST(FrontierSolver, EveryPointIsOptimalOnRandomDags) {
+class FrontierSolverOptimality : public ::testing::TestWithParam<bool> {};
+
+TEST_P(FrontierSolverOptimality, EveryPointIsOptimalOnRandomDags) {
   std::mt19937 rng(20241130);
   int instances = 0, points_checked = 0;
   double worst_gap = 0;
   for (int trial = 0; trial < 150; ++trial) {
     TimeCostProblem problem = RandomProblem(rng, 3 + trial % 7);
     FrontierSolver solver(problem);
+    solver.set_warm_start(GetParam());
     solver.Init();
     std::vector<int64_t> shortest, longest;
     for (int i = 0; i < problem.num_activities(); ++i) {
@@ -160,6 +163,8 @@ TEST(FrontierSolver, EveryPointIsOptimalOnRandomDags) {
   EXPECT_GT(points_checked, 500);
   RecordProperty("worst_gap", std::to_string(worst_gap));
 }
+
+INSTANTIATE_TEST_SUITE_P(WarmStartAndFromScratch, FrontierSolverOptimality, ::testing::Bool());
 
 TEST(FrontierSolver, ChainSpeedsUpCheapestActivityFirst) {
   // Two activities in a chain: a costs 1 per unit sped up, b costs 5 per unit.
