@@ -6,38 +6,30 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
-#include <optional>
 #include <sstream>
 
 #include "wattcut/base/csv_reader.h"
 #include "wattcut/cli/command.h"
 #include "wattcut/cli/output_directory.h"
+#include "wattcut/cli/planner_arguments.h"
 #include "wattcut/emulate/emulation_charts.h"
 #include "wattcut/emulate/envpipe.h"
 #include "wattcut/emulate/straggler_emulation.h"
 #include "wattcut/plan/plan_files.h"
 #include "wattcut/plan/planner.h"
-#include "wattcut/profile/gpu_model.h"
-#include "wattcut/profile/profile_csv.h"
 
 namespace wattcut::cli {
 namespace {
 
+constexpr int kDefaultMicrobatches = 96;
+
 struct EmulateArgs {
-  std::string profile_path;
-  std::string gpu_model = "a100-sxm";
+  PlannerArguments planner;
   std::string frontier_dir;
-  int stages = 0;
-  int microbatches = 0;
   int pipelines = 16;
   int tp = 1;
   double time_scale = 1;
-  std::optional<double> p2p_power_w;
   std::string slowdown = "1.0:1.5:0.05";
-  std::string schedule = "1f1b";
-  double unit_time_s = 0.001;
-  double noise_factor = 0.95;
-  std::string cost_model = "exponential";
   std::string out_dir;
   bool overwrite = false;
 };
@@ -78,38 +70,16 @@ Status CheckStoredFrontier(const std::string& dir, const Frontier& frontier) {
 
 int Run(const EmulateArgs& args) {
   const std::string name = "emulate";
-  Result<const GpuModel*> model = FindGpuModel(args.gpu_model);
-  if (!model.ok()) return ReportError(name, model.error());
-  Profile profile;
-  std::string source;
-  if (!args.profile_path.empty()) {
-    Result<Profile> read = ReadProfileCsv(args.profile_path, args.stages);
-    if (!read.ok()) return ReportError(name, read.error());
-    profile = std::move(read).value();
-    source = args.profile_path;
-    if (args.microbatches <= 0) return ReportError(name, Error{"--microbatches is required with --profile"});
-    if (!args.p2p_power_w) return ReportError(name, Error{"--p2p-power (blocking power in W) is required with --profile"});
-  } else {
-    profile = MakeModelProfile(**model, args.stages > 0 ? args.stages : 8);
-    source = "built-in GPU model " + (*model)->name;
-  }
+  Result<PlanningInput> input = ResolvePlannerArguments(args.planner, kDefaultMicrobatches);
+  if (!input.ok()) return ReportError(name, input.error());
+  const Profile& profile = input->profile;
+  const PlannerOptions& options = input->options;
+  const std::string& source = input->source;
   Result<std::vector<double>> slowdowns = ParseSlowdowns(args.slowdown);
   if (!slowdowns.ok()) return ReportError(name, slowdowns.error());
   if (args.pipelines < 1) return ReportError(name, Error{"--pipelines must be >= 1, got " + std::to_string(args.pipelines)});
   if (args.tp < 1) return ReportError(name, Error{"--tp must be >= 1, got " + std::to_string(args.tp)});
   if (!(args.time_scale > 0)) return ReportError(name, Error{"--time-scale must be > 0"});
-
-  PlannerOptions options;
-  options.num_microbatches = args.microbatches > 0 ? args.microbatches : 96;
-  options.p2p_power_w = args.p2p_power_w ? *args.p2p_power_w : (*model)->p2p_power_w;
-  options.unit_time_s = args.unit_time_s;
-  options.noise_factor = args.noise_factor;
-  Result<PipelineScheduleKind> schedule = ParsePipelineSchedule(args.schedule);
-  if (!schedule.ok()) return ReportError(name, schedule.error());
-  options.schedule = *schedule;
-  Result<CostModelKind> cost_model = ParseCostModel(args.cost_model);
-  if (!cost_model.ok()) return ReportError(name, cost_model.error());
-  options.cost_model = *cost_model;
 
   Result<OutputDirectory> out = OutputDirectory::Create(args.out_dir, args.overwrite);
   if (!out.ok()) return ReportError(name, out.error());
@@ -228,26 +198,16 @@ void AddEmulateCommand(CLI::App& app, CommandStatus& status) {
   auto args = std::make_shared<EmulateArgs>();
   CLI::App* sub = app.add_subcommand(
       "emulate", "Emulate a data-parallel job of pipelines with one straggler: Perseus vs AllMax, EnvPipe, ZeusGlobal");
-  sub->add_option("--profile", args->profile_path, "Profile CSV (without it, a built-in GPU model's profile)")
-      ->check(CLI::ExistingFile);
-  sub->add_option("--gpu-model", args->gpu_model, "Built-in GPU model when no --profile is given: a100-sxm or a40")
-      ->capture_default_str();
+  AddPlannerOptions(*sub, args->planner, kDefaultMicrobatches);
   sub->add_option("--frontier", args->frontier_dir,
                   "Directory of a `wattcut frontier` run for the same profile and options: checked against this run");
-  sub->add_option("--stages", args->stages, "Pipeline stages (with --profile: checked against it; default 8 for a model)");
-  sub->add_option("--microbatches", args->microbatches, "Microbatches per pipeline iteration (default 96 for a model)");
   sub->add_option("--pipelines", args->pipelines, "Data-parallel pipelines")->capture_default_str();
   sub->add_option("--tp", args->tp, "Tensor-parallel degree: multiplies computation energy and blocking power")
       ->capture_default_str();
   sub->add_option("--time-scale", args->time_scale, "Scales profiled times and energies (the artifact used 10)")
       ->capture_default_str();
-  sub->add_option("--p2p-power", args->p2p_power_w, "Blocking power of one GPU, in W (required with --profile)");
   sub->add_option("--slowdown", args->slowdown, "Straggler slowdown: a factor (1.2) or a range start:stop:step")
       ->capture_default_str();
-  sub->add_option("--schedule", args->schedule, "Pipeline schedule: 1f1b or gpipe")->capture_default_str();
-  sub->add_option("--unit-time", args->unit_time_s, "Planner unit time in seconds")->capture_default_str();
-  sub->add_option("--noise-factor", args->noise_factor, "Soft Pareto filter factor")->capture_default_str();
-  sub->add_option("--cost-model", args->cost_model, "exponential or convex-hull")->capture_default_str();
   sub->add_option("--out", args->out_dir, "Output directory")->required();
   sub->add_flag("--overwrite", args->overwrite, "Replace DIR if it exists and is not empty");
   sub->callback([args, &status] { status.exit_code = Run(*args); });

@@ -1,0 +1,42 @@
+// The options every planning subcommand shares (`wattcut frontier`, `wattcut emulate`):
+// where the profile comes from and how the planner runs, parsed into a Profile and
+// PlannerOptions with one set of messages.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <optional>
+#include <string>
+
+#include "wattcut/base/result.h"
+#include "wattcut/plan/planner.h"
+#include "wattcut/profile/profile.h"
+
+namespace wattcut::cli {
+
+struct PlannerArguments {
+  std::string profile_path;
+  std::string gpu_model = "a100-sxm";
+  int stages = 0;
+  int microbatches = 0;
+  std::optional<double> p2p_power_w;
+  std::string schedule = "1f1b";
+  double unit_time_s = 0.001;
+  double noise_factor = 0.95;
+  std::string cost_model = "exponential";
+};
+
+// Adds --profile, --gpu-model, --stages, --microbatches, --p2p-power, --schedule,
+// --unit-time, --noise-factor and --cost-model to `command`. `default_microbatches` is
+// used with a built-in GPU model (with --profile, --microbatches is required).
+void AddPlannerOptions(CLI::App& command, PlannerArguments& args, int default_microbatches);
+
+struct PlanningInput {
+  Profile profile;
+  PlannerOptions options;
+  std::string source;  // what the profile is, for reports
+};
+
+Result<PlanningInput> ResolvePlannerArguments(const PlannerArguments& args, int default_microbatches);
+
+}  // namespace wattcut::cli
