@@ -40,8 +40,8 @@ std::string Fixed(double value, int digits) {
   return buffer;
 }
 
-// Replaces the frontier's points with those of a frontier.csv computed before by
-// `wattcut frontier` for the same profile and options (checked: same T_min).
+// Checks that the frontier.csv of an earlier `wattcut frontier` run in `dir` is the
+// frontier of this profile and these options, point for point.
 Status CheckStoredFrontier(const std::string& dir, const Frontier& frontier) {
   std::string path = dir + "/frontier.csv";
   Result<CsvTable> table = CsvTable::Read(path);
