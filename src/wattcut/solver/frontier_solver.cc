@@ -57,8 +57,8 @@ FrontierSolver::FrontierSolver(const TimeCostProblem& problem) : problem_(proble
   arc_length_.assign(arcs_.size(), 0);
   local_id_.assign(nn, -1);
 
-  // Warm engine: fixed shape, capacities set per step.
-  std::vector<std::pair<int, int>> flow_arcs;
+  // Warm engine: fixed shape (built by Init), capacities set per step.
+  std::vector<std::pair<int, int>>& flow_arcs = flow_arcs_;
   for (const Arc& a : arcs_) flow_arcs.emplace_back(a.from, a.to);
   node_in_arc_.assign(nn, -1);
   node_out_arc_.assign(nn, -1);
@@ -69,7 +69,6 @@ FrontierSolver::FrontierSolver(const TimeCostProblem& problem) : problem_(proble
     node_out_arc_[static_cast<size_t>(v)] = static_cast<int>(flow_arcs.size());
     flow_arcs.emplace_back(v, sink_);
   }
-  preflow_.Build(num_nodes_, flow_arcs, source_, sink_);
   // Any finite cut costs at most sum(ub - lb) + sum(lb) <= 2 * sum of steepest slopes.
   double steepest_total = 0;
   for (int i = 0; i < problem.num_activities(); ++i) {
@@ -87,6 +86,11 @@ void FrontierSolver::Init() {
     arc_length_[static_cast<size_t>(arc_of_activity_[static_cast<size_t>(i)])] = duration_[static_cast<size_t>(i)];
   }
   changed_.clear();
+  // A fresh warm-start state: no flow, every arc's bounds to be set by the first step.
+  preflow_.Build(num_nodes_, flow_arcs_, source_, sink_);
+  is_critical_.clear();
+  node_excess_.clear();
+  dirty_arcs_.clear();
   ComputeTimes();
 }
 

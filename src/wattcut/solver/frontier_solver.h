@@ -34,7 +34,8 @@ class FrontierSolver {
   // scratch. Both give the same frontier; the first is much faster.
   void set_warm_start(bool warm) { warm_start_ = warm; }
 
-  // Every activity at its longest duration; computes the schedule times.
+  // Every activity at its longest duration; computes the schedule times. Calling it
+  // again starts over.
   void Init();
   // One unit-time reduction (see above). Returns false when none is possible.
   bool Step();
@@ -84,6 +85,7 @@ class FrontierSolver {
   // node_in_arc_[v]) and one to the sink (node_out_arc_[v]) carrying the node's excess
   // of lower bounds; "unbounded" is unbounded_ (more than any finite cut can cost).
   WarmPreflow preflow_;
+  std::vector<std::pair<int, int>> flow_arcs_;
   std::vector<int> node_in_arc_, node_out_arc_;
   std::vector<double> node_excess_;  // lower bounds in minus out, per node
   std::vector<double> arc_lower_;    // the lower bound each arc contributes to node_excess_
