@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "wattcut/cli/command.h"
+#include "wattcut/server/auth.h"
 #include "wattcut/server/server.h"
 
 namespace wattcut::cli {
@@ -84,6 +85,11 @@ int Run(const ServeArgs& args) {
   if (!server) return ReportError(name, server.error());
   std::cout << "wattcut serve: listening on http://" << options.host << ":" << (*server)->port()
             << " (data in " << options.data_dir << ")" << std::endl;
+  if (!server::IsLoopbackHost(options.host) && !options.token_file) {
+    std::cerr << "wattcut serve: warning: listening on " << options.host
+              << " (beyond loopback) without --token-file: endpoints that change a job's "
+                 "frequencies answer 403\n";
+  }
   server::Server* raw = server->get();
   std::thread waiter([raw, signals] {
     int sig = 0;
