@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <map>
 #include <memory>
@@ -45,6 +46,11 @@ BenchServer& GetServer() {
                ("wattcut_server_bench_" + std::to_string(::getpid())))
                   .string();
     std::filesystem::remove_all(bs->dir);
+    static std::string dir_to_remove = bs->dir;
+    std::atexit([] {
+      std::error_code ec;
+      std::filesystem::remove_all(dir_to_remove, ec);
+    });
     wattcut::server::ServerOptions options;
     options.port = 0;
     options.data_dir = bs->dir;

@@ -342,8 +342,8 @@ TEST(ServerApi, RejectsBadRequestsWithClearErrors) {
 }
 
 TEST(ServerApi, BearerTokenIsRequiredWhenConfigured) {
-  std::string dir = MakeTempDir("token");
-  std::string token_file = dir + "/token";
+  ScopedTempDir dir("token");
+  std::string token_file = dir.path() + "/token";
   std::ofstream(token_file) << "s3cret-token\n";
   ServerProcess server({"--token-file", token_file});
   ASSERT_TRUE(server.running()) << server.startup_output();

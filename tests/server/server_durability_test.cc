@@ -34,7 +34,8 @@ struct JobRecord {
 };
 
 TEST(ServerDurability, SigkillDuringBusyRunKeepsEveryAcknowledgedWrite) {
-  std::string dir = MakeTempDir("durable");
+  ScopedTempDir scoped_dir("durable");  // outlives the servers below
+  const std::string& dir = scoped_dir.path();
   auto server = std::make_unique<ServerProcess>(std::vector<std::string>{}, dir);
   ASSERT_TRUE(server->running()) << server->startup_output();
   std::vector<int> freqs = TestFrequencies();

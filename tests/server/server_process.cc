@@ -23,6 +23,11 @@ std::string MakeTempDir(const std::string& tag) {
   return dir.string();
 }
 
+ScopedTempDir::~ScopedTempDir() {
+  std::error_code ec;
+  std::filesystem::remove_all(path_, ec);
+}
+
 ServerProcess::ServerProcess(std::vector<std::string> extra_args, std::string data_dir)
     : data_dir_(std::move(data_dir)) {
   if (data_dir_.empty()) {

@@ -47,6 +47,19 @@ class ServerProcess {
 // A fresh empty folder under the system temp folder.
 std::string MakeTempDir(const std::string& tag);
 
+// A MakeTempDir folder removed (with its contents) when this goes out of scope.
+class ScopedTempDir {
+ public:
+  explicit ScopedTempDir(const std::string& tag) : path_(MakeTempDir(tag)) {}
+  ~ScopedTempDir();
+  ScopedTempDir(const ScopedTempDir&) = delete;
+  ScopedTempDir& operator=(const ScopedTempDir&) = delete;
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
 // Response helpers: status and parsed body (null when the body is not JSON).
 struct HttpReply {
   int status = 0;  // 0: no response (connection failed)
