@@ -12,7 +12,6 @@ packages=(
   libsqlite3-dev                               # server's durable store
   libcpp-httplib-dev libssl-dev zlib1g-dev     # server HTTP
   clang libclang-rt-dev                        # server fuzz target (libFuzzer; optional build)
-  pybind11-dev python3-dev                     # Python module
 )
 
 if [[ $(id -u) -eq 0 ]]; then sudo_cmd=(); else sudo_cmd=(sudo); fi
