@@ -187,22 +187,10 @@ double WarmPreflow::Solve() {
       queue_head_ = 0;
     }
   }
-  // 4. Source side: nodes that cannot reach the sink in the residual network.
-  std::fill(side_.begin(), side_.end(), 1);
-  side_[static_cast<size_t>(sink_)] = 0;
-  bfs_.clear();
-  bfs_.push_back(sink_);
-  for (size_t i = 0; i < bfs_.size(); ++i) {
-    int v = bfs_[i];
-    for (int k = adj_start_[static_cast<size_t>(v)]; k < adj_start_[static_cast<size_t>(v) + 1]; ++k) {
-      int a = adj_[static_cast<size_t>(k)];
-      int u = head_[static_cast<size_t>(a)];
-      if (side_[static_cast<size_t>(u)] && residual_[static_cast<size_t>(a ^ 1)] > kEpsilon) {
-        side_[static_cast<size_t>(u)] = 0;
-        bfs_.push_back(u);
-      }
-    }
-  }
+  // 4. Source side: nodes that cannot reach the sink in the residual network, which a
+  //    global relabel finds (height n); it also leaves exact heights for the next Solve.
+  GlobalRelabel();
+  for (size_t v = 0; v < side_.size(); ++v) side_[v] = height_[v] >= num_nodes_ ? 1 : 0;
   return excess_[static_cast<size_t>(sink_)];
 }
 
