@@ -143,6 +143,24 @@ Result<T> Prefix(Result<T> result, const std::string& what) {
 
 constexpr int kMaxDegree = 1 << 20;
 
+// Reads rank, dp_rank, pp_rank and tp_rank, which RankInfo and RankProfile share.
+template <typename RankRecord>
+Status ReadRankIds(const json& j, RankRecord& out) {
+  auto rank = IntField(j, "rank", 0, kMaxDegree);
+  if (!rank) return rank.error();
+  auto dp = IntField(j, "dp_rank", 0, kMaxDegree);
+  if (!dp) return dp.error();
+  auto pp = IntField(j, "pp_rank", 0, kMaxDegree);
+  if (!pp) return pp.error();
+  auto tp = IntField(j, "tp_rank", 0, kMaxDegree);
+  if (!tp) return tp.error();
+  out.rank = *rank;
+  out.dp_rank = *dp;
+  out.pp_rank = *pp;
+  out.tp_rank = *tp;
+  return Status::Ok();
+}
+
 }  // namespace
 
 PlannerOptions PlannerSettings::ToPlannerOptions() const {
@@ -213,18 +231,7 @@ Result<JobRegistration> JobRegistrationFromJson(const json& j) {
 Result<RankInfo> RankInfoFromJson(const json& j) {
   if (auto s = RequireObject(j, "RankInfo"); !s) return s.error();
   RankInfo info;
-  auto rank = IntField(j, "rank", 0, kMaxDegree);
-  if (!rank) return rank.error();
-  auto dp = IntField(j, "dp_rank", 0, kMaxDegree);
-  if (!dp) return dp.error();
-  auto pp = IntField(j, "pp_rank", 0, kMaxDegree);
-  if (!pp) return pp.error();
-  auto tp = IntField(j, "tp_rank", 0, kMaxDegree);
-  if (!tp) return tp.error();
-  info.rank = *rank;
-  info.dp_rank = *dp;
-  info.pp_rank = *pp;
-  info.tp_rank = *tp;
+  if (Status ids = ReadRankIds(j, info); !ids.ok()) return ids.error();
   auto it = j.find("available_frequencies");
   if (it == j.end()) return Error{"field 'available_frequencies' is required"};
   if (!it->is_array()) {
@@ -270,18 +277,7 @@ Result<ProfilingResult> ProfilingResultFromJson(const json& j) {
 Result<RankProfile> RankProfileFromJson(const json& j) {
   if (auto s = RequireObject(j, "OfflineProfilingResult"); !s) return s.error();
   RankProfile p;
-  auto rank = IntField(j, "rank", 0, kMaxDegree);
-  if (!rank) return rank.error();
-  auto dp = IntField(j, "dp_rank", 0, kMaxDegree);
-  if (!dp) return dp.error();
-  auto pp = IntField(j, "pp_rank", 0, kMaxDegree);
-  if (!pp) return pp.error();
-  auto tp = IntField(j, "tp_rank", 0, kMaxDegree);
-  if (!tp) return tp.error();
-  p.rank = *rank;
-  p.dp_rank = *dp;
-  p.pp_rank = *pp;
-  p.tp_rank = *tp;
+  if (Status ids = ReadRankIds(j, p); !ids.ok()) return ids.error();
   struct Slot {
     const char* name;
     std::map<int, double>* target;
