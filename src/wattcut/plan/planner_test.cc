@@ -13,29 +13,12 @@ namespace wattcut {
 namespace {
 
 constexpr double kA100BlockingPowerW = 83.64;
-constexpr double kA40BlockingPowerW = 70.38;
 
 PlannerOptions Gpt3Options(int microbatches) {
   PlannerOptions options;
   options.num_microbatches = microbatches;
   options.p2p_power_w = kA100BlockingPowerW;
   return options;
-}
-
-// AllMax (PERSEUS.md section 7): every computation at the highest frequency, plus each
-// stage's blocking energy up to the iteration time `time_s`.
-double AllMaxEnergy(const Profile& profile, int microbatches, double time_s, double p2p_power_w) {
-  double energy = 0;
-  for (int s = 0; s < profile.num_stages(); ++s) {
-    double compute_s = 0;
-    for (InstructionKind kind : {InstructionKind::kForward, InstructionKind::kBackward}) {
-      const Measurement& m = profile.fastest_measurement(s, kind);
-      energy += microbatches * m.energy_j;
-      compute_s += microbatches * m.time_s;
-    }
-    energy += p2p_power_w * (time_s - compute_s);
-  }
-  return energy;
 }
 
 TEST(Planner, MatchesReferenceFrontierOnGpt3A100) {
@@ -69,22 +52,6 @@ TEST(Planner, MatchesReferenceFrontierOnGpt3A100) {
   }
   EXPECT_LT(worst, 0.005) << "largest relative energy difference from the reference";
   RecordProperty("worst_relative_difference", std::to_string(worst));
-}
-
-// Table 6, first row: intrinsic saving of the fastest plan against AllMax.
-TEST(Planner, ReproducesTable6Gpt3A100) {
-  WATTCUT_REQUIRE_SHARED_FILE(profile_path, "perseus-sosp24/stage_profile/gpt3-175b+a100_sxm_bf16.csv");
-  Result<Profile> profile = ReadProfileCsv(profile_path, 8);
-  ASSERT_TRUE(profile.ok());
-  const std::map<int, double> paper = {{12, 15.2}, {24, 14.2}, {48, 13.6}, {96, 13.3}};
-  for (auto [microbatches, expected_percent] : paper) {
-    Result<Frontier> frontier = ComputeFrontier(*profile, Gpt3Options(microbatches));
-    ASSERT_TRUE(frontier.ok()) << frontier.error().message;
-    const FrontierPoint& fastest = frontier->points()[frontier->fastest_index()];
-    double all_max = AllMaxEnergy(*profile, microbatches, fastest.time_s, kA100BlockingPowerW);
-    double saving = 100 * (1 - fastest.energy_j / all_max);
-    EXPECT_NEAR(saving, expected_percent, 0.2) << "M = " << microbatches;
-  }
 }
 
 }  // namespace
