@@ -44,6 +44,11 @@ class ScheduleCursor {
   Status OnStepEnd();
   // Thread-safe (the server client's thread): the schedule for the steps after the current one.
   void SetNextSchedule(std::vector<ScheduleEntry> schedule);
+  // At a step boundary (nothing of the step consumed yet), takes a pending schedule now, so that
+  // schedule() shows the step's plan before its first instruction. Elsewhere it does nothing.
+  void BeginStep() {
+    if (position_ == 0) TakePending();
+  }
 
   size_t position() const { return position_; }
   const std::vector<ScheduleEntry>& schedule() const { return schedule_; }

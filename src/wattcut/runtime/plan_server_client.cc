@@ -1,0 +1,180 @@
+#include "wattcut/runtime/plan_server_client.h"
+
+#include <httplib.h>
+
+#include <cmath>
+#include <map>
+#include <nlohmann/json.hpp>
+
+namespace wattcut {
+namespace {
+
+using nlohmann::json;
+
+// The server answers errors as {"error": "..."}; anything else is shown as it came.
+std::string ErrorMessage(const std::string& body) {
+  json doc = json::parse(body, nullptr, /*allow_exceptions=*/false);
+  if (doc.is_object() && doc.contains("error") && doc["error"].is_string()) return doc["error"].get<std::string>();
+  return body.size() > 500 ? body.substr(0, 500) + "..." : body;
+}
+
+std::pair<time_t, time_t> SecondsAndMicros(double s) {
+  const double whole = std::floor(s);
+  return {static_cast<time_t>(whole), static_cast<time_t>((s - whole) * 1e6)};
+}
+
+}  // namespace
+
+std::string EncodeJobIdForPath(const std::string& job_id) {
+  static const char* kHex = "0123456789ABCDEF";
+  std::string out;
+  for (unsigned char c : job_id) {
+    if (std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~') {
+      out += static_cast<char>(c);
+    } else {
+      out += '%';
+      out += kHex[c >> 4];
+      out += kHex[c & 15];
+    }
+  }
+  return out;
+}
+
+Result<PlanServerClient> PlanServerClient::Create(const PlanServerAddress& address) {
+  const std::string prefix = "http://";
+  const std::string bad = "wattcut server URL '" + address.url + "': expected http://HOST:PORT";
+  if (address.url.rfind(prefix, 0) != 0) {
+    if (address.url.rfind("https://", 0) == 0) return Error{bad + " (https is not supported; put a TLS proxy in front)"};
+    return Error{bad};
+  }
+  std::string rest = address.url.substr(prefix.size());
+  while (!rest.empty() && rest.back() == '/') rest.pop_back();
+  if (rest.empty() || rest.find('/') != std::string::npos) return Error{bad};
+  std::string host = rest;
+  int port = 80;
+  if (const auto colon = rest.rfind(':'); colon != std::string::npos) {
+    host = rest.substr(0, colon);
+    const std::string port_text = rest.substr(colon + 1);
+    char* end = nullptr;
+    const long value = std::strtol(port_text.c_str(), &end, 10);
+    if (port_text.empty() || *end != '\0' || value < 1 || value > 65535) {
+      return Error{bad + " (port '" + port_text + "' is not 1..65535)"};
+    }
+    port = static_cast<int>(value);
+  }
+  if (host.empty()) return Error{bad};
+  if (!(address.connect_timeout_s > 0)) return Error{"wattcut server connect timeout must be positive"};
+  PlanServerAddress normalised = address;
+  normalised.url = prefix + rest;
+  return PlanServerClient(std::move(normalised), std::move(host), port);
+}
+
+Result<std::string> PlanServerClient::Call(const std::string& method, const std::string& path,
+                                                          const std::string& body, double read_timeout_s) const {
+  httplib::Client client(host_, port_);
+  client.set_url_encode(false);  // paths are encoded here
+  const auto [connect_s, connect_us] = SecondsAndMicros(address_.connect_timeout_s);
+  client.set_connection_timeout(connect_s, connect_us);
+  const auto [read_s, read_us] = SecondsAndMicros(read_timeout_s);
+  client.set_read_timeout(read_s, read_us);
+  client.set_write_timeout(connect_s, connect_us);
+  httplib::Headers headers;
+  if (!address_.bearer_token.empty()) headers.emplace("Authorization", "Bearer " + address_.bearer_token);
+  httplib::Result result = method == "GET" ? client.Get(path, headers)
+                                           : client.Post(path, headers, body, "application/json");
+  if (!result) {
+    return Error{method + " " + path + ": cannot reach the wattcut server at " + address_.url + ": " +
+                 httplib::to_string(result.error())};
+  }
+  if (result->status != 200) {
+    return Error{method + " " + path + ": HTTP " + std::to_string(result->status) + ": " + ErrorMessage(result->body)};
+  }
+  return result->body;
+}
+
+Result<std::string> PlanServerClient::RegisterJob(const TrainingJobInfo& job) const {
+  json body = {{"job_id", ""},
+               {"pp_degree", job.pp_degree},
+               {"dp_degree", job.dp_degree},
+               {"tp_degree", job.tp_degree},
+               {"world_size", job.world_size}};
+  body["job_metadata"] = job.job_metadata.empty() ? json(nullptr) : json(job.job_metadata);
+  json planner = json::object();
+  if (job.num_microbatches > 0) planner["num_microbatches"] = job.num_microbatches;
+  if (!job.schedule.empty()) planner["schedule"] = job.schedule;
+  if (job.unit_time_s > 0) planner["unit_time_s"] = job.unit_time_s;
+  if (job.p2p_power_w > 0) planner["p2p_power_w"] = job.p2p_power_w;
+  if (!planner.empty()) body["planner"] = planner;
+  const std::string path = "/register_job";
+  auto response = Call("POST", path, body.dump(), address_.connect_timeout_s);
+  if (!response) return response.error();
+  json id = json::parse(*response, nullptr, false);
+  if (!id.is_string() || id.get<std::string>().empty()) {
+    return Error{"POST " + path + ": the server returned a strange job id: " + *response};
+  }
+  return id.get<std::string>();
+}
+
+Status PlanServerClient::RegisterRank(const std::string& job_id, const TrainingRankIds& ids,
+                                      const std::vector<int>& available_freqs_mhz) const {
+  json body = {{"rank", ids.rank},
+               {"dp_rank", ids.dp_rank},
+               {"pp_rank", ids.pp_rank},
+               {"tp_rank", ids.tp_rank},
+               {"available_frequencies", available_freqs_mhz}};
+  const std::string path = "/register_rank/" + EncodeJobIdForPath(job_id);
+  auto response = Call("POST", path, body.dump(), address_.connect_timeout_s);
+  if (!response) return response.error();
+  return Status::Ok();
+}
+
+Result<RankSchedule> PlanServerClient::FetchSchedule(const std::string& job_id, int rank, double timeout_s) const {
+  const std::string path = "/schedule/" + EncodeJobIdForPath(job_id) + "?rank=" + std::to_string(rank);
+  auto response = Call("GET", path, "", timeout_s);
+  if (!response) return response.error();
+  auto schedule = ParseRankScheduleJson(*response, rank);
+  if (!schedule) return Error{"GET " + path + ": " + schedule.error().message};
+  return schedule;
+}
+
+Status PlanServerClient::UploadRankProfile(const std::string& job_id, const TrainingRankIds& ids,
+                                           const std::vector<ProfiledRow>& rows) const {
+  json body = {{"rank", ids.rank}, {"dp_rank", ids.dp_rank}, {"pp_rank", ids.pp_rank}, {"tp_rank", ids.tp_rank}};
+  std::map<std::string, json> fields = {{"forward_time", json::object()},
+                                        {"forward_energy", json::object()},
+                                        {"backward_time", json::object()},
+                                        {"backward_energy", json::object()}};
+  for (const ProfiledRow& row : rows) {
+    if (row.instruction != "forward" && row.instruction != "backward") {
+      return Error{"rank profile: instruction '" + row.instruction +
+                   "' cannot be uploaded (the server plans forward and backward only)"};
+    }
+    fields[row.instruction + "_time"][std::to_string(row.freq_mhz)] = row.time_s;
+    fields[row.instruction + "_energy"][std::to_string(row.freq_mhz)] = row.energy_j;
+  }
+  for (auto& [name, value] : fields) {
+    if (value.empty()) return Error{"rank profile: no " + name.substr(0, name.find('_')) + " measurements to upload"};
+    body[name] = value;
+  }
+  const std::string path = "/v1/jobs/" + EncodeJobIdForPath(job_id) + "/rank_profiles";
+  auto response = Call("POST", path, body.dump(), address_.connect_timeout_s);
+  if (!response) return response.error();
+  return Status::Ok();
+}
+
+Status PlanServerClient::ReportStraggler(const std::string& job_id, const StragglerUpdate& update) const {
+  const int given = (update.slowdown ? 1 : 0) + (update.iteration_time_s ? 1 : 0) + (update.recovered ? 1 : 0);
+  if (given != 1) {
+    return Error{"straggler report: give exactly one of slowdown, iteration_time_s or recovered"};
+  }
+  json body = {{"dp_rank", update.dp_rank}};
+  if (update.slowdown) body["slowdown"] = *update.slowdown;
+  if (update.iteration_time_s) body["iteration_time_s"] = *update.iteration_time_s;
+  if (update.recovered) body["recovered"] = true;
+  const std::string path = "/v1/jobs/" + EncodeJobIdForPath(job_id) + "/stragglers";
+  auto response = Call("POST", path, body.dump(), address_.connect_timeout_s);
+  if (!response) return response.error();
+  return Status::Ok();
+}
+
+}  // namespace wattcut
