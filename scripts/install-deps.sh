@@ -12,6 +12,8 @@ packages=(
   libsqlite3-dev                               # server's durable store
   libcpp-httplib-dev libssl-dev zlib1g-dev     # server HTTP
   clang libclang-rt-dev                        # server fuzz target (libFuzzer; optional build)
+  python3 python3-dev pybind11-dev             # the Python module wattcut (for /usr/bin/python3)
+  python3-torch python3-numpy                  # the PyTorch example and its end-to-end test
 )
 
 if [[ $(id -u) -eq 0 ]]; then sudo_cmd=(); else sudo_cmd=(sudo); fi

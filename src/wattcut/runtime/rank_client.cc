@@ -29,6 +29,7 @@ Result<std::unique_ptr<RankClient>> RankClient::Start(const RankClientOptions& o
     watchdog.gpu = options.gpu;
     watchdog.nvml_library = options.backend.nvml_library;
     watchdog.dry_run = options.backend.dry_run;
+    watchdog.helper_path = options.freq_setter_path;
     auto setter = StartWatchdogFrequencySetter(watchdog);
     if (!setter) return setter.error();
     client->setter_ = std::move(*setter);

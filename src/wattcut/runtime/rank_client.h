@@ -40,6 +40,7 @@ struct RankClientOptions {
   int gpu = 0;                   // index of this rank's GPU in the backend
   BackendOptions backend;        // nvml (default) or simulated; dry_run logs setters only
   bool watchdog_setter = true;   // with NVML: the watchdog process; else a thread of this process
+  std::string freq_setter_path = {};  // the watchdog's executable; empty: see WatchdogOptions::helper_path
   bool profile = true;           // profile online first (else the server has, or gets, a profile)
   OnlineProfilerOptions profiler;  // stage is set from ids.pp_rank
   double schedule_timeout_s = 600;  // longest wait for the other ranks at a step boundary

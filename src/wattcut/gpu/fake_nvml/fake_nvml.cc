@@ -111,6 +111,11 @@ int Api(const char* function, const std::string& args, Body body) {
   return rc;
 }
 
+// "GPU <index>, " in front of a clock setter's logged arguments, so a log names the GPU.
+std::string GpuArg(const Device* device) {
+  return device == nullptr ? std::string("GPU ?, ") : "GPU " + std::to_string(device->index) + ", ";
+}
+
 int DeviceIndex(const State& s, Device* device, unsigned* out) {
   if (device == nullptr) return kInvalidArgument;
   if (static_cast<long>(device->index) >= Long(s, "gpu_count", 0)) return kInvalidArgument;
@@ -262,7 +267,7 @@ __attribute__((visibility("default"))) int nvmlDeviceGetSupportedGraphicsClocks(
 __attribute__((visibility("default"))) int nvmlDeviceSetGpuLockedClocks(Device* device, unsigned min_mhz,
                                                                          unsigned max_mhz) {
   FAKE_INIT_CHECK();
-  return Api("nvmlDeviceSetGpuLockedClocks", std::to_string(min_mhz) + "," + std::to_string(max_mhz),
+  return Api("nvmlDeviceSetGpuLockedClocks", GpuArg(device) + std::to_string(min_mhz) + "," + std::to_string(max_mhz),
              [&](State& s) {
                unsigned gpu;
                if (int rc = DeviceIndex(s, device, &gpu); rc != kSuccess) return rc;
@@ -278,7 +283,7 @@ __attribute__((visibility("default"))) int nvmlDeviceSetGpuLockedClocks(Device* 
 
 __attribute__((visibility("default"))) int nvmlDeviceResetGpuLockedClocks(Device* device) {
   FAKE_INIT_CHECK();
-  return Api("nvmlDeviceResetGpuLockedClocks", "", [&](State& s) {
+  return Api("nvmlDeviceResetGpuLockedClocks", "GPU " + std::to_string(device ? static_cast<int>(device->index) : -1), [&](State& s) {
     unsigned gpu;
     if (int rc = DeviceIndex(s, device, &gpu); rc != kSuccess) return rc;
     s[Gpu(gpu, "locked_min")] = "0";
@@ -291,7 +296,7 @@ __attribute__((visibility("default"))) int nvmlDeviceResetGpuLockedClocks(Device
 __attribute__((visibility("default"))) int nvmlDeviceSetMemoryLockedClocks(Device* device, unsigned min_mhz,
                                                                             unsigned max_mhz) {
   FAKE_INIT_CHECK();
-  return Api("nvmlDeviceSetMemoryLockedClocks", std::to_string(min_mhz) + "," + std::to_string(max_mhz),
+  return Api("nvmlDeviceSetMemoryLockedClocks", GpuArg(device) + std::to_string(min_mhz) + "," + std::to_string(max_mhz),
              [&](State& s) {
                unsigned gpu;
                if (int rc = DeviceIndex(s, device, &gpu); rc != kSuccess) return rc;

@@ -1,0 +1,306 @@
+#!/usr/bin/python3
+"""A small GPT trained with 1F1B pipeline parallelism, one process per stage, with wattcut.
+
+Four stages (`--stages`), `--dp` data-parallel pipelines, point-to-point send/recv over
+torch.distributed (gloo, CPU), the wattcut hooks around every forward and backward. Launch with
+torchrun; ranks are laid out pipeline by pipeline (rank = dp_rank * stages + stage):
+
+    wattcut serve --data-dir /tmp/wattcut &
+    /usr/bin/python3 -m torch.distributed.run --nproc_per_node 8 \\
+        examples/pipeline_gpt/train.py --dp 2 --server-url http://127.0.0.1:7787
+
+`--no-wattcut` trains without any hook (the same numerics: compare the losses). Each rank writes
+one JSON line per step to `--log-dir` (its plan, the clock each instruction ran at, the loss).
+
+Test-only switches (tests/e2e): on a CPU the (fake) GPU's clock does not change the speed of the
+compute, so `--emulate-clock-scaling` stretches each instruction to `--emulated-ms` times
+max clock / locked clock, reading the clock from the GPU through wattcut; `--straggler` makes one
+pipeline sleep for some steps and report itself to the server.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import sys
+import time
+from typing import List, Optional, Tuple
+
+import torch
+import torch.distributed as dist
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+# ---------------------------------------------------------------- the model, split into stages
+
+
+class Block(nn.Module):
+    """A pre-norm causal transformer block."""
+
+    def __init__(self, width: int, heads: int) -> None:
+        super().__init__()
+        self.norm1 = nn.LayerNorm(width)
+        self.attention = nn.MultiheadAttention(width, heads, batch_first=True)
+        self.norm2 = nn.LayerNorm(width)
+        self.mlp = nn.Sequential(nn.Linear(width, 4 * width), nn.GELU(), nn.Linear(4 * width, width))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        seq = x.shape[1]
+        causal = torch.triu(torch.ones(seq, seq, dtype=torch.bool), diagonal=1)
+        h = self.norm1(x)
+        x = x + self.attention(h, h, h, attn_mask=causal, need_weights=False)[0]
+        return x + self.mlp(self.norm2(x))
+
+
+class Stage(nn.Module):
+    """One pipeline stage: embeddings on the first, the LM head on the last, blocks on all."""
+
+    def __init__(self, stage: int, stages: int, vocab: int, seq: int, width: int, heads: int, blocks: int) -> None:
+        super().__init__()
+        self.first = stage == 0
+        self.last = stage == stages - 1
+        if self.first:
+            self.tokens = nn.Embedding(vocab, width)
+            self.positions = nn.Embedding(seq, width)
+        self.blocks = nn.ModuleList(Block(width, heads) for _ in range(blocks))
+        if self.last:
+            self.norm = nn.LayerNorm(width)
+            self.head = nn.Linear(width, vocab)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        if self.first:
+            x = self.tokens(x) + self.positions(torch.arange(x.shape[1]))
+        for block in self.blocks:
+            x = block(x)
+        if self.last:
+            x = self.head(self.norm(x))
+        return x
+
+
+def batch(step: int, dp_rank: int, microbatch: int, size: int, seq: int, vocab: int) -> Tuple[torch.Tensor, torch.Tensor]:
+    """Deterministic synthetic text: arithmetic sequences mod vocab, learnable by a small model."""
+    g = torch.Generator().manual_seed(1_000_003 * step + 1009 * dp_rank + microbatch)
+    start = torch.randint(0, vocab, (size, 1), generator=g)
+    stride = torch.randint(1, 4, (size, 1), generator=g)
+    tokens = (start + stride * torch.arange(seq + 1)) % vocab
+    return tokens[:, :-1], tokens[:, 1:]
+
+
+# ---------------------------------------------------------------- the 1F1B schedule
+
+
+def one_f_one_b(stage: int, stages: int, microbatches: int) -> List[Tuple[str, int]]:
+    """The instructions of one stage in execution order: min(stages - stage, M) forwards, then
+    backward/forward alternately, then the remaining backwards (wattcut's `1f1b`, which is
+    DeepSpeed's TrainSchedule and Megatron's non-interleaved schedule)."""
+    warmup = min(stages - stage, microbatches)
+    order = [("forward", m) for m in range(warmup)]
+    next_forward, next_backward = warmup, 0
+    while next_backward < microbatches:
+        order.append(("backward", next_backward))
+        next_backward += 1
+        if next_forward < microbatches:
+            order.append(("forward", next_forward))
+            next_forward += 1
+    return order
+
+
+# ---------------------------------------------------------------- training
+
+
+def parse_args(argv: Optional[List[str]] = None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--stages", type=int, default=4)
+    p.add_argument("--dp", type=int, default=1, help="data-parallel pipelines")
+    p.add_argument("--microbatches", type=int, default=4)
+    p.add_argument("--microbatch-size", type=int, default=8)
+    p.add_argument("--steps", type=int, default=30)
+    p.add_argument("--seq", type=int, default=16)
+    p.add_argument("--vocab", type=int, default=32)
+    p.add_argument("--width", type=int, default=32)
+    p.add_argument("--heads", type=int, default=2)
+    p.add_argument("--blocks-per-stage", type=int, default=1)
+    p.add_argument("--lr", type=float, default=3e-3)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--log-dir", default="", help="write one JSON line per step per rank here")
+    w = p.add_argument_group("wattcut")
+    w.add_argument("--no-wattcut", action="store_true", help="train without wattcut")
+    w.add_argument("--server-url", default="http://127.0.0.1:7787")
+    w.add_argument("--p2p-power-w", type=float, default=75.0)
+    w.add_argument("--gpu-backend", default="nvml", choices=["nvml", "simulated"])
+    w.add_argument("--dry-run", action="store_true", help="only log clock changes")
+    w.add_argument("--profile-warmup", type=int, default=1)
+    w.add_argument("--profile-iterations", type=int, default=1)
+    w.add_argument("--profile-freq-step-mhz", type=int, default=0)
+    w.add_argument("--profile-min-freq-mhz", type=int, default=0)
+    t = p.add_argument_group("test-only switches")
+    t.add_argument("--emulate-clock-scaling", action="store_true",
+                   help="stretch each instruction to emulated-ms x max clock / locked clock")
+    t.add_argument("--emulated-ms", default="15,30",
+                   help="forward,backward milliseconds at the highest clock (the last stage x1.5)")
+    t.add_argument("--straggler", default="",
+                   help="DP:START:END:SLEEP_S: pipeline DP sleeps SLEEP_S in steps START..END-1 and "
+                        "reports itself (stage 0) to the server at START and as recovered at END")
+    return p.parse_args(argv)
+
+
+class Straggler:
+    def __init__(self, spec: str) -> None:
+        self.dp = self.start = self.end = -1
+        self.sleep_s = 0.0
+        if spec:
+            dp, start, end, sleep_s = spec.split(":")
+            self.dp, self.start, self.end, self.sleep_s = int(dp), int(start), int(end), float(sleep_s)
+
+    def slow(self, dp_rank: int, step: int) -> bool:
+        return dp_rank == self.dp and self.start <= step < self.end
+
+
+def main(argv: Optional[List[str]] = None) -> int:
+    args = parse_args(argv)
+    dist.init_process_group("gloo")
+    rank, world = dist.get_rank(), dist.get_world_size()
+    stages = args.stages
+    if world != stages * args.dp:
+        raise SystemExit(f"world size {world} != stages {stages} x dp {args.dp}")
+    dp_rank, stage = divmod(rank, stages)
+    first, last = stage == 0, stage == stages - 1
+    device_id = int(os.environ.get("LOCAL_RANK", rank))
+
+    torch.manual_seed(args.seed + stage)  # every pipeline starts from the same weights
+    torch.use_deterministic_algorithms(True)
+    model = Stage(stage, stages, args.vocab, args.seq, args.width, args.heads, args.blocks_per_stage)
+    optimizer = torch.optim.Adam(model.parameters(), lr=args.lr)
+    dp_groups = [dist.new_group([d * stages + s for d in range(args.dp)]) for s in range(stages)]
+    my_dp_group = dp_groups[stage]
+
+    pfo = None
+    if not args.no_wattcut:
+        from wattcut import PipelineFrequencyOptimizer
+
+        pfo = PipelineFrequencyOptimizer(
+            rank=rank, dp_rank=dp_rank, pp_rank=stage, tp_rank=0, device_id=device_id,
+            dp_degree=args.dp, pp_degree=stages, tp_degree=1, world_size=world,
+            server_url=args.server_url, job_metadata="pipeline-gpt",
+            num_microbatches=args.microbatches, p2p_power_w=args.p2p_power_w,
+            gpu_backend=args.gpu_backend, dry_run=args.dry_run,
+            profile_warmup_iterations=args.profile_warmup,
+            profile_measured_iterations=args.profile_iterations,
+            profile_freq_step_mhz=args.profile_freq_step_mhz,
+            profile_min_freq_mhz=args.profile_min_freq_mhz,
+        )
+
+    forward_ms, backward_ms = (float(v) for v in args.emulated_ms.split(","))
+    scale = 1.5 if last else 1.0
+    straggler = Straggler(args.straggler)
+    log = open(os.path.join(args.log_dir, f"rank{rank}.jsonl"), "w") if args.log_dir else None
+    shape = (args.microbatch_size, args.seq, args.width)
+    order = one_f_one_b(stage, stages, args.microbatches)
+
+    def run(kind: str, work) -> Tuple[object, int]:
+        """One computation with the wattcut hooks around it; returns its result and the clock it ran at."""
+        clock = 0
+        began = time.monotonic()
+        if pfo is not None:
+            pfo.on_instruction_begin(kind)
+        result = work()
+        if args.emulate_clock_scaling:
+            target_s = (forward_ms if kind == "forward" else backward_ms) * scale / 1000
+            if pfo is not None:
+                pfo.wait_until_frequency_applied()
+                clock = pfo.gpu_clock_mhz()
+                target_s *= pfo.available_frequencies[0] / clock
+            time.sleep(max(0.0, target_s - (time.monotonic() - began)))
+        if pfo is not None:
+            pfo.on_instruction_end(kind)
+        return result, clock
+
+    last_step_s = 0.0
+    for step in range(args.steps):
+        phase = pfo.phase if pfo is not None else "none"
+        if pfo is not None:
+            pfo.on_step_begin()
+        schedule = list(pfo.schedule) if pfo is not None and pfo.phase == "planned" else []
+        step_began = time.monotonic()
+        if straggler.slow(dp_rank, step):
+            time.sleep(straggler.sleep_s)
+        if first and step == straggler.start and dp_rank == straggler.dp and pfo is not None:
+            pfo.report_straggler(slowdown=1.0 + straggler.sleep_s / max(last_step_s, 1e-3))
+        if first and step == straggler.end and dp_rank == straggler.dp and pfo is not None:
+            pfo.report_recovered()
+
+        optimizer.zero_grad(set_to_none=False)
+        inputs, outputs, pending, clocks, losses = {}, {}, [], [], []
+        for kind, m in order:
+            if kind == "forward":
+                if first:
+                    x, _ = batch(step, dp_rank, m, args.microbatch_size, args.seq, args.vocab)
+                else:
+                    x = torch.empty(shape)
+                    dist.recv(x, src=rank - 1, tag=m)
+                    x.requires_grad_(True)
+                inputs[m] = x
+
+                def forward(x=x, m=m):
+                    y = model(x)
+                    if last:
+                        _, target = batch(step, dp_rank, m, args.microbatch_size, args.seq, args.vocab)
+                        y = F.cross_entropy(y.reshape(-1, args.vocab), target.reshape(-1)) / args.microbatches
+                    return y
+
+                y, clock = run("forward", forward)
+                outputs[m] = y
+                if last:
+                    losses.append(y.item() * args.microbatches)
+                else:
+                    sent = y.detach()
+                    pending.append((dist.isend(sent, dst=rank + 1, tag=m), sent))
+            else:
+                grad = None
+                if not last:
+                    grad = torch.empty(shape)
+                    dist.recv(grad, src=rank + 1, tag=100_000 + m)
+
+                def backward(m=m, grad=grad):
+                    torch.autograd.backward(outputs.pop(m), grad_tensors=grad)
+
+                _, clock = run("backward", backward)
+                x = inputs.pop(m)
+                if not first:
+                    pending.append((dist.isend(x.grad, dst=rank - 1, tag=100_000 + m), x.grad))
+            clocks.append(clock)
+        for request, _ in pending:  # the tensor stays referenced until its send is done
+            request.wait()
+
+        if args.dp > 1:  # average gradients over the pipelines, stage by stage
+            for parameter in model.parameters():
+                dist.all_reduce(parameter.grad, group=my_dp_group)
+                parameter.grad /= args.dp
+        optimizer.step()
+        if pfo is not None:
+            pfo.on_step_end()
+        last_step_s = time.monotonic() - step_began
+
+        loss = sum(losses) / len(losses) if losses else None
+        if log is not None:
+            log.write(json.dumps({"step": step, "rank": rank, "dp_rank": dp_rank, "stage": stage, "phase": phase,
+                                  "schedule": schedule, "clocks": clocks, "loss": loss,
+                                  "time_s": last_step_s}) + "\n")
+            log.flush()
+        if last and loss is not None and (step % 5 == 0 or step == args.steps - 1):
+            print(f"pipeline {dp_rank} step {step:3d} loss {loss:.4f} ({last_step_s * 1000:.0f} ms)", flush=True)
+
+    if pfo is not None:
+        if rank == 0:
+            print(f"wattcut job {pfo.job_id}", flush=True)
+        pfo.close()
+    dist.barrier()
+    dist.destroy_process_group()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,92 @@
+"""Shared by the Python tests: a real `wattcut serve` process and a fake NVML for the process tree.
+
+The build (python/CMakeLists.txt) passes WATTCUT_BINARY, WATTCUT_FAKE_NVML_DIR and PYTHONPATH.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import tempfile
+import urllib.error
+import urllib.parse
+import urllib.request
+from typing import Dict, Optional
+
+
+def required_env(name: str) -> str:
+    value = os.environ.get(name, "")
+    if not value:
+        raise RuntimeError(f"{name} is not set: run the Python tests through ctest (the build sets it)")
+    return value
+
+
+class FakeGpus:
+    """A fake libnvidia-ml.so.1 state file; `env` makes a child process load the fake library."""
+
+    def __init__(self, directory: str, settings: Dict[str, str]) -> None:
+        self.state_path = os.path.join(directory, "nvml-state")
+        with open(self.state_path, "w") as f:
+            for key, value in settings.items():
+                f.write(f"{key}={value}\n")
+        library_dir = required_env("WATTCUT_FAKE_NVML_DIR")
+        self.env = {
+            "WATTCUT_FAKE_NVML_STATE": self.state_path,
+            "LD_LIBRARY_PATH": library_dir + os.pathsep + os.environ.get("LD_LIBRARY_PATH", ""),
+        }
+
+    def state(self) -> Dict[str, str]:
+        with open(self.state_path) as f:
+            return dict(line.rstrip("\n").split("=", 1) for line in f if "=" in line)
+
+    def log_lines(self):
+        with open(self.state_path + ".log") as f:
+            return [line.rstrip("\n") for line in f]
+
+
+class ServerProcess:
+    """`wattcut serve` on a free loopback port with its own data folder."""
+
+    def __init__(self, directory: str) -> None:
+        self.data_dir = os.path.join(directory, "server-data")
+        self.process = subprocess.Popen(
+            [required_env("WATTCUT_BINARY"), "serve", "--listen", "127.0.0.1:0", "--data-dir", self.data_dir],
+            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        first = self.process.stdout.readline()
+        if "listening on " not in first:
+            self.process.kill()
+            raise RuntimeError(f"wattcut serve did not start: {first}{self.process.stdout.read()}")
+        self.url = first.split("listening on ")[1].split()[0]
+
+    def request(self, method: str, path: str, body: Optional[dict] = None):
+        data = json.dumps(body).encode() if body is not None else None
+        req = urllib.request.Request(self.url + path, data=data, method=method)
+        try:
+            with urllib.request.urlopen(req, timeout=60) as response:
+                return json.loads(response.read() or b"null")
+        except urllib.error.HTTPError as error:
+            raise AssertionError(f"{method} {path}: HTTP {error.code}: {error.read().decode()}") from None
+
+    @staticmethod
+    def job_path(job_id: str) -> str:
+        return urllib.parse.quote(job_id, safe="")
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+        self.process.stdout.close()
+
+
+class TempDir:
+    def __init__(self, tag: str) -> None:
+        self.path = tempfile.mkdtemp(prefix=f"wattcut-{tag}-")
+
+    def remove(self) -> None:
+        shutil.rmtree(self.path, ignore_errors=True)

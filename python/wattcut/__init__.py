@@ -1,0 +1,10 @@
+"""wattcut: energy-optimal GPU frequency plans for pipeline-parallel training (Perseus).
+
+The training-side API. `PipelineFrequencyOptimizer` is a drop-in replacement for Zeus's
+`zeus.optimizer.pipeline_frequency.PipelineFrequencyOptimizer` that talks to `wattcut serve`.
+Hook points for Megatron-LM and DeepSpeed: docs/python.md.
+"""
+
+from wattcut.pipeline_frequency import PipelineFrequencyOptimizer, WattcutError
+
+__all__ = ["PipelineFrequencyOptimizer", "WattcutError"]

@@ -1,0 +1,366 @@
+"""Perseus's per-instruction GPU frequency plans inside a pipeline-parallel training loop.
+
+`PipelineFrequencyOptimizer` has the constructor and callbacks of Zeus's
+`zeus.optimizer.pipeline_frequency.PipelineFrequencyOptimizer`, so a Merak/Zeus integration
+switches to wattcut by changing one import::
+
+    from wattcut import PipelineFrequencyOptimizer
+
+    pfo = PipelineFrequencyOptimizer(rank=..., dp_rank=..., pp_rank=..., tp_rank=...,
+                                     device_id=..., dp_degree=..., pp_degree=...,
+                                     tp_degree=..., world_size=...,
+                                     server_url="http://127.0.0.1:7787",
+                                     num_microbatches=M)
+    for batch in data:
+        pfo.on_step_begin()
+        for each forward / backward of the pipeline schedule:
+            pfo.on_instruction_begin("forward")   # or "backward"
+            ...
+            pfo.on_instruction_end("forward")
+        optimizer.step()
+        pfo.on_step_end()
+    pfo.close()                                   # resets the GPU's clocks
+
+What happens: rank 0 registers the job with `wattcut serve` and the job id is broadcast over
+`torch.distributed` (as Zeus does); every rank registers itself with its GPU's supported clocks.
+With ``profile=True`` (the default) the first steps sweep the GPU's clocks, every instruction of
+a step at one clock, and measure each instruction's time and energy; when every rank is done
+(an all-reduce of one flag per step), each rank uploads its profile and the server computes the
+iteration time-energy frontier. From then on every step begins by fetching the rank's plan (one
+long poll per step: the server answers when every rank has asked) and each instruction starts
+at its planned clock. A straggler reported with `report_straggler` during step s moves every
+other pipeline to the slower plan from step s + 1; `report_recovered` moves them back.
+
+Frequencies are set asynchronously by a watchdog process that owns the GPU's clocks and resets
+them when training ends in any way, a crash or SIGKILL included.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Callable, List, Optional, Tuple
+
+from wattcut import _wattcut
+
+WattcutError = _wattcut.WattcutError
+WattcutError.__module__ = "wattcut"  # shown as wattcut.WattcutError in tracebacks
+
+__all__ = ["PipelineFrequencyOptimizer", "WattcutError"]
+
+
+def _default_synchronize(device_id: int) -> Callable[[], None]:
+    """Waits for the GPU's queued work, so that instruction boundaries are real boundaries."""
+    try:
+        import torch
+    except ImportError:  # no torch: nothing to synchronise with
+        return lambda: None
+    if torch.cuda.is_available():
+        return lambda: torch.cuda.synchronize(device_id)
+    return lambda: None
+
+
+def _packaged_freq_setter() -> str:
+    """The watchdog executable shipped beside the compiled module, if there is one."""
+    path = os.path.join(os.path.dirname(os.path.abspath(_wattcut.__file__)), "wattcut-freq-setter")
+    return path if os.access(path, os.X_OK) else ""
+
+
+class PipelineFrequencyOptimizer:
+    """One training rank's wattcut client (Zeus's PipelineFrequencyOptimizer, plus profiling
+    and straggler reporting).
+
+    Args (Zeus's, in Zeus's order):
+        rank: Global rank of this process.
+        dp_rank: Rank in the data-parallel group (which pipeline replica this is).
+        pp_rank: Rank in the pipeline-parallel group (the stage).
+        tp_rank: Rank in the tensor-parallel group.
+        device_id: Index of this process's GPU, as NVML numbers them.
+        dp_degree: Size of the data-parallel group.
+        pp_degree: Number of pipeline stages.
+        tp_degree: Size of the tensor-parallel group.
+        world_size: Number of ranks in the job (dp_degree * pp_degree * tp_degree).
+        server_url: URL of `wattcut serve`, e.g. ``http://10.0.0.1:7787``.
+        job_metadata: Optional string appended to the job id (for logs).
+
+    wattcut's keyword arguments:
+        num_microbatches: Microbatches per iteration; the planner needs it (or the server's
+            ``--microbatches``).
+        schedule: ``"1f1b"`` (default) or ``"gpipe"``: the pipeline schedule the job runs.
+        unit_time_s: Planner time unit in seconds (server default 1 ms).
+        p2p_power_w: Power of a GPU blocked on communication, in W (server default 0).
+        profile: Profile this job's own iterations first (default). ``False`` when the server
+            already has the job's profile (``PUT /v1/jobs/{id}/profile``).
+        profile_warmup_iterations, profile_measured_iterations: Per clock, iterations dropped
+            and iterations averaged (1 and 3).
+        profile_min_freq_mhz, profile_max_freq_mhz: Clock range swept (0: the GPU's range).
+        profile_freq_step_mhz: Sweep every supported clock (0) or only every this many MHz.
+        profile_sample_interval_s: Energy counter sampling period (2 ms).
+        token: Bearer token of a server started with ``--token-file``.
+        schedule_timeout_s: Longest wait at a step boundary for the other ranks (600 s).
+        gpu_backend: ``"nvml"`` (default) or ``"simulated"`` (a modelled GPU, no hardware).
+        nvml_library: Path or name of libnvidia-ml (default ``libnvidia-ml.so.1``).
+        dry_run: Only log the clock changes that would be made (to the watchdog's stderr).
+        watchdog: Set clocks from a watchdog process (default) rather than a thread.
+        synchronize: Called before every instruction boundary; default
+            ``torch.cuda.synchronize(device_id)`` when CUDA is available, else nothing.
+
+    Raises:
+        WattcutError: any failure of the server, the GPU or the training loop's calls, with
+            the message of the component that failed.
+    """
+
+    def __init__(
+        self,
+        rank: int,
+        dp_rank: int,
+        pp_rank: int,
+        tp_rank: int,
+        device_id: int,
+        dp_degree: int,
+        pp_degree: int,
+        tp_degree: int,
+        world_size: int,
+        server_url: str,
+        job_metadata: Optional[str] = None,
+        *,
+        num_microbatches: Optional[int] = None,
+        schedule: str = "1f1b",
+        unit_time_s: Optional[float] = None,
+        p2p_power_w: Optional[float] = None,
+        profile: bool = True,
+        profile_warmup_iterations: int = 1,
+        profile_measured_iterations: int = 3,
+        profile_min_freq_mhz: int = 0,
+        profile_max_freq_mhz: int = 0,
+        profile_freq_step_mhz: int = 0,
+        profile_sample_interval_s: float = 0.002,
+        token: Optional[str] = None,
+        schedule_timeout_s: float = 600.0,
+        gpu_backend: str = "nvml",
+        nvml_library: Optional[str] = None,
+        dry_run: bool = False,
+        watchdog: bool = True,
+        synchronize: Optional[Callable[[], None]] = None,
+    ) -> None:
+        _check_ranks(rank, dp_rank, pp_rank, tp_rank, dp_degree, pp_degree, tp_degree, world_size)
+        if schedule not in ("1f1b", "gpipe"):
+            raise ValueError(f"schedule must be '1f1b' or 'gpipe', got {schedule!r}")
+        if num_microbatches is not None and num_microbatches < 1:
+            raise ValueError(f"num_microbatches must be >= 1, got {num_microbatches}")
+        if gpu_backend not in ("nvml", "simulated"):
+            raise ValueError(f"gpu_backend must be 'nvml' or 'simulated', got {gpu_backend!r}")
+
+        self.rank = rank
+        self.dp_rank = dp_rank
+        self.pp_rank = pp_rank
+        self.tp_rank = tp_rank
+        self.device_id = device_id
+        self.world_size = world_size
+        self.server_url = server_url
+        self._synchronize = synchronize or _default_synchronize(device_id)
+        self._dist = _distributed(world_size)
+        self.last_frequency_mhz: int = 0
+
+        # Rank 0 registers the job; everyone learns its id from a broadcast.
+        job_id: Optional[str] = None
+        registration_error: Optional[str] = None
+        if rank == 0:
+            try:
+                job_id = _wattcut.register_job(
+                    server_url=server_url,
+                    token=token or "",
+                    pp_degree=pp_degree,
+                    dp_degree=dp_degree,
+                    tp_degree=tp_degree,
+                    world_size=world_size,
+                    job_metadata=job_metadata or "",
+                    num_microbatches=num_microbatches or 0,
+                    schedule=schedule,
+                    unit_time_s=unit_time_s or 0.0,
+                    p2p_power_w=p2p_power_w or 0.0,
+                )
+            except WattcutError as error:
+                registration_error = str(error)
+        if self._dist is not None:
+            shared = [job_id, registration_error]
+            self._dist.broadcast_object_list(shared, src=0)
+            job_id, registration_error = shared
+        if registration_error is not None:
+            raise WattcutError(f"rank 0 could not register the job: {registration_error}")
+        if not job_id:
+            raise WattcutError("no job id was broadcast from rank 0")
+        self.job_id: str = job_id
+
+        self._client = _wattcut.RankClient(
+            server_url=server_url,
+            token=token or "",
+            job_id=job_id,
+            rank=rank,
+            dp_rank=dp_rank,
+            pp_rank=pp_rank,
+            tp_rank=tp_rank,
+            gpu=device_id,
+            gpu_backend=gpu_backend,
+            nvml_library=nvml_library or "",
+            dry_run=dry_run,
+            watchdog=watchdog,
+            freq_setter_path=_packaged_freq_setter(),
+            profile=profile,
+            profile_max_freq_mhz=profile_max_freq_mhz,
+            profile_min_freq_mhz=profile_min_freq_mhz,
+            profile_freq_step_mhz=profile_freq_step_mhz,
+            profile_warmup_iterations=profile_warmup_iterations,
+            profile_measured_iterations=profile_measured_iterations,
+            profile_sample_interval_s=profile_sample_interval_s,
+            schedule_timeout_s=schedule_timeout_s,
+        )
+
+    # ---- Zeus's callbacks ----
+
+    def on_step_begin(self) -> None:
+        """Marks the beginning of a training step (iteration). After profiling, fetches the
+        step's plan from the server, waiting until every rank of the job has asked."""
+        self._client.on_step_begin()
+
+    def on_step_end(self) -> None:
+        """Marks the end of a step: checks the plan was run exactly (every instruction, in
+        order); while profiling, agrees with the other ranks on whether profiling is over and
+        then uploads this rank's profile."""
+        self._client.on_step_end()
+        phase = self._client.phase
+        if phase in ("profiling", "profiled"):
+            if self._all_ranks(phase == "profiled"):
+                self._client.finish_profiling()
+
+    def on_instruction_begin(self, name: str) -> None:
+        """Before a computation ("forward" or "backward"): requests its planned GPU clock."""
+        self._synchronize()
+        self.last_frequency_mhz = self._client.on_instruction_begin(name)
+
+    def on_instruction_end(self, name: str) -> None:
+        """After a computation: ends its measurement while profiling."""
+        self._synchronize()
+        self._client.on_instruction_end(name)
+
+    # ---- stragglers ----
+
+    def report_straggler(
+        self,
+        *,
+        slowdown: Optional[float] = None,
+        iteration_time_s: Optional[float] = None,
+        dp_rank: Optional[int] = None,
+    ) -> None:
+        """Reports that the pipeline of `dp_rank` (default: this rank's) is a straggler, either
+        `slowdown` times slower than the current plan or taking `iteration_time_s` per
+        iteration. Every other pipeline gets the least-energy plan no slower than that from
+        the next step on."""
+        if (slowdown is None) == (iteration_time_s is None):
+            raise ValueError("give exactly one of slowdown or iteration_time_s")
+        self._client.report_straggler(
+            self.dp_rank if dp_rank is None else dp_rank, slowdown=slowdown, iteration_time_s=iteration_time_s
+        )
+
+    def report_recovered(self, *, dp_rank: Optional[int] = None) -> None:
+        """Reports that the straggler pipeline `dp_rank` (default: this rank's) has recovered;
+        when no straggler is left every pipeline goes back to the selected plan."""
+        self._client.report_straggler(self.dp_rank if dp_rank is None else dp_rank, recovered=True)
+
+    # ---- state ----
+
+    @property
+    def phase(self) -> str:
+        """``"profiling"``, ``"profiled"`` (done here, waiting for other ranks), ``"planned"``
+        or ``"closed"``."""
+        return self._client.phase
+
+    @property
+    def schedule(self) -> List[Tuple[str, int]]:
+        """This step's plan: ``(instruction, MHz)`` in execution order (after on_step_begin)."""
+        return self._client.schedule
+
+    @property
+    def available_frequencies(self) -> List[int]:
+        """The GPU's supported SM clocks at its highest memory clock, highest first (MHz)."""
+        return self._client.available_frequencies
+
+    @property
+    def profile(self) -> List[dict]:
+        """This rank's measured profile rows (stage, instruction, frequency, time, energy,
+        samples), once profiling is done."""
+        return self._client.profile_rows
+
+    def wait_until_frequency_applied(self) -> None:
+        """Blocks until the clock requested by the last on_instruction_begin is locked. For
+        measurements and tests; training never needs it."""
+        self._client.wait_until_frequency_applied()
+
+    def gpu_clock_mhz(self) -> int:
+        """The GPU's SM clock now, read from the GPU."""
+        return self._client.gpu_clock_mhz()
+
+    def close(self) -> None:
+        """Stops the frequency setter, which resets the GPU's clocks. Idempotent."""
+        if hasattr(self, "_client"):
+            self._client.close()
+
+    def __enter__(self) -> "PipelineFrequencyOptimizer":
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def __del__(self) -> None:
+        try:
+            self.close()
+        except Exception:  # never raise from a finaliser
+            pass
+
+    def _all_ranks(self, flag: bool) -> bool:
+        """True when `flag` is true on every rank (an all-reduce; every rank must call it)."""
+        if self._dist is None:
+            return flag
+        import torch
+
+        device = "cpu"
+        if self._dist.get_backend() == "nccl":
+            device = f"cuda:{self.device_id}"
+        value = torch.tensor([1 if flag else 0], dtype=torch.int32, device=device)
+        self._dist.all_reduce(value, op=self._dist.ReduceOp.MIN)
+        return bool(value.item())
+
+
+def _check_ranks(
+    rank: int, dp_rank: int, pp_rank: int, tp_rank: int, dp_degree: int, pp_degree: int, tp_degree: int,
+    world_size: int,
+) -> None:
+    for name, value in (("dp_degree", dp_degree), ("pp_degree", pp_degree), ("tp_degree", tp_degree)):
+        if value < 1:
+            raise ValueError(f"{name} must be >= 1, got {value}")
+    if world_size != dp_degree * pp_degree * tp_degree:
+        raise ValueError(
+            f"world_size {world_size} != dp_degree * pp_degree * tp_degree = {dp_degree * pp_degree * tp_degree}"
+        )
+    for name, value, limit in (
+        ("rank", rank, world_size),
+        ("dp_rank", dp_rank, dp_degree),
+        ("pp_rank", pp_rank, pp_degree),
+        ("tp_rank", tp_rank, tp_degree),
+    ):
+        if not 0 <= value < limit:
+            raise ValueError(f"{name} {value} is out of range [0, {limit})")
+
+
+def _distributed(world_size: int):
+    """torch.distributed when the job has more than one rank (it must be initialised then)."""
+    if world_size == 1:
+        try:
+            import torch.distributed as dist
+        except ImportError:
+            return None
+        return dist if dist.is_available() and dist.is_initialized() else None
+    import torch.distributed as dist
+
+    if not dist.is_available() or not dist.is_initialized():
+        raise RuntimeError("Instantiate PipelineFrequencyOptimizer after torch.distributed.init_process_group.")
+    return dist

@@ -1,0 +1,156 @@
+// The compiled part of the Python package `wattcut` (`wattcut._wattcut`): the runtime's RankClient
+// and the planning server's job registration, for python/wattcut/pipeline_frequency.py. Every
+// failure is raised as wattcut.WattcutError (a RuntimeError) carrying the C++ message; blocking
+// calls (schedule long polls, frequency waits, start-up) release the GIL.
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <stdexcept>
+
+#include "wattcut/runtime/rank_client.h"
+
+namespace py = pybind11;
+
+namespace wattcut {
+namespace {
+
+struct WattcutError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+void Check(const Status& status) {
+  if (!status.ok()) throw WattcutError(status.error().message);
+}
+
+template <typename T>
+T Take(Result<T> result) {
+  if (!result.ok()) throw WattcutError(result.error().message);
+  return std::move(*result);
+}
+
+// Runs `call` without the GIL (it may wait on the network or on another process).
+template <typename Call>
+auto Released(Call call) {
+  py::gil_scoped_release release;
+  return call();
+}
+
+std::string RegisterJob(const std::string& server_url, const std::string& token, int pp_degree, int dp_degree,
+                        int tp_degree, int world_size, const std::string& job_metadata, int num_microbatches,
+                        const std::string& schedule, double unit_time_s, double p2p_power_w) {
+  auto client = Take(PlanServerClient::Create({.url = server_url, .bearer_token = token}));
+  TrainingJobInfo job{.pp_degree = pp_degree,
+                      .dp_degree = dp_degree,
+                      .tp_degree = tp_degree,
+                      .world_size = world_size,
+                      .job_metadata = job_metadata,
+                      .num_microbatches = num_microbatches,
+                      .schedule = schedule,
+                      .unit_time_s = unit_time_s,
+                      .p2p_power_w = p2p_power_w};
+  return Take(Released([&] { return client.RegisterJob(job); }));
+}
+
+std::unique_ptr<RankClient> StartRankClient(const py::kwargs& kw) {
+  RankClientOptions o;
+  auto get = [&](const char* name) { return kw[name]; };
+  o.server.url = get("server_url").cast<std::string>();
+  o.server.bearer_token = get("token").cast<std::string>();
+  o.job_id = get("job_id").cast<std::string>();
+  o.ids = {.rank = get("rank").cast<int>(),
+           .dp_rank = get("dp_rank").cast<int>(),
+           .pp_rank = get("pp_rank").cast<int>(),
+           .tp_rank = get("tp_rank").cast<int>()};
+  o.gpu = get("gpu").cast<int>();
+  o.backend.kind = get("gpu_backend").cast<std::string>();
+  const std::string nvml_library = get("nvml_library").cast<std::string>();
+  if (!nvml_library.empty()) o.backend.nvml_library = nvml_library;
+  o.backend.dry_run = get("dry_run").cast<bool>();
+  o.backend.simulated_gpus = o.gpu + 1;
+  o.watchdog_setter = get("watchdog").cast<bool>();
+  o.freq_setter_path = get("freq_setter_path").cast<std::string>();
+  o.profile = get("profile").cast<bool>();
+  o.profiler.max_freq_mhz = get("profile_max_freq_mhz").cast<int>();
+  o.profiler.floor_mhz = get("profile_min_freq_mhz").cast<int>();
+  o.profiler.step_mhz = get("profile_freq_step_mhz").cast<int>();
+  o.profiler.warmup_iterations = get("profile_warmup_iterations").cast<int>();
+  o.profiler.measured_iterations = get("profile_measured_iterations").cast<int>();
+  o.profiler.sample_interval_s = get("profile_sample_interval_s").cast<double>();
+  o.schedule_timeout_s = get("schedule_timeout_s").cast<double>();
+  return Take(Released([&] { return RankClient::Start(o); }));
+}
+
+const char* PhaseName(RankClient::Phase phase) {
+  switch (phase) {
+    case RankClient::Phase::kProfiling:
+      return "profiling";
+    case RankClient::Phase::kProfiledWaiting:
+      return "profiled";
+    case RankClient::Phase::kPlanned:
+      return "planned";
+    case RankClient::Phase::kClosed:
+      return "closed";
+  }
+  return "unknown";
+}
+
+}  // namespace
+}  // namespace wattcut
+
+PYBIND11_MODULE(_wattcut, m) {
+  using namespace wattcut;
+  m.doc() = "wattcut's C++ runtime (use the classes of the wattcut package, not this module)";
+  py::register_exception<WattcutError>(m, "WattcutError", PyExc_RuntimeError);
+
+  m.def("register_job", &RegisterJob, py::arg("server_url"), py::arg("token"), py::arg("pp_degree"),
+        py::arg("dp_degree"), py::arg("tp_degree"), py::arg("world_size"), py::arg("job_metadata"),
+        py::arg("num_microbatches"), py::arg("schedule"), py::arg("unit_time_s"), py::arg("p2p_power_w"),
+        "Registers a training job with the planning server; returns its id.");
+
+  py::class_<RankClient>(m, "RankClient")
+      .def(py::init(&StartRankClient), "Starts the client of one rank (keyword arguments only).")
+      .def("on_step_begin", [](RankClient& c) { Check(Released([&] { return c.OnStepBegin(); })); })
+      .def("on_instruction_begin",
+           [](RankClient& c, const std::string& name) { return Take(c.OnInstructionBegin(name)); })
+      .def("on_instruction_end", [](RankClient& c, const std::string& name) { Check(c.OnInstructionEnd(name)); })
+      .def("on_step_end", [](RankClient& c) { Check(c.OnStepEnd()); })
+      .def("finish_profiling", [](RankClient& c) { Check(Released([&] { return c.FinishProfiling(); })); })
+      .def(
+          "report_straggler",
+          [](RankClient& c, int dp_rank, std::optional<double> slowdown, std::optional<double> iteration_time_s,
+             bool recovered) {
+            StragglerUpdate update{
+                .dp_rank = dp_rank, .slowdown = slowdown, .iteration_time_s = iteration_time_s, .recovered = recovered};
+            Check(Released([&] { return c.ReportStraggler(update); }));
+          },
+          py::arg("dp_rank"), py::arg("slowdown") = py::none(), py::arg("iteration_time_s") = py::none(),
+          py::arg("recovered") = false)
+      .def("wait_until_frequency_applied",
+           [](RankClient& c) { Check(Released([&] { return c.WaitUntilFrequencyApplied(); })); })
+      .def("gpu_clock_mhz", [](RankClient& c) { return Take(Released([&] { return c.SmClockMhz(); })); })
+      .def("close", [](RankClient& c) { Check(Released([&] { return c.Close(); })); })
+      .def_property_readonly("phase", [](const RankClient& c) { return PhaseName(c.phase()); })
+      .def_property_readonly("profiling_done_locally", &RankClient::profiling_done_locally)
+      .def_property_readonly("available_frequencies", &RankClient::available_freqs_mhz)
+      .def_property_readonly("steps_completed", &RankClient::steps_completed)
+      .def_property_readonly("schedule",
+                             [](const RankClient& c) {
+                               std::vector<std::pair<std::string, int>> out;
+                               for (const auto& e : c.schedule()) out.emplace_back(e.instruction, e.freq_mhz);
+                               return out;
+                             })
+      .def_property_readonly("profile_rows", [](const RankClient& c) {
+        py::list rows;
+        for (const ProfiledRow& r : c.profiled_rows()) {
+          py::dict row;
+          row["stage"] = r.stage;
+          row["instruction"] = r.instruction;
+          row["frequency"] = r.freq_mhz;
+          row["time"] = r.time_s;
+          row["energy"] = r.energy_j;
+          row["samples"] = r.samples;
+          rows.append(row);
+        }
+        return rows;
+      });
+}
