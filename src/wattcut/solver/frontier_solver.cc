@@ -58,17 +58,7 @@ FrontierSolver::FrontierSolver(const TimeCostProblem& problem) : problem_(proble
   local_id_.assign(nn, -1);
 
   // Warm engine: fixed shape (built by Init), capacities set per step.
-  std::vector<std::pair<int, int>>& flow_arcs = flow_arcs_;
-  for (const Arc& a : arcs_) flow_arcs.emplace_back(a.from, a.to);
-  node_in_arc_.assign(nn, -1);
-  node_out_arc_.assign(nn, -1);
-  for (int v = 0; v < num_nodes_; ++v) {
-    if (v == source_ || v == sink_) continue;
-    node_in_arc_[static_cast<size_t>(v)] = static_cast<int>(flow_arcs.size());
-    flow_arcs.emplace_back(source_, v);
-    node_out_arc_[static_cast<size_t>(v)] = static_cast<int>(flow_arcs.size());
-    flow_arcs.emplace_back(v, sink_);
-  }
+  for (const Arc& a : arcs_) flow_arcs_.emplace_back(a.from, a.to);
   // Any finite cut costs at most sum(ub - lb) + sum(lb) <= 2 * sum of steepest slopes.
   double steepest_total = 0;
   for (int i = 0; i < problem.num_activities(); ++i) {
@@ -87,7 +77,9 @@ void FrontierSolver::Init() {
   }
   changed_.clear();
   // A fresh warm-start state: no flow, every arc's bounds to be set by the first step.
-  preflow_.Build(num_nodes_, flow_arcs_, source_, sink_);
+  min_cut_.Build(num_nodes_, flow_arcs_);
+  min_cut_.SetTerminalCapacity(source_, unbounded_);
+  min_cut_.SetTerminalCapacity(sink_, -unbounded_);
   is_critical_.clear();
   node_excess_.clear();
   dirty_arcs_.clear();
@@ -209,24 +201,28 @@ bool FrontierSolver::CutWarm() {
         }
       }
     }
-    if (capacity != preflow_.capacity(ai)) preflow_.SetCapacity(ai, capacity);
+    if (capacity != min_cut_.capacity(ai)) min_cut_.SetCapacity(ai, capacity);
   }
   dirty_arcs_.clear();
   for (int v : dirty_nodes_) {
     if (v == source_ || v == sink_) continue;
     double e = node_excess_[static_cast<size_t>(v)];
-    double in = e > WarmPreflow::kEpsilon ? e : 0, out = e < -WarmPreflow::kEpsilon ? -e : 0;
-    int in_arc = node_in_arc_[static_cast<size_t>(v)], out_arc = node_out_arc_[static_cast<size_t>(v)];
-    if (in != preflow_.capacity(in_arc)) preflow_.SetCapacity(in_arc, in);
-    if (out != preflow_.capacity(out_arc)) preflow_.SetCapacity(out_arc, out);
+    if (e <= DynamicMinCut::kEpsilon && e >= -DynamicMinCut::kEpsilon) e = 0;
+    if (e != min_cut_.terminal_capacity(v)) min_cut_.SetTerminalCapacity(v, e);
   }
-  if (preflow_.Solve() > unbounded_ / 2) return false;
-  const std::vector<uint8_t>& side = preflow_.SourceSide();
+  min_cut_.Solve();
+  // No finite cut: the minimum one crosses an unbounded arc forward.
+  if (!min_cut_.OnSourceSide(source_) || min_cut_.OnSourceSide(sink_)) return false;
   crossing_.assign(arcs_.size(), 0);
   for (int ai : critical_arcs_) {
     const Arc& a = arcs_[static_cast<size_t>(ai)];
-    bool from_s = side[static_cast<size_t>(a.from)] != 0, to_s = side[static_cast<size_t>(a.to)] != 0;
-    crossing_[static_cast<size_t>(ai)] = static_cast<int8_t>(from_s && !to_s ? 1 : (!from_s && to_s ? -1 : 0));
+    bool from_s = min_cut_.OnSourceSide(a.from), to_s = min_cut_.OnSourceSide(a.to);
+    if (from_s && !to_s) {
+      if (min_cut_.capacity(ai) >= unbounded_) return false;
+      crossing_[static_cast<size_t>(ai)] = 1;
+    } else if (!from_s && to_s) {
+      crossing_[static_cast<size_t>(ai)] = -1;
+    }
   }
   return true;
 }

@@ -8,7 +8,7 @@
 //      ub = c(d-1) - c(d) (what speeding up by one unit costs; unbounded at the
 //      shortest duration); dummy arcs get [0, unbounded);
 //   c. finds a minimum cut of the critical DAG under those bounds (by default on a flow
-//      network kept from the previous step, see warm_preflow.h; set_warm_start(false)
+//      network kept from the previous step, see dynamic_min_cut.h; set_warm_start(false)
 //      computes each cut from scratch with BoundedMinCut instead);
 //   d. speeds up by one unit the activities crossing the cut forward and slows down by
 //      one unit those crossing it backward (those already at their longest duration
@@ -21,7 +21,7 @@
 #include <vector>
 
 #include "wattcut/solver/bounded_min_cut.h"
-#include "wattcut/solver/warm_preflow.h"
+#include "wattcut/solver/dynamic_min_cut.h"
 #include "wattcut/solver/time_cost_problem.h"
 
 namespace wattcut {
@@ -81,12 +81,11 @@ class FrontierSolver {
   bool warm_start_ = true;
   // From-scratch engine.
   BoundedMinCut cut_;
-  // Warm engine: AOA arcs first, then per node an arc from the source (index
-  // node_in_arc_[v]) and one to the sink (node_out_arc_[v]) carrying the node's excess
-  // of lower bounds; "unbounded" is unbounded_ (more than any finite cut can cost).
-  WarmPreflow preflow_;
+  // Warm engine: the AOA arcs with capacity ub - lb (0 when not critical); each node's
+  // excess of lower bounds is its terminal capacity; the AOA source and sink are tied to
+  // the terminals by unbounded_ (more than any finite cut can cost).
+  DynamicMinCut min_cut_;
   std::vector<std::pair<int, int>> flow_arcs_;
-  std::vector<int> node_in_arc_, node_out_arc_;
   std::vector<double> node_excess_;  // lower bounds in minus out, per node
   std::vector<double> arc_lower_;    // the lower bound each arc contributes to node_excess_
   std::vector<int> dirty_arcs_, dirty_nodes_;

@@ -1,4 +1,6 @@
-// A maximum preflow kept from one frontier-solver iteration to the next.
+// A maximum preflow that can be repaired after capacities change. BoundedMinCut uses it
+// on a fresh network per cut; the frontier solver's warm engine is DynamicMinCut, whose
+// repair and cut extraction are local where this one relabels the whole network.
 //
 // Consecutive iterations cut nearly the same critical DAG with nearly the same bounds,
 // so recomputing a flow from nothing repeats almost all of the previous iteration's

@@ -1,0 +1,124 @@
+#include "wattcut/solver/dynamic_min_cut.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <random>
+#include <utility>
+#include <vector>
+
+namespace wattcut {
+namespace {
+
+struct Network {
+  int num_nodes = 0;
+  std::vector<std::pair<int, int>> arcs;
+  std::vector<double> capacity;  // per arc
+  std::vector<double> terminal;  // per node: > 0 from the source, < 0 to the sink
+};
+
+// Cut value with the nodes in `mask` on the source side.
+double CutValue(const Network& net, unsigned mask) {
+  double value = 0;
+  for (size_t k = 0; k < net.arcs.size(); ++k) {
+    const bool from_s = (mask >> net.arcs[k].first) & 1u, to_s = (mask >> net.arcs[k].second) & 1u;
+    if (from_s && !to_s) value += net.capacity[k];
+  }
+  for (int v = 0; v < net.num_nodes; ++v) {
+    const bool s = (mask >> v) & 1u;
+    const double t = net.terminal[static_cast<size_t>(v)];
+    if (t > 0 && !s) value += t;
+    if (t < 0 && s) value -= t;
+  }
+  return value;
+}
+
+double BruteForceMinCut(const Network& net) {
+  double best = std::numeric_limits<double>::infinity();
+  for (unsigned mask = 0; mask < (1u << net.num_nodes); ++mask) best = std::min(best, CutValue(net, mask));
+  return best;
+}
+
+unsigned SourceSide(const DynamicMinCut& cut, int num_nodes) {
+  unsigned mask = 0;
+  for (int v = 0; v < num_nodes; ++v) {
+    if (cut.OnSourceSide(v)) mask |= 1u << v;
+  }
+  return mask;
+}
+
+TEST(DynamicMinCut, SmallestSourceSideOfAChain) {
+  // source -> 0 (5), 0 -> 1 (2), 1 -> 2 (7), 2 -> sink (5): the cut is arc 0 -> 1.
+  DynamicMinCut cut;
+  cut.Build(3, {{0, 1}, {1, 2}});
+  cut.SetCapacity(0, 2);
+  cut.SetCapacity(1, 7);
+  cut.SetTerminalCapacity(0, 5);
+  cut.SetTerminalCapacity(2, -5);
+  cut.Solve();
+  EXPECT_TRUE(cut.OnSourceSide(0));
+  EXPECT_FALSE(cut.OnSourceSide(1));
+  EXPECT_FALSE(cut.OnSourceSide(2));
+  // Cheaper at the end now: the flow of 2 on 1 -> 2 exceeds nothing, the cut moves.
+  cut.SetTerminalCapacity(2, -1);
+  cut.Solve();
+  EXPECT_TRUE(cut.OnSourceSide(1));
+  EXPECT_TRUE(cut.OnSourceSide(2));
+  // Lowering a capacity below its flow keeps the flow valid and the cut minimum.
+  cut.SetCapacity(0, 0.5);
+  cut.Solve();
+  EXPECT_TRUE(cut.OnSourceSide(0));
+  EXPECT_FALSE(cut.OnSourceSide(1));
+}
+
+// Random networks whose capacities change many times, a few at a time, as in the
+// frontier solver: after every Solve() the cut found is a minimum one (brute force), and
+// it is the smallest minimum cut (every other minimum cut contains it).
+TEST(DynamicMinCut, StaysMinimumWhileCapacitiesChange) {
+  std::mt19937 rng(20241201);
+  std::uniform_real_distribution<double> amount(0.0, 3.0);
+  std::bernoulli_distribution zero(0.25), few(0.3);
+  int solves = 0;
+  for (int trial = 0; trial < 60; ++trial) {
+    Network net;
+    net.num_nodes = std::uniform_int_distribution<int>(2, 10)(rng);
+    for (int u = 0; u < net.num_nodes; ++u) {
+      for (int v = 0; v < net.num_nodes; ++v) {
+        if (u != v && std::bernoulli_distribution(0.3)(rng)) net.arcs.emplace_back(u, v);
+      }
+    }
+    net.capacity.assign(net.arcs.size(), 0.0);
+    net.terminal.assign(static_cast<size_t>(net.num_nodes), 0.0);
+    DynamicMinCut cut;
+    cut.Build(net.num_nodes, net.arcs);
+    for (int round = 0; round < 25; ++round) {
+      // Change all capacities in the first round, then a few.
+      for (size_t k = 0; k < net.arcs.size(); ++k) {
+        if (round > 0 && !few(rng)) continue;
+        net.capacity[k] = zero(rng) ? 0.0 : amount(rng);
+        cut.SetCapacity(static_cast<int>(k), net.capacity[k]);
+      }
+      for (int v = 0; v < net.num_nodes; ++v) {
+        if (round > 0 && !few(rng)) continue;
+        net.terminal[static_cast<size_t>(v)] = zero(rng) ? 0.0 : amount(rng) - 1.5;
+        cut.SetTerminalCapacity(v, net.terminal[static_cast<size_t>(v)]);
+      }
+      cut.Solve();
+      ++solves;
+      SCOPED_TRACE("trial " + std::to_string(trial) + ", round " + std::to_string(round));
+      const unsigned found = SourceSide(cut, net.num_nodes);
+      const double best = BruteForceMinCut(net);
+      ASSERT_NEAR(CutValue(net, found), best, 1e-9);
+      for (unsigned mask = 0; mask < (1u << net.num_nodes); ++mask) {
+        if (std::abs(CutValue(net, mask) - best) <= 1e-9) {
+          ASSERT_EQ(mask & found, found) << "a minimum cut with a smaller source side: " << mask;
+        }
+      }
+    }
+  }
+  EXPECT_EQ(solves, 60 * 25);
+}
+
+}  // namespace
+}  // namespace wattcut
