@@ -227,8 +227,10 @@ def main(argv: Optional[List[str]] = None) -> int:
         step_began = time.monotonic()
         if straggler.slow(dp_rank, step):
             time.sleep(straggler.sleep_s)
+        reported_slowdown = None
         if first and step == straggler.start and dp_rank == straggler.dp and pfo is not None:
-            pfo.report_straggler(slowdown=1.0 + straggler.sleep_s / max(last_step_s, 1e-3))
+            reported_slowdown = 1.0 + straggler.sleep_s / max(last_step_s, 1e-3)
+            pfo.report_straggler(slowdown=reported_slowdown)
         if first and step == straggler.end and dp_rank == straggler.dp and pfo is not None:
             pfo.report_recovered()
 
@@ -288,7 +290,7 @@ def main(argv: Optional[List[str]] = None) -> int:
         if log is not None:
             log.write(json.dumps({"step": step, "rank": rank, "dp_rank": dp_rank, "stage": stage, "phase": phase,
                                   "schedule": schedule, "clocks": clocks, "loss": loss,
-                                  "time_s": last_step_s}) + "\n")
+                                  "time_s": last_step_s, "reported_slowdown": reported_slowdown}) + "\n")
             log.flush()
         if last and loss is not None and (step % 5 == 0 or step == args.steps - 1):
             print(f"pipeline {dp_rank} step {step:3d} loss {loss:.4f} ({last_step_s * 1000:.0f} ms)", flush=True)

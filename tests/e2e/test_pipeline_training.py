@@ -1,0 +1,153 @@
+"""End to end: a real `wattcut serve`, the 4-stage PyTorch example with 2 data-parallel pipelines
+(8 processes, gloo on CPU), the fake NVML standing in for 8 GPUs.
+
+The job registers, profiles itself online, uploads its profiles; the server computes the frontier;
+every rank runs its plan and the fake NVML's call log shows each GPU locked to exactly the planned
+clock before each instruction; one pipeline straggles (sleeps) and reports itself, the other moves
+to the slower plan in the next step and back after recovery; the losses equal those of the same
+run without wattcut; every GPU's clocks end reset.
+
+On a CPU the fake GPU's clock does not change compute speed, so the example runs with its
+test-only `--emulate-clock-scaling`: each instruction is stretched to a fixed time x max clock /
+the clock read back from the (fake) GPU, which gives the online profiler a real trade-off.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+import unittest
+from typing import Dict, List
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python", "tests"))
+
+from fixtures import FakeGpus, ServerProcess, TempDir, required_env  # noqa: E402
+
+STAGES, PIPELINES, STEPS = 4, 2, 24
+CLOCKS = [1410, 1260, 1110, 960, 810]  # the fake GPUs' SM clocks (min 810, step 150)
+STRAGGLER_DP, STRAGGLE_START, STRAGGLE_END = 1, 16, 19
+PROFILE_STEPS = 2 * len(CLOCKS)  # one warm-up and one measured iteration per clock
+
+
+def collapse(values: List[int]) -> List[int]:
+    """Consecutive repeats removed: a setter skips a clock that is already locked."""
+    return [v for i, v in enumerate(values) if i == 0 or values[i - 1] != v]
+
+
+class PipelineTraining(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.dir = TempDir("e2e")
+        cls.gpus = FakeGpus(cls.dir.path, {"gpu_count": str(STAGES * PIPELINES), "min_mhz": "810", "step_mhz": "150"})
+        cls.server = ServerProcess(cls.dir.path)
+        source = required_env("WATTCUT_SOURCE_DIR")
+        cls.example = os.path.join(source, "examples", "pipeline_gpt")
+        cls.with_wattcut = cls.train("with", ["--server-url", cls.server.url, "--emulate-clock-scaling",
+                                              "--straggler", f"{STRAGGLER_DP}:{STRAGGLE_START}:{STRAGGLE_END}:0.15"])
+        cls.without_wattcut = cls.train("without", ["--no-wattcut"])
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.server.stop()
+        cls.dir.remove()
+
+    @classmethod
+    def train(cls, name: str, extra: List[str]) -> Dict[int, List[dict]]:
+        log_dir = os.path.join(cls.dir.path, name)
+        os.makedirs(log_dir)
+        command = [sys.executable, os.path.join(cls.example, "launch.py"), "--nproc", str(STAGES * PIPELINES),
+                   "--timeout-s", "600", os.path.join(cls.example, "train.py"), "--dp", str(PIPELINES),
+                   "--steps", str(STEPS), "--log-dir", log_dir, *extra]
+        run = subprocess.run(command, env=dict(os.environ, **cls.gpus.env), stdout=subprocess.PIPE,
+                             stderr=subprocess.STDOUT, text=True)
+        if run.returncode != 0:
+            raise AssertionError(f"training {name} wattcut failed ({run.returncode}):\n{run.stdout[-6000:]}")
+        logs = {}
+        for rank in range(STAGES * PIPELINES):
+            with open(os.path.join(log_dir, f"rank{rank}.jsonl")) as f:
+                logs[rank] = [json.loads(line) for line in f]
+            assert len(logs[rank]) == STEPS, f"rank {rank} logged {len(logs[rank])} steps"
+        return logs
+
+    def job_path(self) -> str:
+        jobs = self.server.request("GET", "/v1/jobs")["jobs"]
+        self.assertEqual(len(jobs), 1, jobs)
+        self.assertIn("pipeline-gpt", jobs[0]["job_id"])
+        return self.server.job_path(jobs[0]["job_id"])
+
+    def served_schedule(self, rank: int) -> List[List]:
+        return self.server.request("GET", f"/v1/jobs/{self.job_path()}/schedule?rank={rank}")["frequencies"]
+
+    def test_the_job_profiled_itself_and_the_server_computed_its_frontier(self):
+        frontier = self.server.request("GET", f"/v1/jobs/{self.job_path()}/frontier")
+        self.assertEqual(frontier["state"], "ready", frontier)
+        self.assertGreater(frontier["num_points"], 1)
+        for rank, steps in self.with_wattcut.items():
+            for step in steps[:PROFILE_STEPS]:
+                self.assertEqual(step["phase"], "profiling")
+                # The sweep: every instruction of an iteration at one clock, from the highest down.
+                self.assertEqual(set(step["clocks"]), {CLOCKS[step["step"] // 2]}, (rank, step))
+            self.assertTrue(all(s["phase"] == "planned" for s in steps[PROFILE_STEPS:]), rank)
+
+    def test_every_instruction_ran_at_its_planned_clock(self):
+        for rank, steps in self.with_wattcut.items():
+            for step in steps[PROFILE_STEPS:]:
+                self.assertEqual([f for _, f in step["schedule"]], step["clocks"], (rank, step["step"]))
+
+    def test_the_fake_nvml_locked_exactly_those_clocks_and_reset_them(self):
+        locks: Dict[int, List[int]] = {}
+        resets = set()
+        for line in self.gpus.log_lines():
+            if m := re.search(r"nvmlDeviceSetGpuLockedClocks\(GPU (\d+), (\d+),(\d+)\) -> 0$", line):
+                self.assertEqual(m.group(2), m.group(3))
+                locks.setdefault(int(m.group(1)), []).append(int(m.group(3)))
+            elif m := re.search(r"nvmlDeviceResetGpuLockedClocks\(GPU (\d+)\) -> 0$", line):
+                resets.add(int(m.group(1)))
+        state = self.gpus.state()
+        for rank, steps in self.with_wattcut.items():
+            gpu = rank  # one process per GPU, device_id = local rank
+            ran = [clock for step in steps for clock in step["clocks"]]
+            self.assertEqual(locks.get(gpu), collapse(ran), f"GPU {gpu}")
+            self.assertIn(gpu, resets)
+            self.assertEqual(state[f"gpu{gpu}.locked_max"], "0")
+            self.assertEqual(state[f"gpu{gpu}.mem_locked"], "0")
+
+    def test_a_straggler_moves_the_other_pipeline_to_the_slower_plan_for_exactly_its_steps(self):
+        reports = [s["reported_slowdown"] for s in self.with_wattcut[STRAGGLER_DP * STAGES]
+                   if s["reported_slowdown"] is not None]
+        self.assertEqual(len(reports), 1)
+        fastest = {rank: self.served_schedule(rank) for rank in range(STAGES * PIPELINES)}
+        job = self.job_path()
+        self.server.request("POST", f"/v1/jobs/{job}/stragglers", {"dp_rank": STRAGGLER_DP, "slowdown": reports[0]})
+        try:
+            slower = {rank: self.served_schedule(rank) for rank in range(STAGES * PIPELINES)}
+        finally:
+            self.server.request("POST", f"/v1/jobs/{job}/stragglers", {"dp_rank": STRAGGLER_DP, "recovered": True})
+        self.assertNotEqual([slower[r] for r in range(STAGES)], [fastest[r] for r in range(STAGES)])
+
+        for rank, steps in self.with_wattcut.items():
+            dp_rank = rank // STAGES
+            planned = [s for s in steps if s["phase"] == "planned"]
+            # Right after profiling the frontier may still be computing: those steps run AllMax.
+            first_plan = next(i for i, s in enumerate(planned) if s["schedule"] == fastest[rank])
+            self.assertLessEqual(first_plan, 2, rank)
+            for s in planned[:first_plan]:
+                self.assertEqual({f for _, f in s["schedule"]}, {CLOCKS[0]})
+            for s in planned[first_plan:]:
+                straggling = dp_rank != STRAGGLER_DP and STRAGGLE_START < s["step"] <= STRAGGLE_END
+                expected = slower[rank] if straggling else fastest[rank]
+                self.assertEqual(s["schedule"], expected, f"rank {rank} step {s['step']}")
+
+    def test_training_is_numerically_the_same_with_and_without_wattcut(self):
+        for rank in range(STAGES - 1, STAGES * PIPELINES, STAGES):  # the last stage of each pipeline
+            with_losses = [s["loss"] for s in self.with_wattcut[rank]]
+            without_losses = [s["loss"] for s in self.without_wattcut[rank]]
+            self.assertEqual(with_losses, without_losses, f"rank {rank}")
+            self.assertLess(with_losses[-1], 0.8 * with_losses[0], "the loss decreases")
+
+
+if __name__ == "__main__":
+    unittest.main()
