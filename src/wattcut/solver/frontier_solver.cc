@@ -66,6 +66,14 @@ FrontierSolver::FrontierSolver(const TimeCostProblem& problem) : problem_(proble
     if (t.max_duration > t.min_duration) steepest_total += std::max(0.0, t.at(t.min_duration) - t.at(t.min_duration + 1));
   }
   unbounded_ = 4 * steepest_total + 1;
+  // The shortest makespan: every activity at its shortest duration.
+  std::vector<int64_t> earliest(nn, 0);
+  for (const Arc& a : arcs_) {
+    const int64_t length = a.activity >= 0 ? problem.table_of(a.activity).min_duration : 0;
+    int64_t& e = earliest[static_cast<size_t>(a.to)];
+    e = std::max(e, earliest[static_cast<size_t>(a.from)] + length);
+  }
+  shortest_makespan_ = earliest[static_cast<size_t>(sink_)];
 }
 
 void FrontierSolver::Init() {
@@ -96,21 +104,38 @@ double FrontierSolver::total_cost() const {
 
 void FrontierSolver::ComputeTimes() {
   // Arcs are sorted by tail in topological order: a tail's earliest time is final when
-  // its first out-arc is reached, and a head's latest time when sweeping backwards.
+  // its first out-arc is reached, and a head's latest time when sweeping backwards; the
+  // backward sweep also finds the critical arcs (zero slack), since both ends' times
+  // are final when it reaches an arc.
   const auto nn = static_cast<size_t>(num_nodes_);
+  const size_t num_arcs = arcs_.size();
   earliest_.assign(nn, 0);
-  for (size_t ai = 0; ai < arcs_.size(); ++ai) {
+  for (size_t ai = 0; ai < num_arcs; ++ai) {
     const Arc& a = arcs_[ai];
     int64_t& e = earliest_[static_cast<size_t>(a.to)];
     e = std::max(e, earliest_[static_cast<size_t>(a.from)] + arc_length_[ai]);
   }
   makespan_ = earliest_[static_cast<size_t>(sink_)];
   latest_.assign(nn, makespan_);
-  for (size_t ai = arcs_.size(); ai-- > 0;) {
+  const bool first = is_critical_.size() != num_arcs;
+  if (first) is_critical_.assign(num_arcs, 0);
+  critical_activity_arcs_.clear();
+  int num_critical = 0;
+  for (size_t ai = num_arcs; ai-- > 0;) {
     const Arc& a = arcs_[ai];
+    const int64_t length = arc_length_[ai];
+    const int64_t latest_to = latest_[static_cast<size_t>(a.to)];
     int64_t& l = latest_[static_cast<size_t>(a.from)];
-    l = std::min(l, latest_[static_cast<size_t>(a.to)] - arc_length_[ai]);
+    l = std::min(l, latest_to - length);
+    const uint8_t critical = earliest_[static_cast<size_t>(a.from)] + length == latest_to ? 1 : 0;
+    num_critical += critical;
+    if (critical != is_critical_[ai] || first) {
+      is_critical_[ai] = critical;
+      dirty_arcs_.push_back(static_cast<int>(ai));  // new bounds
+    }
+    if (critical && a.activity >= 0) critical_activity_arcs_.push_back(static_cast<int>(ai));
   }
+  last_critical_arcs_ = num_critical;
 }
 
 std::pair<double, double> FrontierSolver::Bounds(const Arc& a) const {
@@ -126,43 +151,27 @@ std::pair<double, double> FrontierSolver::Bounds(const Arc& a) const {
 
 bool FrontierSolver::Step() {
   changed_.clear();
-  // a. Critical arcs: zero slack.
-  critical_arcs_.clear();
-  if (is_critical_.size() != arcs_.size()) {  // first step: every arc's bounds are new
-    is_critical_.assign(arcs_.size(), 0);
-    for (size_t ai = 0; ai < arcs_.size(); ++ai) dirty_arcs_.push_back(static_cast<int>(ai));
-  }
-  for (size_t ai = 0; ai < arcs_.size(); ++ai) {
-    const Arc& a = arcs_[ai];
-    const uint8_t critical =
-        earliest_[static_cast<size_t>(a.from)] + arc_length_[ai] == latest_[static_cast<size_t>(a.to)] ? 1 : 0;
-    if (critical != is_critical_[ai]) {
-      is_critical_[ai] = critical;
-      dirty_arcs_.push_back(static_cast<int>(ai));
-    }
-    if (critical) critical_arcs_.push_back(static_cast<int>(ai));
-  }
-  last_critical_arcs_ = static_cast<int>(critical_arcs_.size());
-
-  // b, c. Bounds and a minimum cut.
+  // A critical path at its shortest everywhere (the only way for every cut to cross an
+  // unbounded arc forward): no finite cut.
+  if (makespan_ <= shortest_makespan_) return false;
+  // a (done by ComputeTimes), b, c: bounds and a minimum cut.
+  crossing_arcs_.clear();
   if (!(warm_start_ ? CutWarm() : CutFromScratch())) return false;
 
   // d. Speed up forward-crossing activities, slow down backward-crossing ones.
-  for (int ai : critical_arcs_) {
+  for (auto [ai, crossing] : crossing_arcs_) {
     const Arc& a = arcs_[static_cast<size_t>(ai)];
-    if (a.activity < 0) continue;
-    const int crossing = crossing_[static_cast<size_t>(ai)];
     int64_t& d = duration_[static_cast<size_t>(a.activity)];
     const CostTable& table = problem_.table_of(a.activity);
     if (crossing > 0) {
       --d;  // finite cut: d > min_duration
-      changed_.push_back(a.activity);
-      dirty_arcs_.push_back(ai);
-    } else if (crossing < 0 && d < table.max_duration) {
+    } else if (d < table.max_duration) {
       ++d;
-      changed_.push_back(a.activity);
-      dirty_arcs_.push_back(ai);
+    } else {
+      continue;
     }
+    changed_.push_back(a.activity);
+    dirty_arcs_.push_back(ai);
     arc_length_[static_cast<size_t>(ai)] = d;
   }
   ComputeTimes();
@@ -211,23 +220,21 @@ bool FrontierSolver::CutWarm() {
     if (e != min_cut_.terminal_capacity(v)) min_cut_.SetTerminalCapacity(v, e);
   }
   min_cut_.Solve();
-  // No finite cut: the minimum one crosses an unbounded arc forward.
-  if (!min_cut_.OnSourceSide(source_) || min_cut_.OnSourceSide(sink_)) return false;
-  crossing_.assign(arcs_.size(), 0);
-  for (int ai : critical_arcs_) {
+  if (!min_cut_.OnSourceSide(source_) || min_cut_.OnSourceSide(sink_)) return false;  // (not reached)
+  for (int ai : critical_activity_arcs_) {
     const Arc& a = arcs_[static_cast<size_t>(ai)];
-    bool from_s = min_cut_.OnSourceSide(a.from), to_s = min_cut_.OnSourceSide(a.to);
-    if (from_s && !to_s) {
-      if (min_cut_.capacity(ai) >= unbounded_) return false;
-      crossing_[static_cast<size_t>(ai)] = 1;
-    } else if (!from_s && to_s) {
-      crossing_[static_cast<size_t>(ai)] = -1;
-    }
+    const bool from_s = min_cut_.OnSourceSide(a.from), to_s = min_cut_.OnSourceSide(a.to);
+    if (from_s != to_s) crossing_arcs_.emplace_back(ai, from_s ? 1 : -1);
   }
   return true;
 }
 
 bool FrontierSolver::CutFromScratch() {
+  dirty_arcs_.clear();  // only the warm engine keeps bounds between steps
+  critical_arcs_.clear();
+  for (size_t ai = 0; ai < arcs_.size(); ++ai) {
+    if (is_critical_[ai]) critical_arcs_.push_back(static_cast<int>(ai));
+  }
   // The critical DAG's nodes, numbered compactly.
   int num_local = 0;
   std::vector<int> touched;
@@ -250,9 +257,10 @@ bool FrontierSolver::CutFromScratch() {
       cut_.Run(local_id_[static_cast<size_t>(source_)], local_id_[static_cast<size_t>(sink_)]);
   for (int v : touched) local_id_[static_cast<size_t>(v)] = -1;
   if (outcome != BoundedMinCut::Outcome::kFound) return false;
-  crossing_.assign(arcs_.size(), 0);
   for (size_t k = 0; k < critical_arcs_.size(); ++k) {
-    crossing_[static_cast<size_t>(critical_arcs_[k])] = static_cast<int8_t>(cut_.Crossing(static_cast<int>(k)));
+    const int ai = critical_arcs_[k];
+    const int crossing = cut_.Crossing(static_cast<int>(k));
+    if (crossing != 0 && arcs_[static_cast<size_t>(ai)].activity >= 0) crossing_arcs_.emplace_back(ai, crossing);
   }
   return true;
 }

@@ -31,7 +31,7 @@ class FrontierSolver {
   explicit FrontierSolver(const TimeCostProblem& problem);
 
   // true (default): keep the flow network between steps. false: compute every cut from
-  // scratch. Both give the same frontier; the first is much faster.
+  // scratch. Both give the same frontier; the first is much faster. Call before Init().
   void set_warm_start(bool warm) { warm_start_ = warm; }
 
   // Every activity at its longest duration; computes the schedule times. Calling it
@@ -51,8 +51,8 @@ class FrontierSolver {
 
  private:
   void ComputeTimes();
-  // Step c, two ways; both fill crossing_ (per arc: +1 forward, -1 backward, 0) and
-  // return false when no finite cut exists.
+  // Step c, two ways; both fill crossing_arcs_ (the critical activity arcs crossing the
+  // cut: +1 forward, -1 backward).
   bool CutWarm();
   bool CutFromScratch();
 
@@ -76,7 +76,9 @@ class FrontierSolver {
   std::vector<int> local_id_;
   std::vector<int> critical_arcs_;
   std::vector<uint8_t> is_critical_;
-  std::vector<int8_t> crossing_;
+  std::vector<int> critical_activity_arcs_;
+  std::vector<std::pair<int, int>> crossing_arcs_;
+  int64_t shortest_makespan_ = 0;
   int last_critical_arcs_ = 0;
   bool warm_start_ = true;
   // From-scratch engine.
