@@ -88,8 +88,9 @@ class PipelineFrequencyOptimizer:
         schedule: ``"1f1b"`` (default) or ``"gpipe"``: the pipeline schedule the job runs.
         unit_time_s: Planner time unit in seconds (server default 1 ms).
         p2p_power_w: Power of a GPU blocked on communication, in W (server default 0).
-        profile: Profile this job's own iterations first (default). ``False`` when the server
-            already has the job's profile (``PUT /v1/jobs/{id}/profile``).
+        profile: Profile this job's own iterations first (default). ``False`` when the operator
+            gives the server the job's profile (``PUT /v1/jobs/{id}/profile``); until it has
+            one, every rank runs at its highest clock.
         profile_warmup_iterations, profile_measured_iterations: Per clock, iterations dropped
             and iterations averaged (1 and 3).
         profile_min_freq_mhz, profile_max_freq_mhz: Clock range swept (0: the GPU's range).
