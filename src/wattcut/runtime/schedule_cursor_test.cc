@@ -55,6 +55,18 @@ TEST(ScheduleCursorTest, NewPlanWaitsForTheStepBoundary) {
   EXPECT_TRUE(cursor.OnStepEnd().ok());
 }
 
+TEST(ScheduleCursorTest, BeginStepShowsANewPlanOnlyAtAStepBoundary) {
+  ScheduleCursor cursor({});
+  EXPECT_TRUE(cursor.schedule().empty());
+  cursor.SetNextSchedule(Plan());
+  cursor.BeginStep();
+  EXPECT_EQ(cursor.schedule(), Plan());
+  ASSERT_TRUE(cursor.OnInstructionBegin("forward").ok());
+  cursor.SetNextSchedule({{"forward", 900}});
+  cursor.BeginStep();  // mid-step: ignored
+  EXPECT_EQ(cursor.schedule(), Plan());
+}
+
 TEST(ScheduleCursorTest, ParsesTheServersJson) {
   auto parsed = ParseRankScheduleJson(R"({"rank": 3, "frequencies": [["forward", 1410], ["backward", 1200]]})", 3);
   ASSERT_TRUE(parsed.ok()) << parsed.error().message;
