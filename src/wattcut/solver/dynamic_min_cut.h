@@ -44,7 +44,10 @@ class DynamicMinCut {
 
   // Completes a maximum flow for the current capacities and finds the minimum cut.
   void Solve();
-  bool OnSourceSide(int node) const { return level_[static_cast<size_t>(node)] >= 0; }
+  bool OnSourceSide(int node) const {
+    const auto v = static_cast<size_t>(node);
+    return search_of_[v] == search_ && level_[v] >= 0;
+  }
 
  private:
   // Levels from the nodes with source capacity left; true when a node with sink
@@ -54,17 +57,29 @@ class DynamicMinCut {
   // level 0; returns the amount.
   double Pull(int node, double limit);
 
+  // A node whose net terminal capacity may have become positive: listed in sources_.
+  void NoteSource(int node);
+
   int num_nodes_ = 0;
   // Residual arcs grouped by tail (slots): node v's are out_start_[v] .. out_start_[v+1].
+  struct Slot {
+    int head;
+    int mate;  // the slot of the reverse residual arc
+    double residual;
+  };
   std::vector<int> out_start_;
-  std::vector<int> head_;          // per slot
-  std::vector<int> mate_;          // per slot: the slot of the reverse residual arc
-  std::vector<double> residual_;   // per slot
+  std::vector<Slot> slots_;
   std::vector<int> forward_slot_;  // per arc given to Build: its tail-to-head slot
   std::vector<double> capacity_;   // per arc given to Build
   std::vector<double> terminal_;           // as set
   std::vector<double> terminal_residual_;  // net: > 0 from the source, < 0 to the sink
-  std::vector<int> level_, next_slot_, queue_, sinks_;
+  // Every node with source capacity left is listed (and flagged); others may be too.
+  std::vector<int> sources_;
+  std::vector<uint8_t> listed_;
+  // level_[v] counts only when search_of_[v] == search_ (the current search).
+  std::vector<int> level_, search_of_;
+  int search_ = 0;
+  std::vector<int> next_slot_, queue_, sinks_;
 };
 
 }  // namespace wattcut
