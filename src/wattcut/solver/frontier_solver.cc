@@ -56,6 +56,15 @@ FrontierSolver::FrontierSolver(const TimeCostProblem& problem) : problem_(proble
   }
   arc_length_.assign(arcs_.size(), 0);
   local_id_.assign(nn, -1);
+  for (const Arc& a : arcs_) {
+    arc_from_.push_back(a.from);
+    arc_to_.push_back(a.to);
+  }
+  first_out_arc_.assign(nn + 1, 0);
+  for (const Arc& a : arcs_) ++first_out_arc_[static_cast<size_t>(a.from) + 1];
+  for (size_t v = 0; v < nn; ++v) first_out_arc_[v + 1] += first_out_arc_[v];
+  earliest_.assign(nn, 0);
+  latest_.assign(nn, 0);
 
   // Warm engine: fixed shape (built by Init), capacities set per step.
   for (const Arc& a : arcs_) flow_arcs_.emplace_back(a.from, a.to);
@@ -103,39 +112,53 @@ double FrontierSolver::total_cost() const {
 }
 
 void FrontierSolver::ComputeTimes() {
-  // Arcs are sorted by tail in topological order: a tail's earliest time is final when
-  // its first out-arc is reached, and a head's latest time when sweeping backwards; the
-  // backward sweep also finds the critical arcs (zero slack), since both ends' times
-  // are final when it reaches an arc.
-  const auto nn = static_cast<size_t>(num_nodes_);
+  // Nodes are numbered topologically and arcs sorted by tail: a tail's earliest time is
+  // final when its first out-arc is reached. Sweeping the nodes backwards, a node's
+  // out-arcs give its latest time and, both of their end times being final, which of
+  // them are critical (zero slack). Plain pointers: the compiler need not reload them
+  // after every store.
   const size_t num_arcs = arcs_.size();
-  earliest_.assign(nn, 0);
-  for (size_t ai = 0; ai < num_arcs; ++ai) {
-    const Arc& a = arcs_[ai];
-    int64_t& e = earliest_[static_cast<size_t>(a.to)];
-    e = std::max(e, earliest_[static_cast<size_t>(a.from)] + arc_length_[ai]);
+  const int* from = arc_from_.data();
+  const int* to = arc_to_.data();
+  const int64_t* length = arc_length_.data();
+  int64_t* earliest = earliest_.data();
+  int64_t* latest = latest_.data();
+  std::fill(earliest_.begin(), earliest_.end(), 0);
+  for (size_t a = 0; a < num_arcs; ++a) {
+    earliest[to[a]] = std::max(earliest[to[a]], earliest[from[a]] + length[a]);
   }
-  makespan_ = earliest_[static_cast<size_t>(sink_)];
-  latest_.assign(nn, makespan_);
+  makespan_ = earliest[sink_];
   const bool first = is_critical_.size() != num_arcs;
   if (first) is_critical_.assign(num_arcs, 0);
-  critical_activity_arcs_.clear();
-  int num_critical = 0;
-  for (size_t ai = num_arcs; ai-- > 0;) {
-    const Arc& a = arcs_[ai];
-    const int64_t length = arc_length_[ai];
-    const int64_t latest_to = latest_[static_cast<size_t>(a.to)];
-    int64_t& l = latest_[static_cast<size_t>(a.from)];
-    l = std::min(l, latest_to - length);
-    const uint8_t critical = earliest_[static_cast<size_t>(a.from)] + length == latest_to ? 1 : 0;
-    num_critical += critical;
-    if (critical != is_critical_[ai] || first) {
-      is_critical_[ai] = critical;
-      dirty_arcs_.push_back(static_cast<int>(ai));  // new bounds
+  uint8_t* is_critical = is_critical_.data();
+  const int* first_out = first_out_arc_.data();
+  flipped_arcs_.resize(num_arcs);
+  int* flipped = flipped_arcs_.data();
+  size_t num_flipped = 0;
+  const int64_t makespan = makespan_;
+  for (int v = num_nodes_; v-- > 0;) {
+    const int64_t e = earliest[v];
+    int64_t l = makespan;
+    for (int a = first_out[v], end = first_out[v + 1]; a < end; ++a) {
+      const int64_t latest_to = latest[to[a]];
+      l = std::min(l, latest_to - length[a]);
+      const uint8_t critical = e + length[a] == latest_to ? 1 : 0;
+      if (critical != is_critical[a]) {  // rare
+        is_critical[a] = critical;
+        flipped[num_flipped++] = a;
+      }
     }
-    if (critical && a.activity >= 0) critical_activity_arcs_.push_back(static_cast<int>(ai));
+    latest[v] = l;
   }
-  last_critical_arcs_ = num_critical;
+  if (first) {
+    for (size_t a = 0; a < num_arcs; ++a) dirty_arcs_.push_back(static_cast<int>(a));  // new bounds
+  } else {
+    dirty_arcs_.insert(dirty_arcs_.end(), flipped, flipped + num_flipped);
+  }
+}
+
+int FrontierSolver::last_critical_arcs() const {
+  return static_cast<int>(std::count(is_critical_.begin(), is_critical_.end(), 1));
 }
 
 std::pair<double, double> FrontierSolver::Bounds(const Arc& a) const {
@@ -221,7 +244,8 @@ bool FrontierSolver::CutWarm() {
   }
   min_cut_.Solve();
   if (!min_cut_.OnSourceSide(source_) || min_cut_.OnSourceSide(sink_)) return false;  // (not reached)
-  for (int ai : critical_activity_arcs_) {
+  for (int ai : arc_of_activity_) {
+    if (!is_critical_[static_cast<size_t>(ai)]) continue;
     const Arc& a = arcs_[static_cast<size_t>(ai)];
     const bool from_s = min_cut_.OnSourceSide(a.from), to_s = min_cut_.OnSourceSide(a.to);
     if (from_s != to_s) crossing_arcs_.emplace_back(ai, from_s ? 1 : -1);

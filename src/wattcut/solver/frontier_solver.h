@@ -46,8 +46,8 @@ class FrontierSolver {
   const std::vector<int64_t>& durations() const { return duration_; }
   // Activities whose duration the last Step() changed.
   const std::vector<int32_t>& last_changes() const { return changed_; }
-  // Size of the last critical DAG (for benchmarks and diagnostics).
-  int last_critical_arcs() const { return last_critical_arcs_; }
+  // Size of the current critical DAG (for benchmarks and diagnostics).
+  int last_critical_arcs() const;
 
  private:
   void ComputeTimes();
@@ -69,6 +69,9 @@ class FrontierSolver {
   // Nodes are numbered topologically and arcs sorted by tail (see the constructor).
   std::vector<int> arc_of_activity_;
   std::vector<int64_t> arc_length_;  // current duration of each arc (0 for dummies)
+  std::vector<int> arc_from_, arc_to_;  // arcs_[a].from and .to, for the sweeps
+  std::vector<int> first_out_arc_;      // node v's out-arcs: first_out_arc_[v] .. [v + 1]
+  std::vector<int> flipped_arcs_;       // scratch: arcs whose criticality changed
   std::vector<int64_t> duration_;
   std::vector<int64_t> earliest_, latest_;
   int64_t makespan_ = 0;
@@ -76,10 +79,8 @@ class FrontierSolver {
   std::vector<int> local_id_;
   std::vector<int> critical_arcs_;
   std::vector<uint8_t> is_critical_;
-  std::vector<int> critical_activity_arcs_;
   std::vector<std::pair<int, int>> crossing_arcs_;
   int64_t shortest_makespan_ = 0;
-  int last_critical_arcs_ = 0;
   bool warm_start_ = true;
   // From-scratch engine.
   BoundedMinCut cut_;
