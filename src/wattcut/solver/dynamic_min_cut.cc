@@ -96,8 +96,8 @@ bool DynamicMinCut::SearchLevels() {
     const auto u = static_cast<size_t>(queue_[i]);
     const int next_level = level_[u] + 1;
     if (next_level > sink_level) break;
-    const Slot* slot = &slots_[static_cast<size_t>(out_start_[u])];
-    const Slot* end = &slots_[0] + out_start_[u + 1];
+    const Slot* slot = slots_.data() + out_start_[u];
+    const Slot* end = slots_.data() + out_start_[u + 1];
     for (; slot != end; ++slot) {
       const auto v = static_cast<size_t>(slot->head);
       if (search_of_[v] == search_ || slot->residual <= kEpsilon) continue;
