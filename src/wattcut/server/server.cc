@@ -5,9 +5,11 @@
 #include <netinet/tcp.h>
 #include <sys/socket.h>
 
+#include <atomic>
 #include <chrono>
 #include <filesystem>
 #include <functional>
+#include <thread>
 
 #include "wattcut/server/auth.h"
 
@@ -65,6 +67,10 @@ struct Server::Impl {
   httplib::Server http;
   int listen_fd = -1;
   int port = 0;
+  // Stop() may come before Run() has started listening (httplib's stop() is a no-op then).
+  std::atomic<bool> stop_requested{false};
+  std::atomic<bool> run_started{false};
+  std::atomic<bool> run_finished{false};
 
   using Handler = std::function<void(const httplib::Request&, httplib::Response&)>;
 
@@ -330,10 +336,25 @@ Result<std::unique_ptr<Server>> Server::Create(const ServerOptions& options) {
   return std::unique_ptr<Server>(new Server(std::move(impl)));
 }
 
-bool Server::Run() { return impl_->http.listen_after_bind(); }
+bool Server::Run() {
+  impl_->run_started = true;
+  if (impl_->stop_requested) {
+    impl_->run_finished = true;
+    return true;
+  }
+  const bool ok = impl_->http.listen_after_bind();
+  impl_->run_finished = true;
+  return ok;
+}
 
 void Server::Stop() {
+  impl_->stop_requested = true;
   impl_->registry->Shutdown();
+  // Run() began but may not be listening yet: wait until httplib runs, so that stop() lands.
+  // (Run() saw stop_requested unset, so it does reach the listen loop, or has already left it.)
+  if (impl_->run_started) {
+    while (!impl_->http.is_running() && !impl_->run_finished) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
   impl_->http.stop();
 }
 

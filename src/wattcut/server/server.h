@@ -35,7 +35,8 @@ class Server {
   ~Server();
 
   int port() const;
-  // Serves until Stop(); returns false if the listener failed.
+  // Serves until Stop() (which may also come first, from another thread: Run() then returns at
+  // once); returns false if the listener failed.
   bool Run();
   // Thread-safe; wakes every long poll, then stops the listener.
   void Stop();
