@@ -70,6 +70,15 @@ class ServerProcess:
             raise AssertionError(f"{method} {path}: HTTP {error.code}: {error.read().decode()}") from None
 
     @staticmethod
+    def free_port() -> int:
+        """A free loopback port (for torch.distributed's rendezvous)."""
+        import socket
+
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            return s.getsockname()[1]
+
+    @staticmethod
     def job_path(job_id: str) -> str:
         return urllib.parse.quote(job_id, safe="")
 

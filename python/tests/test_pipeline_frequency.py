@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import subprocess
 import sys
 import time
 import unittest
@@ -115,6 +116,33 @@ class OneRankJob(unittest.TestCase):
         pfo.close()
         with self.assertRaisesRegex(WattcutError, "closed"):
             pfo.on_step_end()
+
+
+class TwoRankStart(unittest.TestCase):
+    """When one rank cannot start its client, every rank raises instead of waiting for it."""
+
+    def test_a_failing_rank_fails_the_others_too(self):
+        directory = TempDir("python-start")
+        gpus = FakeGpus(directory.path, {"gpu_count": "2"})
+        server = ServerProcess(directory.path)
+        try:
+            script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "start_failure_script.py")
+            library = os.path.join(required_env("WATTCUT_FAKE_NVML_DIR"), "libnvidia-ml.so.1")
+            port = ServerProcess.free_port()
+            ranks = []
+            for rank in range(2):  # both run to their end: no launcher that stops the other one
+                env = dict(os.environ, WATTCUT_FAKE_NVML_STATE=gpus.state_path, FAKE_NVML_LIBRARY=library,
+                           MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port), RANK=str(rank), WORLD_SIZE="2")
+                ranks.append(subprocess.Popen([sys.executable, script, server.url], env=env, text=True,
+                                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT))
+            outputs = [process.communicate(timeout=300)[0] for process in ranks]
+            self.assertEqual([process.returncode for process in ranks], [3, 3], outputs)
+            self.assertIn("WattcutError: rank 1: GPU 7 does not exist", outputs[1])
+            self.assertIn("WattcutError: another rank could not start its wattcut client", outputs[0])
+            self.assertEqual(gpus.state().get("gpu0.locked_max", "0"), "0")  # rank 0's setter was stopped
+        finally:
+            server.stop()
+            directory.remove()
 
 
 if __name__ == "__main__":

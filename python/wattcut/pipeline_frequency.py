@@ -192,29 +192,40 @@ class PipelineFrequencyOptimizer:
             raise WattcutError("no job id was broadcast from rank 0")
         self.job_id: str = job_id
 
-        self._client = _wattcut.RankClient(
-            server_url=server_url,
-            token=token or "",
-            job_id=job_id,
-            rank=rank,
-            dp_rank=dp_rank,
-            pp_rank=pp_rank,
-            tp_rank=tp_rank,
-            gpu=device_id,
-            gpu_backend=gpu_backend,
-            nvml_library=nvml_library or "",
-            dry_run=dry_run,
-            watchdog=watchdog,
-            freq_setter_path=_packaged_freq_setter(),
-            profile=profile,
-            profile_max_freq_mhz=profile_max_freq_mhz,
-            profile_min_freq_mhz=profile_min_freq_mhz,
-            profile_freq_step_mhz=profile_freq_step_mhz,
-            profile_warmup_iterations=profile_warmup_iterations,
-            profile_measured_iterations=profile_measured_iterations,
-            profile_sample_interval_s=profile_sample_interval_s,
-            schedule_timeout_s=schedule_timeout_s,
-        )
+        start_error: Optional[str] = None
+        try:
+            self._client = _wattcut.RankClient(
+                server_url=server_url,
+                token=token or "",
+                job_id=job_id,
+                rank=rank,
+                dp_rank=dp_rank,
+                pp_rank=pp_rank,
+                tp_rank=tp_rank,
+                gpu=device_id,
+                gpu_backend=gpu_backend,
+                nvml_library=nvml_library or "",
+                dry_run=dry_run,
+                watchdog=watchdog,
+                freq_setter_path=_packaged_freq_setter(),
+                profile=profile,
+                profile_max_freq_mhz=profile_max_freq_mhz,
+                profile_min_freq_mhz=profile_min_freq_mhz,
+                profile_freq_step_mhz=profile_freq_step_mhz,
+                profile_warmup_iterations=profile_warmup_iterations,
+                profile_measured_iterations=profile_measured_iterations,
+                profile_sample_interval_s=profile_sample_interval_s,
+                schedule_timeout_s=schedule_timeout_s,
+            )
+        except WattcutError as error:
+            start_error = str(error)
+        # Fail on every rank together rather than leave the others waiting at a barrier.
+        if not self._all_ranks(start_error is None):
+            if start_error is not None:
+                raise WattcutError(f"rank {rank}: {start_error}")
+            if hasattr(self, "_client"):
+                self._client.close()
+            raise WattcutError("another rank could not start its wattcut client (its own error says why)")
 
     # ---- Zeus's callbacks ----
 

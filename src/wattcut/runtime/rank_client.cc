@@ -84,7 +84,11 @@ Status RankClient::OnStepBegin() {
       setter_->SetFrequency(freqs_mhz_.front());
       return Status::Ok();
     case Phase::kPlanned:
-      return FetchStepSchedule();
+      if (Status s = FetchStepSchedule(); !s.ok()) {
+        in_step_ = false;  // the caller may retry the step
+        return s;
+      }
+      return Status::Ok();
     case Phase::kClosed:
       break;
   }
