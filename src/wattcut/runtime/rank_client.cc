@@ -101,7 +101,14 @@ Result<int> RankClient::OnInstructionBegin(std::string_view instruction) {
     if (Status s = profiler_->InstructionBegin(instruction); !s.ok()) return s.error();
     return profiler_->current_freq_mhz();
   }
-  if (phase_ == Phase::kProfiledWaiting) return freqs_mhz_.front();
+  if (phase_ == Phase::kProfiling) {
+    return Error{"rank client: while profiling, call on_step_begin before the step's first instruction ('" +
+                 std::string(instruction) + "')"};
+  }
+  if (phase_ == Phase::kProfiledWaiting) {
+    setter_->SetFrequency(freqs_mhz_.front());
+    return freqs_mhz_.front();
+  }
   // A loop that does not call on_step_begin still gets each step's plan.
   if (!fetched_this_step_ && cursor_.position() == 0) {
     if (Status s = FetchStepSchedule(); !s.ok()) return s.error();

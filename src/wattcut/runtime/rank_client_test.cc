@@ -96,6 +96,9 @@ TEST(RankClient, ProfilesUploadsAndFollowsTheServersPlanOnFakeGpus) {
     clients.push_back(std::move(*client));
   }
   EXPECT_FALSE(clients[0]->FinishProfiling().ok());  // frequencies left to measure
+  auto outside_step = clients[0]->OnInstructionBegin("forward");
+  ASSERT_FALSE(outside_step.ok());
+  EXPECT_NE(outside_step.error().message.find("while profiling, call on_step_begin before"), std::string::npos);
 
   std::vector<RankRun> runs(2);
   std::vector<std::thread> threads;
