@@ -58,8 +58,6 @@ std::string ClockRange(const std::vector<int>& clocks) {
          std::to_string(clocks.size()) + " clocks)";
 }
 
-Result<std::unique_ptr<GpuBackend>> Open(const GpuArgs& args) { return OpenBackend(args.backend); }
-
 // The GPUs a command acts on: --gpu, or all of them.
 Result<std::vector<int>> Targets(GpuBackend& backend, int gpu) {
   auto count = backend.DeviceCount();
@@ -73,19 +71,38 @@ Result<std::vector<int>> Targets(GpuBackend& backend, int gpu) {
   return all;
 }
 
+// The backend the flags name, and the GPUs the command acts on.
+struct SelectedGpus {
+  std::unique_ptr<GpuBackend> backend;
+  std::vector<int> gpus;
+};
+
+Result<SelectedGpus> OpenSelectedGpus(const GpuArgs& args) {
+  auto backend = OpenBackend(args.backend);
+  if (!backend.ok()) return backend.error();
+  auto targets = Targets(**backend, args.gpu);
+  if (!targets.ok()) return targets.error();
+  return SelectedGpus{std::move(*backend), std::move(*targets)};
+}
+
+// "(SM clock was B MHz, reads A MHz now)", '?' for a reading that failed.
+std::string ClockChange(const Result<int>& before, const Result<int>& after) {
+  return "(SM clock was " + (before.ok() ? std::to_string(*before) : std::string("?")) + " MHz, reads " +
+         (after.ok() ? std::to_string(*after) : std::string("?")) + " MHz now)";
+}
+
 std::string ReadOr(const Result<int64_t>& value, double scale, int digits, const std::string& unit) {
   return value.ok() ? Fixed(static_cast<double>(*value) * scale, digits) + " " + unit : "n/a (" + value.error().message + ")";
 }
 
 int List(const GpuArgs& args) {
   const std::string name = "gpu list";
-  auto backend = Open(args);
-  if (!backend.ok()) return ReportError(name, backend.error());
-  GpuBackend& b = **backend;
-  auto targets = Targets(b, args.gpu);
-  if (!targets.ok()) return ReportError(name, targets.error());
+  auto selected = OpenSelectedGpus(args);
+  if (!selected.ok()) return ReportError(name, selected.error());
+  GpuBackend& b = *selected->backend;
+  const std::vector<int>& targets = selected->gpus;
   std::cout << "backend: " << b.name() << "\n";
-  for (int gpu : *targets) {
+  for (int gpu : targets) {
     auto info = b.Info(gpu);
     if (!info.ok()) return ReportError(name, info.error());
     std::cout << "GPU " << gpu << ": " << info->name << " (" << info->uuid << ")\n";
@@ -112,13 +129,12 @@ int Lock(const GpuArgs& args) {
   if (args.sm_mhz <= 0 && !args.memory_max && !args.power_limit_w) {
     return ReportError(name, Error{"nothing to lock: give --sm MHZ, --memory-max and/or --power-limit W"});
   }
-  auto backend = Open(args);
-  if (!backend.ok()) return ReportError(name, backend.error());
-  GpuBackend& b = **backend;
-  auto targets = Targets(b, args.gpu);
-  if (!targets.ok()) return ReportError(name, targets.error());
+  auto selected = OpenSelectedGpus(args);
+  if (!selected.ok()) return ReportError(name, selected.error());
+  GpuBackend& b = *selected->backend;
+  const std::vector<int>& targets = selected->gpus;
   const bool dry = args.backend.dry_run;
-  for (int gpu : *targets) {
+  for (int gpu : targets) {
     const std::string who = "GPU " + std::to_string(gpu) + ": ";
     if (args.sm_mhz > 0) {
       const int max_mhz = args.sm_max_mhz > 0 ? args.sm_max_mhz : args.sm_mhz;
@@ -126,8 +142,7 @@ int Lock(const GpuArgs& args) {
       if (Status s = b.LockGpuClocks(gpu, args.sm_mhz, max_mhz); !s.ok()) return ReportError(name, s.error());
       auto after = b.SmClockMhz(gpu);
       std::cout << who << (dry ? "would lock" : "locked") << " SM clocks to " << args.sm_mhz << "-" << max_mhz
-                << " MHz (SM clock was " << (before.ok() ? std::to_string(*before) : "?") << " MHz, reads "
-                << (after.ok() ? std::to_string(*after) : "?") << " MHz now)\n";
+                << " MHz " << ClockChange(before, after) << "\n";
     }
     if (args.memory_max) {
       auto memory = MaxMemoryClockMhz(b, gpu);
@@ -147,20 +162,17 @@ int Lock(const GpuArgs& args) {
 
 int Reset(const GpuArgs& args) {
   const std::string name = "gpu reset";
-  auto backend = Open(args);
-  if (!backend.ok()) return ReportError(name, backend.error());
-  GpuBackend& b = **backend;
-  auto targets = Targets(b, args.gpu);
-  if (!targets.ok()) return ReportError(name, targets.error());
+  auto selected = OpenSelectedGpus(args);
+  if (!selected.ok()) return ReportError(name, selected.error());
+  GpuBackend& b = *selected->backend;
+  const std::vector<int>& targets = selected->gpus;
   const bool dry = args.backend.dry_run;
-  for (int gpu : *targets) {
+  for (int gpu : targets) {
     const std::string who = "GPU " + std::to_string(gpu) + ": ";
     auto before = b.SmClockMhz(gpu);
     if (Status s = b.ResetGpuClocks(gpu); !s.ok()) return ReportError(name, s.error());
     auto after = b.SmClockMhz(gpu);
-    std::cout << who << (dry ? "would reset" : "reset") << " SM clocks (SM clock was "
-              << (before.ok() ? std::to_string(*before) : "?") << " MHz, reads "
-              << (after.ok() ? std::to_string(*after) : "?") << " MHz now)\n";
+    std::cout << who << (dry ? "would reset" : "reset") << " SM clocks " << ClockChange(before, after) << "\n";
     if (!args.keep_memory) {
       if (Status s = b.ResetMemoryClocks(gpu); !s.ok()) return ReportError(name, s.error());
       std::cout << who << (dry ? "would reset" : "reset") << " memory clocks\n";
@@ -180,11 +192,10 @@ int Reset(const GpuArgs& args) {
 int Watch(const GpuArgs& args) {
   const std::string name = "gpu watch";
   if (args.interval_s <= 0) return ReportError(name, Error{"--interval must be positive"});
-  auto backend = Open(args);
-  if (!backend.ok()) return ReportError(name, backend.error());
-  GpuBackend& b = **backend;
-  auto targets = Targets(b, args.gpu);
-  if (!targets.ok()) return ReportError(name, targets.error());
+  auto selected = OpenSelectedGpus(args);
+  if (!selected.ok()) return ReportError(name, selected.error());
+  GpuBackend& b = *selected->backend;
+  const std::vector<int>& targets = selected->gpus;
   std::cout << "# time_s gpu power_w sm_mhz energy_j\n";
   const auto start = std::chrono::steady_clock::now();
   for (int n = 0; args.count <= 0 || n < args.count; ++n) {
@@ -193,7 +204,7 @@ int Watch(const GpuArgs& args) {
                                                 std::chrono::duration<double>(n * args.interval_s)));
     }
     const double t = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    for (int gpu : *targets) {
+    for (int gpu : targets) {
       auto power = b.PowerUsageMw(gpu);
       auto clock = b.SmClockMhz(gpu);
       auto energy = b.TotalEnergyMj(gpu);
