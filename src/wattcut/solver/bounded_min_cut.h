@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "wattcut/solver/max_flow.h"
-#include "wattcut/solver/warm_preflow.h"
+#include "wattcut/solver/push_relabel.h"
 #include "wattcut/solver/series_parallel_reduction.h"
 
 namespace wattcut {
@@ -30,7 +30,7 @@ class BoundedMinCut {
   };
 
   enum class Engine {
-    kPreflow,  // push-relabel, first phase only, on a fresh WarmPreflow (default; fastest here)
+    kPreflow,  // push-relabel, first phase only (PushRelabel; default; fastest here)
     kDinic,    // Dinic's max flow
   };
   // Disables the series-parallel reduction (for tests and benchmarks that compare paths).
@@ -51,7 +51,7 @@ class BoundedMinCut {
 
   bool reduce_ = true;
   Engine engine_ = Engine::kPreflow;
-  WarmPreflow preflow_;
+  PushRelabel preflow_;
   int num_nodes_ = 0;
   std::vector<BoundedArc> arcs_;
   SeriesParallelReduction reduction_;

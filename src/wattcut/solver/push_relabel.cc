@@ -1,11 +1,11 @@
-#include "wattcut/solver/warm_preflow.h"
+#include "wattcut/solver/push_relabel.h"
 
 #include <algorithm>
 
 namespace wattcut {
 
 
-void WarmPreflow::Build(int num_nodes, const std::vector<std::pair<int, int>>& arcs, int source, int sink) {
+void PushRelabel::Build(int num_nodes, const std::vector<std::pair<int, int>>& arcs, int source, int sink) {
   num_nodes_ = num_nodes;
   source_ = source;
   sink_ = sink;
@@ -18,7 +18,6 @@ void WarmPreflow::Build(int num_nodes, const std::vector<std::pair<int, int>>& a
     tail[2 * k + 1] = arcs[k].second;
     head_[2 * k + 1] = arcs[k].first;
   }
-  capacity_.assign(2 * arcs.size(), 0.0);
   residual_.assign(2 * arcs.size(), 0.0);
   adj_start_.assign(n + 1, 0);
   for (int t : tail) ++adj_start_[static_cast<size_t>(t) + 1];
@@ -35,34 +34,18 @@ void WarmPreflow::Build(int num_nodes, const std::vector<std::pair<int, int>>& a
   side_.assign(n, 0);
 }
 
-void WarmPreflow::SetCapacity(int arc, double capacity) {
-  const auto a = static_cast<size_t>(2 * arc);
-  capacity = std::max(0.0, capacity);
-  double f = flow(a);
-  capacity_[a] = capacity;
-  if (f <= capacity) {
-    residual_[a] = capacity - f;
-    return;
-  }
-  // Too much flow: the tail keeps the surplus, the head is left short.
-  const double surplus = f - capacity;
-  residual_[a] = 0;
-  residual_[a ^ 1] = capacity;
-  const int tail = head_[a ^ 1];
-  const int head = head_[a];
-  excess_[static_cast<size_t>(tail)] += surplus;
-  excess_[static_cast<size_t>(head)] -= surplus;
-  if (excess_[static_cast<size_t>(head)] < -kEpsilon) short_nodes_.push_back(head);
+void PushRelabel::SetCapacity(int arc, double capacity) {
+  residual_[static_cast<size_t>(2 * arc)] = std::max(0.0, capacity);
 }
 
-void WarmPreflow::Activate(int v) {
+void PushRelabel::Activate(int v) {
   if (v != sink_ && v != source_ && !in_queue_[static_cast<size_t>(v)] && excess_[static_cast<size_t>(v)] > kEpsilon) {
     in_queue_[static_cast<size_t>(v)] = 1;
     queue_.push_back(v);
   }
 }
 
-void WarmPreflow::GlobalRelabel() {
+void PushRelabel::GlobalRelabel() {
   const int n = num_nodes_;
   std::fill(height_.begin(), height_.end(), n);
   height_[static_cast<size_t>(sink_)] = 0;
@@ -86,7 +69,7 @@ void WarmPreflow::GlobalRelabel() {
   work_since_relabel_ = 0;
 }
 
-void WarmPreflow::Discharge(int u) {
+void PushRelabel::Discharge(int u) {
   const auto us = static_cast<size_t>(u);
   const int n = num_nodes_;
   while (excess_[us] > kEpsilon && height_[us] < n) {
@@ -134,29 +117,8 @@ void WarmPreflow::Discharge(int u) {
   }
 }
 
-double WarmPreflow::Solve() {
-  // 1. Short nodes take their shortfall off their outgoing flow, downstream to the sink.
-  while (!short_nodes_.empty()) {
-    int v = short_nodes_.back();
-    short_nodes_.pop_back();
-    const auto vs = static_cast<size_t>(v);
-    if (v == sink_ || excess_[vs] >= -kEpsilon) continue;
-    for (int k = adj_start_[vs]; k < adj_start_[vs + 1] && excess_[vs] < -kEpsilon; ++k) {
-      int a = adj_[static_cast<size_t>(k)];
-      if (a & 1) continue;  // a reverse arc carries no flow of its own
-      double f = flow(static_cast<size_t>(a));
-      if (f <= 0) continue;
-      double x = std::min(f, -excess_[vs]);
-      residual_[static_cast<size_t>(a)] += x;
-      residual_[static_cast<size_t>(a ^ 1)] -= x;
-      excess_[vs] += x;
-      int w = head_[static_cast<size_t>(a)];
-      excess_[static_cast<size_t>(w)] -= x;
-      if (w != sink_ && excess_[static_cast<size_t>(w)] < -kEpsilon) short_nodes_.push_back(w);
-    }
-    if (excess_[vs] > -kEpsilon) excess_[vs] = std::max(0.0, excess_[vs]);
-  }
-  // 2. Saturate the source's arcs.
+double PushRelabel::Solve() {
+  // 1. Saturate the source's arcs.
   const auto ss = static_cast<size_t>(source_);
   for (int k = adj_start_[ss]; k < adj_start_[ss + 1]; ++k) {
     int a = adj_[static_cast<size_t>(k)];
@@ -166,7 +128,7 @@ double WarmPreflow::Solve() {
     residual_[static_cast<size_t>(a ^ 1)] += r;
     excess_[static_cast<size_t>(head_[static_cast<size_t>(a)])] += r;
   }
-  // 3. Exact labels, then discharge every active node.
+  // 2. Exact labels, then discharge every active node.
   GlobalRelabel();
   height_[ss] = num_nodes_;
   queue_.clear();
@@ -187,8 +149,8 @@ double WarmPreflow::Solve() {
       queue_head_ = 0;
     }
   }
-  // 4. Source side: nodes that cannot reach the sink in the residual network, which a
-  //    global relabel finds (height n); it also leaves exact heights for the next Solve.
+  // 3. Source side: nodes that cannot reach the sink in the residual network, which a
+  //    global relabel finds (height n).
   GlobalRelabel();
   for (size_t v = 0; v < side_.size(); ++v) side_[v] = height_[v] >= num_nodes_ ? 1 : 0;
   return excess_[static_cast<size_t>(sink_)];
