@@ -15,20 +15,22 @@ namespace wattcut {
 
 class FrequencyPlanRunner {
  public:
-  // `setter` must outlive the runner.
-  FrequencyPlanRunner(FrequencySetter& setter, std::vector<ScheduleEntry> schedule)
-      : setter_(setter), cursor_(std::move(schedule)) {}
+  // `frequency_setter` must outlive the runner.
+  FrequencyPlanRunner(FrequencySetter& frequency_setter, std::vector<ScheduleEntry> schedule)
+      : setter_(frequency_setter), cursor_(std::move(schedule)) {}
 
-  // Takes the next frequency of the plan (failing when `instruction` is not the plan's next one)
-  // and hands it to the setter without waiting.
-  Status OnInstructionBegin(std::string_view instruction) {
+  // Takes the next frequency of the plan (failing when `instruction` is not the plan's next one),
+  // hands it to the setter without waiting and returns it.
+  Result<int> OnInstructionBegin(std::string_view instruction) {
     auto freq_mhz = cursor_.OnInstructionBegin(instruction);
     if (!freq_mhz.ok()) return freq_mhz.error();
     setter_.SetFrequency(*freq_mhz);
-    return Status::Ok();
+    return *freq_mhz;
   }
   Status OnStepEnd() { return cursor_.OnStepEnd(); }
   void SetNextSchedule(std::vector<ScheduleEntry> schedule) { cursor_.SetNextSchedule(std::move(schedule)); }
+  // See ScheduleCursor::BeginStep.
+  void BeginStep() { cursor_.BeginStep(); }
   const ScheduleCursor& cursor() const { return cursor_; }
 
  private:

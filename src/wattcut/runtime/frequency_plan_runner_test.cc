@@ -33,7 +33,7 @@ TEST(FrequencyPlanRunnerTest, RunsAServerPlanOnASimulatedGpu) {
   // A new plan arrives mid-iteration and starts with the next one.
   ASSERT_TRUE(runner.OnInstructionBegin("forward").ok());
   runner.SetNextSchedule({{"forward", 900}, {"backward", 900}});
-  Status wrong = runner.OnInstructionBegin("backward");
+  auto wrong = runner.OnInstructionBegin("backward");
   ASSERT_FALSE(wrong.ok());
   EXPECT_EQ(wrong.error().message, "schedule: instruction 2 of 4 is 'forward' in the plan, but the job ran 'backward'");
   for (const char* name : {"forward", "backward", "backward"}) ASSERT_TRUE(runner.OnInstructionBegin(name).ok());

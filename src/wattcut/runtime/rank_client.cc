@@ -39,6 +39,8 @@ Result<std::unique_ptr<RankClient>> RankClient::Start(const RankClientOptions& o
     client->setter_ = std::move(*setter);
   }
 
+  client->runner_ = std::make_unique<FrequencyPlanRunner>(*client->setter_, std::vector<ScheduleEntry>{});
+
   if (Status s = client->server_.RegisterRank(options.job_id, ids, client->freqs_mhz_); !s.ok()) {
     (void)client->Close();
     return s.error();
@@ -63,8 +65,8 @@ RankClient::~RankClient() { (void)Close(); }
 Status RankClient::FetchStepSchedule() {
   auto schedule = server_.FetchSchedule(options_.job_id, options_.ids.rank, options_.schedule_timeout_s);
   if (!schedule) return schedule.error();
-  cursor_.SetNextSchedule(std::move(schedule->entries));
-  cursor_.BeginStep();
+  runner_->SetNextSchedule(std::move(schedule->entries));
+  runner_->BeginStep();
   fetched_this_step_ = true;
   return Status::Ok();
 }
@@ -110,13 +112,10 @@ Result<int> RankClient::OnInstructionBegin(std::string_view instruction) {
     return freqs_mhz_.front();
   }
   // A loop that does not call on_step_begin still gets each step's plan.
-  if (!fetched_this_step_ && cursor_.position() == 0) {
+  if (!fetched_this_step_ && runner_->cursor().position() == 0) {
     if (Status s = FetchStepSchedule(); !s.ok()) return s.error();
   }
-  auto freq_mhz = cursor_.OnInstructionBegin(instruction);
-  if (!freq_mhz) return freq_mhz.error();
-  setter_->SetFrequency(*freq_mhz);
-  return *freq_mhz;
+  return runner_->OnInstructionBegin(instruction);
 }
 
 Status RankClient::OnInstructionEnd(std::string_view instruction) {
@@ -144,7 +143,7 @@ Status RankClient::OnStepEnd() {
     return Status::Ok();
   }
   if (phase_ == Phase::kProfiledWaiting) return Status::Ok();
-  return cursor_.OnStepEnd();
+  return runner_->OnStepEnd();
 }
 
 Status RankClient::FinishProfiling() {
@@ -177,9 +176,7 @@ Status RankClient::Close() {
   phase_ = Phase::kClosed;
   if (profiler_) profiler_->Finish();
   profiler_.reset();
-  Status stopped = setter_ ? setter_->Stop() : Status::Ok();
-  setter_.reset();
-  return stopped;
+  return setter_ ? setter_->Stop() : Status::Ok();
 }
 
 }  // namespace wattcut

@@ -26,6 +26,7 @@
 #include "wattcut/gpu/clock.h"
 #include "wattcut/gpu/gpu_backend.h"
 #include "wattcut/gpu/open_backend.h"
+#include "wattcut/runtime/frequency_plan_runner.h"
 #include "wattcut/runtime/frequency_setter.h"
 #include "wattcut/runtime/online_profiler.h"
 #include "wattcut/runtime/plan_server_client.h"
@@ -75,12 +76,13 @@ class RankClient {
   // The GPU's SM clock now, read from the GPU.
   Result<int> SmClockMhz();
   // This step's plan (after OnStepBegin in plan mode); empty before the first plan.
-  const std::vector<ScheduleEntry>& schedule() const { return cursor_.schedule(); }
+  const std::vector<ScheduleEntry>& schedule() const { return runner_->cursor().schedule(); }
   const std::vector<int>& available_freqs_mhz() const { return freqs_mhz_; }
   uint64_t steps_completed() const { return steps_; }
   FrequencySetterStats setter_stats() const { return setter_->stats(); }
 
-  // Stops profiling and the setter, which resets the GPU's clocks. Idempotent.
+  // Stops profiling and the setter, which resets the GPU's clocks. Idempotent; schedule() and
+  // setter_stats() stay readable.
   Status Close();
 
  private:
@@ -95,7 +97,7 @@ class RankClient {
   std::unique_ptr<OnlineProfiler> profiler_;
   std::vector<ProfiledRow> rows_;
   std::vector<int> freqs_mhz_;  // supported SM clocks, highest first
-  ScheduleCursor cursor_{{}};
+  std::unique_ptr<FrequencyPlanRunner> runner_;  // the plans, over setter_
   Phase phase_ = Phase::kPlanned;
   bool in_step_ = false;
   bool fetched_this_step_ = false;
