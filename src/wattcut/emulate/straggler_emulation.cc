@@ -73,6 +73,7 @@ Result<EmulationResult> EmulateStragglers(const Profile& profile, const Frontier
   const FrontierPoint& cheapest = frontier.points()[frontier.min_energy_index()];
   const double t_min = fastest.time_s;
   const double all_max_energy = AllMaxEnergy(profile, schedule, t_min, pb);
+  const ZeusGlobal zeus_global(profile, schedule, pb);
 
   EmulationResult out;
   out.t_min_s = t_min * time_scale;
@@ -95,7 +96,7 @@ Result<EmulationResult> EmulateStragglers(const Profile& profile, const Frontier
     };
     const double all_max_job = job(t_min, all_max_energy, t_min, all_max_energy);
     const FrontierPoint& chosen = frontier.points()[frontier.IndexForIterationTime(k * t_min)];
-    UniformFrequencyPlan zeus = PlanZeusGlobal(profile, schedule, k * t_min, pb);
+    UniformFrequencyPlan zeus = zeus_global.Plan(k * t_min);
     struct Row {
       const char* name;
       double t_fast, energy, plan_time;

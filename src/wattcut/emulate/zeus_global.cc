@@ -9,8 +9,8 @@
 
 namespace wattcut {
 
-UniformFrequencyPlan PlanZeusGlobal(const Profile& profile, const PipelineSchedule& schedule, double deadline_s,
-                                    double p2p_power_w) {
+ZeusGlobal::ZeusGlobal(const Profile& profile, const PipelineSchedule& schedule, double p2p_power_w)
+    : p2p_power_w_(p2p_power_w) {
   // Frequencies Pareto-optimal for every (stage, instruction).
   std::set<int> common;
   bool first = true;
@@ -34,29 +34,40 @@ UniformFrequencyPlan PlanZeusGlobal(const Profile& profile, const PipelineSchedu
     }
     return profile.fastest_measurement(s, kind);
   };
-  auto evaluate = [&](int freq) {
+  auto run = [&](int freq) {
     std::vector<std::vector<double>> durations(schedule.size());
-    double compute_energy = 0;
-    std::vector<double> compute_s(schedule.size(), 0);
+    Candidate candidate;
+    candidate.freq_mhz = freq;
+    candidate.stage_compute_s.assign(schedule.size(), 0);
     for (size_t s = 0; s < schedule.size(); ++s) {
       for (const Computation& c : schedule[s]) {
         Measurement m = measurement_at(static_cast<int>(s), c.kind, freq);
         durations[s].push_back(m.time_s);
-        compute_energy += m.energy_j;
-        compute_s[s] += m.time_s;
+        candidate.compute_energy_j += m.energy_j;
+        candidate.stage_compute_s[s] += m.time_s;
       }
     }
-    UniformFrequencyPlan plan;
-    plan.freq_mhz = freq;
-    plan.iteration_time_s = ExecutePipeline(schedule, durations).iteration_time_s;
-    double end = std::max(deadline_s, plan.iteration_time_s);
-    plan.energy_j = compute_energy;
-    for (double c : compute_s) plan.energy_j += p2p_power_w * std::max(0.0, end - c);
-    return plan;
+    candidate.iteration_time_s = ExecutePipeline(schedule, durations).iteration_time_s;
+    return candidate;
   };
-  UniformFrequencyPlan best = evaluate(profile.max_freq_mhz());
-  for (int freq : common) {
-    UniformFrequencyPlan plan = evaluate(freq);
+  highest_ = run(profile.max_freq_mhz());
+  for (int freq : common) common_.push_back(run(freq));
+}
+
+UniformFrequencyPlan ZeusGlobal::Evaluate(const Candidate& candidate, double deadline_s) const {
+  UniformFrequencyPlan plan;
+  plan.freq_mhz = candidate.freq_mhz;
+  plan.iteration_time_s = candidate.iteration_time_s;
+  double end = std::max(deadline_s, plan.iteration_time_s);
+  plan.energy_j = candidate.compute_energy_j;
+  for (double c : candidate.stage_compute_s) plan.energy_j += p2p_power_w_ * std::max(0.0, end - c);
+  return plan;
+}
+
+UniformFrequencyPlan ZeusGlobal::Plan(double deadline_s) const {
+  UniformFrequencyPlan best = Evaluate(highest_, deadline_s);
+  for (const Candidate& candidate : common_) {
+    UniformFrequencyPlan plan = Evaluate(candidate, deadline_s);
     if (plan.iteration_time_s <= deadline_s * (1 + 1e-12) && plan.energy_j < best.energy_j) best = plan;
   }
   return best;

@@ -9,6 +9,8 @@
 // the most energy without slowing the job.
 #pragma once
 
+#include <vector>
+
 #include "wattcut/dag/pipeline_schedule.h"
 #include "wattcut/profile/profile.h"
 
@@ -20,8 +22,29 @@ struct UniformFrequencyPlan {
   double energy_j = 0;  // one pipeline, computations plus blocking until deadline_s
 };
 
-// Falls back to the highest frequency when no frequency fits the deadline.
-UniformFrequencyPlan PlanZeusGlobal(const Profile& profile, const PipelineSchedule& schedule, double deadline_s,
-                                    double p2p_power_w);
+// The candidates (the highest frequency and every commonly Pareto-optimal one) are run
+// once, at construction: their iteration times and computation energies do not depend
+// on the deadline, so one ZeusGlobal serves every straggler slowdown.
+class ZeusGlobal {
+ public:
+  ZeusGlobal(const Profile& profile, const PipelineSchedule& schedule, double p2p_power_w);
+
+  // The highest frequency, unless a candidate that fits in `deadline_s` takes less
+  // energy (blocking until the deadline included); the least-energy such candidate.
+  UniformFrequencyPlan Plan(double deadline_s) const;
+
+ private:
+  struct Candidate {
+    int freq_mhz = 0;
+    double iteration_time_s = 0;
+    double compute_energy_j = 0;
+    std::vector<double> stage_compute_s;
+  };
+  UniformFrequencyPlan Evaluate(const Candidate& candidate, double deadline_s) const;
+
+  double p2p_power_w_;
+  Candidate highest_;              // the profile's highest frequency
+  std::vector<Candidate> common_;  // ascending frequency
+};
 
 }  // namespace wattcut
