@@ -7,7 +7,7 @@
 //     back to back, and "SleepingWorker": one request per instruction to a worker that has gone
 //     back to sleep (each call timed alone), which is the training case.
 //   BM_CursorAndSetter_PerInstruction  the in-training client's whole per-instruction work:
-//                                      schedule cursor lookup + SetFrequency (default setter)
+//                                      FrequencyPlanRunner (cursor lookup + SetFrequency)
 #include <benchmark/benchmark.h>
 
 #include <chrono>
@@ -17,7 +17,7 @@
 #include "wattcut/gpu/fake_nvml/fake_nvml_test_support.h"
 #include "wattcut/gpu/simulated_backend.h"
 #include "wattcut/runtime/frequency_setter.h"
-#include "wattcut/runtime/schedule_cursor.h"
+#include "wattcut/runtime/frequency_plan_runner.h"
 
 namespace wattcut {
 namespace {
@@ -26,73 +26,73 @@ const bool kFakeNvmlOnPath = (fake_nvml::EnsureLibraryPath(WATTCUT_FAKE_NVML_DIR
 
 double PollIntervalS(const benchmark::State& state) { return static_cast<double>(state.range(0)) * 1e-6; }
 
-void BM_ThreadSetter_SetFrequency(benchmark::State& state) {
-  auto backend = std::move(SimulatedBackend::Create("a100-sxm", 1, std::make_shared<ManualClock>())).value();
-  auto setter = std::move(StartThreadFrequencySetter(*backend, 0, false, PollIntervalS(state))).value();
+// Requests back to back, alternating between two clocks.
+void SetBackToBack(benchmark::State& state, FrequencySetter& setter) {
   int i = 0;
-  for (auto _ : state) setter->SetFrequency((i++ & 1) ? 1200 : 1410);
-  state.counters["applied"] = static_cast<double>(setter->stats().applied);
-  (void)setter->Stop();
+  for (auto _ : state) setter.SetFrequency((i++ & 1) ? 1200 : 1410);
+  state.counters["applied"] = static_cast<double>(setter.stats().applied);
+  (void)setter.Stop();
 }
-BENCHMARK(BM_ThreadSetter_SetFrequency)->Arg(500)->Arg(0);
 
-// One request per instruction to a worker thread that has gone back to sleep (manual time).
-void BM_ThreadSetter_SetFrequency_SleepingWorker(benchmark::State& state) {
-  auto backend = std::move(SimulatedBackend::Create("a100-sxm", 1, std::make_shared<ManualClock>())).value();
-  auto setter = std::move(StartThreadFrequencySetter(*backend, 0, false, PollIntervalS(state))).value();
+// The training case: one request per instruction to a worker that has gone back to sleep (or to
+// poll()), each call timed alone (manual time).
+void SetToSleepingWorker(benchmark::State& state, FrequencySetter& setter) {
   int i = 0;
   for (auto _ : state) {
     const auto start = std::chrono::steady_clock::now();
-    setter->SetFrequency((i++ & 1) ? 1200 : 1410);
+    setter.SetFrequency((i++ & 1) ? 1200 : 1410);
     const auto end = std::chrono::steady_clock::now();
     state.SetIterationTime(std::chrono::duration<double>(end - start).count());
-    (void)setter->WaitUntilApplied();
+    (void)setter.WaitUntilApplied();
     std::this_thread::sleep_for(std::chrono::microseconds(200));
   }
-  (void)setter->Stop();
+  (void)setter.Stop();
+}
+
+std::unique_ptr<SimulatedBackend> SimulatedGpu() {
+  return std::move(SimulatedBackend::Create("a100-sxm", 1, std::make_shared<ManualClock>())).value();
+}
+
+// A watchdog setter on the fake NVML, or null after marking the benchmark skipped.
+std::unique_ptr<FrequencySetter> FakeNvmlWatchdog(benchmark::State& state) {
+  if (!kFakeNvmlOnPath) state.SkipWithError("fake NVML not on the library path");
+  auto setter = StartWatchdogFrequencySetter({.gpu = 0, .poll_interval_s = PollIntervalS(state)});
+  if (!setter.ok()) {
+    state.SkipWithError(setter.error().message.c_str());
+    return nullptr;
+  }
+  return std::move(*setter);
+}
+
+void BM_ThreadSetter_SetFrequency(benchmark::State& state) {
+  auto backend = SimulatedGpu();
+  auto setter = std::move(StartThreadFrequencySetter(*backend, 0, false, PollIntervalS(state))).value();
+  SetBackToBack(state, *setter);
+}
+BENCHMARK(BM_ThreadSetter_SetFrequency)->Arg(500)->Arg(0);
+
+void BM_ThreadSetter_SetFrequency_SleepingWorker(benchmark::State& state) {
+  auto backend = SimulatedGpu();
+  auto setter = std::move(StartThreadFrequencySetter(*backend, 0, false, PollIntervalS(state))).value();
+  SetToSleepingWorker(state, *setter);
 }
 BENCHMARK(BM_ThreadSetter_SetFrequency_SleepingWorker)->Arg(500)->Arg(0)->UseManualTime()->Iterations(2000);
 
 void BM_WatchdogSetter_SetFrequency(benchmark::State& state) {
-  if (!kFakeNvmlOnPath) state.SkipWithError("fake NVML not on the library path");
   fake_nvml::ScopedFakeNvml fake;
-  auto setter = StartWatchdogFrequencySetter({.gpu = 0, .poll_interval_s = PollIntervalS(state)});
-  if (!setter.ok()) {
-    state.SkipWithError(setter.error().message.c_str());
-    return;
-  }
-  int i = 0;
-  for (auto _ : state) (*setter)->SetFrequency((i++ & 1) ? 1200 : 1410);
-  state.counters["applied"] = static_cast<double>((*setter)->stats().applied);
-  (void)(*setter)->Stop();
+  if (auto setter = FakeNvmlWatchdog(state)) SetBackToBack(state, *setter);
 }
 BENCHMARK(BM_WatchdogSetter_SetFrequency)->Arg(500)->Arg(0);
 
-// The training case: one request per instruction, to a watchdog that has gone back to sleep, so
-// every call pays the wake-up system call. Each call is timed alone (manual time).
 void BM_WatchdogSetter_SetFrequency_SleepingWorker(benchmark::State& state) {
-  if (!kFakeNvmlOnPath) state.SkipWithError("fake NVML not on the library path");
   fake_nvml::ScopedFakeNvml fake;
-  auto setter = StartWatchdogFrequencySetter({.gpu = 0, .poll_interval_s = PollIntervalS(state)});
-  if (!setter.ok()) {
-    state.SkipWithError(setter.error().message.c_str());
-    return;
-  }
-  int i = 0;
-  for (auto _ : state) {
-    const auto start = std::chrono::steady_clock::now();
-    (*setter)->SetFrequency((i++ & 1) ? 1200 : 1410);
-    const auto end = std::chrono::steady_clock::now();
-    state.SetIterationTime(std::chrono::duration<double>(end - start).count());
-    (void)(*setter)->WaitUntilApplied();
-    std::this_thread::sleep_for(std::chrono::microseconds(200));  // the watchdog goes back to poll()
-  }
-  (void)(*setter)->Stop();
+  if (auto setter = FakeNvmlWatchdog(state)) SetToSleepingWorker(state, *setter);
 }
 BENCHMARK(BM_WatchdogSetter_SetFrequency_SleepingWorker)->Arg(500)->Arg(0)->UseManualTime()->Iterations(2000);
 
+// The runtime's whole per-instruction work (FrequencyPlanRunner: cursor lookup + SetFrequency).
 void BM_CursorAndSetter_PerInstruction(benchmark::State& state) {
-  auto backend = std::move(SimulatedBackend::Create("a100-sxm", 1, std::make_shared<ManualClock>())).value();
+  auto backend = SimulatedGpu();
   auto setter = std::move(StartThreadFrequencySetter(*backend, 0)).value();
   // 1F1B-like iteration of 24 instructions with alternating frequencies.
   std::vector<ScheduleEntry> plan;
@@ -100,14 +100,13 @@ void BM_CursorAndSetter_PerInstruction(benchmark::State& state) {
     plan.push_back({"forward", 1410 - 15 * i});
     plan.push_back({"backward", 1200 - 15 * i});
   }
-  ScheduleCursor cursor(plan);
+  FrequencyPlanRunner runner(*setter, plan);
   size_t position = 0;
   for (auto _ : state) {
-    auto freq = cursor.OnInstructionBegin(plan[position].instruction);
-    setter->SetFrequency(*freq);
+    benchmark::DoNotOptimize(runner.OnInstructionBegin(plan[position].instruction));
     if (++position == plan.size()) {
       position = 0;
-      (void)cursor.OnStepEnd();
+      (void)runner.OnStepEnd();
     }
   }
   (void)setter->Stop();
