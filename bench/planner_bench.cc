@@ -12,9 +12,7 @@
 #include <string>
 
 #include "wattcut/base/shared_data.h"
-#include "wattcut/dag/computation_dag.h"
 #include "wattcut/plan/planner.h"
-#include "wattcut/profile/operation_options.h"
 #include "wattcut/profile/profile_csv.h"
 #include "wattcut/solver/frontier_solver.h"
 
@@ -41,6 +39,15 @@ const Profile* LoadProfile(const std::string& relative) {
   return &cache.emplace(relative, std::move(profile).value()).first->second;
 }
 
+// The artifact's settings for a workload (1F1B, exponential cost model) at M microbatches.
+PlannerOptions OptionsFor(const Workload& w, int64_t microbatches) {
+  PlannerOptions options;
+  options.num_microbatches = static_cast<int>(microbatches);
+  options.unit_time_s = w.unit_time_s;
+  options.p2p_power_w = w.p2p_power_w;
+  return options;
+}
+
 void BM_Frontier(benchmark::State& state) {
   const Workload& w = kWorkloads[state.range(0)];
   const Profile* profile = LoadProfile(w.file);
@@ -48,10 +55,7 @@ void BM_Frontier(benchmark::State& state) {
     state.SkipWithError("shared data missing: set WATTCUT_SHARED_DIR");
     return;
   }
-  PlannerOptions options;
-  options.num_microbatches = static_cast<int>(state.range(1));
-  options.unit_time_s = w.unit_time_s;
-  options.p2p_power_w = w.p2p_power_w;
+  const PlannerOptions options = OptionsFor(w, state.range(1));
   size_t points = 0;
   for (auto _ : state) {
     Result<Frontier> frontier = ComputeFrontier(*profile, options);
@@ -73,17 +77,12 @@ void RunSolver(benchmark::State& state, bool warm) {
     state.SkipWithError("shared data missing: set WATTCUT_SHARED_DIR");
     return;
   }
-  auto schedule = BuildPipelineSchedule(PipelineScheduleKind::k1F1B, 8, static_cast<int>(state.range(1)));
-  auto dag = BuildComputationDag(*schedule);
-  TimeCostProblem problem;
-  for (int s = 0; s < 8; ++s) {
-    for (InstructionKind kind : {InstructionKind::kForward, InstructionKind::kBackward}) {
-      auto options = BuildOperationOptions(profile->measurements(s, kind), w.unit_time_s, 0.95, w.p2p_power_w);
-      problem.cost_tables.push_back(BuildCostTable(*options, CostModelKind::kExponential));
-    }
+  auto planning = BuildPlanningProblem(*profile, OptionsFor(w, state.range(1)));
+  if (!planning.ok()) {
+    state.SkipWithError(planning.error().message.c_str());
+    return;
   }
-  for (const auto& node : dag->nodes) problem.cost_table.push_back(node.stage * 2 + static_cast<int>(node.computation.kind));
-  problem.precedences = dag->edges;
+  const TimeCostProblem& problem = planning->problem;
   long steps = 0;
   for (auto _ : state) {
     FrontierSolver solver(problem);

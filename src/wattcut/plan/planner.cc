@@ -9,7 +9,7 @@
 
 namespace wattcut {
 
-Result<Frontier> ComputeFrontier(const Profile& profile, const PlannerOptions& options) {
+Result<PlanningProblem> BuildPlanningProblem(const Profile& profile, const PlannerOptions& options) {
   if (profile.num_stages() < 1) return Error{"the profile has no stages"};
   if (!(options.unit_time_s > 0) || !std::isfinite(options.unit_time_s)) {
     return Error{"--unit-time must be a positive number of seconds"};
@@ -58,10 +58,15 @@ Result<Frontier> ComputeFrontier(const Profile& profile, const PlannerOptions& o
     problem.cost_table.push_back(node.stage * kNumInstructionKinds + static_cast<int>(node.computation.kind));
   }
   problem.precedences = dag->edges;
+  return PlanningProblem{std::move(problem), std::move(setup)};
+}
 
-  FrontierSolver solver(problem);
+Result<Frontier> ComputeFrontier(const Profile& profile, const PlannerOptions& options) {
+  Result<PlanningProblem> planning = BuildPlanningProblem(profile, options);
+  if (!planning.ok()) return planning.error();
+  FrontierSolver solver(planning->problem);
   solver.Init();
-  Frontier frontier(std::move(setup), solver.durations());
+  Frontier frontier(std::move(planning->setup), solver.durations());
   const double stages = profile.num_stages();
   auto record = [&](std::vector<DurationChange> changes) {
     FrontierPoint point;

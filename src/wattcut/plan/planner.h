@@ -7,6 +7,7 @@
 #include "wattcut/plan/frontier.h"
 #include "wattcut/profile/cost_model.h"
 #include "wattcut/profile/profile.h"
+#include "wattcut/solver/time_cost_problem.h"
 
 namespace wattcut {
 
@@ -19,8 +20,18 @@ struct PlannerOptions {
   double p2p_power_w = 0;      // blocking power of a waiting GPU
 };
 
-// Validates the options against the profile, then computes the whole frontier.
-// Errors name the offending option or (stage, instruction).
+// What the solver works on (one cost table per stage and instruction, the computation DAG), and
+// what a Frontier needs to turn the solver's durations back into frequency plans.
+struct PlanningProblem {
+  TimeCostProblem problem;
+  Frontier::Setup setup;
+};
+
+// Validates the options against the profile and builds the problem. Errors name the offending
+// option or (stage, instruction).
+Result<PlanningProblem> BuildPlanningProblem(const Profile& profile, const PlannerOptions& options);
+
+// BuildPlanningProblem, then the whole frontier.
 Result<Frontier> ComputeFrontier(const Profile& profile, const PlannerOptions& options);
 
 }  // namespace wattcut
