@@ -81,9 +81,7 @@ Status RankClient::OnStepBegin() {
     case Phase::kProfiling:
       profiling_step_ = true;
       return profiler_->BeginIteration();
-    case Phase::kProfiledWaiting:
-      // Done here, not yet everywhere: run at the highest clock until every rank is done.
-      setter_->SetFrequency(freqs_mhz_.front());
+    case Phase::kProfiledWaiting:  // its instructions run at the highest clock (OnInstructionBegin)
       return Status::Ok();
     case Phase::kPlanned:
       if (Status s = FetchStepSchedule(); !s.ok()) {
@@ -108,6 +106,7 @@ Result<int> RankClient::OnInstructionBegin(std::string_view instruction) {
                  std::string(instruction) + "')"};
   }
   if (phase_ == Phase::kProfiledWaiting) {
+    // Done here, not yet everywhere: run at the highest clock until every rank is done.
     setter_->SetFrequency(freqs_mhz_.front());
     return freqs_mhz_.front();
   }
