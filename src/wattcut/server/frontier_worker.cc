@@ -3,8 +3,6 @@
 #include <chrono>
 #include <exception>
 
-#include "wattcut/profile/profile_csv.h"
-
 namespace wattcut::server {
 
 FrontierWorker::FrontierWorker(int num_threads, Done done) : done_(std::move(done)) {
@@ -50,9 +48,7 @@ void FrontierWorker::Run() {
     Result<Frontier> frontier = [&]() -> Result<Frontier> {
       // A planner that runs out of memory fails this job, not the server.
       try {
-        auto profile = ParseProfileCsv(task.profile_csv, "job " + task.job_id + " profile");
-        if (!profile) return profile.error();
-        return ComputeFrontier(*profile, task.options);
+        return ComputeFrontier(*task.profile, task.options);
       } catch (const std::exception& e) {
         return Error{std::string("the planner failed: ") + e.what()};
       }

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -16,13 +17,14 @@
 #include "wattcut/base/result.h"
 #include "wattcut/plan/frontier.h"
 #include "wattcut/plan/planner.h"
+#include "wattcut/profile/profile.h"
 
 namespace wattcut::server {
 
 struct FrontierTask {
   std::string job_id;
   uint64_t generation = 0;  // lets the job ignore results of superseded tasks
-  std::string profile_csv;
+  std::shared_ptr<const Profile> profile;  // the job's, already parsed and checked
   PlannerOptions options;
 };
 

@@ -108,7 +108,6 @@ struct JobRegistry::Job {
   int num_waiting = 0;
   Decision decision;  // what round `round` served
   // Profile and frontier.
-  std::string profile_csv;
   std::string profile_source;
   std::shared_ptr<const Profile> profile;
   std::vector<std::optional<RankProfile>> rank_profiles;
@@ -391,7 +390,6 @@ Status JobRegistry::Load() {
           ParseProfileCsv(s.profile_csv, "job " + s.job_id + " profile", job->info.pp_degree);
       if (profile) {
         job->profile = std::make_shared<Profile>(std::move(*profile));
-        job->profile_csv = std::move(s.profile_csv);
         job->profile_source = s.profile_source;
         to_plan.push_back(job);
       }
@@ -744,7 +742,7 @@ void JobRegistry::RecordProfilingResultLocked(Job& job, const ProfilingResult& r
       job.frontier_error = csv.error().message;
       return;
     }
-    Reply r2 = SetProfileLocked(job, std::move(*csv), "server_profiling");
+    Reply r2 = SetProfileLocked(job, *csv, "server_profiling");
     if (r2.status >= 300) {
       job.frontier_state = Job::FrontierState::kFailed;
       job.frontier_error = r2.body;
@@ -846,11 +844,11 @@ void JobRegistry::SubmitFrontierLocked(Job& job) {
     job.frontier_error = "num_microbatches is not set; PUT /v1/jobs/{job_id}/planner";
     return;
   }
-  worker_->Submit(FrontierTask{job.info.job_id, job.frontier_generation, job.profile_csv,
+  worker_->Submit(FrontierTask{job.info.job_id, job.frontier_generation, job.profile,
                                job.planner.ToPlannerOptions()});
 }
 
-Reply JobRegistry::SetProfileLocked(Job& job, std::string csv, const std::string& source) {
+Reply JobRegistry::SetProfileLocked(Job& job, const std::string& csv, const std::string& source) {
   auto profile = ParseProfileCsv(csv, "job " + job.info.job_id + " profile", job.info.pp_degree);
   if (!profile) return Fail(422, profile.error().message);
   if (profile->num_stages() != job.info.pp_degree) {
@@ -872,7 +870,6 @@ Reply JobRegistry::SetProfileLocked(Job& job, std::string csv, const std::string
     job.profile = previous;
     return StoreFailed(s.error());
   }
-  job.profile_csv = std::move(csv);
   job.profile_source = source;
   SubmitFrontierLocked(job);
   return Reply{
@@ -946,7 +943,7 @@ Reply JobRegistry::UploadRankProfile(const std::string& job_id, const RankProfil
     for (const auto& rp : job->rank_profiles) all.push_back(*rp);
     auto csv = AggregateRankProfiles(all, job->info.pp_degree);
     if (!csv) return Fail(422, csv.error().message);
-    Reply reply = SetProfileLocked(*job, std::move(*csv), "rank_profiles");
+    Reply reply = SetProfileLocked(*job, *csv, "rank_profiles");
     if (reply.status >= 300) return reply;
     out["frontier"] = "computing";
   }
@@ -972,7 +969,7 @@ Reply JobRegistry::ComputeFrontierNow(const std::string& job_id) {
   }
   auto csv = AggregateRankProfiles(all, job->info.pp_degree);
   if (!csv) return Fail(422, csv.error().message);
-  return SetProfileLocked(*job, std::move(*csv), "rank_profiles");
+  return SetProfileLocked(*job, *csv, "rank_profiles");
 }
 
 void JobRegistry::OnFrontierDone(const FrontierTask& task, Result<Frontier> frontier,

@@ -97,7 +97,7 @@ class JobRegistry {
   void CompleteRound(Job& job);
   Decision Decide(Job& job, bool start_profiling);
   Reply ScheduleReply(Job& job, const Decision& decision, int rank);
-  Reply SetProfileLocked(Job& job, std::string csv, const std::string& source);
+  Reply SetProfileLocked(Job& job, const std::string& csv, const std::string& source);
   void SubmitFrontierLocked(Job& job);
   void OnFrontierDone(const FrontierTask& task, Result<Frontier> frontier, double seconds);
   std::string StateJson(const Job& job) const;
