@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "wattcut/cli/command.h"
+#include "wattcut/dag/pipeline_schedule.h"
 #include "wattcut/server/auth.h"
 #include "wattcut/server/server.h"
 
@@ -68,8 +69,9 @@ int Run(const ServeArgs& args) {
   options.registry.long_poll_timeout =
       std::chrono::milliseconds(static_cast<int64_t>(args.long_poll_timeout_s * 1000));
   options.registry.default_planner.num_microbatches = args.microbatches;
-  options.registry.default_planner.schedule =
-      args.schedule == "gpipe" ? PipelineScheduleKind::kGPipe : PipelineScheduleKind::k1F1B;
+  auto schedule = ParsePipelineSchedule(args.schedule);
+  if (!schedule) return ReportError(name, schedule.error());
+  options.registry.default_planner.schedule = *schedule;
   options.registry.default_planner.unit_time_s = args.unit_time_s;
   options.registry.default_planner.p2p_power_w = args.p2p_power_w;
 

@@ -4,6 +4,8 @@
 #include <cmath>
 #include <limits>
 
+#include "wattcut/dag/pipeline_schedule.h"
+
 namespace wattcut::server {
 
 using nlohmann::json;
@@ -315,17 +317,12 @@ Result<PlannerSettings> PlannerSettingsFromJson(const json& j) {
   if (!m) return m.error();
   settings.num_microbatches = *m;
   if (auto it = j.find("schedule"); it != j.end() && !it->is_null()) {
-    if (!it->is_string()) {
+    std::string name = it->is_string() ? it->get<std::string>() : std::string();
+    Result<PipelineScheduleKind> schedule = ParsePipelineSchedule(name);
+    if (!schedule) {
       return Error{"field 'schedule': expected \"1f1b\" or \"gpipe\", got " + Shown(*it)};
     }
-    std::string name = it->get<std::string>();
-    if (name == "1f1b") {
-      settings.schedule = PipelineScheduleKind::k1F1B;
-    } else if (name == "gpipe") {
-      settings.schedule = PipelineScheduleKind::kGPipe;
-    } else {
-      return Error{"field 'schedule': expected \"1f1b\" or \"gpipe\", got " + Shown(*it)};
-    }
+    settings.schedule = *schedule;
   }
   if (auto it = j.find("cost_model"); it != j.end() && !it->is_null()) {
     std::string name = it->is_string() ? it->get<std::string>() : std::string();
@@ -495,7 +492,7 @@ json ToJson(const RankProfile& p) {
 json ToJson(const PlannerSettings& s) {
   return {
       {"num_microbatches", s.num_microbatches},
-      {"schedule", s.schedule == PipelineScheduleKind::k1F1B ? "1f1b" : "gpipe"},
+      {"schedule", std::string(PipelineScheduleName(s.schedule))},
       {"unit_time_s", s.unit_time_s},
       {"noise_factor", s.noise_factor},
       {"cost_model", s.cost_model == CostModelKind::kExponential ? "exponential" : "convex_hull"},
