@@ -54,17 +54,6 @@ std::string RegisterJobAndRanks(httplib::Client& c, int pp, int dp, int tp) {
   return id;
 }
 
-// Polls the frontier status until it is ready or failed (bounded number of polls).
-json WaitForFrontier(httplib::Client& c, const std::string& id) {
-  json status;
-  for (int i = 0; i < 6000; ++i) {
-    status = Get(c, "/v1/jobs/" + id + "/frontier").body;
-    if (status.value("state", "") == "ready" || status.value("state", "") == "failed") break;
-    usleep(20000);
-  }
-  return status;
-}
-
 // One round: every rank asks for its schedule at once; returns schedules by rank.
 std::vector<json> FetchRound(const ServerProcess& server, const std::string& id, int world) {
   std::vector<json> out(static_cast<size_t>(world));

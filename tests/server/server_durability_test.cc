@@ -154,12 +154,7 @@ TEST(ServerDurability, SigkillDuringBusyRunKeepsEveryAcknowledgedWrite) {
       Post(*c, "/v1/jobs/" + path + "/stragglers", {{"dp_rank", 1}, {"recovered", true}}).status,
       200);
   ASSERT_EQ(Put(*c, "/v1/jobs/" + path + "/profile", {{"csv", TestProfileCsv(kPp)}}).status, 202);
-  std::string state;
-  for (int i = 0; i < 6000 && state != "ready" && state != "failed"; ++i) {
-    state = Get(*c, "/v1/jobs/" + path + "/frontier").body.value("state", "");
-    if (state != "ready") usleep(20000);
-  }
-  ASSERT_EQ(state, "ready");
+  ASSERT_EQ(WaitForFrontier(*c, path).value("state", ""), "ready");
   Frontier expected = TestFrontier(kPp, kMicrobatches);
   std::vector<std::thread> ranks;
   for (int r = 0; r < kWorld; ++r) {
@@ -180,14 +175,8 @@ TEST(ServerDurability, SigkillDuringBusyRunKeepsEveryAcknowledgedWrite) {
   server = std::make_unique<ServerProcess>(std::vector<std::string>{}, dir);
   ASSERT_TRUE(server->running()) << server->startup_output();
   c = server->Client();
-  state.clear();
-  json status;
-  for (int i = 0; i < 6000 && state != "ready" && state != "failed"; ++i) {
-    status = Get(*c, "/v1/jobs/" + path + "/frontier").body;
-    state = status.value("state", "");
-    if (state != "ready") usleep(20000);
-  }
-  ASSERT_EQ(state, "ready");
+  json status = WaitForFrontier(*c, path);
+  ASSERT_EQ(status.value("state", ""), "ready");
   EXPECT_EQ(status["selected"]["index"].get<size_t>(), expected.min_energy_index());
 }
 

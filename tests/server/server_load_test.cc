@@ -1,7 +1,6 @@
 // Load: one job of 8 stages x 16 dp x 8 tp = 1,024 simulated ranks register and
 // long-poll at once on loopback; every rank must be served its stage's schedule.
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <atomic>
 #include <thread>
@@ -31,12 +30,7 @@ TEST(ServerLoad, ThousandRanksRegisterAndLongPollAtOnce) {
   ASSERT_EQ(job.status, 200) << job.text;
   std::string path = PathEscape(job.body.get<std::string>());
   ASSERT_EQ(Put(*c, "/v1/jobs/" + path + "/profile", {{"csv", TestProfileCsv(kPp)}}).status, 202);
-  std::string state;
-  for (int i = 0; i < 30000 && state != "ready" && state != "failed"; ++i) {
-    state = Get(*c, "/v1/jobs/" + path + "/frontier").body.value("state", "");
-    if (state != "ready") usleep(20000);
-  }
-  ASSERT_EQ(state, "ready");
+  ASSERT_EQ(WaitForFrontier(*c, path, /*max_polls=*/30000).value("state", ""), "ready");
   Frontier expected = TestFrontier(kPp, kMicrobatches);
   std::vector<std::string> stage_schedules;
   for (int s = 0; s < kPp; ++s) {

@@ -157,6 +157,17 @@ HttpReply Delete(httplib::Client& client, const std::string& path) {
   return ToReply(client.Delete(path));
 }
 
+nlohmann::json WaitForFrontier(httplib::Client& client, const std::string& job_path,
+                               int max_polls) {
+  nlohmann::json status;
+  for (int i = 0; i < max_polls; ++i) {
+    status = Get(client, "/v1/jobs/" + job_path + "/frontier").body;
+    if (status.value("state", "") == "ready" || status.value("state", "") == "failed") break;
+    usleep(20000);
+  }
+  return status;
+}
+
 std::string PathEscape(const std::string& text) {
   std::string out;
   const char* hex = "0123456789ABCDEF";

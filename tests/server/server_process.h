@@ -75,4 +75,10 @@ HttpReply PostRaw(httplib::Client& client, const std::string& path, const std::s
 // Percent-encodes a job id for a URL path ('+' and other reserved characters).
 std::string PathEscape(const std::string& text);
 
+// Polls GET /v1/jobs/{job_path}/frontier every 20 ms until its state is ready or
+// failed, at most `max_polls` times; returns the last status body. `job_path` is the
+// PathEscape'd job id.
+nlohmann::json WaitForFrontier(httplib::Client& client, const std::string& job_path,
+                               int max_polls = 6000);
+
 }  // namespace wattcut::testing

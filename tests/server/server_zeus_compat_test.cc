@@ -4,7 +4,6 @@
 // planned schedules. The server is configured by its operator (--microbatches,
 // --p2p-power), as a Zeus server would be; the ranks send nothing wattcut-specific.
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <cstdio>
 #include <set>
@@ -99,12 +98,7 @@ TEST(ZeusCompat, ZeusClientProfilesAndGetsPlannedSchedules) {
   // The frontier is computed in the background from the ranks' results; meanwhile the
   // ranks keep training at their highest frequency. Watch it with a separate client.
   auto admin = server.Client();
-  std::string state;
-  for (int i = 0; i < 6000 && state != "ready" && state != "failed"; ++i) {
-    state = Get(*admin, "/v1/jobs/" + PathEscape(*job_id) + "/frontier").body.value("state", "");
-    if (state != "ready") usleep(20000);
-  }
-  ASSERT_EQ(state, "ready");
+  ASSERT_EQ(WaitForFrontier(*admin, PathEscape(*job_id)).value("state", ""), "ready");
 
   round(schedules);
   size_t fastest = expected.fastest_index();
