@@ -213,13 +213,18 @@ Status PowerCdf(const std::string& path, const RunContext& c, const RowRunResult
   return chart.WriteSvg(path);
 }
 
-Status SweepCharts(const std::string& dir, const RunContext& c, const SweepResult& sweep) {
-  std::vector<std::string> policies;
+// The names of the sweep's policies, in the order of their first point.
+std::vector<std::string> PolicyOrder(const SweepResult& sweep) {
+  std::vector<std::string> order;
   for (const SweepPoint& p : sweep.points) {
-    if (std::find(policies.begin(), policies.end(), PolicyName(p.run.policy)) == policies.end()) {
-      policies.push_back(PolicyName(p.run.policy));
-    }
+    std::string name = PolicyName(p.run.policy);
+    if (std::find(order.begin(), order.end(), name) == order.end()) order.push_back(name);
   }
+  return order;
+}
+
+Status SweepCharts(const std::string& dir, const RunContext& c, const SweepResult& sweep) {
+  const std::vector<std::string> policies = PolicyOrder(sweep);
   auto collect = [&](const std::string& policy, auto value) {
     std::vector<plot::Point> points;
     for (const SweepPoint& p : sweep.points) {
@@ -351,11 +356,7 @@ Status WriteSweepReport(const std::string& dir, const RunContext& context, const
   for (const RowRunResult& r : sweep.references) references.push_back(RunJson(r));
   summary["unconstrained"] = references;
   json held = json::object();
-  std::vector<std::string> order;
-  for (const SweepPoint& p : sweep.points) {
-    std::string name = PolicyName(p.run.policy);
-    if (std::find(order.begin(), order.end(), name) == order.end()) order.push_back(name);
-  }
+  const std::vector<std::string> order = PolicyOrder(sweep);
   for (size_t i = 0; i < order.size() && i < sweep.max_added_held.size(); ++i) held[order[i]] = sweep.max_added_held[i];
   summary["max_added_fraction_held"] = held;
   st = WriteText(dir + "/summary.json", summary.dump(2) + "\n");
