@@ -121,6 +121,16 @@ Result<RowRunResult> SimulateRow(const PolcaConfig& config, const RequestTrace& 
     }
     return best;
   };
+  // Applies `change` to server i and carries its effect into the row power, the routing
+  // load and the event queue.
+  auto update = [&](size_t i, auto&& change) {
+    InferenceServer& s = servers[i];
+    double before = s.power_w();
+    change(s);
+    load[i] = s.outstanding();
+    row_w += s.power_w() - before;
+    queue.Update(i, s.next_event_s());
+  };
 
   while (true) {
     if (next_arrival == block.size() && more_blocks) {
@@ -155,12 +165,8 @@ Result<RowRunResult> SimulateRow(const PolcaConfig& config, const RequestTrace& 
 
     if (t == t_actuation) {
       if (actuation.ApplyUntil(t)) {
-        for (int i = 0; i < n; ++i) {
-          InferenceServer& s = servers[static_cast<size_t>(i)];
-          double before = s.power_w();
-          s.SetLimits(actuation.Limits(s.priority()), t);
-          row_w += s.power_w() - before;
-          queue.Update(static_cast<size_t>(i), s.next_event_s());
+        for (size_t i = 0; i < servers.size(); ++i) {
+          update(i, [&](InferenceServer& s) { s.SetLimits(actuation.Limits(s.priority()), t); });
         }
       }
     } else if (t == t_reading) {
@@ -173,23 +179,11 @@ Result<RowRunResult> SimulateRow(const PolcaConfig& config, const RequestTrace& 
         result.actions.push_back({t, last_level, last_brake});
       }
     } else if (t == t_server) {
-      size_t i = queue.top();
-      InferenceServer& s = servers[i];
-      double before = s.power_w();
-      s.HandleEvent(t, logs[static_cast<size_t>(s.priority())]);
-      load[i] = s.outstanding();
-      row_w += s.power_w() - before;
-      queue.Update(i, s.next_event_s());
+      update(queue.top(), [&](InferenceServer& s) { s.HandleEvent(t, logs[static_cast<size_t>(s.priority())]); });
     } else if (t == t_arrival) {
       const Arrival& a = block[next_arrival++];
       ++result.arrivals;
-      int i = route(a);
-      InferenceServer& s = servers[static_cast<size_t>(i)];
-      double before = s.power_w();
-      s.Arrive(a, t);
-      load[static_cast<size_t>(i)] = s.outstanding();
-      row_w += s.power_w() - before;
-      queue.Update(static_cast<size_t>(i), s.next_event_s());
+      update(static_cast<size_t>(route(a)), [&](InferenceServer& s) { s.Arrive(a, t); });
     }
   }
 
