@@ -127,6 +127,19 @@ struct JobRegistry::Job {
   int num_results = 0;
   bool deleted = false;
 
+  // Sizes the per-rank state for info.world_size ranks, all empty.
+  void SizeRankState() {
+    size_t ws = static_cast<size_t>(info.world_size);
+    ranks.resize(ws);
+    waiting.assign(ws, 0);
+    rank_profiles.resize(ws);
+    profiling.got.assign(ws, 0);
+    has_result.assign(ws, 0);
+  }
+
+  // Every rank profile received so far, aggregated into one pipeline profile CSV.
+  Result<std::string> AggregateReceivedRankProfiles() const;
+
   Status CheckRankAgainstProfile(const RankInfo& rank) const {
     if (!profile || rank.pp_rank >= profile->num_stages()) return Status::Ok();
     std::set<int> declared(rank.available_frequencies.begin(), rank.available_frequencies.end());
@@ -185,6 +198,14 @@ struct JobRegistry::Job {
     return t;
   }
 };
+
+Result<std::string> JobRegistry::Job::AggregateReceivedRankProfiles() const {
+  std::vector<RankProfile> all;
+  for (const auto& rp : rank_profiles) {
+    if (rp) all.push_back(*rp);
+  }
+  return AggregateRankProfiles(all, info.pp_degree);
+}
 
 Result<std::string> AggregateRankProfiles(const std::vector<RankProfile>& profiles, int pp_degree) {
   using FreqMap = std::map<int, std::pair<double, double>>;  // freq -> (time, energy)
@@ -332,17 +353,14 @@ Status JobRegistry::Load() {
       auto planner = PlannerSettingsFromJson(json::parse(s.planner_json));
       if (!planner) return Error{where + planner.error().message};
       job->planner = *planner;
+      job->SizeRankState();
       size_t ws = static_cast<size_t>(job->info.world_size);
-      job->ranks.resize(ws);
-      job->waiting.assign(ws, 0);
-      job->rank_profiles.resize(ws);
       for (const auto& [rank, text] : s.ranks) {
         auto r = RankInfoFromJson(json::parse(text));
         if (!r || static_cast<size_t>(rank) >= ws) return Error{where + "bad rank row"};
         job->ranks[static_cast<size_t>(rank)] = *r;
         ++job->num_registered;
       }
-      job->has_result.assign(ws, 0);
       for (const auto& [rank, text] : s.results) {
         if (static_cast<size_t>(rank) < ws && !job->has_result[static_cast<size_t>(rank)]) {
           job->has_result[static_cast<size_t>(rank)] = 1;
@@ -374,7 +392,6 @@ Status JobRegistry::Load() {
       job->profiling.done = prof.at("done").get<bool>();
       job->profiling.freqs = prof.at("freqs").get<std::vector<int>>();
       job->profiling.step = prof.at("step").get<size_t>();
-      job->profiling.got.assign(ws, 0);
       for (const json& r : prof.at("got")) {
         size_t rank = r.get<size_t>();
         if (rank < ws && !job->profiling.got[rank]) {
@@ -411,12 +428,7 @@ Reply JobRegistry::RegisterJob(const JobRegistration& registration) {
   auto job = std::make_shared<Job>();
   job->info = registration.info;
   job->planner = registration.planner.value_or(options_.default_planner);
-  size_t ws = static_cast<size_t>(job->info.world_size);
-  job->ranks.resize(ws);
-  job->waiting.assign(ws, 0);
-  job->rank_profiles.resize(ws);
-  job->profiling.got.assign(ws, 0);
-  job->has_result.assign(ws, 0);
+  job->SizeRankState();
 
   JobInfo info = job->info;
   auto make_id = [&info](int64_t seq) {
@@ -732,11 +744,7 @@ void JobRegistry::RecordProfilingResultLocked(Job& job, const ProfilingResult& r
   if (!job.rank_profiles[r]) ++job.num_rank_profiles;
   job.rank_profiles[r] = std::move(p);
   if (prof.done) {
-    std::vector<RankProfile> all;
-    for (const auto& rp : job.rank_profiles) {
-      if (rp) all.push_back(*rp);
-    }
-    auto csv = AggregateRankProfiles(all, job.info.pp_degree);
+    auto csv = job.AggregateReceivedRankProfiles();
     if (!csv) {
       job.frontier_state = Job::FrontierState::kFailed;
       job.frontier_error = csv.error().message;
@@ -939,9 +947,7 @@ Reply JobRegistry::UploadRankProfile(const std::string& job_id, const RankProfil
   slot = profile;
   json out = {{"rank_profiles", job->num_rank_profiles}, {"world_size", job->info.world_size}};
   if (job->num_rank_profiles == job->info.world_size) {
-    std::vector<RankProfile> all;
-    for (const auto& rp : job->rank_profiles) all.push_back(*rp);
-    auto csv = AggregateRankProfiles(all, job->info.pp_degree);
+    auto csv = job->AggregateReceivedRankProfiles();
     if (!csv) return Fail(422, csv.error().message);
     Reply reply = SetProfileLocked(*job, *csv, "rank_profiles");
     if (reply.status >= 300) return reply;
@@ -958,16 +964,12 @@ Reply JobRegistry::ComputeFrontierNow(const std::string& job_id) {
     SubmitFrontierLocked(*job);
     return Reply{202, json{{"frontier", "computing"}}.dump()};
   }
-  std::vector<RankProfile> all;
-  for (const auto& rp : job->rank_profiles) {
-    if (rp) all.push_back(*rp);
-  }
-  if (all.empty()) {
+  if (job->num_rank_profiles == 0) {
     return Fail(409, "job '" + job_id +
                          "' has no profile: upload one (PUT /v1/jobs/{job_id}/profile "
                          "or POST /v1/jobs/{job_id}/rank_profiles)");
   }
-  auto csv = AggregateRankProfiles(all, job->info.pp_degree);
+  auto csv = job->AggregateReceivedRankProfiles();
   if (!csv) return Fail(422, csv.error().message);
   return SetProfileLocked(*job, *csv, "rank_profiles");
 }
