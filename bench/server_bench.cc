@@ -22,6 +22,7 @@
 #include <thread>
 
 #include "wattcut/profile/gpu_model.h"
+#include "wattcut/runtime/plan_server_client.h"
 #include "wattcut/server/server.h"
 
 namespace {
@@ -88,18 +89,6 @@ std::string ProfileCsv() {
   return csv;
 }
 
-std::string EscapePath(const std::string& text) {
-  std::string out;
-  for (char c : text) {
-    if (c == '+') {
-      out += "%2B";
-    } else {
-      out += c;
-    }
-  }
-  return out;
-}
-
 // A job of `ranks` ranks (pp = 4, dp = ranks / 4), planned and fully registered.
 std::string JobFor(int ranks) {
   static std::mutex mu;
@@ -120,7 +109,7 @@ std::string JobFor(int ranks) {
       {"planner", {{"num_microbatches", kMicrobatches}, {"p2p_power_w", (*model)->p2p_power_w}}}};
   auto res = c.Post("/register_job", job.dump(), "application/json");
   if (!res || res->status != 200) std::abort();
-  std::string id = EscapePath(json::parse(res->body).get<std::string>());
+  std::string id = wattcut::EncodeJobIdForPath(json::parse(res->body).get<std::string>());
   std::vector<int> freqs;
   for (int f = 1410; f >= 1200; f -= 15) freqs.push_back(f);
   for (int r = 0; r < ranks; ++r) {

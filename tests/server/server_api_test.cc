@@ -373,7 +373,7 @@ TEST(ServerApi, StopsCleanlyWithWaitingLongPolls) {
                    {"world_size", 2},
                    {"planner", {{"num_microbatches", 2}}}});
   ASSERT_EQ(job.status, 200);
-  std::string path = PathEscape(job.body.get<std::string>());
+  std::string path = EncodeJobIdForPath(job.body.get<std::string>());
   for (int r = 0; r < 2; ++r) {
     ASSERT_EQ(Post(*c, "/register_rank/" + path,
                    {{"rank", r},
@@ -415,7 +415,7 @@ TEST(ServerApi, LargeFrontierDoesNotStallOtherRequests) {
             {"planner",
              {{"num_microbatches", 24}, {"unit_time_s", 0.0001}, {"p2p_power_w", o.p2p_power_w}}}});
   ASSERT_EQ(job.status, 200);
-  std::string path = PathEscape(job.body.get<std::string>());
+  std::string path = EncodeJobIdForPath(job.body.get<std::string>());
   ASSERT_EQ(Put(*c, "/v1/jobs/" + path + "/profile", {{"csv", TestProfileCsv(8, 855)}}).status,
             202);
   int answered_while_computing = 0;

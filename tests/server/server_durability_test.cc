@@ -63,7 +63,7 @@ TEST(ServerDurability, SigkillDuringBusyRunKeepsEveryAcknowledgedWrite) {
         std::lock_guard lock(mu);
         records.push_back(rec);
       };
-      std::string path = PathEscape(rec.id);
+      std::string path = EncodeJobIdForPath(rec.id);
       for (int r = 0; r < kWorld; ++r) {
         json info = {{"rank", r},
                      {"dp_rank", r / kPp},
@@ -116,7 +116,7 @@ TEST(ServerDurability, SigkillDuringBusyRunKeepsEveryAcknowledgedWrite) {
   auto c = server->Client();
   ASSERT_FALSE(records.empty());
   for (const JobRecord& rec : records) {
-    auto job = Get(*c, "/v1/jobs/" + PathEscape(rec.id));
+    auto job = Get(*c, "/v1/jobs/" + EncodeJobIdForPath(rec.id));
     ASSERT_EQ(job.status, 200) << rec.id << ": " << job.text;
     EXPECT_GE(job.body["ranks_registered"].get<int>(), rec.ranks_acked) << rec.id;
     EXPECT_GE(job.body["ranks_with_results"].get<int>(), rec.results_acked) << rec.id;
@@ -148,7 +148,7 @@ TEST(ServerDurability, SigkillDuringBusyRunKeepsEveryAcknowledgedWrite) {
     if (rec.ranks_acked == kWorld) full = &rec;
   }
   ASSERT_NE(full, nullptr);
-  std::string path = PathEscape(full->id);
+  std::string path = EncodeJobIdForPath(full->id);
   ASSERT_EQ(Put(*c, "/v1/jobs/" + path + "/plan", {{"point", "fastest"}}).status, 200);
   ASSERT_EQ(
       Post(*c, "/v1/jobs/" + path + "/stragglers", {{"dp_rank", 1}, {"recovered", true}}).status,

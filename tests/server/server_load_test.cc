@@ -28,7 +28,7 @@ TEST(ServerLoad, ThousandRanksRegisterAndLongPollAtOnce) {
        {"world_size", kWorld},
        {"planner", {{"num_microbatches", kMicrobatches}, {"p2p_power_w", options.p2p_power_w}}}});
   ASSERT_EQ(job.status, 200) << job.text;
-  std::string path = PathEscape(job.body.get<std::string>());
+  std::string path = EncodeJobIdForPath(job.body.get<std::string>());
   ASSERT_EQ(Put(*c, "/v1/jobs/" + path + "/profile", {{"csv", TestProfileCsv(kPp)}}).status, 202);
   ASSERT_EQ(WaitForFrontier(*c, path, /*max_polls=*/30000).value("state", ""), "ready");
   Frontier expected = TestFrontier(kPp, kMicrobatches);

@@ -168,21 +168,4 @@ nlohmann::json WaitForFrontier(httplib::Client& client, const std::string& job_p
   return status;
 }
 
-std::string PathEscape(const std::string& text) {
-  std::string out;
-  const char* hex = "0123456789ABCDEF";
-  for (unsigned char c : text) {
-    bool plain = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-                 c == '-' || c == '_' || c == '.' || c == '~';
-    if (plain) {
-      out += static_cast<char>(c);
-    } else {
-      out += '%';
-      out += hex[c >> 4];
-      out += hex[c & 15];
-    }
-  }
-  return out;
-}
-
 }  // namespace wattcut::testing

@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "wattcut/runtime/plan_server_client.h"
+
 namespace wattcut::testing {
 
 class ServerProcess {
@@ -72,12 +74,9 @@ HttpReply Put(httplib::Client& client, const std::string& path, const nlohmann::
 HttpReply Delete(httplib::Client& client, const std::string& path);
 HttpReply PostRaw(httplib::Client& client, const std::string& path, const std::string& body);
 
-// Percent-encodes a job id for a URL path ('+' and other reserved characters).
-std::string PathEscape(const std::string& text);
-
 // Polls GET /v1/jobs/{job_path}/frontier every 20 ms until its state is ready or
 // failed, at most `max_polls` times; returns the last status body. `job_path` is the
-// PathEscape'd job id.
+// EncodeJobIdForPath'd job id (wattcut/runtime/plan_server_client.h).
 nlohmann::json WaitForFrontier(httplib::Client& client, const std::string& job_path,
                                int max_polls = 6000);
 

@@ -98,7 +98,7 @@ TEST(ZeusCompat, ZeusClientProfilesAndGetsPlannedSchedules) {
   // The frontier is computed in the background from the ranks' results; meanwhile the
   // ranks keep training at their highest frequency. Watch it with a separate client.
   auto admin = server.Client();
-  ASSERT_EQ(WaitForFrontier(*admin, PathEscape(*job_id)).value("state", ""), "ready");
+  ASSERT_EQ(WaitForFrontier(*admin, EncodeJobIdForPath(*job_id)).value("state", ""), "ready");
 
   round(schedules);
   size_t fastest = expected.fastest_index();
@@ -107,7 +107,7 @@ TEST(ZeusCompat, ZeusClientProfilesAndGetsPlannedSchedules) {
     for (const auto& [instruction, f] : schedules[r].frequencies) got.push_back({instruction, f});
     EXPECT_EQ(got.dump(), StageScheduleJson(expected, fastest, r % kPp)) << "rank " << r;
   }
-  auto job = Get(*admin, "/v1/jobs/" + PathEscape(*job_id));
+  auto job = Get(*admin, "/v1/jobs/" + EncodeJobIdForPath(*job_id));
   EXPECT_EQ(job.body["profile_source"], "server_profiling");
   EXPECT_EQ(job.body["ranks_with_results"], kWorld);
 }
