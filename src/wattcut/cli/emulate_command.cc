@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "wattcut/base/csv_reader.h"
+#include "wattcut/base/fixed_decimals.h"
 #include "wattcut/cli/command.h"
 #include "wattcut/cli/output_directory.h"
 #include "wattcut/cli/planner_arguments.h"
@@ -34,12 +35,6 @@ struct EmulateArgs {
   bool overwrite = false;
 };
 
-std::string Fixed(double value, int digits) {
-  char buffer[64];
-  std::snprintf(buffer, sizeof(buffer), "%.*f", digits, value);
-  return buffer;
-}
-
 // Checks that the frontier.csv of an earlier `wattcut frontier` run in `dir` is the
 // frontier of this profile and these options, point for point.
 Status CheckStoredFrontier(const std::string& dir, const Frontier& frontier) {
@@ -61,8 +56,8 @@ Status CheckStoredFrontier(const std::string& dir, const Frontier& frontier) {
     const FrontierPoint& p = frontier.points()[i];
     if (std::abs(*t - p.time_s) > 1e-9 * std::max(1.0, p.time_s) || std::abs(*e - p.energy_j) > 1e-6 * std::max(1.0, p.energy_j)) {
       return Error{path + ":" + std::to_string(table->rows()[i].line) +
-                   ": differs from the frontier of this profile and these options (time " + Fixed(p.time_s, 4) +
-                   " s, energy " + Fixed(p.energy_j, 3) + " J expected)"};
+                   ": differs from the frontier of this profile and these options (time " + FixedDecimals(p.time_s, 4) +
+                   " s, energy " + FixedDecimals(p.energy_j, 3) + " J expected)"};
     }
   }
   return Status::Ok();
@@ -170,10 +165,10 @@ int Run(const EmulateArgs& args) {
             << "job: " << args.pipelines << " pipelines x " << profile.num_stages() << " stages x " << args.tp
             << " tensor-parallel GPUs = " << static_cast<long>(args.pipelines) * args.tp * profile.num_stages() << " GPUs; "
             << workload << "\n"
-            << "frontier: " << frontier->points().size() << " points, T_min " << Fixed(result->t_min_s, 3) << " s, T* "
-            << Fixed(result->t_star_s, 3) << " s, T*/T_min " << Fixed(result->t_star_s / result->t_min_s, 3) << "\n"
-            << "intrinsic saving per pipeline: Perseus " << Fixed(result->intrinsic_saving_percent, 2) << " %, EnvPipe "
-            << Fixed(result->envpipe_intrinsic_saving_percent, 2) << " %\n"
+            << "frontier: " << frontier->points().size() << " points, T_min " << FixedDecimals(result->t_min_s, 3) << " s, T* "
+            << FixedDecimals(result->t_star_s, 3) << " s, T*/T_min " << FixedDecimals(result->t_star_s / result->t_min_s, 3) << "\n"
+            << "intrinsic saving per pipeline: Perseus " << FixedDecimals(result->intrinsic_saving_percent, 2) << " %, EnvPipe "
+            << FixedDecimals(result->envpipe_intrinsic_saving_percent, 2) << " %\n"
             << "saving vs AllMax with one straggler:\n"
             << "  slowdown   perseus  intrinsic   envpipe  zeus-global\n";
   std::map<double, std::map<std::string, double>> table;

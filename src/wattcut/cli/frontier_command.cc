@@ -1,7 +1,7 @@
 // `wattcut frontier`: compute a pipeline's iteration time-energy frontier and its plans.
-#include <cstdio>
 #include <iostream>
 
+#include "wattcut/base/fixed_decimals.h"
 #include "wattcut/cli/command.h"
 #include "wattcut/cli/output_directory.h"
 #include "wattcut/cli/planner_arguments.h"
@@ -20,12 +20,6 @@ struct FrontierArgs {
   std::string out_dir;
   bool overwrite = false;
 };
-
-std::string Format(const char* fmt, double a) {
-  char buffer[64];
-  std::snprintf(buffer, sizeof(buffer), fmt, a);
-  return buffer;
-}
 
 int Run(const FrontierArgs& args) {
   const std::string name = "frontier";
@@ -65,17 +59,17 @@ int Run(const FrontierArgs& args) {
             << PipelineScheduleName(options.schedule) << ", unit time " << options.unit_time_s << " s, "
             << CostModelName(options.cost_model) << " cost model, blocking power " << options.p2p_power_w
             << " W\n"
-            << "frontier: " << frontier->points().size() << " points from " << Format("%.4f", slowest.time_s)
-            << " s to " << Format("%.4f", t_min.time_s) << " s\n"
-            << "  T_min  " << Format("%.4f", t_min.time_s) << " s  " << Format("%.2f", t_min.energy_j)
+            << "frontier: " << frontier->points().size() << " points from " << FixedDecimals(slowest.time_s, 4)
+            << " s to " << FixedDecimals(t_min.time_s, 4) << " s\n"
+            << "  T_min  " << FixedDecimals(t_min.time_s, 4) << " s  " << FixedDecimals(t_min.energy_j, 2)
             << " J  (plan " << PlanFileStem(fastest) << ")\n"
-            << "  T*     " << Format("%.4f", t_star.time_s) << " s  " << Format("%.2f", t_star.energy_j)
+            << "  T*     " << FixedDecimals(t_star.time_s, 4) << " s  " << FixedDecimals(t_star.energy_j, 2)
             << " J  (plan " << PlanFileStem(cheapest) << ", T*/T_min = "
-            << Format("%.3f", t_star.time_s / t_min.time_s) << ")\n"
-            << "  AllMax " << Format("%.4f", t_min.time_s) << " s  " << Format("%.2f", all_max)
+            << FixedDecimals(t_star.time_s / t_min.time_s, 3) << ")\n"
+            << "  AllMax " << FixedDecimals(t_min.time_s, 4) << " s  " << FixedDecimals(all_max, 2)
             << " J  (every computation at max frequency, blocking until T_min)\n"
             << "intrinsic saving of the fastest plan vs AllMax: "
-            << Format("%.2f", 100 * (1 - t_min.energy_j / all_max)) << " %\n"
+            << FixedDecimals(100 * (1 - t_min.energy_j / all_max), 2) << " %\n"
             << "wrote " << args.out_dir << "/frontier.csv, " << plans_written << " plans in " << args.out_dir
             << "/plans/, Zeus PointSolution exports in " << args.out_dir << "/zeus/\n";
   return 0;

@@ -7,13 +7,13 @@
 //   profile  the online profiler on simulated GPUs running a model workload: a profile CSV for the planner
 #include <chrono>
 #include <cmath>
-#include <cstdio>
 #include <fstream>
 #include <iostream>
 #include <memory>
 #include <optional>
 #include <thread>
 
+#include "wattcut/base/fixed_decimals.h"
 #include "wattcut/cli/command.h"
 #include "wattcut/gpu/dry_run_backend.h"
 #include "wattcut/gpu/open_backend.h"
@@ -45,12 +45,6 @@ struct GpuArgs {
   OnlineProfilerOptions profiler;
   std::string out_path;
 };
-
-std::string Fixed(double value, int digits) {
-  char buffer[64];
-  std::snprintf(buffer, sizeof buffer, "%.*f", digits, value);
-  return buffer;
-}
 
 std::string ClockRange(const std::vector<int>& clocks) {
   if (clocks.empty()) return "none";
@@ -92,7 +86,7 @@ std::string ClockChange(const Result<int>& before, const Result<int>& after) {
 }
 
 std::string ReadOr(const Result<int64_t>& value, double scale, int digits, const std::string& unit) {
-  return value.ok() ? Fixed(static_cast<double>(*value) * scale, digits) + " " + unit : "n/a (" + value.error().message + ")";
+  return value.ok() ? FixedDecimals(static_cast<double>(*value) * scale, digits) + " " + unit : "n/a (" + value.error().message + ")";
 }
 
 int List(const GpuArgs& args) {
@@ -114,8 +108,8 @@ int List(const GpuArgs& args) {
     std::cout << "  SM clock now: " << (clock.ok() ? std::to_string(*clock) + " MHz" : clock.error().message) << "\n";
     auto limits = b.PowerLimits(gpu);
     std::cout << "  power limit: "
-              << (limits.ok() ? "default " + Fixed(limits->default_mw / 1000.0, 0) + " W, range " +
-                                    Fixed(limits->min_mw / 1000.0, 0) + "-" + Fixed(limits->max_mw / 1000.0, 0) + " W"
+              << (limits.ok() ? "default " + FixedDecimals(limits->default_mw / 1000.0, 0) + " W, range " +
+                                    FixedDecimals(limits->min_mw / 1000.0, 0) + "-" + FixedDecimals(limits->max_mw / 1000.0, 0) + " W"
                               : limits.error().message)
               << "\n";
     std::cout << "  power now: " << ReadOr(b.PowerUsageMw(gpu), 1e-3, 1, "W") << "\n";
@@ -153,7 +147,7 @@ int Lock(const GpuArgs& args) {
     if (args.power_limit_w) {
       const auto limit_mw = static_cast<int64_t>(std::llround(*args.power_limit_w * 1000));
       if (Status s = b.SetPowerLimitMw(gpu, limit_mw); !s.ok()) return ReportError(name, s.error());
-      std::cout << who << (dry ? "would set" : "set") << " the power limit to " << Fixed(*args.power_limit_w, 1) << " W\n";
+      std::cout << who << (dry ? "would set" : "set") << " the power limit to " << FixedDecimals(*args.power_limit_w, 1) << " W\n";
     }
   }
   if (dry) std::cout << "dry run: nothing changed\n";
@@ -182,7 +176,7 @@ int Reset(const GpuArgs& args) {
       if (!limits.ok()) return ReportError(name, limits.error());
       if (Status s = b.SetPowerLimitMw(gpu, limits->default_mw); !s.ok()) return ReportError(name, s.error());
       std::cout << who << (dry ? "would reset" : "reset") << " the power limit to its default, "
-                << Fixed(limits->default_mw / 1000.0, 1) << " W\n";
+                << FixedDecimals(limits->default_mw / 1000.0, 1) << " W\n";
     }
   }
   if (dry) std::cout << "dry run: nothing changed\n";
@@ -209,9 +203,9 @@ int Watch(const GpuArgs& args) {
       auto clock = b.SmClockMhz(gpu);
       auto energy = b.TotalEnergyMj(gpu);
       if (!power.ok()) return ReportError(name, power.error());
-      std::cout << Fixed(t, 2) << " " << gpu << " " << Fixed(*power / 1000.0, 1) << " "
+      std::cout << FixedDecimals(t, 2) << " " << gpu << " " << FixedDecimals(*power / 1000.0, 1) << " "
                 << (clock.ok() ? std::to_string(*clock) : "-") << " "
-                << (energy.ok() ? Fixed(*energy / 1000.0, 3) : "-") << "\n";
+                << (energy.ok() ? FixedDecimals(*energy / 1000.0, 3) : "-") << "\n";
     }
     std::cout.flush();
   }
@@ -292,14 +286,14 @@ int Check(const GpuArgs& args) {
     auto e1 = b.TotalEnergyMj(gpu);
     if (power_ok && samples > 0) {
       const double mean_w = power_sum_w / samples;
-      say("PASS", who + "power over " + Fixed(elapsed_s, 1) + " s: mean " + Fixed(mean_w, 1) + " W, min " +
-                      Fixed(power_min_w, 1) + " W, max " + Fixed(power_max_w, 1) + " W; highest SM clock seen " +
+      say("PASS", who + "power over " + FixedDecimals(elapsed_s, 1) + " s: mean " + FixedDecimals(mean_w, 1) + " W, min " +
+                      FixedDecimals(power_min_w, 1) + " W, max " + FixedDecimals(power_max_w, 1) + " W; highest SM clock seen " +
                       std::to_string(clock_max) + " MHz");
       if (e0.ok() && e1.ok()) {
         const double counter_w = (*e1 - *e0) / 1000.0 / elapsed_s;
         const bool agrees = std::abs(counter_w - mean_w) <= std::max(0.25 * mean_w, 10.0);
-        say(agrees ? "PASS" : "WARN", who + "energy counter advanced " + Fixed((*e1 - *e0) / 1000.0, 1) + " J = " +
-                                          Fixed(counter_w, 1) + " W on average" +
+        say(agrees ? "PASS" : "WARN", who + "energy counter advanced " + FixedDecimals((*e1 - *e0) / 1000.0, 1) + " J = " +
+                                          FixedDecimals(counter_w, 1) + " W on average" +
                                           (agrees ? ", agreeing with the power readings"
                                                   : ", differing from the power readings by more than 25 %"));
         if (!agrees) ++warnings;
@@ -374,7 +368,7 @@ int Profile(const GpuArgs& args) {
     const std::string stage_csv = (*profiler)->ToCsv();
     csv += stage == 0 ? stage_csv : stage_csv.substr(stage_csv.find('\n') + 1);
     std::cerr << "stage " << stage << ": " << (*profiler)->rows().size() / 2 << " frequencies profiled, "
-              << Fixed(clock->NowS(), 1) << " s of simulated GPU time\n";
+              << FixedDecimals(clock->NowS(), 1) << " s of simulated GPU time\n";
   }
   if (args.out_path.empty() || args.out_path == "-") {
     std::cout << csv;

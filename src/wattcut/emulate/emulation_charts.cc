@@ -1,9 +1,9 @@
 #include "wattcut/emulate/emulation_charts.h"
 
 #include <algorithm>
-#include <cstdio>
 #include <map>
 
+#include "wattcut/base/fixed_decimals.h"
 #include "wattcut/emulate/pipeline_execution.h"
 #include "wattcut/plot/chart.h"
 #include "wattcut/plot/timeline.h"
@@ -11,12 +11,6 @@
 namespace wattcut {
 
 namespace {
-std::string Fixed(double value, int digits) {
-  char buffer[64];
-  std::snprintf(buffer, sizeof(buffer), "%.*f", digits, value);
-  return buffer;
-}
-
 const std::map<std::string, std::string>& MethodColors() {
   static const std::map<std::string, std::string> colors = {{"allmax", "#555555"},
                                                             {"perseus", "#d62728"},
@@ -44,8 +38,8 @@ std::string FrontierChartSvg(const Frontier& frontier, const EmulationResult& re
   mark(result.t_min_s, result.energy_t_min_j, "T_min");
   mark(result.t_star_s, result.energy_t_star_j, "T*");
   chart.AddSeries(marks);
-  chart.AddReferenceLine(plot::ReferenceLine(plot::Orientation::kVertical, result.t_min_s, "T_min " + Fixed(result.t_min_s, 3) + " s"));
-  chart.AddReferenceLine(plot::ReferenceLine(plot::Orientation::kVertical, result.t_star_s, "T* " + Fixed(result.t_star_s, 3) + " s"));
+  chart.AddReferenceLine(plot::ReferenceLine(plot::Orientation::kVertical, result.t_min_s, "T_min " + FixedDecimals(result.t_min_s, 3) + " s"));
+  chart.AddReferenceLine(plot::ReferenceLine(plot::Orientation::kVertical, result.t_star_s, "T* " + FixedDecimals(result.t_star_s, 3) + " s"));
   return chart.ToSvg();
 }
 
@@ -64,7 +58,7 @@ std::string SavingsChartSvg(const EmulationResult& result, const std::string& ti
     chart.AddSeries(series);
   }
   chart.AddReferenceLine(plot::ReferenceLine(plot::Orientation::kVertical, result.t_star_s / result.t_min_s,
-                                             "T*/T_min " + Fixed(result.t_star_s / result.t_min_s, 3)));
+                                             "T*/T_min " + FixedDecimals(result.t_star_s / result.t_min_s, 3)));
   return chart.ToSvg();
 }
 

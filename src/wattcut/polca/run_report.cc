@@ -2,11 +2,11 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "wattcut/base/fixed_decimals.h"
 #include "wattcut/plot/chart.h"
 #include "wattcut/plot/color.h"
 
@@ -32,13 +32,7 @@ Status WriteText(const std::string& path, const std::string& text) {
   return Status::Ok();
 }
 
-std::string Fixed(double v, int decimals) {
-  char buffer[64];
-  std::snprintf(buffer, sizeof buffer, "%.*f", decimals, v);
-  return buffer;
-}
-
-std::string Percent(double fraction, int decimals = 1) { return Fixed(100 * fraction, decimals) + " %"; }
+std::string Percent(double fraction, int decimals = 1) { return FixedDecimals(100 * fraction, decimals) + " %"; }
 
 json PriorityJson(const PriorityMetrics& m) {
   return {{"servers", m.servers},
@@ -94,22 +88,22 @@ const std::string kRunCsvHeader =
     "low_throughput_change,meets_slos\n";
 
 std::string RunCsvRow(const RowRunResult& r, double added, const RunImpact& i, bool meets) {
-  std::string s = PolicyName(r.policy) + "," + std::to_string(r.servers) + "," + Fixed(added, 4) + "," +
-                  std::to_string(r.brake_events) + "," + Fixed(r.brake_active_s, 1);
-  for (double v : r.level_s) s += "," + Fixed(v, 1);
-  s += "," + Fixed(r.power_max, 4) + "," + Fixed(r.power_p99, 4) + "," + Fixed(r.power_mean, 4) + "," +
-       Fixed(r.energy_kwh, 1);
+  std::string s = PolicyName(r.policy) + "," + std::to_string(r.servers) + "," + FixedDecimals(added, 4) + "," +
+                  std::to_string(r.brake_events) + "," + FixedDecimals(r.brake_active_s, 1);
+  for (double v : r.level_s) s += "," + FixedDecimals(v, 1);
+  s += "," + FixedDecimals(r.power_max, 4) + "," + FixedDecimals(r.power_p99, 4) + "," + FixedDecimals(r.power_mean, 4) + "," +
+       FixedDecimals(r.energy_kwh, 1);
   for (double v : {i.high.p50_latency, i.high.p99_latency, i.high.throughput, i.low.p50_latency, i.low.p99_latency,
                    i.low.throughput}) {
-    s += "," + Fixed(v, 5);
+    s += "," + FixedDecimals(v, 5);
   }
   return s + "," + (meets ? "true" : "false") + "\n";
 }
 
 void AddThresholds(plot::Chart& chart, const PolicySpec& p, plot::Orientation o) {
-  chart.AddReferenceLine({o, 100 * p.t1, "T1 " + Fixed(100 * p.t1, 0) + " %", "#e6a100"});
-  chart.AddReferenceLine({o, 100 * p.t2, "T2 " + Fixed(100 * p.t2, 0) + " %", "#e05a00"});
-  chart.AddReferenceLine({o, 100 * p.brake, "brake " + Fixed(100 * p.brake, 0) + " %", "#c00000"});
+  chart.AddReferenceLine({o, 100 * p.t1, "T1 " + FixedDecimals(100 * p.t1, 0) + " %", "#e6a100"});
+  chart.AddReferenceLine({o, 100 * p.t2, "T2 " + FixedDecimals(100 * p.t2, 0) + " %", "#e05a00"});
+  chart.AddReferenceLine({o, 100 * p.brake, "brake " + FixedDecimals(100 * p.brake, 0) + " %", "#c00000"});
 }
 
 Status PowerOverTime(const std::string& path, const RunContext& c, const RowRunResult& run,
@@ -201,7 +195,7 @@ std::vector<plot::Point> Cdf(const std::vector<float>& samples) {
 Status PowerCdf(const std::string& path, const RunContext& c, const RowRunResult& run,
                 const RowRunResult& reference) {
   plot::Chart chart("CDF of row power (" + std::to_string(run.servers) + " servers, " +
-                        Fixed(run.duration_s / 86400, 1) + " days of " + Fixed(c.config->control.telemetry_period_s, 0) +
+                        FixedDecimals(run.duration_s / 86400, 1) + " days of " + FixedDecimals(c.config->control.telemetry_period_s, 0) +
                         " s readings)",
                     plot::AxisSpec("row power (% of budget)"), plot::AxisSpec("fraction of time at or below", 0, 1));
   chart.set_size(900, 460);
@@ -262,8 +256,8 @@ Status SweepCharts(const std::string& dir, const RunContext& c, const SweepResul
       chart.AddSeries(p99);
     }
     double slo50 = high ? 1 : 5, slo99 = high ? 5 : 50;
-    chart.AddReferenceLine({plot::Orientation::kHorizontal, slo50, "P50 SLO " + Fixed(slo50, 0) + " %", "#2ca02c"});
-    chart.AddReferenceLine({plot::Orientation::kHorizontal, slo99, "P99 SLO " + Fixed(slo99, 0) + " %", "#2ca02c"});
+    chart.AddReferenceLine({plot::Orientation::kHorizontal, slo50, "P50 SLO " + FixedDecimals(slo50, 0) + " %", "#2ca02c"});
+    chart.AddReferenceLine({plot::Orientation::kHorizontal, slo99, "P99 SLO " + FixedDecimals(slo99, 0) + " %", "#2ca02c"});
     st = chart.WriteSvg(dir + (high ? "/sweep_latency_high.svg" : "/sweep_latency_low.svg"));
     if (!st.ok()) return st;
   }
@@ -307,8 +301,8 @@ Status WriteRunReport(const std::string& dir, const RunContext& context, const R
       };
       auto [mean, mx] = stats(run.power_samples);
       auto [rmean, rmx] = stats(reference.power_samples);
-      csv += Fixed(static_cast<double>(std::min(run.power_samples.size(), i + per_minute)) * period, 0) + "," +
-             Fixed(mean, 4) + "," + Fixed(mx, 4) + "," + Fixed(rmean, 4) + "," + Fixed(rmx, 4) + "\n";
+      csv += FixedDecimals(static_cast<double>(std::min(run.power_samples.size(), i + per_minute)) * period, 0) + "," +
+             FixedDecimals(mean, 4) + "," + FixedDecimals(mx, 4) + "," + FixedDecimals(rmean, 4) + "," + FixedDecimals(rmx, 4) + "\n";
     }
     st = WriteText(dir + "/row_power.csv", csv);
   }
@@ -324,7 +318,7 @@ std::string SweepMarkdown(const SweepResult& sweep) {
   for (const SweepPoint& p : sweep.points) {
     const RowRunResult& r = p.run;
     double above = (r.level_s[1] + r.level_s[2] + r.level_s[3]) / r.duration_s;
-    md += "| +" + Fixed(100 * p.added_fraction, 0) + " % | " + std::to_string(p.servers) + " | " +
+    md += "| +" + FixedDecimals(100 * p.added_fraction, 0) + " % | " + std::to_string(p.servers) + " | " +
           PolicyName(r.policy) + " | " + std::to_string(r.brake_events) + " | " +
           (r.policy == PolicyKind::kBrakeOnly ? std::string("-") : Percent(above, 0)) + " | " +
           Percent(p.impact.high.p50_latency) + " / " + Percent(p.impact.high.p99_latency) + " | " +
