@@ -114,29 +114,62 @@ bool DynamicMinCut::SearchLevels() {
 }
 
 double DynamicMinCut::Pull(int node, double limit) {
-  const auto v = static_cast<size_t>(node);
-  if (level_[v] == 0) {
-    const double pulled = std::min(limit, terminal_residual_[v]);
-    terminal_residual_[v] -= pulled;
-    if (terminal_residual_[v] <= kEpsilon) level_[v] = -2;  // spent for this phase
-    return pulled;
-  }
-  double total = 0;
-  for (int& k = next_slot_[v]; k < out_start_[v + 1]; ++k) {
-    Slot& out = slots_[static_cast<size_t>(k)];
-    const auto u = static_cast<size_t>(out.head);
-    Slot& in = slots_[static_cast<size_t>(out.mate)];  // the arc u -> node
-    if (search_of_[u] != search_ || level_[u] != level_[v] - 1 || in.residual <= kEpsilon) continue;
-    const double pulled = Pull(static_cast<int>(u), std::min(limit - total, in.residual));
-    if (pulled > 0) {
-      in.residual -= pulled;
-      out.residual += pulled;
-      total += pulled;
-      if (limit - total <= kEpsilon) return total;  // keep this arc: it may carry more
+  // A depth-first search down the levels, one frame per node on the current path, kept
+  // on pull_path_ rather than the call stack (a path is as long as the search has levels:
+  // hundreds of thousands in a long pipeline). A frame pulls up to `limit` into its node:
+  // at level 0 from the node's source capacity; above it from the admissible arc at
+  // next_slot_ (the arc u -> node, u one level lower), one child frame at a time. A
+  // node that cannot pass on any more is spent for this phase (level -2).
+  pull_path_.clear();
+  pull_path_.push_back({node, limit, 0.0});
+  double returned = 0;     // what the frame just popped pulled into its node
+  bool from_child = false;  // the top frame resumes after a child frame
+  while (true) {
+    PullFrame& frame = pull_path_.back();
+    const auto v = static_cast<size_t>(frame.node);
+    bool done = false;
+    if (from_child) {
+      from_child = false;
+      Slot& out = slots_[static_cast<size_t>(next_slot_[v])];
+      if (returned > 0) {
+        Slot& in = slots_[static_cast<size_t>(out.mate)];
+        in.residual -= returned;
+        out.residual += returned;
+        frame.total += returned;
+        // Keep this arc (next_slot_ stays on it): it may carry more.
+        if (frame.limit - frame.total <= kEpsilon) done = true;
+      }
+      if (!done) ++next_slot_[v];
+    } else if (level_[v] == 0) {
+      const double pulled = std::min(frame.limit, terminal_residual_[v]);
+      terminal_residual_[v] -= pulled;
+      if (terminal_residual_[v] <= kEpsilon) level_[v] = -2;  // spent for this phase
+      frame.total = pulled;
+      done = true;
     }
+    if (!done) {
+      // The next admissible arc into the node, or none: then it is spent.
+      int& k = next_slot_[v];
+      for (; k < out_start_[v + 1]; ++k) {
+        const Slot& out = slots_[static_cast<size_t>(k)];
+        const auto u = static_cast<size_t>(out.head);
+        const Slot& in = slots_[static_cast<size_t>(out.mate)];  // the arc u -> node
+        if (search_of_[u] != search_ || level_[u] != level_[v] - 1 || in.residual <= kEpsilon) continue;
+        break;
+      }
+      if (k < out_start_[v + 1]) {
+        const Slot& out = slots_[static_cast<size_t>(k)];
+        const double child_limit = std::min(frame.limit - frame.total, slots_[static_cast<size_t>(out.mate)].residual);
+        pull_path_.push_back({out.head, child_limit, 0.0});  // invalidates `frame`
+        continue;
+      }
+      level_[v] = -2;  // nothing more reaches it in this phase
+    }
+    returned = pull_path_.back().total;
+    pull_path_.pop_back();
+    if (pull_path_.empty()) return returned;
+    from_child = true;
   }
-  level_[v] = -2;  // nothing more reaches it in this phase
-  return total;
 }
 
 void DynamicMinCut::Solve() {

@@ -54,7 +54,7 @@ class DynamicMinCut {
   // capacity left was reached (then sinks_ lists those at the smallest such level).
   bool SearchLevels();
   // Pushes up to `limit` into `node` along arcs that go up one level, from nodes at
-  // level 0; returns the amount.
+  // level 0; returns the amount. Iterative: its depth is the number of levels.
   double Pull(int node, double limit);
 
   // A node whose net terminal capacity may have become positive: listed in sources_.
@@ -80,6 +80,13 @@ class DynamicMinCut {
   std::vector<int> level_, search_of_;
   int search_ = 0;
   std::vector<int> next_slot_, queue_, sinks_;
+  // Pull's path from the sink-side node being served down to level 0.
+  struct PullFrame {
+    int node;
+    double limit;  // what the frame may pull into its node
+    double total;  // what it has pulled so far
+  };
+  std::vector<PullFrame> pull_path_;
 };
 
 }  // namespace wattcut

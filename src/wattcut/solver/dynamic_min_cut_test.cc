@@ -120,5 +120,46 @@ TEST(DynamicMinCut, StaysMinimumWhileCapacitiesChange) {
   EXPECT_EQ(solves, 60 * 25);
 }
 
+// A chain far deeper than a call stack survives when every node is one more recursion
+// level: 1,000,000 nodes in a row (Pull once recursed once per BFS level and died with
+// SIGSEGV at ~100,000 levels on an 8 MB stack). source -> 0 (5), i -> i+1 (3) except one
+// bottleneck arc (1), last -> sink (5): the cut is the bottleneck; then the bottleneck
+// moves and the warm flow is repaired over the whole depth again.
+TEST(DynamicMinCut, ChainOfAMillionNodes) {
+  constexpr int kNodes = 1'000'000;
+  std::vector<std::pair<int, int>> arcs;
+  arcs.reserve(kNodes - 1);
+  for (int v = 0; v + 1 < kNodes; ++v) arcs.emplace_back(v, v + 1);
+  DynamicMinCut cut;
+  cut.Build(kNodes, arcs);
+  const int bottleneck = kNodes / 2 + 17;  // arc bottleneck: bottleneck -> bottleneck + 1
+  for (int a = 0; a + 1 < kNodes; ++a) cut.SetCapacity(a, a == bottleneck ? 1.0 : 3.0);
+  cut.SetTerminalCapacity(0, 5);
+  cut.SetTerminalCapacity(kNodes - 1, -5);
+  cut.Solve();
+  auto expect_cut_after = [&](int last_source_side) {
+    int wrong = 0, first_wrong = -1;
+    for (int v = 0; v < kNodes; ++v) {
+      if (cut.OnSourceSide(v) != (v <= last_source_side)) {
+        if (wrong++ == 0) first_wrong = v;
+      }
+    }
+    EXPECT_EQ(wrong, 0) << "first node on the wrong side: " << first_wrong;
+  };
+  expect_cut_after(bottleneck);
+  // A tighter arc near the start: the flow of 1 already through it stays, so the new cut
+  // is that arc, with the smallest source side.
+  cut.SetCapacity(10, 0.5);
+  cut.Solve();
+  expect_cut_after(10);
+  // Widen both and narrow the sink's arc to 2: every arc of the chain now carries more
+  // than the sink takes, so the cut is the sink's arc and every node is on the source side.
+  cut.SetCapacity(10, 3.0);
+  cut.SetCapacity(bottleneck, 3.0);
+  cut.SetTerminalCapacity(kNodes - 1, -2);
+  cut.Solve();
+  expect_cut_after(kNodes - 1);
+}
+
 }  // namespace
 }  // namespace wattcut

@@ -203,5 +203,32 @@ TEST(FrontierSolver, ParallelBranchesAreSpedUpTogether) {
   EXPECT_FALSE(solver.Step());
 }
 
+// A chain of 200,000 activities: its critical DAG is one path of 400,000 nodes, as deep
+// as the warm engine's search gets (a pipeline of 8 stages x 30,000 microbatches crashed
+// it with SIGSEGV when its blocking flow recursed once per level). The cheapest activity
+// is sped up first, then any one of the others.
+TEST(FrontierSolver, ChainDeeperThanTheCallStack) {
+  constexpr int kActivities = 200'000;
+  constexpr int kCheapest = 123'457;
+  TimeCostProblem problem;
+  problem.cost_tables = {CostTable{1, 2, {12, 10}}, CostTable{1, 2, {10.5, 10}}};
+  for (int i = 0; i < kActivities; ++i) {
+    problem.cost_table.push_back(i == kCheapest ? 1 : 0);
+    if (i > 0) problem.precedences.emplace_back(i - 1, i);
+  }
+  FrontierSolver solver(problem);
+  solver.Init();
+  EXPECT_EQ(solver.makespan(), 2 * kActivities);
+  const double start_cost = solver.total_cost();
+  ASSERT_TRUE(solver.Step());
+  EXPECT_EQ(solver.makespan(), 2 * kActivities - 1);
+  EXPECT_EQ(solver.last_changes(), (std::vector<int32_t>{kCheapest}));
+  EXPECT_DOUBLE_EQ(solver.total_cost(), start_cost + 0.5);
+  ASSERT_TRUE(solver.Step());
+  EXPECT_EQ(solver.makespan(), 2 * kActivities - 2);
+  EXPECT_EQ(solver.last_changes().size(), 1u);
+  EXPECT_DOUBLE_EQ(solver.total_cost(), start_cost + 2.5);
+}
+
 }  // namespace
 }  // namespace wattcut

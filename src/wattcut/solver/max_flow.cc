@@ -66,25 +66,53 @@ bool MaxFlow::BuildLevels(int source, int sink) {
 
 double MaxFlow::Augment(int node, int sink, double limit) {
   // Pushes up to `limit` from `node` along the level graph, over as many paths as it
-  // takes; a node that cannot pass anything on is dropped from the level graph.
-  if (node == sink) return limit;
-  const auto u = static_cast<size_t>(node);
-  double pushed_total = 0;
-  for (int& k = next_arc_[u]; k < adj_start_[u + 1]; ++k) {
-    int a = adj_[static_cast<size_t>(k)];
-    int v = head_[static_cast<size_t>(a)];
-    double r = residual_[static_cast<size_t>(a)];
-    if (r <= kEpsilon || level_[static_cast<size_t>(v)] != level_[u] + 1) continue;
-    double pushed = Augment(v, sink, std::min(limit - pushed_total, r));
-    if (pushed > 0) {
-      residual_[static_cast<size_t>(a)] -= pushed;
-      residual_[static_cast<size_t>(a ^ 1)] += pushed;
-      pushed_total += pushed;
-      if (limit - pushed_total <= kEpsilon) return pushed_total;  // keep arc k: it may have residual left
+  // takes; a node that cannot pass anything on is dropped from the level graph. A
+  // depth-first search with one frame per node of the current path, on augment_path_
+  // rather than the call stack (a path is as long as the level graph is deep).
+  augment_path_.clear();
+  augment_path_.push_back({node, limit, 0.0});
+  double returned = 0;      // what the frame just popped pushed on from its node
+  bool from_child = false;  // the top frame resumes after a child frame
+  while (true) {
+    AugmentFrame& frame = augment_path_.back();
+    const auto u = static_cast<size_t>(frame.node);
+    bool done = false;
+    if (from_child) {
+      from_child = false;
+      const int a = adj_[static_cast<size_t>(next_arc_[u])];
+      if (returned > 0) {
+        residual_[static_cast<size_t>(a)] -= returned;
+        residual_[static_cast<size_t>(a ^ 1)] += returned;
+        frame.pushed += returned;
+        // Keep this arc (next_arc_ stays on it): it may have residual left.
+        if (frame.limit - frame.pushed <= kEpsilon) done = true;
+      }
+      if (!done) ++next_arc_[u];
+    } else if (frame.node == sink) {
+      frame.pushed = frame.limit;
+      done = true;
     }
+    if (!done) {
+      int& k = next_arc_[u];
+      for (; k < adj_start_[u + 1]; ++k) {
+        const int a = adj_[static_cast<size_t>(k)];
+        const int v = head_[static_cast<size_t>(a)];
+        if (residual_[static_cast<size_t>(a)] <= kEpsilon || level_[static_cast<size_t>(v)] != level_[u] + 1) continue;
+        break;
+      }
+      if (k < adj_start_[u + 1]) {
+        const int a = adj_[static_cast<size_t>(k)];
+        const double child_limit = std::min(frame.limit - frame.pushed, residual_[static_cast<size_t>(a)]);
+        augment_path_.push_back({head_[static_cast<size_t>(a)], child_limit, 0.0});  // invalidates `frame`
+        continue;
+      }
+      level_[u] = -1;
+    }
+    returned = augment_path_.back().pushed;
+    augment_path_.pop_back();
+    if (augment_path_.empty()) return returned;
+    from_child = true;
   }
-  level_[u] = -1;
-  return pushed_total;
 }
 
 double MaxFlow::Run(int source, int sink) {

@@ -50,6 +50,14 @@ class MaxFlow {
   std::vector<int> adj_start_, adj_;
   bool adjacency_built_ = false;
   std::vector<int> level_, next_arc_, queue_;
+  // Augment's path from the source down the level graph (iterative: its depth is the
+  // number of levels).
+  struct AugmentFrame {
+    int node;
+    double limit;   // what the frame may push on from its node
+    double pushed;  // what it has pushed so far
+  };
+  std::vector<AugmentFrame> augment_path_;
   std::vector<uint8_t> side_;
 };
 

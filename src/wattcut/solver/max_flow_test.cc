@@ -36,5 +36,20 @@ TEST(MaxFlow, DisabledArcCarriesNothingAndUnboundedPathIsReported) {
   EXPECT_GE(unbounded.Run(0, 1), MaxFlow::kInfinity / 2);
 }
 
+// Augment once recursed once per level of the level graph: a path of 1,000,000 nodes
+// (far more levels than an 8 MB call stack holds) died with SIGSEGV.
+TEST(MaxFlow, PathOfAMillionNodes) {
+  constexpr int kNodes = 1'000'000;
+  const int bottleneck = kNodes / 3;
+  MaxFlow flow;
+  flow.Reset(kNodes);
+  for (int v = 0; v + 1 < kNodes; ++v) flow.AddArc(v, v + 1, v == bottleneck ? 2.0 : 7.0);
+  EXPECT_DOUBLE_EQ(flow.Run(0, kNodes - 1), 2);
+  const auto& side = flow.SourceSide(0);
+  int wrong = 0;
+  for (int v = 0; v < kNodes; ++v) wrong += (side[static_cast<size_t>(v)] != 0) != (v <= bottleneck) ? 1 : 0;
+  EXPECT_EQ(wrong, 0);
+}
+
 }  // namespace
 }  // namespace wattcut
