@@ -3,8 +3,12 @@
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <system_error>
+
+#include "wattcut/base/printable_text.h"
 
 namespace wattcut {
 namespace {
@@ -18,9 +22,16 @@ std::string Trim(const std::string& s) {
 
 }  // namespace
 
-Result<CsvTable> CsvTable::Read(const std::string& path) {
+Result<CsvTable> CsvTable::Read(const std::string& path, uint64_t max_bytes) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) return Error{path + ": is a directory, expected a CSV file"};
   std::ifstream in(path, std::ios::binary);
   if (!in) return Error{path + ": cannot open file for reading"};
+  const uintmax_t size = std::filesystem::file_size(path, ec);
+  if (!ec && size > max_bytes) {
+    return Error{path + ": file is " + std::to_string(size) + " bytes, more than the " + std::to_string(max_bytes) +
+                 " this reader accepts"};
+  }
   std::ostringstream buffer;
   buffer << in.rdbuf();
   if (in.bad()) return Error{path + ": read error"};
@@ -63,7 +74,9 @@ Result<CsvTable> CsvTable::Parse(const std::string& text, const std::string& sou
     return Status::Ok();
   };
 
-  for (size_t i = 0; i < text.size(); ++i) {
+  // A UTF-8 byte order mark is an encoding marker, not part of the first column's name.
+  const size_t start = text.starts_with("\xEF\xBB\xBF") ? 3 : 0;
+  for (size_t i = start; i < text.size(); ++i) {
     char c = text[i];
     if (in_quotes) {
       if (c == '"') {
@@ -120,7 +133,7 @@ std::optional<size_t> CsvTable::column(const std::string& name) const {
 }
 
 std::string CsvTable::where(const CsvRow& row, size_t column) const {
-  return source_name_ + ":" + std::to_string(row.line) + ": column '" + header_.at(column) + "': ";
+  return source_name_ + ":" + std::to_string(row.line) + ": column '" + PrintableText(header_.at(column)) + "': ";
 }
 
 Result<double> CsvTable::number(const CsvRow& row, size_t column) const {
@@ -130,10 +143,10 @@ Result<double> CsvTable::number(const CsvRow& row, size_t column) const {
   char* end = nullptr;
   double value = std::strtod(text.c_str(), &end);
   if (end != text.c_str() + text.size() || errno == ERANGE) {
-    return Error{where(row, column) + "expected a number, got '" + text + "'"};
+    return Error{where(row, column) + "expected a number, got '" + PrintableText(text) + "'"};
   }
   if (!std::isfinite(value)) {
-    return Error{where(row, column) + "expected a finite number, got '" + text + "'"};
+    return Error{where(row, column) + "expected a finite number, got '" + PrintableText(text) + "'"};
   }
   return value;
 }
@@ -150,7 +163,7 @@ Result<int64_t> CsvTable::integer(const CsvRow& row, size_t column) const {
   if (as_double.ok() && *as_double == std::floor(*as_double) && std::fabs(*as_double) < 9e15) {
     return static_cast<int64_t>(*as_double);
   }
-  return Error{where(row, column) + "expected an integer, got '" + text + "'"};
+  return Error{where(row, column) + "expected an integer, got '" + PrintableText(text) + "'"};
 }
 
 }  // namespace wattcut

@@ -2,8 +2,10 @@
 // can be reported as "FILE:LINE: column 'NAME': expected ..., got '...'".
 //
 // Accepts RFC 4180 CSV: comma separated, optional double quotes around a field ("" is
-// a quote inside one), LF or CRLF line ends. Blank lines are skipped. The first
-// non-blank line is the header. Written here rather than taken from a library because
+// a quote inside one), LF or CRLF line ends, an optional UTF-8 byte order mark at the
+// start (as spreadsheet programs write). Blank lines are skipped. The first non-blank line
+// is the header. Values quoted in messages go through PrintableText (no control bytes,
+// long values cut). Written here rather than taken from a library because
 // the messages need the line and column of every field; the format itself is small.
 #pragma once
 
@@ -21,11 +23,16 @@ struct CsvRow {
   std::vector<std::string> fields;  // one per header column
 };
 
+// The largest file CsvTable::Read reads unless told otherwise: its text and fields are held
+// in memory (about three times the file), so a bigger file is refused before it is read.
+inline constexpr uint64_t kCsvMaxFileBytes = uint64_t{1} << 30;
+
 class CsvTable {
  public:
-  // Reads and splits `path`. Fails on an unreadable file, an empty file, an unclosed
-  // quote, or a row whose field count differs from the header's.
-  static Result<CsvTable> Read(const std::string& path);
+  // Reads and splits `path`. Fails on an unreadable file (or a directory), a file larger
+  // than `max_bytes`, an empty file, an unclosed quote, or a row whose field count differs
+  // from the header's.
+  static Result<CsvTable> Read(const std::string& path, uint64_t max_bytes = kCsvMaxFileBytes);
   // Same, from text already in memory; `source_name` stands for the file in messages.
   static Result<CsvTable> Parse(const std::string& text, const std::string& source_name);
 

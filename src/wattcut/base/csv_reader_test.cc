@@ -2,6 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <fstream>
+#include <unistd.h>
+
 namespace wattcut {
 namespace {
 
@@ -41,6 +45,43 @@ TEST(CsvTable, NumbersAreLocatedAndValidated) {
   EXPECT_EQ(*table->integer(rows[3], 0), 1410);
   EXPECT_EQ(table->integer(rows[0], 0).error().message,
             "t.csv:2: column 'v': expected an integer, got '1.5'");
+}
+
+TEST(CsvTable, SkipsALeadingUtf8ByteOrderMark) {
+  auto table = CsvTable::Parse("\xEF\xBB\xBFstage,time_s\n0,1.5\n", "t.csv");
+  ASSERT_TRUE(table.ok()) << table.error().message;
+  EXPECT_EQ(table->header()[0], "stage");
+  EXPECT_TRUE(table->column("stage").has_value());
+  // Only at the very start: elsewhere the bytes are data.
+  auto later = CsvTable::Parse("a\n\xEF\xBB\xBFx\n", "t.csv");
+  ASSERT_TRUE(later.ok());
+  EXPECT_EQ(later->rows()[0].fields[0], "\xEF\xBB\xBFx");
+}
+
+TEST(CsvTable, MessagesNeverEchoControlBytes) {
+  auto table = CsvTable::Parse(std::string("v\x1b[31m\n1\x1b]0;owned\x07\n") + std::string(500, '9') + "x\n" +
+                                   std::string("\0", 1) + "\n",
+                               "t.csv");
+  ASSERT_TRUE(table.ok()) << table.error().message;
+  const auto& rows = table->rows();
+  EXPECT_EQ(table->number(rows[0], 0).error().message,
+            "t.csv:2: column 'v\\x1b[31m': expected a number, got '1\\x1b]0;owned\\x07'");
+  const std::string long_value = table->integer(rows[1], 0).error().message;
+  EXPECT_EQ(long_value, "t.csv:3: column 'v\\x1b[31m': expected an integer, got '" + std::string(80, '9') + "...'");
+  EXPECT_EQ(table->number(rows[2], 0).error().message,
+            "t.csv:4: column 'v\\x1b[31m': expected a number, got '\\x00'");
+}
+
+TEST(CsvTable, ReadRefusesADirectoryAndAFileOverTheLimit) {
+  const std::string dir = ::testing::TempDir() + "csv_reader_test_" + std::to_string(getpid());
+  std::filesystem::create_directories(dir);
+  EXPECT_EQ(CsvTable::Read(dir).error().message, dir + ": is a directory, expected a CSV file");
+  const std::string file = dir + "/t.csv";
+  std::ofstream(file) << "a\n1\n2\n";  // 6 bytes
+  EXPECT_TRUE(CsvTable::Read(file, 6).ok());
+  EXPECT_EQ(CsvTable::Read(file, 5).error().message,
+            file + ": file is 6 bytes, more than the 5 this reader accepts");
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace
