@@ -17,9 +17,13 @@ double DiurnalEnvelope(const ExpansionOptions& options, double t_s) {
   return envelope;
 }
 
+double ArrivalExpansion::BlockSecondsFor(const RequestTrace& trace) {
+  return std::max(3600.0, std::ceil(trace.span_s() + 1e-9));
+}
+
 ArrivalExpansion::ArrivalExpansion(const RequestTrace& trace, ExpansionOptions options)
     : trace_(trace), options_(options) {
-  block_s_ = std::max(3600.0, std::ceil(trace.span_s() + 1e-9));
+  block_s_ = BlockSecondsFor(trace);
   trace_rate_per_s_ = static_cast<double>(trace.requests().size()) / block_s_;
 }
 

@@ -51,6 +51,8 @@ class ArrivalExpansion {
   ArrivalExpansion(const RequestTrace& trace, ExpansionOptions options);
 
   double block_s() const { return block_s_; }
+  // The block length for `trace`: its span rounded up to a second, at least an hour.
+  static double BlockSecondsFor(const RequestTrace& trace);
   // Replaces `out` with the next block's arrivals in time order; false when the
   // duration is exhausted (out is then empty).
   bool NextBlock(std::vector<Arrival>& out);

@@ -3,9 +3,15 @@
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
+#include <map>
 #include <sstream>
+#include <system_error>
 #include <variant>
+
+#include "wattcut/base/printable_text.h"
+#include "wattcut/polca/row_limits.h"
 
 namespace wattcut::polca {
 namespace {
@@ -135,27 +141,33 @@ std::vector<std::string> BuiltInConfigNames() { return {"a100", "h100"}; }
 Result<PolcaConfig> BuiltInConfig(const std::string& name) {
   if (name == "a100") return A100();
   if (name == "h100") return H100();
-  return Error{"unknown built-in config '" + name + "' (expected a100 or h100)"};
+  return Error{"unknown built-in config '" + PrintableText(name) + "' (expected a100 or h100)"};
 }
 
 Result<PolcaConfig> ParseConfig(const std::string& text, const std::string& source_name) {
   PolcaConfig config = A100();
   std::vector<Field> fields = Fields(config);
-  std::istringstream in(text);
+  // A UTF-8 byte order mark (as some editors write) is not part of the first key.
+  std::istringstream in(text.starts_with("\xEF\xBB\xBF") ? text.substr(3) : text);
   std::string raw;
   int line = 0;
   bool seen_setting = false;
+  std::map<std::string, int> line_of_key;  // a key set twice is a mistake, whichever value was meant
   while (std::getline(in, raw)) {
     ++line;
     std::string content = Trim(raw.substr(0, raw.find('#')));
     if (content.empty()) continue;
     std::string where = source_name + ":" + std::to_string(line) + ": ";
     size_t eq = content.find('=');
-    if (eq == std::string::npos) return Error{where + "expected 'key = value', got '" + content + "'"};
+    if (eq == std::string::npos) return Error{where + "expected 'key = value', got '" + PrintableText(content) + "'"};
     std::string key = Trim(content.substr(0, eq));
     std::string value = Trim(content.substr(eq + 1));
-    where += "key '" + key + "': ";
+    where += "key '" + PrintableText(key) + "': ";
     if (value.empty()) return Error{where + "missing value"};
+    if (auto [first, inserted] = line_of_key.emplace(key, line); !inserted) {
+      return Error{where + "set twice, on line " + std::to_string(first->second) + " and on line " +
+                   std::to_string(line)};
+    }
     if (key == "base") {
       if (seen_setting) return Error{where + "must come before every other setting"};
       Result<PolcaConfig> base = BuiltInConfig(value);
@@ -179,13 +191,13 @@ Result<PolcaConfig> ParseConfig(const std::string& text, const std::string& sour
     char* end = nullptr;
     double number = std::strtod(value.c_str(), &end);
     if (end != value.c_str() + value.size() || errno == ERANGE || !std::isfinite(number)) {
-      return Error{where + "expected a number, got '" + value + "'"};
+      return Error{where + "expected a number, got '" + PrintableText(value) + "'"};
     }
     if (auto* d = std::get_if<double*>(&field->target)) {
       **d = number;
     } else {
       if (number != std::floor(number) || std::fabs(number) > 1e9) {
-        return Error{where + "expected an integer, got '" + value + "'"};
+        return Error{where + "expected an integer, got '" + PrintableText(value) + "'"};
       }
       *std::get<int*>(field->target) = static_cast<int>(number);
     }
@@ -197,11 +209,20 @@ Result<PolcaConfig> ParseConfig(const std::string& text, const std::string& sour
 }
 
 Result<PolcaConfig> ReadConfigFile(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) return Error{path + ": is a directory, expected a config file"};
   std::ifstream in(path, std::ios::binary);
   if (!in) return Error{path + ": cannot open config file for reading"};
-  std::ostringstream text;
-  text << in.rdbuf();
-  return ParseConfig(text.str(), path);
+  // Read one byte past the limit, so that a larger file (or an endless pipe) is refused
+  // without being read whole.
+  std::string text(kMaxConfigFileBytes + 1, '\0');
+  in.read(text.data(), static_cast<std::streamsize>(text.size()));
+  if (in.bad()) return Error{path + ": cannot read the config file"};
+  text.resize(static_cast<size_t>(in.gcount()));
+  if (text.size() > kMaxConfigFileBytes) {
+    return Error{path + ": larger than " + std::to_string(kMaxConfigFileBytes) + " bytes; not a config file"};
+  }
+  return ParseConfig(text, path);
 }
 
 Status Validate(const PolcaConfig& c) {
@@ -236,13 +257,20 @@ Status Validate(const PolcaConfig& c) {
       !positive(c.service.token_iteration_s_base) || c.service.token_iteration_s_per_request < 0) {
     return Error{"service times must be >= 0 (token_iteration_s_base > 0)"};
   }
-  if (c.service.max_batch < 1) return Error{"service.max_batch must be at least 1"};
-  if (c.service.max_prefill_tokens < 1) return Error{"service.max_prefill_tokens must be at least 1"};
-  if (c.row.baseline_servers < 1) return Error{"row.baseline_servers must be at least 1"};
+  if (c.service.max_batch < 1 || c.service.max_batch > kMaxBatch) {
+    return Error{"service.max_batch must be between 1 and " + std::to_string(kMaxBatch) + ", got " +
+                 std::to_string(c.service.max_batch)};
+  }
+  if (c.service.max_prefill_tokens < 1 || c.service.max_prefill_tokens > kMaxPrefillTokens) {
+    return Error{"service.max_prefill_tokens must be between 1 and " + std::to_string(kMaxPrefillTokens) +
+                 ", got " + std::to_string(c.service.max_prefill_tokens)};
+  }
+  if (Status s = CheckRowSize(c.row.baseline_servers, "row.baseline_servers"); !s.ok()) return s;
   if (!positive(c.row.provisioned_w_per_server)) return Error{"row.provisioned_w_per_server must be positive"};
   if (!fraction(c.row.low_priority_share)) return Error{"row.low_priority_share must be in [0, 1]"};
-  if (!positive(c.workload.peak_requests_per_server_s)) {
-    return Error{"workload.peak_requests_per_server_s must be positive"};
+  if (!positive(c.workload.peak_requests_per_server_s) || c.workload.peak_requests_per_server_s > kMaxRequestsPerServerS) {
+    return Error{"workload.peak_requests_per_server_s must be positive and at most " + Number(kMaxRequestsPerServerS) +
+                 ", got " + Number(c.workload.peak_requests_per_server_s)};
   }
   if (!fraction(c.workload.diurnal_trough)) return Error{"workload.diurnal_trough must be in [0, 1]"};
   if (c.workload.peak_hour < 0 || c.workload.peak_hour > 24) return Error{"workload.peak_hour must be in [0, 24]"};
@@ -273,7 +301,10 @@ Status Validate(const PolcaConfig& c) {
     return Error{"expected gpu.idle_w < policy.cap_t2_w <= policy.cap_t1_w"};
   }
   const ControlSpec& k = c.control;
-  if (!positive(k.telemetry_period_s)) return Error{"control.telemetry_period_s must be positive"};
+  if (!(k.telemetry_period_s >= kMinTelemetryPeriodS && k.telemetry_period_s <= kMaxTelemetryPeriodS)) {
+    return Error{"control.telemetry_period_s must be between " + Number(kMinTelemetryPeriodS) + " s and " +
+                 Number(kMaxTelemetryPeriodS) + " s, got " + Number(k.telemetry_period_s)};
+  }
   if (k.telemetry_delay_s < 0 || k.actuation_latency_s < 0 || k.brake_latency_s < 0 ||
       k.power_cap_response_s < 0) {
     return Error{"control latencies must be >= 0"};

@@ -1,6 +1,10 @@
 #include "wattcut/polca/polca_config.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
 
 namespace wattcut::polca {
 namespace {
@@ -70,6 +74,56 @@ TEST(PolcaConfig, RejectsImpossibleThresholdsAndClocks) {
   EXPECT_NE(ParseConfig("row.low_priority_share = 1.5\n", "r.conf").error().message.find("low_priority_share"),
             std::string::npos);
   EXPECT_NE(ParseConfig("gpu.idle_w = 500\n", "r.conf").error().message.find("idle_w < tdp_w"), std::string::npos);
+}
+
+TEST(PolcaConfig, AKeySetTwiceIsAnErrorNamingBothLines) {
+  EXPECT_EQ(ParseConfig("policy.t1 = 0.8\n# comment\n\npolicy.t1 = 0.7\n", "r.conf").error().message,
+            "r.conf:4: key 'policy.t1': set twice, on line 1 and on line 4");
+  EXPECT_EQ(ParseConfig("base = h100\nbase = a100\n", "r.conf").error().message,
+            "r.conf:2: key 'base': set twice, on line 1 and on line 2");
+}
+
+TEST(PolcaConfig, SkipsALeadingByteOrderMarkAndNeverEchoesControlBytes) {
+  Result<PolcaConfig> bom = ParseConfig("\xEF\xBB\xBFpolicy.t1 = 0.7\npolicy.t1_release = 0.65\n", "r.conf");
+  ASSERT_TRUE(bom.ok()) << bom.error().message;
+  EXPECT_DOUBLE_EQ(bom->policy.t1, 0.7);
+  EXPECT_EQ(ParseConfig("gpu.tdp_w = 4\x1b[2J00\n", "r.conf").error().message,
+            "r.conf:1: key 'gpu.tdp_w': expected a number, got '4\\x1b[2J00'");
+  EXPECT_EQ(ParseConfig("gpu.\x1b]0;x\x07 = 1\n", "r.conf").error().message,
+            "r.conf:1: key 'gpu.\\x1b]0;x\\x07': unknown key");
+  EXPECT_EQ(ParseConfig(std::string("\0\0\0", 3) + "\n", "r.conf").error().message,
+            "r.conf:1: expected 'key = value', got '\\x00\\x00\\x00'");
+  EXPECT_EQ(ParseConfig("base = " + std::string(500, 'x') + "\n", "r.conf").error().message,
+            "r.conf:1: key 'base': unknown built-in config '" + std::string(80, 'x') + "...' (expected a100 or h100)");
+}
+
+TEST(PolcaConfig, ReadRefusesADirectoryAndAHugeFile) {
+  const std::string dir = ::testing::TempDir() + "polca_config_test_" + std::to_string(getpid());
+  std::filesystem::create_directories(dir);
+  EXPECT_EQ(ReadConfigFile(dir).error().message, dir + ": is a directory, expected a config file");
+  const std::string huge = dir + "/huge.conf";
+  std::ofstream(huge) << std::string((1 << 20) + 1, '#');
+  EXPECT_EQ(ReadConfigFile(huge).error().message, huge + ": larger than 1048576 bytes; not a config file");
+  const std::string ok = dir + "/ok.conf";
+  std::ofstream(ok) << "policy.t2 = 0.9\n";
+  ASSERT_TRUE(ReadConfigFile(ok).ok());
+  EXPECT_DOUBLE_EQ(ReadConfigFile(ok)->policy.t2, 0.9);
+  std::filesystem::remove_all(dir);
+}
+
+TEST(PolcaConfig, EnforcesTheRowLimits) {
+  EXPECT_EQ(ParseConfig("row.baseline_servers = 2001\n", "r.conf").error().message,
+            "r.conf: row.baseline_servers must be between 1 and 2000 servers (a row; 2,000 servers are a whole data "
+            "hall), got 2001");
+  EXPECT_EQ(ParseConfig("service.max_batch = 1000000000\n", "r.conf").error().message,
+            "r.conf: service.max_batch must be between 1 and 4096, got 1000000000");
+  EXPECT_EQ(ParseConfig("service.max_prefill_tokens = 2000000\n", "r.conf").error().message,
+            "r.conf: service.max_prefill_tokens must be between 1 and 1048576, got 2000000");
+  EXPECT_EQ(ParseConfig("control.telemetry_period_s = 1e-9\n", "r.conf").error().message,
+            "r.conf: control.telemetry_period_s must be between 0.01 s and 3600 s, got 1e-09");
+  EXPECT_EQ(ParseConfig("workload.peak_requests_per_server_s = 1e12\n", "r.conf").error().message,
+            "r.conf: workload.peak_requests_per_server_s must be positive and at most 1000, got 1e+12");
+  EXPECT_TRUE(ParseConfig("row.baseline_servers = 2000\nservice.max_batch = 4096\n", "r.conf").ok());
 }
 
 }  // namespace

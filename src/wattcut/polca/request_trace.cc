@@ -4,6 +4,8 @@
 #include <utility>
 
 #include "wattcut/base/csv_reader.h"
+#include "wattcut/base/printable_text.h"
+#include "wattcut/polca/row_limits.h"
 
 namespace wattcut::polca {
 namespace {
@@ -24,7 +26,8 @@ bool IsLeap(int64_t y) { return (y % 4 == 0 && y % 100 != 0) || y % 400 == 0; }
 }  // namespace
 
 Result<double> ParseTimestamp(const std::string& text) {
-  const std::string expected = "expected a timestamp 'YYYY-MM-DD HH:MM:SS[.fraction]', got '" + text + "'";
+  const std::string quoted = "'" + PrintableText(text) + "'";
+  const std::string expected = "expected a timestamp 'YYYY-MM-DD HH:MM:SS[.fraction]', got " + quoted;
   // Fixed layout: 0123456789012345678
   //               YYYY-MM-DD HH:MM:SS
   if (text.size() < 19 || text[4] != '-' || text[7] != '-' || (text[10] != ' ' && text[10] != 'T') ||
@@ -45,10 +48,10 @@ Result<double> ParseTimestamp(const std::string& text) {
     return Error{expected};
   }
   static const int kDays[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
-  if (month < 1 || month > 12) return Error{"month out of range in '" + text + "'"};
+  if (month < 1 || month > 12) return Error{"month out of range in " + quoted};
   int64_t month_days = kDays[month - 1] + (month == 2 && IsLeap(year) ? 1 : 0);
-  if (day < 1 || day > month_days) return Error{"day out of range in '" + text + "'"};
-  if (hour > 23 || minute > 59 || second > 60) return Error{"time of day out of range in '" + text + "'"};
+  if (day < 1 || day > month_days) return Error{"day out of range in " + quoted};
+  if (hour > 23 || minute > 59 || second > 60) return Error{"time of day out of range in " + quoted};
   double fraction = 0;
   if (text.size() > 19) {
     if (text[19] != '.' || text.size() == 20 || text.size() > 29) return Error{expected};
@@ -64,7 +67,7 @@ Result<double> ParseTimestamp(const std::string& text) {
 }
 
 Result<RequestTrace> RequestTrace::Read(const std::string& path) {
-  Result<CsvTable> table = CsvTable::Read(path);
+  Result<CsvTable> table = CsvTable::Read(path, kMaxTraceFileBytes);
   if (!table.ok()) return table.error();
   return FromTable(*table);
 }
@@ -83,6 +86,10 @@ Result<RequestTrace> RequestTrace::FromTable(const CsvTable& t) {
     columns[i] = *c;
   }
   if (t.rows().empty()) return Error{t.source_name() + ": no requests after the header"};
+  if (t.rows().size() > static_cast<size_t>(kMaxTraceRequests)) {
+    return Error{t.source_name() + ": " + std::to_string(t.rows().size()) + " requests, more than the " +
+                 std::to_string(kMaxTraceRequests) + " a trace may hold (the expansion replays it as every block)"};
+  }
   double first = 0;
   double previous = 0;
   trace.requests_.reserve(t.rows().size());
@@ -93,16 +100,24 @@ Result<RequestTrace> RequestTrace::FromTable(const CsvTable& t) {
       first = *when;
       trace.start_timestamp_ = row.fields[columns[0]];
     } else if (*when < previous) {
-      return Error{t.where(row, columns[0]) + "timestamps must not decrease: '" + row.fields[columns[0]] +
+      return Error{t.where(row, columns[0]) + "timestamps must not decrease: '" + PrintableText(row.fields[columns[0]]) +
                    "' is earlier than the row before"};
+    } else if (*when - first > kMaxTraceSpanS) {
+      return Error{t.where(row, columns[0]) + "'" + PrintableText(row.fields[columns[0]]) + "' is more than 31 days after the first request ('" +
+                   PrintableText(trace.start_timestamp_) + "'); a trace is replayed as the shape of every block and "
+                   "should span about an hour"};
     }
     previous = *when;
     int64_t tokens[2];
     for (int k = 0; k < 2; ++k) {
       Result<int64_t> v = t.integer(row, columns[k + 1]);
       if (!v.ok()) return v.error();
-      if (*v < 1 || *v > 10'000'000) {
+      if (*v < 1) {
         return Error{t.where(row, columns[k + 1]) + "expected a positive token count, got " + std::to_string(*v)};
+      }
+      if (*v > kMaxTokensPerRequest) {
+        return Error{t.where(row, columns[k + 1]) + "expected at most " + std::to_string(kMaxTokensPerRequest) +
+                     " tokens per request, got " + std::to_string(*v)};
       }
       tokens[k] = *v;
     }
@@ -120,6 +135,13 @@ Result<RequestTrace> RequestTrace::Parse(const std::string& text, const std::str
 
 Result<RequestTrace> RequestTrace::FromRequests(std::vector<TraceRequest> requests, std::string name) {
   if (requests.empty()) return Error{name + ": no requests"};
+  if (requests.size() > static_cast<size_t>(kMaxTraceRequests)) {
+    return Error{name + ": " + std::to_string(requests.size()) + " requests, more than the " +
+                 std::to_string(kMaxTraceRequests) + " a trace may hold"};
+  }
+  if (requests.back().arrival_s > kMaxTraceSpanS) {
+    return Error{name + ": the requests span more than 31 days"};
+  }
   for (size_t i = 0; i < requests.size(); ++i) {
     const TraceRequest& r = requests[i];
     if (r.context_tokens < 1 || r.generated_tokens < 1) {

@@ -5,8 +5,10 @@
 //
 // TIMESTAMP is "YYYY-MM-DD HH:MM:SS[.fraction]" (UTC, up to 9 fractional digits).
 // Reading checks every row and fails on the first bad one with FILE:LINE: column:
-// an unparsable timestamp, tokens that are not positive integers, or a timestamp
-// earlier than the row before it (the trace must be sorted by arrival).
+// an unparsable timestamp, tokens that are not positive integers (at most 10 million),
+// a timestamp earlier than the row before it (the trace must be sorted by arrival) or
+// more than kMaxTraceSpanS after the first. The file's size and request count are
+// bounded too (row_limits.h); values quoted in messages go through PrintableText.
 #pragma once
 
 #include <cstdint>

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "wattcut/base/shared_data_testing.h"
+#include "wattcut/polca/row_limits.h"
 
 namespace wattcut::polca {
 namespace {
@@ -57,6 +58,42 @@ TEST(RequestTrace, RejectsBadRowsWithLocation) {
   EXPECT_EQ(RequestTrace::Parse("time,ContextTokens,GeneratedTokens\n", "t.csv").error().message,
             "t.csv: missing column 'TIMESTAMP' (expected header TIMESTAMP,ContextTokens,GeneratedTokens)");
   EXPECT_EQ(RequestTrace::Parse(header, "t.csv").error().message, "t.csv: no requests after the header");
+}
+
+TEST(RequestTrace, BadRowsAreLocatedAndNeverEchoControlBytes) {
+  const std::string header = "TIMESTAMP,ContextTokens,GeneratedTokens\n";
+  EXPECT_EQ(RequestTrace::Parse(header + "2023-11-16 18:15:46,374,44\n\x1b[2J\x1b]0;x\x07,1,1\n", "t.csv").error().message,
+            "t.csv:3: column 'TIMESTAMP': expected a timestamp 'YYYY-MM-DD HH:MM:SS[.fraction]', got "
+            "'\\x1b[2J\\x1b]0;x\\x07'");
+  EXPECT_EQ(RequestTrace::Parse(header + "2023-11-16 18:15:46,5,5\n2023-11-16 18:15:45" + std::string("\0", 1) + ",5,5\n",
+                                "t.csv")
+                .error()
+                .message,
+            "t.csv:3: column 'TIMESTAMP': expected a timestamp 'YYYY-MM-DD HH:MM:SS[.fraction]', got "
+            "'2023-11-16 18:15:45\\x00'");
+  EXPECT_EQ(RequestTrace::Parse(header + "2023-11-16 18:15:46,5,5\n2023-11-16 18:15:46,5,1\x1b[31m\n", "t.csv")
+                .error()
+                .message,
+            "t.csv:3: column 'GeneratedTokens': expected an integer, got '1\\x1b[31m'");
+  EXPECT_EQ(RequestTrace::Parse(header + "2023-11-16 18:15:46," + std::string(1000, '7') + ",5\n", "t.csv")
+                .error()
+                .message,
+            "t.csv:2: column 'ContextTokens': expected an integer, got '" + std::string(80, '7') + "...'");
+}
+
+TEST(RequestTrace, EnforcesTheTraceBounds) {
+  const std::string header = "TIMESTAMP,ContextTokens,GeneratedTokens\n";
+  EXPECT_EQ(RequestTrace::Parse(header + "2023-11-16 18:15:46,20000000,5\n", "t.csv").error().message,
+            "t.csv:2: column 'ContextTokens': expected at most 10000000 tokens per request, got 20000000");
+  EXPECT_EQ(RequestTrace::Parse(header + "2023-11-16 18:15:46,5,5\n2023-12-17 18:15:47,5,5\n", "t.csv")
+                .error()
+                .message,
+            "t.csv:3: column 'TIMESTAMP': '2023-12-17 18:15:47' is more than 31 days after the first request "
+            "('2023-11-16 18:15:46'); a trace is replayed as the shape of every block and should span about an hour");
+  EXPECT_TRUE(RequestTrace::Parse(header + "2023-11-16 18:15:46,5,5\n2023-12-17 18:15:46,5,5\n", "t.csv").ok());
+  EXPECT_FALSE(RequestTrace::FromRequests({{0, 1, 1}, {kMaxTraceSpanS + 1, 1, 1}}, "mem").ok());
+  // A UTF-8 byte order mark before the header (as spreadsheet programs write) is not a column.
+  EXPECT_TRUE(RequestTrace::Parse("\xEF\xBB\xBF" + header + "2023-11-16 18:15:46,5,5\n", "t.csv").ok());
 }
 
 TEST(RequestTrace, FromRequestsChecksOrderAndTokens) {

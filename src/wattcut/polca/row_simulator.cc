@@ -8,6 +8,7 @@
 #include "wattcut/polca/arrival_expansion.h"
 #include "wattcut/polca/control_actuation.h"
 #include "wattcut/polca/inference_power_model.h"
+#include "wattcut/polca/row_limits.h"
 #include "wattcut/polca/server_event_queue.h"
 #include "wattcut/polca/server_model.h"
 
@@ -44,9 +45,9 @@ Result<RowRunResult> SimulateRow(const PolcaConfig& config, const RequestTrace& 
                                  const RowRunOptions& options) {
   Status valid = Validate(config);
   if (!valid.ok()) return valid.error();
-  if (options.servers < 1) return Error{"the row needs at least one server, got " + std::to_string(options.servers)};
-  if (!(options.duration_s > 0)) return Error{"the duration must be positive"};
   if (trace.requests().empty()) return Error{trace.name() + ": no requests"};
+  // Before anything below allocates per server, per reading or per request.
+  if (Status bounded = CheckRowRun(config, trace, options); !bounded.ok()) return bounded.error();
 
   const InferencePowerModel model(config);
   const int n = options.servers;

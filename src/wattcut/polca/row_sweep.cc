@@ -6,6 +6,8 @@
 #include <mutex>
 #include <thread>
 
+#include "wattcut/polca/row_limits.h"
+
 namespace wattcut::polca {
 
 int ServersFor(int baseline, double added_fraction) {
@@ -21,10 +23,14 @@ Result<SweepResult> RunSweep(const PolcaConfig& config, const RequestTrace& trac
   if (options.added_fractions.empty()) return Error{"the sweep needs at least one added-servers value"};
   if (options.policies.empty()) return Error{"the sweep needs at least one policy"};
   for (double a : options.added_fractions) {
-    if (!(a >= 0) || a > 10) return Error{"added servers must be between 0 % and 1000 %"};
+    if (!(a >= 0) || a > kMaxAddedFraction) return Error{"added servers must be between 0 % and 1000 %"};
   }
   const size_t n_added = options.added_fractions.size();
   const size_t n_policies = options.policies.size();
+  if (Status s = CheckSweepSize(n_added, n_policies, options.jobs); !s.ok()) return s.error();
+  for (double a : {options.added_fractions.front(), options.added_fractions.back()}) {
+    if (Status s = CheckRowSize(ServersFor(config.row.baseline_servers, a), "the row"); !s.ok()) return s.error();
+  }
   // Job k < n_added: reference runs; then one per (added, policy).
   const size_t n_jobs = n_added * (1 + n_policies);
   std::vector<Result<RowRunResult>> results(n_jobs, Error{"not run"});
@@ -51,7 +57,7 @@ Result<SweepResult> RunSweep(const PolcaConfig& config, const RequestTrace& trac
       }
     }
   };
-  int jobs = std::max(1, options.jobs);
+  const int jobs = static_cast<int>(std::clamp<size_t>(static_cast<size_t>(std::max(1, options.jobs)), 1, n_jobs));
   std::vector<std::thread> threads;
   for (int j = 1; j < jobs; ++j) threads.emplace_back(worker);
   worker();

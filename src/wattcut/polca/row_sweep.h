@@ -20,7 +20,7 @@ struct SweepOptions {
   std::vector<PolicyKind> policies;
   double duration_s = 7 * 86400;
   uint64_t seed = 1;
-  int jobs = 1;  // runs simulated in parallel; results do not depend on it
+  int jobs = 1;  // runs simulated in parallel (at most kMaxSweepJobs); results do not depend on it
 };
 
 struct SweepPoint {
@@ -44,6 +44,7 @@ struct SweepResult {
 };
 
 // Number of servers for `added_fraction` more than `baseline` (rounded to nearest).
+// Expects baseline and added_fraction within row_limits.h (kMaxServersPerRow, kMaxAddedFraction).
 int ServersFor(int baseline, double added_fraction);
 
 // `progress` (may be empty) is called after each run with a one-line description.

@@ -1,0 +1,100 @@
+// The bounds of what the POLCA simulator accepts, all in one place, each with its reason
+// (docs/polca.md, "Limits", lists them for users). Everything the simulator allocates grows
+// with one of these quantities, so each is checked before anything is allocated: a run
+// that would exhaust memory or take days is refused at once with a message that names the
+// bound, instead of ending in std::bad_alloc or std::system_error.
+//
+// Who checks what:
+//   * polca_config's Validate(): the config keys bounded here (row size, batch, prefill,
+//     telemetry period, per-server request rate);
+//   * RequestTrace: the trace file's size, request count and time span;
+//   * CheckRowRun(), called by SimulateRow() and by `wattcut polca` before it computes:
+//     the run as a whole (servers, duration, telemetry readings, replayed requests);
+//   * CheckSweepSize(), called by RunSweep() and by `wattcut polca sweep`.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "wattcut/base/result.h"
+#include "wattcut/polca/polca_config.h"
+#include "wattcut/polca/request_trace.h"
+
+namespace wattcut::polca {
+
+struct RowRunOptions;
+
+// Servers in one row, baseline or after adding. 2,000 DGX-class servers draw about 13 MW,
+// a whole data hall rather than one row (POLCA's rows hold tens of servers); a bigger
+// number is a typing mistake. Each server holds per-batch-size tables (service.max_batch).
+inline constexpr int kMaxServersPerRow = 2000;
+// Added servers, as a fraction of the baseline: 10 = +1000 %, far past where any policy
+// holds (POLCA's result is +30 %); also keeps the added row within kMaxServersPerRow.
+inline constexpr double kMaxAddedFraction = 10;
+
+// Simulated time of one run. At least one second (the default telemetry period: a shorter
+// run has no reading); at most 90 days, more than twelve cycles of the weekly arrival
+// envelope, after which a run only repeats the same week.
+inline constexpr double kMinDurationS = 1;
+inline constexpr double kMaxDurationS = 90 * 86400.0;
+
+// Telemetry period (control.telemetry_period_s): from 10 ms, the fastest in-band NVML power
+// reading, to one hour, longer than any control loop could use.
+inline constexpr double kMinTelemetryPeriodS = 0.01;
+inline constexpr double kMaxTelemetryPeriodS = 3600;
+// Row power readings kept per run (duration / telemetry period), 4 bytes each: 50 million
+// is 200 MB, e.g. 90 days at 0.16 s or 7 days at 12 ms.
+inline constexpr int64_t kMaxPowerReadingsPerRun = 50'000'000;
+
+// Arrival rate per server at the daily peak (workload.peak_requests_per_server_s). The
+// A100 and H100 defaults are 0.7 and 2.0; an LLM replica serving 1,000 requests a second is
+// beyond any model this simulator describes.
+inline constexpr double kMaxRequestsPerServerS = 1000;
+// Requests the arrival expansion replays in one run (before thinning to the diurnal rate).
+// The run keeps 8 bytes per completed request (latency percentiles) and simulates about
+// 1.5 million requests per wall second: 200 million is at most 1.6 GB and a few minutes,
+// and covers the H100 defaults at +50 % for two weeks.
+inline constexpr int64_t kMaxReplayedRequestsPerRun = 200'000'000;
+// Requests replayed in one expansion block (the trace's span, at least an hour), held at
+// once as 24-byte arrivals: 20 million is 480 MB.
+inline constexpr int64_t kMaxReplayedRequestsPerBlock = 20'000'000;
+
+// Requests decoding together on one server (service.max_batch): vLLM's default is 256;
+// 4,096 is sixteen times that. Each server holds two tables of max_batch + 1 entries.
+inline constexpr int kMaxBatch = 4096;
+// Prompt tokens batched into one prefill (service.max_prefill_tokens): 1,048,576 is the
+// longest context window of current models.
+inline constexpr int kMaxPrefillTokens = 1 << 20;
+
+// The request trace. The Azure traces are one hour and about 20,000 requests (0.7 MB);
+// a trace is replayed as the shape of every block, so one longer than a month is not what
+// the expansion models, and 10 million requests (~400 MB of CSV) is 500 times the
+// shipped trace.
+inline constexpr double kMaxTraceSpanS = 31 * 86400.0;
+// Context or generated tokens of one request: ten times the longest context window of
+// current models, and far inside int32 even summed over a prefill.
+inline constexpr int64_t kMaxTokensPerRequest = 10'000'000;
+inline constexpr int64_t kMaxTraceRequests = 10'000'000;
+inline constexpr uint64_t kMaxTraceFileBytes = uint64_t{512} << 20;
+// A config file has about 50 keys (a few KB); a megabyte is certainly not one.
+inline constexpr uint64_t kMaxConfigFileBytes = uint64_t{1} << 20;
+
+// Runs in one sweep (added values x (policies + the unconstrained reference)); the
+// README's full sweep is 11 x 5 = 55 runs.
+inline constexpr int64_t kMaxSweepRuns = 1000;
+// Threads of a sweep (--jobs): more threads than CPUs only adds memory (each holds a run).
+inline constexpr int kMaxSweepJobs = 256;
+
+// Fails when `servers` is outside [1, kMaxServersPerRow]; `what` names it in the message.
+Status CheckRowSize(int servers, const char* what);
+// Fails when `duration_s` is outside [kMinDurationS, kMaxDurationS].
+Status CheckDuration(double duration_s);
+// Upper bound of the requests the arrival expansion replays per block / per run.
+double ReplayedRequestsPerBlock(const PolcaConfig& config, const RequestTrace& trace, int servers);
+double ReplayedRequestsPerRun(const PolcaConfig& config, const RequestTrace& trace, int servers, double duration_s);
+// Every bound of one run: row size, duration, telemetry readings, replayed requests.
+Status CheckRowRun(const PolcaConfig& config, const RequestTrace& trace, const RowRunOptions& options);
+// A sweep of `added_values` x `policies` with `jobs` threads.
+Status CheckSweepSize(size_t added_values, size_t policies, int jobs);
+
+}  // namespace wattcut::polca
