@@ -1,5 +1,6 @@
 // Runs every file of the given folders (or the given files) through the fuzz entry
 // point once: the fuzz target's regression test in builds without libFuzzer.
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <filesystem>
@@ -22,7 +23,10 @@ int main(int argc, char** argv) {
       files.push_back(p);
     }
   }
+  std::sort(files.begin(), files.end());
   for (const auto& file : files) {
+    // Named before it runs, so that a crash says which input it was.
+    std::fprintf(stderr, "%s\n", file.c_str());
     std::ifstream in(file, std::ios::binary);
     std::string data((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
     LLVMFuzzerTestOneInput(reinterpret_cast<const uint8_t*>(data.data()), data.size());
