@@ -1,12 +1,16 @@
 // `wattcut gpu`: look at and control the GPUs through a backend (NVML or simulated).
 //   list   GPUs, clocks, power limits, power and the energy counter
-//   lock   lock SM clocks (and optionally the memory clock to max, a power limit), confirming the change
+//   lock   lock SM clocks (and optionally the memory clock to max, a power limit), confirming the change;
+//          every argument is checked against every selected GPU first, and a step that still fails
+//          undoes the steps already applied
 //   reset  undo locks (SM and memory clocks; the power limit with --power-limit)
 //   watch  power, SM clock and energy over time (like nvidia-smi dmon)
 //   check  read-only check of the NVML backend with a verdict; setters run in dry-run only
 //   profile  the online profiler on simulated GPUs running a model workload: a profile CSV for the planner
+#include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <fstream>
 #include <iostream>
 #include <memory>
@@ -108,7 +112,8 @@ int List(const GpuArgs& args) {
     std::cout << "  SM clock now: " << (clock.ok() ? std::to_string(*clock) + " MHz" : clock.error().message) << "\n";
     auto limits = b.PowerLimits(gpu);
     std::cout << "  power limit: "
-              << (limits.ok() ? "default " + FixedDecimals(limits->default_mw / 1000.0, 0) + " W, range " +
+              << (limits.ok() ? ReadOr(b.PowerLimitMw(gpu), 1e-3, 0, "W") + " now, default " +
+                                    FixedDecimals(limits->default_mw / 1000.0, 0) + " W, range " +
                                     FixedDecimals(limits->min_mw / 1000.0, 0) + "-" + FixedDecimals(limits->max_mw / 1000.0, 0) + " W"
                               : limits.error().message)
               << "\n";
@@ -118,36 +123,182 @@ int List(const GpuArgs& args) {
   return 0;
 }
 
+// What `gpu lock` sets on one GPU, checked against that GPU before anything changes.
+struct LockPlan {
+  int gpu = 0;
+  int memory_mhz = 0;               // with --memory-max
+  int64_t power_limit_mw = 0;       // with --power-limit
+  int64_t previous_power_limit_mw = 0;  // what a rollback restores
+};
+
+// Checks every argument against every selected GPU (supported SM clocks, the memory clocks,
+// the power-limit range); nothing is changed. Returns one plan per GPU, or every problem found.
+Result<std::vector<LockPlan>> PlanLock(const GpuArgs& args, GpuBackend& b, const std::vector<int>& targets) {
+  std::vector<std::string> problems;
+  const int max_mhz = args.sm_max_mhz > 0 ? args.sm_max_mhz : args.sm_mhz;
+  if (args.sm_mhz < 0 || args.sm_max_mhz < 0) problems.push_back("--sm and --sm-max must be positive MHz");
+  if (args.sm_max_mhz > 0 && args.sm_mhz <= 0) problems.push_back("--sm-max needs --sm (the lower bound)");
+  if (args.sm_mhz > 0 && max_mhz < args.sm_mhz) {
+    problems.push_back("--sm-max " + std::to_string(max_mhz) + " is below --sm " + std::to_string(args.sm_mhz));
+  }
+  int64_t limit_mw = 0;
+  if (args.power_limit_w) {
+    // Checked before converting: a NaN or 1e300 W has no milliwatt value.
+    if (!(std::isfinite(*args.power_limit_w) && *args.power_limit_w > 0 && *args.power_limit_w < 1e6)) {
+      char shown[32];
+      std::snprintf(shown, sizeof shown, "%g", *args.power_limit_w);
+      problems.push_back(std::string("--power-limit: expected a positive number of watts below 1000000, got ") + shown);
+    } else {
+      limit_mw = static_cast<int64_t>(std::llround(*args.power_limit_w * 1000));
+    }
+  }
+  if (!problems.empty()) {
+    std::string all = problems.front();
+    for (size_t i = 1; i < problems.size(); ++i) all += "; " + problems[i];
+    return Error{all};
+  }
+  std::vector<LockPlan> plans;
+  for (int gpu : targets) {
+    const std::string who = "GPU " + std::to_string(gpu) + ": ";
+    LockPlan plan;
+    plan.gpu = gpu;
+    if (args.sm_mhz > 0) {
+      auto clocks = SupportedSmClocksMhz(b, gpu);
+      if (!clocks.ok() || clocks->empty()) {
+        problems.push_back(who + "cannot read the supported SM clocks: " +
+                           (clocks.ok() ? std::string("the list is empty") : clocks.error().message));
+      } else {
+        const auto [lowest, highest] = std::minmax_element(clocks->begin(), clocks->end());
+        if (args.sm_mhz < *lowest || max_mhz > *highest) {
+          problems.push_back(who + "SM clocks " + std::to_string(args.sm_mhz) + "-" + std::to_string(max_mhz) +
+                             " MHz are outside the supported " + std::to_string(*lowest) + "-" +
+                             std::to_string(*highest) + " MHz");
+        }
+      }
+    }
+    if (args.memory_max) {
+      auto memory = MaxMemoryClockMhz(b, gpu);
+      if (memory.ok()) {
+        plan.memory_mhz = *memory;
+      } else {
+        problems.push_back(who + "cannot read the memory clocks: " + memory.error().message);
+      }
+    }
+    if (args.power_limit_w) {
+      auto limits = b.PowerLimits(gpu);
+      auto current = b.PowerLimitMw(gpu);
+      if (!limits.ok()) {
+        problems.push_back(who + "cannot read the power-limit range: " + limits.error().message);
+      } else if (!current.ok()) {
+        problems.push_back(who + "cannot read the power limit now (needed to undo a failed lock): " +
+                           current.error().message);
+      } else if (limit_mw < limits->min_mw || limit_mw > limits->max_mw) {
+        problems.push_back(who + "power limit " + FixedDecimals(*args.power_limit_w, 1) +
+                           " W is outside the allowed " + FixedDecimals(limits->min_mw / 1000.0, 1) + "-" +
+                           FixedDecimals(limits->max_mw / 1000.0, 1) + " W");
+      } else {
+        plan.power_limit_mw = limit_mw;
+        plan.previous_power_limit_mw = *current;
+      }
+    }
+    plans.push_back(plan);
+  }
+  if (!problems.empty()) {
+    std::string all = problems.front();
+    for (size_t i = 1; i < problems.size(); ++i) all += "; " + problems[i];
+    return Error{all + " (nothing was changed)"};
+  }
+  return plans;
+}
+
+// One change `gpu lock` made, and how to undo it.
+struct AppliedChange {
+  enum Kind { kSmClocks, kMemoryClocks, kPowerLimit } kind;
+  int gpu = 0;
+  int64_t previous_power_limit_mw = 0;
+};
+
+// Undoes `applied` newest first; says what was undone and what could not be.
+std::string RollBack(GpuBackend& b, const std::vector<AppliedChange>& applied) {
+  if (applied.empty()) return "nothing had been changed";
+  std::vector<std::string> undone, failed;
+  for (auto it = applied.rbegin(); it != applied.rend(); ++it) {
+    const std::string who = "GPU " + std::to_string(it->gpu) + " ";
+    Status s = Status::Ok();
+    std::string what;
+    switch (it->kind) {
+      case AppliedChange::kSmClocks:
+        s = b.ResetGpuClocks(it->gpu);
+        what = who + "SM clocks reset";
+        break;
+      case AppliedChange::kMemoryClocks:
+        s = b.ResetMemoryClocks(it->gpu);
+        what = who + "memory clocks reset";
+        break;
+      case AppliedChange::kPowerLimit:
+        s = b.SetPowerLimitMw(it->gpu, it->previous_power_limit_mw);
+        what = who + "power limit restored to " + FixedDecimals(it->previous_power_limit_mw / 1000.0, 1) + " W";
+        break;
+    }
+    if (s.ok()) {
+      undone.push_back(what);
+    } else {
+      failed.push_back(what + " FAILED: " + s.error().message);
+    }
+  }
+  std::string text;
+  auto join = [](const std::vector<std::string>& items) {
+    std::string out;
+    for (size_t i = 0; i < items.size(); ++i) out += (i ? ", " : "") + items[i];
+    return out;
+  };
+  if (!undone.empty()) text = "rolled back: " + join(undone);
+  if (!failed.empty()) {
+    text += std::string(text.empty() ? "" : "; ") + "rollback incomplete: " + join(failed) +
+            " (run `wattcut gpu reset --power-limit`)";
+  }
+  return text;
+}
+
 int Lock(const GpuArgs& args) {
   const std::string name = "gpu lock";
-  if (args.sm_mhz <= 0 && !args.memory_max && !args.power_limit_w) {
+  if (args.sm_mhz <= 0 && args.sm_max_mhz <= 0 && !args.memory_max && !args.power_limit_w) {
     return ReportError(name, Error{"nothing to lock: give --sm MHZ, --memory-max and/or --power-limit W"});
   }
   auto selected = OpenSelectedGpus(args);
   if (!selected.ok()) return ReportError(name, selected.error());
   GpuBackend& b = *selected->backend;
-  const std::vector<int>& targets = selected->gpus;
+  auto plans = PlanLock(args, b, selected->gpus);
+  if (!plans.ok()) return ReportError(name, plans.error());
+
   const bool dry = args.backend.dry_run;
-  for (int gpu : targets) {
+  std::vector<AppliedChange> applied;
+  auto fail = [&](const Error& error) {
+    return ReportError(name, Error{error.message + "; " + RollBack(b, applied)});
+  };
+  for (const LockPlan& plan : *plans) {
+    const int gpu = plan.gpu;
     const std::string who = "GPU " + std::to_string(gpu) + ": ";
     if (args.sm_mhz > 0) {
       const int max_mhz = args.sm_max_mhz > 0 ? args.sm_max_mhz : args.sm_mhz;
       auto before = b.SmClockMhz(gpu);
-      if (Status s = b.LockGpuClocks(gpu, args.sm_mhz, max_mhz); !s.ok()) return ReportError(name, s.error());
+      if (Status s = b.LockGpuClocks(gpu, args.sm_mhz, max_mhz); !s.ok()) return fail(s.error());
+      applied.push_back({AppliedChange::kSmClocks, gpu, 0});
       auto after = b.SmClockMhz(gpu);
       std::cout << who << (dry ? "would lock" : "locked") << " SM clocks to " << args.sm_mhz << "-" << max_mhz
                 << " MHz " << ClockChange(before, after) << "\n";
     }
     if (args.memory_max) {
-      auto memory = MaxMemoryClockMhz(b, gpu);
-      if (!memory.ok()) return ReportError(name, memory.error());
-      if (Status s = b.LockMemoryClocks(gpu, *memory, *memory); !s.ok()) return ReportError(name, s.error());
-      std::cout << who << (dry ? "would lock" : "locked") << " the memory clock to its maximum, " << *memory << " MHz\n";
+      if (Status s = b.LockMemoryClocks(gpu, plan.memory_mhz, plan.memory_mhz); !s.ok()) return fail(s.error());
+      applied.push_back({AppliedChange::kMemoryClocks, gpu, 0});
+      std::cout << who << (dry ? "would lock" : "locked") << " the memory clock to its maximum, " << plan.memory_mhz
+                << " MHz\n";
     }
     if (args.power_limit_w) {
-      const auto limit_mw = static_cast<int64_t>(std::llround(*args.power_limit_w * 1000));
-      if (Status s = b.SetPowerLimitMw(gpu, limit_mw); !s.ok()) return ReportError(name, s.error());
-      std::cout << who << (dry ? "would set" : "set") << " the power limit to " << FixedDecimals(*args.power_limit_w, 1) << " W\n";
+      if (Status s = b.SetPowerLimitMw(gpu, plan.power_limit_mw); !s.ok()) return fail(s.error());
+      applied.push_back({AppliedChange::kPowerLimit, gpu, plan.previous_power_limit_mw});
+      std::cout << who << (dry ? "would set" : "set") << " the power limit to "
+                << FixedDecimals(plan.power_limit_mw / 1000.0, 1) << " W\n";
     }
   }
   if (dry) std::cout << "dry run: nothing changed\n";

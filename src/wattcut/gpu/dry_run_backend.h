@@ -31,6 +31,7 @@ class DryRunBackend final : public GpuBackend {
   Status LockMemoryClocks(int gpu, int min_mhz, int max_mhz) override;
   Status ResetMemoryClocks(int gpu) override;
   Result<PowerLimitsMw> PowerLimits(int gpu) override { return inner_->PowerLimits(gpu); }
+  Result<int64_t> PowerLimitMw(int gpu) override { return inner_->PowerLimitMw(gpu); }
   Status SetPowerLimitMw(int gpu, int64_t limit_mw) override;
   Result<int64_t> PowerUsageMw(int gpu) override { return inner_->PowerUsageMw(gpu); }
   Result<int64_t> TotalEnergyMj(int gpu) override { return inner_->TotalEnergyMj(gpu); }

@@ -47,6 +47,8 @@ class GpuBackend {
   virtual Status ResetMemoryClocks(int gpu) = 0;
 
   virtual Result<PowerLimitsMw> PowerLimits(int gpu) = 0;
+  // The power limit set now (what SetPowerLimitMw last set, or the default).
+  virtual Result<int64_t> PowerLimitMw(int gpu) = 0;
   virtual Status SetPowerLimitMw(int gpu, int64_t limit_mw) = 0;
 
   virtual Result<int64_t> PowerUsageMw(int gpu) = 0;

@@ -118,6 +118,18 @@ class NvmlBackend final : public GpuBackend {
     return PowerLimitsMw{.default_mw = default_mw, .min_mw = min_mw, .max_mw = max_mw};
   }
 
+  Result<int64_t> PowerLimitMw(int gpu) override {
+    auto device = Handle(gpu);
+    if (!device.ok()) return device.error();
+    unsigned limit_mw = 0;
+    if (Status s = Call(F().nvmlDeviceGetPowerManagementLimit, "nvmlDeviceGetPowerManagementLimit", gpu, "",
+                        *device, &limit_mw);
+        !s.ok()) {
+      return s.error();
+    }
+    return static_cast<int64_t>(limit_mw);
+  }
+
   Status SetPowerLimitMw(int gpu, int64_t limit_mw) override {
     if (limit_mw <= 0 || limit_mw > 0xFFFFFFFFLL) {
       return Error{"cannot set GPU " + std::to_string(gpu) + " power limit to " +

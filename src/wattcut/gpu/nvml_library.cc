@@ -72,6 +72,7 @@ Result<std::unique_ptr<NvmlLibrary>> NvmlLibrary::Open(const std::string& librar
   Resolve(h, "nvmlDeviceGetTotalEnergyConsumption", f.nvmlDeviceGetTotalEnergyConsumption);
   Resolve(h, "nvmlDeviceGetClockInfo", f.nvmlDeviceGetClockInfo);
   Resolve(h, "nvmlDeviceSetPowerManagementLimit", f.nvmlDeviceSetPowerManagementLimit);
+  Resolve(h, "nvmlDeviceGetPowerManagementLimit", f.nvmlDeviceGetPowerManagementLimit);
   Resolve(h, "nvmlDeviceGetPowerManagementDefaultLimit", f.nvmlDeviceGetPowerManagementDefaultLimit);
   Resolve(h, "nvmlDeviceGetPowerManagementLimitConstraints",
           f.nvmlDeviceGetPowerManagementLimitConstraints);

@@ -69,6 +69,7 @@ struct Functions {
   int (*nvmlDeviceGetTotalEnergyConsumption)(Device, unsigned long long*) = nullptr;
   int (*nvmlDeviceGetClockInfo)(Device, int, unsigned*) = nullptr;
   int (*nvmlDeviceSetPowerManagementLimit)(Device, unsigned) = nullptr;
+  int (*nvmlDeviceGetPowerManagementLimit)(Device, unsigned*) = nullptr;
   int (*nvmlDeviceGetPowerManagementDefaultLimit)(Device, unsigned*) = nullptr;
   int (*nvmlDeviceGetPowerManagementLimitConstraints)(Device, unsigned*, unsigned*) = nullptr;
 };

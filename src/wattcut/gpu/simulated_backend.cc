@@ -120,6 +120,12 @@ Result<PowerLimitsMw> SimulatedBackend::PowerLimits(int gpu) {
   return PowerLimitsMw{.default_mw = tdp_mw, .min_mw = tdp_mw / 2, .max_mw = tdp_mw};
 }
 
+Result<int64_t> SimulatedBackend::PowerLimitMw(int gpu) {
+  if (Status s = Check(gpu); !s.ok()) return s.error();
+  std::lock_guard lock(mutex_);
+  return gpus_[static_cast<size_t>(gpu)].power_limit_mw;
+}
+
 Status SimulatedBackend::SetPowerLimitMw(int gpu, int64_t limit_mw) {
   auto limits = PowerLimits(gpu);
   if (!limits.ok()) return limits.error();

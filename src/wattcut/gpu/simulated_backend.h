@@ -34,6 +34,7 @@ class SimulatedBackend final : public GpuBackend {
   Status LockMemoryClocks(int gpu, int min_mhz, int max_mhz) override;
   Status ResetMemoryClocks(int gpu) override;
   Result<PowerLimitsMw> PowerLimits(int gpu) override;
+  Result<int64_t> PowerLimitMw(int gpu) override;
   Status SetPowerLimitMw(int gpu, int64_t limit_mw) override;
   Result<int64_t> PowerUsageMw(int gpu) override;
   Result<int64_t> TotalEnergyMj(int gpu) override;

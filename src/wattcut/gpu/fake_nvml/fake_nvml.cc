@@ -111,6 +111,12 @@ int Api(const char* function, const std::string& args, Body body) {
   return rc;
 }
 
+// An injected failure of `function` on one GPU only ("gpu<i>.fail.<function>=<rc>"), for the
+// setters: kSuccess when there is none.
+int GpuFailure(const State& s, unsigned gpu, const char* function) {
+  return static_cast<int>(Long(s, Gpu(gpu, (std::string("fail.") + function).c_str()), kSuccess));
+}
+
 // "GPU <index>, " in front of a clock setter's logged arguments, so a log names the GPU.
 std::string GpuArg(const Device* device) {
   return device == nullptr ? std::string("GPU ?, ") : "GPU " + std::to_string(device->index) + ", ";
@@ -271,6 +277,7 @@ __attribute__((visibility("default"))) int nvmlDeviceSetGpuLockedClocks(Device* 
              [&](State& s) {
                unsigned gpu;
                if (int rc = DeviceIndex(s, device, &gpu); rc != kSuccess) return rc;
+               if (int rc = GpuFailure(s, gpu, "nvmlDeviceSetGpuLockedClocks"); rc != kSuccess) return rc;
                if (min_mhz > max_mhz || static_cast<long>(max_mhz) > Long(s, "max_mhz", 1410) ||
                    static_cast<long>(min_mhz) < Long(s, "min_mhz", 210)) {
                  return kInvalidArgument;
@@ -300,6 +307,7 @@ __attribute__((visibility("default"))) int nvmlDeviceSetMemoryLockedClocks(Devic
              [&](State& s) {
                unsigned gpu;
                if (int rc = DeviceIndex(s, device, &gpu); rc != kSuccess) return rc;
+               if (int rc = GpuFailure(s, gpu, "nvmlDeviceSetMemoryLockedClocks"); rc != kSuccess) return rc;
                bool known = false;
                for (unsigned m : MemoryClocks(s)) known = known || m == max_mhz;
                if (!known || min_mhz > max_mhz) return kInvalidArgument;
@@ -365,11 +373,23 @@ __attribute__((visibility("default"))) int nvmlDeviceSetPowerManagementLimit(Dev
   return Api("nvmlDeviceSetPowerManagementLimit", std::to_string(limit_mw), [&](State& s) {
     unsigned gpu;
     if (int rc = DeviceIndex(s, device, &gpu); rc != kSuccess) return rc;
+    if (int rc = GpuFailure(s, gpu, "nvmlDeviceSetPowerManagementLimit"); rc != kSuccess) return rc;
     if (static_cast<long>(limit_mw) < Long(s, "min_limit_mw", 0) ||
         static_cast<long>(limit_mw) > Long(s, "max_limit_mw", 0)) {
       return kInvalidArgument;
     }
     s[Gpu(gpu, "power_limit_mw")] = std::to_string(limit_mw);
+    return kSuccess;
+  });
+}
+
+__attribute__((visibility("default"))) int nvmlDeviceGetPowerManagementLimit(Device* device, unsigned* limit_mw) {
+  FAKE_INIT_CHECK();
+  return Api("nvmlDeviceGetPowerManagementLimit", "", [&](State& s) {
+    unsigned gpu;
+    if (int rc = DeviceIndex(s, device, &gpu); rc != kSuccess) return rc;
+    if (limit_mw == nullptr) return kInvalidArgument;
+    *limit_mw = static_cast<unsigned>(Long(s, Gpu(gpu, "power_limit_mw"), Long(s, "default_limit_mw", 0)));
     return kSuccess;
   });
 }

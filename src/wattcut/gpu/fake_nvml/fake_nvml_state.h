@@ -11,6 +11,7 @@
 //   gpu<i>.locked_min / gpu<i>.locked_max [0 = not locked]  gpu<i>.mem_locked [0]
 //   gpu<i>.power_limit_mw [default]  gpu<i>.energy_mj  gpu<i>.since_ns  (energy counter)
 //   fail.<function>=<nvmlReturn_t>   injected error: that function returns it (and does nothing)
+//   gpu<i>.fail.<function>=<nvmlReturn_t>   the same on GPU i only (the three setters)
 // Header-only so that tests can read and write the same file.
 #pragma once
 

@@ -1,0 +1,88 @@
+// `wattcut gpu lock` checks every argument against every selected GPU before it changes
+// anything, and undoes what it applied when a later step still fails: on the simulated
+// backend and on the fake NVML (whose state file shows what the GPUs were left with).
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <string>
+
+#include "tests/cli/command_runner.h"
+#include "wattcut/gpu/fake_nvml/fake_nvml_test_support.h"
+
+namespace wattcut {
+namespace {
+
+using fake_nvml::ScopedFakeNvml;
+using testing::RunWattcut;
+
+// Every wattcut this test starts loads the fake as libnvidia-ml.so.1.
+const bool kLibraryPathSet = (setenv("LD_LIBRARY_PATH", WATTCUT_FAKE_NVML_DIR, 1), true);
+
+std::string Value(const fake_nvml::State& state, const std::string& key) {
+  auto it = state.find(key);
+  return it == state.end() ? "" : it->second;
+}
+
+TEST(GpuLockCommand, SimulatedBackendChecksThePowerLimitBeforeLockingTheClock) {
+  auto result = RunWattcut("gpu lock --backend simulated --sm 1200 --power-limit 10");
+  EXPECT_EQ(result.exit_code, 1);
+  EXPECT_EQ(result.out, "");  // nothing was locked, not even for a moment
+  EXPECT_EQ(result.err,
+            "wattcut gpu lock: error: GPU 0: power limit 10.0 W is outside the allowed 250.0-500.0 W "
+            "(nothing was changed)\n");
+  auto clock = RunWattcut("gpu lock --backend simulated --gpus 2 --sm 5000 --power-limit 1e300");
+  EXPECT_EQ(clock.exit_code, 1);
+  EXPECT_EQ(clock.out, "");
+  EXPECT_NE(clock.err.find("--power-limit: expected a positive number of watts below 1000000, got 1e+300"),
+            std::string::npos)
+      << clock.err;
+  auto range = RunWattcut("gpu lock --backend simulated --gpus 2 --sm 5000");
+  EXPECT_EQ(range.exit_code, 1);
+  EXPECT_EQ(range.err,
+            "wattcut gpu lock: error: GPU 0: SM clocks 5000-5000 MHz are outside the supported 210-1410 MHz; "
+            "GPU 1: SM clocks 5000-5000 MHz are outside the supported 210-1410 MHz (nothing was changed)\n");
+  auto good = RunWattcut("gpu lock --backend simulated --sm 1200 --power-limit 300");
+  EXPECT_EQ(good.exit_code, 0) << good.err;
+  EXPECT_NE(good.out.find("GPU 0: set the power limit to 300.0 W"), std::string::npos) << good.out;
+}
+
+TEST(GpuLockCommand, FakeNvmlIsNeverTouchedByAnInvalidLock) {
+  ASSERT_TRUE(kLibraryPathSet);
+  ScopedFakeNvml nvml;
+  auto result = RunWattcut("gpu lock --sm 1200 --power-limit 10");
+  EXPECT_EQ(result.exit_code, 1);
+  EXPECT_EQ(result.out, "");
+  EXPECT_NE(result.err.find("GPU 0: power limit 10.0 W is outside the allowed 100.0-400.0 W; "
+                            "GPU 1: power limit 10.0 W is outside the allowed 100.0-400.0 W (nothing was changed)"),
+            std::string::npos)
+      << result.err;
+  EXPECT_EQ(nvml.Log().find("nvmlDeviceSet"), std::string::npos) << nvml.Log();
+  EXPECT_EQ(Value(nvml.Read(), "gpu0.locked_max"), "");
+}
+
+TEST(GpuLockCommand, AStepThatFailsAfterOthersWereAppliedRollsThemBack) {
+  ASSERT_TRUE(kLibraryPathSet);
+  // GPU 0 had its limit lowered to 350 W before; GPU 1 refuses clock locks.
+  ScopedFakeNvml nvml(fake_nvml::State{{"gpu0.power_limit_mw", "350000"}, {"gpu1.fail.nvmlDeviceSetGpuLockedClocks", "4"}});
+  auto result = RunWattcut("gpu lock --sm 1200 --power-limit 300");
+  EXPECT_EQ(result.exit_code, 1);
+  EXPECT_NE(result.out.find("GPU 0: locked SM clocks to 1200-1200 MHz"), std::string::npos) << result.out;
+  EXPECT_NE(result.err.find("nvmlDeviceSetGpuLockedClocks(GPU 1, 1200, 1200)"), std::string::npos) << result.err;
+  EXPECT_NE(result.err.find("rolled back: GPU 0 power limit restored to 350.0 W, GPU 0 SM clocks reset"),
+            std::string::npos)
+      << result.err;
+  const fake_nvml::State state = nvml.Read();
+  EXPECT_EQ(Value(state, "gpu0.locked_max"), "0");
+  EXPECT_EQ(Value(state, "gpu0.power_limit_mw"), "350000");
+  EXPECT_EQ(Value(state, "gpu1.locked_max"), "");
+
+  // The memory lock failing on GPU 0 undoes GPU 0's SM lock.
+  ScopedFakeNvml memory(fake_nvml::State{{"gpu0.fail.nvmlDeviceSetMemoryLockedClocks", "3"}});
+  auto partial = RunWattcut("gpu lock --gpu 0 --sm 1200 --memory-max");
+  EXPECT_EQ(partial.exit_code, 1);
+  EXPECT_NE(partial.err.find("rolled back: GPU 0 SM clocks reset"), std::string::npos) << partial.err;
+  EXPECT_EQ(Value(memory.Read(), "gpu0.locked_max"), "0");
+}
+
+}  // namespace
+}  // namespace wattcut
