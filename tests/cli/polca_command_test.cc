@@ -4,6 +4,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <vector>
 
 #include "tests/cli/command_runner.h"
 #include "wattcut/base/shared_data_testing.h"
@@ -72,6 +73,99 @@ TEST(PolcaCommand, BadTraceAndImpossibleThresholdsAreRefused) {
   EXPECT_EQ(thresholds.exit_code, 1);
   EXPECT_NE(thresholds.err.find("t1"), std::string::npos) << thresholds.err;
   EXPECT_NE(thresholds.err.find(conf), std::string::npos) << thresholds.err;
+}
+
+// A small valid trace and an output path in `dir`.
+struct PolcaInputs {
+  std::string trace;
+  std::string out;
+};
+PolcaInputs SmallInputs(const TempDir& dir) {
+  PolcaInputs in{dir.path() + "/t.csv", dir.path() + "/o"};
+  std::ofstream(in.trace) << "TIMESTAMP,ContextTokens,GeneratedTokens\n2023-11-16 18:15:46.6805900,374,44\n"
+                             "2023-11-16 18:15:50.0000000,396,109\n";
+  return in;
+}
+
+// Each of these aborted (bad_alloc, system_error), ran on defaults or meant seconds before.
+TEST(PolcaCommand, ArgumentsOutsideTheRowLimitsAreRefusedBeforeAnyWork) {
+  TempDir dir;
+  PolcaInputs in = SmallInputs(dir);
+  const std::string simulate = "polca simulate --trace " + in.trace + " --out " + in.out + " ";
+  const std::string sweep = "polca sweep --trace " + in.trace + " --out " + in.out + " ";
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {simulate + "--servers 0", "--servers must be between 1 and 2000 servers"},
+      {simulate + "--servers -3", "--servers must be between 1 and 2000 servers"},
+      {simulate + "--servers 2000000000", "--servers must be between 1 and 2000 servers"},
+      {simulate + "--added 1e9%", "--added: at most 1000 % (ten times the baseline row), got '1e9%'"},
+      {simulate + "--servers 1500 --added 50%", "the row must be between 1 and 2000 servers"},
+      {simulate + "--duration 7",
+       "--duration: expected a number with a unit, d (days), h (hours), m (minutes) or s (seconds), like 7d, 12h, "
+       "30m or 45s, got '7'"},
+      {simulate + "--duration 1e12d", "--duration: the duration must be between 1 s and 90 d"},
+      {simulate + "--duration 0s", "--duration: the duration must be between 1 s and 90 d"},
+      {simulate + "--duration 7x", "--duration: expected a number with a unit"},
+      {simulate + "--servers 2000 --duration 90d", "more than the 200000000 one run may simulate"},
+      {sweep + "--added 0:1000:0.000001", "--added: '0:1000:0.000001' is 1000000001 values, more than the 1000"},
+      {sweep + "--added 0:10:10 --jobs 100000", "--jobs must be between 1 and 256 (0: one per CPU), got 100000"},
+      {sweep + "--added 0:50:5 --servers 1500", "the row must be between 1 and 2000 servers"},
+  };
+  for (const auto& [command, message] : cases) {
+    auto result = RunWattcut(command);
+    EXPECT_EQ(result.exit_code, 1) << command << "\n" << result.err;
+    EXPECT_NE(result.err.find(message), std::string::npos) << command << "\n" << result.err;
+    EXPECT_FALSE(fs::exists(in.out)) << command;
+  }
+}
+
+TEST(PolcaCommand, ConfigThatIsADirectoryOrSetsAKeyTwiceOrIsOutOfBoundsIsRefused) {
+  TempDir dir;
+  PolcaInputs in = SmallInputs(dir);
+  const std::string simulate = "polca simulate --trace " + in.trace + " --duration 1h --out " + in.out + " --config ";
+  auto directory = RunWattcut(simulate + dir.path());
+  EXPECT_EQ(directory.exit_code, 1);
+  EXPECT_EQ(directory.err, "wattcut polca simulate: error: " + dir.path() + ": is a directory, expected a config file\n");
+
+  const std::string twice = dir.path() + "/twice.conf";
+  std::ofstream(twice) << "base = a100\npolicy.t1 = 0.8\n\n# later\npolicy.t1 = 0.7\n";
+  auto duplicate = RunWattcut(simulate + twice);
+  EXPECT_EQ(duplicate.exit_code, 1);
+  EXPECT_EQ(duplicate.err,
+            "wattcut polca simulate: error: " + twice + ":5: key 'policy.t1': set twice, on line 2 and on line 5\n");
+
+  const std::vector<std::pair<std::string, std::string>> bounds = {
+      {"control.telemetry_period_s = 1e-9", "control.telemetry_period_s must be between 0.01 s and 3600 s"},
+      {"workload.peak_requests_per_server_s = 1e9", "workload.peak_requests_per_server_s must be positive and at most"},
+      {"service.max_batch = 1000000000", "service.max_batch must be between 1 and 4096"},
+      {"row.baseline_servers = 100000", "row.baseline_servers must be between 1 and 2000 servers"},
+  };
+  for (const auto& [line, message] : bounds) {
+    const std::string conf = dir.path() + "/bound.conf";
+    std::ofstream(conf) << line << "\n";
+    auto result = RunWattcut(simulate + conf);
+    EXPECT_EQ(result.exit_code, 1) << line;
+    EXPECT_NE(result.err.find(message), std::string::npos) << line << "\n" << result.err;
+  }
+  EXPECT_FALSE(fs::exists(in.out));
+}
+
+TEST(PolcaCommand, TraceMessagesNeverEchoControlBytesAndABomIsNotAColumn) {
+  TempDir dir;
+  const std::string trace = dir.path() + "/esc.csv";
+  std::ofstream(trace) << "TIMESTAMP,ContextTokens,GeneratedTokens\n2023-11-16 18:15:46,374,44\n"
+                          "\x1b[2J\x1b]0;owned\x07,5,5\n";
+  auto result = RunWattcut("polca simulate --trace " + trace + " --duration 1h --out " + dir.path() + "/o");
+  EXPECT_EQ(result.exit_code, 1);
+  EXPECT_EQ(result.err.find('\x1b'), std::string::npos);
+  EXPECT_NE(result.err.find(":3: column 'TIMESTAMP': expected a timestamp 'YYYY-MM-DD HH:MM:SS[.fraction]', got "
+                            "'\\x1b[2J\\x1b]0;owned\\x07'"),
+            std::string::npos)
+      << result.err;
+
+  const std::string bom = dir.path() + "/bom.csv";
+  std::ofstream(bom) << "\xEF\xBB\xBFTIMESTAMP,ContextTokens,GeneratedTokens\n2023-11-16 18:15:46,374,44\n";
+  auto with_bom = RunWattcut("polca simulate --trace " + bom + " --duration 10m --out " + dir.path() + "/b");
+  EXPECT_EQ(with_bom.exit_code, 0) << with_bom.err;
 }
 
 }  // namespace

@@ -2,18 +2,24 @@
 //   wattcut polca simulate --trace T.csv --servers 40 --added 30% --policy polca --duration 7d --out DIR
 //   wattcut polca sweep    --trace T.csv --added 0:50:5 --policy polca,brake-only,uniform-cap,power-cap --out DIR
 //   wattcut polca config   [--gpu a100|h100]          (prints a config file to start from)
+#include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <sstream>
 #include <thread>
+
+#include "wattcut/base/printable_text.h"
 
 #include "wattcut/cli/command.h"
 #include "wattcut/cli/output_directory.h"
 #include "wattcut/polca/polca_config.h"
 #include "wattcut/polca/request_trace.h"
+#include "wattcut/polca/row_limits.h"
 #include "wattcut/polca/row_simulator.h"
 #include "wattcut/polca/row_sweep.h"
 #include "wattcut/polca/run_report.h"
@@ -27,7 +33,7 @@ struct PolcaArgs {
   std::string trace_path;
   std::string gpu = "a100";
   std::string config_path;
-  int servers = 0;  // baseline; 0: the config's
+  std::optional<int> servers;  // baseline; unset: the config's
   std::string added = "0";
   std::string policy = "polca";
   std::string duration = "7d";
@@ -38,14 +44,17 @@ struct PolcaArgs {
   bool overwrite = false;
 };
 
-// "30%", "30" -> 0.30; "-5" is an error.
+// "30%", "30" -> 0.30; "-5" and more than kMaxAddedFraction are errors.
 Result<double> ParsePercent(const std::string& text) {
   std::string t = text;
   if (!t.empty() && t.back() == '%') t.pop_back();
   char* end = nullptr;
   double v = std::strtod(t.c_str(), &end);
   if (t.empty() || end != t.c_str() + t.size() || !std::isfinite(v) || v < 0) {
-    return Error{"--added: expected a non-negative percentage like 30%, got '" + text + "'"};
+    return Error{"--added: expected a non-negative percentage like 30%, got '" + PrintableText(text) + "'"};
+  }
+  if (v / 100 > kMaxAddedFraction) {
+    return Error{"--added: at most 1000 % (ten times the baseline row), got '" + PrintableText(text) + "'"};
   }
   return v / 100;
 }
@@ -57,17 +66,28 @@ Result<std::vector<double>> ParseAddedList(const std::string& text) {
     std::vector<std::string> parts;
     std::stringstream in(text);
     for (std::string p; std::getline(in, p, ':');) parts.push_back(p);
-    if (parts.size() != 3) return Error{"--added: expected FROM:TO:STEP in percent, got '" + text + "'"};
+    if (parts.size() != 3) return Error{"--added: expected FROM:TO:STEP in percent, got '" + PrintableText(text) + "'"};
     Result<double> from = ParsePercent(parts[0]), to = ParsePercent(parts[1]), step = ParsePercent(parts[2]);
     if (!from.ok()) return from.error();
     if (!to.ok()) return to.error();
     if (!step.ok()) return step.error();
-    if (*step <= 0 || *to < *from) return Error{"--added: expected FROM <= TO and STEP > 0, got '" + text + "'"};
-    for (int i = 0; *from + i * *step <= *to + 1e-9; ++i) out.push_back(*from + i * *step);
+    if (*step <= 0 || *to < *from) {
+      return Error{"--added: expected FROM <= TO and STEP > 0, got '" + PrintableText(text) + "'"};
+    }
+    // Counted before anything is stored: 0:1000:0.000001 is a billion values.
+    const double count = std::floor((*to - *from) / *step + 1e-9) + 1;
+    if (count > static_cast<double>(kMaxSweepRuns)) {
+      return Error{"--added: '" + PrintableText(text) + "' is " + std::to_string(std::llround(count)) +
+                   " values, more than the " + std::to_string(kMaxSweepRuns) + " runs a sweep may have"};
+    }
+    for (int i = 0; i < static_cast<int>(count); ++i) out.push_back(*from + i * *step);
     return out;
   }
   std::stringstream in(text);
   for (std::string p; std::getline(in, p, ',');) {
+    if (out.size() == static_cast<size_t>(kMaxSweepRuns)) {
+      return Error{"--added: more than the " + std::to_string(kMaxSweepRuns) + " values a sweep may have"};
+    }
     Result<double> v = ParsePercent(p);
     if (!v.ok()) return v.error();
     out.push_back(*v);
@@ -75,23 +95,28 @@ Result<std::vector<double>> ParseAddedList(const std::string& text) {
   return out;
 }
 
-// "7d", "36h", "90m", "600s", "600".
+// "7d", "36h", "90m", "600s", "1.5h"; a unit is required ("7" could be days or seconds).
 Result<double> ParseDuration(const std::string& text) {
-  if (text.empty()) return Error{"--duration: empty"};
+  const std::string expected = "--duration: expected a number with a unit, d (days), h (hours), m (minutes) or s "
+                               "(seconds), like 7d, 12h, 30m or 45s, got '" + PrintableText(text) + "'";
+  if (text.empty()) return Error{expected};
   double unit = 1;
   std::string t = text;
   switch (t.back()) {
-    case 'd': unit = 86400; t.pop_back(); break;
-    case 'h': unit = 3600; t.pop_back(); break;
-    case 'm': unit = 60; t.pop_back(); break;
-    case 's': t.pop_back(); break;
-    default: break;
+    case 'd': unit = 86400; break;
+    case 'h': unit = 3600; break;
+    case 'm': unit = 60; break;
+    case 's': unit = 1; break;
+    default: return Error{expected};
   }
+  t.pop_back();
   char* end = nullptr;
   double v = std::strtod(t.c_str(), &end);
-  if (t.empty() || end != t.c_str() + t.size() || !(v > 0) || !std::isfinite(v)) {
-    return Error{"--duration: expected a positive duration like 7d, 36h, 90m or 600s, got '" + text + "'"};
+  if (t.empty() || !(std::isdigit(static_cast<unsigned char>(t.front())) || t.front() == '.') || end != t.c_str() + t.size() ||
+      !std::isfinite(v)) {
+    return Error{expected};
   }
+  if (Status s = CheckDuration(v * unit); !s.ok()) return Error{"--duration: " + s.error().message};
   return v * unit;
 }
 
@@ -108,9 +133,12 @@ Result<std::vector<PolicyKind>> ParsePolicies(const std::string& text) {
 }
 
 Result<PolcaConfig> LoadConfig(const PolcaArgs& args) {
+  if (args.servers) {
+    if (Status s = CheckRowSize(*args.servers, "--servers"); !s.ok()) return s.error();
+  }
   Result<PolcaConfig> config = args.config_path.empty() ? BuiltInConfig(args.gpu) : ReadConfigFile(args.config_path);
   if (!config.ok()) return config;
-  if (args.servers > 0) config->row.baseline_servers = args.servers;
+  if (args.servers) config->row.baseline_servers = *args.servers;
   if (args.in_band) config->control.actuation_latency_s = 0.01;
   Status valid = Validate(*config);
   if (!valid.ok()) return valid.error();
@@ -120,7 +148,7 @@ Result<PolcaConfig> LoadConfig(const PolcaArgs& args) {
 std::string CommandLine(const std::string& sub, const PolcaArgs& a) {
   std::string s = "wattcut polca " + sub + " --trace " + a.trace_path;
   s += a.config_path.empty() ? " --gpu " + a.gpu : " --config " + a.config_path;
-  if (a.servers > 0) s += " --servers " + std::to_string(a.servers);
+  if (a.servers) s += " --servers " + std::to_string(*a.servers);
   s += " --added " + a.added + " --policy " + a.policy + " --duration " + a.duration + " --seed " +
        std::to_string(a.seed);
   if (a.in_band) s += " --in-band";
@@ -133,6 +161,9 @@ double Since(std::chrono::steady_clock::time_point start) {
 
 int RunSimulate(const PolcaArgs& args) {
   const std::string name = "polca simulate";
+  // The output location first: a bad --out fails before anything is read or computed.
+  Result<OutputDirectory> out = OutputDirectory::Create(args.out_dir, args.overwrite);
+  if (!out.ok()) return ReportError(name, out.error());
   Result<PolcaConfig> config = LoadConfig(args);
   if (!config.ok()) return ReportError(name, config.error());
   Result<double> added = ParsePercent(args.added);
@@ -143,14 +174,13 @@ int RunSimulate(const PolcaArgs& args) {
   if (!duration.ok()) return ReportError(name, duration.error());
   Result<RequestTrace> trace = RequestTrace::Read(args.trace_path);
   if (!trace.ok()) return ReportError(name, trace.error());
-  Result<OutputDirectory> out = OutputDirectory::Create(args.out_dir, args.overwrite);
-  if (!out.ok()) return ReportError(name, out.error());
 
   RowRunOptions options;
   options.policy = *policy;
   options.servers = ServersFor(config->row.baseline_servers, *added);
   options.duration_s = *duration;
   options.seed = args.seed;
+  if (Status s = CheckRowRun(*config, *trace, options); !s.ok()) return ReportError(name, s.error());
   auto start = std::chrono::steady_clock::now();
   Result<RowRunResult> run = SimulateRow(*config, *trace, options);
   if (!run.ok()) return ReportError(name, run.error());
@@ -178,6 +208,8 @@ int RunSimulate(const PolcaArgs& args) {
 
 int RunSweepCommand(const PolcaArgs& args) {
   const std::string name = "polca sweep";
+  Result<OutputDirectory> out = OutputDirectory::Create(args.out_dir, args.overwrite);
+  if (!out.ok()) return ReportError(name, out.error());
   Result<PolcaConfig> config = LoadConfig(args);
   if (!config.ok()) return ReportError(name, config.error());
   Result<std::vector<double>> added = ParseAddedList(args.added);
@@ -186,17 +218,23 @@ int RunSweepCommand(const PolcaArgs& args) {
   if (!policies.ok()) return ReportError(name, policies.error());
   Result<double> duration = ParseDuration(args.duration);
   if (!duration.ok()) return ReportError(name, duration.error());
+  if (Status s = CheckSweepSize(added->size(), policies->size(), args.jobs); !s.ok()) return ReportError(name, s.error());
   Result<RequestTrace> trace = RequestTrace::Read(args.trace_path);
   if (!trace.ok()) return ReportError(name, trace.error());
-  Result<OutputDirectory> out = OutputDirectory::Create(args.out_dir, args.overwrite);
-  if (!out.ok()) return ReportError(name, out.error());
 
   SweepOptions options;
   options.added_fractions = *added;
   options.policies = *policies;
   options.duration_s = *duration;
   options.seed = args.seed;
-  options.jobs = args.jobs > 0 ? args.jobs : std::max(1u, std::thread::hardware_concurrency());
+  options.jobs = args.jobs > 0 ? args.jobs
+                               : static_cast<int>(std::clamp(std::thread::hardware_concurrency(), 1u,
+                                                             static_cast<unsigned>(kMaxSweepJobs)));
+  // Every run's bounds before the first starts: the largest row is the most demanding.
+  RowRunOptions largest;
+  largest.servers = ServersFor(config->row.baseline_servers, *std::max_element(added->begin(), added->end()));
+  largest.duration_s = *duration;
+  if (Status s = CheckRowRun(*config, *trace, largest); !s.ok()) return ReportError(name, s.error());
   auto start = std::chrono::steady_clock::now();
   Result<SweepResult> sweep =
       RunSweep(*config, *trace, options, [](const std::string& line) { std::cerr << "  " << line << "\n"; });
@@ -222,8 +260,10 @@ void AddCommonOptions(CLI::App* sub, PolcaArgs* args) {
       ->required();
   sub->add_option("--gpu", args->gpu, "Built-in config when no --config is given: a100 or h100")->capture_default_str();
   sub->add_option("--config", args->config_path, "Config file (see `wattcut polca config`)");
-  sub->add_option("--servers", args->servers, "Servers the row budget was provisioned for (default: config's, 40)");
-  sub->add_option("--duration", args->duration, "Simulated time: 7d, 36h, 90m, 600s")->capture_default_str();
+  sub->add_option("--servers", args->servers,
+                  "Servers the row budget was provisioned for, 1 to 2000 (default: config's, 40)");
+  sub->add_option("--duration", args->duration, "Simulated time with a unit: 7d, 36h, 90m, 600s (1 s to 90 d)")
+      ->capture_default_str();
   sub->add_option("--seed", args->seed, "Seed of the arrival expansion")->capture_default_str();
   sub->add_flag("--in-band", args->in_band, "In-band (NVML, 10 ms) clock control instead of out-of-band (40 s)");
   sub->add_option("--out", args->out_dir, "Output directory")->required();
