@@ -9,8 +9,10 @@
 //
 // A file is applied on top of a built-in default (`base = a100` on its first setting
 // line picks which; a100 otherwise), so it only needs the keys it changes. Unknown
-// keys, unparsable values and inconsistent settings (T1 >= T2, a release level above
-// its threshold, ...) are errors naming the file, line and key.
+// keys, a key set twice (both lines named), unparsable values, values outside
+// row_limits.h and inconsistent settings (T1 >= T2, a release level above its
+// threshold, ...) are errors naming the file, line and key. A leading UTF-8 byte order
+// mark is skipped; quoted values go through PrintableText.
 #pragma once
 
 #include <string>
@@ -126,6 +128,7 @@ std::vector<std::string> BuiltInConfigNames();
 
 // Parses config text; `source_name` stands for the file in messages.
 Result<PolcaConfig> ParseConfig(const std::string& text, const std::string& source_name);
+// Fails on a directory, an unreadable file or one over kMaxConfigFileBytes.
 Result<PolcaConfig> ReadConfigFile(const std::string& path);
 
 // Checks the settings against each other (thresholds ordered, clocks in range, shares
