@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <limits>
+#include <random>
 #include <vector>
 
 namespace wattcut {
@@ -90,6 +91,53 @@ TEST(ParetoFilterTest, SoftFilterKeepsNearFrontierPoints) {
 }
 
 TEST(ParetoFilterTest, EmptyInput) { EXPECT_TRUE(ParetoFilter({}, 1.0).empty()); }
+
+// The pairwise definition ParetoFilter had before it was made O(n log n): the oracle.
+std::vector<Measurement> QuadraticParetoFilter(const std::vector<Measurement>& measurements, double noise_factor) {
+  std::vector<Measurement> kept;
+  for (const Measurement& m : measurements) {
+    bool dominated = false;
+    for (const Measurement& other : measurements) {
+      if (other.time_s < m.time_s * noise_factor && other.energy_j < m.energy_j * noise_factor) {
+        dominated = true;
+        break;
+      }
+    }
+    if (!dominated) kept.push_back(m);
+  }
+  return kept;
+}
+
+// Same measurements kept, in the same order, as the pairwise definition: random lists
+// with repeated times and energies, ties, zeros, infinities and NaNs, strict and soft.
+TEST(ParetoFilterTest, SameAsPairwiseDefinitionOnRandomInputs) {
+  std::mt19937 rng(18);
+  const double inf = std::numeric_limits<double>::infinity();
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  const std::vector<double> specials = {0.0, -0.0, 1.0, 2.0, inf, -inf, nan, 1e-300, -1.0};
+  std::uniform_int_distribution<int> size(0, 60), pick(0, 9), small(0, 6);
+  std::uniform_real_distribution<double> value(0.0, 5.0);
+  auto draw = [&] {
+    const int k = pick(rng);
+    if (k < static_cast<int>(specials.size()) && std::bernoulli_distribution(0.15)(rng)) return specials[k];
+    if (std::bernoulli_distribution(0.4)(rng)) return static_cast<double>(small(rng));  // many ties
+    return value(rng);
+  };
+  int compared = 0, dropped = 0;
+  for (int trial = 0; trial < 3000; ++trial) {
+    std::vector<Measurement> ms(static_cast<size_t>(size(rng)));
+    for (size_t i = 0; i < ms.size(); ++i) ms[i] = {static_cast<int>(i), draw(), draw()};
+    for (double noise_factor : {1.0, 0.95, 0.5, 1e-9}) {
+      const std::vector<Measurement> fast = ParetoFilter(ms, noise_factor);
+      const std::vector<Measurement> oracle = QuadraticParetoFilter(ms, noise_factor);
+      ASSERT_EQ(Freqs(fast), Freqs(oracle)) << "trial " << trial << ", noise factor " << noise_factor;
+      dropped += static_cast<int>(ms.size() - fast.size());
+      ++compared;
+    }
+  }
+  EXPECT_EQ(compared, 3000 * 4);
+  EXPECT_GT(dropped, 10000);  // the inputs exercise domination, not only keeping everything
+}
 
 // ---------------------------------------------------------------------------------------
 // BuildOperationOptions.
@@ -233,6 +281,55 @@ TEST(OperationOptionsTest, RejectsBadArguments) {
   // The bounds themselves are fine.
   EXPECT_TRUE(BuildOperationOptions(ms, 1e-9, 1.0, 80.0).ok());
   EXPECT_TRUE(BuildOperationOptions(ms, 0.001, 1e-9, 80.0).ok());
+}
+
+// Durations are integers in [1, 2^53]: a time below the unit time once became 0 units (a
+// one-point frontier at 0 s), a time of 1e308 -9223372036854775808 units.
+TEST(OperationOptionsTest, RejectsDurationsThatRoundToZeroOrOverflow) {
+  const std::vector<Measurement> below = {{1410, 0.0005, 10.0}, {1200, 0.002, 8.0}};
+  Result<OperationOptions> zero = BuildOperationOptions(below, 0.001, 1.0, 0.0);
+  ASSERT_FALSE(zero.ok());
+  EXPECT_EQ(zero.error().message,
+            "the time at 1410 MHz (0.0005 s) is shorter than one unit time (0.001 s) and would take 0 units: use a "
+            "unit time of at most 0.0005 s");
+  const std::vector<Measurement> huge = {{1410, 1e308, 1.0}};
+  for (double unit : {0.001, 1e-300}) {
+    Result<OperationOptions> overflow = BuildOperationOptions(huge, unit, 1.0, 0.0);
+    ASSERT_FALSE(overflow.ok()) << unit;
+    EXPECT_NE(overflow.error().message.find("more than the 2^53 a duration may have: use a coarser unit time"),
+              std::string::npos)
+        << overflow.error().message;
+  }
+  // 2^53 units exactly is a duration; one more unit time is not.
+  const double unit = 1.0 / 1024;  // a power of two: exact quotients
+  const double limit_s = static_cast<double>(kMaxDurationUnits) * unit;
+  Result<OperationOptions> at_limit = BuildOperationOptions({{1410, limit_s, 1.0}}, unit, 1.0, 0.0);
+  ASSERT_TRUE(at_limit.ok()) << at_limit.error().message;
+  EXPECT_EQ(at_limit->options[0].duration_units, kMaxDurationUnits);
+  EXPECT_FALSE(BuildOperationOptions({{1410, 2 * limit_s, 1.0}}, unit, 1.0, 0.0).ok());
+}
+
+TEST(OperationOptionsTest, RejectsNonFiniteMeasurementsAndCosts) {
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  const double inf = std::numeric_limits<double>::infinity();
+  for (double t : {0.0, -1.0, nan, inf}) {
+    Result<OperationOptions> r = BuildOperationOptions({{1410, 0.05, 10.0}, {1200, t, 5.0}}, 0.001, 1.0, 0.0);
+    ASSERT_FALSE(r.ok()) << t;
+    EXPECT_EQ(r.error().message.rfind("the time at 1200 MHz must be a finite number of seconds > 0, got ", 0), 0u)
+        << r.error().message;
+  }
+  for (double e : {-1.0, nan, inf}) {
+    Result<OperationOptions> r = BuildOperationOptions({{1410, 0.05, e}}, 0.001, 1.0, 0.0);
+    ASSERT_FALSE(r.ok()) << e;
+    EXPECT_EQ(r.error().message.rfind("the energy at 1410 MHz must be a finite number of joules >= 0, got ", 0), 0u)
+        << r.error().message;
+  }
+  // Blocking power so large that the effective energy is -inf.
+  Result<OperationOptions> cost = BuildOperationOptions({{1410, 0.05, 10.0}}, 0.001, 1.0, 1e308);
+  ASSERT_FALSE(cost.ok());
+  EXPECT_EQ(cost.error().message,
+            "the effective energy at 1410 MHz (10 J less 1e+308 W of blocking power over 0.05 s) is not a finite "
+            "number");
 }
 
 }  // namespace

@@ -14,6 +14,14 @@ constexpr const char* kBaseColumns[] = {"stage", "instruction", "frequency", "ti
 constexpr const char* kRankColumns[] = {"rank", "dp_rank", "pp_rank", "tp_rank"};
 constexpr const char* kStatColumns[] = {"samples", "time_std", "energy_std"};
 
+// Plausibility bounds of one row: one computation of one microbatch on one stage (or one
+// rank) does not take more than a day, nor draw more than 100 kW (a tensor-parallel group
+// of 64 GPUs at 1.5 kW) for that day. Anything beyond is a unit or export error.
+constexpr double kMaxTimeS = 86400;
+constexpr const char* kMaxTimeText = "86400";
+constexpr double kMaxEnergyJ = 1e10;
+constexpr const char* kMaxEnergyText = "1e10";
+
 std::string ExpectedHeader() {
   return "expected columns stage,instruction,frequency,time,energy (optionally preceded by "
          "rank,dp_rank,pp_rank,tp_rank and followed by samples,time_std,energy_std)";
@@ -102,11 +110,19 @@ Result<Profile> Convert(const CsvTable& table, int expected_stages) {
       return Error{table.where(row, col_time) + "expected a time in seconds > 0, got " +
                    row.fields[col_time]};
     }
+    if (*time > kMaxTimeS) {
+      return Error{table.where(row, col_time) + "expected a time in seconds of at most " + kMaxTimeText +
+                   " (one day for one computation), got " + row.fields[col_time]};
+    }
     Result<double> energy = table.number(row, col_energy);
     if (!energy.ok()) return energy.error();
     if (*energy < 0) {
       return Error{table.where(row, col_energy) + "expected an energy in joules >= 0, got " +
                    row.fields[col_energy]};
+    }
+    if (*energy > kMaxEnergyJ) {
+      return Error{table.where(row, col_energy) + "expected an energy in joules of at most " + kMaxEnergyText +
+                   " (a day at 100 kW for one computation), got " + row.fields[col_energy]};
     }
     for (const char* c : kStatColumns) {
       if (auto col = table.column(c)) {
@@ -148,6 +164,12 @@ Result<Profile> Convert(const CsvTable& table, int expected_stages) {
   }
 
   const int num_stages = expected_stages > 0 ? expected_stages : max_stage + 1;
+  if (num_stages > max_stage + 1) {
+    // Reported before a profile of num_stages stages is allocated (it may be huge).
+    return Error{file + ": stage " + std::to_string(max_stage + 1) +
+                 " has no 'forward' measurements (expected every stage 0.." + std::to_string(num_stages - 1) +
+                 " to have forward and backward rows)"};
+  }
   // Aggregate over tp (max time, summed energy), then average over dp.
   struct Acc {
     double time = 0, energy = 0;

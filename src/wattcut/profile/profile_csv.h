@@ -14,7 +14,8 @@
 // over dp ranks (mean time, mean energy).
 //
 // Rejected, with "FILE:LINE: column 'NAME': what was expected": missing or unknown
-// columns, non-numeric, negative, zero (time) or non-finite values, an instruction other
+// columns, non-numeric, negative, zero (time) or non-finite values, a time over a day
+// (86400 s) or an energy over 1e10 J for one computation, an instruction other
 // than forward/backward, duplicate rows, a stage number outside 0..S-1 when S is given,
 // stages missing from 0..S-1, and a (stage, instruction) with no measurements.
 #pragma once

@@ -373,6 +373,31 @@ TEST(ProfileCsvTest, RejectsZeroOrNegativeTime) {
             "p.csv:2: column 'time': expected a time in seconds > 0, got -0.5");
 }
 
+// Times of 1e308 s (or a profile in ns read as s) once reached the planner and came out
+// as a NaN frontier with negative savings.
+TEST(ProfileCsvTest, RejectsImplausiblyLargeTimeAndEnergy) {
+  EXPECT_EQ(ErrorOf(WithBadRow("0,forward,1410,1e308,20")),
+            "p.csv:2: column 'time': expected a time in seconds of at most 86400 (one day for one computation), got "
+            "1e308");
+  EXPECT_EQ(ErrorOf(WithBadRow("0,forward,1410,86400.5,20")),
+            "p.csv:2: column 'time': expected a time in seconds of at most 86400 (one day for one computation), got "
+            "86400.5");
+  EXPECT_EQ(ErrorOf(WithBadRow("0,forward,1410,0.05,1e308")),
+            "p.csv:2: column 'energy': expected an energy in joules of at most 1e10 (a day at 100 kW for one "
+            "computation), got 1e308");
+  // The bounds themselves are accepted.
+  Result<Profile> at_bounds = ParseProfileCsv(kHeader + "0,forward,1410,86400,1e10\n0,backward,1410,0.1,40\n", "p.csv");
+  EXPECT_TRUE(at_bounds.ok()) << at_bounds.error().message;
+}
+
+// A pipeline of 2^31 - 1 stages given for a two-stage file: reported as a missing stage,
+// without first allocating a profile of that many stages (std::bad_alloc).
+TEST(ProfileCsvTest, HugeExpectedStagesIsAMissingStageNotAnAllocation) {
+  EXPECT_EQ(ErrorOf(kHeader + kValidRows, 2147483647),
+            "p.csv: stage 2 has no 'forward' measurements (expected every stage 0..2147483646 to have forward and "
+            "backward rows)");
+}
+
 TEST(ProfileCsvTest, RejectsFrequencyOutOfRange) {
   EXPECT_EQ(ErrorOf(WithBadRow("0,forward,0,0.05,20")),
             "p.csv:2: column 'frequency': expected a frequency in MHz (1..100000), got 0");
