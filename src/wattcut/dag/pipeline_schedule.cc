@@ -21,11 +21,6 @@ Result<PipelineSchedule> BuildPipelineSchedule(PipelineScheduleKind kind, int nu
   if (num_microbatches < 1) {
     return Error{"number of microbatches must be >= 1, got " + std::to_string(num_microbatches)};
   }
-  constexpr int kMaxComputations = 50'000'000;
-  if (static_cast<long long>(num_stages) * num_microbatches * 2 > kMaxComputations) {
-    return Error{"pipeline too large: " + std::to_string(num_stages) + " stages x " +
-                 std::to_string(num_microbatches) + " microbatches"};
-  }
   const auto F = InstructionKind::kForward;
   const auto B = InstructionKind::kBackward;
   PipelineSchedule schedule(static_cast<size_t>(num_stages));

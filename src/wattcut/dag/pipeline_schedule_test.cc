@@ -160,9 +160,6 @@ TEST(PipelineScheduleTest, RejectsBadSizes) {
     Result<PipelineSchedule> negative_microbatches = BuildPipelineSchedule(kind, 4, -1);
     ASSERT_FALSE(negative_microbatches.ok());
     EXPECT_EQ(negative_microbatches.error().message, "number of microbatches must be >= 1, got -1");
-    Result<PipelineSchedule> huge = BuildPipelineSchedule(kind, 100000, 1000);
-    ASSERT_FALSE(huge.ok());
-    EXPECT_EQ(huge.error().message, "pipeline too large: 100000 stages x 1000 microbatches");
   }
 }
 

@@ -1,25 +1,90 @@
 #include "wattcut/plan/planner.h"
 
+#include <algorithm>
+#include <array>
 #include <cmath>
+#include <limits>
 #include <string>
+#include <vector>
 
 #include "wattcut/dag/computation_dag.h"
+#include "wattcut/plan/planning_limits.h"
 #include "wattcut/profile/operation_options.h"
 #include "wattcut/solver/frontier_solver.h"
 
 namespace wattcut {
 
+namespace {
+
+// The longest path through the DAG with `units[v]` per node, in doubles (exact up to
+// 2^53, and no overflow before the limits are checked).
+double LongestPathUnits(const ComputationDag& dag, const std::vector<double>& units) {
+  const auto n = static_cast<size_t>(dag.num_nodes());
+  std::vector<int> first_out(n + 1, 0), out(dag.edges.size()), indegree(n, 0);
+  for (auto [u, v] : dag.edges) {
+    ++first_out[static_cast<size_t>(u) + 1];
+    ++indegree[static_cast<size_t>(v)];
+  }
+  for (size_t v = 0; v < n; ++v) first_out[v + 1] += first_out[v];
+  std::vector<int> next(first_out.begin(), first_out.end() - 1);
+  for (auto [u, v] : dag.edges) out[static_cast<size_t>(next[static_cast<size_t>(u)]++)] = v;
+  std::vector<double> start(n, 0.0);
+  std::vector<int> ready;
+  for (size_t v = 0; v < n; ++v) {
+    if (indegree[v] == 0) ready.push_back(static_cast<int>(v));
+  }
+  double longest = 0;
+  while (!ready.empty()) {
+    const auto u = static_cast<size_t>(ready.back());
+    ready.pop_back();
+    const double end = start[u] + units[u];
+    longest = std::max(longest, end);
+    for (int k = first_out[u]; k < first_out[u + 1]; ++k) {
+      const auto v = static_cast<size_t>(out[static_cast<size_t>(k)]);
+      start[v] = std::max(start[v], end);
+      if (--indegree[v] == 0) ready.push_back(static_cast<int>(v));
+    }
+  }
+  return longest;
+}
+
+std::string Where(int stage, InstructionKind kind) {
+  return "stage " + std::to_string(stage) + " " + std::string(InstructionName(kind));
+}
+
+}  // namespace
+
 Result<PlanningProblem> BuildPlanningProblem(const Profile& profile, const PlannerOptions& options) {
   if (profile.num_stages() < 1) return Error{"the profile has no stages"};
   if (!(options.unit_time_s > 0) || !std::isfinite(options.unit_time_s)) {
-    return Error{"--unit-time must be a positive number of seconds"};
+    return Error{"unit_time_s must be a positive number of seconds"};
   }
   if (!(options.noise_factor > 0 && options.noise_factor <= 1)) {
-    return Error{"--noise-factor must be in (0, 1]"};
+    return Error{"noise_factor must be in (0, 1]"};
   }
   if (!(options.p2p_power_w >= 0) || !std::isfinite(options.p2p_power_w)) {
-    return Error{"--p2p-power must be a non-negative number of watts"};
+    return Error{"p2p_power_w must be a non-negative number of watts"};
   }
+  // The limits, each before the work it bounds (planning_limits.h).
+  if (Status s = CheckPipelineShape(profile.num_stages(), options.num_microbatches); !s.ok()) return s.error();
+
+  // The options of every (stage, instruction): as many as the profile has rows. Their
+  // quantised durations give the size of the cost tables before any is allocated.
+  const auto num_stages = static_cast<size_t>(profile.num_stages());
+  std::vector<std::array<OperationOptions, kNumInstructionKinds>> stage_options(num_stages);
+  int64_t table_entries = 0;
+  for (int s = 0; s < profile.num_stages(); ++s) {
+    for (InstructionKind kind : {InstructionKind::kForward, InstructionKind::kBackward}) {
+      Result<OperationOptions> opts = BuildOperationOptions(profile.measurements(s, kind), options.unit_time_s,
+                                                            options.noise_factor, options.p2p_power_w);
+      if (!opts.ok()) return Error{Where(s, kind) + ": " + opts.error().message};
+      // Both ends are in [1, 2^53]: no overflow, and the sum stops growing at the limit.
+      table_entries += opts->options.back().duration_units - opts->options.front().duration_units + 1;
+      if (Status st = CheckDurationTableEntries(table_entries, options.unit_time_s); !st.ok()) return st.error();
+      stage_options[static_cast<size_t>(s)][static_cast<size_t>(kind)] = std::move(*opts);
+    }
+  }
+
   Result<PipelineSchedule> schedule =
       BuildPipelineSchedule(options.schedule, profile.num_stages(), options.num_microbatches);
   if (!schedule.ok()) return schedule.error();
@@ -29,35 +94,60 @@ Result<PlanningProblem> BuildPlanningProblem(const Profile& profile, const Plann
   // One cost table per (stage, instruction).
   TimeCostProblem problem;
   Frontier::Setup setup;
-  setup.schedule = *schedule;
   setup.unit_time_s = options.unit_time_s;
   setup.p2p_power_w = options.p2p_power_w;
-  setup.options.resize(static_cast<size_t>(profile.num_stages()));
-  int64_t longest_units = 0;
+  setup.options.resize(num_stages);
+  // Per table: the largest effective energy magnitude, for the energy bound.
+  std::vector<double> largest_cost_j;
   for (int s = 0; s < profile.num_stages(); ++s) {
     for (InstructionKind kind : {InstructionKind::kForward, InstructionKind::kBackward}) {
-      Result<OperationOptions> opts = BuildOperationOptions(profile.measurements(s, kind), options.unit_time_s,
-                                                            options.noise_factor, options.p2p_power_w);
-      if (!opts.ok()) {
-        return Error{"stage " + std::to_string(s) + " " + std::string(InstructionName(kind)) + ": " +
-                     opts.error().message};
+      const OperationOptions& opts = stage_options[static_cast<size_t>(s)][static_cast<size_t>(kind)];
+      auto& plan_options = setup.options[static_cast<size_t>(s)].emplace_back();
+      for (const OperationOption& o : opts.options) plan_options.emplace_back(o.duration_units, o.freq_mhz);
+      CostTable table = BuildCostTable(opts, options.cost_model);
+      double largest = 0;
+      for (size_t i = 0; i < table.cost_j.size(); ++i) {
+        if (!std::isfinite(table.cost_j[i])) {
+          return Error{Where(s, kind) + ": the " + std::string(CostModelName(options.cost_model)) +
+                       " cost model is not finite at " + std::to_string(table.min_duration + static_cast<int64_t>(i)) +
+                       " unit times"};
+        }
+        largest = std::max(largest, std::fabs(table.cost_j[i]));
       }
-      auto& stage_options = setup.options[static_cast<size_t>(s)].emplace_back();
-      for (const OperationOption& o : opts->options) stage_options.emplace_back(o.duration_units, o.freq_mhz);
-      problem.cost_tables.push_back(BuildCostTable(*opts, options.cost_model));
-      longest_units = std::max(longest_units, problem.cost_tables.back().max_duration);
+      largest_cost_j.push_back(largest);
+      problem.cost_tables.push_back(std::move(table));
     }
-  }
-  // Guard against a unit time so small that the frontier would have billions of points.
-  const double total_units = static_cast<double>(longest_units) * static_cast<double>(dag->num_nodes());
-  if (total_units > 5e9) {
-    return Error{"--unit-time " + std::to_string(options.unit_time_s) +
-                 " s is too fine for this pipeline (the frontier would have over a billion points)"};
   }
   for (const auto& node : dag->nodes) {
     problem.cost_table.push_back(node.stage * kNumInstructionKinds + static_cast<int>(node.computation.kind));
   }
+
+  // The frontier's size, known before solving: one point per unit time between the
+  // slowest iteration (every computation at its longest duration) and the fastest.
+  std::vector<double> longest(dag->nodes.size()), shortest(dag->nodes.size());
+  double energy_bound_j = 0;
+  for (size_t v = 0; v < dag->nodes.size(); ++v) {
+    const auto table = static_cast<size_t>(problem.cost_table[v]);
+    longest[v] = static_cast<double>(problem.cost_tables[table].max_duration);
+    shortest[v] = static_cast<double>(problem.cost_tables[table].min_duration);
+    energy_bound_j += largest_cost_j[table];
+  }
+  const double slowest_units = LongestPathUnits(*dag, longest);
+  const double fastest_units = LongestPathUnits(*dag, shortest);
+  double shortest_time_s = std::numeric_limits<double>::infinity();
+  for (const auto& pair : stage_options) {
+    for (const OperationOptions& opts : pair) shortest_time_s = std::min(shortest_time_s, opts.options.front().time_s);
+  }
+  if (Status st = CheckFrontierSize(slowest_units, fastest_units, dag->num_nodes(), options.unit_time_s,
+                                    shortest_time_s);
+      !st.ok()) {
+    return st.error();
+  }
+  energy_bound_j += static_cast<double>(num_stages) * slowest_units * options.unit_time_s * options.p2p_power_w;
+  if (Status st = CheckIterationEnergy(energy_bound_j); !st.ok()) return st.error();
+
   problem.precedences = dag->edges;
+  setup.schedule = std::move(*schedule);
   return PlanningProblem{std::move(problem), std::move(setup)};
 }
 
