@@ -1,8 +1,11 @@
 // Who may call the server. With a token file, every request must carry
-// "Authorization: Bearer <token>" (compared in constant time). Without one, a server
+// "Authorization: Bearer <token>" (the scheme in any case, RFC 7235; the token compared in
+// constant time). Without one, a server
 // that listens beyond loopback refuses every endpoint that changes a job's
 // frequencies: anyone who can reach it could otherwise slow a cluster down.
 #pragma once
+
+#include <sys/socket.h>
 
 #include <optional>
 #include <string>
@@ -12,8 +15,13 @@
 
 namespace wattcut::server {
 
-// True for 127.0.0.0/8, ::1, and "localhost".
+// True for a numeric address in 127.0.0.0/8 written as a dotted quad, for ::1 (bracketed or
+// not), and for "localhost" (any case). Never resolves a name: "127.evil.example" is not
+// loopback, nor is "127.1".
 bool IsLoopbackHost(std::string_view host);
+
+// True when a bound or peer socket address is in 127.0.0.0/8 or is ::1.
+bool IsLoopbackAddress(const sockaddr_storage& address);
 
 // Equal strings, in time that depends only on the lengths.
 bool ConstantTimeEquals(std::string_view a, std::string_view b);

@@ -13,6 +13,18 @@ TEST(Auth, LoopbackHosts) {
   EXPECT_FALSE(IsLoopbackHost("0.0.0.0"));
   EXPECT_FALSE(IsLoopbackHost("10.0.0.1"));
   EXPECT_FALSE(IsLoopbackHost("::"));
+  EXPECT_TRUE(IsLoopbackHost("127.255.255.254"));
+  EXPECT_TRUE(IsLoopbackHost("[::1]"));
+  EXPECT_TRUE(IsLoopbackHost("LocalHost"));
+  // Names are whatever DNS says they are: only numeric addresses and "localhost" count.
+  EXPECT_FALSE(IsLoopbackHost("127.evil.example"));
+  EXPECT_FALSE(IsLoopbackHost("127.0.0.1.evil.example"));
+  EXPECT_FALSE(IsLoopbackHost("localhost.evil.example"));
+  EXPECT_FALSE(IsLoopbackHost("127.1"));
+  EXPECT_FALSE(IsLoopbackHost("127.0.0.256"));
+  EXPECT_FALSE(IsLoopbackHost("128.0.0.1"));
+  EXPECT_FALSE(IsLoopbackHost(""));
+  EXPECT_FALSE(IsLoopbackHost("[::2]"));
 }
 
 TEST(Auth, ConstantTimeEquals) {
@@ -29,6 +41,14 @@ TEST(Auth, BearerToken) {
   EXPECT_TRUE(policy.CheckAuthorization("Bearer tok2").has_value());
   EXPECT_TRUE(policy.CheckAuthorization("tok").has_value());
   EXPECT_TRUE(policy.CheckAuthorization("").has_value());
+  // The scheme is case-insensitive (RFC 7235); the token is not.
+  EXPECT_FALSE(policy.CheckAuthorization("bearer tok").has_value());
+  EXPECT_FALSE(policy.CheckAuthorization("BEARER tok").has_value());
+  EXPECT_FALSE(policy.CheckAuthorization("Bearer   tok").has_value());
+  EXPECT_TRUE(policy.CheckAuthorization("Bearer TOK").has_value());
+  EXPECT_TRUE(policy.CheckAuthorization("Bearertok").has_value());
+  EXPECT_TRUE(policy.CheckAuthorization("Basic tok").has_value());
+  EXPECT_TRUE(policy.CheckAuthorization("Bearer ").has_value());
   AccessPolicy open(std::nullopt, true);
   EXPECT_FALSE(open.CheckAuthorization("").has_value());
 }
