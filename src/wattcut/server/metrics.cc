@@ -28,6 +28,14 @@ std::string Escape(const std::string& value) {
 
 }  // namespace
 
+const char* MethodLabel(const std::string& method) {
+  for (const char* known : {"GET", "HEAD", "POST", "PUT", "DELETE", "PATCH", "OPTIONS", "CONNECT",
+                            "TRACE"}) {
+    if (method == known) return known;
+  }
+  return "other";
+}
+
 void Histogram::Observe(double value) {
   size_t i = 0;
   while (i < kBounds.size() && value > kBounds[i]) ++i;
@@ -51,8 +59,13 @@ void Histogram::Write(std::string& out, const std::string& name, const std::stri
 void Metrics::RecordRequest(const std::string& endpoint, const std::string& method, int status,
                             double seconds) {
   std::lock_guard lock(mu_);
-  ++requests_[{endpoint, method, status}];
+  ++requests_[{endpoint, MethodLabel(method), status}];
   latency_[endpoint].Observe(seconds);
+}
+
+void Metrics::RecordConnectionCut(const char* reason) {
+  std::lock_guard lock(mu_);
+  ++(std::string(reason) == "client_limit" ? cut_client_limit_ : cut_request_timeout_);
 }
 
 void Metrics::RecordFrontier(bool ok, double seconds) {
@@ -88,6 +101,14 @@ std::string Metrics::Render() const {
     histogram.Write(out, "wattcut_http_request_duration_seconds",
                     "endpoint=\"" + Escape(endpoint) + "\",");
   }
+  out +=
+      "# HELP wattcut_http_connections_cut_total Connections the server closed on its own: over "
+      "--max-connections-per-client, or a request not received within --request-timeout.\n"
+      "# TYPE wattcut_http_connections_cut_total counter\n";
+  out += "wattcut_http_connections_cut_total{reason=\"client_limit\"} " +
+         std::to_string(cut_client_limit_) + "\n";
+  out += "wattcut_http_connections_cut_total{reason=\"request_timeout\"} " +
+         std::to_string(cut_request_timeout_) + "\n";
   out +=
       "# HELP wattcut_frontier_computations_total Frontier computations by outcome.\n"
       "# TYPE wattcut_frontier_computations_total counter\n";

@@ -6,6 +6,11 @@
 //   wattcut_http_request_duration_seconds{endpoint}                   histogram
 //   wattcut_frontier_computations_total{outcome}                      counter
 //   wattcut_frontier_computation_seconds                              histogram
+//   wattcut_http_connections_cut_total{reason}                        counter
+//
+// Every label value comes from a fixed set, whatever clients send: endpoints are route
+// names (or "unmatched", "unauthorized"), methods outside the standard ones are "other",
+// statuses are the server's own, so no request can add a series beyond that set.
 #pragma once
 
 #include <array>
@@ -31,11 +36,16 @@ class Histogram {
   uint64_t count_ = 0;
 };
 
+// The method label of a request: the standard methods as they are, anything else "other".
+const char* MethodLabel(const std::string& method);
+
 class Metrics {
  public:
   void RecordRequest(const std::string& endpoint, const std::string& method, int status,
                      double seconds);
   void RecordFrontier(bool ok, double seconds);
+  // `reason` is "client_limit" or "request_timeout".
+  void RecordConnectionCut(const char* reason);
   void SetGauges(int64_t jobs, int64_t ranks) {
     jobs_ = jobs;
     ranks_ = ranks;
@@ -48,6 +58,8 @@ class Metrics {
   mutable std::mutex mu_;
   std::map<std::tuple<std::string, std::string, int>, uint64_t> requests_;
   std::map<std::string, Histogram> latency_;
+  uint64_t cut_client_limit_ = 0;
+  uint64_t cut_request_timeout_ = 0;
   uint64_t frontier_ok_ = 0;
   uint64_t frontier_error_ = 0;
   Histogram frontier_seconds_;

@@ -32,5 +32,22 @@ TEST(Metrics, RendersPrometheusText) {
             std::string::npos);
 }
 
+// Methods come from clients: anything but the standard ones shares one label value.
+TEST(Metrics, UnknownMethodsShareOneSeries) {
+  Metrics m;
+  for (int i = 0; i < 1000; ++i) m.RecordRequest("unmatched", "JUNK" + std::to_string(i), 400, 0);
+  m.RecordRequest("unmatched", "GET", 404, 0);
+  std::string text = m.Render();
+  EXPECT_NE(
+      text.find(
+          "wattcut_http_requests_total{endpoint=\"unmatched\",method=\"other\",status=\"400\"} "
+          "1000\n"),
+      std::string::npos)
+      << text;
+  EXPECT_EQ(text.find("JUNK"), std::string::npos);
+  EXPECT_STREQ(MethodLabel("DELETE"), "DELETE");
+  EXPECT_STREQ(MethodLabel("get"), "other");
+}
+
 }  // namespace
 }  // namespace wattcut::server
