@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -9,6 +10,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <thread>
 
 namespace wattcut::testing {
@@ -28,19 +30,39 @@ ScopedTempDir::~ScopedTempDir() {
   std::filesystem::remove_all(path_, ec);
 }
 
-ServerProcess::ServerProcess(std::vector<std::string> extra_args, std::string data_dir)
+uint64_t ResidentBytes(pid_t pid) {
+  std::ifstream status("/proc/" + std::to_string(pid) + "/status");
+  std::string line;
+  while (std::getline(status, line)) {
+    if (line.rfind("VmRSS:", 0) == 0) return std::strtoull(line.c_str() + 6, nullptr, 10) * 1024;
+  }
+  return 0;
+}
+
+ServerProcess::ServerProcess(std::vector<std::string> extra_args, std::string data_dir,
+                             LaunchOptions launch)
     : data_dir_(std::move(data_dir)) {
   if (data_dir_.empty()) {
     data_dir_ = MakeTempDir("data");
     own_dir_ = true;
   }
-  args_ = {WATTCUT_BINARY, "serve", "--listen", "127.0.0.1:0", "--data-dir", data_dir_};
+  const char* binary = std::getenv("WATTCUT_TEST_BINARY");
+  args_ = {binary != nullptr && *binary != 0 ? binary : WATTCUT_BINARY,
+           "serve",
+           "--listen",
+           launch.listen,
+           "--data-dir",
+           data_dir_};
   args_.insert(args_.end(), extra_args.begin(), extra_args.end());
 
   int out[2];
   if (pipe2(out, O_CLOEXEC) != 0) return;
   pid_t pid = fork();
   if (pid == 0) {
+    if (launch.file_size_limit_bytes) {
+      rlimit limit{*launch.file_size_limit_bytes, *launch.file_size_limit_bytes};
+      setrlimit(RLIMIT_FSIZE, &limit);
+    }
     dup2(out[1], STDOUT_FILENO);
     dup2(out[1], STDERR_FILENO);
     close(out[0]);
@@ -53,19 +75,20 @@ ServerProcess::ServerProcess(std::vector<std::string> extra_args, std::string da
   }
   close(out[1]);
   pid_ = pid;
-  // Read until the "listening on http://127.0.0.1:PORT" line, or until the process
-  // closes its output (it failed).
+  // Read until the "listening on http://HOST:PORT" line, or until the process closes its
+  // output (it failed).
   std::string line;
   char c = 0;
-  const std::string marker = "listening on http://127.0.0.1:";
+  const std::string marker = "listening on http://";
   while (read(out[0], &c, 1) == 1) {
     if (c != '\n') {
       line += c;
       continue;
     }
     size_t at = line.find(marker);
-    if (at != std::string::npos) {
-      port_ = std::atoi(line.c_str() + at + marker.size());
+    size_t colon = at == std::string::npos ? at : line.find(':', at + marker.size());
+    if (colon != std::string::npos) {
+      port_ = std::atoi(line.c_str() + colon + 1);
       break;
     }
     startup_output_ += line + "\n";

@@ -6,8 +6,10 @@
 #include <httplib.h>
 #include <sys/types.h>
 
+#include <cstdint>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -15,15 +17,27 @@
 
 namespace wattcut::testing {
 
+// How the process is started, beyond its arguments.
+struct LaunchOptions {
+  std::string listen = "127.0.0.1:0";  // a loopback address; the port is read back
+  // RLIMIT_FSIZE of the server process: its writes beyond this many bytes of a file fail
+  // (as on a full disk; root is not exempt).
+  std::optional<uint64_t> file_size_limit_bytes;
+};
+
 class ServerProcess {
  public:
-  // `data_dir` empty: a fresh temporary folder, removed by the destructor.
-  explicit ServerProcess(std::vector<std::string> extra_args = {}, std::string data_dir = "");
+  // `data_dir` empty: a fresh temporary folder, removed by the destructor. The binary is
+  // WATTCUT_BINARY, or the one the environment variable WATTCUT_TEST_BINARY names (to run
+  // these tests against another build).
+  explicit ServerProcess(std::vector<std::string> extra_args = {}, std::string data_dir = "",
+                         LaunchOptions launch = {});
   ~ServerProcess();
   ServerProcess(const ServerProcess&) = delete;
   ServerProcess& operator=(const ServerProcess&) = delete;
 
   bool running() const { return pid_ > 0; }
+  pid_t pid() const { return pid_; }
   int port() const { return port_; }
   const std::string& data_dir() const { return data_dir_; }
   // Everything the process printed before the port line (its error, if it failed).
@@ -45,6 +59,9 @@ class ServerProcess {
   int port_ = 0;
   std::string startup_output_;
 };
+
+// The resident memory of process `pid` in bytes (VmRSS of /proc/PID/status); 0 if unknown.
+uint64_t ResidentBytes(pid_t pid);
 
 // A fresh empty folder under the system temp folder.
 std::string MakeTempDir(const std::string& tag);

@@ -2,18 +2,23 @@
 #include <pthread.h>
 #include <signal.h>
 
+#include <chrono>
 #include <iostream>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <thread>
 
+#include "wattcut/base/printable_text.h"
 #include "wattcut/cli/command.h"
-#include "wattcut/dag/pipeline_schedule.h"
-#include "wattcut/server/auth.h"
+#include "wattcut/server/http_api.h"
 #include "wattcut/server/server.h"
 
 namespace wattcut::cli {
 namespace {
+
+// Threads cost stack address space and kernel tasks; beyond this a typo, not a deployment.
+constexpr int kMaxHttpThreads = 16384;
 
 struct ServeArgs {
   std::string listen = "127.0.0.1:7787";
@@ -24,6 +29,9 @@ struct ServeArgs {
   int http_threads = 0;
   int frontier_threads = 1;
   double long_poll_timeout_s = 600;
+  double request_timeout_s = 30;
+  int max_connections_per_client = 64;
+  bool limit_loopback_clients = false;
   std::string sync = "full";
   int microbatches = 0;
   std::string schedule = "1f1b";
@@ -34,7 +42,7 @@ struct ServeArgs {
 Result<std::pair<std::string, int>> SplitListen(const std::string& listen) {
   size_t colon = listen.rfind(':');
   if (colon == std::string::npos || colon == 0 || colon + 1 == listen.size()) {
-    return Error{"--listen: expected HOST:PORT, got '" + listen + "'"};
+    return Error{"--listen: expected HOST:PORT, got '" + PrintableText(listen) + "'"};
   }
   std::string host = listen.substr(0, colon);
   if (host.size() > 2 && host.front() == '[' && host.back() == ']') {
@@ -46,16 +54,34 @@ Result<std::pair<std::string, int>> SplitListen(const std::string& listen) {
     port = std::stoi(listen.substr(colon + 1), &used);
     if (used != listen.size() - colon - 1) throw std::invalid_argument("trailing");
   } catch (const std::exception&) {
-    return Error{"--listen: port must be a number, got '" + listen.substr(colon + 1) + "'"};
+    return Error{"--listen: port must be a number, got '" + PrintableText(listen.substr(colon + 1)) +
+                 "'"};
   }
   if (port < 0 || port > 65535) return Error{"--listen: port out of range [0, 65535]"};
   return std::make_pair(host, port);
+}
+
+// The default planner settings go through the same checks as a job's planner object.
+Result<server::PlannerSettings> DefaultPlanner(const ServeArgs& args) {
+  nlohmann::json settings = {{"schedule", args.schedule},
+                             {"unit_time_s", args.unit_time_s},
+                             {"p2p_power_w", args.p2p_power_w}};
+  if (args.microbatches != 0) settings["num_microbatches"] = args.microbatches;
+  auto planner = server::PlannerSettingsFromJson(settings);
+  if (!planner) {
+    return Error{
+        "default planner settings (--microbatches, --schedule, --unit-time, --p2p-power): " +
+        planner.error().message};
+  }
+  return planner;
 }
 
 int Run(const ServeArgs& args) {
   const std::string name = "serve";
   auto listen = SplitListen(args.listen);
   if (!listen) return ReportError(name, listen.error());
+  auto planner = DefaultPlanner(args);
+  if (!planner) return ReportError(name, planner.error());
   server::ServerOptions options;
   options.host = listen->first;
   options.port = listen->second;
@@ -68,12 +94,14 @@ int Run(const ServeArgs& args) {
   options.registry.frontier_threads = args.frontier_threads;
   options.registry.long_poll_timeout =
       std::chrono::milliseconds(static_cast<int64_t>(args.long_poll_timeout_s * 1000));
-  options.registry.default_planner.num_microbatches = args.microbatches;
-  auto schedule = ParsePipelineSchedule(args.schedule);
-  if (!schedule) return ReportError(name, schedule.error());
-  options.registry.default_planner.schedule = *schedule;
-  options.registry.default_planner.unit_time_s = args.unit_time_s;
-  options.registry.default_planner.p2p_power_w = args.p2p_power_w;
+  options.registry.default_planner = *planner;
+  options.connections.request_timeout =
+      std::chrono::milliseconds(static_cast<int64_t>(args.request_timeout_s * 1000));
+  options.connections.max_connections_per_client = args.max_connections_per_client;
+  options.connections.limit_loopback = args.limit_loopback_clients;
+
+  // A file-size limit (ulimit -f) or a full disk must be a failed write, not a killed server.
+  signal(SIGXFSZ, SIG_IGN);
 
   // Stop cleanly on SIGINT/SIGTERM: block them here (threads inherit the mask) and
   // wait for them on one thread.
@@ -85,13 +113,19 @@ int Run(const ServeArgs& args) {
 
   auto server = server::Server::Create(options);
   if (!server) return ReportError(name, server.error());
-  std::cout << "wattcut serve: listening on http://" << options.host << ":" << (*server)->port()
-            << " (data in " << options.data_dir << ")" << std::endl;
-  if (!server::IsLoopbackHost(options.host) && !options.token_file) {
-    std::cerr << "wattcut serve: warning: listening on " << options.host
+  for (const server::QuarantinedJob& q : (*server)->quarantined_jobs()) {
+    std::cerr << "wattcut serve: job " << PrintableText(q.job_id)
+              << " quarantined (its stored data cannot be read; its rows are kept): "
+              << PrintableText(q.error, 400) << "\n";
+  }
+  if (!(*server)->loopback_only() && !options.token_file) {
+    std::cerr << "wattcut serve: warning: listening on " << PrintableText(options.host)
               << " (beyond loopback) without --token-file: endpoints that change a job's "
                  "frequencies answer 403\n";
   }
+  // The last line of start-up: what scripts and tests wait for.
+  std::cout << "wattcut serve: listening on http://" << options.host << ":" << (*server)->port()
+            << " (data in " << options.data_dir << ")" << std::endl;
   server::Server* raw = server->get();
   std::thread waiter([raw, signals] {
     int sig = 0;
@@ -102,7 +136,10 @@ int Run(const ServeArgs& args) {
   // Unblock the waiter if the listener ended on its own.
   pthread_kill(waiter.native_handle(), SIGTERM);
   waiter.join();
-  if (!ok) return ReportError(name, Error{"the listener failed"});
+  if (!ok) {
+    std::string why = raw->run_error().empty() ? "" : ": " + raw->run_error();
+    return ReportError(name, Error{"the listener failed" + why});
+  }
   return 0;
 }
 
@@ -121,19 +158,36 @@ void AddServeCommand(CLI::App& app, CommandStatus& status) {
   cmd->add_option("--token-file", args->token_file,
                   "File whose first line is the bearer token every request must carry");
   cmd->add_option("--max-body-bytes", args->max_body_bytes, "Largest request body accepted")
+      ->check(CLI::Range(size_t{1024}, size_t{1} << 30))
       ->capture_default_str();
   cmd->add_option("--max-long-polls", args->max_long_polls,
                   "Schedule long polls that may wait at once (a job of N ranks needs N - 1)")
+      ->check(CLI::Range(0, kMaxHttpThreads - 32))
       ->capture_default_str();
   cmd->add_option("--http-threads", args->http_threads,
                   "HTTP worker threads (0: max-long-polls + 32)")
+      ->check(CLI::Range(0, kMaxHttpThreads))
       ->capture_default_str();
   cmd->add_option("--frontier-threads", args->frontier_threads,
                   "Background threads computing frontiers")
+      ->check(CLI::Range(1, 256))
       ->capture_default_str();
   cmd->add_option("--long-poll-timeout", args->long_poll_timeout_s,
                   "Seconds a schedule request waits for the other ranks before a 504")
+      ->check(CLI::Range(0.001, 86400.0))
       ->capture_default_str();
+  cmd->add_option("--request-timeout", args->request_timeout_s,
+                  "Seconds within which a request's line, headers and body must all arrive "
+                  "(counted from its first byte; a long poll's wait is not counted)")
+      ->check(CLI::Range(0.1, 3600.0))
+      ->capture_default_str();
+  cmd->add_option("--max-connections-per-client", args->max_connections_per_client,
+                  "Open connections one client address may hold; more are refused with a 503 "
+                  "(0: no limit; loopback clients are exempt unless --limit-loopback-clients)")
+      ->check(CLI::Range(0, 1 << 20))
+      ->capture_default_str();
+  cmd->add_flag("--limit-loopback-clients", args->limit_loopback_clients,
+                "Apply --max-connections-per-client to loopback clients too");
   cmd->add_option("--sync", args->sync, "SQLite synchronous mode: full or normal")
       ->check(CLI::IsMember({"full", "normal"}))
       ->capture_default_str();

@@ -2,10 +2,12 @@
 
 #include <chrono>
 #include <exception>
+#include <new>
 
 namespace wattcut::server {
 
-FrontierWorker::FrontierWorker(int num_threads, Done done) : done_(std::move(done)) {
+FrontierWorker::FrontierWorker(int num_threads, Started started, Done done)
+    : started_(std::move(started)), done_(std::move(done)) {
   for (int i = 0; i < (num_threads < 1 ? 1 : num_threads); ++i) {
     threads_.emplace_back([this] { Run(); });
   }
@@ -44,18 +46,34 @@ void FrontierWorker::Run() {
       task = std::move(queue_.front());
       queue_.pop_front();
     }
+    try {
+      if (started_ && !started_(task)) continue;
+    } catch (...) {
+      // The task runs anyway: not recording its start only weakens the crash-loop count.
+    }
     auto start = std::chrono::steady_clock::now();
     Result<Frontier> frontier = [&]() -> Result<Frontier> {
-      // A planner that runs out of memory fails this job, not the server.
+      // A planner that runs out of memory (or fails in any other way) fails this job, not
+      // the server.
       try {
         return ComputeFrontier(*task.profile, task.options);
+      } catch (const std::bad_alloc&) {
+        return Error{"the planner ran out of memory (std::bad_alloc): use a coarser unit_time_s "
+                     "or fewer microbatches"};
       } catch (const std::exception& e) {
         return Error{std::string("the planner failed: ") + e.what()};
+      } catch (...) {
+        return Error{"the planner failed with an unknown exception"};
       }
     }();
     double seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    done_(task, std::move(frontier), seconds);
+    try {
+      done_(task, std::move(frontier), seconds);
+    } catch (...) {
+      // Storing the outcome failed (out of memory while serialising it, say); the job keeps
+      // its previous state, and the thread goes on with the next task.
+    }
   }
 }
 

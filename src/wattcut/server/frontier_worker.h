@@ -1,7 +1,10 @@
 // Background frontier computations. A job with tens of thousands of frontier points
 // takes seconds to plan; the HTTP threads only enqueue work here and never wait for it.
-// A fixed pool of threads takes tasks in submission order; each result goes to the
-// `done` callback, on the worker thread.
+// A fixed pool of threads takes tasks in submission order; `started` is called on the
+// worker thread before a task runs (it may skip it), and each result goes to `done`, on
+// the worker thread. No exception leaves a worker thread: whatever the planner throws
+// (std::bad_alloc, std::length_error, std::system_error, anything) becomes the task's
+// error, and a throwing callback is dropped.
 #pragma once
 
 #include <condition_variable>
@@ -30,9 +33,11 @@ struct FrontierTask {
 
 class FrontierWorker {
  public:
+  // False: skip the task (its job moved on or is gone); `done` is not called then.
+  using Started = std::function<bool(const FrontierTask&)>;
   using Done = std::function<void(const FrontierTask&, Result<Frontier>, double seconds)>;
 
-  FrontierWorker(int num_threads, Done done);
+  FrontierWorker(int num_threads, Started started, Done done);
   ~FrontierWorker();  // Stop()
   FrontierWorker(const FrontierWorker&) = delete;
   FrontierWorker& operator=(const FrontierWorker&) = delete;
@@ -44,6 +49,7 @@ class FrontierWorker {
  private:
   void Run();
 
+  Started started_;
   Done done_;
   std::mutex mu_;
   std::condition_variable cv_;

@@ -4,7 +4,9 @@
 #include <cmath>
 #include <limits>
 
+#include "wattcut/base/printable_text.h"
 #include "wattcut/dag/pipeline_schedule.h"
+#include "wattcut/plan/planning_limits.h"
 
 namespace wattcut::server {
 
@@ -18,9 +20,12 @@ std::string TypeName(const json& value) {
   return value.type_name();
 }
 
-// A short rendering of a user value for messages: never recursive, never long.
+// A short rendering of a user value for messages: never recursive, never long, no control
+// bytes.
 std::string Shown(const json& value) {
-  if (value.is_string()) return "\"" + value.get<std::string>().substr(0, 64) + "\"";
+  if (value.is_string()) {
+    return "\"" + PrintableText(value.get_ref<const std::string&>(), 64) + "\"";
+  }
   return TypeName(value);
 }
 
@@ -101,7 +106,7 @@ Result<std::map<std::string, std::vector<std::vector<double>>>> Breakdown(const 
                  TypeName(*it)};
   }
   for (const auto& [key, value] : it->items()) {
-    std::string what = "field '" + name + "." + key + "'";
+    std::string what = "field '" + name + "." + PrintableText(key, 64) + "'";
     if (!value.is_array()) return Error{what + ": expected a list of lists of numbers"};
     std::vector<std::vector<double>> iterations;
     for (size_t i = 0; i < value.size(); ++i) {
@@ -126,7 +131,7 @@ Result<std::map<int, double>> FrequencyMap(const json& object, const std::string
   for (const auto& [key, value] : it->items()) {
     auto freq = ParseNonNegativeInteger(name + " key", key);
     if (!freq || *freq < 1 || *freq > 100000) {
-      return Error{"field '" + name + "': key '" + key +
+      return Error{"field '" + name + "': key '" + PrintableText(key, 64) +
                    "' is not a frequency in MHz (an integer in [1, 100000])"};
     }
     auto v = NumberValue(value, "field '" + name + "." + key + "'");
@@ -196,7 +201,8 @@ Result<JobRegistration> JobRegistrationFromJson(const json& j) {
       return Error{"field 'job_id': must be empty when registering; the server assigns it"};
     }
   }
-  auto pp = IntField(j, "pp_degree", 1, kMaxDegree);
+  // A pipeline the planner cannot plan is refused here, before the job exists.
+  auto pp = IntField(j, "pp_degree", 1, kMaxStages);
   if (!pp) return pp.error();
   auto dp = IntField(j, "dp_degree", 1, kMaxDegree);
   if (!dp) return dp.error();
@@ -313,7 +319,7 @@ Result<RankProfile> RankProfileFromJson(const json& j) {
 Result<PlannerSettings> PlannerSettingsFromJson(const json& j) {
   if (auto s = RequireObject(j, "planner settings"); !s) return s.error();
   PlannerSettings settings;
-  auto m = IntField(j, "num_microbatches", 1, 1 << 16, 0);
+  auto m = IntField(j, "num_microbatches", 1, kMaxMicrobatches, 0);
   if (!m) return m.error();
   settings.num_microbatches = *m;
   if (auto it = j.find("schedule"); it != j.end() && !it->is_null()) {
@@ -514,7 +520,7 @@ Result<int64_t> ParseNonNegativeInteger(std::string_view name, std::string_view 
   auto [ptr, ec] = std::from_chars(text.data(), end, value);
   if (text.empty() || ec != std::errc() || ptr != end || value < 0) {
     return Error{"'" + std::string(name) + "': expected a non-negative integer, got '" +
-                 std::string(text.substr(0, 64)) + "'"};
+                 PrintableText(text, 64) + "'"};
   }
   return value;
 }

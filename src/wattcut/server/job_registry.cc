@@ -9,7 +9,9 @@
 #include <optional>
 #include <set>
 
+#include "wattcut/base/printable_text.h"
 #include "wattcut/dag/pipeline_schedule.h"
+#include "wattcut/plan/planning_limits.h"
 #include "wattcut/profile/profile_csv.h"
 
 namespace wattcut::server {
@@ -22,9 +24,21 @@ Reply Ok(const json& body) {
   return Reply{200, body.dump(-1, ' ', false, json::error_handler_t::replace)};
 }
 Reply Fail(int status, const std::string& message) { return Reply{status, ErrorBody(message)}; }
-Reply NoJob(const std::string& job_id) { return Fail(404, "unknown job '" + job_id + "'"); }
+Reply NoJob(const std::string& job_id) {
+  return Fail(404, "unknown job '" + PrintableText(job_id) + "'");
+}
 Reply StoreFailed(const Error& error) {
   return Fail(503, "could not persist the change, nothing was changed: " + error.message);
+}
+
+// The planner's bounds on a job's pipeline (pp_degree stages x num_microbatches), checked
+// when the settings arrive, before any work; nullopt when they fit (or are not set yet).
+std::optional<Reply> CheckPipelineLimits(const JobInfo& info, const PlannerSettings& planner) {
+  if (planner.num_microbatches < 1) return std::nullopt;
+  if (auto s = CheckPipelineShape(info.pp_degree, planner.num_microbatches); !s) {
+    return Fail(422, "planner settings beyond the planner's limits: " + s.error().message);
+  }
+  return std::nullopt;
 }
 
 // Per stage: the JSON text of its [[instruction, freq_mhz], ...] list.
@@ -116,6 +130,8 @@ struct JobRegistry::Job {
   std::string frontier_error;
   double frontier_seconds = 0;
   uint64_t frontier_generation = 0;
+  // Computations started and not finished since the last one that finished (stored).
+  int frontier_attempts = 0;
   std::shared_ptr<const Frontier> frontier;
   std::map<size_t, std::shared_ptr<const StageSchedules>> plan_cache;
   std::optional<PipelineSchedule> schedule;  // instruction order, for AllMax/profiling
@@ -287,7 +303,7 @@ Result<std::string> AggregateRankProfiles(const std::vector<RankProfile>& profil
 JobRegistry::JobRegistry(JobStore& store, Metrics& metrics, Options options)
     : store_(store), metrics_(metrics), options_(std::move(options)) {
   worker_ = std::make_unique<FrontierWorker>(
-      options_.frontier_threads,
+      options_.frontier_threads, [this](const FrontierTask& task) { return OnFrontierStarted(task); },
       [this](const FrontierTask& task, Result<Frontier> frontier, double seconds) {
         OnFrontierDone(task, std::move(frontier), seconds);
       });
@@ -309,6 +325,15 @@ void JobRegistry::Shutdown() {
 
 void JobRegistry::UpdateGauges() { metrics_.SetGauges(num_jobs_.load(), num_ranks_.load()); }
 
+Reply JobRegistry::MissingJob(const std::string& job_id) {
+  std::shared_lock lock(mu_);
+  auto it = quarantined_.find(job_id);
+  if (it == quarantined_.end()) return NoJob(job_id);
+  return Fail(409, "job '" + PrintableText(job_id) + "' is quarantined: its stored data cannot be read (" +
+                       it->second + "); its rows are kept in the store as they are; DELETE /v1/jobs/" +
+                       PrintableText(job_id) + " removes them");
+}
+
 std::shared_ptr<JobRegistry::Job> JobRegistry::Find(const std::string& job_id) {
   std::shared_lock lock(mu_);
   auto it = jobs_.find(job_id);
@@ -329,6 +354,7 @@ std::string JobRegistry::StateJson(const Job& job) const {
   return json{{"round", job.round},
               {"selection", job.selection.ToJson()},
               {"stragglers", stragglers},
+              {"frontier_attempts", job.frontier_attempts},
               {"profiling",
                {{"active", job.profiling.active},
                 {"done", job.profiling.done},
@@ -338,76 +364,106 @@ std::string JobRegistry::StateJson(const Job& job) const {
       .dump();
 }
 
+Status JobRegistry::LoadStoredJob(const StoredJob& s, Job& job) {
+  auto reg = JobRegistrationFromJson(json::parse(s.info_json));
+  if (!reg) return Error{"job info: " + reg.error().message};
+  job.info = reg->info;
+  job.info.job_id = s.job_id;
+  auto planner = PlannerSettingsFromJson(json::parse(s.planner_json));
+  if (!planner) return Error{"planner settings: " + planner.error().message};
+  job.planner = *planner;
+  job.SizeRankState();
+  size_t ws = static_cast<size_t>(job.info.world_size);
+  for (const auto& [rank, text] : s.ranks) {
+    auto r = RankInfoFromJson(json::parse(text));
+    if (!r) return Error{"rank " + std::to_string(rank) + ": " + r.error().message};
+    if (rank < 0 || static_cast<size_t>(rank) >= ws || r->rank != rank) {
+      return Error{"rank row " + std::to_string(rank) + " is out of range or mislabelled"};
+    }
+    job.ranks[static_cast<size_t>(rank)] = *r;
+    ++job.num_registered;
+  }
+  for (const auto& [rank, text] : s.results) {
+    if (rank >= 0 && static_cast<size_t>(rank) < ws && !job.has_result[static_cast<size_t>(rank)]) {
+      job.has_result[static_cast<size_t>(rank)] = 1;
+      ++job.num_results;
+    }
+  }
+  for (const auto& [rank, text] : s.rank_profiles) {
+    auto p = RankProfileFromJson(json::parse(text));
+    if (!p) return Error{"rank profile " + std::to_string(rank) + ": " + p.error().message};
+    if (rank < 0 || static_cast<size_t>(rank) >= ws) {
+      return Error{"rank profile row " + std::to_string(rank) + " is out of range"};
+    }
+    job.rank_profiles[static_cast<size_t>(rank)] = *p;
+    ++job.num_rank_profiles;
+  }
+  json state = json::parse(s.state_json);
+  job.round = state.at("round").get<int64_t>();
+  auto sel = PlanSelection::FromJson(state.at("selection"));
+  if (sel) job.selection = *sel;
+  for (const json& entry : state.at("stragglers")) {
+    Job::Straggler st;
+    if (entry.contains("slowdown")) {
+      st.kind = StragglerReport::Kind::kSlowdown;
+      st.value = entry.at("slowdown").get<double>();
+    } else {
+      st.value = entry.at("iteration_time_s").get<double>();
+    }
+    job.stragglers[entry.at("dp_rank").get<int>()] = st;
+  }
+  job.frontier_attempts = state.value("frontier_attempts", 0);
+  const json& prof = state.at("profiling");
+  job.profiling.active = prof.at("active").get<bool>();
+  job.profiling.done = prof.at("done").get<bool>();
+  job.profiling.freqs = prof.at("freqs").get<std::vector<int>>();
+  job.profiling.step = prof.at("step").get<size_t>();
+  for (const json& r : prof.at("got")) {
+    size_t rank = r.get<size_t>();
+    if (rank < ws && !job.profiling.got[rank]) {
+      job.profiling.got[rank] = 1;
+      ++job.profiling.got_count;
+    }
+  }
+  return Status::Ok();
+}
+
 Status JobRegistry::Load() {
   auto stored = store_.LoadAll();
   if (!stored) return stored.error();
   std::vector<std::shared_ptr<Job>> to_plan;  // submitted once every job is findable
   for (StoredJob& s : *stored) {
     auto job = std::make_shared<Job>();
-    std::string where = "stored job " + s.job_id + ": ";
-    try {
-      auto reg = JobRegistrationFromJson(json::parse(s.info_json));
-      if (!reg) return Error{where + reg.error().message};
-      job->info = reg->info;
-      job->info.job_id = s.job_id;
-      auto planner = PlannerSettingsFromJson(json::parse(s.planner_json));
-      if (!planner) return Error{where + planner.error().message};
-      job->planner = *planner;
-      job->SizeRankState();
-      size_t ws = static_cast<size_t>(job->info.world_size);
-      for (const auto& [rank, text] : s.ranks) {
-        auto r = RankInfoFromJson(json::parse(text));
-        if (!r || static_cast<size_t>(rank) >= ws) return Error{where + "bad rank row"};
-        job->ranks[static_cast<size_t>(rank)] = *r;
-        ++job->num_registered;
+    Status loaded = [&]() -> Status {
+      try {
+        return LoadStoredJob(s, *job);
+      } catch (const std::exception& e) {
+        return Error{std::string("corrupt stored JSON: ") + e.what()};
       }
-      for (const auto& [rank, text] : s.results) {
-        if (static_cast<size_t>(rank) < ws && !job->has_result[static_cast<size_t>(rank)]) {
-          job->has_result[static_cast<size_t>(rank)] = 1;
-          ++job->num_results;
-        }
-      }
-      for (const auto& [rank, text] : s.rank_profiles) {
-        auto p = RankProfileFromJson(json::parse(text));
-        if (!p || static_cast<size_t>(rank) >= ws) return Error{where + "bad rank profile row"};
-        job->rank_profiles[static_cast<size_t>(rank)] = *p;
-        ++job->num_rank_profiles;
-      }
-      json state = json::parse(s.state_json);
-      job->round = state.at("round").get<int64_t>();
-      auto sel = PlanSelection::FromJson(state.at("selection"));
-      if (sel) job->selection = *sel;
-      for (const json& entry : state.at("stragglers")) {
-        Job::Straggler st;
-        if (entry.contains("slowdown")) {
-          st.kind = StragglerReport::Kind::kSlowdown;
-          st.value = entry.at("slowdown").get<double>();
-        } else {
-          st.value = entry.at("iteration_time_s").get<double>();
-        }
-        job->stragglers[entry.at("dp_rank").get<int>()] = st;
-      }
-      const json& prof = state.at("profiling");
-      job->profiling.active = prof.at("active").get<bool>();
-      job->profiling.done = prof.at("done").get<bool>();
-      job->profiling.freqs = prof.at("freqs").get<std::vector<int>>();
-      job->profiling.step = prof.at("step").get<size_t>();
-      for (const json& r : prof.at("got")) {
-        size_t rank = r.get<size_t>();
-        if (rank < ws && !job->profiling.got[rank]) {
-          job->profiling.got[rank] = 1;
-          ++job->profiling.got_count;
-        }
-      }
-    } catch (const json::exception& e) {
-      return Error{where + "corrupt JSON: " + e.what()};
+    }();
+    if (!loaded) {
+      std::unique_lock lock(mu_);
+      quarantined_[s.job_id] = loaded.error().message;
+      continue;
     }
     if (!s.profile_csv.empty()) {
       auto profile =
           ParseProfileCsv(s.profile_csv, "job " + s.job_id + " profile", job->info.pp_degree);
-      if (profile) {
+      job->profile_source = s.profile_source;
+      if (!profile) {
+        job->frontier_state = Job::FrontierState::kFailed;
+        job->frontier_error = "the stored profile cannot be read: " + profile.error().message +
+                              "; upload it again (PUT /v1/jobs/{job_id}/profile)";
+      } else if (job->frontier_attempts >= kMaxInterruptedFrontierAttempts) {
         job->profile = std::make_shared<Profile>(std::move(*profile));
-        job->profile_source = s.profile_source;
+        job->frontier_state = Job::FrontierState::kFailed;
+        job->frontier_error =
+            "the frontier computation was interrupted " + std::to_string(job->frontier_attempts) +
+            " times in a row (the server stopped or crashed while computing it), so it is not "
+            "computed again automatically; POST /v1/jobs/" + s.job_id +
+            "/frontier computes it again";
+      } else {
+        job->profile = std::make_shared<Profile>(std::move(*profile));
         to_plan.push_back(job);
       }
     }
@@ -424,10 +480,18 @@ Status JobRegistry::Load() {
   return Status::Ok();
 }
 
+std::vector<QuarantinedJob> JobRegistry::quarantined_jobs() {
+  std::shared_lock lock(mu_);
+  std::vector<QuarantinedJob> out;
+  for (const auto& [id, error] : quarantined_) out.push_back({id, error});
+  return out;
+}
+
 Reply JobRegistry::RegisterJob(const JobRegistration& registration) {
   auto job = std::make_shared<Job>();
   job->info = registration.info;
   job->planner = registration.planner.value_or(options_.default_planner);
+  if (auto refused = CheckPipelineLimits(job->info, job->planner)) return *refused;
   job->SizeRankState();
 
   JobInfo info = job->info;
@@ -463,7 +527,7 @@ Reply JobRegistry::RegisterJob(const JobRegistration& registration) {
 
 Reply JobRegistry::RegisterRank(const std::string& job_id, const RankInfo& info) {
   auto job = Find(job_id);
-  if (!job) return NoJob(job_id);
+  if (!job) return MissingJob(job_id);
   std::lock_guard lock(job->mu);
   const JobInfo& j = job->info;
   auto range = [](const char* name, int value, int limit) -> std::optional<std::string> {
@@ -623,7 +687,7 @@ void JobRegistry::CompleteRound(Job& job) {
 
 Reply JobRegistry::FetchSchedule(const std::string& job_id, int64_t rank) {
   auto job = Find(job_id);
-  if (!job) return NoJob(job_id);
+  if (!job) return MissingJob(job_id);
   std::unique_lock lock(job->mu);
   if (rank >= job->info.world_size) {
     return Fail(422, "job '" + job_id + "': rank " + std::to_string(rank) +
@@ -760,7 +824,7 @@ void JobRegistry::RecordProfilingResultLocked(Job& job, const ProfilingResult& r
 
 Reply JobRegistry::PostResult(const std::string& job_id, const ProfilingResult& result) {
   auto job = Find(job_id);
-  if (!job) return NoJob(job_id);
+  if (!job) return MissingJob(job_id);
   std::lock_guard lock(job->mu);
   if (result.rank >= job->info.world_size) {
     return Fail(422, "job '" + job_id + "': rank " + std::to_string(result.rank) +
@@ -797,12 +861,16 @@ Reply JobRegistry::ListJobs() {
     entry["frontier"] = FrontierStateName(static_cast<int>(job->frontier_state));
     out.push_back(entry);
   }
-  return Ok(json{{"jobs", out}});
+  json quarantined = json::array();
+  for (const QuarantinedJob& q : quarantined_jobs()) {
+    quarantined.push_back({{"job_id", q.job_id}, {"error", q.error}});
+  }
+  return Ok(json{{"jobs", out}, {"quarantined", quarantined}});
 }
 
 Reply JobRegistry::GetJob(const std::string& job_id) {
   auto job = Find(job_id);
-  if (!job) return NoJob(job_id);
+  if (!job) return MissingJob(job_id);
   std::lock_guard lock(job->mu);
   json out = {
       {"job", ToJson(job->info)},
@@ -824,7 +892,12 @@ Reply JobRegistry::DeleteJob(const std::string& job_id) {
   {
     std::unique_lock lock(mu_);
     auto it = jobs_.find(job_id);
-    if (it == jobs_.end()) return NoJob(job_id);
+    if (it == jobs_.end()) {
+      if (quarantined_.count(job_id) == 0) return NoJob(job_id);
+      if (auto s = store_.DeleteJob(job_id); !s) return StoreFailed(s.error());
+      quarantined_.erase(job_id);
+      return Ok(json{{"deleted", job_id}});
+    }
     job = it->second;
     if (auto s = store_.DeleteJob(job_id); !s) return StoreFailed(s.error());
     jobs_.erase(it);
@@ -887,8 +960,9 @@ Reply JobRegistry::SetProfileLocked(Job& job, const std::string& csv, const std:
 
 Reply JobRegistry::SetPlanner(const std::string& job_id, const PlannerSettings& planner) {
   auto job = Find(job_id);
-  if (!job) return NoJob(job_id);
+  if (!job) return MissingJob(job_id);
   std::lock_guard lock(job->mu);
+  if (auto refused = CheckPipelineLimits(job->info, planner)) return *refused;
   if (auto s = store_.PutPlanner(job_id, ToJson(planner).dump()); !s) return StoreFailed(s.error());
   job->planner = planner;
   job->schedule.reset();
@@ -899,8 +973,11 @@ Reply JobRegistry::SetPlanner(const std::string& job_id, const PlannerSettings& 
 
 Reply JobRegistry::UploadProfile(const std::string& job_id, const ProfileUpload& upload) {
   auto job = Find(job_id);
-  if (!job) return NoJob(job_id);
+  if (!job) return MissingJob(job_id);
   std::lock_guard lock(job->mu);
+  if (upload.planner) {
+    if (auto refused = CheckPipelineLimits(job->info, *upload.planner)) return *refused;
+  }
   PlannerSettings saved = job->planner;
   if (upload.planner) {
     job->planner = *upload.planner;
@@ -913,7 +990,7 @@ Reply JobRegistry::UploadProfile(const std::string& job_id, const ProfileUpload&
 
 Reply JobRegistry::UploadRankProfile(const std::string& job_id, const RankProfile& profile) {
   auto job = Find(job_id);
-  if (!job) return NoJob(job_id);
+  if (!job) return MissingJob(job_id);
   std::lock_guard lock(job->mu);
   if (profile.rank >= job->info.world_size) {
     return Fail(422, "job '" + job_id + "': rank " + std::to_string(profile.rank) +
@@ -958,7 +1035,7 @@ Reply JobRegistry::UploadRankProfile(const std::string& job_id, const RankProfil
 
 Reply JobRegistry::ComputeFrontierNow(const std::string& job_id) {
   auto job = Find(job_id);
-  if (!job) return NoJob(job_id);
+  if (!job) return MissingJob(job_id);
   std::lock_guard lock(job->mu);
   if (job->profile) {
     SubmitFrontierLocked(*job);
@@ -974,13 +1051,30 @@ Reply JobRegistry::ComputeFrontierNow(const std::string& job_id) {
   return SetProfileLocked(*job, *csv, "rank_profiles");
 }
 
+bool JobRegistry::OnFrontierStarted(const FrontierTask& task) {
+  auto job = Find(task.job_id);
+  if (!job) return false;
+  std::lock_guard lock(job->mu);
+  if (job->frontier_generation != task.generation || job->deleted) return false;
+  // Written before the work: if the planner takes the process down, the next start knows.
+  ++job->frontier_attempts;
+  (void)store_.PutState(task.job_id, StateJson(*job));
+  return true;
+}
+
 void JobRegistry::OnFrontierDone(const FrontierTask& task, Result<Frontier> frontier,
                                  double seconds) {
   metrics_.RecordFrontier(frontier.ok(), seconds);
   auto job = Find(task.job_id);
   if (!job) return;
   std::lock_guard lock(job->mu);
-  if (job->frontier_generation != task.generation || job->deleted) return;
+  if (job->deleted) return;
+  // The computation ended (either way): the interrupted ones before it were not in a row.
+  if (job->frontier_attempts != 0) {
+    job->frontier_attempts = 0;
+    (void)store_.PutState(task.job_id, StateJson(*job));
+  }
+  if (job->frontier_generation != task.generation) return;
   job->frontier_seconds = seconds;
   if (!frontier) {
     job->frontier_state = Job::FrontierState::kFailed;
@@ -1013,7 +1107,7 @@ void JobRegistry::OnFrontierDone(const FrontierTask& task, Result<Frontier> fron
 
 Reply JobRegistry::FrontierStatus(const std::string& job_id) {
   auto job = Find(job_id);
-  if (!job) return NoJob(job_id);
+  if (!job) return MissingJob(job_id);
   std::lock_guard lock(job->mu);
   json out = {{"state", FrontierStateName(static_cast<int>(job->frontier_state))}};
   if (job->frontier_state == Job::FrontierState::kFailed) out["error"] = job->frontier_error;
@@ -1033,7 +1127,7 @@ Reply JobRegistry::FrontierStatus(const std::string& job_id) {
 
 Reply JobRegistry::FrontierPoints(const std::string& job_id, int64_t offset, int64_t limit) {
   auto job = Find(job_id);
-  if (!job) return NoJob(job_id);
+  if (!job) return MissingJob(job_id);
   std::lock_guard lock(job->mu);
   if (job->frontier_state != Job::FrontierState::kReady) {
     return Fail(409,
@@ -1058,7 +1152,7 @@ Reply JobRegistry::FrontierPoints(const std::string& job_id, int64_t offset, int
 
 Reply JobRegistry::SelectPlan(const std::string& job_id, const PlanSelection& selection) {
   auto job = Find(job_id);
-  if (!job) return NoJob(job_id);
+  if (!job) return MissingJob(job_id);
   std::lock_guard lock(job->mu);
   if (selection.kind == PlanSelection::Kind::kIndex && job->frontier &&
       static_cast<size_t>(selection.value) >= job->frontier->points().size()) {
@@ -1084,7 +1178,7 @@ Reply JobRegistry::SelectPlan(const std::string& job_id, const PlanSelection& se
 
 Reply JobRegistry::ListStragglers(const std::string& job_id) {
   auto job = Find(job_id);
-  if (!job) return NoJob(job_id);
+  if (!job) return MissingJob(job_id);
   std::lock_guard lock(job->mu);
   json out = json::parse(StateJson(*job));
   json reply = {{"stragglers", out["stragglers"]}};
@@ -1099,7 +1193,7 @@ Reply JobRegistry::ListStragglers(const std::string& job_id) {
 
 Reply JobRegistry::ReportStraggler(const std::string& job_id, const StragglerReport& report) {
   auto job = Find(job_id);
-  if (!job) return NoJob(job_id);
+  if (!job) return MissingJob(job_id);
   {
     std::lock_guard lock(job->mu);
     if (report.dp_rank >= job->info.dp_degree) {
@@ -1122,7 +1216,7 @@ Reply JobRegistry::ReportStraggler(const std::string& job_id, const StragglerRep
 
 Reply JobRegistry::PreviewSchedule(const std::string& job_id, int64_t rank) {
   auto job = Find(job_id);
-  if (!job) return NoJob(job_id);
+  if (!job) return MissingJob(job_id);
   std::lock_guard lock(job->mu);
   if (rank >= job->info.world_size) {
     return Fail(422, "rank " + std::to_string(rank) + " is out of range [0, " +

@@ -18,6 +18,14 @@
 //     highest frequency every rank declared downward; the ranks' results (time and
 //     energy breakdowns) become the profile, and the frontier is computed from it.
 //
+// Crash-loop breaker: a frontier computation's start is written to the job's stored state
+// (frontier_attempts) and cleared when it ends, either way. At start-up, a job whose last
+// kMaxInterruptedFrontierAttempts computations were all interrupted (the server died while
+// computing them) is not computed again automatically but marked failed, with a message
+// that says how to retry (POST /v1/jobs/{id}/frontier); the other jobs start normally.
+// A stored job that cannot be read is quarantined: its rows stay in the store untouched,
+// it is listed (GET /v1/jobs, /healthz), and the other jobs start.
+//
 // With dp/tp > 1 the planner sees one pipeline of pp_degree stages: per-rank profiles
 // are aggregated per pp rank (max time and summed energy over the tp ranks of a
 // replica, then the mean over dp replicas) and each stage's plan goes to all of its
@@ -51,6 +59,16 @@ struct Reply {
 // measurements.
 Result<std::string> AggregateRankProfiles(const std::vector<RankProfile>& profiles, int pp_degree);
 
+// Consecutive interrupted frontier computations after which a job is not recomputed at
+// start-up.
+inline constexpr int kMaxInterruptedFrontierAttempts = 2;
+
+// A stored job that could not be loaded, and why.
+struct QuarantinedJob {
+  std::string job_id;
+  std::string error;
+};
+
 class JobRegistry {
  public:
   struct Options {
@@ -63,8 +81,10 @@ class JobRegistry {
   JobRegistry(JobStore& store, Metrics& metrics, Options options);
   ~JobRegistry();
 
-  // Loads every stored job and queues the frontiers to recompute.
+  // Loads every stored job and queues the frontiers to recompute. Fails only when the store
+  // cannot be read at all; a job that cannot be read is quarantined.
   Status Load();
+  std::vector<QuarantinedJob> quarantined_jobs();
   // Wakes every long poll (503) and stops the frontier workers.
   void Shutdown();
 
@@ -94,6 +114,11 @@ class JobRegistry {
   struct Decision;
 
   std::shared_ptr<Job> Find(const std::string& job_id);
+  // The reply for a job that is not loaded: 409 when it is quarantined, 404 otherwise.
+  Reply MissingJob(const std::string& job_id);
+  // Reads one stored job into `job` (may throw on corrupt JSON).
+  Status LoadStoredJob(const StoredJob& stored, Job& job);
+  bool OnFrontierStarted(const FrontierTask& task);
   void CompleteRound(Job& job);
   Decision Decide(Job& job, bool start_profiling);
   Reply ScheduleReply(Job& job, const Decision& decision, int rank);
@@ -109,6 +134,7 @@ class JobRegistry {
   Options options_;
   std::shared_mutex mu_;
   std::map<std::string, std::shared_ptr<Job>> jobs_;
+  std::map<std::string, std::string> quarantined_;  // job id -> why
   std::atomic<int64_t> num_jobs_{0};
   std::atomic<int64_t> num_ranks_{0};
   std::atomic<bool> shutting_down_{false};

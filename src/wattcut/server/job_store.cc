@@ -2,6 +2,7 @@
 
 #include <sqlite3.h>
 
+#include <chrono>
 #include <string_view>
 
 namespace wattcut::server {
@@ -114,6 +115,8 @@ Result<std::unique_ptr<JobStore>> JobStore::Open(const std::string& data_dir, Sy
            Slot{&store->put_profile_,
                 "UPDATE jobs SET profile_csv=?, profile_source=?, planner_json=? WHERE job_id=?"},
            Slot{&store->put_summary_, "UPDATE jobs SET frontier_summary_json=? WHERE job_id=?"},
+           Slot{&store->heartbeat_,
+                "INSERT OR REPLACE INTO meta(key, value) VALUES('last_write_check', ?)"},
        }) {
     auto stmt = store->Prepare(slot.sql);
     if (!stmt) return stmt.error();
@@ -277,6 +280,13 @@ Status JobStore::PutRankProfileAndState(const std::string& job_id, int rank,
 Status JobStore::PutFrontierSummary(const std::string& job_id, const std::string& summary_json) {
   std::lock_guard lock(mu_);
   return Run(put_summary_, {{Param::Kind::kText, summary_json}, {Param::Kind::kText, job_id}});
+}
+
+Status JobStore::CheckWritable() {
+  std::lock_guard lock(mu_);
+  auto now = std::chrono::duration_cast<std::chrono::milliseconds>(
+      std::chrono::system_clock::now().time_since_epoch());
+  return Run(heartbeat_, {{Param::Kind::kText, std::to_string(now.count())}});
 }
 
 Result<std::vector<StoredJob>> JobStore::LoadAll() {

@@ -69,6 +69,10 @@ class JobStore {
                                 const std::string& profile_json, const std::string& state_json);
   Status PutFrontierSummary(const std::string& job_id, const std::string& summary_json);
 
+  // Commits one small write (a heartbeat row in `meta`): fails when the database cannot be
+  // written (read-only file or folder, full disk, file-size limit reached). For /healthz.
+  Status CheckWritable();
+
   // Every job, in creation order.
   Result<std::vector<StoredJob>> LoadAll();
 
@@ -97,6 +101,7 @@ class JobStore {
   sqlite3_stmt* put_planner_ = nullptr;
   sqlite3_stmt* put_profile_ = nullptr;
   sqlite3_stmt* put_summary_ = nullptr;
+  sqlite3_stmt* heartbeat_ = nullptr;
   std::vector<sqlite3_stmt*> delete_job_;
 };
 

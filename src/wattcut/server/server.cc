@@ -1,6 +1,7 @@
 #include "wattcut/server/server.h"
 
 #include <httplib.h>
+#include <malloc.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <sys/socket.h>
@@ -9,9 +10,12 @@
 #include <chrono>
 #include <filesystem>
 #include <functional>
+#include <mutex>
 #include <thread>
 
+#include "wattcut/base/printable_text.h"
 #include "wattcut/server/auth.h"
+#include "wattcut/server/data_dir_lock.h"
 
 namespace wattcut::server {
 
@@ -20,11 +24,15 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 // One request is handled start to finish on one thread, so the route label and the
-// start time travel from the pre-routing hook to the logger in thread-locals.
+// start time travel from the start of the request to the logger in thread-locals.
 thread_local Clock::time_point t_request_start;
 thread_local const char* t_endpoint = "unmatched";
 
 constexpr const char* kJson = "application/json";
+
+// Bodies at least this large leave enough freed memory behind in the handling thread's
+// malloc arena to be worth giving back to the system (malloc_trim) once handled.
+constexpr size_t kTrimAfterBodyBytes = size_t{1} << 20;
 
 void SetReply(httplib::Response& res, const Reply& reply) {
   res.status = reply.status;
@@ -47,6 +55,8 @@ const char* StatusText(int status) {
       return "no such endpoint";
     case 405:
       return "method not allowed";
+    case 408:
+      return "request timeout";
     case 413:
       return "request body too large";
     case 414:
@@ -56,68 +66,133 @@ const char* StatusText(int status) {
   }
 }
 
+// The methods any route answers (HEAD through the GET routes). Anything else is refused
+// before a body could be read (httplib would read a PRI or CONNECT body without a limit).
+bool IsServedMethod(const std::string& method) {
+  for (const char* m : {"GET", "HEAD", "POST", "PUT", "DELETE", "PATCH", "OPTIONS"}) {
+    if (method == m) return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 struct Server::Impl {
   ServerOptions options;
+  std::unique_ptr<DataDirLock> data_dir_lock;
   std::unique_ptr<JobStore> store;
   Metrics metrics;
   std::unique_ptr<JobRegistry> registry;
   std::unique_ptr<AccessPolicy> policy;
-  httplib::Server http;
+  std::unique_ptr<BoundedHttpServer> http;
   int listen_fd = -1;
   int port = 0;
+  bool loopback_only = false;
+  std::string run_error;
   // Stop() may come before Run() has started listening (httplib's stop() is a no-op then).
   std::atomic<bool> stop_requested{false};
   std::atomic<bool> run_started{false};
   std::atomic<bool> run_finished{false};
+  // /healthz writes to the store at most once a second and reuses the answer in between.
+  std::mutex health_mu;
+  std::optional<Clock::time_point> health_checked_at;
+  Status health = Status::Ok();
 
-  using Handler = std::function<void(const httplib::Request&, httplib::Response&)>;
+  // A route's work: the request, its body (read and size-checked; empty for GET) and the
+  // response.
+  using Handler =
+      std::function<void(const httplib::Request&, const std::string&, httplib::Response&)>;
 
   // Registers a route; `changes_frequencies` routes are refused (403) when the policy
-  // says so.
+  // says so. Authentication is checked before routing (PreRoute).
   void Route(const char* method, const char* pattern, const char* label, bool changes_frequencies,
              Handler handler) {
-    auto wrapped = [this, label, changes_frequencies, handler = std::move(handler)](
-                       const httplib::Request& req, httplib::Response& res) {
-      t_endpoint = label;
-      // Checked here rather than before routing: by now the body has been read, so a
-      // refused request leaves the keep-alive connection in a clean state.
-      if (auto reason = policy->CheckAuthorization(req.get_header_value("Authorization"))) {
-        t_endpoint = "unauthorized";
-        res.set_header("WWW-Authenticate", "Bearer");
-        SetError(res, 401, *reason);
-        return;
-      }
-      if (changes_frequencies) {
-        if (auto reason = policy->CheckFrequencyChange()) {
-          SetError(res, 403, *reason);
-          return;
-        }
-      }
-      handler(req, res);
-    };
     std::string m = method;
     if (m == "GET") {
-      http.Get(pattern, wrapped);
-    } else if (m == "POST") {
-      http.Post(pattern, wrapped);
-    } else if (m == "PUT") {
-      http.Put(pattern, wrapped);
-    } else {
-      http.Delete(pattern, wrapped);
+      http->Get(pattern, [this, label, changes_frequencies, handler](const httplib::Request& req,
+                                                                     httplib::Response& res) {
+        t_endpoint = label;
+        if (Refused(req, res, changes_frequencies)) return;
+        handler(req, std::string(), res);
+      });
+      return;
     }
+    auto with_body = [this, label, changes_frequencies, handler](
+                         const httplib::Request& req, httplib::Response& res,
+                         const httplib::ContentReader& reader) {
+      t_endpoint = label;
+      if (Refused(req, res, changes_frequencies)) return;
+      std::string body;
+      auto read = BoundedHttpServer::ReadBody(req, reader, options.max_body_bytes, body);
+      if (read.status != 0) return SetError(res, read.status, read.error);
+      const bool large = body.size() >= kTrimAfterBodyBytes;
+      handler(req, body, res);
+      if (large) {
+        // The body, its JSON tree and the parsed profile were freed on this thread; return
+        // the pages to the system instead of keeping them in this thread's arena.
+        std::string().swap(body);
+        malloc_trim(0);
+      }
+    };
+    if (m == "POST") {
+      http->Post(pattern, with_body);
+    } else if (m == "PUT") {
+      http->Put(pattern, with_body);
+    } else {
+      http->Delete(pattern, with_body);
+    }
+  }
+
+  // True (and the response set) when a frequency-changing route is refused; the body is
+  // then left unread, so the connection closes after the response.
+  bool Refused(const httplib::Request& req, httplib::Response& res, bool changes_frequencies) {
+    if (!changes_frequencies) return false;
+    auto reason = policy->CheckFrequencyChange();
+    if (!reason) return false;
+    if (BoundedHttpServer::HasBody(req)) BoundedHttpServer::CloseAfterResponse();
+    SetError(res, 403, *reason);
+    return true;
+  }
+
+  // Before routing, before any body is read: methods no route serves and requests without
+  // the token are answered here, so a stranger never makes the server read a body.
+  httplib::Server::HandlerResponse PreRoute(const httplib::Request& req, httplib::Response& res) {
+    t_endpoint = "unmatched";
+    const bool has_body = BoundedHttpServer::HasBody(req);
+    if (auto reason = policy->CheckAuthorization(req.get_header_value("Authorization"))) {
+      t_endpoint = "unauthorized";
+      if (has_body) BoundedHttpServer::CloseAfterResponse();
+      res.set_header("WWW-Authenticate", "Bearer");
+      SetError(res, 401, *reason);
+      return httplib::Server::HandlerResponse::Handled;
+    }
+    if (!IsServedMethod(req.method)) {
+      if (has_body) BoundedHttpServer::CloseAfterResponse();
+      res.set_header("Allow", "GET, HEAD, POST, PUT, DELETE");
+      SetError(res, 405, "method not allowed: " + PrintableText(req.method, 16));
+      return httplib::Server::HandlerResponse::Handled;
+    }
+    // GET and HEAD routes never read a body: drop the connection after the response rather
+    // than parse the body as the next request.
+    if (has_body && (req.method == "GET" || req.method == "HEAD" || req.method == "OPTIONS")) {
+      BoundedHttpServer::CloseAfterResponse();
+    }
+    return httplib::Server::HandlerResponse::Unhandled;
   }
 
   // Parses the body with `parse`, and on success calls `then`; 400/422 otherwise.
   template <typename T>
-  static void WithBody(const httplib::Request& req, httplib::Response& res,
+  static void WithBody(const std::string& body, httplib::Response& res,
                        Result<T> (*parse)(const nlohmann::json&),
                        const std::function<Reply(const T&)>& then) {
-    auto json = ParseJsonBody(req.body);
-    if (!json) return SetError(res, 400, json.error().message);
-    auto value = parse(*json);
-    if (!value) return SetError(res, 422, value.error().message);
+    std::optional<T> value;
+    {
+      auto json = ParseJsonBody(body);
+      if (!json) return SetError(res, 400, json.error().message);
+      auto parsed = parse(*json);
+      if (!parsed) return SetError(res, 422, parsed.error().message);
+      value = std::move(*parsed);
+    }  // the JSON tree is freed before the work starts
     SetReply(res, then(*value));
   }
 
@@ -132,6 +207,29 @@ struct Server::Impl {
     return value;
   }
 
+  // GET /healthz: 200 while the store can commit a write, 503 with the reason otherwise.
+  Reply Health() {
+    Status writable = Status::Ok();
+    {
+      std::lock_guard guard(health_mu);
+      auto now = Clock::now();
+      if (!health_checked_at || now - *health_checked_at >= std::chrono::seconds(1)) {
+        health = store->CheckWritable();
+        health_checked_at = now;
+      }
+      writable = health;
+    }
+    nlohmann::json out = {{"status", writable.ok() ? "ok" : "unavailable"}};
+    if (!writable.ok()) {
+      out["error"] = "the store cannot write (" + writable.error().message +
+                     "): writes are refused until it can; check the disk of --data-dir";
+    }
+    size_t quarantined = registry->quarantined_jobs().size();
+    if (quarantined > 0) out["quarantined_jobs"] = quarantined;
+    return Reply{writable.ok() ? 200 : 503,
+                 out.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)};
+  }
+
   void AddRoutes();
 };
 
@@ -139,96 +237,124 @@ void Server::Impl::AddRoutes() {
   JobRegistry& reg = *registry;
 
   // ---- Zeus pipeline frequency optimizer API -------------------------------------
-  Route("POST", "/register_job", "register_job", false, [&reg](const auto& req, auto& res) {
-    WithBody<JobRegistration>(req, res, &JobRegistrationFromJson,
-                              [&reg](const JobRegistration& r) { return reg.RegisterJob(r); });
-  });
+  Route("POST", "/register_job", "register_job", false,
+        [&reg](const auto&, const std::string& body, auto& res) {
+          WithBody<JobRegistration>(
+              body, res, &JobRegistrationFromJson,
+              [&reg](const JobRegistration& r) { return reg.RegisterJob(r); });
+        });
   Route("POST", R"(/register_rank/([^/]+))", "register_rank", false,
-        [&reg](const auto& req, auto& res) {
+        [&reg](const auto& req, const std::string& body, auto& res) {
           std::string job_id = req.matches[1];
-          WithBody<RankInfo>(req, res, &RankInfoFromJson,
+          WithBody<RankInfo>(body, res, &RankInfoFromJson,
                              [&](const RankInfo& info) { return reg.RegisterRank(job_id, info); });
         });
-  Route("GET", R"(/schedule/([^/]+))", "schedule", false, [&reg](const auto& req, auto& res) {
-    auto rank = QueryInteger(req, "rank", std::nullopt);
-    if (!rank) return SetError(res, 422, rank.error().message);
-    SetReply(res, reg.FetchSchedule(req.matches[1], *rank));
-  });
-  Route("POST", R"(/result/([^/]+))", "result", true, [&reg](const auto& req, auto& res) {
-    std::string job_id = req.matches[1];
-    WithBody<ProfilingResult>(req, res, &ProfilingResultFromJson,
-                              [&](const ProfilingResult& r) { return reg.PostResult(job_id, r); });
-  });
+  Route("GET", R"(/schedule/([^/]+))", "schedule", false,
+        [&reg](const auto& req, const std::string&, auto& res) {
+          auto rank = QueryInteger(req, "rank", std::nullopt);
+          if (!rank) return SetError(res, 422, rank.error().message);
+          SetReply(res, reg.FetchSchedule(req.matches[1], *rank));
+        });
+  Route("POST", R"(/result/([^/]+))", "result", true,
+        [&reg](const auto& req, const std::string& body, auto& res) {
+          std::string job_id = req.matches[1];
+          WithBody<ProfilingResult>(
+              body, res, &ProfilingResultFromJson,
+              [&](const ProfilingResult& r) { return reg.PostResult(job_id, r); });
+        });
 
   // ---- wattcut API, version 1 ------------------------------------------------------
   Route("GET", "/healthz", "healthz", false,
-        [](const auto&, auto& res) { res.set_content("{\"status\":\"ok\"}", kJson); });
-  Route("GET", "/metrics", "metrics", false, [this](const auto&, auto& res) {
+        [this](const auto&, const std::string&, auto& res) { SetReply(res, Health()); });
+  Route("GET", "/metrics", "metrics", false, [this](const auto&, const std::string&, auto& res) {
     res.set_content(metrics.Render(), "text/plain; version=0.0.4; charset=utf-8");
   });
-  Route("GET", "/openapi.yaml", "openapi", false,
-        [](const auto&, auto& res) { res.set_content(OpenApiYaml(), "application/yaml"); });
+  Route("GET", "/openapi.yaml", "openapi", false, [](const auto&, const std::string&, auto& res) {
+    res.set_content(OpenApiYaml(), "application/yaml");
+  });
   Route("GET", "/v1/jobs", "v1_jobs", false,
-        [&reg](const auto&, auto& res) { SetReply(res, reg.ListJobs()); });
+        [&reg](const auto&, const std::string&, auto& res) { SetReply(res, reg.ListJobs()); });
   Route("GET", R"(/v1/jobs/([^/]+))", "v1_job", false,
-        [&reg](const auto& req, auto& res) { SetReply(res, reg.GetJob(req.matches[1])); });
+        [&reg](const auto& req, const std::string&, auto& res) {
+          SetReply(res, reg.GetJob(req.matches[1]));
+        });
   Route("DELETE", R"(/v1/jobs/([^/]+))", "v1_job", true,
-        [&reg](const auto& req, auto& res) { SetReply(res, reg.DeleteJob(req.matches[1])); });
+        [&reg](const auto& req, const std::string&, auto& res) {
+          SetReply(res, reg.DeleteJob(req.matches[1]));
+        });
   Route("PUT", R"(/v1/jobs/([^/]+)/planner)", "v1_planner", true,
-        [&reg](const auto& req, auto& res) {
+        [&reg](const auto& req, const std::string& body, auto& res) {
           std::string job_id = req.matches[1];
           WithBody<PlannerSettings>(
-              req, res, &PlannerSettingsFromJson,
+              body, res, &PlannerSettingsFromJson,
               [&](const PlannerSettings& p) { return reg.SetPlanner(job_id, p); });
         });
   Route("PUT", R"(/v1/jobs/([^/]+)/profile)", "v1_profile", true,
-        [&reg](const auto& req, auto& res) {
+        [&reg](const auto& req, const std::string& body, auto& res) {
           std::string job_id = req.matches[1];
-          WithBody<ProfileUpload>(req, res, &ProfileUploadFromJson, [&](const ProfileUpload& u) {
+          WithBody<ProfileUpload>(body, res, &ProfileUploadFromJson, [&](const ProfileUpload& u) {
             return reg.UploadProfile(job_id, u);
           });
         });
   Route("POST", R"(/v1/jobs/([^/]+)/rank_profiles)", "v1_rank_profiles", true,
-        [&reg](const auto& req, auto& res) {
+        [&reg](const auto& req, const std::string& body, auto& res) {
           std::string job_id = req.matches[1];
-          WithBody<RankProfile>(req, res, &RankProfileFromJson, [&](const RankProfile& p) {
+          WithBody<RankProfile>(body, res, &RankProfileFromJson, [&](const RankProfile& p) {
             return reg.UploadRankProfile(job_id, p);
           });
         });
   Route("GET", R"(/v1/jobs/([^/]+)/frontier)", "v1_frontier", false,
-        [&reg](const auto& req, auto& res) { SetReply(res, reg.FrontierStatus(req.matches[1])); });
+        [&reg](const auto& req, const std::string&, auto& res) {
+          SetReply(res, reg.FrontierStatus(req.matches[1]));
+        });
   Route("POST", R"(/v1/jobs/([^/]+)/frontier)", "v1_frontier", true,
-        [&reg](const auto& req, auto& res) {
+        [&reg](const auto& req, const std::string&, auto& res) {
           SetReply(res, reg.ComputeFrontierNow(req.matches[1]));
         });
   Route("GET", R"(/v1/jobs/([^/]+)/frontier/points)", "v1_frontier_points", false,
-        [&reg](const auto& req, auto& res) {
+        [&reg](const auto& req, const std::string&, auto& res) {
           auto offset = QueryInteger(req, "offset", 0);
           if (!offset) return SetError(res, 422, offset.error().message);
           auto limit = QueryInteger(req, "limit", 1000);
           if (!limit) return SetError(res, 422, limit.error().message);
           SetReply(res, reg.FrontierPoints(req.matches[1], *offset, *limit));
         });
-  Route("PUT", R"(/v1/jobs/([^/]+)/plan)", "v1_plan", true, [&reg](const auto& req, auto& res) {
-    std::string job_id = req.matches[1];
-    WithBody<PlanSelection>(req, res, &PlanSelectionFromJson,
-                            [&](const PlanSelection& s) { return reg.SelectPlan(job_id, s); });
-  });
+  Route("PUT", R"(/v1/jobs/([^/]+)/plan)", "v1_plan", true,
+        [&reg](const auto& req, const std::string& body, auto& res) {
+          std::string job_id = req.matches[1];
+          WithBody<PlanSelection>(
+              body, res, &PlanSelectionFromJson,
+              [&](const PlanSelection& s) { return reg.SelectPlan(job_id, s); });
+        });
   Route("GET", R"(/v1/jobs/([^/]+)/stragglers)", "v1_stragglers", false,
-        [&reg](const auto& req, auto& res) { SetReply(res, reg.ListStragglers(req.matches[1])); });
+        [&reg](const auto& req, const std::string&, auto& res) {
+          SetReply(res, reg.ListStragglers(req.matches[1]));
+        });
   Route("POST", R"(/v1/jobs/([^/]+)/stragglers)", "v1_stragglers", true,
-        [&reg](const auto& req, auto& res) {
+        [&reg](const auto& req, const std::string& body, auto& res) {
           std::string job_id = req.matches[1];
           WithBody<StragglerReport>(
-              req, res, &StragglerReportFromJson,
+              body, res, &StragglerReportFromJson,
               [&](const StragglerReport& s) { return reg.ReportStraggler(job_id, s); });
         });
   Route("GET", R"(/v1/jobs/([^/]+)/schedule)", "v1_schedule", false,
-        [&reg](const auto& req, auto& res) {
+        [&reg](const auto& req, const std::string&, auto& res) {
           auto rank = QueryInteger(req, "rank", std::nullopt);
           if (!rank) return SetError(res, 422, rank.error().message);
           SetReply(res, reg.PreviewSchedule(req.matches[1], *rank));
         });
+
+  // Any other POST, PUT, PATCH or DELETE: a 404 without reading the body (httplib's own
+  // reader would read a chunked body without any limit).
+  auto unknown = [](const httplib::Request& req, httplib::Response& res,
+                    const httplib::ContentReader&) {
+    if (BoundedHttpServer::HasBody(req)) BoundedHttpServer::CloseAfterResponse();
+    res.status = 404;
+  };
+  http->Post(".*", unknown);
+  http->Put(".*", unknown);
+  http->Patch(".*", unknown);
+  http->Delete(".*", unknown);
 }
 
 Server::Server(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -236,11 +362,19 @@ Server::Server(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Server::~Server() {
   if (impl_) {
     impl_->registry->Shutdown();
-    impl_->http.stop();
+    impl_->http->stop();
   }
 }
 
 int Server::port() const { return impl_->port; }
+
+bool Server::loopback_only() const { return impl_->loopback_only; }
+
+std::vector<QuarantinedJob> Server::quarantined_jobs() const {
+  return impl_->registry->quarantined_jobs();
+}
+
+const std::string& Server::run_error() const { return impl_->run_error; }
 
 Result<std::unique_ptr<Server>> Server::Create(const ServerOptions& options) {
   auto impl = std::make_unique<Impl>();
@@ -249,6 +383,9 @@ Result<std::unique_ptr<Server>> Server::Create(const ServerOptions& options) {
   std::error_code ec;
   std::filesystem::create_directories(options.data_dir, ec);
   if (ec) return Error{"cannot create data dir " + options.data_dir + ": " + ec.message()};
+  auto lock = DataDirLock::Acquire(options.data_dir);
+  if (!lock) return lock.error();
+  impl->data_dir_lock = std::move(*lock);
 
   std::optional<std::string> token;
   if (options.token_file) {
@@ -256,7 +393,6 @@ Result<std::unique_ptr<Server>> Server::Create(const ServerOptions& options) {
     if (!t) return t.error();
     token = *t;
   }
-  impl->policy = std::make_unique<AccessPolicy>(token, IsLoopbackHost(options.host));
 
   auto store = JobStore::Open(options.data_dir, options.sync);
   if (!store) return store.error();
@@ -265,7 +401,14 @@ Result<std::unique_ptr<Server>> Server::Create(const ServerOptions& options) {
   if (auto s = impl->registry->Load(); !s) return s.error();
 
   Impl* self = impl.get();
-  httplib::Server& http = impl->http;
+  BoundedHttpServer::Observer observer;
+  observer.on_request_begin = [] { t_request_start = Clock::now(); };
+  observer.on_cut = [self](ConnectionCut cut) {
+    self->metrics.RecordConnectionCut(cut == ConnectionCut::kClientLimit ? "client_limit"
+                                                                          : "request_timeout");
+  };
+  impl->http = std::make_unique<BoundedHttpServer>(options.connections, std::move(observer));
+  BoundedHttpServer& http = *impl->http;
   size_t threads = options.http_threads > 0
                        ? static_cast<size_t>(options.http_threads)
                        : static_cast<size_t>(options.registry.max_long_polls) + 32;
@@ -282,25 +425,23 @@ Result<std::unique_ptr<Server>> Server::Create(const ServerOptions& options) {
     setsockopt(sock, IPPROTO_TCP, TCP_NODELAY, &yes, sizeof(yes));
     self->listen_fd = sock;
   });
-  http.set_pre_routing_handler([](const httplib::Request&, httplib::Response&) {
-    t_request_start = Clock::now();
-    t_endpoint = "unmatched";
-    return httplib::Server::HandlerResponse::Unhandled;
+  http.set_pre_routing_handler([self](const httplib::Request& req, httplib::Response& res) {
+    return self->PreRoute(req, res);
   });
   http.set_error_handler(httplib::Server::HandlerWithResponse([self](const httplib::Request& req,
                                                                      httplib::Response& res) {
-    // Unknown routes answer 401 too when the token is missing: say nothing to strangers.
-    if (res.status == 404 && res.body.empty()) {
-      if (auto reason = self->policy->CheckAuthorization(req.get_header_value("Authorization"))) {
-        t_endpoint = "unauthorized";
-        res.status = 401;
-        res.set_header("WWW-Authenticate", "Bearer");
-        SetError(res, 401, *reason);
-      }
+    if (BoundedHttpServer::RequestTimedOut()) {
+      res.status = 408;
+      SetError(res, 408,
+               "the request did not arrive whole within --request-timeout (" +
+                   std::to_string(self->options.connections.request_timeout.count() / 1000.0) +
+                   " s)");
+      return httplib::Server::HandlerResponse::Handled;
     }
     if (res.body.empty()) {
       SetError(res, res.status,
-               std::string(StatusText(res.status)) + ": " + req.method + " " + req.path);
+               std::string(StatusText(res.status)) + ": " + PrintableText(req.method, 16) + " " +
+                   PrintableText(req.path));
     }
     return httplib::Server::HandlerResponse::Handled;
   }));
@@ -318,6 +459,7 @@ Result<std::unique_ptr<Server>> Server::Create(const ServerOptions& options) {
   http.set_logger([self](const httplib::Request& req, const httplib::Response& res) {
     double seconds = std::chrono::duration<double>(Clock::now() - t_request_start).count();
     self->metrics.RecordRequest(t_endpoint, req.method, res.status, seconds);
+    t_endpoint = "unmatched";
   });
   impl->AddRoutes();
 
@@ -333,6 +475,14 @@ Result<std::unique_ptr<Server>> Server::Create(const ServerOptions& options) {
   // cpp-httplib listens with a backlog of 5; a thousand ranks connecting at once need
   // more. listen() again on a listening socket only changes its backlog.
   if (impl->listen_fd >= 0) ::listen(impl->listen_fd, 4096);
+  // Loopback only if the name says so and the address it was bound to agrees.
+  sockaddr_storage bound{};
+  socklen_t bound_length = sizeof(bound);
+  impl->loopback_only =
+      IsLoopbackHost(options.host) && impl->listen_fd >= 0 &&
+      ::getsockname(impl->listen_fd, reinterpret_cast<sockaddr*>(&bound), &bound_length) == 0 &&
+      IsLoopbackAddress(bound);
+  impl->policy = std::make_unique<AccessPolicy>(token, impl->loopback_only);
   return std::unique_ptr<Server>(new Server(std::move(impl)));
 }
 
@@ -342,7 +492,13 @@ bool Server::Run() {
     impl_->run_finished = true;
     return true;
   }
-  const bool ok = impl_->http.listen_after_bind();
+  bool ok = false;
+  try {
+    ok = impl_->http->listen_after_bind();
+  } catch (const std::exception& e) {
+    // Starting the thread pool can fail (too many threads for the system's limits).
+    impl_->run_error = std::string("cannot start the HTTP threads: ") + e.what();
+  }
   impl_->run_finished = true;
   return ok;
 }
@@ -353,9 +509,11 @@ void Server::Stop() {
   // Run() began but may not be listening yet: wait until httplib runs, so that stop() lands.
   // (Run() saw stop_requested unset, so it does reach the listen loop, or has already left it.)
   if (impl_->run_started) {
-    while (!impl_->http.is_running() && !impl_->run_finished) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    while (!impl_->http->is_running() && !impl_->run_finished) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
   }
-  impl_->http.stop();
+  impl_->http->stop();
 }
 
 }  // namespace wattcut::server

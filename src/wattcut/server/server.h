@@ -6,13 +6,20 @@
 // max_long_polls + 32 threads by default: at most max_long_polls requests wait at once
 // (the next one gets a 503 at once instead of queueing behind them), and 32 threads
 // stay free for everything else. A job of N ranks needs max_long_polls >= N - 1.
+// Connections are bounded (BoundedHttpServer): a request must arrive whole within the
+// request timeout, and one client address may hold only so many connections.
+//
+// One server per data folder (DataDirLock); every request body is read by the server
+// itself, up to max_body_bytes whatever its Content-Type.
 #pragma once
 
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "wattcut/base/result.h"
+#include "wattcut/server/bounded_http_server.h"
 #include "wattcut/server/job_registry.h"
 
 namespace wattcut::server {
@@ -25,19 +32,27 @@ struct ServerOptions {
   size_t max_body_bytes = size_t{16} << 20;
   int http_threads = 0;  // 0: registry.max_long_polls + 32
   SyncMode sync = SyncMode::kFull;
+  ConnectionLimits connections;
   JobRegistry::Options registry;
 };
 
 class Server {
  public:
-  // Opens the store, loads the stored jobs and binds the port; does not serve yet.
+  // Locks the data folder, opens the store, loads the stored jobs (quarantining the ones
+  // that cannot be read) and binds the port; does not serve yet.
   static Result<std::unique_ptr<Server>> Create(const ServerOptions& options);
   ~Server();
 
   int port() const;
+  // True when the server listens on loopback only: the host is a numeric loopback address
+  // or "localhost", and the bound socket's address is loopback too.
+  bool loopback_only() const;
+  // Stored jobs that could not be loaded, with the reason; their rows are kept.
+  std::vector<QuarantinedJob> quarantined_jobs() const;
   // Serves until Stop() (which may also come first, from another thread: Run() then returns at
-  // once); returns false if the listener failed.
+  // once); returns false if the listener failed (run_error() says why when known).
   bool Run();
+  const std::string& run_error() const;
   // Thread-safe; wakes every long poll, then stops the listener.
   void Stop();
 

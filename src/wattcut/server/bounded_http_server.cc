@@ -1,0 +1,339 @@
+#include "wattcut/server/bounded_http_server.h"
+
+#include <netdb.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
+#include "wattcut/server/auth.h"
+#include "wattcut/server/http_api.h"
+
+namespace wattcut::server {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using std::chrono::milliseconds;
+
+// Waits are cut into slices so that a stopping server is noticed within one.
+constexpr milliseconds kWaitSlice{100};
+
+// A socket stream like httplib's SocketStream (4 KiB read buffer, per-call read and write
+// timeouts) plus a deadline on reads, armed while a request is being received.
+class DeadlineStream final : public httplib::Stream {
+ public:
+  DeadlineStream(socket_t sock, milliseconds read_timeout, milliseconds write_timeout,
+                 const std::atomic<socket_t>& listener)
+      : sock_(sock),
+        read_timeout_(read_timeout),
+        write_timeout_(write_timeout),
+        listener_(listener) {}
+
+  void Arm(Clock::time_point deadline) {
+    deadline_ = deadline;
+    armed_ = true;
+    timed_out_ = false;
+  }
+  void Disarm() { armed_ = false; }
+  bool timed_out() const { return timed_out_; }
+
+  // Waits for the first byte of the next request, at most `timeout`.
+  bool WaitForRequest(milliseconds timeout) const {
+    return Buffered() > 0 || WaitFor(POLLIN, timeout) > 0;
+  }
+
+  bool is_readable() const override {
+    if (Buffered() > 0) return true;
+    milliseconds wait = read_timeout_;
+    bool until_deadline = false;
+    if (armed_) {
+      auto left = std::chrono::ceil<milliseconds>(deadline_ - Clock::now());
+      if (left.count() <= 0) {
+        timed_out_ = true;
+        return false;
+      }
+      until_deadline = left <= wait;
+      wait = std::min(wait, left);
+    }
+    if (WaitFor(POLLIN, wait) > 0) return true;
+    if (until_deadline) timed_out_ = true;
+    return false;
+  }
+
+  bool is_writable() const override { return WaitFor(POLLOUT, write_timeout_) > 0; }
+
+  ssize_t read(char* ptr, size_t size) override {
+    if (size_t buffered = Buffered(); buffered > 0) {
+      size_t n = std::min(size, buffered);
+      std::memcpy(ptr, buffer_ + offset_, n);
+      offset_ += n;
+      return static_cast<ssize_t>(n);
+    }
+    if (!is_readable()) return -1;
+    if (size >= sizeof(buffer_)) return Receive(ptr, size);
+    ssize_t got = Receive(buffer_, sizeof(buffer_));
+    if (got <= 0) return got;
+    size_t n = std::min(size, static_cast<size_t>(got));
+    std::memcpy(ptr, buffer_, n);
+    offset_ = n;
+    filled_ = static_cast<size_t>(got);
+    return static_cast<ssize_t>(n);
+  }
+
+  ssize_t write(const char* ptr, size_t size) override {
+    if (!is_writable()) return -1;
+    for (;;) {
+      ssize_t sent = ::send(sock_, ptr, size, MSG_NOSIGNAL);
+      if (sent < 0 && errno == EINTR) continue;
+      return sent;
+    }
+  }
+
+  void get_remote_ip_and_port(std::string& ip, int& port) const override {
+    Address(::getpeername, ip, port);
+  }
+  void get_local_ip_and_port(std::string& ip, int& port) const override {
+    Address(::getsockname, ip, port);
+  }
+  socket_t socket() const override { return sock_; }
+
+ private:
+  size_t Buffered() const { return filled_ - offset_; }
+
+  // 1 ready, 0 timed out (or the server is stopping), -1 error.
+  int WaitFor(short events, milliseconds timeout) const {
+    auto until = Clock::now() + timeout;
+    for (;;) {
+      if (listener_ == INVALID_SOCKET) return 0;
+      auto left = std::chrono::duration_cast<milliseconds>(until - Clock::now());
+      if (left.count() <= 0) return 0;
+      pollfd fd{sock_, events, 0};
+      int ready = ::poll(&fd, 1, static_cast<int>(std::min(left, kWaitSlice).count()));
+      if (ready < 0 && errno == EINTR) continue;
+      if (ready != 0) return ready > 0 ? 1 : -1;
+    }
+  }
+
+  ssize_t Receive(char* ptr, size_t size) {
+    for (;;) {
+      ssize_t got = ::recv(sock_, ptr, size, 0);
+      if (got < 0 && errno == EINTR) continue;
+      return got;
+    }
+  }
+
+  template <typename Getter>
+  void Address(Getter getter, std::string& ip, int& port) const {
+    sockaddr_storage address{};
+    socklen_t length = sizeof(address);
+    char host[NI_MAXHOST];
+    char service[NI_MAXSERV];
+    if (getter(sock_, reinterpret_cast<sockaddr*>(&address), &length) == 0 &&
+        ::getnameinfo(reinterpret_cast<sockaddr*>(&address), length, host, sizeof(host), service,
+                      sizeof(service), NI_NUMERICHOST | NI_NUMERICSERV) == 0) {
+      ip = host;
+      port = std::atoi(service);
+    }
+  }
+
+  socket_t sock_;
+  milliseconds read_timeout_;
+  milliseconds write_timeout_;
+  const std::atomic<socket_t>& listener_;
+  bool armed_ = false;
+  Clock::time_point deadline_;
+  mutable bool timed_out_ = false;
+  char buffer_[4096];
+  size_t offset_ = 0;
+  size_t filled_ = 0;
+};
+
+// What a handler on this thread may ask of the connection it serves.
+struct ConnectionState {
+  const DeadlineStream* stream = nullptr;
+  bool close_after_response = false;
+};
+thread_local ConnectionState* t_connection = nullptr;
+
+milliseconds ToMilliseconds(time_t sec, time_t usec) {
+  return milliseconds(static_cast<int64_t>(sec) * 1000 + static_cast<int64_t>(usec) / 1000);
+}
+
+// Sends FIN, then reads and drops what the client still sends for a moment, so that closing
+// with unread data does not reset the connection before the client has read the response.
+void CloseSocket(socket_t sock, bool drain) {
+  ::shutdown(sock, SHUT_WR);
+  if (drain) {
+    auto until = Clock::now() + milliseconds(200);
+    char sink[4096];
+    for (size_t dropped = 0; dropped < (size_t{1} << 20);) {
+      auto left = std::chrono::duration_cast<milliseconds>(until - Clock::now());
+      if (left.count() <= 0) break;
+      pollfd fd{sock, POLLIN, 0};
+      if (::poll(&fd, 1, static_cast<int>(left.count())) <= 0) break;
+      ssize_t got = ::recv(sock, sink, sizeof(sink), 0);
+      if (got <= 0) break;
+      dropped += static_cast<size_t>(got);
+    }
+  }
+  ::close(sock);
+}
+
+std::string NumericHost(const sockaddr_storage& address, socklen_t length) {
+  char host[NI_MAXHOST];
+  if (::getnameinfo(reinterpret_cast<const sockaddr*>(&address), length, host, sizeof(host),
+                    nullptr, 0, NI_NUMERICHOST) != 0) {
+    return "unknown";
+  }
+  return host;
+}
+
+}  // namespace
+
+BoundedHttpServer::BoundedHttpServer(ConnectionLimits limits, Observer observer)
+    : limits_(limits), observer_(std::move(observer)) {
+  // Runs just before the response headers are written: a connection about to be closed
+  // says so, so that the client opens a new one for its next request.
+  set_post_routing_handler([](const httplib::Request&, httplib::Response& res) {
+    if (t_connection != nullptr &&
+        (t_connection->close_after_response || t_connection->stream->timed_out())) {
+      res.set_header("Connection", "close");
+    }
+  });
+}
+
+BoundedHttpServer::Admission BoundedHttpServer::Admit(const std::string& peer, bool loopback) {
+  if (limits_.max_connections_per_client <= 0 || (loopback && !limits_.limit_loopback)) {
+    return Admission::kUncounted;
+  }
+  std::lock_guard lock(mu_);
+  int& open = open_by_client_[peer];
+  if (open >= limits_.max_connections_per_client) return Admission::kRefused;
+  ++open;
+  return Admission::kCounted;
+}
+
+void BoundedHttpServer::Release(const std::string& peer) {
+  std::lock_guard lock(mu_);
+  auto it = open_by_client_.find(peer);
+  if (it != open_by_client_.end() && --it->second <= 0) open_by_client_.erase(it);
+}
+
+bool BoundedHttpServer::process_and_close_socket(socket_t sock) {
+  sockaddr_storage address{};
+  socklen_t length = sizeof(address);
+  std::string peer = "unknown";
+  bool loopback = false;
+  if (::getpeername(sock, reinterpret_cast<sockaddr*>(&address), &length) == 0) {
+    peer = NumericHost(address, length);
+    loopback = IsLoopbackAddress(address);
+  }
+  DeadlineStream stream(sock, ToMilliseconds(read_timeout_sec_, read_timeout_usec_),
+                        ToMilliseconds(write_timeout_sec_, write_timeout_usec_), svr_sock_);
+  const Admission admission = Admit(peer, loopback);
+  if (admission == Admission::kRefused) {
+    if (observer_.on_cut) observer_.on_cut(ConnectionCut::kClientLimit);
+    std::string body = ErrorBody("too many connections from " + peer + " (limit " +
+                                 std::to_string(limits_.max_connections_per_client) +
+                                 ", --max-connections-per-client); retry later");
+    std::string response =
+        "HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\nContent-Length: " +
+        std::to_string(body.size()) + "\r\nConnection: close\r\n\r\n" + body;
+    stream.write(response.data(), response.size());
+    CloseSocket(sock, /*drain=*/true);
+    return false;
+  }
+  ConnectionState state;
+  state.stream = &stream;
+  t_connection = &state;
+  bool ok = false;
+  bool cut = false;
+  const milliseconds keep_alive{static_cast<int64_t>(keep_alive_timeout_sec_) * 1000};
+  for (size_t left = keep_alive_max_count_; left > 0 && !stopping(); --left) {
+    if (!stream.WaitForRequest(keep_alive)) break;
+    stream.Arm(Clock::now() + limits_.request_timeout);
+    if (observer_.on_request_begin) observer_.on_request_begin();
+    state.close_after_response = false;
+    bool connection_closed = false;
+    ok = process_request(stream, /*close_connection=*/left == 1, connection_closed, nullptr);
+    const bool timed_out = stream.timed_out();
+    stream.Disarm();
+    if (timed_out && observer_.on_cut) observer_.on_cut(ConnectionCut::kRequestTimeout);
+    cut = timed_out || state.close_after_response;
+    if (!ok || connection_closed || cut) break;
+  }
+  t_connection = nullptr;
+  if (admission == Admission::kCounted) Release(peer);
+  CloseSocket(sock, /*drain=*/cut);
+  return ok;
+}
+
+void BoundedHttpServer::CloseAfterResponse() {
+  if (t_connection != nullptr) t_connection->close_after_response = true;
+}
+
+bool BoundedHttpServer::RequestTimedOut() {
+  return t_connection != nullptr && t_connection->stream->timed_out();
+}
+
+bool BoundedHttpServer::HasBody(const httplib::Request& req) {
+  if (req.has_header("Transfer-Encoding")) return true;
+  if (!req.has_header("Content-Length")) return false;
+  return req.get_header_value("Content-Length") != "0";
+}
+
+BoundedHttpServer::BodyRead BoundedHttpServer::ReadBody(const httplib::Request& req,
+                                                        const httplib::ContentReader& reader,
+                                                        size_t max_bytes, std::string& body) {
+  body.clear();
+  if (!HasBody(req)) return {};
+  const std::string limit_text = "larger than --max-body-bytes (" + std::to_string(max_bytes) +
+                                 " bytes)";
+  if (req.is_multipart_form_data()) {
+    CloseAfterResponse();
+    return {415,
+            "multipart/form-data bodies are not accepted: send the JSON document itself as the "
+            "body"};
+  }
+  if (req.has_header("Content-Length")) {
+    const std::string text = req.get_header_value("Content-Length");
+    uint64_t declared = 0;
+    auto is_digit = [](char c) { return c >= '0' && c <= '9'; };
+    bool numeric =
+        !text.empty() && text.size() <= 19 && std::all_of(text.begin(), text.end(), is_digit);
+    if (!numeric) {
+      CloseAfterResponse();
+      return {400, "Content-Length is not a number"};
+    }
+    declared = std::stoull(text);
+    if (declared > max_bytes) {
+      CloseAfterResponse();
+      return {413, "request body too large: " + text + " bytes, " + limit_text};
+    }
+    // One allocation of the announced size instead of doubling (and copying) as it arrives.
+    if (!req.has_header("Content-Encoding")) body.reserve(static_cast<size_t>(declared));
+  }
+  bool too_large = false;
+  bool ok = reader([&](const char* data, size_t size) {
+    if (size > max_bytes - body.size()) {
+      too_large = true;
+      return false;
+    }
+    body.append(data, size);
+    return true;
+  });
+  if (ok) return {};
+  CloseAfterResponse();
+  body.clear();
+  body.shrink_to_fit();
+  if (too_large) return {413, "request body too large: " + limit_text};
+  if (RequestTimedOut()) return {408, "the request body did not arrive within --request-timeout"};
+  return {400, "could not read the request body (cut short, or a malformed chunked or compressed "
+               "encoding)"};
+}
+
+}  // namespace wattcut::server
