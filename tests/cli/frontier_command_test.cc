@@ -87,7 +87,7 @@ TEST(FrontierCommand, RequiredOptionsAreNamed) {
   auto schedule = RunWattcut("frontier --schedule zigzag --out " + dir.path() + "/o");
   EXPECT_EQ(schedule.err, "wattcut frontier: error: unknown pipeline schedule 'zigzag' (expected 1f1b or gpipe)\n");
   auto unit = RunWattcut("frontier --unit-time -1 --out " + dir.path() + "/o");
-  EXPECT_EQ(unit.err, "wattcut frontier: error: --unit-time must be a positive number of seconds\n");
+  EXPECT_EQ(unit.err, "wattcut frontier: error: unit_time_s must be a positive number of seconds\n");
   auto gpu = RunWattcut("frontier --gpu-model v100 --out " + dir.path() + "/o");
   EXPECT_EQ(gpu.exit_code, 1);
   EXPECT_NE(gpu.err.find("a100-sxm"), std::string::npos) << gpu.err;

@@ -1,5 +1,6 @@
 #include "wattcut/cli/planner_arguments.h"
 
+#include "wattcut/plan/planning_limits.h"
 #include "wattcut/profile/gpu_model.h"
 #include "wattcut/profile/profile_csv.h"
 
@@ -33,6 +34,10 @@ Result<PlanningInput> ResolvePlannerArguments(const PlannerArguments& args, int 
   Result<const GpuModel*> model = FindGpuModel(args.gpu_model);
   if (!model.ok()) return model.error();
   PlanningInput input;
+  // Before a profile of that many stages is read or modelled (0: from the profile, or 8).
+  if (args.stages != 0) {
+    if (Status s = CheckStages(args.stages); !s.ok()) return Error{"--stages: " + s.error().message};
+  }
   if (!args.profile_path.empty()) {
     Result<Profile> read = ReadProfileCsv(args.profile_path, args.stages);
     if (!read.ok()) return read.error();
