@@ -1,7 +1,9 @@
 #include "wattcut/emulate/zeus_global.h"
 
 #include <algorithm>
+#include <array>
 #include <limits>
+#include <map>
 #include <set>
 
 #include "wattcut/emulate/pipeline_execution.h"
@@ -28,11 +30,21 @@ ZeusGlobal::ZeusGlobal(const Profile& profile, const PipelineSchedule& schedule,
       }
     }
   }
-  auto measurement_at = [&](int s, InstructionKind kind, int freq) {
-    for (const Measurement& m : profile.measurements(s, kind)) {
-      if (m.freq_mhz == freq) return m;
+  // Each (stage, instruction)'s measurements by frequency: a candidate looks each pair up
+  // once, not once per computation in a scan of the pair's rows (a profile may have
+  // thousands of frequencies, each one a candidate).
+  std::vector<std::array<std::map<int, Measurement>, kNumInstructionKinds>> by_freq(schedule.size());
+  for (size_t s = 0; s < schedule.size(); ++s) {
+    for (InstructionKind kind : {InstructionKind::kForward, InstructionKind::kBackward}) {
+      for (const Measurement& m : profile.measurements(static_cast<int>(s), kind)) {
+        by_freq[s][static_cast<size_t>(kind)].emplace(m.freq_mhz, m);
+      }
     }
-    return profile.fastest_measurement(s, kind);
+  }
+  auto measurement_at = [&](int s, InstructionKind kind, int freq) {
+    const auto& measurements = by_freq[static_cast<size_t>(s)][static_cast<size_t>(kind)];
+    auto it = measurements.find(freq);
+    return it != measurements.end() ? it->second : profile.fastest_measurement(s, kind);
   };
   auto run = [&](int freq) {
     std::vector<std::vector<double>> durations(schedule.size());
@@ -40,8 +52,11 @@ ZeusGlobal::ZeusGlobal(const Profile& profile, const PipelineSchedule& schedule,
     candidate.freq_mhz = freq;
     candidate.stage_compute_s.assign(schedule.size(), 0);
     for (size_t s = 0; s < schedule.size(); ++s) {
+      const std::array<Measurement, kNumInstructionKinds> at = {
+          measurement_at(static_cast<int>(s), InstructionKind::kForward, freq),
+          measurement_at(static_cast<int>(s), InstructionKind::kBackward, freq)};
       for (const Computation& c : schedule[s]) {
-        Measurement m = measurement_at(static_cast<int>(s), c.kind, freq);
+        const Measurement& m = at[static_cast<size_t>(c.kind)];
         durations[s].push_back(m.time_s);
         candidate.compute_energy_j += m.energy_j;
         candidate.stage_compute_s[s] += m.time_s;

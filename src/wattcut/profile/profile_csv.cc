@@ -74,8 +74,11 @@ Result<Profile> Convert(const CsvTable& table, int expected_stages) {
   if (table.rows().empty()) return Error{file + ": no measurement rows after the header"};
 
   // (dp, pp, tp, stage, kind, freq) -> (time, energy) ; duplicates rejected.
-  std::map<RowKey, std::pair<double, double>> rows;
-  std::map<RowKey, int> first_line;
+  struct RowValue {
+    double time_s, energy_j;
+    int line;  // for the duplicate-row message
+  };
+  std::map<RowKey, RowValue> rows;  // one map: a 400,000-row profile holds one node per row
   int max_stage = -1;
   for (const CsvRow& row : table.rows()) {
     Result<int64_t> stage = table.integer(row, col_stage);
@@ -150,16 +153,15 @@ Result<Profile> Convert(const CsvTable& table, int expected_stages) {
       key.dp_rank = ranks[1];
       key.tp_rank = ranks[3];
     }
-    if (auto [it, inserted] = first_line.emplace(key, row.line); !inserted) {
+    if (auto [it, inserted] = rows.emplace(key, RowValue{*time, *energy, row.line}); !inserted) {
       return Error{file + ":" + std::to_string(row.line) + ": duplicate row: stage " +
                    std::to_string(*stage) + ", " + std::string(InstructionName(*kind)) + ", " +
                    std::to_string(*freq) + " MHz" +
                    (per_rank ? ", dp_rank " + std::to_string(key.dp_rank) + ", tp_rank " +
                                    std::to_string(key.tp_rank)
                              : std::string()) +
-                   " already appears on line " + std::to_string(it->second)};
+                   " already appears on line " + std::to_string(it->second.line)};
     }
-    rows[key] = {*time, *energy};
     max_stage = std::max(max_stage, static_cast<int>(*stage));
   }
 
@@ -177,8 +179,8 @@ Result<Profile> Convert(const CsvTable& table, int expected_stages) {
   std::map<std::tuple<int64_t, int, InstructionKind, int64_t>, Acc> per_dp;  // dp, stage, kind, freq
   for (const auto& [key, value] : rows) {
     Acc& acc = per_dp[{key.dp_rank, key.stage, key.kind, key.freq_mhz}];
-    acc.time = std::max(acc.time, value.first);
-    acc.energy += value.second;
+    acc.time = std::max(acc.time, value.time_s);
+    acc.energy += value.energy_j;
   }
   std::map<std::tuple<int, InstructionKind, int64_t>, std::pair<Acc, int>> per_stage;
   for (const auto& [key, acc] : per_dp) {
