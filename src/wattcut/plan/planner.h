@@ -28,7 +28,9 @@ struct PlanningProblem {
 };
 
 // Validates the options against the profile and builds the problem. Errors name the offending
-// option or (stage, instruction).
+// field or (stage, instruction, frequency). Every planning limit (planning_limits.h) is checked
+// before the work it bounds: the pipeline's shape before the schedule is built, the cost
+// tables' size before any is tabulated, the frontier's size before anything is solved.
 Result<PlanningProblem> BuildPlanningProblem(const Profile& profile, const PlannerOptions& options);
 
 // BuildPlanningProblem, then the whole frontier.

@@ -4,15 +4,16 @@
 //
 // The bounds cover every real training job (Megatron-LM runs use up to ~128 pipeline
 // stages and up to a few thousand microbatches per iteration; a long iteration may need
-// a coarser unit time than the default 1 ms) and keep planning within about 1 GiB of
+// a coarser unit time than the default 1 ms) and keep planning within about 600 MB of
 // memory and minutes of time. Planning grows with the computations per iteration C
 // (stages x microbatches x 2) and with the frontier's points P (one per unit time between
 // the slowest and the fastest iteration): each point sweeps the DAG, and every 256th
 // keeps a plan checkpoint of 8 bytes per computation. Measured on the 2-core development
-// machine, RelWithDebInfo build (bench: /usr/bin/time on the planner at the bound):
-//   * a solver step costs 16 ns per computation on the GPT-3 profile (its critical DAG is
-//     narrow) and 300-430 ns per computation on the built-in A100 model, whose stages are
-//     all alike (the whole DAG stays critical; the worst case found);
+// machine (shared with other builds, so times vary 2x), -O2, /usr/bin/time around
+// ComputeFrontier:
+//   * a solver step costs 16-32 ns per computation on the GPT-3 profile (its critical DAG
+//     is narrow) and 110-430 ns on the built-in A100 model, whose stages are all alike
+//     (most of the DAG stays critical; the worst case found);
 //   * the DAG, the solver's network and the problem take ~500 bytes per computation.
 #pragma once
 
@@ -31,9 +32,9 @@ inline constexpr int kMaxStages = 1024;
 inline constexpr int kMaxMicrobatches = 16384;
 
 // Computations per iteration: stages x microbatches x 2 (a forward and a backward).
-// 2^20 = 128 stages x 4096 microbatches. At 2^21 (128 x 8192, A100 model, unit time
-// 0.048 s) building the problem took 2.7 s, the solver's first state 5.2 s, each step
-// 0.89 s, and the process 1.0 GB: half of that here.
+// 2^20 = 128 stages x 4096 microbatches. At the bound (A100 model, unit time 0.048 s, 128
+// points): the problem built in 0.8 s, the solver's first state in 1.8 s, 0.26 s a step,
+// the whole frontier in 30 s, 546 MB at peak. (2^21: 1.0 GB, 0.89 s a step.)
 inline constexpr int64_t kMaxComputations = int64_t{1} << 20;
 
 // Entries of the cost tables: the sum over (stage, instruction) of the integer durations
@@ -51,8 +52,9 @@ inline constexpr int64_t kMaxFrontierPoints = 1'000'000;
 
 // P x C: the solver's time (each point sweeps the DAG) and the plan checkpoints
 // (P x C / 32 bytes: 31 MB at the bound). Measured: GPT-3 8 x 1000 at 1 ms, 34,232
-// points x 16,000 = 5.5e8 in 8.7 s and 35 MB; 8 x 2000, 2.2e9, took 60-120 s. At the
-// bound: ~16 s on the GPT-3 profile, up to ~7 min in the worst case above.
+// points x 16,000 = 5.5e8, in 8.7-17 s and 35 MB (8 x 2000, 2.2e9: 60-120 s); A100
+// model 32 x 256 at 1 ms, 13,397 x 16,384 = 2.2e8, in 24 s and 25 MB. At the bound:
+// 16-32 s on the GPT-3 profile, 2-7 min in the worst case above.
 inline constexpr double kMaxFrontierWork = 1e9;
 
 // The slowest iteration, in unit times: 2^53, so that every makespan, and every time
