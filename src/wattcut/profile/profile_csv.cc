@@ -6,6 +6,7 @@
 #include <tuple>
 
 #include "wattcut/base/csv_reader.h"
+#include "wattcut/base/printable_text.h"
 
 namespace wattcut {
 namespace {
@@ -45,9 +46,9 @@ Result<Profile> Convert(const CsvTable& table, int expected_stages) {
   std::set<std::string> seen;
   for (const std::string& name : table.header()) {
     if (!known.count(name)) {
-      return Error{file + ":1: unknown column '" + name + "'; " + ExpectedHeader()};
+      return Error{file + ":1: unknown column '" + PrintableText(name) + "'; " + ExpectedHeader()};
     }
-    if (!seen.insert(name).second) return Error{file + ":1: column '" + name + "' appears twice"};
+    if (!seen.insert(name).second) return Error{file + ":1: column '" + PrintableText(name) + "' appears twice"};
   }
   for (const char* c : kBaseColumns) {
     if (!seen.count(c)) {
@@ -99,7 +100,7 @@ Result<Profile> Convert(const CsvTable& table, int expected_stages) {
     auto kind = ParseInstruction(row.fields[col_inst]);
     if (!kind) {
       return Error{table.where(row, col_inst) + "expected 'forward' or 'backward', got '" +
-                   row.fields[col_inst] + "'"};
+                   PrintableText(row.fields[col_inst]) + "'"};
     }
     Result<int64_t> freq = table.integer(row, col_freq);
     if (!freq.ok()) return freq.error();

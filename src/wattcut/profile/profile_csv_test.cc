@@ -518,5 +518,15 @@ TEST(ProfileCsvTest, ReadsPerseusGpt3Profile) {
   EXPECT_EQ(seven.error().message.rfind(path + ":", 0), 0u) << seven.error().message;
 }
 
+// Issue 18: a BOM from a spreadsheet is not a column, and no message sends the file's escape
+// sequences or NUL bytes to the terminal.
+TEST(ProfileCsvTest, ByteOrderMarkIsSkippedAndQuotedInputIsPrintable) {
+  EXPECT_TRUE(ParseProfileCsv("\xEF\xBB\xBF" + kHeader + kValidRows, "p.csv").ok());
+  EXPECT_EQ(ErrorOf(WithBadRow("0,\x1b[2Jforward" + std::string("\0", 1) + ",1410,0.05,20")),
+            "p.csv:2: column 'instruction': expected 'forward' or 'backward', got '\\x1b[2Jforward\\x00'");
+  const std::string unknown = ErrorOf("stage,instruction,frequency,time,\x1b]0;x\x07\n" + kValidRows);
+  EXPECT_EQ(unknown.rfind("p.csv:1: unknown column '\\x1b]0;x\\x07'; ", 0), 0u) << unknown;
+}
+
 }  // namespace
 }  // namespace wattcut
