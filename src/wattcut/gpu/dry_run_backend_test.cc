@@ -65,6 +65,8 @@ TEST(OpenBackendTest, OpensSimulatedAndRejectsUnknownKinds) {
   auto unknown = OpenBackend(options);
   ASSERT_FALSE(unknown.ok());
   EXPECT_EQ(unknown.error().message, "unknown GPU backend 'rocm' (known: nvml, simulated)");
+  options.kind = "\x1b[2J";  // quoted printably
+  EXPECT_EQ(OpenBackend(options).error().message, "unknown GPU backend '\\x1b[2J' (known: nvml, simulated)");
   options.kind = "simulated";
   options.simulated_model = "v100";
   EXPECT_FALSE(OpenBackend(options).ok());

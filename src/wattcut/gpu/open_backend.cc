@@ -1,5 +1,6 @@
 #include "wattcut/gpu/open_backend.h"
 
+#include "wattcut/base/printable_text.h"
 #include "wattcut/gpu/dry_run_backend.h"
 #include "wattcut/gpu/nvml_backend.h"
 #include "wattcut/gpu/simulated_backend.h"
@@ -17,7 +18,7 @@ Result<std::unique_ptr<GpuBackend>> OpenBackend(const BackendOptions& options) {
     if (!simulated.ok()) return simulated.error();
     backend = std::move(simulated).value();
   } else {
-    return Error{"unknown GPU backend '" + options.kind + "' (known: nvml, simulated)"};
+    return Error{"unknown GPU backend '" + PrintableText(options.kind) + "' (known: nvml, simulated)"};
   }
   if (options.dry_run) backend = std::make_unique<DryRunBackend>(std::move(backend), options.dry_run_log);
   return backend;

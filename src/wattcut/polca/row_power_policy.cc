@@ -1,5 +1,7 @@
 #include "wattcut/polca/row_power_policy.h"
 
+#include "wattcut/base/printable_text.h"
+
 namespace wattcut::polca {
 
 std::string PolicyName(PolicyKind kind) {
@@ -18,7 +20,7 @@ Result<PolicyKind> ParsePolicyKind(const std::string& name) {
                        PolicyKind::kPowerCap}) {
     if (PolicyName(k) == name) return k;
   }
-  return Error{"unknown policy '" + name + "' (expected polca, brake-only, uniform-cap, power-cap or none)"};
+  return Error{"unknown policy '" + PrintableText(name) + "' (expected polca, brake-only, uniform-cap, power-cap or none)"};
 }
 
 std::string LevelName(PolicyLevel level) {

@@ -188,6 +188,7 @@ TEST(RowPowerPolicy, BaselinesActAsDocumented) {
 
   EXPECT_EQ(*ParsePolicyKind("uniform-cap"), PolicyKind::kUniformCap);
   EXPECT_NE(ParsePolicyKind("magic").error().message.find("unknown policy 'magic'"), std::string::npos);
+  EXPECT_NE(ParsePolicyKind("\x1b[2J").error().message.find("unknown policy '\\x1b[2J'"), std::string::npos);
 }
 
 TEST(ControlActuation, CommandsLandOnlyAtTheirEffectiveTime) {
