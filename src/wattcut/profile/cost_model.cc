@@ -4,6 +4,8 @@
 #include <cmath>
 #include <limits>
 
+#include "wattcut/base/printable_text.h"
+
 namespace wattcut {
 
 std::string_view CostModelName(CostModelKind kind) {
@@ -13,7 +15,7 @@ std::string_view CostModelName(CostModelKind kind) {
 Result<CostModelKind> ParseCostModel(std::string_view name) {
   if (name == "exponential") return CostModelKind::kExponential;
   if (name == "convex-hull") return CostModelKind::kConvexHull;
-  return Error{"unknown cost model '" + std::string(name) + "' (expected exponential or convex-hull)"};
+  return Error{"unknown cost model '" + PrintableText(name) + "' (expected exponential or convex-hull)"};
 }
 
 namespace {

@@ -4,6 +4,8 @@
 #include <array>
 #include <cmath>
 
+#include "wattcut/base/printable_text.h"
+
 namespace wattcut {
 
 double FrequencyCurve::RelativeTime(int freq_mhz) const {
@@ -90,7 +92,7 @@ Result<const GpuModel*> FindGpuModel(std::string_view name) {
   }
   std::string known;
   for (const std::string& n : GpuModelNames()) known += (known.empty() ? "" : ", ") + n;
-  return Error{"unknown GPU model '" + std::string(name) + "' (known: " + known + ")"};
+  return Error{"unknown GPU model '" + PrintableText(name) + "' (known: " + known + ")"};
 }
 
 std::vector<std::string> GpuModelNames() {
