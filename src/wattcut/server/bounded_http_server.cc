@@ -64,6 +64,7 @@ class DeadlineStream final : public httplib::Stream {
     return false;
   }
 
+  // Writes are not cut short by a stopping server: a long poll's 503 must still go out.
   bool is_writable() const override { return WaitFor(POLLOUT, write_timeout_) > 0; }
 
   ssize_t read(char* ptr, size_t size) override {
@@ -104,11 +105,11 @@ class DeadlineStream final : public httplib::Stream {
  private:
   size_t Buffered() const { return filled_ - offset_; }
 
-  // 1 ready, 0 timed out (or the server is stopping), -1 error.
+  // 1 ready, 0 timed out (or, waiting to read, the server is stopping), -1 error.
   int WaitFor(short events, milliseconds timeout) const {
     auto until = Clock::now() + timeout;
     for (;;) {
-      if (listener_ == INVALID_SOCKET) return 0;
+      if ((events & POLLIN) != 0 && listener_ == INVALID_SOCKET) return 0;
       auto left = std::chrono::duration_cast<milliseconds>(until - Clock::now());
       if (left.count() <= 0) return 0;
       pollfd fd{sock_, events, 0};

@@ -1,5 +1,7 @@
 #include "wattcut/server/frontier_worker.h"
 
+#include <malloc.h>
+
 #include <chrono>
 #include <exception>
 #include <new>
@@ -74,6 +76,9 @@ void FrontierWorker::Run() {
       // Storing the outcome failed (out of memory while serialising it, say); the job keeps
       // its previous state, and the thread goes on with the next task.
     }
+    // The planner's tables were freed on this thread: give the pages back to the system
+    // rather than keep them in this thread's malloc arena until the next computation.
+    malloc_trim(0);
   }
 }
 

@@ -166,13 +166,18 @@ Status JobStore::Run(sqlite3_stmt* stmt, const std::vector<Param>& params) {
   for (size_t i = 0; i < params.size(); ++i) {
     int index = static_cast<int>(i) + 1;
     int rc = params[i].kind == Param::Kind::kText
-                 ? sqlite3_bind_text(stmt, index, params[i].text.data(),
-                                     static_cast<int>(params[i].text.size()), SQLITE_TRANSIENT)
+                 ? sqlite3_bind_text64(stmt, index,
+                                       params[i].text.data() != nullptr ? params[i].text.data() : "",
+                                       params[i].text.size(), SQLITE_STATIC, SQLITE_UTF8)
                  : sqlite3_bind_int64(stmt, index, params[i].number);
-    if (rc != SQLITE_OK) return Error{"sqlite: bind failed: " + LastError()};
+    if (rc != SQLITE_OK) {
+      sqlite3_clear_bindings(stmt);
+      return Error{"sqlite: bind failed: " + LastError()};
+    }
   }
   int rc = sqlite3_step(stmt);
   sqlite3_reset(stmt);
+  sqlite3_clear_bindings(stmt);  // drops the pointers into the caller's texts
   if (rc != SQLITE_DONE && rc != SQLITE_ROW) return Error{"sqlite: " + LastError()};
   return Status::Ok();
 }

@@ -20,6 +20,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "wattcut/base/result.h"
@@ -80,10 +81,11 @@ class JobStore {
   JobStore() = default;
   Status Exec(const char* sql);
   Result<sqlite3_stmt*> Prepare(const char* sql);
-  // Runs a prepared statement with text/int parameters bound in order.
+  // Runs a prepared statement with text/int parameters bound in order. Texts are bound
+  // without a copy (a profile CSV can be megabytes): they must outlive the call.
   struct Param {
     enum class Kind { kText, kInt } kind;
-    std::string text;
+    std::string_view text;
     int64_t number = 0;
   };
   Status Run(sqlite3_stmt* stmt, const std::vector<Param>& params);
