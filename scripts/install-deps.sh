@@ -11,6 +11,7 @@ packages=(
   libglpk-dev                                  # LP oracle in the solver's optimality test
   libsqlite3-dev                               # server's durable store
   libcpp-httplib-dev libssl-dev zlib1g-dev     # server HTTP
+  curl jq                                      # the server docs' commands, run by server_docs_test
   clang libclang-rt-dev                        # server fuzz target (libFuzzer; optional build)
   python3 python3-dev pybind11-dev             # the Python module wattcut (for /usr/bin/python3)
   python3-torch python3-numpy                  # the PyTorch example and its end-to-end test
