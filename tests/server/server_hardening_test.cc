@@ -248,7 +248,8 @@ TEST(ServerHardening, BodiesAreReadWhateverTheirContentTypeUpToTheLimit) {
 
   // A declared length beyond the limit is refused before any of it is read.
   std::string refused = RawExchange(
-      server.port(), "POST /register_job HTTP/1.1\r\nHost: x\r\nContent-Length: 1000000000000\r\n\r\n");
+      server.port(),
+      "POST /register_job HTTP/1.1\r\nHost: x\r\nContent-Length: 1000000000000\r\n\r\n");
   EXPECT_EQ(refused.rfind("HTTP/1.1 413", 0), 0u) << refused;
 
   // Multipart is refused (415), and the server is unharmed by all of the above.
@@ -613,8 +614,9 @@ TEST(ServerHardening, FrontierInterruptedTwiceIsNotComputedAgainAtStartup) {
   EXPECT_NE(stopped.value("error", "").find("/frontier"), std::string::npos) << stopped.dump();
   // Its ranks still train, at their highest clocks; only one frontier was computed.
   EXPECT_EQ(Get(*c, "/v1/jobs/" + blocked + "/schedule?rank=0").body.value("mode", ""), "all_max");
-  EXPECT_NE(Get(*c, "/metrics").text.find("wattcut_frontier_computations_total{outcome=\"ok\"} 1\n"),
-            std::string::npos);
+  EXPECT_NE(
+      Get(*c, "/metrics").text.find("wattcut_frontier_computations_total{outcome=\"ok\"} 1\n"),
+      std::string::npos);
   // The documented retry computes it, and clears the count.
   EXPECT_EQ(Post(*c, "/v1/jobs/" + blocked + "/frontier", json::object()).status, 202);
   EXPECT_EQ(WaitForFrontier(*c, blocked).value("state", ""), "ready");

@@ -54,8 +54,8 @@ Result<std::pair<std::string, int>> SplitListen(const std::string& listen) {
     port = std::stoi(listen.substr(colon + 1), &used);
     if (used != listen.size() - colon - 1) throw std::invalid_argument("trailing");
   } catch (const std::exception&) {
-    return Error{"--listen: port must be a number, got '" + PrintableText(listen.substr(colon + 1)) +
-                 "'"};
+    return Error{"--listen: port must be a number, got '" +
+                 PrintableText(listen.substr(colon + 1)) + "'"};
   }
   if (port < 0 || port > 65535) return Error{"--listen: port out of range [0, 65535]"};
   return std::make_pair(host, port);

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "wattcut/plan/planning_limits.h"
+
 namespace wattcut::server {
 namespace {
 
@@ -121,6 +123,23 @@ TEST(HttpApi, PlannerSettingsDefaultsAndChecks) {
   EXPECT_DOUBLE_EQ(s->unit_time_s, 0.001);
   EXPECT_FALSE(PlannerSettingsFromJson(json::parse(R"({"schedule": "zigzag"})")).ok());
   EXPECT_FALSE(PlannerSettingsFromJson(json::parse(R"({"unit_time_s": -1})")).ok());
+  // The planner's bounds (planning_limits.h), refused when the settings arrive.
+  auto many = PlannerSettingsFromJson(json{{"num_microbatches", kMaxMicrobatches + 1}});
+  ASSERT_FALSE(many.ok());
+  EXPECT_NE(many.error().message.find(std::to_string(kMaxMicrobatches)), std::string::npos)
+      << many.error().message;
+  EXPECT_TRUE(PlannerSettingsFromJson(json{{"num_microbatches", kMaxMicrobatches}}).ok());
+  auto stages = JobRegistrationFromJson(json{{"pp_degree", kMaxStages + 1},
+                                              {"dp_degree", 1},
+                                              {"tp_degree", 1},
+                                              {"world_size", kMaxStages + 1}});
+  ASSERT_FALSE(stages.ok());
+  EXPECT_NE(stages.error().message.find("pp_degree"), std::string::npos);
+  // A value quoted in a message carries no control bytes.
+  auto escape = PlannerSettingsFromJson(json{{"schedule", "\x1b[2J"}});
+  ASSERT_FALSE(escape.ok());
+  EXPECT_EQ(escape.error().message.find('\x1b'), std::string::npos) << escape.error().message;
+  EXPECT_NE(escape.error().message.find("\\x1b[2J"), std::string::npos) << escape.error().message;
 }
 
 TEST(HttpApi, QueryIntegers) {

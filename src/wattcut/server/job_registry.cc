@@ -303,7 +303,8 @@ Result<std::string> AggregateRankProfiles(const std::vector<RankProfile>& profil
 JobRegistry::JobRegistry(JobStore& store, Metrics& metrics, Options options)
     : store_(store), metrics_(metrics), options_(std::move(options)) {
   worker_ = std::make_unique<FrontierWorker>(
-      options_.frontier_threads, [this](const FrontierTask& task) { return OnFrontierStarted(task); },
+      options_.frontier_threads,
+      [this](const FrontierTask& task) { return OnFrontierStarted(task); },
       [this](const FrontierTask& task, Result<Frontier> frontier, double seconds) {
         OnFrontierDone(task, std::move(frontier), seconds);
       });
@@ -329,8 +330,9 @@ Reply JobRegistry::MissingJob(const std::string& job_id) {
   std::shared_lock lock(mu_);
   auto it = quarantined_.find(job_id);
   if (it == quarantined_.end()) return NoJob(job_id);
-  return Fail(409, "job '" + PrintableText(job_id) + "' is quarantined: its stored data cannot be read (" +
-                       it->second + "); its rows are kept in the store as they are; DELETE /v1/jobs/" +
+  return Fail(409, "job '" + PrintableText(job_id) +
+                       "' is quarantined: its stored data cannot be read (" + it->second +
+                       "); its rows are kept in the store as they are; DELETE /v1/jobs/" +
                        PrintableText(job_id) + " removes them");
 }
 

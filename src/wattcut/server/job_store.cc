@@ -165,10 +165,10 @@ Status JobStore::Run(sqlite3_stmt* stmt, const std::vector<Param>& params) {
   sqlite3_clear_bindings(stmt);
   for (size_t i = 0; i < params.size(); ++i) {
     int index = static_cast<int>(i) + 1;
+    const char* text = params[i].text.data() != nullptr ? params[i].text.data() : "";
     int rc = params[i].kind == Param::Kind::kText
-                 ? sqlite3_bind_text64(stmt, index,
-                                       params[i].text.data() != nullptr ? params[i].text.data() : "",
-                                       params[i].text.size(), SQLITE_STATIC, SQLITE_UTF8)
+                 ? sqlite3_bind_text64(stmt, index, text, params[i].text.size(), SQLITE_STATIC,
+                                       SQLITE_UTF8)
                  : sqlite3_bind_int64(stmt, index, params[i].number);
     if (rc != SQLITE_OK) {
       sqlite3_clear_bindings(stmt);
