@@ -93,9 +93,11 @@ class CorpusServer {
   int port_ = 0;
 };
 
+// Started by the first HTTP case; stopped (and its folder removed) when the test binary
+// exits.
 CorpusServer& Server() {
-  static CorpusServer* server = new CorpusServer();  // lives until the test binary exits
-  return *server;
+  static CorpusServer server;
+  return server;
 }
 
 std::unique_ptr<httplib::Client> ClientFor(int port) {

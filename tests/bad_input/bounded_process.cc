@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -31,6 +32,8 @@ std::string ReadAll(const std::string& path) {
   setrlimit(RLIMIT_AS, &as);
   setrlimit(RLIMIT_CPU, &cpu);
   setrlimit(RLIMIT_CORE, &core);
+  // A child never outlives the test that started it, even when the test crashes.
+  prctl(PR_SET_PDEATHSIG, SIGKILL);
   const int in_fd = open("/dev/null", O_RDONLY);
   dup2(in_fd, STDIN_FILENO);
   dup2(out_fd, STDOUT_FILENO);
