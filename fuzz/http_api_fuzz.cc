@@ -6,6 +6,7 @@
 #include <string>
 #include <string_view>
 
+#include "fuzz/message_check.h"
 #include "wattcut/server/http_api.h"
 
 namespace {
@@ -17,7 +18,9 @@ namespace server = wattcut::server;
 template <typename T>
 void Check(const Result<T>& result) {
   if (!result.ok()) {
-    // Error messages are returned to clients inside JSON: must always serialise.
+    // Error messages are returned to clients inside JSON (must always serialise) and end
+    // up in logs and terminals (no raw control bytes).
+    wattcut::fuzz::CheckMessage(result.error().message);
     std::string body = server::ErrorBody(result.error().message);
     if (body.empty()) __builtin_trap();
   }
