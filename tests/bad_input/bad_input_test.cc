@@ -18,6 +18,7 @@
 
 #include "tests/bad_input/bad_input_case.h"
 #include "tests/bad_input/bounded_process.h"
+#include "wattcut/base/file_text_testing.h"
 
 namespace wattcut::testing {
 namespace {
@@ -54,13 +55,6 @@ std::string Printable(const std::string& text) {
   return out;
 }
 
-std::string ReadAll(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
 // One `wattcut serve` for every HTTP case, with the same bounds as a CLI case.
 class CorpusServer {
  public:
@@ -73,7 +67,7 @@ class CorpusServer {
         ResourceBounds{}, log_);
     const std::string marker = "listening on http://127.0.0.1:";
     for (int i = 0; i < 3000 && port_ == 0 && child_->Alive(); ++i) {
-      const std::string text = ReadAll(log_);
+      const std::string text = ReadFileText(log_);
       const auto at = text.find(marker);
       if (at != std::string::npos && text.find('\n', at) != std::string::npos) {
         port_ = std::atoi(text.c_str() + at + marker.size());
@@ -84,7 +78,7 @@ class CorpusServer {
   }
   int port() const { return port_; }
   BoundedChild& child() { return *child_; }
-  std::string log() const { return ReadAll(log_); }
+  std::string log() const { return ReadFileText(log_); }
 
  private:
   ScratchDir dir_;

@@ -13,15 +13,10 @@
 #include <fstream>
 #include <sstream>
 
+#include "wattcut/base/file_text_testing.h"
+
 namespace wattcut::testing {
 namespace {
-
-std::string ReadAll(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 
 // In the child, between fork and exec: only async-signal-safe calls.
 [[noreturn]] void ExecBounded(const std::vector<std::string>& argv, const ResourceBounds& bounds, int out_fd,
@@ -71,8 +66,8 @@ BoundedResult RunBounded(const std::vector<std::string>& argv, const ResourceBou
   } else if (WIFEXITED(status)) {
     result.exit_code = WEXITSTATUS(status);
   }
-  result.out = ReadAll(out_path);
-  result.err = ReadAll(err_path);
+  result.out = ReadFileText(out_path);
+  result.err = ReadFileText(err_path);
   std::error_code ec;
   std::filesystem::remove_all(dir, ec);
   return result;

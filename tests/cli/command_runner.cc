@@ -8,6 +8,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "wattcut/base/file_text_testing.h"
+
 namespace wattcut::testing {
 
 TempDir::TempDir() {
@@ -20,12 +22,7 @@ TempDir::~TempDir() {
   if (!path_.empty()) std::filesystem::remove_all(path_, ec);
 }
 
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+std::string ReadFile(const std::string& path) { return ReadFileText(path); }
 
 CommandResult RunWattcut(const std::string& arguments) {
   TempDir dir;

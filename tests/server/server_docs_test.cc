@@ -15,16 +15,10 @@
 
 #include "tests/server/server_process.h"
 #include "wattcut/base/shared_data.h"
+#include "wattcut/base/file_text_testing.h"
 
 namespace wattcut::testing {
 namespace {
-
-std::string ReadText(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
 
 // The status each documented call gets when the docs' sequence is followed.
 int ExpectedStatus(const std::string& method, const std::string& path) {
@@ -62,7 +56,7 @@ TEST(ServerDocs, EveryCurlLineOfTheEndpointSectionWorks) {
       work.path() + "/profile.csv");
 
   // Every fenced block that runs curl, each curl call tagged with its line in the docs.
-  std::istringstream docs(ReadText(std::string(WATTCUT_SOURCE_DIR) + "/docs/server.md"));
+  std::istringstream docs(ReadFileText(std::string(WATTCUT_SOURCE_DIR) + "/docs/server.md"));
   const std::regex call(R"((^\s*|\$\(|\buntil\s+|\bdo\s+|;\s*|&&\s*|\|\s*)curl\b)");
   std::string script, block, line;
   std::set<int> doc_lines;
@@ -113,10 +107,10 @@ TEST(ServerDocs, EveryCurlLineOfTheEndpointSectionWorks) {
   std::ofstream(work.path() + "/docs.sh") << prelude << script << "wait\n";
   std::string command = "cd '" + work.path() + "' && timeout 300 bash docs.sh > docs.out 2>&1";
   int shell = std::system(command.c_str());
-  EXPECT_EQ(shell, 0) << ReadText(work.path() + "/docs.out") << "\nscript:\n"
-                      << ReadText(work.path() + "/docs.sh");
+  EXPECT_EQ(shell, 0) << ReadFileText(work.path() + "/docs.out") << "\nscript:\n"
+                      << ReadFileText(work.path() + "/docs.sh");
 
-  std::istringstream entries(ReadText(log));
+  std::istringstream entries(ReadFileText(log));
   std::map<int, int> calls_per_line;
   std::string entry;
   int calls = 0;

@@ -19,6 +19,7 @@
 #include "tests/server/server_process.h"
 #include "tests/server/test_profiles.h"
 #include "wattcut/base/shared_data.h"
+#include "wattcut/base/file_text_testing.h"
 
 namespace wattcut::testing {
 namespace {
@@ -90,13 +91,6 @@ int CountSeries(const std::string& metrics, const std::string& name) {
     if (line.rfind(name + "{", 0) == 0) ++n;
   }
   return n;
-}
-
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
 }
 
 // Direct access to a stopped server's SQLite store, as an operator (or a disk) would.
@@ -204,7 +198,7 @@ TEST(ServerHardening, BodiesAreReadWhateverTheirContentTypeUpToTheLimit) {
   auto c = server.Client();
   // The shipped 33 KB profile, sent as `curl --data-binary` sends it (form-urlencoded).
   std::string csv =
-      ReadFile(SharedDataPath("perseus-sosp24/stage_profile/gpt3-175b+a100_sxm_bf16.csv"));
+      ReadFileText(SharedDataPath("perseus-sosp24/stage_profile/gpt3-175b+a100_sxm_bf16.csv"));
   ASSERT_GT(csv.size(), 30000u);
   std::string job = RegisterJob(*c, 8, 1, 4);
   std::string body = json{{"csv", csv}}.dump();
