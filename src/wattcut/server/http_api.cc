@@ -185,10 +185,9 @@ Result<json> ParseJsonBody(std::string_view body) {
   if (body.empty()) return Error{"request body is empty; expected JSON"};
   try {
     return json::parse(body.begin(), body.end());
-  } catch (const json::parse_error& e) {
-    return Error{std::string("malformed JSON: ") + e.what()};
   } catch (const json::exception& e) {
-    return Error{std::string("malformed JSON: ") + e.what()};
+    // nlohmann quotes the bytes it stopped at (a DEL, say) as they are.
+    return Error{"malformed JSON: " + PrintableText(e.what(), 400)};
   }
 }
 
