@@ -36,7 +36,7 @@ struct RowKey {
   auto operator<=>(const RowKey&) const = default;
 };
 
-Result<Profile> Convert(const CsvTable& table, int expected_stages) {
+Result<AggregatedProfile> Convert(const CsvTable& table, int expected_stages) {
   const std::string& file = table.source_name();
   // Columns: all known, none missing, none repeated.
   std::set<std::string> known;
@@ -77,7 +77,8 @@ Result<Profile> Convert(const CsvTable& table, int expected_stages) {
   // (dp, pp, tp, stage, kind, freq) -> (time, energy) ; duplicates rejected.
   struct RowValue {
     double time_s, energy_j;
-    int line;  // for the duplicate-row message
+    int line;      // for the duplicate-row message
+    int64_t rank;  // the rank column, -1 in the basic layout
   };
   std::map<RowKey, RowValue> rows;  // one map: a 400,000-row profile holds one node per row
   int max_stage = -1;
@@ -136,6 +137,7 @@ Result<Profile> Convert(const CsvTable& table, int expected_stages) {
       }
     }
     RowKey key{0, *stage, 0, static_cast<int>(*stage), *kind, *freq};
+    int64_t rank = -1;
     if (per_rank) {
       int64_t ranks[4];
       for (int i = 0; i < 4; ++i) {
@@ -151,10 +153,11 @@ Result<Profile> Convert(const CsvTable& table, int expected_stages) {
         return Error{table.where(row, *table.column("pp_rank")) + "expected pp_rank to equal stage (" +
                      std::to_string(*stage) + "), got " + std::to_string(ranks[2])};
       }
+      rank = ranks[0];
       key.dp_rank = ranks[1];
       key.tp_rank = ranks[3];
     }
-    if (auto [it, inserted] = rows.emplace(key, RowValue{*time, *energy, row.line}); !inserted) {
+    if (auto [it, inserted] = rows.emplace(key, RowValue{*time, *energy, row.line, rank}); !inserted) {
       return Error{file + ":" + std::to_string(row.line) + ": duplicate row: stage " +
                    std::to_string(*stage) + ", " + std::string(InstructionName(*kind)) + ", " +
                    std::to_string(*freq) + " MHz" +
@@ -173,57 +176,46 @@ Result<Profile> Convert(const CsvTable& table, int expected_stages) {
                  " has no 'forward' measurements (expected every stage 0.." + std::to_string(num_stages - 1) +
                  " to have forward and backward rows)"};
   }
-  // Aggregate over tp (max time, summed energy), then average over dp.
-  struct Acc {
-    double time = 0, energy = 0;
-  };
-  std::map<std::tuple<int64_t, int, InstructionKind, int64_t>, Acc> per_dp;  // dp, stage, kind, freq
+  // Every (stage, instruction, frequency) that every rank of the stage measured, aggregated
+  // over tp, then dp (rank_aggregation.h); the basic layout is one rank per stage.
+  std::vector<RankMeasurement> measurements;
+  measurements.reserve(rows.size());
   for (const auto& [key, value] : rows) {
-    Acc& acc = per_dp[{key.dp_rank, key.stage, key.kind, key.freq_mhz}];
-    acc.time = std::max(acc.time, value.time_s);
-    acc.energy += value.energy_j;
+    measurements.push_back(RankMeasurement{key.stage, key.kind, static_cast<int>(key.freq_mhz),
+                                           RankId{value.rank, key.dp_rank, key.tp_rank}, value.time_s,
+                                           value.energy_j});
   }
-  std::map<std::tuple<int, InstructionKind, int64_t>, std::pair<Acc, int>> per_stage;
-  for (const auto& [key, acc] : per_dp) {
-    auto& [sum, count] = per_stage[{std::get<1>(key), std::get<2>(key), std::get<3>(key)}];
-    sum.time += acc.time;
-    sum.energy += acc.energy;
-    ++count;
-  }
-  Profile profile(num_stages);
-  for (const auto& [key, value] : per_stage) {
-    const auto& [sum, count] = value;
-    profile.mutable_measurements(std::get<0>(key), std::get<1>(key))
-        .push_back(Measurement{static_cast<int>(std::get<2>(key)), sum.time / count, sum.energy / count});
-  }
-  for (int s = 0; s < num_stages; ++s) {
-    for (InstructionKind kind : {InstructionKind::kForward, InstructionKind::kBackward}) {
-      auto& list = profile.mutable_measurements(s, kind);
-      if (list.empty()) {
-        return Error{file + ": stage " + std::to_string(s) + " has no '" +
-                     std::string(InstructionName(kind)) + "' measurements (expected every stage 0.." +
-                     std::to_string(num_stages - 1) + " to have forward and backward rows)"};
-      }
-      std::sort(list.begin(), list.end(),
-                [](const Measurement& a, const Measurement& b) { return a.freq_mhz > b.freq_mhz; });
-    }
-  }
-  return profile;
+  Result<AggregatedProfile> aggregated = AggregateRankMeasurements(std::move(measurements), num_stages);
+  if (!aggregated.ok()) return Error{file + ": " + aggregated.error().message};
+  return std::move(aggregated).value();
 }
 
 }  // namespace
 
-Result<Profile> ReadProfileCsv(const std::string& path, int expected_stages) {
+Result<AggregatedProfile> ReadProfileCsvWithWarnings(const std::string& path, int expected_stages) {
   Result<CsvTable> table = CsvTable::Read(path);
   if (!table.ok()) return table.error();
   return Convert(*table, expected_stages);
 }
 
-Result<Profile> ParseProfileCsv(const std::string& text, const std::string& source_name,
-                                int expected_stages) {
+Result<AggregatedProfile> ParseProfileCsvWithWarnings(const std::string& text, const std::string& source_name,
+                                                      int expected_stages) {
   Result<CsvTable> table = CsvTable::Parse(text, source_name);
   if (!table.ok()) return table.error();
   return Convert(*table, expected_stages);
+}
+
+Result<Profile> ReadProfileCsv(const std::string& path, int expected_stages) {
+  Result<AggregatedProfile> read = ReadProfileCsvWithWarnings(path, expected_stages);
+  if (!read.ok()) return read.error();
+  return std::move(read->profile);
+}
+
+Result<Profile> ParseProfileCsv(const std::string& text, const std::string& source_name,
+                                int expected_stages) {
+  Result<AggregatedProfile> parsed = ParseProfileCsvWithWarnings(text, source_name, expected_stages);
+  if (!parsed.ok()) return parsed.error();
+  return std::move(parsed->profile);
 }
 
 }  // namespace wattcut

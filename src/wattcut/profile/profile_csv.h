@@ -11,7 +11,9 @@
 // instruction, frequency) are aggregated over tp ranks: the maximum time (the stage
 // waits for its slowest tensor-parallel GPU) and the summed energy (every GPU draws).
 // The planner sees one pipeline, so those per-dp-replica aggregates are then averaged
-// over dp ranks (mean time, mean energy).
+// over dp ranks (mean time, mean energy). A frequency is used for a (stage, instruction)
+// only where every rank of the stage measured it; one that some ranks lack is left out
+// and reported as a DroppedFrequency (rank_aggregation.h, the rule the server uses too).
 //
 // Rejected, with "FILE:LINE: column 'NAME': what was expected": missing or unknown
 // columns, non-numeric, negative, zero (time) or non-finite values, a time over a day
@@ -24,10 +26,16 @@
 
 #include "wattcut/base/result.h"
 #include "wattcut/profile/profile.h"
+#include "wattcut/profile/rank_aggregation.h"
 
 namespace wattcut {
 
-// `expected_stages` <= 0 means: infer S from the largest stage number.
+// `expected_stages` <= 0 means: infer S from the largest stage number. The profile and
+// the frequencies left out because some rank of their stage did not measure them.
+Result<AggregatedProfile> ReadProfileCsvWithWarnings(const std::string& path, int expected_stages = 0);
+Result<AggregatedProfile> ParseProfileCsvWithWarnings(const std::string& text, const std::string& source_name,
+                                                      int expected_stages = 0);
+// The same, for callers that report no warnings.
 Result<Profile> ReadProfileCsv(const std::string& path, int expected_stages = 0);
 Result<Profile> ParseProfileCsv(const std::string& text, const std::string& source_name,
                                 int expected_stages = 0);

@@ -265,6 +265,30 @@ TEST(ProfileCsvTest, PerRankLayoutSmallCaseByHand) {
   EXPECT_DOUBLE_EQ(profile->measurements(0, B)[0].energy_j, 70);
 }
 
+TEST(ProfileCsvTest, PerRankLayoutLeavesOutAFrequencyATpRankLacksAndSaysSo) {
+  // tp rank 1 has no forward at 1410 MHz: summed over tp rank 0 alone it would look half as costly.
+  const std::string header = "rank,dp_rank,pp_rank,tp_rank,stage,instruction,frequency,time,energy\n";
+  const std::string rows =
+      "0,0,0,0,0,forward,1200,0.12,9\n"
+      "1,0,0,1,0,forward,1200,0.12,9\n"
+      "0,0,0,0,0,backward,1410,0.2,20\n"
+      "1,0,0,1,0,backward,1410,0.2,20\n";
+  Result<AggregatedProfile> partial =
+      ParseProfileCsvWithWarnings(header + "0,0,0,0,0,forward,1410,0.1,10\n" + rows, "p.csv");
+  ASSERT_TRUE(partial.ok()) << partial.error().message;
+  ASSERT_EQ(partial->profile.measurements(0, F).size(), 1u);
+  EXPECT_EQ(partial->profile.measurements(0, F)[0].freq_mhz, 1200);
+  EXPECT_EQ(partial->profile.measurements(0, F)[0].energy_j, 18);
+  ASSERT_EQ(partial->dropped.size(), 1u);
+  EXPECT_EQ(DroppedFrequencyMessage(partial->dropped[0]),
+            "stage 0 forward 1410 MHz is not used: rank 1 (dp_rank 0, tp_rank 1) did not measure it (1 of 2 ranks "
+            "of the stage); a frequency is used only where every rank of the stage measured it");
+  // The basic layout has one rank per stage: nothing is ever left out.
+  Result<AggregatedProfile> basic = ParseProfileCsvWithWarnings(kHeader + kValidRows, "p.csv");
+  ASSERT_TRUE(basic.ok());
+  EXPECT_TRUE(basic->dropped.empty());
+}
+
 TEST(ProfileCsvTest, PerRankLayoutRejectsPpRankOtherThanStage) {
   const std::string text =
       "rank,dp_rank,pp_rank,tp_rank,stage,instruction,frequency,time,energy\n"
