@@ -9,4 +9,8 @@ int ReportError(const std::string& command_name, const Error& error) {
   return 1;
 }
 
+void ReportWarning(const std::string& command_name, const std::string& message) {
+  std::cerr << "wattcut " << command_name << ": warning: " << message << "\n";
+}
+
 }  // namespace wattcut::cli

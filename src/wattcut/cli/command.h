@@ -18,6 +18,8 @@ struct CommandStatus {
 
 // Prints "wattcut NAME: error: MESSAGE" to stderr and returns exit code 1.
 int ReportError(const std::string& command_name, const Error& error);
+// Prints "wattcut NAME: warning: MESSAGE" to stderr.
+void ReportWarning(const std::string& command_name, const std::string& message);
 
 void AddFrontierCommand(CLI::App& app, CommandStatus& status);
 void AddEmulateCommand(CLI::App& app, CommandStatus& status);

@@ -67,6 +67,7 @@ int Run(const EmulateArgs& args) {
   const std::string name = "emulate";
   Result<PlanningInput> input = ResolvePlannerArguments(args.planner, kDefaultMicrobatches);
   if (!input.ok()) return ReportError(name, input.error());
+  for (const DroppedFrequency& dropped : input->dropped) ReportWarning(name, DroppedFrequencyMessage(dropped));
   const Profile& profile = input->profile;
   const PlannerOptions& options = input->options;
   const std::string& source = input->source;

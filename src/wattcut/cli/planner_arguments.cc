@@ -39,9 +39,10 @@ Result<PlanningInput> ResolvePlannerArguments(const PlannerArguments& args, int 
     if (Status s = CheckStages(args.stages); !s.ok()) return Error{"--stages: " + s.error().message};
   }
   if (!args.profile_path.empty()) {
-    Result<Profile> read = ReadProfileCsv(args.profile_path, args.stages);
+    Result<AggregatedProfile> read = ReadProfileCsvWithWarnings(args.profile_path, args.stages);
     if (!read.ok()) return read.error();
-    input.profile = std::move(read).value();
+    input.profile = std::move(read->profile);
+    input.dropped = std::move(read->dropped);
     input.source = args.profile_path;
     if (args.microbatches <= 0) return Error{"--microbatches is required with --profile"};
     if (!args.p2p_power_w) return Error{"--p2p-power (blocking power in W) is required with --profile"};

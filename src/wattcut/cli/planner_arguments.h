@@ -7,10 +7,12 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "wattcut/base/result.h"
 #include "wattcut/plan/planner.h"
 #include "wattcut/profile/profile.h"
+#include "wattcut/profile/rank_aggregation.h"
 
 namespace wattcut::cli {
 
@@ -35,6 +37,9 @@ struct PlanningInput {
   Profile profile;
   PlannerOptions options;
   std::string source;  // what the profile is, for reports
+  // Frequencies of a per-rank profile left out because some rank of their stage lacks them
+  // (each command prints them as warnings).
+  std::vector<DroppedFrequency> dropped;
 };
 
 Result<PlanningInput> ResolvePlannerArguments(const PlannerArguments& args, int default_microbatches);
