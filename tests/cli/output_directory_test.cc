@@ -71,6 +71,9 @@ TEST(OutputDirectory, TrailingSlashWorksForFrontierEmulateAndPolca) {
     auto result = RunWattcut(command + out + "/");
     ASSERT_EQ(result.exit_code, 0) << command << "\n" << result.err;
     EXPECT_TRUE(fs::exists(out + "/" + file)) << command;
+    // What it says it wrote is one path each, as given but for the slash.
+    EXPECT_EQ(result.out.find("//"), std::string::npos) << result.out;
+    EXPECT_NE(result.out.find("wrote " + out), std::string::npos) << result.out;
     // Nothing inside DIR or beside it but what was asked for.
     EXPECT_TRUE(HiddenEntries(out).empty()) << command;
     EXPECT_TRUE(HiddenEntries(dir.path()).empty()) << command;

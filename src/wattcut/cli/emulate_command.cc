@@ -183,7 +183,7 @@ int Run(const EmulateArgs& args) {
                   m.at("perseus-intrinsic"), m.at("envpipe"), m.at("zeus-global"));
     std::cout << line;
   }
-  std::cout << "wrote " << args.out_dir
+  std::cout << "wrote " << DisplayPath(args.out_dir)
             << "/{summary.json, emulation.csv, frontier.svg, savings.svg, timeline_fastest.svg, timeline_min_energy.svg}\n";
   return 0;
 }

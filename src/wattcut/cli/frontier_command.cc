@@ -71,8 +71,9 @@ int Run(const FrontierArgs& args) {
             << " J  (every computation at max frequency, blocking until T_min)\n"
             << "intrinsic saving of the fastest plan vs AllMax: "
             << FixedDecimals(100 * (1 - t_min.energy_j / all_max), 2) << " %\n"
-            << "wrote " << args.out_dir << "/frontier.csv, " << plans_written << " plans in " << args.out_dir
-            << "/plans/, Zeus PointSolution exports in " << args.out_dir << "/zeus/\n";
+            << "wrote " << DisplayPath(args.out_dir) << "/frontier.csv, " << plans_written << " plans in "
+            << DisplayPath(args.out_dir) << "/plans/, Zeus PointSolution exports in " << DisplayPath(args.out_dir)
+            << "/zeus/\n";
   return 0;
 }
 

@@ -118,6 +118,12 @@ Result<fs::path> ResolveOutputPath(const std::string& given) {
   return resolved;
 }
 
+std::string DisplayPath(const std::string& given) {
+  std::string path = given;
+  while (path.size() > 1 && path.back() == '/') path.pop_back();
+  return path;
+}
+
 fs::path StagingPathFor(const fs::path& final_dir, pid_t pid) {
   return final_dir.parent_path() / ("." + final_dir.filename().string() + kPartialInfix + std::to_string(pid));
 }

@@ -30,6 +30,10 @@ namespace wattcut::cli {
 // resolves to the root directory.
 Result<std::filesystem::path> ResolveOutputPath(const std::string& given);
 
+// `given` as the user wrote it, for messages, without trailing slashes ("out/" -> "out"), so
+// that "wrote " + DisplayPath(given) + "/frontier.csv" reads as one path; "/" stays "/".
+std::string DisplayPath(const std::string& given);
+
 // The staging directory of `final_dir` for process `pid`: DIR_PARENT/.NAME.partial-PID.
 std::filesystem::path StagingPathFor(const std::filesystem::path& final_dir, pid_t pid);
 

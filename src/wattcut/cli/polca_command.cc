@@ -202,7 +202,7 @@ int RunSimulate(const PolcaArgs& args) {
               100 * impact.high.p50_latency, 100 * impact.high.p99_latency, 100 * impact.low.p50_latency,
               100 * impact.low.p99_latency, MeetsSlos(impact) ? "met" : "missed");
   std::printf("simulated %.0f s in %.1f s wall (%.0f simulated s per wall s, two runs); wrote %s\n",
-              2 * *duration, wall, 2 * *duration / wall, args.out_dir.c_str());
+              2 * *duration, wall, 2 * *duration / wall, DisplayPath(args.out_dir).c_str());
   return 0;
 }
 
@@ -251,7 +251,7 @@ int RunSweepCommand(const PolcaArgs& args) {
                 held < 0 ? "no point of the sweep" : ("up to +" + std::to_string(std::lround(100 * held)) + " %").c_str());
   }
   std::printf("simulated %.0f s in %.1f s wall (%.0f simulated s per wall s); wrote %s\n", sweep->simulated_s, wall,
-              sweep->simulated_s / wall, args.out_dir.c_str());
+              sweep->simulated_s / wall, DisplayPath(args.out_dir).c_str());
   return 0;
 }
 
