@@ -50,6 +50,39 @@ std::string Number(double value) {
   return buffer;
 }
 
+// The stored form of a profile built from rank profiles, read back at start-up with
+// ParseProfileCsv (%.17g: every double reads back as itself).
+std::string ProfileCsvText(const Profile& profile) {
+  std::string csv = "stage,instruction,frequency,time,energy\n";
+  for (int s = 0; s < profile.num_stages(); ++s) {
+    for (InstructionKind kind : {InstructionKind::kForward, InstructionKind::kBackward}) {
+      for (const Measurement& m : profile.measurements(s, kind)) {
+        csv += std::to_string(s) + "," + std::string(InstructionName(kind)) + "," + std::to_string(m.freq_mhz) + "," +
+               Number(m.time_s) + "," + Number(m.energy_j) + "\n";
+      }
+    }
+  }
+  return csv;
+}
+
+// GET /v1/jobs/{id}'s "profile_warnings": one object per frequency left out.
+json ProfileWarningsJson(const std::vector<DroppedFrequency>& dropped) {
+  json out = json::array();
+  for (const DroppedFrequency& d : dropped) {
+    json missing = json::array();
+    for (const RankId& r : d.missing_ranks) {
+      missing.push_back({{"rank", r.rank}, {"dp_rank", r.dp_rank}, {"tp_rank", r.tp_rank}});
+    }
+    out.push_back({{"stage", d.stage},
+                   {"instruction", std::string(InstructionName(d.kind))},
+                   {"freq_mhz", d.freq_mhz},
+                   {"missing_ranks", missing},
+                   {"stage_ranks", d.num_ranks},
+                   {"message", DroppedFrequencyMessage(d)}});
+  }
+  return out;
+}
+
 std::string ScheduleText(const std::vector<std::pair<InstructionKind, int>>& entries) {
   std::string out = "[";
   for (size_t i = 0; i < entries.size(); ++i) {
@@ -124,6 +157,8 @@ struct JobRegistry::Job {
   // Profile and frontier.
   std::string profile_source;
   std::shared_ptr<const Profile> profile;
+  // The frequencies the profile's rank aggregation left out (some rank lacked them).
+  std::vector<DroppedFrequency> profile_warnings;
   std::vector<std::optional<RankProfile>> rank_profiles;
   int num_rank_profiles = 0;
   FrontierState frontier_state = FrontierState::kNone;
@@ -153,8 +188,8 @@ struct JobRegistry::Job {
     has_result.assign(ws, 0);
   }
 
-  // Every rank profile received so far, aggregated into one pipeline profile CSV.
-  Result<std::string> AggregateReceivedRankProfiles() const;
+  // Every rank profile received so far, aggregated into one pipeline profile.
+  Result<AggregatedProfile> AggregateReceivedRankProfiles() const;
 
   Status CheckRankAgainstProfile(const RankInfo& rank) const {
     if (!profile || rank.pp_rank >= profile->num_stages()) return Status::Ok();
@@ -215,7 +250,7 @@ struct JobRegistry::Job {
   }
 };
 
-Result<std::string> JobRegistry::Job::AggregateReceivedRankProfiles() const {
+Result<AggregatedProfile> JobRegistry::Job::AggregateReceivedRankProfiles() const {
   std::vector<RankProfile> all;
   for (const auto& rp : rank_profiles) {
     if (rp) all.push_back(*rp);
@@ -223,81 +258,27 @@ Result<std::string> JobRegistry::Job::AggregateReceivedRankProfiles() const {
   return AggregateRankProfiles(all, info.pp_degree);
 }
 
-Result<std::string> AggregateRankProfiles(const std::vector<RankProfile>& profiles, int pp_degree) {
-  using FreqMap = std::map<int, std::pair<double, double>>;  // freq -> (time, energy)
-  // stage -> kind -> dp -> list of per-tp-rank maps
-  std::vector<std::array<std::map<int, std::vector<FreqMap>>, 2>> groups(
-      static_cast<size_t>(pp_degree));
+Result<AggregatedProfile> AggregateRankProfiles(const std::vector<RankProfile>& profiles, int pp_degree) {
+  std::vector<RankMeasurement> measurements;
   for (const RankProfile& p : profiles) {
-    if (p.pp_rank >= pp_degree) {
+    if (p.pp_rank < 0 || p.pp_rank >= pp_degree) {
       return Error{"rank " + std::to_string(p.rank) + ": pp_rank " + std::to_string(p.pp_rank) +
                    " >= pp_degree " + std::to_string(pp_degree)};
     }
-    for (int k = 0; k < 2; ++k) {
-      const auto& times = k == 0 ? p.forward_time : p.backward_time;
-      const auto& energies = k == 0 ? p.forward_energy : p.backward_energy;
-      FreqMap m;
-      for (const auto& [f, t] : times) {
-        auto e = energies.find(f);
-        if (e != energies.end()) m[f] = {t, e->second};
-      }
-      groups[static_cast<size_t>(p.pp_rank)][static_cast<size_t>(k)][p.dp_rank].push_back(
-          std::move(m));
-    }
-  }
-  auto intersect = [](const std::vector<FreqMap>& maps) {
-    std::set<int> freqs;
-    for (const auto& [f, v] : maps.front()) freqs.insert(f);
-    for (const FreqMap& m : maps) {
-      std::set<int> keep;
-      for (int f : freqs) {
-        if (m.count(f)) keep.insert(f);
-      }
-      freqs = std::move(keep);
-    }
-    return freqs;
-  };
-  std::string csv = "stage,instruction,frequency,time,energy\n";
-  for (int s = 0; s < pp_degree; ++s) {
-    for (int k = 0; k < 2; ++k) {
-      const auto& by_dp = groups[static_cast<size_t>(s)][static_cast<size_t>(k)];
-      if (by_dp.empty()) return Error{"no profile for pp_rank " + std::to_string(s)};
-      // Per dp replica: max time and summed energy over its tp ranks.
-      std::vector<FreqMap> replicas;
-      for (const auto& [dp, tp_maps] : by_dp) {
-        FreqMap replica;
-        for (int f : intersect(tp_maps)) {
-          double time = 0;
-          double energy = 0;
-          for (const FreqMap& m : tp_maps) {
-            time = std::max(time, m.at(f).first);
-            energy += m.at(f).second;
-          }
-          replica[f] = {time, energy};
-        }
-        replicas.push_back(std::move(replica));
-      }
-      std::set<int> freqs = intersect(replicas);
-      if (freqs.empty()) {
-        return Error{"pp_rank " + std::to_string(s) + " " +
-                     std::string(InstructionName(static_cast<InstructionKind>(k))) +
-                     ": no frequency measured by every rank of the stage"};
-      }
-      for (auto it = freqs.rbegin(); it != freqs.rend(); ++it) {
-        double time = 0;
-        double energy = 0;
-        for (const FreqMap& m : replicas) {
-          time += m.at(*it).first;
-          energy += m.at(*it).second;
-        }
-        double n = static_cast<double>(replicas.size());
-        csv += std::to_string(s) + "," +
-               std::string(InstructionName(static_cast<InstructionKind>(k))) + "," +
-               std::to_string(*it) + "," + Number(time / n) + "," + Number(energy / n) + "\n";
+    const RankId rank{p.rank, p.dp_rank, p.tp_rank};
+    for (InstructionKind kind : {InstructionKind::kForward, InstructionKind::kBackward}) {
+      const bool forward = kind == InstructionKind::kForward;
+      const auto& times = forward ? p.forward_time : p.backward_time;
+      const auto& energies = forward ? p.forward_energy : p.backward_energy;
+      // A frequency counts as measured by this rank when it has both a time and an energy.
+      for (const auto& [freq_mhz, time_s] : times) {
+        auto energy = energies.find(freq_mhz);
+        if (energy == energies.end()) continue;
+        measurements.push_back(RankMeasurement{p.pp_rank, kind, freq_mhz, rank, time_s, energy->second});
       }
     }
   }
-  return csv;
+  return AggregateRankMeasurements(std::move(measurements), pp_degree);
 }
 
 JobRegistry::JobRegistry(JobStore& store, Metrics& metrics, Options options)
@@ -449,9 +430,17 @@ Status JobRegistry::Load() {
       continue;
     }
     if (!s.profile_csv.empty()) {
-      auto profile =
-          ParseProfileCsv(s.profile_csv, "job " + s.job_id + " profile", job->info.pp_degree);
+      auto read = ParseProfileCsvWithWarnings(s.profile_csv, "job " + s.job_id + " profile", job->info.pp_degree);
+      Result<Profile> profile = read.ok() ? Result<Profile>(std::move(read->profile)) : Result<Profile>(read.error());
       job->profile_source = s.profile_source;
+      if (read.ok()) {
+        // A profile built from rank profiles is stored aggregated: its warnings come from
+        // aggregating the stored rank profiles again.
+        job->profile_warnings = std::move(read->dropped);
+        if (s.profile_source != "csv") {
+          if (auto again = job->AggregateReceivedRankProfiles(); again.ok()) job->profile_warnings = again->dropped;
+        }
+      }
       if (!profile) {
         job->frontier_state = Job::FrontierState::kFailed;
         job->frontier_error = "the stored profile cannot be read: " + profile.error().message +
@@ -810,13 +799,14 @@ void JobRegistry::RecordProfilingResultLocked(Job& job, const ProfilingResult& r
   if (!job.rank_profiles[r]) ++job.num_rank_profiles;
   job.rank_profiles[r] = std::move(p);
   if (prof.done) {
-    auto csv = job.AggregateReceivedRankProfiles();
-    if (!csv) {
+    auto aggregated = job.AggregateReceivedRankProfiles();
+    if (!aggregated) {
       job.frontier_state = Job::FrontierState::kFailed;
-      job.frontier_error = csv.error().message;
+      job.frontier_error = aggregated.error().message;
       return;
     }
-    Reply r2 = SetProfileLocked(job, *csv, "server_profiling");
+    std::string stored = ProfileCsvText(aggregated->profile);
+    Reply r2 = InstallProfileLocked(job, std::move(*aggregated), stored, "server_profiling");
     if (r2.status >= 300) {
       job.frontier_state = Job::FrontierState::kFailed;
       job.frontier_error = r2.body;
@@ -883,6 +873,7 @@ Reply JobRegistry::GetJob(const std::string& job_id) {
       {"round", job->round},
       {"ranks_waiting", job->num_waiting},
       {"profile_source", job->profile_source.empty() ? json(nullptr) : json(job->profile_source)},
+      {"profile_warnings", ProfileWarningsJson(job->profile_warnings)},
       {"frontier", FrontierStateName(static_cast<int>(job->frontier_state))},
       {"selection", job->selection.ToJson()},
       {"state", json::parse(StateJson(*job))}};
@@ -932,14 +923,19 @@ void JobRegistry::SubmitFrontierLocked(Job& job) {
 }
 
 Reply JobRegistry::SetProfileLocked(Job& job, const std::string& csv, const std::string& source) {
-  auto profile = ParseProfileCsv(csv, "job " + job.info.job_id + " profile", job.info.pp_degree);
-  if (!profile) return Fail(422, profile.error().message);
-  if (profile->num_stages() != job.info.pp_degree) {
-    return Fail(422, "the profile has " + std::to_string(profile->num_stages()) +
+  auto read = ParseProfileCsvWithWarnings(csv, "job " + job.info.job_id + " profile", job.info.pp_degree);
+  if (!read) return Fail(422, read.error().message);
+  return InstallProfileLocked(job, std::move(*read), csv, source);
+}
+
+Reply JobRegistry::InstallProfileLocked(Job& job, AggregatedProfile profile, const std::string& stored_csv,
+                                        const std::string& source) {
+  if (profile.profile.num_stages() != job.info.pp_degree) {
+    return Fail(422, "the profile has " + std::to_string(profile.profile.num_stages()) +
                          " stages but the job's pp_degree is " +
                          std::to_string(job.info.pp_degree));
   }
-  auto parsed = std::make_shared<Profile>(std::move(*profile));
+  auto parsed = std::make_shared<Profile>(std::move(profile.profile));
   std::shared_ptr<const Profile> previous = job.profile;
   job.profile = parsed;
   for (const auto& r : job.ranks) {
@@ -949,11 +945,12 @@ Reply JobRegistry::SetProfileLocked(Job& job, const std::string& csv, const std:
       return Fail(422, s.error().message);
     }
   }
-  if (auto s = store_.PutProfile(job.info.job_id, csv, source, ToJson(job.planner).dump()); !s) {
+  if (auto s = store_.PutProfile(job.info.job_id, stored_csv, source, ToJson(job.planner).dump()); !s) {
     job.profile = previous;
     return StoreFailed(s.error());
   }
   job.profile_source = source;
+  job.profile_warnings = std::move(profile.dropped);
   SubmitFrontierLocked(job);
   return Reply{
       202, json{{"job_id", job.info.job_id}, {"frontier", "computing"}, {"profile_source", source}}
@@ -1026,11 +1023,13 @@ Reply JobRegistry::UploadRankProfile(const std::string& job_id, const RankProfil
   slot = profile;
   json out = {{"rank_profiles", job->num_rank_profiles}, {"world_size", job->info.world_size}};
   if (job->num_rank_profiles == job->info.world_size) {
-    auto csv = job->AggregateReceivedRankProfiles();
-    if (!csv) return Fail(422, csv.error().message);
-    Reply reply = SetProfileLocked(*job, *csv, "rank_profiles");
+    auto aggregated = job->AggregateReceivedRankProfiles();
+    if (!aggregated) return Fail(422, aggregated.error().message);
+    std::string stored = ProfileCsvText(aggregated->profile);
+    Reply reply = InstallProfileLocked(*job, std::move(*aggregated), stored, "rank_profiles");
     if (reply.status >= 300) return reply;
     out["frontier"] = "computing";
+    out["profile_warnings"] = ProfileWarningsJson(job->profile_warnings);
   }
   return Ok(out);
 }
@@ -1048,9 +1047,10 @@ Reply JobRegistry::ComputeFrontierNow(const std::string& job_id) {
                          "' has no profile: upload one (PUT /v1/jobs/{job_id}/profile "
                          "or POST /v1/jobs/{job_id}/rank_profiles)");
   }
-  auto csv = job->AggregateReceivedRankProfiles();
-  if (!csv) return Fail(422, csv.error().message);
-  return SetProfileLocked(*job, *csv, "rank_profiles");
+  auto aggregated = job->AggregateReceivedRankProfiles();
+  if (!aggregated) return Fail(422, aggregated.error().message);
+  std::string stored = ProfileCsvText(aggregated->profile);
+  return InstallProfileLocked(*job, std::move(*aggregated), stored, "rank_profiles");
 }
 
 bool JobRegistry::OnFrontierStarted(const FrontierTask& task) {

@@ -28,8 +28,9 @@
 //
 // With dp/tp > 1 the planner sees one pipeline of pp_degree stages: per-rank profiles
 // are aggregated per pp rank (max time and summed energy over the tp ranks of a
-// replica, then the mean over dp replicas) and each stage's plan goes to all of its
-// replicas.
+// replica, then the mean over dp replicas; a frequency only where every rank of the stage
+// measured it, the others listed in the job's profile_warnings) and each stage's plan goes
+// to all of its replicas.
 #pragma once
 
 #include <atomic>
@@ -40,6 +41,7 @@
 #include <string>
 #include <vector>
 
+#include "wattcut/profile/rank_aggregation.h"
 #include "wattcut/server/frontier_worker.h"
 #include "wattcut/server/http_api.h"
 #include "wattcut/server/job_store.h"
@@ -52,12 +54,13 @@ struct Reply {
   std::string body;  // JSON
 };
 
-// Aggregates per-rank profiles into one pipeline profile CSV
-// (stage,instruction,frequency,time,energy): per (pp, dp) replica the max time and the
-// summed energy over its tp ranks, then the mean over dp replicas, keeping the
-// frequencies every contributing rank measured. Fails when a stage has no
-// measurements.
-Result<std::string> AggregateRankProfiles(const std::vector<RankProfile>& profiles, int pp_degree);
+// Aggregates per-rank profiles into one pipeline profile of pp_degree stages with the rule
+// of profile/rank_aggregation.h (the CSV reader's): per (pp, dp) replica the max time and
+// the summed energy over its tp ranks, then the mean over dp replicas, keeping for each
+// (stage, instruction) the frequencies every rank of the stage measured (time and
+// energy); each frequency left out is returned as a DroppedFrequency. Fails when a
+// pp_rank is outside 0..pp_degree-1 or a stage has no measurements.
+Result<AggregatedProfile> AggregateRankProfiles(const std::vector<RankProfile>& profiles, int pp_degree);
 
 // Consecutive interrupted frontier computations after which a job is not recomputed at
 // start-up.
@@ -122,7 +125,12 @@ class JobRegistry {
   void CompleteRound(Job& job);
   Decision Decide(Job& job, bool start_profiling);
   Reply ScheduleReply(Job& job, const Decision& decision, int rank);
+  // Reads an uploaded profile CSV and installs it (InstallProfileLocked).
   Reply SetProfileLocked(Job& job, const std::string& csv, const std::string& source);
+  // Makes `profile` the job's profile (its dropped frequencies the job's profile_warnings),
+  // stores it as `stored_csv` and starts its frontier; 422 when a rank does not fit it.
+  Reply InstallProfileLocked(Job& job, AggregatedProfile profile, const std::string& stored_csv,
+                             const std::string& source);
   void SubmitFrontierLocked(Job& job);
   void OnFrontierDone(const FrontierTask& task, Result<Frontier> frontier, double seconds);
   std::string StateJson(const Job& job) const;
