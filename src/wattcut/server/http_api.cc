@@ -7,6 +7,7 @@
 #include "wattcut/base/printable_text.h"
 #include "wattcut/dag/pipeline_schedule.h"
 #include "wattcut/plan/planning_limits.h"
+#include "wattcut/profile/cost_model.h"
 
 namespace wattcut::server {
 
@@ -331,14 +332,13 @@ Result<PlannerSettings> PlannerSettingsFromJson(const json& j) {
   }
   if (auto it = j.find("cost_model"); it != j.end() && !it->is_null()) {
     std::string name = it->is_string() ? it->get<std::string>() : std::string();
-    if (name == "exponential") {
-      settings.cost_model = CostModelKind::kExponential;
-    } else if (name == "convex_hull") {
-      settings.cost_model = CostModelKind::kConvexHull;
-    } else {
-      return Error{"field 'cost_model': expected \"exponential\" or \"convex_hull\", got " +
-                   Shown(*it)};
+    // The CLI's spellings; "convex_hull" is how this API wrote it until 2026-12, still read so
+    // that stored jobs and older clients keep working.
+    Result<CostModelKind> kind = ParseCostModel(name == "convex_hull" ? "convex-hull" : name);
+    if (!kind) {
+      return Error{"field 'cost_model': expected \"exponential\" or \"convex-hull\", got " + Shown(*it)};
     }
+    settings.cost_model = *kind;
   }
   auto unit = NumberField(j, "unit_time_s", 0.001);
   if (!unit) return unit.error();
@@ -500,7 +500,7 @@ json ToJson(const PlannerSettings& s) {
       {"schedule", std::string(PipelineScheduleName(s.schedule))},
       {"unit_time_s", s.unit_time_s},
       {"noise_factor", s.noise_factor},
-      {"cost_model", s.cost_model == CostModelKind::kExponential ? "exponential" : "convex_hull"},
+      {"cost_model", std::string(CostModelName(s.cost_model))},
       {"p2p_power_w", s.p2p_power_w},
       {"profiling_min_freq_mhz", s.profiling_min_freq_mhz}};
 }

@@ -115,6 +115,22 @@ TEST(HttpApi, PlanSelectionRoundTrips) {
   EXPECT_FALSE(PlanSelectionFromJson(json::parse(R"({"point": "slowest"})")).ok());
 }
 
+TEST(HttpApi, CostModelIsSpelledAsInTheCli) {
+  for (const char* name : {"convex-hull", "convex_hull"}) {  // the second: the spelling until 2026-12
+    auto s = PlannerSettingsFromJson(json{{"cost_model", name}});
+    ASSERT_TRUE(s.ok()) << name << ": " << s.error().message;
+    EXPECT_EQ(s->cost_model, CostModelKind::kConvexHull) << name;
+    EXPECT_EQ(ToJson(*s)["cost_model"], "convex-hull");
+  }
+  auto e = PlannerSettingsFromJson(json{{"cost_model", "exponential"}});
+  ASSERT_TRUE(e.ok());
+  EXPECT_EQ(ToJson(*e)["cost_model"], "exponential");
+  auto bad = PlannerSettingsFromJson(json{{"cost_model", "cubic"}});
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.error().message.find("expected \"exponential\" or \"convex-hull\""), std::string::npos)
+      << bad.error().message;
+}
+
 TEST(HttpApi, PlannerSettingsDefaultsAndChecks) {
   auto s = PlannerSettingsFromJson(json::parse(R"({"num_microbatches": 12, "schedule": "gpipe"})"));
   ASSERT_TRUE(s.ok()) << s.error().message;
