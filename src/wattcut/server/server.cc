@@ -16,6 +16,7 @@
 #include "wattcut/base/printable_text.h"
 #include "wattcut/server/auth.h"
 #include "wattcut/server/data_dir_lock.h"
+#include "wattcut/server/http_thread_pool.h"
 
 namespace wattcut::server {
 
@@ -85,6 +86,8 @@ struct Server::Impl {
   std::unique_ptr<JobRegistry> registry;
   std::unique_ptr<AccessPolicy> policy;
   std::unique_ptr<BoundedHttpServer> http;
+  // Until Run() hands it to httplib.
+  std::unique_ptr<HttpThreadPool> http_threads;
   int listen_fd = -1;
   int port = 0;
   bool loopback_only = false;
@@ -412,7 +415,9 @@ Result<std::unique_ptr<Server>> Server::Create(const ServerOptions& options) {
   size_t threads = options.http_threads > 0
                        ? static_cast<size_t>(options.http_threads)
                        : static_cast<size_t>(options.registry.max_long_polls) + 32;
-  http.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
+  // Started at the end of Create(), so that a pool that cannot start is an error of
+  // Create(); httplib takes it over (and deletes it) when Run() listens.
+  http.new_task_queue = [self]() -> httplib::TaskQueue* { return self->http_threads.release(); };
   http.set_payload_max_length(options.max_body_bytes);
   http.set_keep_alive_max_count(1000);
   http.set_keep_alive_timeout(5);
@@ -483,6 +488,8 @@ Result<std::unique_ptr<Server>> Server::Create(const ServerOptions& options) {
       ::getsockname(impl->listen_fd, reinterpret_cast<sockaddr*>(&bound), &bound_length) == 0 &&
       IsLoopbackAddress(bound);
   impl->policy = std::make_unique<AccessPolicy>(token, impl->loopback_only);
+  impl->http_threads = std::make_unique<HttpThreadPool>();
+  if (auto s = impl->http_threads->Start(threads); !s) return s.error();
   return std::unique_ptr<Server>(new Server(std::move(impl)));
 }
 
@@ -496,8 +503,7 @@ bool Server::Run() {
   try {
     ok = impl_->http->listen_after_bind();
   } catch (const std::exception& e) {
-    // Starting the thread pool can fail (too many threads for the system's limits).
-    impl_->run_error = std::string("cannot start the HTTP threads: ") + e.what();
+    impl_->run_error = std::string("the HTTP listener failed: ") + e.what();
   }
   impl_->run_finished = true;
   return ok;
