@@ -1,18 +1,16 @@
 #include "wattcut/plan/planning_limits.h"
 
 #include <algorithm>
-#include <charconv>
 #include <cmath>
 #include <string>
+
+#include "wattcut/base/general_text.h"
 
 namespace wattcut {
 namespace {
 
-std::string Text(double value) {
-  char buffer[32];
-  auto result = std::to_chars(buffer, buffer + sizeof(buffer), value, std::chars_format::general, 6);
-  return std::string(buffer, result.ptr);
-}
+// Values in messages: six significant digits, %g style.
+std::string Text(double value) { return GeneralText(value, 6); }
 
 // A unit time `factor` times coarser, rounded up to two significant digits.
 double CoarserUnitTime(double unit_time_s, double factor) {

@@ -20,6 +20,7 @@
 #include <cstdint>
 
 #include "wattcut/base/result.h"
+#include "wattcut/profile/operation_options.h"
 
 namespace wattcut {
 
@@ -59,7 +60,7 @@ inline constexpr double kMaxFrontierWork = 1e9;
 
 // The slowest iteration, in unit times: 2^53, so that every makespan, and every time
 // computed from one, is exact in a double (and no sum of durations overflows).
-inline constexpr int64_t kMaxIterationUnits = int64_t{1} << 53;
+inline constexpr int64_t kMaxIterationUnits = kMaxDurationUnits;  // profile/operation_options.h
 
 // The planner adds, subtracts and multiplies energies of a whole iteration: their
 // magnitudes summed over every computation must stay far from the double range.

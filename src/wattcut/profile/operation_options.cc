@@ -1,23 +1,13 @@
 #include "wattcut/profile/operation_options.h"
 
 #include <algorithm>
-#include <charconv>
 #include <cmath>
 #include <map>
 #include <string>
 
+#include "wattcut/base/general_text.h"
+
 namespace wattcut {
-namespace {
-
-// Shortest text that reads back as the same double, in printf's %g style ("0.0005",
-// "5e-05", "1e+308", "inf").
-std::string ShortestText(double value) {
-  char buffer[32];
-  auto result = std::to_chars(buffer, buffer + sizeof(buffer), value, std::chars_format::general);
-  return std::string(buffer, result.ptr);
-}
-
-}  // namespace
 
 double PythonFloorDiv(double a, double b) {
   // CPython's float_floor_div (Objects/floatobject.c, float_divmod), for b > 0.
@@ -71,11 +61,11 @@ Result<OperationOptions> BuildOperationOptions(const std::vector<Measurement>& m
   for (const Measurement& m : measurements) {
     if (!(m.time_s > 0) || !std::isfinite(m.time_s)) {
       return Error{"the time at " + std::to_string(m.freq_mhz) + " MHz must be a finite number of seconds > 0, got " +
-                   ShortestText(m.time_s)};
+                   GeneralText(m.time_s)};
     }
     if (!(m.energy_j >= 0) || !std::isfinite(m.energy_j)) {
       return Error{"the energy at " + std::to_string(m.freq_mhz) + " MHz must be a finite number of joules >= 0, got " +
-                   ShortestText(m.energy_j)};
+                   GeneralText(m.energy_j)};
     }
   }
 
@@ -90,13 +80,13 @@ Result<OperationOptions> BuildOperationOptions(const std::vector<Measurement>& m
   for (const Measurement& m : kept) {
     const double q_units = PythonFloorDiv(m.time_s, unit_time_s);
     if (!(q_units >= 1)) {
-      return Error{"the time at " + std::to_string(m.freq_mhz) + " MHz (" + ShortestText(m.time_s) +
-                   " s) is shorter than one unit time (" + ShortestText(unit_time_s) +
-                   " s) and would take 0 units: use a unit time of at most " + ShortestText(m.time_s) + " s"};
+      return Error{"the time at " + std::to_string(m.freq_mhz) + " MHz (" + GeneralText(m.time_s) +
+                   " s) is shorter than one unit time (" + GeneralText(unit_time_s) +
+                   " s) and would take 0 units: use a unit time of at most " + GeneralText(m.time_s) + " s"};
     }
     if (!(q_units <= static_cast<double>(kMaxDurationUnits))) {
-      return Error{"the time at " + std::to_string(m.freq_mhz) + " MHz (" + ShortestText(m.time_s) + " s) is " +
-                   ShortestText(q_units) + " unit times of " + ShortestText(unit_time_s) +
+      return Error{"the time at " + std::to_string(m.freq_mhz) + " MHz (" + GeneralText(m.time_s) + " s) is " +
+                   GeneralText(q_units) + " unit times of " + GeneralText(unit_time_s) +
                    " s, more than the 2^53 a duration may have: use a coarser unit time"};
     }
     const auto q = static_cast<int64_t>(q_units);
@@ -106,8 +96,8 @@ Result<OperationOptions> BuildOperationOptions(const std::vector<Measurement>& m
   for (const auto& [q, m] : by_q) {
     const double cost_j = m.energy_j - p2p_power_w * static_cast<double>(q) * unit_time_s;
     if (!std::isfinite(cost_j)) {
-      return Error{"the effective energy at " + std::to_string(m.freq_mhz) + " MHz (" + ShortestText(m.energy_j) +
-                   " J less " + ShortestText(p2p_power_w) + " W of blocking power over " + ShortestText(m.time_s) +
+      return Error{"the effective energy at " + std::to_string(m.freq_mhz) + " MHz (" + GeneralText(m.energy_j) +
+                   " J less " + GeneralText(p2p_power_w) + " W of blocking power over " + GeneralText(m.time_s) +
                    " s) is not a finite number"};
     }
     result.options.push_back(OperationOption{q, cost_j, m.freq_mhz, m.time_s, m.energy_j});
