@@ -1,6 +1,7 @@
 // `wattcut gpu lock` checks every argument against every selected GPU before it changes
 // anything, and undoes what it applied when a later step still fails: on the simulated
 // backend and on the fake NVML (whose state file shows what the GPUs were left with).
+// `wattcut gpu check` prints each check's result and a verdict with its exit status.
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -82,6 +83,40 @@ TEST(GpuLockCommand, AStepThatFailsAfterOthersWereAppliedRollsThemBack) {
   EXPECT_EQ(partial.exit_code, 1);
   EXPECT_NE(partial.err.find("rolled back: GPU 0 SM clocks reset"), std::string::npos) << partial.err;
   EXPECT_EQ(Value(memory.Read(), "gpu0.locked_max"), "0");
+}
+
+TEST(GpuCheckCommand, PrintsEveryResultAndTheVerdictWithItsExitStatus) {
+  auto pass = RunWattcut("gpu check --backend simulated --duration 0");
+  EXPECT_EQ(pass.exit_code, 0) << pass.err;
+  EXPECT_EQ(pass.out,
+            "[PASS] backend simulated sees 1 GPU(s)\n"
+            "[PASS] GPU 0: Simulated a100-sxm (wattcut GPU model) GPU-SIM-a100-sxm-0\n"
+            "[PASS] GPU 0: max memory clock 1593 MHz; SM clocks 1410..210 MHz (81 clocks)\n"
+            "[DRY] GPU 0: dry run: would lock GPU 0 SM clocks to 210-210 MHz\n"
+            "[DRY] GPU 0: dry run: would lock GPU 0 memory clocks to 1593-1593 MHz\n"
+            "[DRY] GPU 0: dry run: would reset GPU 0 SM clocks\n"
+            "[DRY] GPU 0: dry run: would reset GPU 0 memory clocks\n"
+            "[DRY] GPU 0: dry run: would set GPU 0 power limit to 500000 mW\n"
+            "VERDICT: PASS: the simulated backend discovers, reads clocks, power and energy; setters were exercised "
+            "in dry-run only (no GPU setting was changed)\n");
+  EXPECT_EQ(pass.err, "");
+
+  auto missing = RunWattcut("gpu check --backend simulated --gpu 5");
+  EXPECT_EQ(missing.exit_code, 1);
+  EXPECT_EQ(missing.out, "[FAIL] GPU 5 does not exist (1 GPU)\nVERDICT: FAIL\n");
+
+  auto no_gpu = RunWattcut("gpu check --nvml-library libnvidia-ml-absent.so.1");
+  EXPECT_EQ(no_gpu.exit_code, 2);
+  EXPECT_EQ(no_gpu.out.rfind("[FAIL] open the nvml backend: cannot load NVML (libnvidia-ml-absent.so.1): ", 0), 0u)
+      << no_gpu.out;
+  EXPECT_NE(no_gpu.out.find("\nVERDICT: NO GPU: this machine has no usable NVIDIA GPU or driver; nothing to check\n"),
+            std::string::npos)
+      << no_gpu.out;
+
+  auto negative = RunWattcut("gpu check --backend simulated --duration -1");
+  EXPECT_EQ(negative.exit_code, 1);
+  EXPECT_EQ(negative.out, "");
+  EXPECT_EQ(negative.err, "wattcut gpu check: error: --duration must be a number of seconds >= 0\n");
 }
 
 }  // namespace

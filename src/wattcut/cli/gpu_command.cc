@@ -5,7 +5,7 @@
 //          undoes the steps already applied
 //   reset  undo locks (SM and memory clocks; the power limit with --power-limit)
 //   watch  power, SM clock and energy over time (like nvidia-smi dmon)
-//   check  read-only check of the NVML backend with a verdict; setters run in dry-run only
+//   check  read-only check of the NVML backend with a verdict; setters run in dry-run only (gpu/backend_check.h)
 //   profile  the online profiler on simulated GPUs running a model workload: a profile CSV for the planner
 #include <algorithm>
 #include <chrono>
@@ -19,7 +19,8 @@
 
 #include "wattcut/base/fixed_decimals.h"
 #include "wattcut/cli/command.h"
-#include "wattcut/gpu/dry_run_backend.h"
+#include "wattcut/gpu/backend_check.h"
+#include "wattcut/gpu/clock.h"
 #include "wattcut/gpu/open_backend.h"
 #include "wattcut/gpu/simulated_backend.h"
 #include "wattcut/profile/gpu_model.h"
@@ -49,12 +50,6 @@ struct GpuArgs {
   OnlineProfilerOptions profiler;
   std::string out_path;
 };
-
-std::string ClockRange(const std::vector<int>& clocks) {
-  if (clocks.empty()) return "none";
-  return std::to_string(clocks.front()) + ".." + std::to_string(clocks.back()) + " MHz (" +
-         std::to_string(clocks.size()) + " clocks)";
-}
 
 // The GPUs a command acts on: --gpu, or all of them.
 Result<std::vector<int>> Targets(GpuBackend& backend, int gpu) {
@@ -105,9 +100,9 @@ int List(const GpuArgs& args) {
     if (!info.ok()) return ReportError(name, info.error());
     std::cout << "GPU " << gpu << ": " << info->name << " (" << info->uuid << ")\n";
     auto memory = b.SupportedMemoryClocksMhz(gpu);
-    std::cout << "  memory clocks: " << (memory.ok() ? ClockRange(*memory) : memory.error().message) << "\n";
+    std::cout << "  memory clocks: " << (memory.ok() ? ClockRangeText(*memory) : memory.error().message) << "\n";
     auto sm = SupportedSmClocksMhz(b, gpu);
-    std::cout << "  SM clocks at max memory clock: " << (sm.ok() ? ClockRange(*sm) : sm.error().message) << "\n";
+    std::cout << "  SM clocks at max memory clock: " << (sm.ok() ? ClockRangeText(*sm) : sm.error().message) << "\n";
     auto clock = b.SmClockMhz(gpu);
     std::cout << "  SM clock now: " << (clock.ok() ? std::to_string(*clock) + " MHz" : clock.error().message) << "\n";
     auto limits = b.PowerLimits(gpu);
@@ -365,115 +360,26 @@ int Watch(const GpuArgs& args) {
 
 // Read-only check: every setter goes through a DryRunBackend, whatever the flags say.
 int Check(const GpuArgs& args) {
-  BackendOptions options = args.backend;
-  options.dry_run = false;
-  std::vector<std::string> dry_lines;
-  int failures = 0, warnings = 0;
-  auto say = [](const std::string& tag, const std::string& what) { std::cout << "[" << tag << "] " << what << "\n"; };
-
-  auto opened = OpenBackend(options);
-  if (!opened.ok()) {
-    say("FAIL", "open the " + options.kind + " backend: " + opened.error().message);
-    const bool no_gpu = opened.error().message.find("cannot load NVML") != std::string::npos ||
-                        opened.error().message.find("sees no GPU") != std::string::npos ||
-                        opened.error().message.find("DRIVER_NOT_LOADED") != std::string::npos;
-    std::cout << (no_gpu ? "VERDICT: NO GPU: this machine has no usable NVIDIA GPU or driver; nothing to check\n"
-                         : "VERDICT: FAIL: the backend does not open\n");
-    return no_gpu ? 2 : 1;
+  if (!(args.duration_s >= 0 && std::isfinite(args.duration_s))) {
+    return ReportError("gpu check", Error{"--duration must be a number of seconds >= 0"});
   }
-  DryRunBackend b(std::move(opened).value(), [&](const std::string& line) { dry_lines.push_back(line); });
-  auto targets = Targets(b, args.gpu);
-  if (!targets.ok()) {
-    say("FAIL", targets.error().message);
-    std::cout << "VERDICT: FAIL\n";
-    return 1;
+  BackendCheckOptions options;
+  options.gpu = args.gpu;
+  options.duration_s = args.duration_s;
+  options.on_result = [](const CheckResult& result) {
+    std::cout << "[" << CheckOutcomeName(result.outcome) << "] "
+              << (result.gpu >= 0 ? "GPU " + std::to_string(result.gpu) + ": " : std::string()) << result.detail
+              << "\n";
+  };
+  SteadyClock clock;
+  const BackendCheckReport report = CheckGpuBackend(args.backend, clock, options);
+  std::cout << "VERDICT: " << report.summary << "\n";
+  switch (report.verdict) {
+    case CheckVerdict::kPass: return 0;
+    case CheckVerdict::kFail: return 1;
+    case CheckVerdict::kNoGpu: return 2;
   }
-  say("PASS", "backend " + b.inner().name() + " sees " + std::to_string(*b.DeviceCount()) + " GPU(s)");
-  for (int gpu : *targets) {
-    const std::string who = "GPU " + std::to_string(gpu) + ": ";
-    auto info = b.Info(gpu);
-    if (info.ok()) {
-      say("PASS", who + info->name + " " + info->uuid);
-    } else {
-      say("FAIL", who + info.error().message);
-      ++failures;
-    }
-    auto sm = SupportedSmClocksMhz(b, gpu);
-    auto memory = MaxMemoryClockMhz(b, gpu);
-    if (sm.ok() && !sm->empty() && memory.ok()) {
-      say("PASS", who + "max memory clock " + std::to_string(*memory) + " MHz; SM clocks " + ClockRange(*sm));
-    } else {
-      say("FAIL", who + "supported clocks: " + (sm.ok() ? (memory.ok() ? "empty list" : memory.error().message) : sm.error().message));
-      ++failures;
-    }
-    // Power and energy over the sampling window.
-    auto e0 = b.TotalEnergyMj(gpu);
-    if (!e0.ok()) {
-      say("FAIL", who + "energy counter: " + e0.error().message);
-      ++failures;
-    }
-    const auto start = std::chrono::steady_clock::now();
-    double power_sum_w = 0, power_max_w = 0, power_min_w = 1e18;
-    int clock_max = 0, samples = 0;
-    bool power_ok = true;
-    while (std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() < args.duration_s) {
-      auto power = b.PowerUsageMw(gpu);
-      auto clock = b.SmClockMhz(gpu);
-      if (!power.ok()) {
-        say("FAIL", who + "power reading: " + power.error().message);
-        ++failures;
-        power_ok = false;
-        break;
-      }
-      const double w = *power / 1000.0;
-      power_sum_w += w;
-      power_max_w = std::max(power_max_w, w);
-      power_min_w = std::min(power_min_w, w);
-      if (clock.ok()) clock_max = std::max(clock_max, *clock);
-      ++samples;
-      std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    }
-    const double elapsed_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    auto e1 = b.TotalEnergyMj(gpu);
-    if (power_ok && samples > 0) {
-      const double mean_w = power_sum_w / samples;
-      say("PASS", who + "power over " + FixedDecimals(elapsed_s, 1) + " s: mean " + FixedDecimals(mean_w, 1) + " W, min " +
-                      FixedDecimals(power_min_w, 1) + " W, max " + FixedDecimals(power_max_w, 1) + " W; highest SM clock seen " +
-                      std::to_string(clock_max) + " MHz");
-      if (e0.ok() && e1.ok()) {
-        const double counter_w = (*e1 - *e0) / 1000.0 / elapsed_s;
-        const bool agrees = std::abs(counter_w - mean_w) <= std::max(0.25 * mean_w, 10.0);
-        say(agrees ? "PASS" : "WARN", who + "energy counter advanced " + FixedDecimals((*e1 - *e0) / 1000.0, 1) + " J = " +
-                                          FixedDecimals(counter_w, 1) + " W on average" +
-                                          (agrees ? ", agreeing with the power readings"
-                                                  : ", differing from the power readings by more than 25 %"));
-        if (!agrees) ++warnings;
-      }
-    }
-    // Setters, dry run only.
-    const size_t before = dry_lines.size();
-    Status lock = sm.ok() && !sm->empty() ? b.LockGpuClocks(gpu, sm->back(), sm->back()) : Status(Error{"no SM clocks"});
-    Status mem = LockMemoryClockToMax(b, gpu);
-    Status reset = b.ResetGpuClocks(gpu);
-    Status reset_mem = b.ResetMemoryClocks(gpu);
-    auto limits = b.PowerLimits(gpu);
-    Status limit = limits.ok() ? b.SetPowerLimitMw(gpu, limits->default_mw) : Status(limits.error());
-    for (const Status* s : {&lock, &mem, &reset, &reset_mem, &limit}) {
-      if (!s->ok()) {
-        say("WARN", who + "dry-run setter: " + s->error().message);
-        ++warnings;
-      }
-    }
-    for (size_t i = before; i < dry_lines.size(); ++i) say("DRY", who + dry_lines[i]);
-  }
-  if (failures > 0) {
-    std::cout << "VERDICT: FAIL: " << failures << " check(s) failed (no GPU setting was changed)\n";
-    return 1;
-  }
-  std::cout << "VERDICT: PASS" << (warnings > 0 ? " with " + std::to_string(warnings) + " warning(s)" : std::string())
-            << ": the " << b.inner().name() << " backend discovers, reads clocks, power and energy; setters were "
-            << "exercised in dry-run only (no GPU setting was changed)\n";
-  return 0;
+  return 1;
 }
 
 // Every stage of a pipeline on its own simulated GPU (simulated time, so it runs in moments),

@@ -41,4 +41,10 @@ Status CheckGpuIndex(int gpu, int count) {
   return Status::Ok();
 }
 
+std::string ClockRangeText(const std::vector<int>& clocks_mhz) {
+  if (clocks_mhz.empty()) return "none";
+  return std::to_string(clocks_mhz.front()) + ".." + std::to_string(clocks_mhz.back()) + " MHz (" +
+         std::to_string(clocks_mhz.size()) + " clocks)";
+}
+
 }  // namespace wattcut

@@ -69,5 +69,7 @@ Status LockMemoryClockToMax(GpuBackend& backend, int gpu);
 Status ResetPowerLimit(GpuBackend& backend, int gpu);
 // Fails unless 0 <= gpu < count, with "GPU <gpu> does not exist (<count> GPUs)".
 Status CheckGpuIndex(int gpu, int count);
+// A list of supported clocks as shown to a user: "1410..210 MHz (81 clocks)" (first..last), or "none".
+std::string ClockRangeText(const std::vector<int>& clocks_mhz);
 
 }  // namespace wattcut
