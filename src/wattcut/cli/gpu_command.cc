@@ -7,7 +7,7 @@
 //   watch  power, SM clock and energy over time (like nvidia-smi dmon)
 //   check  read-only check of the NVML backend with a verdict; setters run in dry-run only (gpu/backend_check.h)
 //   profile  the online profiler on simulated GPUs running a model workload: a profile CSV for the planner
-#include <algorithm>
+// The lock itself (plan, apply, roll back) is gpu/clock_lock_plan.h; this file reads the flags and prints.
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -21,6 +21,7 @@
 #include "wattcut/cli/command.h"
 #include "wattcut/gpu/backend_check.h"
 #include "wattcut/gpu/clock.h"
+#include "wattcut/gpu/clock_lock_plan.h"
 #include "wattcut/gpu/open_backend.h"
 #include "wattcut/gpu/simulated_backend.h"
 #include "wattcut/profile/gpu_model.h"
@@ -78,12 +79,6 @@ Result<SelectedGpus> OpenSelectedGpus(const GpuArgs& args) {
   return SelectedGpus{std::move(*backend), std::move(*targets)};
 }
 
-// "(SM clock was B MHz, reads A MHz now)", '?' for a reading that failed.
-std::string ClockChange(const Result<int>& before, const Result<int>& after) {
-  return "(SM clock was " + (before.ok() ? std::to_string(*before) : std::string("?")) + " MHz, reads " +
-         (after.ok() ? std::to_string(*after) : std::string("?")) + " MHz now)";
-}
-
 std::string ReadOr(const Result<int64_t>& value, double scale, int digits, const std::string& unit) {
   return value.ok() ? FixedDecimals(static_cast<double>(*value) * scale, digits) + " " + unit : "n/a (" + value.error().message + ")";
 }
@@ -118,17 +113,9 @@ int List(const GpuArgs& args) {
   return 0;
 }
 
-// What `gpu lock` sets on one GPU, checked against that GPU before anything changes.
-struct LockPlan {
-  int gpu = 0;
-  int memory_mhz = 0;               // with --memory-max
-  int64_t power_limit_mw = 0;       // with --power-limit
-  int64_t previous_power_limit_mw = 0;  // what a rollback restores
-};
-
-// Checks every argument against every selected GPU (supported SM clocks, the memory clocks,
-// the power-limit range); nothing is changed. Returns one plan per GPU, or every problem found.
-Result<std::vector<LockPlan>> PlanLock(const GpuArgs& args, GpuBackend& b, const std::vector<int>& targets) {
+// The command line's own checks of the lock flags (the library checks the request it becomes too,
+// naming its fields); every problem found, joined.
+Status CheckLockFlags(const GpuArgs& args) {
   std::vector<std::string> problems;
   const int max_mhz = args.sm_max_mhz > 0 ? args.sm_max_mhz : args.sm_mhz;
   if (args.sm_mhz < 0 || args.sm_max_mhz < 0) problems.push_back("--sm and --sm-max must be positive MHz");
@@ -136,124 +123,26 @@ Result<std::vector<LockPlan>> PlanLock(const GpuArgs& args, GpuBackend& b, const
   if (args.sm_mhz > 0 && max_mhz < args.sm_mhz) {
     problems.push_back("--sm-max " + std::to_string(max_mhz) + " is below --sm " + std::to_string(args.sm_mhz));
   }
-  int64_t limit_mw = 0;
-  if (args.power_limit_w) {
-    // Checked before converting: a NaN or 1e300 W has no milliwatt value.
-    if (!(std::isfinite(*args.power_limit_w) && *args.power_limit_w > 0 && *args.power_limit_w < 1e6)) {
-      char shown[32];
-      std::snprintf(shown, sizeof shown, "%g", *args.power_limit_w);
-      problems.push_back(std::string("--power-limit: expected a positive number of watts below 1000000, got ") + shown);
-    } else {
-      limit_mw = static_cast<int64_t>(std::llround(*args.power_limit_w * 1000));
-    }
+  // Checked before converting: a NaN or 1e300 W has no milliwatt value.
+  if (args.power_limit_w &&
+      !(std::isfinite(*args.power_limit_w) && *args.power_limit_w > 0 && *args.power_limit_w < 1e6)) {
+    char shown[32];
+    std::snprintf(shown, sizeof shown, "%g", *args.power_limit_w);
+    problems.push_back(std::string("--power-limit: expected a positive number of watts below 1000000, got ") + shown);
   }
-  if (!problems.empty()) {
-    std::string all = problems.front();
-    for (size_t i = 1; i < problems.size(); ++i) all += "; " + problems[i];
-    return Error{all};
-  }
-  std::vector<LockPlan> plans;
-  for (int gpu : targets) {
-    const std::string who = "GPU " + std::to_string(gpu) + ": ";
-    LockPlan plan;
-    plan.gpu = gpu;
-    if (args.sm_mhz > 0) {
-      auto clocks = SupportedSmClocksMhz(b, gpu);
-      if (!clocks.ok() || clocks->empty()) {
-        problems.push_back(who + "cannot read the supported SM clocks: " +
-                           (clocks.ok() ? std::string("the list is empty") : clocks.error().message));
-      } else {
-        const auto [lowest, highest] = std::minmax_element(clocks->begin(), clocks->end());
-        if (args.sm_mhz < *lowest || max_mhz > *highest) {
-          problems.push_back(who + "SM clocks " + std::to_string(args.sm_mhz) + "-" + std::to_string(max_mhz) +
-                             " MHz are outside the supported " + std::to_string(*lowest) + "-" +
-                             std::to_string(*highest) + " MHz");
-        }
-      }
-    }
-    if (args.memory_max) {
-      auto memory = MaxMemoryClockMhz(b, gpu);
-      if (memory.ok()) {
-        plan.memory_mhz = *memory;
-      } else {
-        problems.push_back(who + "cannot read the memory clocks: " + memory.error().message);
-      }
-    }
-    if (args.power_limit_w) {
-      auto limits = b.PowerLimits(gpu);
-      auto current = b.PowerLimitMw(gpu);
-      if (!limits.ok()) {
-        problems.push_back(who + "cannot read the power-limit range: " + limits.error().message);
-      } else if (!current.ok()) {
-        problems.push_back(who + "cannot read the power limit now (needed to undo a failed lock): " +
-                           current.error().message);
-      } else if (limit_mw < limits->min_mw || limit_mw > limits->max_mw) {
-        problems.push_back(who + "power limit " + FixedDecimals(*args.power_limit_w, 1) +
-                           " W is outside the allowed " + FixedDecimals(limits->min_mw / 1000.0, 1) + "-" +
-                           FixedDecimals(limits->max_mw / 1000.0, 1) + " W");
-      } else {
-        plan.power_limit_mw = limit_mw;
-        plan.previous_power_limit_mw = *current;
-      }
-    }
-    plans.push_back(plan);
-  }
-  if (!problems.empty()) {
-    std::string all = problems.front();
-    for (size_t i = 1; i < problems.size(); ++i) all += "; " + problems[i];
-    return Error{all + " (nothing was changed)"};
-  }
-  return plans;
+  if (problems.empty()) return Status::Ok();
+  std::string all = problems.front();
+  for (size_t i = 1; i < problems.size(); ++i) all += "; " + problems[i];
+  return Error{all};
 }
 
-// One change `gpu lock` made, and how to undo it.
-struct AppliedChange {
-  enum Kind { kSmClocks, kMemoryClocks, kPowerLimit } kind;
-  int gpu = 0;
-  int64_t previous_power_limit_mw = 0;
-};
-
-// Undoes `applied` newest first; says what was undone and what could not be.
-std::string RollBack(GpuBackend& b, const std::vector<AppliedChange>& applied) {
-  if (applied.empty()) return "nothing had been changed";
-  std::vector<std::string> undone, failed;
-  for (auto it = applied.rbegin(); it != applied.rend(); ++it) {
-    const std::string who = "GPU " + std::to_string(it->gpu) + " ";
-    Status s = Status::Ok();
-    std::string what;
-    switch (it->kind) {
-      case AppliedChange::kSmClocks:
-        s = b.ResetGpuClocks(it->gpu);
-        what = who + "SM clocks reset";
-        break;
-      case AppliedChange::kMemoryClocks:
-        s = b.ResetMemoryClocks(it->gpu);
-        what = who + "memory clocks reset";
-        break;
-      case AppliedChange::kPowerLimit:
-        s = b.SetPowerLimitMw(it->gpu, it->previous_power_limit_mw);
-        what = who + "power limit restored to " + FixedDecimals(it->previous_power_limit_mw / 1000.0, 1) + " W";
-        break;
-    }
-    if (s.ok()) {
-      undone.push_back(what);
-    } else {
-      failed.push_back(what + " FAILED: " + s.error().message);
-    }
-  }
-  std::string text;
-  auto join = [](const std::vector<std::string>& items) {
-    std::string out;
-    for (size_t i = 0; i < items.size(); ++i) out += (i ? ", " : "") + items[i];
-    return out;
-  };
-  if (!undone.empty()) text = "rolled back: " + join(undone);
-  if (!failed.empty()) {
-    text += std::string(text.empty() ? "" : "; ") + "rollback incomplete: " + join(failed) +
-            " (run `wattcut gpu reset --power-limit`)";
-  }
-  return text;
+// "(SM clock was B MHz, reads A MHz now)", '?' for a reading that failed.
+std::string ClockChange(const std::optional<int>& before, const std::optional<int>& after) {
+  return "(SM clock was " + (before ? std::to_string(*before) : std::string("?")) + " MHz, reads " +
+         (after ? std::to_string(*after) : std::string("?")) + " MHz now)";
 }
+
+std::optional<int> Reading(const Result<int>& value) { return value.ok() ? std::optional<int>(*value) : std::nullopt; }
 
 int Lock(const GpuArgs& args) {
   const std::string name = "gpu lock";
@@ -262,40 +151,36 @@ int Lock(const GpuArgs& args) {
   }
   auto selected = OpenSelectedGpus(args);
   if (!selected.ok()) return ReportError(name, selected.error());
+  if (Status s = CheckLockFlags(args); !s.ok()) return ReportError(name, s.error());
+  ClockLockRequest request;
+  request.sm_min_mhz = args.sm_mhz;
+  request.sm_max_mhz = args.sm_mhz > 0 ? (args.sm_max_mhz > 0 ? args.sm_max_mhz : args.sm_mhz) : 0;
+  request.memory_max = args.memory_max;
+  request.power_limit_w = args.power_limit_w;
   GpuBackend& b = *selected->backend;
-  auto plans = PlanLock(args, b, selected->gpus);
+  auto plans = PlanClockLock(b, selected->gpus, request);
   if (!plans.ok()) return ReportError(name, plans.error());
 
   const bool dry = args.backend.dry_run;
-  std::vector<AppliedChange> applied;
-  auto fail = [&](const Error& error) {
-    return ReportError(name, Error{error.message + "; " + RollBack(b, applied)});
-  };
-  for (const LockPlan& plan : *plans) {
-    const int gpu = plan.gpu;
-    const std::string who = "GPU " + std::to_string(gpu) + ": ";
-    if (args.sm_mhz > 0) {
-      const int max_mhz = args.sm_max_mhz > 0 ? args.sm_max_mhz : args.sm_mhz;
-      auto before = b.SmClockMhz(gpu);
-      if (Status s = b.LockGpuClocks(gpu, args.sm_mhz, max_mhz); !s.ok()) return fail(s.error());
-      applied.push_back({AppliedChange::kSmClocks, gpu, 0});
-      auto after = b.SmClockMhz(gpu);
-      std::cout << who << (dry ? "would lock" : "locked") << " SM clocks to " << args.sm_mhz << "-" << max_mhz
-                << " MHz " << ClockChange(before, after) << "\n";
+  Status applied = ApplyClockLock(b, *plans, [&](const ClockLockChange& change) {
+    std::cout << "GPU " << change.gpu << ": ";
+    switch (change.kind) {
+      case ClockLockChange::kSmClocks:
+        std::cout << (dry ? "would lock" : "locked") << " SM clocks to " << change.sm_min_mhz << "-"
+                  << change.sm_max_mhz << " MHz " << ClockChange(change.sm_clock_before_mhz, change.sm_clock_after_mhz)
+                  << "\n";
+        break;
+      case ClockLockChange::kMemoryClocks:
+        std::cout << (dry ? "would lock" : "locked") << " the memory clock to its maximum, " << change.memory_mhz
+                  << " MHz\n";
+        break;
+      case ClockLockChange::kPowerLimit:
+        std::cout << (dry ? "would set" : "set") << " the power limit to "
+                  << FixedDecimals(change.power_limit_mw / 1000.0, 1) << " W\n";
+        break;
     }
-    if (args.memory_max) {
-      if (Status s = b.LockMemoryClocks(gpu, plan.memory_mhz, plan.memory_mhz); !s.ok()) return fail(s.error());
-      applied.push_back({AppliedChange::kMemoryClocks, gpu, 0});
-      std::cout << who << (dry ? "would lock" : "locked") << " the memory clock to its maximum, " << plan.memory_mhz
-                << " MHz\n";
-    }
-    if (args.power_limit_w) {
-      if (Status s = b.SetPowerLimitMw(gpu, plan.power_limit_mw); !s.ok()) return fail(s.error());
-      applied.push_back({AppliedChange::kPowerLimit, gpu, plan.previous_power_limit_mw});
-      std::cout << who << (dry ? "would set" : "set") << " the power limit to "
-                << FixedDecimals(plan.power_limit_mw / 1000.0, 1) << " W\n";
-    }
-  }
+  });
+  if (!applied.ok()) return ReportError(name, applied.error());
   if (dry) std::cout << "dry run: nothing changed\n";
   return 0;
 }
@@ -309,9 +194,9 @@ int Reset(const GpuArgs& args) {
   const bool dry = args.backend.dry_run;
   for (int gpu : targets) {
     const std::string who = "GPU " + std::to_string(gpu) + ": ";
-    auto before = b.SmClockMhz(gpu);
+    const std::optional<int> before = Reading(b.SmClockMhz(gpu));
     if (Status s = b.ResetGpuClocks(gpu); !s.ok()) return ReportError(name, s.error());
-    auto after = b.SmClockMhz(gpu);
+    const std::optional<int> after = Reading(b.SmClockMhz(gpu));
     std::cout << who << (dry ? "would reset" : "reset") << " SM clocks " << ClockChange(before, after) << "\n";
     if (!args.keep_memory) {
       if (Status s = b.ResetMemoryClocks(gpu); !s.ok()) return ReportError(name, s.error());
