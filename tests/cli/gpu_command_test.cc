@@ -1,9 +1,11 @@
 // `wattcut gpu lock` checks every argument against every selected GPU before it changes
 // anything, and undoes what it applied when a later step still fails: on the simulated
 // backend and on the fake NVML (whose state file shows what the GPUs were left with).
-// `wattcut gpu check` prints each check's result and a verdict with its exit status.
+// `wattcut gpu check` prints each check's result and a verdict with its exit status, and
+// `wattcut gpu profile` writes the profile CSV and each stage's progress.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <string>
 
@@ -117,6 +119,36 @@ TEST(GpuCheckCommand, PrintsEveryResultAndTheVerdictWithItsExitStatus) {
   EXPECT_EQ(negative.exit_code, 1);
   EXPECT_EQ(negative.out, "");
   EXPECT_EQ(negative.err, "wattcut gpu check: error: --duration must be a number of seconds >= 0\n");
+}
+
+TEST(GpuProfileCommand, WritesOneCsvForEveryStageAndShowsEachStagesProgress) {
+  testing::TempDir dir;
+  const std::string csv_path = dir.path() + "/profile.csv";
+  auto written = RunWattcut("gpu profile --stages 2 --step 300 --out " + csv_path);
+  EXPECT_EQ(written.exit_code, 0) << written.err;
+  EXPECT_EQ(written.out, "");
+  EXPECT_EQ(written.err,
+            "stage 0: 2 frequencies profiled, 5.0 s of simulated GPU time\n"
+            "stage 1: 2 frequencies profiled, 5.4 s of simulated GPU time\n"
+            "wrote " + csv_path + "\n");
+  const std::string csv = testing::ReadFile(csv_path);
+  EXPECT_EQ(csv.substr(0, csv.find('\n') + 1), "stage,instruction,frequency,time,energy,samples,time_std,energy_std\n");
+  EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 9);  // 2 stages x 1410, 1110 MHz x forward, backward
+  EXPECT_NE(csv.find("\n1,backward,1110,"), std::string::npos) << csv;
+
+  auto to_stdout = RunWattcut("gpu profile --stages 1 --step 300");
+  EXPECT_EQ(to_stdout.exit_code, 0) << to_stdout.err;
+  EXPECT_EQ(to_stdout.out.rfind("stage,instruction,frequency,", 0), 0u) << to_stdout.out;
+  EXPECT_EQ(to_stdout.err, "stage 0: 2 frequencies profiled, 5.4 s of simulated GPU time\n");
+
+  auto nvml = RunWattcut("gpu profile --backend nvml");
+  EXPECT_EQ(nvml.exit_code, 1);
+  EXPECT_EQ(nvml.err,
+            "wattcut gpu profile: error: only --backend simulated: on real GPUs the profiler runs inside the training "
+            "job (wattcut::OnlineProfiler, see docs/gpu.md)\n");
+  auto no_stage = RunWattcut("gpu profile --stages 0");
+  EXPECT_EQ(no_stage.exit_code, 1);
+  EXPECT_EQ(no_stage.err, "wattcut gpu profile: error: --stages and --microbatches must be >= 1\n");
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 //   watch  power, SM clock and energy over time (like nvidia-smi dmon)
 //   check  read-only check of the NVML backend with a verdict; setters run in dry-run only (gpu/backend_check.h)
 //   profile  the online profiler on simulated GPUs running a model workload: a profile CSV for the planner
+//            (runtime/simulated_pipeline_profiling.h)
 // The lock itself (plan, apply, roll back) is gpu/clock_lock_plan.h; this file reads the flags and prints.
 #include <chrono>
 #include <cmath>
@@ -23,9 +24,7 @@
 #include "wattcut/gpu/clock.h"
 #include "wattcut/gpu/clock_lock_plan.h"
 #include "wattcut/gpu/open_backend.h"
-#include "wattcut/gpu/simulated_backend.h"
-#include "wattcut/profile/gpu_model.h"
-#include "wattcut/runtime/online_profiler.h"
+#include "wattcut/runtime/simulated_pipeline_profiling.h"
 
 namespace wattcut::cli {
 namespace {
@@ -267,8 +266,7 @@ int Check(const GpuArgs& args) {
   return 1;
 }
 
-// Every stage of a pipeline on its own simulated GPU (simulated time, so it runs in moments),
-// profiled by the online profiler exactly as a training job would drive it.
+// Every stage of a pipeline on its own simulated GPU, profiled by the online profiler.
 int Profile(const GpuArgs& args) {
   const std::string name = "gpu profile";
   if (args.backend.kind != "simulated") {
@@ -276,48 +274,22 @@ int Profile(const GpuArgs& args) {
                                    "(wattcut::OnlineProfiler, see docs/gpu.md)"});
   }
   if (args.stages < 1 || args.microbatches < 1) return ReportError(name, Error{"--stages and --microbatches must be >= 1"});
-  auto model = FindGpuModel(args.backend.simulated_model);
-  if (!model.ok()) return ReportError(name, model.error());
-  std::string csv;
-  for (int stage = 0; stage < args.stages; ++stage) {
-    auto clock = std::make_shared<ManualClock>();
-    SimulatedBackend gpu({*model}, clock);
-    auto setter = StartThreadFrequencySetter(gpu, 0);
-    if (!setter.ok()) return ReportError(name, setter.error());
-    OnlineProfilerOptions options = args.profiler;
-    options.stage = stage;
-    auto profiler = OnlineProfiler::Start(gpu, 0, **setter, *clock, options);
-    if (!profiler.ok()) return ReportError(name, profiler.error());
-    const StageWorkload& work = stage == args.stages - 1 ? (*model)->last_stage : (*model)->middle_stage;
-    while (!(*profiler)->done()) {
-      Status s = (*profiler)->BeginIteration();
-      for (InstructionKind kind : {InstructionKind::kForward, InstructionKind::kBackward}) {
-        const std::string instruction(InstructionName(kind));
-        for (int i = 0; s.ok() && i < args.microbatches; ++i) {
-          s = (*profiler)->InstructionBegin(instruction);
-          if (s.ok()) {
-            auto ran = gpu.Run(0, kind, work.of(kind));
-            if (!ran.ok()) s = ran.error();
-          }
-          if (s.ok()) s = (*profiler)->InstructionEnd(instruction);
-        }
-      }
-      if (s.ok()) s = (*profiler)->EndIteration();
-      if (!s.ok()) return ReportError(name, s.error());
-    }
-    (*profiler)->Finish();
-    if (Status s = (*setter)->Stop(); !s.ok()) return ReportError(name, s.error());
-    const std::string stage_csv = (*profiler)->ToCsv();
-    csv += stage == 0 ? stage_csv : stage_csv.substr(stage_csv.find('\n') + 1);
-    std::cerr << "stage " << stage << ": " << (*profiler)->rows().size() / 2 << " frequencies profiled, "
-              << FixedDecimals(clock->NowS(), 1) << " s of simulated GPU time\n";
-  }
+  SimulatedPipelineProfilingOptions options;
+  options.gpu_model = args.backend.simulated_model;
+  options.stages = args.stages;
+  options.microbatches = args.microbatches;
+  options.profiler = args.profiler;
+  auto profile = ProfileSimulatedPipeline(options, [](const ProfiledStageSummary& stage) {
+    std::cerr << "stage " << stage.stage << ": " << stage.frequencies << " frequencies profiled, "
+              << FixedDecimals(stage.simulated_time_s, 1) << " s of simulated GPU time\n";
+  });
+  if (!profile.ok()) return ReportError(name, profile.error());
   if (args.out_path.empty() || args.out_path == "-") {
-    std::cout << csv;
+    std::cout << profile->csv;
     return 0;
   }
   std::ofstream out(args.out_path);
-  out << csv;
+  out << profile->csv;
   out.close();
   if (!out) return ReportError(name, Error{"cannot write " + args.out_path});
   std::cerr << "wrote " << args.out_path << "\n";
