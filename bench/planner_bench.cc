@@ -5,6 +5,9 @@
 //   BM_Frontier/<profile>/<M>           the planner as `wattcut frontier` runs it
 //   BM_FrontierFromScratch/<profile>/<M> the same with every min cut computed from
 //                                        scratch (no warm start), for the ratio
+//   BM_FrontierFile{Write,Read}          the wattcut.frontier/v1 file of the A40 model's
+//                                        8 x 96 frontier at 0.1 ms (the server stores it):
+//                                        bytes, and the time against BM_FrontierA40Model
 #include <benchmark/benchmark.h>
 
 #include <filesystem>
@@ -12,7 +15,9 @@
 #include <string>
 
 #include "wattcut/base/shared_data.h"
+#include "wattcut/plan/frontier_file.h"
 #include "wattcut/plan/planner.h"
+#include "wattcut/profile/gpu_model.h"
 #include "wattcut/profile/profile_csv.h"
 #include "wattcut/solver/frontier_solver.h"
 
@@ -96,6 +101,59 @@ void RunSolver(benchmark::State& state, bool warm) {
 
 void BM_SolverWarmStart(benchmark::State& state) { RunSolver(state, true); }
 void BM_SolverFromScratch(benchmark::State& state) { RunSolver(state, false); }
+
+// The A40 model's GPT-3 pipeline: 8 stages, 96 microbatches, 0.1 ms (83,891 points).
+PlannerOptions A40ModelOptions() {
+  PlannerOptions options;
+  options.num_microbatches = 96;
+  options.unit_time_s = 0.0001;
+  options.p2p_power_w = (*FindGpuModel("a40"))->p2p_power_w;
+  return options;
+}
+const Profile& A40ModelProfile() {
+  static const Profile profile = MakeModelProfile(**FindGpuModel("a40"), 8);
+  return profile;
+}
+const Frontier& A40ModelFrontier() {
+  static const Frontier frontier = std::move(ComputeFrontier(A40ModelProfile(), A40ModelOptions())).value();
+  return frontier;
+}
+
+void BM_FrontierA40Model(benchmark::State& state) {
+  for (auto _ : state) {
+    Result<Frontier> frontier = ComputeFrontier(A40ModelProfile(), A40ModelOptions());
+    benchmark::DoNotOptimize(frontier->points().size());
+  }
+}
+
+void BM_FrontierFileWrite(benchmark::State& state) {
+  const Frontier& frontier = A40ModelFrontier();
+  size_t bytes = 0;
+  for (auto _ : state) {
+    std::string text = FrontierFileText(frontier);
+    bytes = text.size();
+    benchmark::DoNotOptimize(text.data());
+  }
+  state.counters["points"] = static_cast<double>(frontier.points().size());
+  state.counters["bytes"] = static_cast<double>(bytes);
+  state.counters["bytes_per_point"] = static_cast<double>(bytes) / static_cast<double>(frontier.points().size());
+}
+
+void BM_FrontierFileRead(benchmark::State& state) {
+  const std::string text = FrontierFileText(A40ModelFrontier());
+  for (auto _ : state) {
+    Result<Frontier> read = ParseFrontierFile(text, "bench");
+    if (!read.ok()) {
+      state.SkipWithError(read.error().message.c_str());
+      return;
+    }
+    benchmark::DoNotOptimize(read->points().size());
+  }
+}
+
+BENCHMARK(BM_FrontierA40Model)->Unit(benchmark::kMillisecond)->Iterations(1);
+BENCHMARK(BM_FrontierFileWrite)->Unit(benchmark::kMillisecond)->Iterations(3);
+BENCHMARK(BM_FrontierFileRead)->Unit(benchmark::kMillisecond)->Iterations(3);
 
 BENCHMARK(BM_Frontier)
     ->ArgsProduct({{0, 1}, {12, 24, 48, 96}})

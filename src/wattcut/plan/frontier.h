@@ -71,6 +71,11 @@ class Frontier {
   // i.e. the point at min(T', T*). Returns fastest_index() when time_s < T_min.
   size_t IndexForIterationTime(double time_s) const;
 
+  // The durations of the first point, and the changes that lead to point `index` from the
+  // one before (empty for the first): the frontier's compact form (plan/frontier_file.h).
+  const std::vector<int64_t>& start_durations() const { return start_durations_; }
+  const std::vector<DurationChange>& ChangesAt(size_t index) const { return changes_.at(index); }
+
   // Planned duration of every computation (flat, stage-major) at point `index`.
   std::vector<int64_t> DurationsAt(size_t index) const;
   // The frequency plan of point `index`.

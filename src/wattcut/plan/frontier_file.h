@@ -1,0 +1,28 @@
+// A whole frontier, every plan on it included, in one compact text file
+// (frontier.wattcut): the format `wattcut.frontier/v1`, documented in
+// docs/frontier_format.md. It is the frontier's own compact form (the first point's
+// durations plus, per later point, the computations whose duration changed), so a file
+// reads back into a Frontier that plans exactly like the one written: same points, same
+// plan at every point. The planning server stores its frontiers in this format.
+//
+// Reading checks everything a Frontier relies on (counts, ranges, the options sorted, the
+// end marker that a truncated file lacks) and names the line and field that is wrong;
+// the planner's limits (plan/planning_limits.h) bound what a file may make it allocate.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "wattcut/base/result.h"
+#include "wattcut/plan/frontier.h"
+
+namespace wattcut {
+
+inline constexpr std::string_view kFrontierFormat = "wattcut.frontier/v1";
+
+// The frontier as `wattcut.frontier/v1` text.
+std::string FrontierFileText(const Frontier& frontier);
+// Reads FrontierFileText's output back; `source` names the text in errors ("FILE:LINE: ...").
+Result<Frontier> ParseFrontierFile(std::string_view text, const std::string& source);
+
+}  // namespace wattcut
