@@ -6,6 +6,7 @@
 #include <tuple>
 
 #include "wattcut/base/csv_reader.h"
+#include "wattcut/base/general_text.h"
 #include "wattcut/base/printable_text.h"
 
 namespace wattcut {
@@ -216,6 +217,20 @@ Result<Profile> ParseProfileCsv(const std::string& text, const std::string& sour
   Result<AggregatedProfile> parsed = ParseProfileCsvWithWarnings(text, source_name, expected_stages);
   if (!parsed.ok()) return parsed.error();
   return std::move(parsed->profile);
+}
+
+std::string ProfileCsvText(const Profile& profile) {
+  std::string csv = "stage,instruction,frequency,time,energy\n";
+  for (int s = 0; s < profile.num_stages(); ++s) {
+    for (int k = 0; k < kNumInstructionKinds; ++k) {
+      const auto kind = static_cast<InstructionKind>(k);
+      for (const Measurement& m : profile.measurements(s, kind)) {
+        csv += std::to_string(s) + "," + std::string(InstructionName(kind)) + "," + std::to_string(m.freq_mhz) + "," +
+               GeneralText(m.time_s) + "," + GeneralText(m.energy_j) + "\n";
+      }
+    }
+  }
+  return csv;
 }
 
 }  // namespace wattcut

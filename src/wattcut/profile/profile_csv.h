@@ -40,4 +40,9 @@ Result<Profile> ReadProfileCsv(const std::string& path, int expected_stages = 0)
 Result<Profile> ParseProfileCsv(const std::string& text, const std::string& source_name,
                                 int expected_stages = 0);
 
+// The profile as a CSV with the columns stage,instruction,frequency,time,energy (one row
+// per measurement, every number as text that reads back as itself), which
+// ParseProfileCsv reads back into the same profile.
+std::string ProfileCsvText(const Profile& profile);
+
 }  // namespace wattcut

@@ -554,3 +554,33 @@ TEST(ProfileCsvTest, ByteOrderMarkIsSkippedAndQuotedInputIsPrintable) {
 
 }  // namespace
 }  // namespace wattcut
+
+namespace wattcut {
+namespace {
+
+TEST(ProfileCsvText, ReadsBackAsTheSameProfile) {
+  WATTCUT_REQUIRE_SHARED_FILE(path, "perseus-sosp24/stage_profile/gpt3-175b+a100_sxm_bf16.csv");
+  Result<Profile> profile = ReadProfileCsv(path, 8);
+  ASSERT_TRUE(profile.ok()) << profile.error().message;
+  const std::string text = ProfileCsvText(*profile);
+  EXPECT_EQ(text.rfind("stage,instruction,frequency,time,energy\n0,forward,", 0), 0u);
+  Result<Profile> back = ParseProfileCsv(text, "written", 8);
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  ASSERT_EQ(back->num_stages(), profile->num_stages());
+  for (int s = 0; s < profile->num_stages(); ++s) {
+    for (InstructionKind kind : {InstructionKind::kForward, InstructionKind::kBackward}) {
+      const auto& a = profile->measurements(s, kind);
+      const auto& b = back->measurements(s, kind);
+      ASSERT_EQ(a.size(), b.size());
+      for (size_t i = 0; i < a.size(); ++i) {
+        EXPECT_EQ(a[i].freq_mhz, b[i].freq_mhz);
+        EXPECT_EQ(a[i].time_s, b[i].time_s);  // exact: the text reads back as the same double
+        EXPECT_EQ(a[i].energy_j, b[i].energy_j);
+      }
+    }
+  }
+  EXPECT_EQ(ProfileCsvText(*back), text);
+}
+
+}  // namespace
+}  // namespace wattcut
