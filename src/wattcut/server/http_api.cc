@@ -183,12 +183,12 @@ PlannerOptions PlannerSettings::ToPlannerOptions() const {
 }
 
 Result<json> ParseJsonBody(std::string_view body) {
-  if (body.empty()) return Error{"request body is empty; expected JSON"};
+  if (body.empty()) return Error::Malformed("request body is empty; expected JSON");
   try {
     return json::parse(body.begin(), body.end());
   } catch (const json::exception& e) {
     // nlohmann quotes the bytes it stopped at (a DEL, say) as they are.
-    return Error{"malformed JSON: " + PrintableText(e.what(), 400)};
+    return Error::Malformed("malformed JSON: " + PrintableText(e.what(), 400));
   }
 }
 

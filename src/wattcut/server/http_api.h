@@ -20,12 +20,6 @@
 
 namespace wattcut::server {
 
-// HTTP status of a failed request plus the message put in its {"error": ...} body.
-struct ApiError {
-  int status = 400;
-  std::string message;
-};
-
 // Zeus JobInfo. job_id must be empty when registering; the server assigns it.
 struct JobInfo {
   std::string job_id;
@@ -116,10 +110,11 @@ struct PlanSelection {
   static Result<PlanSelection> FromJson(const nlohmann::json& json);
 };
 
-// Parses a request body as JSON; a syntax error is a 400 naming the byte offset.
+// Parses a request body as JSON; a syntax error is ErrorCode::kMalformed (a 400) naming
+// the byte offset.
 Result<nlohmann::json> ParseJsonBody(std::string_view body);
 
-// Field validation; every error here is a 422 in the HTTP layer.
+// Field validation; every error here is ErrorCode::kInvalidArgument (a 422).
 Result<JobRegistration> JobRegistrationFromJson(const nlohmann::json& json);
 Result<RankInfo> RankInfoFromJson(const nlohmann::json& json);
 Result<ProfilingResult> ProfilingResultFromJson(const nlohmann::json& json);

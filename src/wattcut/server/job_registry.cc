@@ -1,18 +1,24 @@
 #include "wattcut/server/job_registry.h"
 
 #include <algorithm>
-#include <condition_variable>
 #include <cstdio>
 #include <ctime>
 #include <mutex>
-#include <numeric>
 #include <optional>
 #include <set>
 
 #include "wattcut/base/printable_text.h"
 #include "wattcut/dag/pipeline_schedule.h"
+#include "wattcut/plan/frontier_file.h"
 #include "wattcut/plan/planning_limits.h"
 #include "wattcut/profile/profile_csv.h"
+#include "wattcut/server/frontier_state.h"
+#include "wattcut/server/job_state_codec.h"
+#include "wattcut/server/job_views.h"
+#include "wattcut/server/profiling_sweep.h"
+#include "wattcut/server/rank_profile_aggregation.h"
+#include "wattcut/server/round_barrier.h"
+#include "wattcut/server/schedule_text.h"
 
 namespace wattcut::server {
 
@@ -20,149 +26,64 @@ using nlohmann::json;
 
 namespace {
 
-Reply Ok(const json& body) {
-  return Reply{200, body.dump(-1, ' ', false, json::error_handler_t::replace)};
+std::string Text(const json& body) { return body.dump(-1, ' ', false, json::error_handler_t::replace); }
+
+Error StoreFailed(const Error& error) {
+  return Error::IOError("could not persist the change, nothing was changed: " + error.message);
 }
-Reply Fail(int status, const std::string& message) { return Reply{status, ErrorBody(message)}; }
-Reply NoJob(const std::string& job_id) {
-  return Fail(404, "unknown job '" + PrintableText(job_id) + "'");
-}
-Reply StoreFailed(const Error& error) {
-  return Fail(503, "could not persist the change, nothing was changed: " + error.message);
+
+// "job 'ID': rank R is out of range [0, N)", the way every endpoint says it.
+Error RankOutOfRange(const std::string& prefix, int64_t rank, int world_size) {
+  return Error{prefix + "rank " + std::to_string(rank) + " is out of range [0, " + std::to_string(world_size) + ")"};
 }
 
 // The planner's bounds on a job's pipeline (pp_degree stages x num_microbatches), checked
-// when the settings arrive, before any work; nullopt when they fit (or are not set yet).
-std::optional<Reply> CheckPipelineLimits(const JobInfo& info, const PlannerSettings& planner) {
-  if (planner.num_microbatches < 1) return std::nullopt;
+// when the settings arrive, before any work.
+Status CheckPipelineLimits(const JobInfo& info, const PlannerSettings& planner) {
+  if (planner.num_microbatches < 1) return Status::Ok();
   if (auto s = CheckPipelineShape(info.pp_degree, planner.num_microbatches); !s) {
-    return Fail(422, "planner settings beyond the planner's limits: " + s.error().message);
+    return Error{"planner settings beyond the planner's limits: " + s.error().message};
   }
-  return std::nullopt;
-}
-
-// Per stage: the JSON text of its [[instruction, freq_mhz], ...] list.
-using StageSchedules = std::vector<std::string>;
-
-std::string Number(double value) {
-  char buffer[64];
-  std::snprintf(buffer, sizeof(buffer), "%.17g", value);
-  return buffer;
-}
-
-// The stored form of a profile built from rank profiles, read back at start-up with
-// ParseProfileCsv (%.17g: every double reads back as itself).
-std::string ProfileCsvText(const Profile& profile) {
-  std::string csv = "stage,instruction,frequency,time,energy\n";
-  for (int s = 0; s < profile.num_stages(); ++s) {
-    for (InstructionKind kind : {InstructionKind::kForward, InstructionKind::kBackward}) {
-      for (const Measurement& m : profile.measurements(s, kind)) {
-        csv += std::to_string(s) + "," + std::string(InstructionName(kind)) + "," + std::to_string(m.freq_mhz) + "," +
-               Number(m.time_s) + "," + Number(m.energy_j) + "\n";
-      }
-    }
-  }
-  return csv;
-}
-
-// GET /v1/jobs/{id}'s "profile_warnings": one object per frequency left out.
-json ProfileWarningsJson(const std::vector<DroppedFrequency>& dropped) {
-  json out = json::array();
-  for (const DroppedFrequency& d : dropped) {
-    json missing = json::array();
-    for (const RankId& r : d.missing_ranks) {
-      missing.push_back({{"rank", r.rank}, {"dp_rank", r.dp_rank}, {"tp_rank", r.tp_rank}});
-    }
-    out.push_back({{"stage", d.stage},
-                   {"instruction", std::string(InstructionName(d.kind))},
-                   {"freq_mhz", d.freq_mhz},
-                   {"missing_ranks", missing},
-                   {"stage_ranks", d.num_ranks},
-                   {"message", DroppedFrequencyMessage(d)}});
-  }
-  return out;
-}
-
-std::string ScheduleText(const std::vector<std::pair<InstructionKind, int>>& entries) {
-  std::string out = "[";
-  for (size_t i = 0; i < entries.size(); ++i) {
-    if (i > 0) out += ',';
-    out += "[\"";
-    out += InstructionName(entries[i].first);
-    out += "\",";
-    out += std::to_string(entries[i].second);
-    out += ']';
-  }
-  out += ']';
-  return out;
+  return Status::Ok();
 }
 
 std::string SanitizeMetadata(const std::string& text) {
   std::string out;
   for (char c : text) {
-    bool safe = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-                c == '-' || c == '_' || c == '.';
+    bool safe = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' ||
+                c == '_' || c == '.';
     out += safe ? c : '_';
   }
   return out;
 }
 
-const char* FrontierStateName(int state) {
-  static const char* const kNames[] = {"none", "computing", "ready", "failed"};
-  return kNames[state];
-}
-
 }  // namespace
 
-struct JobRegistry::Decision {
-  enum class Mode { kNone, kAllMax, kProfiling, kPlan, kError };
-  Mode mode = Mode::kNone;
-  int profiling_freq_mhz = 0;
-  size_t base_index = 0;
-  size_t straggler_index = 0;
-  std::shared_ptr<const StageSchedules> base;
-  std::shared_ptr<const StageSchedules> for_non_stragglers;
-  std::set<int> straggler_dp;
-  double straggler_time_s = 0;
-  int error_status = 0;
-  std::string error;
-};
-
 struct JobRegistry::Job {
-  enum class FrontierState { kNone = 0, kComputing = 1, kReady = 2, kFailed = 3 };
-  struct Straggler {
-    StragglerReport::Kind kind = StragglerReport::Kind::kIterationTime;
-    double value = 0;
-  };
-  struct Profiling {
-    bool active = false;
-    bool done = false;
-    std::vector<int> freqs;  // descending
-    size_t step = 0;
-    std::vector<uint8_t> got;  // per rank: result received for this step
-    int got_count = 0;
-  };
-
   std::mutex mu;
-  std::condition_variable cv;
   JobInfo info;
   PlannerSettings planner;
   std::vector<std::optional<RankInfo>> ranks;
   int num_registered = 0;
-  // Long-poll barrier.
-  int64_t round = 0;
-  std::vector<uint8_t> waiting;
-  int num_waiting = 0;
-  Decision decision;  // what round `round` served
+  std::vector<std::optional<RankProfile>> rank_profiles;
+  int num_rank_profiles = 0;
+  std::vector<uint8_t> has_result;  // per rank: a ProfilingResult is stored
+  int num_results = 0;
+  // Rounds.
+  RoundBarrier barrier;
+  ScheduleDecision decision;  // what the last completed round served
+  ProfilingSweep sweep;
+  PlanSelection selection;
+  Stragglers stragglers;
   // Profile and frontier.
   std::string profile_source;
   std::shared_ptr<const Profile> profile;
   // The frequencies the profile's rank aggregation left out (some rank lacked them).
   std::vector<DroppedFrequency> profile_warnings;
-  std::vector<std::optional<RankProfile>> rank_profiles;
-  int num_rank_profiles = 0;
   FrontierState frontier_state = FrontierState::kNone;
   std::string frontier_error;
+  // Why the stored frontier was not used (shown while it is recomputed and after).
+  std::string frontier_note;
   double frontier_seconds = 0;
   uint64_t frontier_generation = 0;
   // Computations started and not finished since the last one that finished (stored).
@@ -170,37 +91,40 @@ struct JobRegistry::Job {
   std::shared_ptr<const Frontier> frontier;
   std::map<size_t, std::shared_ptr<const StageSchedules>> plan_cache;
   std::optional<PipelineSchedule> schedule;  // instruction order, for AllMax/profiling
-  // Plan choice.
-  PlanSelection selection;
-  std::map<int, Straggler> stragglers;  // by dp rank
-  Profiling profiling;
-  std::vector<uint8_t> has_result;  // per rank: a ProfilingResult is stored
-  int num_results = 0;
   bool deleted = false;
 
   // Sizes the per-rank state for info.world_size ranks, all empty.
   void SizeRankState() {
     size_t ws = static_cast<size_t>(info.world_size);
-    ranks.resize(ws);
-    waiting.assign(ws, 0);
-    rank_profiles.resize(ws);
-    profiling.got.assign(ws, 0);
+    ranks.assign(ws, std::nullopt);
+    rank_profiles.assign(ws, std::nullopt);
     has_result.assign(ws, 0);
+    barrier.Reset(ws, 0);
+    sweep = ProfilingSweep(ws);
+  }
+
+  JobState State() const {
+    return JobState{barrier.completed_rounds(), selection, stragglers, frontier_attempts, sweep.state()};
   }
 
   // Every rank profile received so far, aggregated into one pipeline profile.
-  Result<AggregatedProfile> AggregateReceivedRankProfiles() const;
+  Result<AggregatedProfile> AggregateReceivedRankProfiles() const {
+    std::vector<RankProfile> all;
+    for (const auto& rp : rank_profiles) {
+      if (rp) all.push_back(*rp);
+    }
+    return AggregateRankProfiles(all, info.pp_degree);
+  }
 
   Status CheckRankAgainstProfile(const RankInfo& rank) const {
     if (!profile || rank.pp_rank >= profile->num_stages()) return Status::Ok();
     std::set<int> declared(rank.available_frequencies.begin(), rank.available_frequencies.end());
     for (int k = 0; k < kNumInstructionKinds; ++k) {
-      for (const Measurement& m :
-           profile->measurements(rank.pp_rank, static_cast<InstructionKind>(k))) {
+      for (const Measurement& m : profile->measurements(rank.pp_rank, static_cast<InstructionKind>(k))) {
         if (!declared.count(m.freq_mhz)) {
-          return Error{"rank " + std::to_string(rank.rank) + " (pp_rank " +
-                       std::to_string(rank.pp_rank) + ") did not declare frequency " +
-                       std::to_string(m.freq_mhz) + " MHz, which the job's profile uses"};
+          return Error{"rank " + std::to_string(rank.rank) + " (pp_rank " + std::to_string(rank.pp_rank) +
+                       ") did not declare frequency " + std::to_string(m.freq_mhz) +
+                       " MHz, which the job's profile uses"};
         }
       }
     }
@@ -210,82 +134,32 @@ struct JobRegistry::Job {
   std::shared_ptr<const StageSchedules> PlanSchedules(size_t index) {
     auto it = plan_cache.find(index);
     if (it != plan_cache.end()) return it->second;
-    FrequencyPlan plan = frontier->PlanAt(index);
-    auto schedules = std::make_shared<StageSchedules>();
-    for (const auto& stage : plan.stages) {
-      std::vector<std::pair<InstructionKind, int>> entries;
-      entries.reserve(stage.size());
-      for (const PlannedComputation& c : stage) entries.emplace_back(c.kind, c.freq_mhz);
-      schedules->push_back(ScheduleText(entries));
-    }
+    auto schedules = std::make_shared<const StageSchedules>(PlanStageSchedules(*frontier, index));
     if (plan_cache.size() > 16) plan_cache.clear();
     plan_cache[index] = schedules;
     return schedules;
   }
 
-  size_t BaseIndex() const {
-    switch (selection.kind) {
-      case PlanSelection::Kind::kFastest:
-        return frontier->fastest_index();
-      case PlanSelection::Kind::kMinEnergy:
-        return frontier->min_energy_index();
-      case PlanSelection::Kind::kIndex:
-        return std::min(static_cast<size_t>(selection.value), frontier->fastest_index());
-      case PlanSelection::Kind::kIterationTime:
-        return frontier->IndexForIterationTime(selection.value);
-    }
-    return frontier->fastest_index();
-  }
+  size_t SelectedPoint() const { return SelectedIndex(*frontier, selection); }
 
-  // T' of the slowest straggler, or 0 when none.
-  double StragglerTime(size_t base_index) const {
-    double t = 0;
-    for (const auto& [dp, s] : stragglers) {
-      double v = s.kind == StragglerReport::Kind::kSlowdown
-                     ? s.value * frontier->points()[base_index].time_s
-                     : s.value;
-      t = std::max(t, v);
-    }
-    return t;
+  // The frontier as it stands, with the frontier fields of the job.
+  void SetFrontierReady(std::shared_ptr<const Frontier> ready, double seconds) {
+    frontier = std::move(ready);
+    frontier_state = FrontierState::kReady;
+    frontier_seconds = seconds;
+    frontier_error.clear();
+    plan_cache.clear();
+  }
+  void SetFrontierFailed(std::string error) {
+    frontier_state = FrontierState::kFailed;
+    frontier_error = std::move(error);
   }
 };
-
-Result<AggregatedProfile> JobRegistry::Job::AggregateReceivedRankProfiles() const {
-  std::vector<RankProfile> all;
-  for (const auto& rp : rank_profiles) {
-    if (rp) all.push_back(*rp);
-  }
-  return AggregateRankProfiles(all, info.pp_degree);
-}
-
-Result<AggregatedProfile> AggregateRankProfiles(const std::vector<RankProfile>& profiles, int pp_degree) {
-  std::vector<RankMeasurement> measurements;
-  for (const RankProfile& p : profiles) {
-    if (p.pp_rank < 0 || p.pp_rank >= pp_degree) {
-      return Error{"rank " + std::to_string(p.rank) + ": pp_rank " + std::to_string(p.pp_rank) +
-                   " >= pp_degree " + std::to_string(pp_degree)};
-    }
-    const RankId rank{p.rank, p.dp_rank, p.tp_rank};
-    for (InstructionKind kind : {InstructionKind::kForward, InstructionKind::kBackward}) {
-      const bool forward = kind == InstructionKind::kForward;
-      const auto& times = forward ? p.forward_time : p.backward_time;
-      const auto& energies = forward ? p.forward_energy : p.backward_energy;
-      // A frequency counts as measured by this rank when it has both a time and an energy.
-      for (const auto& [freq_mhz, time_s] : times) {
-        auto energy = energies.find(freq_mhz);
-        if (energy == energies.end()) continue;
-        measurements.push_back(RankMeasurement{p.pp_rank, kind, freq_mhz, rank, time_s, energy->second});
-      }
-    }
-  }
-  return AggregateRankMeasurements(std::move(measurements), pp_degree);
-}
 
 JobRegistry::JobRegistry(JobStore& store, Metrics& metrics, Options options)
     : store_(store), metrics_(metrics), options_(std::move(options)) {
   worker_ = std::make_unique<FrontierWorker>(
-      options_.frontier_threads,
-      [this](const FrontierTask& task) { return OnFrontierStarted(task); },
+      options_.frontier_threads, [this](const FrontierTask& task) { return OnFrontierStarted(task); },
       [this](const FrontierTask& task, Result<Frontier> frontier, double seconds) {
         OnFrontierDone(task, std::move(frontier), seconds);
       });
@@ -299,7 +173,7 @@ void JobRegistry::Shutdown() {
     std::shared_lock lock(mu_);
     for (auto& [id, job] : jobs_) {
       std::lock_guard job_lock(job->mu);
-      job->cv.notify_all();
+      job->barrier.NotifyAll();
     }
   }
   if (worker_) worker_->Stop();
@@ -307,14 +181,13 @@ void JobRegistry::Shutdown() {
 
 void JobRegistry::UpdateGauges() { metrics_.SetGauges(num_jobs_.load(), num_ranks_.load()); }
 
-Reply JobRegistry::MissingJob(const std::string& job_id) {
+Error JobRegistry::MissingJob(const std::string& job_id) {
   std::shared_lock lock(mu_);
   auto it = quarantined_.find(job_id);
-  if (it == quarantined_.end()) return NoJob(job_id);
-  return Fail(409, "job '" + PrintableText(job_id) +
-                       "' is quarantined: its stored data cannot be read (" + it->second +
-                       "); its rows are kept in the store as they are; DELETE /v1/jobs/" +
-                       PrintableText(job_id) + " removes them");
+  if (it == quarantined_.end()) return Error::NotFound("unknown job '" + PrintableText(job_id) + "'");
+  return Error::Corruption("job '" + PrintableText(job_id) + "' is quarantined: its stored data cannot be read (" +
+                           it->second + "); its rows are kept in the store as they are; DELETE /v1/jobs/" +
+                           PrintableText(job_id) + " removes them");
 }
 
 std::shared_ptr<JobRegistry::Job> JobRegistry::Find(const std::string& job_id) {
@@ -323,92 +196,80 @@ std::shared_ptr<JobRegistry::Job> JobRegistry::Find(const std::string& job_id) {
   return it == jobs_.end() ? nullptr : it->second;
 }
 
-std::string JobRegistry::StateJson(const Job& job) const {
-  json stragglers = json::array();
-  for (const auto& [dp, s] : job.stragglers) {
-    json entry = {{"dp_rank", dp}};
-    entry[s.kind == StragglerReport::Kind::kSlowdown ? "slowdown" : "iteration_time_s"] = s.value;
-    stragglers.push_back(entry);
-  }
-  json got = json::array();
-  for (size_t r = 0; r < job.profiling.got.size(); ++r) {
-    if (job.profiling.got[r]) got.push_back(r);
-  }
-  return json{{"round", job.round},
-              {"selection", job.selection.ToJson()},
-              {"stragglers", stragglers},
-              {"frontier_attempts", job.frontier_attempts},
-              {"profiling",
-               {{"active", job.profiling.active},
-                {"done", job.profiling.done},
-                {"freqs", job.profiling.freqs},
-                {"step", job.profiling.step},
-                {"got", got}}}}
-      .dump();
+Status JobRegistry::PutStateLocked(const Job& job) {
+  return store_.PutState(job.info.job_id, EncodeJobState(job.State()));
 }
 
-Status JobRegistry::LoadStoredJob(const StoredJob& s, Job& job) {
-  auto reg = JobRegistrationFromJson(json::parse(s.info_json));
-  if (!reg) return Error{"job info: " + reg.error().message};
-  job.info = reg->info;
-  job.info.job_id = s.job_id;
-  auto planner = PlannerSettingsFromJson(json::parse(s.planner_json));
-  if (!planner) return Error{"planner settings: " + planner.error().message};
-  job.planner = *planner;
-  job.SizeRankState();
-  size_t ws = static_cast<size_t>(job.info.world_size);
-  for (const auto& [rank, text] : s.ranks) {
-    auto r = RankInfoFromJson(json::parse(text));
-    if (!r) return Error{"rank " + std::to_string(rank) + ": " + r.error().message};
-    if (rank < 0 || static_cast<size_t>(rank) >= ws || r->rank != rank) {
-      return Error{"rank row " + std::to_string(rank) + " is out of range or mislabelled"};
-    }
-    job.ranks[static_cast<size_t>(rank)] = *r;
-    ++job.num_registered;
+Result<std::shared_ptr<JobRegistry::Job>> JobRegistry::LoadStoredJob(const StoredJob& s, bool& compute_frontier) {
+  compute_frontier = false;
+  auto decoded = DecodeStoredJob(s);
+  if (!decoded) return decoded.error();
+  auto job = std::make_shared<Job>();
+  job->info = decoded->info;
+  job->planner = decoded->planner;
+  job->SizeRankState();
+  const size_t ws = static_cast<size_t>(job->info.world_size);
+  job->ranks = std::move(decoded->ranks);
+  job->rank_profiles = std::move(decoded->rank_profiles);
+  job->has_result = std::move(decoded->has_result);
+  job->num_registered = static_cast<int>(std::count_if(job->ranks.begin(), job->ranks.end(), [](const auto& r) { return r.has_value(); }));
+  job->num_rank_profiles = static_cast<int>(
+      std::count_if(job->rank_profiles.begin(), job->rank_profiles.end(), [](const auto& p) { return p.has_value(); }));
+  job->num_results = static_cast<int>(std::count(job->has_result.begin(), job->has_result.end(), 1));
+  const JobState& state = decoded->state;
+  job->barrier.Reset(ws, state.completed_rounds);
+  job->sweep = ProfilingSweep(state.sweep, ws);
+  job->selection = state.selection;
+  job->stragglers = state.stragglers;
+  job->frontier_attempts = state.frontier_attempts;
+  if (s.profile_source.empty() && s.profile_csv.empty()) return job;  // no profile yet
+
+  // The profile, as it was installed (an uploaded CSV, or the aggregate of the rank
+  // profiles written with ProfileCsvText, which reads back exactly). The warnings of one
+  // built from rank profiles come from aggregating the stored rank profiles again.
+  job->profile_source = s.profile_source;
+  auto profile = ParseProfileCsvWithWarnings(s.profile_csv, "job " + s.job_id + " profile", job->info.pp_degree);
+  if (profile && s.profile_source != "csv") {
+    if (auto again = job->AggregateReceivedRankProfiles(); again) profile->dropped = std::move(again->dropped);
   }
-  for (const auto& [rank, text] : s.results) {
-    if (rank >= 0 && static_cast<size_t>(rank) < ws && !job.has_result[static_cast<size_t>(rank)]) {
-      job.has_result[static_cast<size_t>(rank)] = 1;
-      ++job.num_results;
-    }
+  if (!profile) {
+    job->SetFrontierFailed("the stored profile cannot be read: " + profile.error().message +
+                           "; upload it again (PUT /v1/jobs/{job_id}/profile)");
+    return job;
   }
-  for (const auto& [rank, text] : s.rank_profiles) {
-    auto p = RankProfileFromJson(json::parse(text));
-    if (!p) return Error{"rank profile " + std::to_string(rank) + ": " + p.error().message};
-    if (rank < 0 || static_cast<size_t>(rank) >= ws) {
-      return Error{"rank profile row " + std::to_string(rank) + " is out of range"};
+  job->profile = std::make_shared<const Profile>(std::move(profile->profile));
+  job->profile_warnings = std::move(profile->dropped);
+
+  // The frontier: the stored one when it reads back and no computation was interrupted
+  // since (a POST /frontier the server died in is resumed, under the crash-loop breaker);
+  // otherwise computed again.
+  if (!s.frontier_text.empty() && job->frontier_attempts == 0) {
+    auto frontier = ParseFrontierFile(s.frontier_text, "job " + s.job_id + " stored frontier");
+    if (frontier && frontier->num_stages() == job->info.pp_degree) {
+      double seconds = 0;
+      try {
+        seconds = json::parse(s.frontier_summary_json).value("compute_seconds", 0.0);
+      } catch (const json::exception&) {
+        // The summary is for listings; a frontier without one is still whole.
+      }
+      ++job->frontier_generation;
+      job->SetFrontierReady(std::make_shared<const Frontier>(std::move(*frontier)), seconds);
+      return job;
     }
-    job.rank_profiles[static_cast<size_t>(rank)] = *p;
-    ++job.num_rank_profiles;
+    job->frontier_note = "the stored frontier could not be read (" +
+                         (frontier ? std::string("it has the wrong number of stages") : frontier.error().message) +
+                         "), so it was computed again";
+    std::fprintf(stderr, "wattcut serve: job %s: %s\n", PrintableText(s.job_id).c_str(), job->frontier_note.c_str());
   }
-  json state = json::parse(s.state_json);
-  job.round = state.at("round").get<int64_t>();
-  auto sel = PlanSelection::FromJson(state.at("selection"));
-  if (sel) job.selection = *sel;
-  for (const json& entry : state.at("stragglers")) {
-    Job::Straggler st;
-    if (entry.contains("slowdown")) {
-      st.kind = StragglerReport::Kind::kSlowdown;
-      st.value = entry.at("slowdown").get<double>();
-    } else {
-      st.value = entry.at("iteration_time_s").get<double>();
-    }
-    job.stragglers[entry.at("dp_rank").get<int>()] = st;
+  if (job->frontier_attempts >= kMaxInterruptedFrontierAttempts) {
+    job->SetFrontierFailed("the frontier computation was interrupted " + std::to_string(job->frontier_attempts) +
+                           " times in a row (the server stopped or crashed while computing it), so it is not "
+                           "computed again automatically; POST /v1/jobs/" +
+                           s.job_id + "/frontier computes it again");
+    return job;
   }
-  job.frontier_attempts = state.value("frontier_attempts", 0);
-  const json& prof = state.at("profiling");
-  job.profiling.active = prof.at("active").get<bool>();
-  job.profiling.done = prof.at("done").get<bool>();
-  job.profiling.freqs = prof.at("freqs").get<std::vector<int>>();
-  job.profiling.step = prof.at("step").get<size_t>();
-  for (const json& r : prof.at("got")) {
-    size_t rank = r.get<size_t>();
-    if (rank < ws && !job.profiling.got[rank]) {
-      job.profiling.got[rank] = 1;
-      ++job.profiling.got_count;
-    }
-  }
-  return Status::Ok();
+  compute_frontier = true;
+  return job;
 }
 
 Status JobRegistry::Load() {
@@ -416,51 +277,18 @@ Status JobRegistry::Load() {
   if (!stored) return stored.error();
   std::vector<std::shared_ptr<Job>> to_plan;  // submitted once every job is findable
   for (StoredJob& s : *stored) {
-    auto job = std::make_shared<Job>();
-    Status loaded = [&]() -> Status {
-      try {
-        return LoadStoredJob(s, *job);
-      } catch (const std::exception& e) {
-        return Error{std::string("corrupt stored JSON: ") + e.what()};
-      }
-    }();
-    if (!loaded) {
+    bool compute_frontier = false;
+    auto job = LoadStoredJob(s, compute_frontier);
+    std::string().swap(s.frontier_text);
+    if (!job) {
       std::unique_lock lock(mu_);
-      quarantined_[s.job_id] = loaded.error().message;
+      quarantined_[s.job_id] = job.error().message;
       continue;
     }
-    if (!s.profile_csv.empty()) {
-      auto read = ParseProfileCsvWithWarnings(s.profile_csv, "job " + s.job_id + " profile", job->info.pp_degree);
-      Result<Profile> profile = read.ok() ? Result<Profile>(std::move(read->profile)) : Result<Profile>(read.error());
-      job->profile_source = s.profile_source;
-      if (read.ok()) {
-        // A profile built from rank profiles is stored aggregated: its warnings come from
-        // aggregating the stored rank profiles again.
-        job->profile_warnings = std::move(read->dropped);
-        if (s.profile_source != "csv") {
-          if (auto again = job->AggregateReceivedRankProfiles(); again.ok()) job->profile_warnings = again->dropped;
-        }
-      }
-      if (!profile) {
-        job->frontier_state = Job::FrontierState::kFailed;
-        job->frontier_error = "the stored profile cannot be read: " + profile.error().message +
-                              "; upload it again (PUT /v1/jobs/{job_id}/profile)";
-      } else if (job->frontier_attempts >= kMaxInterruptedFrontierAttempts) {
-        job->profile = std::make_shared<Profile>(std::move(*profile));
-        job->frontier_state = Job::FrontierState::kFailed;
-        job->frontier_error =
-            "the frontier computation was interrupted " + std::to_string(job->frontier_attempts) +
-            " times in a row (the server stopped or crashed while computing it), so it is not "
-            "computed again automatically; POST /v1/jobs/" + s.job_id +
-            "/frontier computes it again";
-      } else {
-        job->profile = std::make_shared<Profile>(std::move(*profile));
-        to_plan.push_back(job);
-      }
-    }
-    num_ranks_ += job->num_registered;
+    if (compute_frontier) to_plan.push_back(*job);
+    num_ranks_ += (*job)->num_registered;
     std::unique_lock lock(mu_);
-    jobs_[s.job_id] = std::move(job);
+    jobs_[s.job_id] = std::move(*job);
     ++num_jobs_;
   }
   for (const auto& job : to_plan) {
@@ -478,11 +306,11 @@ std::vector<QuarantinedJob> JobRegistry::quarantined_jobs() {
   return out;
 }
 
-Reply JobRegistry::RegisterJob(const JobRegistration& registration) {
+Answer JobRegistry::RegisterJob(const JobRegistration& registration) {
   auto job = std::make_shared<Job>();
   job->info = registration.info;
   job->planner = registration.planner.value_or(options_.default_planner);
-  if (auto refused = CheckPipelineLimits(job->info, job->planner)) return *refused;
+  if (auto s = CheckPipelineLimits(job->info, job->planner); !s) return s.error();
   job->SizeRankState();
 
   JobInfo info = job->info;
@@ -493,17 +321,14 @@ Reply JobRegistry::RegisterJob(const JobRegistration& registration) {
     char stamp[32];
     std::strftime(stamp, sizeof(stamp), "%Y-%m-%d-%H-%M-%S", &tm);
     std::string id = std::string(stamp) + "+dp" + std::to_string(info.dp_degree) + "+pp" +
-                     std::to_string(info.pp_degree) + "+tp" + std::to_string(info.tp_degree) +
-                     "+perseus+" + std::to_string(seq);
-    if (info.job_metadata && !info.job_metadata->empty()) {
-      id += "+" + SanitizeMetadata(*info.job_metadata);
-    }
+                     std::to_string(info.pp_degree) + "+tp" + std::to_string(info.tp_degree) + "+perseus+" +
+                     std::to_string(seq);
+    if (info.job_metadata && !info.job_metadata->empty()) id += "+" + SanitizeMetadata(*info.job_metadata);
     return id;
   };
   json stored_info = ToJson(job->info);
   stored_info.erase("job_id");
-  auto id =
-      store_.CreateJob(make_id, stored_info.dump(), ToJson(job->planner).dump(), StateJson(*job));
+  auto id = store_.CreateJob(make_id, stored_info.dump(), ToJson(job->planner).dump(), EncodeJobState(job->State()));
   if (!id) return StoreFailed(id.error());
   job->info.job_id = *id;
   {
@@ -513,332 +338,200 @@ Reply JobRegistry::RegisterJob(const JobRegistration& registration) {
   }
   UpdateGauges();
   // Zeus returns the job id as a bare JSON string.
-  return Ok(json(*id));
+  return Text(json(*id));
 }
 
-Reply JobRegistry::RegisterRank(const std::string& job_id, const RankInfo& info) {
+Answer JobRegistry::RegisterRank(const std::string& job_id, const RankInfo& info) {
   auto job = Find(job_id);
   if (!job) return MissingJob(job_id);
   std::lock_guard lock(job->mu);
   const JobInfo& j = job->info;
   auto range = [](const char* name, int value, int limit) -> std::optional<std::string> {
     if (value < limit) return std::nullopt;
-    return std::string(name) + " " + std::to_string(value) + " is out of range [0, " +
-           std::to_string(limit) + ")";
+    return std::string(name) + " " + std::to_string(value) + " is out of range [0, " + std::to_string(limit) + ")";
   };
-  for (auto problem :
-       {range("rank", info.rank, j.world_size), range("dp_rank", info.dp_rank, j.dp_degree),
-        range("pp_rank", info.pp_rank, j.pp_degree), range("tp_rank", info.tp_rank, j.tp_degree)}) {
-    if (problem) return Fail(422, "job '" + job_id + "': " + *problem);
+  for (auto problem : {range("rank", info.rank, j.world_size), range("dp_rank", info.dp_rank, j.dp_degree),
+                       range("pp_rank", info.pp_rank, j.pp_degree), range("tp_rank", info.tp_rank, j.tp_degree)}) {
+    if (problem) return Error{"job '" + job_id + "': " + *problem};
   }
   if (job->ranks[static_cast<size_t>(info.rank)]) {
-    return Fail(
-        409, "job '" + job_id + "': rank " + std::to_string(info.rank) + " is already registered");
+    return Error::Conflict("job '" + job_id + "': rank " + std::to_string(info.rank) + " is already registered");
   }
   for (const auto& other : job->ranks) {
-    if (other && other->dp_rank == info.dp_rank && other->pp_rank == info.pp_rank &&
-        other->tp_rank == info.tp_rank) {
-      return Fail(409, "job '" + job_id + "': (dp_rank, pp_rank, tp_rank) = (" +
-                           std::to_string(info.dp_rank) + ", " + std::to_string(info.pp_rank) +
-                           ", " + std::to_string(info.tp_rank) +
-                           ") is already registered by rank " + std::to_string(other->rank));
+    if (other && other->dp_rank == info.dp_rank && other->pp_rank == info.pp_rank && other->tp_rank == info.tp_rank) {
+      return Error::Conflict("job '" + job_id + "': (dp_rank, pp_rank, tp_rank) = (" + std::to_string(info.dp_rank) +
+                             ", " + std::to_string(info.pp_rank) + ", " + std::to_string(info.tp_rank) +
+                             ") is already registered by rank " + std::to_string(other->rank));
     }
   }
-  if (auto s = job->CheckRankAgainstProfile(info); !s) {
-    return Fail(422, "job '" + job_id + "': " + s.error().message);
-  }
-  if (auto s = store_.PutRank(job_id, info.rank, ToJson(info).dump()); !s) {
-    return StoreFailed(s.error());
-  }
+  if (auto s = job->CheckRankAgainstProfile(info); !s) return Error{"job '" + job_id + "': " + s.error().message};
+  if (auto s = store_.PutRank(job_id, info.rank, ToJson(info).dump()); !s) return StoreFailed(s.error());
   job->ranks[static_cast<size_t>(info.rank)] = info;
   ++job->num_registered;
   ++num_ranks_;
   UpdateGauges();
-  return Ok(nullptr);
+  return Text(nullptr);
 }
 
-JobRegistry::Decision JobRegistry::Decide(Job& job, bool start_profiling) {
-  Decision d;
-  if (job.frontier_state == Job::FrontierState::kReady) {
-    d.mode = Decision::Mode::kPlan;
-    d.base_index = job.BaseIndex();
-    d.base = job.PlanSchedules(d.base_index);
-    d.for_non_stragglers = d.base;
-    d.straggler_index = d.base_index;
-    if (!job.stragglers.empty()) {
-      d.straggler_time_s = job.StragglerTime(d.base_index);
-      d.straggler_index = job.frontier->IndexForIterationTime(d.straggler_time_s);
-      d.for_non_stragglers = job.PlanSchedules(d.straggler_index);
-      for (const auto& [dp, s] : job.stragglers) d.straggler_dp.insert(dp);
+ScheduleDecision JobRegistry::Decide(Job& job, bool may_start_profiling) {
+  ScheduleInputs in;
+  in.job_id = job.info.job_id;
+  in.frontier_state = job.frontier_state;
+  in.frontier = job.frontier.get();
+  in.selection = job.selection;
+  in.stragglers = job.stragglers;
+  in.num_microbatches = job.planner.num_microbatches;
+  in.has_profile = job.profile != nullptr;
+  in.sweep = job.sweep.state();
+  in.profiling_min_freq_mhz = job.planner.profiling_min_freq_mhz;
+  in.may_start_profiling = may_start_profiling;
+  if (job.frontier_state != FrontierState::kReady && job.planner.num_microbatches >= 1 && !job.schedule) {
+    auto schedule =
+        BuildPipelineSchedule(job.planner.schedule, job.info.pp_degree, job.planner.num_microbatches);
+    if (schedule) {
+      job.schedule = std::move(*schedule);
+    } else {
+      in.schedule_error = schedule.error().message;
     }
-    return d;
   }
-  if (job.planner.num_microbatches < 1) {
-    d.mode = Decision::Mode::kError;
-    d.error_status = 409;
-    d.error = "job '" + job.info.job_id +
-              "' has no num_microbatches: set it with PUT /v1/jobs/{job_id}/planner (or start "
-              "the server with --microbatches)";
-    return d;
-  }
-  if (!job.schedule) {
-    auto schedule = BuildPipelineSchedule(job.planner.schedule, job.info.pp_degree,
-                                          job.planner.num_microbatches);
-    if (!schedule) {
-      d.mode = Decision::Mode::kError;
-      d.error_status = 409;
-      d.error = schedule.error().message;
-      return d;
-    }
-    job.schedule = std::move(*schedule);
-  }
-  if (job.profile || job.profiling.done) {
-    d.mode = Decision::Mode::kAllMax;
-    return d;
-  }
-  if (!job.profiling.active && start_profiling) {
-    // Sweep the frequencies every rank declared, from the highest down.
-    std::set<int> common;
-    bool first = true;
+  if (!job.sweep.active() && may_start_profiling) {
     for (const auto& r : job.ranks) {
-      if (!r) continue;
-      std::set<int> declared;
-      for (int f : r->available_frequencies) {
-        if (f >= job.planner.profiling_min_freq_mhz) declared.insert(f);
-      }
-      if (first) {
-        common = std::move(declared);
-        first = false;
-      } else {
-        std::set<int> keep;
-        std::set_intersection(common.begin(), common.end(), declared.begin(), declared.end(),
-                              std::inserter(keep, keep.begin()));
-        common = std::move(keep);
-      }
+      if (r) in.declared_freqs_mhz.push_back(r->available_frequencies);
     }
-    if (common.empty()) {
-      d.mode = Decision::Mode::kAllMax;
-      return d;
-    }
-    job.profiling.active = true;
-    job.profiling.freqs.assign(common.rbegin(), common.rend());
-    job.profiling.step = 0;
-    job.profiling.got.assign(job.ranks.size(), 0);
-    job.profiling.got_count = 0;
   }
-  if (job.profiling.active && job.profiling.step < job.profiling.freqs.size()) {
-    d.mode = Decision::Mode::kProfiling;
-    d.profiling_freq_mhz = job.profiling.freqs[job.profiling.step];
-    return d;
-  }
-  d.mode = Decision::Mode::kAllMax;
+  ScheduleDecision d = DecideSchedule(in);
+  if (!d.start_sweep_freqs_mhz.empty()) job.sweep.Start(d.start_sweep_freqs_mhz);
   return d;
 }
 
-Reply JobRegistry::ScheduleReply(Job& job, const Decision& d, int rank) {
+Answer JobRegistry::ScheduleAnswer(Job& job, const ScheduleDecision& d, int rank) {
   const RankInfo& info = *job.ranks[static_cast<size_t>(rank)];
-  std::string frequencies;
   switch (d.mode) {
-    case Decision::Mode::kNone:
-    case Decision::Mode::kError:
-      return Fail(d.error_status == 0 ? 409 : d.error_status, d.error);
-    case Decision::Mode::kPlan: {
-      bool straggler_mode = !d.straggler_dp.empty() && !d.straggler_dp.count(info.dp_rank);
-      const auto& plans = straggler_mode ? d.for_non_stragglers : d.base;
-      frequencies = (*plans)[static_cast<size_t>(info.pp_rank)];
-      break;
+    case ScheduleDecision::Mode::kError:
+      return d.error;
+    case ScheduleDecision::Mode::kPlan: {
+      auto plans = job.PlanSchedules(d.PlanIndexFor(info.dp_rank));
+      return FrequencyScheduleJson(rank, (*plans)[static_cast<size_t>(info.pp_rank)]);
     }
-    case Decision::Mode::kAllMax:
-    case Decision::Mode::kProfiling: {
-      int freq = d.mode == Decision::Mode::kProfiling
+    case ScheduleDecision::Mode::kAllMax:
+    case ScheduleDecision::Mode::kProfiling: {
+      int freq = d.mode == ScheduleDecision::Mode::kProfiling
                      ? d.profiling_freq_mhz
-                     : *std::max_element(info.available_frequencies.begin(),
-                                         info.available_frequencies.end());
-      std::vector<std::pair<InstructionKind, int>> entries;
-      for (const Computation& c : (*job.schedule)[static_cast<size_t>(info.pp_rank)]) {
-        entries.emplace_back(c.kind, freq);
-      }
-      frequencies = ScheduleText(entries);
-      break;
+                     : *std::max_element(info.available_frequencies.begin(), info.available_frequencies.end());
+      return FrequencyScheduleJson(rank, UniformStageSchedule((*job.schedule)[static_cast<size_t>(info.pp_rank)], freq));
     }
   }
-  return Reply{200, "{\"rank\":" + std::to_string(rank) + ",\"frequencies\":" + frequencies + "}"};
+  return d.error;
 }
 
 void JobRegistry::CompleteRound(Job& job) {
-  job.decision = Decide(job, /*start_profiling=*/true);
-  ++job.round;
-  std::fill(job.waiting.begin(), job.waiting.end(), 0);
-  job.num_waiting = 0;
+  job.decision = Decide(job, /*may_start_profiling=*/true);
+  job.barrier.Complete();
   // The round number is bookkeeping, not an acknowledged write: if this fails, the
   // ranks are still answered and the next successful write catches up.
-  (void)store_.PutState(job.info.job_id, StateJson(job));
-  job.cv.notify_all();
+  (void)PutStateLocked(job);
 }
 
-Reply JobRegistry::FetchSchedule(const std::string& job_id, int64_t rank) {
+Answer JobRegistry::FetchSchedule(const std::string& job_id, int64_t rank) {
   auto job = Find(job_id);
   if (!job) return MissingJob(job_id);
   std::unique_lock lock(job->mu);
-  if (rank >= job->info.world_size) {
-    return Fail(422, "job '" + job_id + "': rank " + std::to_string(rank) +
-                         " is out of range [0, " + std::to_string(job->info.world_size) + ")");
-  }
+  if (rank >= job->info.world_size) return RankOutOfRange("job '" + job_id + "': ", rank, job->info.world_size);
   size_t r = static_cast<size_t>(rank);
   if (!job->ranks[r]) {
-    return Fail(409, "job '" + job_id + "': rank " + std::to_string(rank) +
-                         " has not registered; POST /register_rank/" + job_id + " first");
+    return Error::Conflict("job '" + job_id + "': rank " + std::to_string(rank) + " has not registered; POST /register_rank/" +
+                           job_id + " first");
   }
-  if (job->waiting[r]) {
-    return Fail(409, "job '" + job_id + "': rank " + std::to_string(rank) +
-                         " is already waiting for the schedule of round " +
-                         std::to_string(job->round + 1));
+  RoundBarrier& barrier = job->barrier;
+  if (barrier.is_waiting(r)) {
+    return Error::Conflict("job '" + job_id + "': rank " + std::to_string(rank) +
+                           " is already waiting for the schedule of round " +
+                           std::to_string(barrier.completed_rounds() + 1));
   }
-  if (shutting_down_) return Fail(503, "the server is shutting down");
-  job->waiting[r] = 1;
-  ++job->num_waiting;
-  int64_t my_round = job->round;
-  if (job->num_waiting == job->info.world_size) {
+  if (shutting_down_) return Error::Unavailable("the server is shutting down");
+  const int64_t joined_after = barrier.completed_rounds();
+  if (barrier.Join(r)) {
     CompleteRound(*job);
-  } else {
-    if (metrics_.long_polls_waiting().fetch_add(1) >= options_.max_long_polls) {
-      metrics_.long_polls_waiting().fetch_sub(1);
-      job->waiting[r] = 0;
-      --job->num_waiting;
-      return Fail(503, "too many schedule long polls are waiting (limit " +
-                           std::to_string(options_.max_long_polls) +
-                           ", --max-long-polls); retry later");
-    }
-    bool served = job->cv.wait_for(lock, options_.long_poll_timeout, [&] {
-      return job->round != my_round || job->deleted || shutting_down_;
-    });
-    metrics_.long_polls_waiting().fetch_sub(1);
-    if (job->deleted) return Fail(410, "job '" + job_id + "' was deleted while rank waited");
-    if (!served || job->round == my_round) {
-      job->waiting[r] = 0;
-      --job->num_waiting;
-      if (shutting_down_) return Fail(503, "the server is shutting down");
-      std::string missing;
-      int listed = 0;
-      for (size_t i = 0; i < job->waiting.size() && listed < 16; ++i) {
-        if (!job->waiting[i] && i != r) {
-          missing += (listed++ ? ", " : "") + std::to_string(i);
-        }
-      }
-      return Fail(504, "job '" + job_id + "': timed out after " +
-                           std::to_string(options_.long_poll_timeout.count()) +
-                           " ms waiting for every rank to ask for round " +
-                           std::to_string(my_round + 1) + "; ranks not asking include: " + missing);
-    }
+    return ScheduleAnswer(*job, job->decision, static_cast<int>(rank));
   }
-  return ScheduleReply(*job, job->decision, static_cast<int>(rank));
+  if (metrics_.long_polls_waiting().fetch_add(1) >= options_.max_long_polls) {
+    metrics_.long_polls_waiting().fetch_sub(1);
+    barrier.Leave(r);
+    return Error::Unavailable("too many schedule long polls are waiting (limit " +
+                              std::to_string(options_.max_long_polls) + ", --max-long-polls); retry later");
+  }
+  const bool served = barrier.Wait(lock, joined_after, options_.long_poll_timeout,
+                                   [&] { return job->deleted || shutting_down_.load(); });
+  metrics_.long_polls_waiting().fetch_sub(1);
+  if (job->deleted) return Error::Aborted("job '" + job_id + "' was deleted while rank waited");
+  if (!served) {
+    barrier.Leave(r);
+    if (shutting_down_) return Error::Unavailable("the server is shutting down");
+    std::string missing;
+    for (size_t i : barrier.RanksNotWaiting(r, 16)) missing += (missing.empty() ? "" : ", ") + std::to_string(i);
+    return Error::DeadlineExceeded("job '" + job_id + "': timed out after " +
+                                   std::to_string(options_.long_poll_timeout.count()) +
+                                   " ms waiting for every rank to ask for round " + std::to_string(joined_after + 1) +
+                                   "; ranks not asking include: " + missing);
+  }
+  return ScheduleAnswer(*job, job->decision, static_cast<int>(rank));
 }
 
-void JobRegistry::RecordProfilingResultLocked(Job& job, const ProfilingResult& result,
-                                              Reply& reply) {
-  auto& prof = job.profiling;
-  if (!prof.active || prof.done || job.decision.mode != Decision::Mode::kProfiling ||
-      prof.step >= prof.freqs.size() || prof.got[static_cast<size_t>(result.rank)]) {
-    return;
+Status JobRegistry::RecordProfilingResultLocked(Job& job, const ProfilingResult& result) {
+  const size_t r = static_cast<size_t>(result.rank);
+  const std::optional<int> freq = job.sweep.current_freq_mhz();
+  if (!freq || job.decision.mode != ScheduleDecision::Mode::kProfiling || job.sweep.has_reported(r)) {
+    return Status::Ok();  // not a sweep step's result: stored, nothing more
   }
-  int freq = prof.freqs[prof.step];
-  auto mean = [](const std::map<std::string, std::vector<std::vector<double>>>& breakdown,
-                 const char* key) -> std::optional<double> {
-    auto it = breakdown.find(key);
-    if (it == breakdown.end()) return std::nullopt;
-    double sum = 0;
-    size_t n = 0;
-    for (const auto& iteration : it->second) {
-      for (double v : iteration) {
-        sum += v;
-        ++n;
-      }
-    }
-    if (n == 0) return std::nullopt;
-    return sum / static_cast<double>(n);
-  };
-  auto ft = mean(result.time_breakdown, "forward");
-  auto fe = mean(result.energy_breakdown, "forward");
-  auto bt = mean(result.time_breakdown, "backward");
-  auto be = mean(result.energy_breakdown, "backward");
-  if (!ft || !fe || !bt || !be) {
-    reply = Fail(422, "rank " + std::to_string(result.rank) + ": this round profiles " +
-                          std::to_string(freq) +
-                          " MHz; time_breakdown and energy_breakdown need non-empty 'forward' and "
-                          "'backward' lists");
-    return;
-  }
-  const RankInfo& info = *job.ranks[static_cast<size_t>(result.rank)];
-  size_t r = static_cast<size_t>(result.rank);
+  auto measured = ProfilingSweep::MeasurementOf(result, *freq);
+  if (!measured) return measured.error();
+  const RankInfo& info = *job.ranks[r];
   RankProfile p = job.rank_profiles[r].value_or(RankProfile{});
   p.rank = info.rank;
   p.dp_rank = info.dp_rank;
   p.pp_rank = info.pp_rank;
   p.tp_rank = info.tp_rank;
-  p.forward_time[freq] = *ft;
-  p.forward_energy[freq] = *fe;
-  p.backward_time[freq] = *bt;
-  p.backward_energy[freq] = *be;
-  Job::Profiling saved = prof;
-  prof.got[r] = 1;
-  ++prof.got_count;
-  bool step_done = prof.got_count == job.info.world_size;
-  if (step_done) {
-    ++prof.step;
-    std::fill(prof.got.begin(), prof.got.end(), 0);
-    prof.got_count = 0;
-    if (prof.step >= prof.freqs.size()) prof.done = true;
-  }
+  p.forward_time[*freq] = measured->forward_time_s;
+  p.forward_energy[*freq] = measured->forward_energy_j;
+  p.backward_time[*freq] = measured->backward_time_s;
+  p.backward_energy[*freq] = measured->backward_energy_j;
+  const ProfilingSweep saved = job.sweep;
+  job.sweep.Record(r);
   if (auto s = store_.PutRankProfileAndState(job.info.job_id, result.rank, ToJson(p).dump(),
-                                             StateJson(job));
+                                             EncodeJobState(job.State()));
       !s) {
-    prof = saved;
-    reply = StoreFailed(s.error());
-    return;
+    job.sweep = saved;
+    return StoreFailed(s.error());
   }
   if (!job.rank_profiles[r]) ++job.num_rank_profiles;
   job.rank_profiles[r] = std::move(p);
-  if (prof.done) {
-    auto aggregated = job.AggregateReceivedRankProfiles();
-    if (!aggregated) {
-      job.frontier_state = Job::FrontierState::kFailed;
-      job.frontier_error = aggregated.error().message;
-      return;
-    }
-    std::string stored = ProfileCsvText(aggregated->profile);
-    Reply r2 = InstallProfileLocked(job, std::move(*aggregated), stored, "server_profiling");
-    if (r2.status >= 300) {
-      job.frontier_state = Job::FrontierState::kFailed;
-      job.frontier_error = r2.body;
-    }
+  if (job.sweep.done()) {
+    // The result itself is stored; a profile that cannot be built shows as the failed frontier.
+    if (auto s = InstallRankProfilesLocked(job, "server_profiling"); !s) job.SetFrontierFailed(s.error().message);
   }
+  return Status::Ok();
 }
 
-Reply JobRegistry::PostResult(const std::string& job_id, const ProfilingResult& result) {
+Answer JobRegistry::PostResult(const std::string& job_id, const ProfilingResult& result) {
   auto job = Find(job_id);
   if (!job) return MissingJob(job_id);
   std::lock_guard lock(job->mu);
   if (result.rank >= job->info.world_size) {
-    return Fail(422, "job '" + job_id + "': rank " + std::to_string(result.rank) +
-                         " is out of range [0, " + std::to_string(job->info.world_size) + ")");
+    return RankOutOfRange("job '" + job_id + "': ", result.rank, job->info.world_size);
   }
   if (!job->ranks[static_cast<size_t>(result.rank)]) {
-    return Fail(
-        409, "job '" + job_id + "': rank " + std::to_string(result.rank) + " has not registered");
+    return Error::Conflict("job '" + job_id + "': rank " + std::to_string(result.rank) + " has not registered");
   }
-  if (auto s = store_.PutResult(job_id, result.rank, ToJson(result).dump()); !s) {
-    return StoreFailed(s.error());
-  }
+  if (auto s = store_.PutResult(job_id, result.rank, ToJson(result).dump()); !s) return StoreFailed(s.error());
   if (!job->has_result[static_cast<size_t>(result.rank)]) {
     job->has_result[static_cast<size_t>(result.rank)] = 1;
     ++job->num_results;
   }
-  Reply reply = Ok(nullptr);
-  RecordProfilingResultLocked(*job, result, reply);
-  return reply;
+  if (auto s = RecordProfilingResultLocked(*job, result); !s) return s.error();
+  return Text(nullptr);
 }
 
-Reply JobRegistry::ListJobs() {
+Answer JobRegistry::ListJobs() {
   std::vector<std::shared_ptr<Job>> jobs;
   {
     std::shared_lock lock(mu_);
@@ -849,47 +542,46 @@ Reply JobRegistry::ListJobs() {
     std::lock_guard lock(job->mu);
     json entry = ToJson(job->info);
     entry["ranks_registered"] = job->num_registered;
-    entry["round"] = job->round;
-    entry["frontier"] = FrontierStateName(static_cast<int>(job->frontier_state));
+    entry["round"] = job->barrier.completed_rounds();
+    entry["frontier"] = FrontierStateName(job->frontier_state);
     out.push_back(entry);
   }
   json quarantined = json::array();
   for (const QuarantinedJob& q : quarantined_jobs()) {
     quarantined.push_back({{"job_id", q.job_id}, {"error", q.error}});
   }
-  return Ok(json{{"jobs", out}, {"quarantined", quarantined}});
+  return Text(json{{"jobs", out}, {"quarantined", quarantined}});
 }
 
-Reply JobRegistry::GetJob(const std::string& job_id) {
+Answer JobRegistry::GetJob(const std::string& job_id) {
   auto job = Find(job_id);
   if (!job) return MissingJob(job_id);
   std::lock_guard lock(job->mu);
-  json out = {
-      {"job", ToJson(job->info)},
-      {"planner", ToJson(job->planner)},
-      {"ranks_registered", job->num_registered},
-      {"rank_profiles", job->num_rank_profiles},
-      {"ranks_with_results", job->num_results},
-      {"round", job->round},
-      {"ranks_waiting", job->num_waiting},
-      {"profile_source", job->profile_source.empty() ? json(nullptr) : json(job->profile_source)},
-      {"profile_warnings", ProfileWarningsJson(job->profile_warnings)},
-      {"frontier", FrontierStateName(static_cast<int>(job->frontier_state))},
-      {"selection", job->selection.ToJson()},
-      {"state", json::parse(StateJson(*job))}};
-  return Ok(out);
+  json out = {{"job", ToJson(job->info)},
+              {"planner", ToJson(job->planner)},
+              {"ranks_registered", job->num_registered},
+              {"rank_profiles", job->num_rank_profiles},
+              {"ranks_with_results", job->num_results},
+              {"round", job->barrier.completed_rounds()},
+              {"ranks_waiting", job->barrier.num_waiting()},
+              {"profile_source", job->profile_source.empty() ? json(nullptr) : json(job->profile_source)},
+              {"profile_warnings", ProfileWarningsJson(job->profile_warnings)},
+              {"frontier", FrontierStateName(job->frontier_state)},
+              {"selection", job->selection.ToJson()},
+              {"state", json::parse(EncodeJobState(job->State()))}};
+  return Text(out);
 }
 
-Reply JobRegistry::DeleteJob(const std::string& job_id) {
+Answer JobRegistry::DeleteJob(const std::string& job_id) {
   std::shared_ptr<Job> job;
   {
     std::unique_lock lock(mu_);
     auto it = jobs_.find(job_id);
     if (it == jobs_.end()) {
-      if (quarantined_.count(job_id) == 0) return NoJob(job_id);
+      if (quarantined_.count(job_id) == 0) return Error::NotFound("unknown job '" + PrintableText(job_id) + "'");
       if (auto s = store_.DeleteJob(job_id); !s) return StoreFailed(s.error());
       quarantined_.erase(job_id);
-      return Ok(json{{"deleted", job_id}});
+      return Text(json{{"deleted", job_id}});
     }
     job = it->second;
     if (auto s = store_.DeleteJob(job_id); !s) return StoreFailed(s.error());
@@ -901,48 +593,39 @@ Reply JobRegistry::DeleteJob(const std::string& job_id) {
     job->deleted = true;
     ++job->frontier_generation;
     num_ranks_ -= job->num_registered;
-    job->cv.notify_all();
+    job->barrier.NotifyAll();
   }
   UpdateGauges();
-  return Ok(json{{"deleted", job_id}});
+  return Text(json{{"deleted", job_id}});
 }
 
 void JobRegistry::SubmitFrontierLocked(Job& job) {
   ++job.frontier_generation;
-  job.frontier_state = Job::FrontierState::kComputing;
+  job.frontier_state = FrontierState::kComputing;
   job.frontier_error.clear();
   job.frontier.reset();
   job.plan_cache.clear();
   if (job.planner.num_microbatches < 1) {
-    job.frontier_state = Job::FrontierState::kFailed;
-    job.frontier_error = "num_microbatches is not set; PUT /v1/jobs/{job_id}/planner";
+    job.SetFrontierFailed("num_microbatches is not set; PUT /v1/jobs/{job_id}/planner");
     return;
   }
-  worker_->Submit(FrontierTask{job.info.job_id, job.frontier_generation, job.profile,
-                               job.planner.ToPlannerOptions()});
+  worker_->Submit(
+      FrontierTask{job.info.job_id, job.frontier_generation, job.profile, job.planner.ToPlannerOptions()});
 }
 
-Reply JobRegistry::SetProfileLocked(Job& job, const std::string& csv, const std::string& source) {
-  auto read = ParseProfileCsvWithWarnings(csv, "job " + job.info.job_id + " profile", job.info.pp_degree);
-  if (!read) return Fail(422, read.error().message);
-  return InstallProfileLocked(job, std::move(*read), csv, source);
-}
-
-Reply JobRegistry::InstallProfileLocked(Job& job, AggregatedProfile profile, const std::string& stored_csv,
-                                        const std::string& source) {
+Status JobRegistry::InstallProfileLocked(Job& job, AggregatedProfile profile, const std::string& stored_csv,
+                                         const std::string& source) {
   if (profile.profile.num_stages() != job.info.pp_degree) {
-    return Fail(422, "the profile has " + std::to_string(profile.profile.num_stages()) +
-                         " stages but the job's pp_degree is " +
-                         std::to_string(job.info.pp_degree));
+    return Error{"the profile has " + std::to_string(profile.profile.num_stages()) +
+                 " stages but the job's pp_degree is " + std::to_string(job.info.pp_degree)};
   }
-  auto parsed = std::make_shared<Profile>(std::move(profile.profile));
   std::shared_ptr<const Profile> previous = job.profile;
-  job.profile = parsed;
+  job.profile = std::make_shared<const Profile>(std::move(profile.profile));
   for (const auto& r : job.ranks) {
     if (!r) continue;
     if (auto s = job.CheckRankAgainstProfile(*r); !s) {
       job.profile = previous;
-      return Fail(422, s.error().message);
+      return s;
     }
   }
   if (auto s = store_.PutProfile(job.info.job_id, stored_csv, source, ToJson(job.planner).dump()); !s) {
@@ -951,106 +634,110 @@ Reply JobRegistry::InstallProfileLocked(Job& job, AggregatedProfile profile, con
   }
   job.profile_source = source;
   job.profile_warnings = std::move(profile.dropped);
+  job.frontier_note.clear();
   SubmitFrontierLocked(job);
-  return Reply{
-      202, json{{"job_id", job.info.job_id}, {"frontier", "computing"}, {"profile_source", source}}
-               .dump()};
+  return Status::Ok();
 }
 
-Reply JobRegistry::SetPlanner(const std::string& job_id, const PlannerSettings& planner) {
+Status JobRegistry::InstallRankProfilesLocked(Job& job, const std::string& source) {
+  auto aggregated = job.AggregateReceivedRankProfiles();
+  if (!aggregated) return aggregated.error();
+  const std::string stored = ProfileCsvText(aggregated->profile);
+  return InstallProfileLocked(job, std::move(*aggregated), stored, source);
+}
+
+namespace {
+std::string ComputingText(const std::string& job_id, const std::string& source) {
+  return Text(json{{"job_id", job_id}, {"frontier", "computing"}, {"profile_source", source}});
+}
+}  // namespace
+
+Answer JobRegistry::SetPlanner(const std::string& job_id, const PlannerSettings& planner) {
   auto job = Find(job_id);
   if (!job) return MissingJob(job_id);
   std::lock_guard lock(job->mu);
-  if (auto refused = CheckPipelineLimits(job->info, planner)) return *refused;
+  if (auto s = CheckPipelineLimits(job->info, planner); !s) return s.error();
   if (auto s = store_.PutPlanner(job_id, ToJson(planner).dump()); !s) return StoreFailed(s.error());
   job->planner = planner;
   job->schedule.reset();
   if (job->profile) SubmitFrontierLocked(*job);
-  return Ok(json{{"planner", ToJson(planner)},
-                 {"frontier", FrontierStateName(static_cast<int>(job->frontier_state))}});
+  return Text(json{{"planner", ToJson(planner)}, {"frontier", FrontierStateName(job->frontier_state)}});
 }
 
-Reply JobRegistry::UploadProfile(const std::string& job_id, const ProfileUpload& upload) {
+Answer JobRegistry::UploadProfile(const std::string& job_id, const ProfileUpload& upload) {
   auto job = Find(job_id);
   if (!job) return MissingJob(job_id);
   std::lock_guard lock(job->mu);
   if (upload.planner) {
-    if (auto refused = CheckPipelineLimits(job->info, *upload.planner)) return *refused;
+    if (auto s = CheckPipelineLimits(job->info, *upload.planner); !s) return s.error();
   }
-  PlannerSettings saved = job->planner;
+  auto read = ParseProfileCsvWithWarnings(upload.csv, "job " + job->info.job_id + " profile", job->info.pp_degree);
+  if (!read) return read.error();
+  const PlannerSettings saved = job->planner;
   if (upload.planner) {
     job->planner = *upload.planner;
     job->schedule.reset();
   }
-  Reply reply = SetProfileLocked(*job, upload.csv, "csv");
-  if (reply.status >= 300) job->planner = saved;
-  return reply;
+  if (auto s = InstallProfileLocked(*job, std::move(*read), upload.csv, "csv"); !s) {
+    job->planner = saved;
+    return s.error();
+  }
+  return ComputingText(job->info.job_id, "csv");
 }
 
-Reply JobRegistry::UploadRankProfile(const std::string& job_id, const RankProfile& profile) {
+Answer JobRegistry::UploadRankProfile(const std::string& job_id, const RankProfile& profile) {
   auto job = Find(job_id);
   if (!job) return MissingJob(job_id);
   std::lock_guard lock(job->mu);
   if (profile.rank >= job->info.world_size) {
-    return Fail(422, "job '" + job_id + "': rank " + std::to_string(profile.rank) +
-                         " is out of range [0, " + std::to_string(job->info.world_size) + ")");
+    return RankOutOfRange("job '" + job_id + "': ", profile.rank, job->info.world_size);
   }
   const auto& registered = job->ranks[static_cast<size_t>(profile.rank)];
   if (!registered) {
-    return Fail(409, "job '" + job_id + "': rank " + std::to_string(profile.rank) +
-                         " has not registered; register it before uploading its profile");
+    return Error::Conflict("job '" + job_id + "': rank " + std::to_string(profile.rank) +
+                           " has not registered; register it before uploading its profile");
   }
   if (registered->dp_rank != profile.dp_rank || registered->pp_rank != profile.pp_rank ||
       registered->tp_rank != profile.tp_rank) {
-    return Fail(422, "rank " + std::to_string(profile.rank) +
-                         ": dp/pp/tp ranks differ from the ones it registered with");
+    return Error{"rank " + std::to_string(profile.rank) + ": dp/pp/tp ranks differ from the ones it registered with"};
   }
-  std::set<int> declared(registered->available_frequencies.begin(),
-                         registered->available_frequencies.end());
+  std::set<int> declared(registered->available_frequencies.begin(), registered->available_frequencies.end());
   for (const auto* m : {&profile.forward_time, &profile.backward_time}) {
     for (const auto& [f, v] : *m) {
       if (!declared.count(f)) {
-        return Fail(422, "rank " + std::to_string(profile.rank) + ": frequency " +
-                             std::to_string(f) + " MHz is not one the rank declared");
+        return Error{"rank " + std::to_string(profile.rank) + ": frequency " + std::to_string(f) +
+                     " MHz is not one the rank declared"};
       }
     }
   }
-  if (auto s = store_.PutRankProfile(job_id, profile.rank, ToJson(profile).dump()); !s) {
-    return StoreFailed(s.error());
-  }
+  if (auto s = store_.PutRankProfile(job_id, profile.rank, ToJson(profile).dump()); !s) return StoreFailed(s.error());
   auto& slot = job->rank_profiles[static_cast<size_t>(profile.rank)];
   if (!slot) ++job->num_rank_profiles;
   slot = profile;
   json out = {{"rank_profiles", job->num_rank_profiles}, {"world_size", job->info.world_size}};
   if (job->num_rank_profiles == job->info.world_size) {
-    auto aggregated = job->AggregateReceivedRankProfiles();
-    if (!aggregated) return Fail(422, aggregated.error().message);
-    std::string stored = ProfileCsvText(aggregated->profile);
-    Reply reply = InstallProfileLocked(*job, std::move(*aggregated), stored, "rank_profiles");
-    if (reply.status >= 300) return reply;
+    if (auto s = InstallRankProfilesLocked(*job, "rank_profiles"); !s) return s.error();
     out["frontier"] = "computing";
     out["profile_warnings"] = ProfileWarningsJson(job->profile_warnings);
   }
-  return Ok(out);
+  return Text(out);
 }
 
-Reply JobRegistry::ComputeFrontierNow(const std::string& job_id) {
+Answer JobRegistry::ComputeFrontierNow(const std::string& job_id) {
   auto job = Find(job_id);
   if (!job) return MissingJob(job_id);
   std::lock_guard lock(job->mu);
   if (job->profile) {
     SubmitFrontierLocked(*job);
-    return Reply{202, json{{"frontier", "computing"}}.dump()};
+    return Text(json{{"frontier", "computing"}});
   }
   if (job->num_rank_profiles == 0) {
-    return Fail(409, "job '" + job_id +
-                         "' has no profile: upload one (PUT /v1/jobs/{job_id}/profile "
-                         "or POST /v1/jobs/{job_id}/rank_profiles)");
+    return Error::Conflict("job '" + job_id +
+                           "' has no profile: upload one (PUT /v1/jobs/{job_id}/profile or POST "
+                           "/v1/jobs/{job_id}/rank_profiles)");
   }
-  auto aggregated = job->AggregateReceivedRankProfiles();
-  if (!aggregated) return Fail(422, aggregated.error().message);
-  std::string stored = ProfileCsvText(aggregated->profile);
-  return InstallProfileLocked(*job, std::move(*aggregated), stored, "rank_profiles");
+  if (auto s = InstallRankProfilesLocked(*job, "rank_profiles"); !s) return s.error();
+  return ComputingText(job->info.job_id, "rank_profiles");
 }
 
 bool JobRegistry::OnFrontierStarted(const FrontierTask& task) {
@@ -1060,13 +747,19 @@ bool JobRegistry::OnFrontierStarted(const FrontierTask& task) {
   if (job->frontier_generation != task.generation || job->deleted) return false;
   // Written before the work: if the planner takes the process down, the next start knows.
   ++job->frontier_attempts;
-  (void)store_.PutState(task.job_id, StateJson(*job));
+  (void)PutStateLocked(*job);
   return true;
 }
 
-void JobRegistry::OnFrontierDone(const FrontierTask& task, Result<Frontier> frontier,
-                                 double seconds) {
+void JobRegistry::OnFrontierDone(const FrontierTask& task, Result<Frontier> frontier, double seconds) {
   metrics_.RecordFrontier(frontier.ok(), seconds);
+  // The stored form is written before taking the job's lock: tens of MB for a large frontier.
+  std::shared_ptr<const Frontier> ready;
+  std::string stored_text;
+  if (frontier && !frontier->points().empty()) {
+    ready = std::make_shared<const Frontier>(std::move(*frontier));
+    stored_text = FrontierFileText(*ready);
+  }
   auto job = Find(task.job_id);
   if (!job) return;
   std::lock_guard lock(job->mu);
@@ -1074,141 +767,105 @@ void JobRegistry::OnFrontierDone(const FrontierTask& task, Result<Frontier> fron
   // The computation ended (either way): the interrupted ones before it were not in a row.
   if (job->frontier_attempts != 0) {
     job->frontier_attempts = 0;
-    (void)store_.PutState(task.job_id, StateJson(*job));
+    (void)PutStateLocked(*job);
   }
   if (job->frontier_generation != task.generation) return;
-  job->frontier_seconds = seconds;
   if (!frontier) {
-    job->frontier_state = Job::FrontierState::kFailed;
-    job->frontier_error = frontier.error().message;
-    json summary = {{"error", job->frontier_error}};
-    (void)store_.PutFrontierSummary(task.job_id,
-                                    summary.dump(-1, ' ', false, json::error_handler_t::replace));
+    job->frontier_seconds = seconds;
+    job->SetFrontierFailed(frontier.error().message);
+    (void)store_.PutFrontierSummary(task.job_id, Text(json{{"error", job->frontier_error}}));
     return;
   }
-  if (frontier->points().empty()) {
-    job->frontier_state = Job::FrontierState::kFailed;
-    job->frontier_error = "the planner returned an empty frontier";
+  if (!ready) {
+    job->SetFrontierFailed("the planner returned an empty frontier");
     return;
   }
-  job->frontier = std::make_shared<const Frontier>(std::move(*frontier));
-  job->frontier_state = Job::FrontierState::kReady;
-  job->plan_cache.clear();
-  const auto& points = job->frontier->points();
-  size_t fastest = job->frontier->fastest_index();
-  size_t min_energy = job->frontier->min_energy_index();
-  (void)store_.PutFrontierSummary(task.job_id,
-                                  json{{"num_points", points.size()},
-                                       {"fastest_time_s", points[fastest].time_s},
-                                       {"fastest_energy_j", points[fastest].energy_j},
-                                       {"min_energy_time_s", points[min_energy].time_s},
-                                       {"min_energy_j", points[min_energy].energy_j},
-                                       {"compute_seconds", seconds}}
-                                      .dump());
+  job->SetFrontierReady(ready, seconds);
+  // Stored so that a restart serves it at once. A frontier that cannot be stored is still
+  // served; the next start computes it again.
+  if (auto s = store_.PutFrontier(task.job_id, stored_text, Text(FrontierSummaryJson(*ready, seconds))); !s) {
+    std::fprintf(stderr, "wattcut serve: job %s: the frontier could not be stored (%s); it is served, and computed "
+                 "again after a restart\n",
+                 PrintableText(task.job_id).c_str(), s.error().message.c_str());
+  }
 }
 
-Reply JobRegistry::FrontierStatus(const std::string& job_id) {
+Answer JobRegistry::FrontierStatus(const std::string& job_id) {
   auto job = Find(job_id);
   if (!job) return MissingJob(job_id);
   std::lock_guard lock(job->mu);
-  json out = {{"state", FrontierStateName(static_cast<int>(job->frontier_state))}};
-  if (job->frontier_state == Job::FrontierState::kFailed) out["error"] = job->frontier_error;
-  if (job->frontier_state == Job::FrontierState::kReady) {
-    const auto& points = job->frontier->points();
-    auto point = [&](size_t i) {
-      return json{{"index", i}, {"time_s", points[i].time_s}, {"energy_j", points[i].energy_j}};
-    };
-    out["num_points"] = points.size();
-    out["fastest"] = point(job->frontier->fastest_index());
-    out["min_energy"] = point(job->frontier->min_energy_index());
-    out["selected"] = point(job->BaseIndex());
-    out["compute_seconds"] = job->frontier_seconds;
-  }
-  return Ok(out);
+  const bool ready = job->frontier_state == FrontierState::kReady;
+  return Text(FrontierStatusJson(job->frontier_state, ready ? job->frontier.get() : nullptr,
+                                 ready ? job->SelectedPoint() : 0, job->frontier_seconds, job->frontier_error,
+                                 job->frontier_note));
 }
 
-Reply JobRegistry::FrontierPoints(const std::string& job_id, int64_t offset, int64_t limit) {
+Answer JobRegistry::FrontierPoints(const std::string& job_id, int64_t offset, int64_t limit) {
   auto job = Find(job_id);
   if (!job) return MissingJob(job_id);
   std::lock_guard lock(job->mu);
-  if (job->frontier_state != Job::FrontierState::kReady) {
-    return Fail(409,
-                "job '" + job_id + "': the frontier is " +
-                    FrontierStateName(static_cast<int>(job->frontier_state)) +
-                    (job->frontier_state == Job::FrontierState::kFailed ? ": " + job->frontier_error
-                                                                        : std::string()));
+  if (job->frontier_state != FrontierState::kReady) {
+    return Error::Conflict("job '" + job_id + "': the frontier is " + FrontierStateName(job->frontier_state) +
+                           (job->frontier_state == FrontierState::kFailed ? ": " + job->frontier_error
+                                                                          : std::string()));
   }
-  const auto& points = job->frontier->points();
-  limit = std::min<int64_t>(limit, 10000);
-  json list = json::array();
-  for (int64_t i = offset; i < static_cast<int64_t>(points.size()) && i < offset + limit; ++i) {
-    const FrontierPoint& p = points[static_cast<size_t>(i)];
-    list.push_back({{"index", i},
-                    {"duration_units", p.duration_units},
-                    {"time_s", p.time_s},
-                    {"energy_j", p.energy_j},
-                    {"effective_energy_j", p.effective_energy_j}});
-  }
-  return Ok(json{{"total", points.size()}, {"offset", offset}, {"points", list}});
+  return Text(FrontierPointsJson(*job->frontier, offset, limit));
 }
 
-Reply JobRegistry::SelectPlan(const std::string& job_id, const PlanSelection& selection) {
+Answer JobRegistry::SelectPlan(const std::string& job_id, const PlanSelection& selection) {
   auto job = Find(job_id);
   if (!job) return MissingJob(job_id);
   std::lock_guard lock(job->mu);
   if (selection.kind == PlanSelection::Kind::kIndex && job->frontier &&
       static_cast<size_t>(selection.value) >= job->frontier->points().size()) {
-    return Fail(422, "index " + std::to_string(static_cast<int64_t>(selection.value)) +
-                         " is out of range [0, " + std::to_string(job->frontier->points().size()) +
-                         ")");
+    return Error{"index " + std::to_string(static_cast<int64_t>(selection.value)) + " is out of range [0, " +
+                 std::to_string(job->frontier->points().size()) + ")"};
   }
-  PlanSelection saved = job->selection;
+  const PlanSelection saved = job->selection;
   job->selection = selection;
-  if (auto s = store_.PutState(job_id, StateJson(*job)); !s) {
+  if (auto s = PutStateLocked(*job); !s) {
     job->selection = saved;
     return StoreFailed(s.error());
   }
   json out = {{"selection", selection.ToJson()}};
   if (job->frontier) {
-    size_t i = job->BaseIndex();
+    size_t i = job->SelectedPoint();
     out["index"] = i;
     out["time_s"] = job->frontier->points()[i].time_s;
     out["energy_j"] = job->frontier->points()[i].energy_j;
   }
-  return Ok(out);
+  return Text(out);
 }
 
-Reply JobRegistry::ListStragglers(const std::string& job_id) {
+Answer JobRegistry::ListStragglers(const std::string& job_id) {
   auto job = Find(job_id);
   if (!job) return MissingJob(job_id);
   std::lock_guard lock(job->mu);
-  json out = json::parse(StateJson(*job));
-  json reply = {{"stragglers", out["stragglers"]}};
+  json reply = {{"stragglers", StragglersJson(job->stragglers)}};
   if (job->frontier && !job->stragglers.empty()) {
-    size_t base = job->BaseIndex();
-    double t = job->StragglerTime(base);
+    double t = StragglerIterationTime(*job->frontier, job->SelectedPoint(), job->stragglers);
     reply["iteration_time_s"] = t;
     reply["non_straggler_index"] = job->frontier->IndexForIterationTime(t);
   }
-  return Ok(reply);
+  return Text(reply);
 }
 
-Reply JobRegistry::ReportStraggler(const std::string& job_id, const StragglerReport& report) {
+Answer JobRegistry::ReportStraggler(const std::string& job_id, const StragglerReport& report) {
   auto job = Find(job_id);
   if (!job) return MissingJob(job_id);
   {
     std::lock_guard lock(job->mu);
     if (report.dp_rank >= job->info.dp_degree) {
-      return Fail(422, "dp_rank " + std::to_string(report.dp_rank) + " is out of range [0, " +
-                           std::to_string(job->info.dp_degree) + ")");
+      return Error{"dp_rank " + std::to_string(report.dp_rank) + " is out of range [0, " +
+                   std::to_string(job->info.dp_degree) + ")"};
     }
-    auto saved = job->stragglers;
+    const Stragglers saved = job->stragglers;
     if (report.kind == StragglerReport::Kind::kRecovered) {
       job->stragglers.erase(report.dp_rank);
     } else {
-      job->stragglers[report.dp_rank] = Job::Straggler{report.kind, report.value};
+      job->stragglers[report.dp_rank] = Straggler{report.kind, report.value};
     }
-    if (auto s = store_.PutState(job_id, StateJson(*job)); !s) {
+    if (auto s = PutStateLocked(*job); !s) {
       job->stragglers = saved;
       return StoreFailed(s.error());
     }
@@ -1216,30 +873,24 @@ Reply JobRegistry::ReportStraggler(const std::string& job_id, const StragglerRep
   return ListStragglers(job_id);
 }
 
-Reply JobRegistry::PreviewSchedule(const std::string& job_id, int64_t rank) {
+Answer JobRegistry::PreviewSchedule(const std::string& job_id, int64_t rank) {
   auto job = Find(job_id);
   if (!job) return MissingJob(job_id);
   std::lock_guard lock(job->mu);
-  if (rank >= job->info.world_size) {
-    return Fail(422, "rank " + std::to_string(rank) + " is out of range [0, " +
-                         std::to_string(job->info.world_size) + ")");
-  }
+  if (rank >= job->info.world_size) return RankOutOfRange("", rank, job->info.world_size);
   if (!job->ranks[static_cast<size_t>(rank)]) {
-    return Fail(409, "rank " + std::to_string(rank) + " has not registered");
+    return Error::Conflict("rank " + std::to_string(rank) + " has not registered");
   }
-  Decision d = Decide(*job, /*start_profiling=*/false);
-  Reply reply = ScheduleReply(*job, d, static_cast<int>(rank));
-  if (reply.status != 200) return reply;
-  json body = json::parse(reply.body);
-  static const char* const kModes[] = {"none", "all_max", "profiling", "plan", "error"};
-  body["mode"] = kModes[static_cast<int>(d.mode)];
-  body["round"] = job->round + 1;
-  if (d.mode == Decision::Mode::kPlan) {
-    const RankInfo& info = *job->ranks[static_cast<size_t>(rank)];
-    bool slowed = !d.straggler_dp.empty() && !d.straggler_dp.count(info.dp_rank);
-    body["plan_index"] = slowed ? d.straggler_index : d.base_index;
+  const ScheduleDecision preview = Decide(*job, /*may_start_profiling=*/false);
+  Answer answer = ScheduleAnswer(*job, preview, static_cast<int>(rank));
+  if (!answer) return answer;
+  json body = json::parse(*answer);
+  body["mode"] = ScheduleModeName(preview.mode);
+  body["round"] = job->barrier.completed_rounds() + 1;
+  if (preview.mode == ScheduleDecision::Mode::kPlan) {
+    body["plan_index"] = preview.PlanIndexFor(job->ranks[static_cast<size_t>(rank)]->dp_rank);
   }
-  return Ok(body);
+  return Text(body);
 }
 
 }  // namespace wattcut::server

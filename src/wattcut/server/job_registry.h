@@ -1,22 +1,25 @@
-// The server's jobs in memory, written through to the JobStore, and the one place that
-// decides which schedule each rank gets.
+// The server's jobs in memory, written through to the JobStore: the job map, the locking,
+// and the order of each change (checked, stored, then applied, so a change that cannot be
+// stored leaves the job as it was). What each part decides lives beside it:
+//   schedule_decision.h  what a round serves (pure)
+//   round_barrier.h      the long-poll barrier of a round
+//   profiling_sweep.h    the server-run profiling sweep
+//   job_state_codec.h    the stored form of a job and its state document
+//   job_views.h          the JSON views
+//   rank_profile_aggregation.h  per-rank profiles into the job's profile
+//   schedule_text.h      the schedule replies as text
 //
 // Round protocol (the Zeus one): every rank asks GET /schedule; the request waits
 // (a long poll) until all world_size ranks of the job have asked, then all of them are
 // answered at once with the schedule of that round. A waiting request gives up after
-// the long-poll timeout with a 504 that names the ranks that never asked, and returns
-// 410/503 when its job is deleted or the server stops; it never hangs.
+// the long-poll timeout (kDeadlineExceeded, naming the ranks that never asked), and ends
+// with kAborted / kUnavailable when its job is deleted or the server stops; it never hangs.
 //
-// What a round serves, in order of precedence:
-//  1. the frontier is ready: the selected plan (fastest by default) to every pipeline,
-//     except that when stragglers are reported, every non-straggler pipeline gets the
-//     plan at min(T', T*) (Frontier::IndexForIterationTime);
-//  2. the job has a profile but its frontier is still computing (also right after a
-//     restart, when it is recomputed) or failed: every instruction at the rank's
-//     highest declared frequency (AllMax);
-//  3. no profile: the server-run profiling sweep, one frequency per round from the
-//     highest frequency every rank declared downward; the ranks' results (time and
-//     energy breakdowns) become the profile, and the frontier is computed from it.
+// Frontiers are computed by the FrontierWorker and stored (plan/frontier_file.h format)
+// when done: after a restart a job whose frontier was stored is ready at once. A stored
+// frontier that cannot be read is recomputed, and GET /v1/jobs/{id}/frontier says so
+// ("note"). A job whose computation was interrupted (it was computing when the server
+// stopped: no stored frontier, or a requested recomputation) is computed again.
 //
 // Crash-loop breaker: a frontier computation's start is written to the job's stored state
 // (frontier_attempts) and cleared when it ends, either way. At start-up, a job whose last
@@ -26,11 +29,8 @@
 // A stored job that cannot be read is quarantined: its rows stay in the store untouched,
 // it is listed (GET /v1/jobs, /healthz), and the other jobs start.
 //
-// With dp/tp > 1 the planner sees one pipeline of pp_degree stages: per-rank profiles
-// are aggregated per pp rank (max time and summed energy over the tp ranks of a
-// replica, then the mean over dp replicas; a frequency only where every rank of the stage
-// measured it, the others listed in the job's profile_warnings) and each stage's plan goes
-// to all of its replicas.
+// Every method returns the JSON text of its answer, or an Error whose code says what kind
+// of failure it is; server.cc alone turns codes into HTTP statuses (http_status.h).
 #pragma once
 
 #include <atomic>
@@ -41,26 +41,18 @@
 #include <string>
 #include <vector>
 
+#include "wattcut/base/result.h"
 #include "wattcut/profile/rank_aggregation.h"
 #include "wattcut/server/frontier_worker.h"
 #include "wattcut/server/http_api.h"
 #include "wattcut/server/job_store.h"
 #include "wattcut/server/metrics.h"
+#include "wattcut/server/schedule_decision.h"
 
 namespace wattcut::server {
 
-struct Reply {
-  int status = 200;
-  std::string body;  // JSON
-};
-
-// Aggregates per-rank profiles into one pipeline profile of pp_degree stages with the rule
-// of profile/rank_aggregation.h (the CSV reader's): per (pp, dp) replica the max time and
-// the summed energy over its tp ranks, then the mean over dp replicas, keeping for each
-// (stage, instruction) the frequencies every rank of the stage measured (time and
-// energy); each frequency left out is returned as a DroppedFrequency. Fails when a
-// pp_rank is outside 0..pp_degree-1 or a stage has no measurements.
-Result<AggregatedProfile> AggregateRankProfiles(const std::vector<RankProfile>& profiles, int pp_degree);
+// The JSON text of a successful answer, or what went wrong.
+using Answer = Result<std::string>;
 
 // Consecutive interrupted frontier computations after which a job is not recomputed at
 // start-up.
@@ -84,57 +76,63 @@ class JobRegistry {
   JobRegistry(JobStore& store, Metrics& metrics, Options options);
   ~JobRegistry();
 
-  // Loads every stored job and queues the frontiers to recompute. Fails only when the store
-  // cannot be read at all; a job that cannot be read is quarantined.
+  // Loads every stored job, its stored frontier included, and queues the frontiers to
+  // compute. Fails only when the store cannot be read at all; a job that cannot be read is
+  // quarantined.
   Status Load();
   std::vector<QuarantinedJob> quarantined_jobs();
-  // Wakes every long poll (503) and stops the frontier workers.
+  // Wakes every long poll (kUnavailable) and stops the frontier workers.
   void Shutdown();
 
   // Zeus endpoints.
-  Reply RegisterJob(const JobRegistration& registration);
-  Reply RegisterRank(const std::string& job_id, const RankInfo& info);
-  Reply FetchSchedule(const std::string& job_id, int64_t rank);  // long poll
-  Reply PostResult(const std::string& job_id, const ProfilingResult& result);
+  Answer RegisterJob(const JobRegistration& registration);
+  Answer RegisterRank(const std::string& job_id, const RankInfo& info);
+  Answer FetchSchedule(const std::string& job_id, int64_t rank);  // long poll
+  Answer PostResult(const std::string& job_id, const ProfilingResult& result);
 
   // wattcut endpoints.
-  Reply ListJobs();
-  Reply GetJob(const std::string& job_id);
-  Reply DeleteJob(const std::string& job_id);
-  Reply SetPlanner(const std::string& job_id, const PlannerSettings& planner);
-  Reply UploadProfile(const std::string& job_id, const ProfileUpload& upload);
-  Reply UploadRankProfile(const std::string& job_id, const RankProfile& profile);
-  Reply ComputeFrontierNow(const std::string& job_id);
-  Reply FrontierStatus(const std::string& job_id);
-  Reply FrontierPoints(const std::string& job_id, int64_t offset, int64_t limit);
-  Reply SelectPlan(const std::string& job_id, const PlanSelection& selection);
-  Reply ReportStraggler(const std::string& job_id, const StragglerReport& report);
-  Reply ListStragglers(const std::string& job_id);
-  Reply PreviewSchedule(const std::string& job_id, int64_t rank);  // no waiting
+  Answer ListJobs();
+  Answer GetJob(const std::string& job_id);
+  Answer DeleteJob(const std::string& job_id);
+  Answer SetPlanner(const std::string& job_id, const PlannerSettings& planner);
+  Answer UploadProfile(const std::string& job_id, const ProfileUpload& upload);
+  Answer UploadRankProfile(const std::string& job_id, const RankProfile& profile);
+  Answer ComputeFrontierNow(const std::string& job_id);
+  Answer FrontierStatus(const std::string& job_id);
+  Answer FrontierPoints(const std::string& job_id, int64_t offset, int64_t limit);
+  Answer SelectPlan(const std::string& job_id, const PlanSelection& selection);
+  Answer ReportStraggler(const std::string& job_id, const StragglerReport& report);
+  Answer ListStragglers(const std::string& job_id);
+  Answer PreviewSchedule(const std::string& job_id, int64_t rank);  // no waiting
 
  private:
   struct Job;
-  struct Decision;
 
   std::shared_ptr<Job> Find(const std::string& job_id);
-  // The reply for a job that is not loaded: 409 when it is quarantined, 404 otherwise.
-  Reply MissingJob(const std::string& job_id);
-  // Reads one stored job into `job` (may throw on corrupt JSON).
-  Status LoadStoredJob(const StoredJob& stored, Job& job);
+  // The error for a job that is not loaded: kCorruption when it is quarantined, kNotFound
+  // otherwise.
+  Error MissingJob(const std::string& job_id);
+  // Builds a loaded job from its stored rows.
+  Result<std::shared_ptr<Job>> LoadStoredJob(const StoredJob& stored, bool& compute_frontier);
   bool OnFrontierStarted(const FrontierTask& task);
-  void CompleteRound(Job& job);
-  Decision Decide(Job& job, bool start_profiling);
-  Reply ScheduleReply(Job& job, const Decision& decision, int rank);
-  // Reads an uploaded profile CSV and installs it (InstallProfileLocked).
-  Reply SetProfileLocked(Job& job, const std::string& csv, const std::string& source);
-  // Makes `profile` the job's profile (its dropped frequencies the job's profile_warnings),
-  // stores it as `stored_csv` and starts its frontier; 422 when a rank does not fit it.
-  Reply InstallProfileLocked(Job& job, AggregatedProfile profile, const std::string& stored_csv,
-                             const std::string& source);
-  void SubmitFrontierLocked(Job& job);
   void OnFrontierDone(const FrontierTask& task, Result<Frontier> frontier, double seconds);
-  std::string StateJson(const Job& job) const;
-  void RecordProfilingResultLocked(Job& job, const ProfilingResult& result, Reply& reply);
+  // What this round serves (schedule_decision.h), with the job's instruction order built
+  // first when needed.
+  ScheduleDecision Decide(Job& job, bool may_start_profiling);
+  // What `decision` serves `rank` (its stage's list).
+  Answer ScheduleAnswer(Job& job, const ScheduleDecision& decision, int rank);
+  void CompleteRound(Job& job);
+  // Makes `profile` the job's profile (its dropped frequencies the job's profile_warnings),
+  // stores it (`stored_csv`, with `source`) and starts its frontier; kInvalidArgument when a
+  // rank does not fit it.
+  Status InstallProfileLocked(Job& job, AggregatedProfile profile, const std::string& stored_csv,
+                              const std::string& source);
+  // Aggregates the received rank profiles and installs the result.
+  Status InstallRankProfilesLocked(Job& job, const std::string& source);
+  void SubmitFrontierLocked(Job& job);
+  Status RecordProfilingResultLocked(Job& job, const ProfilingResult& result);
+  // Stores the job's state document (PutState).
+  Status PutStateLocked(const Job& job);
   void UpdateGauges();
 
   JobStore& store_;

@@ -9,7 +9,10 @@ namespace wattcut::server {
 
 namespace {
 
-constexpr int kSchemaVersion = 1;
+// 1: jobs, ranks, rank_profiles, results. 2: + frontiers (a version-1 database gains the
+// table when opened; a version-1 server refuses a version-2 database, which it would not
+// keep consistent: it does not drop a stored frontier when the profile changes).
+constexpr int kSchemaVersion = 2;
 
 constexpr const char* kSchema = R"SQL(
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -31,6 +34,8 @@ CREATE TABLE IF NOT EXISTS rank_profiles(
 CREATE TABLE IF NOT EXISTS results(
   job_id TEXT NOT NULL, rank INTEGER NOT NULL, result_json TEXT NOT NULL,
   PRIMARY KEY(job_id, rank));
+CREATE TABLE IF NOT EXISTS frontiers(
+  job_id TEXT PRIMARY KEY, frontier TEXT NOT NULL);
 )SQL";
 
 // RAII transaction: rolls back unless committed.
@@ -87,7 +92,7 @@ Result<std::unique_ptr<JobStore>> JobStore::Open(const std::string& data_dir, Sy
     return Error{path + ": schema version " + std::to_string(version) +
                  " is newer than this wattcut's (" + std::to_string(kSchemaVersion) + ")"};
   }
-  if (version == 0) {
+  if (version < kSchemaVersion) {
     std::string sql = "INSERT OR REPLACE INTO meta(key, value) VALUES('schema_version', '" +
                       std::to_string(kSchemaVersion) + "')";
     if (auto s = store->Exec(sql.c_str()); !s) return s.error();
@@ -115,6 +120,8 @@ Result<std::unique_ptr<JobStore>> JobStore::Open(const std::string& data_dir, Sy
            Slot{&store->put_profile_,
                 "UPDATE jobs SET profile_csv=?, profile_source=?, planner_json=? WHERE job_id=?"},
            Slot{&store->put_summary_, "UPDATE jobs SET frontier_summary_json=? WHERE job_id=?"},
+           Slot{&store->put_frontier_, "INSERT OR REPLACE INTO frontiers(job_id, frontier) VALUES(?, ?)"},
+           Slot{&store->drop_frontier_, "DELETE FROM frontiers WHERE job_id=?"},
            Slot{&store->heartbeat_,
                 "INSERT OR REPLACE INTO meta(key, value) VALUES('last_write_check', ?)"},
        }) {
@@ -124,7 +131,8 @@ Result<std::unique_ptr<JobStore>> JobStore::Open(const std::string& data_dir, Sy
   }
   for (const char* sql :
        {"DELETE FROM ranks WHERE job_id=?", "DELETE FROM rank_profiles WHERE job_id=?",
-        "DELETE FROM results WHERE job_id=?", "DELETE FROM jobs WHERE job_id=?"}) {
+        "DELETE FROM results WHERE job_id=?", "DELETE FROM frontiers WHERE job_id=?",
+        "DELETE FROM jobs WHERE job_id=?"}) {
     auto stmt = store->Prepare(sql);
     if (!stmt) return stmt.error();
     store->delete_job_.push_back(*stmt);
@@ -146,7 +154,7 @@ Status JobStore::Exec(const char* sql) {
   if (sqlite3_exec(db_, sql, nullptr, nullptr, &message) != SQLITE_OK) {
     std::string text = message != nullptr ? message : LastError();
     sqlite3_free(message);
-    return Error{"sqlite: " + text};
+    return Error::IOError("sqlite: " + text);
   }
   return Status::Ok();
 }
@@ -154,7 +162,7 @@ Status JobStore::Exec(const char* sql) {
 Result<sqlite3_stmt*> JobStore::Prepare(const char* sql) {
   sqlite3_stmt* stmt = nullptr;
   if (sqlite3_prepare_v3(db_, sql, -1, SQLITE_PREPARE_PERSISTENT, &stmt, nullptr) != SQLITE_OK) {
-    return Error{"sqlite: cannot prepare '" + std::string(sql) + "': " + LastError()};
+    return Error::IOError("sqlite: cannot prepare '" + std::string(sql) + "': " + LastError());
   }
   statements_.push_back(stmt);
   return stmt;
@@ -172,13 +180,13 @@ Status JobStore::Run(sqlite3_stmt* stmt, const std::vector<Param>& params) {
                  : sqlite3_bind_int64(stmt, index, params[i].number);
     if (rc != SQLITE_OK) {
       sqlite3_clear_bindings(stmt);
-      return Error{"sqlite: bind failed: " + LastError()};
+      return Error::IOError("sqlite: bind failed: " + LastError());
     }
   }
   int rc = sqlite3_step(stmt);
   sqlite3_reset(stmt);
   sqlite3_clear_bindings(stmt);  // drops the pointers into the caller's texts
-  if (rc != SQLITE_DONE && rc != SQLITE_ROW) return Error{"sqlite: " + LastError()};
+  if (rc != SQLITE_DONE && rc != SQLITE_ROW) return Error::IOError("sqlite: " + LastError());
   return Status::Ok();
 }
 
@@ -187,108 +195,155 @@ Result<std::string> JobStore::CreateJob(const std::function<std::string(int64_t)
                                         const std::string& planner_json,
                                         const std::string& state_json) {
   std::lock_guard lock(mu_);
-  Transaction tx(db_);
-  if (!tx.ok()) return Error{"sqlite: cannot begin: " + LastError()};
-  sqlite3_reset(next_seq_);
-  int64_t seq = 0;
-  if (sqlite3_step(next_seq_) == SQLITE_ROW) seq = sqlite3_column_int64(next_seq_, 0);
-  sqlite3_reset(next_seq_);
-  ++seq;
-  std::string job_id = make_id(seq);
-  if (auto s = Run(insert_job_, {{Param::Kind::kInt, "", seq},
-                                 {Param::Kind::kText, job_id},
-                                 {Param::Kind::kText, info_json},
-                                 {Param::Kind::kText, planner_json},
-                                 {Param::Kind::kText, state_json}});
-      !s) {
-    return s.error();
-  }
-  std::string sql = "INSERT OR REPLACE INTO meta(key, value) VALUES('last_job_seq', '" +
-                    std::to_string(seq) + "')";
-  if (auto s = Exec(sql.c_str()); !s) return s.error();
-  if (!tx.Commit()) return Error{"sqlite: commit failed: " + LastError()};
-  return job_id;
+  return Recorded([&]() -> Result<std::string> {
+    Transaction tx(db_);
+    if (!tx.ok()) return Error::IOError("sqlite: cannot begin: " + LastError());
+    sqlite3_reset(next_seq_);
+    int64_t seq = 0;
+    if (sqlite3_step(next_seq_) == SQLITE_ROW) seq = sqlite3_column_int64(next_seq_, 0);
+    sqlite3_reset(next_seq_);
+    ++seq;
+    std::string job_id = make_id(seq);
+    if (auto s = Run(insert_job_, {{Param::Kind::kInt, "", seq},
+                                   {Param::Kind::kText, job_id},
+                                   {Param::Kind::kText, info_json},
+                                   {Param::Kind::kText, planner_json},
+                                   {Param::Kind::kText, state_json}});
+        !s) {
+      return s.error();
+    }
+    std::string sql = "INSERT OR REPLACE INTO meta(key, value) VALUES('last_job_seq', '" +
+                      std::to_string(seq) + "')";
+    if (auto s = Exec(sql.c_str()); !s) return s.error();
+    if (!tx.Commit()) return Error::IOError("sqlite: commit failed: " + LastError());
+    return job_id;
+  });
 }
 
 Status JobStore::DeleteJob(const std::string& job_id) {
   std::lock_guard lock(mu_);
-  Transaction tx(db_);
-  if (!tx.ok()) return Error{"sqlite: cannot begin: " + LastError()};
-  for (sqlite3_stmt* stmt : delete_job_) {
-    if (auto s = Run(stmt, {{Param::Kind::kText, job_id}}); !s) return s;
-  }
-  if (!tx.Commit()) return Error{"sqlite: commit failed: " + LastError()};
-  return Status::Ok();
+  return Recorded([&]() -> Status {
+    Transaction tx(db_);
+    if (!tx.ok()) return Error::IOError("sqlite: cannot begin: " + LastError());
+    for (sqlite3_stmt* stmt : delete_job_) {
+      if (auto s = Run(stmt, {{Param::Kind::kText, job_id}}); !s) return s;
+    }
+    if (!tx.Commit()) return Error::IOError("sqlite: commit failed: " + LastError());
+    return Status::Ok();
+  });
 }
 
 Status JobStore::PutRank(const std::string& job_id, int rank, const std::string& info_json) {
   std::lock_guard lock(mu_);
-  return Run(put_rank_, {{Param::Kind::kText, job_id},
-                         {Param::Kind::kInt, "", rank},
-                         {Param::Kind::kText, info_json}});
+  return Recorded([&]() -> Status {
+    return Run(put_rank_, {{Param::Kind::kText, job_id},
+                           {Param::Kind::kInt, "", rank},
+                           {Param::Kind::kText, info_json}});
+  });
 }
 
 Status JobStore::PutRankProfile(const std::string& job_id, int rank,
                                 const std::string& profile_json) {
   std::lock_guard lock(mu_);
-  return Run(put_rank_profile_, {{Param::Kind::kText, job_id},
-                                 {Param::Kind::kInt, "", rank},
-                                 {Param::Kind::kText, profile_json}});
+  return Recorded([&]() -> Status {
+    return Run(put_rank_profile_, {{Param::Kind::kText, job_id},
+                                   {Param::Kind::kInt, "", rank},
+                                   {Param::Kind::kText, profile_json}});
+  });
 }
 
 Status JobStore::PutResult(const std::string& job_id, int rank, const std::string& result_json) {
   std::lock_guard lock(mu_);
-  return Run(put_result_, {{Param::Kind::kText, job_id},
-                           {Param::Kind::kInt, "", rank},
-                           {Param::Kind::kText, result_json}});
+  return Recorded([&]() -> Status {
+    return Run(put_result_, {{Param::Kind::kText, job_id},
+                             {Param::Kind::kInt, "", rank},
+                             {Param::Kind::kText, result_json}});
+  });
 }
 
 Status JobStore::PutState(const std::string& job_id, const std::string& state_json) {
   std::lock_guard lock(mu_);
-  return Run(put_state_, {{Param::Kind::kText, state_json}, {Param::Kind::kText, job_id}});
+  return Recorded([&]() -> Status {
+    return Run(put_state_, {{Param::Kind::kText, state_json}, {Param::Kind::kText, job_id}});
+  });
 }
 
 Status JobStore::PutPlanner(const std::string& job_id, const std::string& planner_json) {
   std::lock_guard lock(mu_);
-  return Run(put_planner_, {{Param::Kind::kText, planner_json}, {Param::Kind::kText, job_id}});
+  return Recorded([&]() -> Status {
+    Transaction tx(db_);
+    if (!tx.ok()) return Error::IOError("sqlite: cannot begin: " + LastError());
+    if (auto s = Run(put_planner_, {{Param::Kind::kText, planner_json}, {Param::Kind::kText, job_id}}); !s) return s;
+    if (auto s = Run(drop_frontier_, {{Param::Kind::kText, job_id}}); !s) return s;
+    if (!tx.Commit()) return Error::IOError("sqlite: commit failed: " + LastError());
+    return Status::Ok();
+  });
 }
 
 Status JobStore::PutProfile(const std::string& job_id, const std::string& csv,
                             const std::string& source, const std::string& planner_json) {
   std::lock_guard lock(mu_);
-  return Run(put_profile_, {{Param::Kind::kText, csv},
-                            {Param::Kind::kText, source},
-                            {Param::Kind::kText, planner_json},
-                            {Param::Kind::kText, job_id}});
+  return Recorded([&]() -> Status {
+    Transaction tx(db_);
+    if (!tx.ok()) return Error::IOError("sqlite: cannot begin: " + LastError());
+    if (auto s = Run(put_profile_, {{Param::Kind::kText, csv},
+                                    {Param::Kind::kText, source},
+                                    {Param::Kind::kText, planner_json},
+                                    {Param::Kind::kText, job_id}});
+        !s) {
+      return s;
+    }
+    if (auto s = Run(drop_frontier_, {{Param::Kind::kText, job_id}}); !s) return s;
+    if (!tx.Commit()) return Error::IOError("sqlite: commit failed: " + LastError());
+    return Status::Ok();
+  });
 }
 
 Status JobStore::PutRankProfileAndState(const std::string& job_id, int rank,
                                         const std::string& profile_json,
                                         const std::string& state_json) {
   std::lock_guard lock(mu_);
-  Transaction tx(db_);
-  if (!tx.ok()) return Error{"sqlite: cannot begin: " + LastError()};
-  if (auto s = Run(put_rank_profile_, {{Param::Kind::kText, job_id},
-                                       {Param::Kind::kInt, "", rank},
-                                       {Param::Kind::kText, profile_json}});
-      !s) {
-    return s;
-  }
-  if (auto s = Run(put_state_, {{Param::Kind::kText, state_json}, {Param::Kind::kText, job_id}});
-      !s) {
-    return s;
-  }
-  if (!tx.Commit()) return Error{"sqlite: commit failed: " + LastError()};
-  return Status::Ok();
+  return Recorded([&]() -> Status {
+    Transaction tx(db_);
+    if (!tx.ok()) return Error::IOError("sqlite: cannot begin: " + LastError());
+    if (auto s = Run(put_rank_profile_, {{Param::Kind::kText, job_id},
+                                         {Param::Kind::kInt, "", rank},
+                                         {Param::Kind::kText, profile_json}});
+        !s) {
+      return s;
+    }
+    if (auto s = Run(put_state_, {{Param::Kind::kText, state_json}, {Param::Kind::kText, job_id}});
+        !s) {
+      return s;
+    }
+    if (!tx.Commit()) return Error::IOError("sqlite: commit failed: " + LastError());
+    return Status::Ok();
+  });
 }
 
 Status JobStore::PutFrontierSummary(const std::string& job_id, const std::string& summary_json) {
   std::lock_guard lock(mu_);
-  return Run(put_summary_, {{Param::Kind::kText, summary_json}, {Param::Kind::kText, job_id}});
+  return Recorded([&]() -> Status {
+    return Run(put_summary_, {{Param::Kind::kText, summary_json}, {Param::Kind::kText, job_id}});
+  });
+}
+
+Status JobStore::PutFrontier(const std::string& job_id, std::string_view frontier_text,
+                             const std::string& summary_json) {
+  std::lock_guard lock(mu_);
+  return Recorded([&]() -> Status {
+    Transaction tx(db_);
+    if (!tx.ok()) return Error::IOError("sqlite: cannot begin: " + LastError());
+    if (auto s = Run(put_frontier_, {{Param::Kind::kText, job_id}, {Param::Kind::kText, frontier_text}}); !s) return s;
+    if (auto s = Run(put_summary_, {{Param::Kind::kText, summary_json}, {Param::Kind::kText, job_id}}); !s) return s;
+    if (!tx.Commit()) return Error::IOError("sqlite: commit failed: " + LastError());
+    return Status::Ok();
+  });
 }
 
 Status JobStore::CheckWritable() {
   std::lock_guard lock(mu_);
+  if (failed_write_) return Error::IOError(*failed_write_);
   auto now = std::chrono::duration_cast<std::chrono::milliseconds>(
       std::chrono::system_clock::now().time_since_epoch());
   return Run(heartbeat_, {{Param::Kind::kText, std::to_string(now.count())}});
@@ -299,10 +354,11 @@ Result<std::vector<StoredJob>> JobStore::LoadAll() {
   std::vector<StoredJob> jobs;
   sqlite3_stmt* stmt = nullptr;
   const char* sql =
-      "SELECT job_id, info_json, planner_json, state_json, profile_csv, profile_source FROM jobs "
+      "SELECT jobs.job_id, info_json, planner_json, state_json, profile_csv, profile_source, "
+      "frontier_summary_json, frontiers.frontier FROM jobs LEFT JOIN frontiers ON frontiers.job_id = jobs.job_id "
       "ORDER BY seq";
   if (sqlite3_prepare_v2(db_, sql, -1, &stmt, nullptr) != SQLITE_OK) {
-    return Error{"sqlite: " + LastError()};
+    return Error::IOError("sqlite: " + LastError());
   }
   while (sqlite3_step(stmt) == SQLITE_ROW) {
     StoredJob job;
@@ -312,6 +368,8 @@ Result<std::vector<StoredJob>> JobStore::LoadAll() {
     job.state_json = ColumnText(stmt, 3);
     job.profile_csv = ColumnText(stmt, 4);
     job.profile_source = ColumnText(stmt, 5);
+    job.frontier_summary_json = ColumnText(stmt, 6);
+    job.frontier_text = ColumnText(stmt, 7);
     jobs.push_back(std::move(job));
   }
   sqlite3_finalize(stmt);
@@ -319,7 +377,7 @@ Result<std::vector<StoredJob>> JobStore::LoadAll() {
                         std::vector<std::pair<int, std::string>> StoredJob::*member) -> Status {
     sqlite3_stmt* s = nullptr;
     if (sqlite3_prepare_v2(db_, table_sql, -1, &s, nullptr) != SQLITE_OK) {
-      return Error{"sqlite: " + LastError()};
+      return Error::IOError("sqlite: " + LastError());
     }
     for (StoredJob& job : jobs) {
       sqlite3_reset(s);

@@ -8,10 +8,12 @@
 //
 // What is stored per job: its JobInfo and planner settings, every RankInfo, per-rank
 // profiles, each rank's latest ProfilingResult, the job's profile CSV (uploaded, or
-// aggregated from per-rank profiles), and a small state document (barrier round, plan
-// selection, stragglers, server-run profiling progress). Frontiers are not stored: they
-// are recomputed from the stored profile CSV and planner settings at start-up (the
-// planner is deterministic), and only their summary is kept for listings.
+// aggregated from per-rank profiles), a small state document (barrier round, plan
+// selection, stragglers, server-run profiling progress), and the job's computed frontier
+// (table `frontiers`, in the wattcut.frontier/v1 format of plan/frontier_file.h) with its
+// summary. A stored frontier belongs to the stored profile and planner settings: PutProfile
+// and PutPlanner drop it in the same transaction, so one never outlives what it was
+// computed from.
 #pragma once
 
 #include <cstdint>
@@ -39,6 +41,8 @@ struct StoredJob {
   std::string state_json;
   std::string profile_csv;  // empty: none yet
   std::string profile_source;
+  std::string frontier_summary_json;  // empty: none
+  std::string frontier_text;          // empty: none stored
   std::vector<std::pair<int, std::string>> ranks;          // (rank, RankInfo JSON)
   std::vector<std::pair<int, std::string>> rank_profiles;  // (rank, RankProfile JSON)
   std::vector<std::pair<int, std::string>> results;        // (rank, ProfilingResult JSON)
@@ -62,6 +66,8 @@ class JobStore {
   Status PutRankProfile(const std::string& job_id, int rank, const std::string& profile_json);
   Status PutResult(const std::string& job_id, int rank, const std::string& result_json);
   Status PutState(const std::string& job_id, const std::string& state_json);
+  // The planner settings, or the profile (with the settings it goes with); either drops the
+  // stored frontier, in the same transaction.
   Status PutPlanner(const std::string& job_id, const std::string& planner_json);
   Status PutProfile(const std::string& job_id, const std::string& csv, const std::string& source,
                     const std::string& planner_json);
@@ -69,9 +75,13 @@ class JobStore {
   Status PutRankProfileAndState(const std::string& job_id, int rank,
                                 const std::string& profile_json, const std::string& state_json);
   Status PutFrontierSummary(const std::string& job_id, const std::string& summary_json);
+  // A computed frontier and its summary, in one transaction.
+  Status PutFrontier(const std::string& job_id, std::string_view frontier_text, const std::string& summary_json);
 
-  // Commits one small write (a heartbeat row in `meta`): fails when the database cannot be
-  // written (read-only file or folder, full disk, file-size limit reached). For /healthz.
+  // Fails while the last write a caller asked for failed and none has succeeded since (a
+  // full disk refuses a profile upload long before a small write), and otherwise commits one
+  // small write (a heartbeat row in `meta`): fails when the database cannot be written
+  // (read-only file or folder, full disk, file-size limit reached). For /healthz.
   Status CheckWritable();
 
   // Every job, in creation order.
@@ -90,9 +100,21 @@ class JobStore {
   };
   Status Run(sqlite3_stmt* stmt, const std::vector<Param>& params);
   std::string LastError() const;
+  // Runs one of the write methods' bodies and remembers whether it failed, for CheckWritable.
+  template <typename Write>
+  auto Recorded(Write&& write) -> decltype(write()) {
+    auto outcome = write();
+    if (outcome.ok()) {
+      failed_write_.reset();
+    } else {
+      failed_write_ = "the last write failed: " + outcome.error().message;
+    }
+    return outcome;
+  }
 
   std::mutex mu_;
   sqlite3* db_ = nullptr;
+  std::optional<std::string> failed_write_;  // why the last write failed; none when it succeeded
   std::vector<sqlite3_stmt*> statements_;
   sqlite3_stmt* insert_job_ = nullptr;
   sqlite3_stmt* next_seq_ = nullptr;
@@ -103,6 +125,8 @@ class JobStore {
   sqlite3_stmt* put_planner_ = nullptr;
   sqlite3_stmt* put_profile_ = nullptr;
   sqlite3_stmt* put_summary_ = nullptr;
+  sqlite3_stmt* put_frontier_ = nullptr;
+  sqlite3_stmt* drop_frontier_ = nullptr;
   sqlite3_stmt* heartbeat_ = nullptr;
   std::vector<sqlite3_stmt*> delete_job_;
 };

@@ -48,3 +48,34 @@ TEST(JobStore, PersistsAcrossReopen) {
 
 }  // namespace
 }  // namespace wattcut::server
+
+namespace wattcut::server {
+namespace {
+
+TEST(JobStore, AFrontierIsStoredAndDroppedWithTheProfileOrPlannerItBelongsTo) {
+  std::string dir = FreshDir("frontier");
+  auto store = JobStore::Open(dir, SyncMode::kNormal);
+  ASSERT_TRUE(store.ok()) << store.error().message;
+  auto id = (*store)->CreateJob([](int64_t seq) { return "job-" + std::to_string(seq); }, "{}", "{}", "{}");
+  ASSERT_TRUE(id.ok());
+  auto stored_frontier = [&]() {
+    auto jobs = (*store)->LoadAll();
+    EXPECT_TRUE(jobs.ok());
+    return jobs->at(0).frontier_text;
+  };
+  ASSERT_TRUE((*store)->PutFrontier(*id, "F1", "{\"num_points\":1}").ok());
+  EXPECT_EQ(stored_frontier(), "F1");
+  EXPECT_EQ((*store)->LoadAll()->at(0).frontier_summary_json, "{\"num_points\":1}");
+  ASSERT_TRUE((*store)->PutPlanner(*id, "{\"num_microbatches\":8}").ok());
+  EXPECT_EQ(stored_frontier(), "");
+  ASSERT_TRUE((*store)->PutFrontier(*id, "F2", "{}").ok());
+  ASSERT_TRUE((*store)->PutProfile(*id, "csv", "csv", "{}").ok());
+  EXPECT_EQ(stored_frontier(), "");
+  ASSERT_TRUE((*store)->PutFrontier(*id, "F3", "{}").ok());
+  ASSERT_TRUE((*store)->DeleteJob(*id).ok());
+  EXPECT_TRUE((*store)->LoadAll()->empty());
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace wattcut::server

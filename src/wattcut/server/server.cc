@@ -16,6 +16,7 @@
 #include "wattcut/base/printable_text.h"
 #include "wattcut/server/auth.h"
 #include "wattcut/server/data_dir_lock.h"
+#include "wattcut/server/http_status.h"
 #include "wattcut/server/http_thread_pool.h"
 
 namespace wattcut::server {
@@ -35,13 +36,26 @@ constexpr const char* kJson = "application/json";
 // malloc arena to be worth giving back to the system (malloc_trim) once handled.
 constexpr size_t kTrimAfterBodyBytes = size_t{1} << 20;
 
+// A status and a JSON body, for the answers this layer makes itself (/healthz).
+struct Reply {
+  int status = 200;
+  std::string body;
+};
+
 void SetReply(httplib::Response& res, const Reply& reply) {
   res.status = reply.status;
   res.set_content(reply.body, kJson);
 }
 
+// An HTTP-level refusal (401, 403, 405, 408, 500): {"error": message}.
 void SetError(httplib::Response& res, int status, const std::string& message) {
   SetReply(res, Reply{status, ErrorBody(message)});
+}
+
+// The registry's answer: `ok_status` with its JSON, or the status of its error's code.
+void SetAnswer(httplib::Response& res, const Answer& answer, int ok_status = 200) {
+  if (answer) return SetReply(res, Reply{ok_status, *answer});
+  SetError(res, HttpStatusFor(answer.error().code), answer.error().message);
 }
 
 const char* StatusText(int status) {
@@ -183,20 +197,21 @@ struct Server::Impl {
     return httplib::Server::HandlerResponse::Unhandled;
   }
 
-  // Parses the body with `parse`, and on success calls `then`; 400/422 otherwise.
+  // Parses the body with `parse`, and on success answers with `then` (`ok_status` when it
+  // succeeds); a body that is not JSON is a 400, one with a wrong field a 422.
   template <typename T>
   static void WithBody(const std::string& body, httplib::Response& res,
                        Result<T> (*parse)(const nlohmann::json&),
-                       const std::function<Reply(const T&)>& then) {
+                       const std::function<Answer(const T&)>& then, int ok_status = 200) {
     std::optional<T> value;
     {
       auto json = ParseJsonBody(body);
-      if (!json) return SetError(res, 400, json.error().message);
+      if (!json) return SetAnswer(res, json.error());
       auto parsed = parse(*json);
-      if (!parsed) return SetError(res, 422, parsed.error().message);
+      if (!parsed) return SetAnswer(res, parsed.error());
       value = std::move(*parsed);
     }  // the JSON tree is freed before the work starts
-    SetReply(res, then(*value));
+    SetAnswer(res, then(*value), ok_status);
   }
 
   static Result<int64_t> QueryInteger(const httplib::Request& req, const char* name,
@@ -255,8 +270,8 @@ void Server::Impl::AddRoutes() {
   Route("GET", R"(/schedule/([^/]+))", "schedule", false,
         [&reg](const auto& req, const std::string&, auto& res) {
           auto rank = QueryInteger(req, "rank", std::nullopt);
-          if (!rank) return SetError(res, 422, rank.error().message);
-          SetReply(res, reg.FetchSchedule(req.matches[1], *rank));
+          if (!rank) return SetAnswer(res, rank.error());
+          SetAnswer(res, reg.FetchSchedule(req.matches[1], *rank));
         });
   Route("POST", R"(/result/([^/]+))", "result", true,
         [&reg](const auto& req, const std::string& body, auto& res) {
@@ -276,14 +291,14 @@ void Server::Impl::AddRoutes() {
     res.set_content(OpenApiYaml(), "application/yaml");
   });
   Route("GET", "/v1/jobs", "v1_jobs", false,
-        [&reg](const auto&, const std::string&, auto& res) { SetReply(res, reg.ListJobs()); });
+        [&reg](const auto&, const std::string&, auto& res) { SetAnswer(res, reg.ListJobs()); });
   Route("GET", R"(/v1/jobs/([^/]+))", "v1_job", false,
         [&reg](const auto& req, const std::string&, auto& res) {
-          SetReply(res, reg.GetJob(req.matches[1]));
+          SetAnswer(res, reg.GetJob(req.matches[1]));
         });
   Route("DELETE", R"(/v1/jobs/([^/]+))", "v1_job", true,
         [&reg](const auto& req, const std::string&, auto& res) {
-          SetReply(res, reg.DeleteJob(req.matches[1]));
+          SetAnswer(res, reg.DeleteJob(req.matches[1]));
         });
   Route("PUT", R"(/v1/jobs/([^/]+)/planner)", "v1_planner", true,
         [&reg](const auto& req, const std::string& body, auto& res) {
@@ -295,9 +310,9 @@ void Server::Impl::AddRoutes() {
   Route("PUT", R"(/v1/jobs/([^/]+)/profile)", "v1_profile", true,
         [&reg](const auto& req, const std::string& body, auto& res) {
           std::string job_id = req.matches[1];
-          WithBody<ProfileUpload>(body, res, &ProfileUploadFromJson, [&](const ProfileUpload& u) {
-            return reg.UploadProfile(job_id, u);
-          });
+          WithBody<ProfileUpload>(
+              body, res, &ProfileUploadFromJson, [&](const ProfileUpload& u) { return reg.UploadProfile(job_id, u); },
+              202);
         });
   Route("POST", R"(/v1/jobs/([^/]+)/rank_profiles)", "v1_rank_profiles", true,
         [&reg](const auto& req, const std::string& body, auto& res) {
@@ -308,19 +323,19 @@ void Server::Impl::AddRoutes() {
         });
   Route("GET", R"(/v1/jobs/([^/]+)/frontier)", "v1_frontier", false,
         [&reg](const auto& req, const std::string&, auto& res) {
-          SetReply(res, reg.FrontierStatus(req.matches[1]));
+          SetAnswer(res, reg.FrontierStatus(req.matches[1]));
         });
   Route("POST", R"(/v1/jobs/([^/]+)/frontier)", "v1_frontier", true,
         [&reg](const auto& req, const std::string&, auto& res) {
-          SetReply(res, reg.ComputeFrontierNow(req.matches[1]));
+          SetAnswer(res, reg.ComputeFrontierNow(req.matches[1]), 202);
         });
   Route("GET", R"(/v1/jobs/([^/]+)/frontier/points)", "v1_frontier_points", false,
         [&reg](const auto& req, const std::string&, auto& res) {
           auto offset = QueryInteger(req, "offset", 0);
-          if (!offset) return SetError(res, 422, offset.error().message);
+          if (!offset) return SetAnswer(res, offset.error());
           auto limit = QueryInteger(req, "limit", 1000);
-          if (!limit) return SetError(res, 422, limit.error().message);
-          SetReply(res, reg.FrontierPoints(req.matches[1], *offset, *limit));
+          if (!limit) return SetAnswer(res, limit.error());
+          SetAnswer(res, reg.FrontierPoints(req.matches[1], *offset, *limit));
         });
   Route("PUT", R"(/v1/jobs/([^/]+)/plan)", "v1_plan", true,
         [&reg](const auto& req, const std::string& body, auto& res) {
@@ -331,7 +346,7 @@ void Server::Impl::AddRoutes() {
         });
   Route("GET", R"(/v1/jobs/([^/]+)/stragglers)", "v1_stragglers", false,
         [&reg](const auto& req, const std::string&, auto& res) {
-          SetReply(res, reg.ListStragglers(req.matches[1]));
+          SetAnswer(res, reg.ListStragglers(req.matches[1]));
         });
   Route("POST", R"(/v1/jobs/([^/]+)/stragglers)", "v1_stragglers", true,
         [&reg](const auto& req, const std::string& body, auto& res) {
@@ -343,8 +358,8 @@ void Server::Impl::AddRoutes() {
   Route("GET", R"(/v1/jobs/([^/]+)/schedule)", "v1_schedule", false,
         [&reg](const auto& req, const std::string&, auto& res) {
           auto rank = QueryInteger(req, "rank", std::nullopt);
-          if (!rank) return SetError(res, 422, rank.error().message);
-          SetReply(res, reg.PreviewSchedule(req.matches[1], *rank));
+          if (!rank) return SetAnswer(res, rank.error());
+          SetAnswer(res, reg.PreviewSchedule(req.matches[1], *rank));
         });
 
   // Any other POST, PUT, PATCH or DELETE: a 404 without reading the body (httplib's own

@@ -1,0 +1,127 @@
+#include "wattcut/server/job_state_codec.h"
+
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+namespace wattcut::server {
+namespace {
+
+JobState Sample() {
+  JobState state;
+  state.completed_rounds = 17;
+  state.selection = {PlanSelection::Kind::kIterationTime, 2.5};
+  state.stragglers[0] = Straggler{StragglerReport::Kind::kSlowdown, 1.25};
+  state.stragglers[3] = Straggler{StragglerReport::Kind::kIterationTime, 0.1 + 0.2};
+  state.frontier_attempts = 1;
+  state.sweep.active = true;
+  state.sweep.freqs_mhz = {1410, 1200, 900};
+  state.sweep.step = 1;
+  state.sweep.got = {0, 1, 1};
+  return state;
+}
+
+TEST(JobStateCodec, RoundTrips) {
+  JobState state = Sample();
+  const std::string text = EncodeJobState(state);
+  EXPECT_EQ(nlohmann::json::parse(text)["schema_version"], kJobStateSchemaVersion);
+  auto back = DecodeJobState(text);
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  EXPECT_EQ(back->completed_rounds, 17);
+  EXPECT_EQ(back->selection.kind, PlanSelection::Kind::kIterationTime);
+  EXPECT_EQ(back->selection.value, 2.5);
+  ASSERT_EQ(back->stragglers.size(), 2u);
+  EXPECT_EQ(back->stragglers.at(0).kind, StragglerReport::Kind::kSlowdown);
+  EXPECT_EQ(back->stragglers.at(0).value, 1.25);
+  EXPECT_EQ(back->stragglers.at(3).value, 0.1 + 0.2);
+  EXPECT_EQ(back->frontier_attempts, 1);
+  EXPECT_TRUE(back->sweep.active);
+  EXPECT_FALSE(back->sweep.done);
+  EXPECT_EQ(back->sweep.freqs_mhz, (std::vector<int>{1410, 1200, 900}));
+  EXPECT_EQ(back->sweep.step, 1u);
+  EXPECT_EQ(back->sweep.got, (std::vector<uint8_t>{0, 1, 1}));
+  EXPECT_EQ(EncodeJobState(*back), text);
+}
+
+TEST(JobStateCodec, ADocumentWithoutAVersionIsVersionOne) {
+  // As servers before schema versions wrote it.
+  auto old = DecodeJobState(
+      R"({"round":3,"selection":{"point":"fastest"},"stragglers":[],)"
+      R"("profiling":{"active":false,"done":false,"freqs":[],"step":0,"got":[]}})");
+  ASSERT_TRUE(old.ok()) << old.error().message;
+  EXPECT_EQ(old->completed_rounds, 3);
+  EXPECT_EQ(old->frontier_attempts, 0);
+}
+
+TEST(JobStateCodec, ANewerVersionIsRefusedWithAMessage) {
+  nlohmann::json doc = nlohmann::json::parse(EncodeJobState(Sample()));
+  doc["schema_version"] = kJobStateSchemaVersion + 1;
+  auto newer = DecodeJobState(doc.dump());
+  ASSERT_FALSE(newer.ok());
+  EXPECT_EQ(newer.error().code, ErrorCode::kCorruption);
+  EXPECT_EQ(newer.error().message,
+            "job state: schema_version 2 is newer than this server reads (1); it was written by a newer wattcut: run "
+            "that one, or upgrade");
+  doc["schema_version"] = "one";
+  EXPECT_NE(DecodeJobState(doc.dump()).error().message.find("schema_version must be an integer >= 1"),
+            std::string::npos);
+}
+
+TEST(JobStateCodec, DamageIsAnErrorNotAnException) {
+  for (const char* text : {"", "{", "[]", R"({"round":"x"})", R"({"round":1})",
+                           R"({"round":-1,"selection":{"point":"fastest"},"stragglers":[],"profiling":{}})"}) {
+    auto read = DecodeJobState(text);
+    ASSERT_FALSE(read.ok()) << text;
+    EXPECT_EQ(read.error().code, ErrorCode::kCorruption) << text;
+    EXPECT_EQ(read.error().message.rfind("job state: ", 0), 0u) << read.error().message;
+  }
+}
+
+StoredJob StoredSample() {
+  StoredJob s;
+  s.job_id = "job-1";
+  s.info_json = R"({"pp_degree":2,"dp_degree":1,"tp_degree":1,"world_size":2})";
+  s.planner_json = R"({"num_microbatches":4})";
+  s.state_json = EncodeJobState(Sample());
+  s.ranks = {{0, R"({"rank":0,"dp_rank":0,"pp_rank":0,"tp_rank":0,"available_frequencies":[1410,900]})"},
+             {1, R"({"rank":1,"dp_rank":0,"pp_rank":1,"tp_rank":0,"available_frequencies":[1410,900]})"}};
+  s.rank_profiles = {{1, R"({"rank":1,"dp_rank":0,"pp_rank":1,"tp_rank":0,"forward_time":{"1410":0.1},)"
+                         R"("forward_energy":{"1410":10},"backward_time":{"1410":0.2},"backward_energy":{"1410":20}})"}};
+  s.results = {{0, "{}"}};
+  return s;
+}
+
+TEST(JobStateCodec, AStoredJobDecodes) {
+  auto job = DecodeStoredJob(StoredSample());
+  ASSERT_TRUE(job.ok()) << job.error().message;
+  EXPECT_EQ(job->info.job_id, "job-1");
+  EXPECT_EQ(job->info.world_size, 2);
+  EXPECT_EQ(job->planner.num_microbatches, 4);
+  ASSERT_EQ(job->ranks.size(), 2u);
+  EXPECT_TRUE(job->ranks[0] && job->ranks[1]);
+  EXPECT_FALSE(job->rank_profiles[0]);
+  ASSERT_TRUE(job->rank_profiles[1]);
+  EXPECT_EQ(job->rank_profiles[1]->backward_energy.at(1410), 20);
+  EXPECT_EQ(job->has_result, (std::vector<uint8_t>{1, 0}));
+  EXPECT_EQ(job->state.completed_rounds, 17);
+}
+
+TEST(JobStateCodec, ABrokenRowNamesItself) {
+  StoredJob mislabelled = StoredSample();
+  mislabelled.ranks[1].first = 5;
+  EXPECT_EQ(DecodeStoredJob(mislabelled).error().message, "rank row 5 is out of range or mislabelled");
+  StoredJob corrupt = StoredSample();
+  corrupt.rank_profiles[0].second = "{\"rank\":";
+  auto read = DecodeStoredJob(corrupt);
+  ASSERT_FALSE(read.ok());
+  EXPECT_EQ(read.error().message.rfind("rank profile 1: corrupt stored JSON: ", 0), 0u) << read.error().message;
+  StoredJob info = StoredSample();
+  info.info_json = R"({"pp_degree":0})";
+  EXPECT_EQ(DecodeStoredJob(info).error().message.rfind("job info: ", 0), 0u);
+  StoredJob state = StoredSample();
+  state.state_json = "";
+  EXPECT_EQ(DecodeStoredJob(state).error().code, ErrorCode::kCorruption);
+}
+
+}  // namespace
+}  // namespace wattcut::server

@@ -1,0 +1,93 @@
+#include "wattcut/server/profiling_sweep.h"
+
+#include <algorithm>
+#include <iterator>
+#include <set>
+#include <string>
+
+namespace wattcut::server {
+
+ProfilingSweep::ProfilingSweep(size_t world_size) { state_.got.assign(world_size, 0); }
+
+ProfilingSweep::ProfilingSweep(State state, size_t world_size) : state_(std::move(state)) {
+  state_.got.resize(world_size, 0);
+  for (uint8_t& g : state_.got) g = g ? 1 : 0;
+  got_count_ = static_cast<size_t>(std::count(state_.got.begin(), state_.got.end(), 1));
+}
+
+std::vector<int> ProfilingSweep::SweepFrequencies(const std::vector<std::vector<int>>& declared_mhz,
+                                                  int min_freq_mhz) {
+  std::set<int> common;
+  bool first = true;
+  for (const std::vector<int>& rank : declared_mhz) {
+    std::set<int> declared;
+    for (int f : rank) {
+      if (f >= min_freq_mhz) declared.insert(f);
+    }
+    if (first) {
+      common = std::move(declared);
+      first = false;
+    } else {
+      std::set<int> keep;
+      std::set_intersection(common.begin(), common.end(), declared.begin(), declared.end(),
+                            std::inserter(keep, keep.begin()));
+      common = std::move(keep);
+    }
+  }
+  return std::vector<int>(common.rbegin(), common.rend());
+}
+
+Result<SweepMeasurement> ProfilingSweep::MeasurementOf(const ProfilingResult& result, int freq_mhz) {
+  auto mean = [](const std::map<std::string, std::vector<std::vector<double>>>& breakdown,
+                 const char* key) -> std::optional<double> {
+    auto it = breakdown.find(key);
+    if (it == breakdown.end()) return std::nullopt;
+    double sum = 0;
+    size_t n = 0;
+    for (const auto& iteration : it->second) {
+      for (double v : iteration) {
+        sum += v;
+        ++n;
+      }
+    }
+    if (n == 0) return std::nullopt;
+    return sum / static_cast<double>(n);
+  };
+  auto ft = mean(result.time_breakdown, "forward");
+  auto fe = mean(result.energy_breakdown, "forward");
+  auto bt = mean(result.time_breakdown, "backward");
+  auto be = mean(result.energy_breakdown, "backward");
+  if (!ft || !fe || !bt || !be) {
+    return Error{"rank " + std::to_string(result.rank) + ": this round profiles " + std::to_string(freq_mhz) +
+                 " MHz; time_breakdown and energy_breakdown need non-empty 'forward' and 'backward' lists"};
+  }
+  return SweepMeasurement{*ft, *fe, *bt, *be};
+}
+
+std::optional<int> ProfilingSweep::current_freq_mhz() const {
+  if (!state_.active || state_.done || state_.step >= state_.freqs_mhz.size()) return std::nullopt;
+  return state_.freqs_mhz[state_.step];
+}
+
+void ProfilingSweep::Start(std::vector<int> freqs_mhz) {
+  state_.active = true;
+  state_.done = false;
+  state_.freqs_mhz = std::move(freqs_mhz);
+  state_.step = 0;
+  std::fill(state_.got.begin(), state_.got.end(), 0);
+  got_count_ = 0;
+}
+
+bool ProfilingSweep::Record(size_t rank) {
+  if (!current_freq_mhz() || state_.got.at(rank)) return false;
+  state_.got[rank] = 1;
+  ++got_count_;
+  if (got_count_ < state_.got.size()) return false;
+  ++state_.step;
+  std::fill(state_.got.begin(), state_.got.end(), 0);
+  got_count_ = 0;
+  if (state_.step >= state_.freqs_mhz.size()) state_.done = true;
+  return true;
+}
+
+}  // namespace wattcut::server

@@ -1,0 +1,69 @@
+#include "wattcut/server/profiling_sweep.h"
+
+#include <gtest/gtest.h>
+
+namespace wattcut::server {
+namespace {
+
+TEST(ProfilingSweep, SweepsTheFrequenciesEveryRankDeclaredHighestFirst) {
+  EXPECT_EQ(ProfilingSweep::SweepFrequencies({{1410, 1200, 900}, {1410, 900, 600}}, 0), (std::vector<int>{1410, 900}));
+  EXPECT_EQ(ProfilingSweep::SweepFrequencies({{1410, 1200, 900}, {1410, 1200, 900}}, 1000),
+            (std::vector<int>{1410, 1200}));
+  EXPECT_TRUE(ProfilingSweep::SweepFrequencies({{1410}, {900}}, 0).empty());
+  EXPECT_TRUE(ProfilingSweep::SweepFrequencies({}, 0).empty());
+}
+
+TEST(ProfilingSweep, AStepEndsWhenEveryRankReported) {
+  ProfilingSweep sweep(2);
+  EXPECT_FALSE(sweep.current_freq_mhz());
+  EXPECT_FALSE(sweep.Record(0));  // nothing to record before the start
+  sweep.Start({1410, 900});
+  EXPECT_EQ(sweep.current_freq_mhz(), 1410);
+  EXPECT_FALSE(sweep.Record(1));
+  EXPECT_TRUE(sweep.has_reported(1));
+  EXPECT_FALSE(sweep.Record(1));  // twice counts once
+  EXPECT_TRUE(sweep.Record(0));
+  EXPECT_EQ(sweep.current_freq_mhz(), 900);
+  EXPECT_FALSE(sweep.has_reported(0));
+  EXPECT_FALSE(sweep.Record(0));
+  EXPECT_TRUE(sweep.Record(1));
+  EXPECT_TRUE(sweep.done());
+  EXPECT_FALSE(sweep.current_freq_mhz());
+}
+
+TEST(ProfilingSweep, ResumesFromItsStoredState) {
+  ProfilingSweep::State state;
+  state.active = true;
+  state.freqs_mhz = {1410, 900};
+  state.step = 1;
+  state.got = {1, 0, 0, 1, 1};  // stored for 3 ranks plus entries beyond: ignored
+  ProfilingSweep sweep(state, 3);
+  EXPECT_EQ(sweep.state().got.size(), 3u);
+  EXPECT_EQ(sweep.current_freq_mhz(), 900);
+  EXPECT_FALSE(sweep.Record(1));
+  EXPECT_TRUE(sweep.Record(2));
+  EXPECT_TRUE(sweep.done());
+}
+
+TEST(ProfilingSweep, TheMeanOfEachBreakdown) {
+  ProfilingResult result;
+  result.rank = 3;
+  result.time_breakdown = {{"forward", {{1, 2}, {3}}}, {"backward", {{4}}}};
+  result.energy_breakdown = {{"forward", {{10}}}, {"backward", {{20, 40}}}};
+  auto m = ProfilingSweep::MeasurementOf(result, 1410);
+  ASSERT_TRUE(m.ok()) << m.error().message;
+  EXPECT_DOUBLE_EQ(m->forward_time_s, 2);
+  EXPECT_DOUBLE_EQ(m->backward_time_s, 4);
+  EXPECT_DOUBLE_EQ(m->forward_energy_j, 10);
+  EXPECT_DOUBLE_EQ(m->backward_energy_j, 30);
+  result.energy_breakdown["backward"] = {{}};
+  auto missing = ProfilingSweep::MeasurementOf(result, 1410);
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.error().message,
+            "rank 3: this round profiles 1410 MHz; time_breakdown and energy_breakdown need non-empty 'forward' and "
+            "'backward' lists");
+  EXPECT_EQ(missing.error().code, ErrorCode::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace wattcut::server
