@@ -1,6 +1,6 @@
 // Writes what a user reads after `wattcut polca simulate` and `wattcut polca sweep`:
-// summary.json, CSV tables and SVG pictures, into an output folder (created if
-// missing). File formats are documented in docs/polca.md.
+// summary.json, CSV tables and SVG pictures (drawn by row_charts.h), into an output
+// folder (created if missing). File formats are documented in docs/polca.md.
 #pragma once
 
 #include <string>
