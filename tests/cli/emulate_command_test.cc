@@ -2,10 +2,13 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 
 #include "tests/cli/command_runner.h"
+#include "wattcut/base/csv_reader.h"
+#include "wattcut/base/general_text.h"
 #include "wattcut/base/shared_data_testing.h"
 
 namespace wattcut {
@@ -37,6 +40,30 @@ TEST(EmulateCommand, WritesSummaryTableAndPictures) {
     EXPECT_NE(svg.find("<svg"), std::string::npos) << picture;
     EXPECT_NE(svg.find("</svg>"), std::string::npos) << picture;
   }
+}
+
+TEST(EmulateCommand, TableCellsReadBackAsTheDoublesOfTheSummary) {
+  TempDir dir;
+  std::string out = dir.path() + "/emu";
+  auto result = RunWattcut("emulate --stages 4 --microbatches 6 --pipelines 4 --slowdown 1.0:1.2:0.1 --out " + out);
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  // summary.json's numbers are exact (nlohmann writes the shortest text that reads back).
+  nlohmann::json summary = nlohmann::json::parse(ReadFile(out + "/summary.json"));
+  Result<CsvTable> table = CsvTable::Parse(ReadFile(out + "/emulation.csv"), "emulation.csv");
+  ASSERT_TRUE(table.ok()) << table.error().message;
+  ASSERT_EQ(table->rows().size(), summary["results"].size());
+  int rounded_by_ten_digits = 0;
+  for (size_t i = 0; i < table->rows().size(); ++i) {
+    const CsvRow& row = table->rows()[i];
+    const nlohmann::json& expected = summary["results"][i];
+    EXPECT_EQ(row.fields[0], expected["method"].get<std::string>());
+    for (size_t c = 1; c < table->header().size(); ++c) {
+      const double value = expected[table->header()[c]].get<double>();
+      EXPECT_EQ(*table->number(row, c), value) << table->where(row, c) << row.fields[c];
+      if (std::strtod(GeneralText(value, 10).c_str(), nullptr) != value) ++rounded_by_ten_digits;
+    }
+  }
+  EXPECT_GT(rounded_by_ten_digits, 0);  // the table's old 10 digits would have lost these
 }
 
 TEST(EmulateCommand, ReproducesFigure7FromTheArtifactProfile) {

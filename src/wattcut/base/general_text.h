@@ -1,5 +1,8 @@
-// A number as text in printf's %g style, for messages that quote values ("0.0005",
-// "5e-05", "1e+308", "inf"). FixedDecimals (fixed_decimals.h) is for tables and reports.
+// A number as text in printf's %g style: the one for every CSV cell that holds a measured
+// or computed double (a reader gets back exactly the double that was written; an integer
+// cell is std::to_string), and for messages that quote values ("0.0005", "5e-05",
+// "1e+308", "inf"). FixedDecimals (fixed_decimals.h) is for tables and reports meant for
+// people.
 #pragma once
 
 #include <string>

@@ -6,10 +6,10 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
-#include <sstream>
 
 #include "wattcut/base/csv_reader.h"
 #include "wattcut/base/fixed_decimals.h"
+#include "wattcut/base/general_text.h"
 #include "wattcut/cli/command.h"
 #include "wattcut/cli/output_directory.h"
 #include "wattcut/cli/planner_arguments.h"
@@ -123,9 +123,7 @@ int Run(const EmulateArgs& args) {
                                          {"envpipe", result->envpipe_intrinsic_saving_percent}};
   summary["envpipe"] = {{"iteration_time_s", result->envpipe_time_s}, {"energy_j", result->envpipe_energy_j}};
   nlohmann::json rows = nlohmann::json::array();
-  std::ostringstream csv;
-  csv.precision(10);
-  csv << "method,slowdown,iteration_time_s,energy_j,saving_percent,plan_time_s\n";
+  std::string csv = "method,slowdown,iteration_time_s,energy_j,saving_percent,plan_time_s\n";
   for (const MethodResult& r : result->results) {
     rows.push_back({{"method", r.method},
                     {"slowdown", r.slowdown},
@@ -133,12 +131,12 @@ int Run(const EmulateArgs& args) {
                     {"energy_j", r.energy_j},
                     {"saving_percent", r.saving_percent},
                     {"plan_time_s", r.plan_time_s}});
-    csv << r.method << ',' << r.slowdown << ',' << r.iteration_time_s << ',' << r.energy_j << ',' << r.saving_percent << ','
-        << r.plan_time_s << '\n';
+    csv += r.method + ',' + GeneralText(r.slowdown) + ',' + GeneralText(r.iteration_time_s) + ',' + GeneralText(r.energy_j) +
+           ',' + GeneralText(r.saving_percent) + ',' + GeneralText(r.plan_time_s) + '\n';
   }
   summary["results"] = rows;
   Status status = out->Write("summary.json", summary.dump(2) + "\n");
-  if (status.ok()) status = out->Write("emulation.csv", csv.str());
+  if (status.ok()) status = out->Write("emulation.csv", csv);
   const std::string workload = std::to_string(profile.num_stages()) + " stages x " + std::to_string(options.num_microbatches) +
                                " microbatches";
   if (status.ok()) {

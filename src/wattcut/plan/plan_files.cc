@@ -2,9 +2,10 @@
 
 #include <nlohmann/json.hpp>
 
-#include <charconv>
 #include <cstdio>
 #include <sstream>
+
+#include "wattcut/base/general_text.h"
 
 namespace wattcut {
 
@@ -14,21 +15,12 @@ std::string PlanFileStem(size_t index) {
   return buffer;
 }
 
-namespace {
-// Shortest text that reads back as the same double.
-std::string Shortest(double value) {
-  char buffer[32];
-  auto result = std::to_chars(buffer, buffer + sizeof(buffer), value);
-  return std::string(buffer, result.ptr);
-}
-}  // namespace
-
 std::string FrontierCsv(const Frontier& frontier) {
   std::string out = "plan,time,energy,duration_units,effective_energy\n";
   for (size_t i = 0; i < frontier.points().size(); ++i) {
     const FrontierPoint& p = frontier.points()[i];
-    out += std::to_string(i) + ',' + Shortest(p.time_s) + ',' + Shortest(p.energy_j) + ',' +
-           std::to_string(p.duration_units) + ',' + Shortest(p.effective_energy_j) + '\n';
+    out += std::to_string(i) + ',' + GeneralText(p.time_s) + ',' + GeneralText(p.energy_j) + ',' +
+           std::to_string(p.duration_units) + ',' + GeneralText(p.effective_energy_j) + '\n';
   }
   return out;
 }

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+
 namespace wattcut {
 namespace {
 
@@ -24,6 +26,24 @@ TEST(PlanFiles, FrontierCsvHasOneRowPerPointSlowestFirst) {
             "plan,time,energy,duration_units,effective_energy\n"
             "0,0.048,50.5,48,40\n"
             "1,0.047,51.25,47,41\n");
+}
+
+TEST(PlanFiles, FrontierCsvCellsReadBackAsTheSameDoubles) {
+  Frontier frontier = TwoStageFrontier();
+  frontier.AddPoint({46, 0.1 + 0.2, 1.0 / 3 + 60, 1e7 / 3}, {{1, 10}, {2, 10}});
+  const std::string csv = FrontierCsv(frontier);
+  const std::string last = csv.substr(csv.rfind('\n', csv.size() - 2) + 1);
+  EXPECT_EQ(last, "2,0.30000000000000004,60.333333333333336,46,3.3333333333333335e+06\n");
+  std::vector<double> cells;
+  for (size_t from = 0; from < last.size();) {
+    size_t comma = last.find_first_of(",\n", from);
+    cells.push_back(std::strtod(last.substr(from, comma - from).c_str(), nullptr));
+    from = comma + 1;
+  }
+  ASSERT_EQ(cells.size(), 5u);
+  EXPECT_EQ(cells[1], 0.1 + 0.2);
+  EXPECT_EQ(cells[2], 1.0 / 3 + 60);
+  EXPECT_EQ(cells[4], 1e7 / 3);
 }
 
 TEST(PlanFiles, PlanJsonRoundTrips) {

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "wattcut/base/fixed_decimals.h"
+#include "wattcut/base/general_text.h"
 #include "wattcut/polca/row_charts.h"
 
 namespace wattcut::polca {
@@ -86,14 +87,14 @@ const std::string kRunCsvHeader =
     "low_throughput_change,meets_slos\n";
 
 std::string RunCsvRow(const RowRunResult& r, double added, const RunImpact& i, bool meets) {
-  std::string s = PolicyName(r.policy) + "," + std::to_string(r.servers) + "," + FixedDecimals(added, 4) + "," +
-                  std::to_string(r.brake_events) + "," + FixedDecimals(r.brake_active_s, 1);
-  for (double v : r.level_s) s += "," + FixedDecimals(v, 1);
-  s += "," + FixedDecimals(r.power_max, 4) + "," + FixedDecimals(r.power_p99, 4) + "," + FixedDecimals(r.power_mean, 4) + "," +
-       FixedDecimals(r.energy_kwh, 1);
+  std::string s = PolicyName(r.policy) + "," + std::to_string(r.servers) + "," + GeneralText(added) + "," +
+                  std::to_string(r.brake_events) + "," + GeneralText(r.brake_active_s);
+  for (double v : r.level_s) s += "," + GeneralText(v);
+  s += "," + GeneralText(r.power_max) + "," + GeneralText(r.power_p99) + "," + GeneralText(r.power_mean) + "," +
+       GeneralText(r.energy_kwh);
   for (double v : {i.high.p50_latency, i.high.p99_latency, i.high.throughput, i.low.p50_latency, i.low.p99_latency,
                    i.low.throughput}) {
-    s += "," + FixedDecimals(v, 5);
+    s += "," + GeneralText(v);
   }
   return s + "," + (meets ? "true" : "false") + "\n";
 }
@@ -135,8 +136,8 @@ Status WriteRunReport(const std::string& dir, const RunContext& context, const R
       };
       auto [mean, mx] = stats(run.power_samples);
       auto [rmean, rmx] = stats(reference.power_samples);
-      csv += FixedDecimals(static_cast<double>(std::min(run.power_samples.size(), i + per_minute)) * period, 0) + "," +
-             FixedDecimals(mean, 4) + "," + FixedDecimals(mx, 4) + "," + FixedDecimals(rmean, 4) + "," + FixedDecimals(rmx, 4) + "\n";
+      csv += GeneralText(static_cast<double>(std::min(run.power_samples.size(), i + per_minute)) * period) + "," +
+             GeneralText(mean) + "," + GeneralText(mx) + "," + GeneralText(rmean) + "," + GeneralText(rmx) + "\n";
     }
     st = WriteText(dir + "/row_power.csv", csv);
   }

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -9,6 +10,7 @@
 
 #include <unistd.h>
 
+#include "wattcut/base/csv_reader.h"
 #include "wattcut/plot/xml_check_testing.h"
 
 namespace wattcut::polca {
@@ -105,6 +107,81 @@ TEST_F(RunReportTest, WritesSweepFilesAndMarkdown) {
     EXPECT_EQ(plot::testing::XmlProblem(text), "") << svg;
     EXPECT_NE(text.find(">polca"), std::string::npos) << svg;
   }
+}
+
+// A run with values that no fixed number of decimals writes exactly.
+RowRunResult ThirdsRun(PolicyKind policy, double latency_s) {
+  RowRunResult r;
+  r.policy = policy;
+  r.servers = 7;
+  r.duration_s = 120;
+  r.brake_events = 1;
+  r.brake_active_s = 1.0 / 3;
+  r.level_s = {0.1 + 0.2, 1.0 / 3, 2.0 / 3, 120 - 1.0 / 3};
+  r.power_max = 0.1 + 0.2;
+  r.power_p99 = 1.0 / 3;
+  r.power_mean = 2.0 / 3;
+  r.energy_kwh = 10.0 / 3;
+  r.high.latency_p50_s = latency_s;
+  r.high.latency_p99_s = 2 * latency_s;
+  r.high.tokens_per_s = 7 * latency_s;
+  r.low = r.high;
+  r.power_samples = {0.1f, 0.2f, 0.4f, 0.7f, 0.8f, 0.9f};  // two minutes of 20 s readings
+  return r;
+}
+
+// The cells of `text`'s only data row (after the header).
+std::vector<double> CsvNumbers(const std::string& text, size_t row = 0) {
+  Result<CsvTable> table = CsvTable::Parse(text, "t.csv");
+  std::vector<double> out;
+  if (!table.ok() || table->rows().size() <= row) return out;
+  for (const std::string& field : table->rows()[row].fields) out.push_back(std::strtod(field.c_str(), nullptr));
+  return out;
+}
+
+TEST_F(RunReportTest, CsvCellsReadBackAsTheComputedDoubles) {
+  config_.control.telemetry_period_s = 20;
+  const RowRunResult run = ThirdsRun(PolicyKind::kPolca, 1.0);
+  const RowRunResult reference = ThirdsRun(PolicyKind::kNone, 3.0);
+  RunContext context{"x", &config_, &trace_, 1, 1.0};
+  Status st = WriteRunReport(dir_.string(), context, run, reference);
+  ASSERT_TRUE(st.ok()) << st.error().message;
+  const RunImpact impact = CompareRuns(run, reference);
+  std::vector<double> cells = CsvNumbers(Slurp(dir_ / "run.csv"));
+  ASSERT_EQ(cells.size(), 20u);
+  const double expected[] = {7, 7.0 / 6 - 1, 1, 1.0 / 3, 0.1 + 0.2, 1.0 / 3, 2.0 / 3, 120 - 1.0 / 3,
+                             0.1 + 0.2, 1.0 / 3, 2.0 / 3, 10.0 / 3, impact.high.p50_latency, impact.high.p99_latency,
+                             impact.high.throughput, impact.low.p50_latency, impact.low.p99_latency,
+                             impact.low.throughput};
+  for (size_t c = 0; c < std::size(expected); ++c) EXPECT_EQ(cells[c + 1], expected[c]) << "run.csv column " << c + 1;
+
+  // Per minute: the end, mean and max of the run's readings, then the unconstrained run's.
+  cells = CsvNumbers(Slurp(dir_ / "row_power.csv"));
+  ASSERT_EQ(cells.size(), 5u);
+  const double mean = (0.0 + static_cast<double>(0.1f) + static_cast<double>(0.2f) + static_cast<double>(0.4f)) / 3;
+  EXPECT_EQ(cells[0], 60);
+  EXPECT_EQ(cells[1], mean);
+  EXPECT_EQ(cells[2], static_cast<double>(0.4f));
+  EXPECT_EQ(cells[3], mean);
+  EXPECT_EQ(CsvNumbers(Slurp(dir_ / "row_power.csv"), 1)[2], static_cast<double>(0.9f));
+
+  SweepResult sweep;
+  sweep.baseline_servers = 6;
+  sweep.added_fractions = {1.0 / 3};
+  SweepPoint point;
+  point.added_fraction = 1.0 / 3;
+  point.servers = 8;
+  point.run = run;
+  point.impact = impact;
+  sweep.points = {point};
+  sweep.max_added_held = {-1};
+  st = WriteSweepReport((dir_ / "sweep").string(), context, sweep);
+  ASSERT_TRUE(st.ok()) << st.error().message;
+  cells = CsvNumbers(Slurp(dir_ / "sweep" / "sweep.csv"));
+  ASSERT_EQ(cells.size(), 20u);
+  EXPECT_EQ(cells[2], 1.0 / 3);
+  EXPECT_EQ(cells[4], 1.0 / 3);
+  EXPECT_EQ(cells[13], impact.high.p50_latency);
 }
 
 TEST_F(RunReportTest, ReportsAnUnwritableFolder) {

@@ -2,9 +2,10 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <fstream>
 #include <numeric>
+
+#include "wattcut/base/general_text.h"
 
 namespace wattcut {
 namespace {
@@ -152,11 +153,10 @@ void OnlineProfiler::Finish() { sampler_.Stop(); }
 
 std::string OnlineProfiler::ToCsv() const {
   std::string out = "stage,instruction,frequency,time,energy,samples,time_std,energy_std\n";
-  char line[256];
   for (const ProfiledRow& r : rows_) {
-    std::snprintf(line, sizeof line, "%d,%s,%d,%.9g,%.9g,%d,%.6g,%.6g\n", r.stage, r.instruction.c_str(), r.freq_mhz,
-                  r.time_s, r.energy_j, r.samples, r.time_std_s, r.energy_std_j);
-    out += line;
+    out += std::to_string(r.stage) + ',' + r.instruction + ',' + std::to_string(r.freq_mhz) + ',' + GeneralText(r.time_s) +
+           ',' + GeneralText(r.energy_j) + ',' + std::to_string(r.samples) + ',' + GeneralText(r.time_std_s) + ',' +
+           GeneralText(r.energy_std_j) + '\n';
   }
   return out;
 }

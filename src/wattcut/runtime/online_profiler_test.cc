@@ -3,7 +3,10 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdlib>
 
+#include "wattcut/base/csv_reader.h"
+#include "wattcut/base/general_text.h"
 #include "wattcut/gpu/simulated_backend.h"
 #include "wattcut/profile/profile_csv.h"
 
@@ -69,6 +72,44 @@ TEST(OnlineProfilerTest, RecoversTheSimulatedGpuModel) {
   EXPECT_EQ(csv.substr(0, csv.find('\n')), "stage,instruction,frequency,time,energy,samples,time_std,energy_std");
   auto profile = ParseProfileCsv(csv, "profiled.csv", 1);
   ASSERT_TRUE(profile.ok()) << profile.error().message;
+}
+
+TEST(OnlineProfilerTest, CsvCellsReadBackAsTheMeasuredDoubles) {
+  auto clock = std::make_shared<ManualClock>();
+  auto gpu = std::move(SimulatedBackend::Create("a100-sxm", 1, clock)).value();
+  auto setter = std::move(StartThreadFrequencySetter(*gpu, 0)).value();
+  OnlineProfilerOptions options;
+  options.floor_mhz = 1275;
+  options.warmup_iterations = 0;
+  options.measured_iterations = 3;
+  auto profiler = std::move(OnlineProfiler::Start(*gpu, 0, *setter, *clock, options)).value();
+  const StageWorkload work = gpu->model(0).middle_stage;
+  while (!profiler->done()) ASSERT_TRUE(RunIteration(*profiler, *gpu, work, 2).ok());
+  profiler->Finish();
+  ASSERT_TRUE(setter->Stop().ok());
+
+  Result<CsvTable> table = CsvTable::Parse(profiler->ToCsv(), "profiled.csv");
+  ASSERT_TRUE(table.ok()) << table.error().message;
+  const std::vector<ProfiledRow>& rows = profiler->rows();
+  ASSERT_EQ(table->rows().size(), rows.size());
+  ASSERT_FALSE(rows.empty());
+  int rounded_before = 0;  // values that the old %.9g (time, energy) and %.6g (std) lost
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const CsvRow& row = table->rows()[i];
+    EXPECT_EQ(*table->integer(row, 0), rows[i].stage);
+    EXPECT_EQ(row.fields[1], rows[i].instruction);
+    EXPECT_EQ(*table->integer(row, 2), rows[i].freq_mhz);
+    EXPECT_EQ(*table->integer(row, 5), rows[i].samples);
+    const std::pair<double, int> cells[] = {
+        {rows[i].time_s, 9}, {rows[i].energy_j, 9}, {rows[i].time_std_s, 6}, {rows[i].energy_std_j, 6}};
+    const size_t columns[] = {3, 4, 6, 7};
+    for (size_t k = 0; k < 4; ++k) {
+      const auto [value, old_digits] = cells[k];
+      EXPECT_EQ(*table->number(row, columns[k]), value) << table->where(row, columns[k]) << row.fields[columns[k]];
+      if (std::strtod(GeneralText(value, old_digits).c_str(), nullptr) != value) ++rounded_before;
+    }
+  }
+  EXPECT_GT(rounded_before, 0);
 }
 
 TEST(OnlineProfilerTest, StopsAfterEnergyRisesAndHonoursStep) {
