@@ -13,7 +13,8 @@ namespace wattcut {
 namespace {
 
 void BM_Emulate8192Gpus50Slowdowns(benchmark::State& state) {
-  Result<Profile> profile = ReadProfileCsv(SharedDataPath("perseus-sosp24/stage_profile/gpt3-175b+a100_sxm_bf16.csv"), 8);
+  Result<Profile> profile =
+      ReadProfileCsv(SharedDataPath("perseus-sosp24/stage_profile/gpt3-175b+a100_sxm_bf16.csv"), 8);
   if (!profile.ok()) {
     state.SkipWithError("shared data missing: set WATTCUT_SHARED_DIR");
     return;

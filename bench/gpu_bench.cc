@@ -16,8 +16,8 @@
 
 #include "wattcut/gpu/fake_nvml/fake_nvml_test_support.h"
 #include "wattcut/gpu/simulated_backend.h"
-#include "wattcut/runtime/frequency_setter.h"
 #include "wattcut/runtime/frequency_plan_runner.h"
+#include "wattcut/runtime/frequency_setter.h"
 
 namespace wattcut {
 namespace {

@@ -68,10 +68,11 @@ void BM_Frontier(benchmark::State& state) {
     benchmark::DoNotOptimize(points);
   }
   state.counters["points"] = static_cast<double>(points);
-  state.counters["per_iteration"] = benchmark::Counter(static_cast<double>(points) * static_cast<double>(state.iterations()),
-                                                       benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
-  state.SetLabel(std::string(state.range(0) == 0 ? "gpt3-a100 1ms" : "bloom-a40 0.1ms") + " M=" +
-                 std::to_string(state.range(1)));
+  state.counters["per_iteration"] =
+      benchmark::Counter(static_cast<double>(points) * static_cast<double>(state.iterations()),
+                         benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+  state.SetLabel(std::string(state.range(0) == 0 ? "gpt3-a100 1ms" : "bloom-a40 0.1ms") +
+                 " M=" + std::to_string(state.range(1)));
 }
 
 // The solver alone, warm start on or off.
@@ -155,10 +156,7 @@ BENCHMARK(BM_FrontierA40Model)->Unit(benchmark::kMillisecond)->Iterations(1);
 BENCHMARK(BM_FrontierFileWrite)->Unit(benchmark::kMillisecond)->Iterations(3);
 BENCHMARK(BM_FrontierFileRead)->Unit(benchmark::kMillisecond)->Iterations(3);
 
-BENCHMARK(BM_Frontier)
-    ->ArgsProduct({{0, 1}, {12, 24, 48, 96}})
-    ->Unit(benchmark::kMillisecond)
-    ->Iterations(1);
+BENCHMARK(BM_Frontier)->ArgsProduct({{0, 1}, {12, 24, 48, 96}})->Unit(benchmark::kMillisecond)->Iterations(1);
 BENCHMARK(BM_SolverWarmStart)->Args({0, 12})->Args({0, 96})->Unit(benchmark::kMillisecond)->Iterations(1);
 BENCHMARK(BM_SolverFromScratch)->Args({0, 12})->Args({0, 96})->Unit(benchmark::kMillisecond)->Iterations(1);
 

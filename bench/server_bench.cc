@@ -43,9 +43,8 @@ struct BenchServer {
 BenchServer& GetServer() {
   static BenchServer* s = [] {
     auto* bs = new BenchServer;
-    bs->dir = (std::filesystem::temp_directory_path() /
-               ("wattcut_server_bench_" + std::to_string(::getpid())))
-                  .string();
+    bs->dir =
+        (std::filesystem::temp_directory_path() / ("wattcut_server_bench_" + std::to_string(::getpid()))).string();
     std::filesystem::remove_all(bs->dir);
     static std::string dir_to_remove = bs->dir;
     std::atexit([] {
@@ -80,8 +79,7 @@ std::string ProfileCsv() {
       auto kind = static_cast<wattcut::InstructionKind>(k);
       for (const auto& m : profile.measurements(s, kind)) {
         std::snprintf(line, sizeof(line), "%d,%s,%d,%.17g,%.17g\n", s,
-                      std::string(wattcut::InstructionName(kind)).c_str(), m.freq_mhz, m.time_s,
-                      m.energy_j);
+                      std::string(wattcut::InstructionName(kind)).c_str(), m.freq_mhz, m.time_s, m.energy_j);
         csv += line;
       }
     }
@@ -101,23 +99,19 @@ std::string JobFor(int ranks) {
   int pp = std::min(ranks, kStages);
   int dp = ranks / pp;
   auto model = wattcut::FindGpuModel("a100-sxm");
-  json job = {
-      {"pp_degree", pp},
-      {"dp_degree", dp},
-      {"tp_degree", 1},
-      {"world_size", ranks},
-      {"planner", {{"num_microbatches", kMicrobatches}, {"p2p_power_w", (*model)->p2p_power_w}}}};
+  json job = {{"pp_degree", pp},
+              {"dp_degree", dp},
+              {"tp_degree", 1},
+              {"world_size", ranks},
+              {"planner", {{"num_microbatches", kMicrobatches}, {"p2p_power_w", (*model)->p2p_power_w}}}};
   auto res = c.Post("/register_job", job.dump(), "application/json");
   if (!res || res->status != 200) std::abort();
   std::string id = wattcut::EncodeJobIdForPath(json::parse(res->body).get<std::string>());
   std::vector<int> freqs;
   for (int f = 1410; f >= 1200; f -= 15) freqs.push_back(f);
   for (int r = 0; r < ranks; ++r) {
-    json info = {{"rank", r},
-                 {"dp_rank", r / pp},
-                 {"pp_rank", r % pp},
-                 {"tp_rank", 0},
-                 {"available_frequencies", freqs}};
+    json info = {
+        {"rank", r}, {"dp_rank", r / pp}, {"pp_rank", r % pp}, {"tp_rank", 0}, {"available_frequencies", freqs}};
     auto rr = c.Post("/register_rank/" + id, info.dump(), "application/json");
     if (!rr || rr->status != 200) std::abort();
   }

@@ -124,7 +124,8 @@ void RunCliCase(const BadInputCase& c) {
     EXPECT_TRUE(r.exit_code == 1 || r.exit_code == 2) << r.Describe() << "\nstderr:\n" << Printable(r.err);
   }
   EXPECT_FALSE(r.err.empty()) << "no message on stderr";
-  for (const auto& m : c.messages) EXPECT_NE(r.err.find(m), std::string::npos) << "expected '" << m << "' in:\n" << Printable(r.err);
+  for (const auto& m : c.messages)
+    EXPECT_NE(r.err.find(m), std::string::npos) << "expected '" << m << "' in:\n" << Printable(r.err);
   EXPECT_EQ(FindControlByte(r.err), std::string::npos) << "raw control byte in stderr:\n" << Printable(r.err);
   EXPECT_EQ(FindControlByte(r.out), std::string::npos) << "raw control byte in stdout:\n" << Printable(r.out);
 }
@@ -152,7 +153,8 @@ void RunHttpCase(const BadInputCase& c) {
   auto body = nlohmann::json::parse(res->body, nullptr, false);
   ASSERT_TRUE(body.is_object() && body.contains("error")) << "not a JSON error body: " << Printable(res->body);
   const std::string message = body["error"].get<std::string>();
-  for (const auto& m : c.messages) EXPECT_NE(message.find(m), std::string::npos) << "expected '" << m << "' in: " << message;
+  for (const auto& m : c.messages)
+    EXPECT_NE(message.find(m), std::string::npos) << "expected '" << m << "' in: " << message;
   EXPECT_EQ(FindControlByte(message), std::string::npos) << "raw control byte in: " << Printable(message);
   // The server survived the case and still serves.
   ASSERT_TRUE(server.child().Alive()) << "the server died (signal " << server.child().end_signal() << "):\n"

@@ -34,8 +34,7 @@ BoundedResult RunBounded(const std::vector<std::string>& argv, const ResourceBou
 // the caller talks to it, then stops it.
 class BoundedChild {
  public:
-  BoundedChild(const std::vector<std::string>& argv, const ResourceBounds& bounds,
-               const std::string& output_path);
+  BoundedChild(const std::vector<std::string>& argv, const ResourceBounds& bounds, const std::string& output_path);
   ~BoundedChild();
   BoundedChild(const BoundedChild&) = delete;
   BoundedChild& operator=(const BoundedChild&) = delete;

@@ -27,8 +27,8 @@ std::string ReadFile(const std::string& path) { return ReadFileText(path); }
 CommandResult RunWattcut(const std::string& arguments) {
   TempDir dir;
   std::string out_path = dir.path() + "/out", err_path = dir.path() + "/err";
-  std::string command = std::string(WATTCUT_BINARY) + " " + arguments + " >" + out_path + " 2>" + err_path +
-                        " </dev/null";
+  std::string command =
+      std::string(WATTCUT_BINARY) + " " + arguments + " >" + out_path + " 2>" + err_path + " </dev/null";
   int status = std::system(command.c_str());
   CommandResult result;
   result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;

@@ -22,8 +22,10 @@ using testing::TempDir;
 TEST(EmulateCommand, WritesSummaryTableAndPictures) {
   TempDir dir;
   std::string out = dir.path() + "/emu";
-  auto result = RunWattcut("emulate --gpu-model a40 --stages 4 --microbatches 8 --pipelines 4 --tp 2 "
-                           "--slowdown 1.0:1.2:0.1 --out " + out);
+  auto result = RunWattcut(
+      "emulate --gpu-model a40 --stages 4 --microbatches 8 --pipelines 4 --tp 2 "
+      "--slowdown 1.0:1.2:0.1 --out " +
+      out);
   ASSERT_EQ(result.exit_code, 0) << result.err;
   EXPECT_NE(result.out.find("job: 4 pipelines x 4 stages x 2 tensor-parallel GPUs = 32 GPUs"), std::string::npos)
       << result.out;
@@ -69,9 +71,10 @@ TEST(EmulateCommand, TableCellsReadBackAsTheDoublesOfTheSummary) {
 TEST(EmulateCommand, ReproducesFigure7FromTheArtifactProfile) {
   WATTCUT_REQUIRE_SHARED_FILE(profile, "perseus-sosp24/stage_profile/gpt3-175b+a100_sxm_bf16.csv");
   TempDir dir;
-  auto result = RunWattcut("emulate --profile " + profile +
-                           " --stages 8 --microbatches 96 --pipelines 16 --tp 8 --p2p-power 83.64 --slowdown 1.2 --out " +
-                           dir.path() + "/e");
+  auto result =
+      RunWattcut("emulate --profile " + profile +
+                 " --stages 8 --microbatches 96 --pipelines 16 --tp 8 --p2p-power 83.64 --slowdown 1.2 --out " +
+                 dir.path() + "/e");
   ASSERT_EQ(result.exit_code, 0) << result.err;
   EXPECT_NE(result.out.find("T*/T_min 1.148"), std::string::npos) << result.out;
   EXPECT_NE(result.out.find("     1.200    27.0"), std::string::npos) << result.out;
@@ -81,7 +84,9 @@ TEST(EmulateCommand, ImpossibleRequestsAreRefused) {
   TempDir dir;
   auto slow = RunWattcut("emulate --slowdown 0.8 --out " + dir.path() + "/o");
   EXPECT_EQ(slow.exit_code, 1);
-  EXPECT_EQ(slow.err, "wattcut emulate: error: --slowdown '0.8': a straggler slowdown must be >= 1 (1 = no straggler), got 0.800000\n");
+  EXPECT_EQ(
+      slow.err,
+      "wattcut emulate: error: --slowdown '0.8': a straggler slowdown must be >= 1 (1 = no straggler), got 0.800000\n");
   auto none = RunWattcut("emulate --pipelines 0 --out " + dir.path() + "/o");
   EXPECT_EQ(none.err, "wattcut emulate: error: --pipelines must be >= 1, got 0\n");
   std::string profile = dir.path() + "/gap.csv";
@@ -90,8 +95,10 @@ TEST(EmulateCommand, ImpossibleRequestsAreRefused) {
                             "2,forward,1410,0.05,20\n2,backward,1410,0.1,40\n";
   auto gap = RunWattcut("emulate --profile " + profile + " --microbatches 4 --p2p-power 80 --out " + dir.path() + "/o");
   EXPECT_EQ(gap.exit_code, 1);
-  EXPECT_EQ(gap.err, "wattcut emulate: error: " + profile +
-                         ": stage 1 has no 'forward' measurements (expected every stage 0..2 to have forward and backward rows)\n");
+  EXPECT_EQ(
+      gap.err,
+      "wattcut emulate: error: " + profile +
+          ": stage 1 has no 'forward' measurements (expected every stage 0..2 to have forward and backward rows)\n");
   EXPECT_FALSE(fs::exists(dir.path() + "/o"));
 }
 
@@ -105,7 +112,8 @@ TEST(EmulateCommand, ChecksAFrontierComputedBefore) {
   auto other = RunWattcut("emulate --stages 4 --microbatches 8 --slowdown 1.1 --frontier " + dir.path() + "/f --out " +
                           dir.path() + "/e2");
   EXPECT_EQ(other.exit_code, 1);
-  EXPECT_NE(other.err.find("(was it computed from another profile or with other options?)"), std::string::npos) << other.err;
+  EXPECT_NE(other.err.find("(was it computed from another profile or with other options?)"), std::string::npos)
+      << other.err;
 }
 
 }  // namespace

@@ -57,9 +57,10 @@ TEST(FrontierCommand, ReadsTheArtifactProfile) {
 TEST(FrontierCommand, BadProfileIsRejectedWithLocationAndNoOutput) {
   TempDir dir;
   std::string profile = dir.path() + "/bad.csv";
-  std::ofstream(profile) << "stage,instruction,frequency,time,energy\n0,forward,1410,0.05,23\n0,sideways,1410,0.05,23\n";
-  auto result = RunWattcut("frontier --profile " + profile + " --microbatches 4 --p2p-power 80 --out " + dir.path() +
-                           "/out");
+  std::ofstream(profile)
+      << "stage,instruction,frequency,time,energy\n0,forward,1410,0.05,23\n0,sideways,1410,0.05,23\n";
+  auto result =
+      RunWattcut("frontier --profile " + profile + " --microbatches 4 --p2p-power 80 --out " + dir.path() + "/out");
   EXPECT_EQ(result.exit_code, 1);
   EXPECT_EQ(result.err, "wattcut frontier: error: " + profile +
                             ":3: column 'instruction': expected 'forward' or 'backward', got 'sideways'\n");
@@ -111,8 +112,10 @@ TEST(FrontierCommand, NeverOverwritesAnExistingDirectoryUnlessAsked) {
 
 TEST(FrontierCommand, GpipeAndConvexHullRun) {
   TempDir dir;
-  auto result = RunWattcut("frontier --gpu-model a40 --stages 4 --microbatches 6 --schedule gpipe --cost-model convex-hull "
-                           "--plans ends --out " + dir.path() + "/g");
+  auto result = RunWattcut(
+      "frontier --gpu-model a40 --stages 4 --microbatches 6 --schedule gpipe --cost-model convex-hull "
+      "--plans ends --out " +
+      dir.path() + "/g");
   ASSERT_EQ(result.exit_code, 0) << result.err;
   EXPECT_NE(result.out.find("4 stages x 6 microbatches, gpipe"), std::string::npos) << result.out;
   EXPECT_NE(result.out.find("convex-hull cost model"), std::string::npos);

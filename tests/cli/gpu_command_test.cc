@@ -66,7 +66,8 @@ TEST(GpuLockCommand, FakeNvmlIsNeverTouchedByAnInvalidLock) {
 TEST(GpuLockCommand, AStepThatFailsAfterOthersWereAppliedRollsThemBack) {
   ASSERT_TRUE(kLibraryPathSet);
   // GPU 0 had its limit lowered to 350 W before; GPU 1 refuses clock locks.
-  ScopedFakeNvml nvml(fake_nvml::State{{"gpu0.power_limit_mw", "350000"}, {"gpu1.fail.nvmlDeviceSetGpuLockedClocks", "4"}});
+  ScopedFakeNvml nvml(
+      fake_nvml::State{{"gpu0.power_limit_mw", "350000"}, {"gpu1.fail.nvmlDeviceSetGpuLockedClocks", "4"}});
   auto result = RunWattcut("gpu lock --sm 1200 --power-limit 300");
   EXPECT_EQ(result.exit_code, 1);
   EXPECT_NE(result.out.find("GPU 0: locked SM clocks to 1200-1200 MHz"), std::string::npos) << result.out;
@@ -130,7 +131,8 @@ TEST(GpuProfileCommand, WritesOneCsvForEveryStageAndShowsEachStagesProgress) {
   EXPECT_EQ(written.err,
             "stage 0: 2 frequencies profiled, 5.0 s of simulated GPU time\n"
             "stage 1: 2 frequencies profiled, 5.4 s of simulated GPU time\n"
-            "wrote " + csv_path + "\n");
+            "wrote " +
+                csv_path + "\n");
   const std::string csv = testing::ReadFile(csv_path);
   EXPECT_EQ(csv.substr(0, csv.find('\n') + 1), "stage,instruction,frequency,time,energy,samples,time_std,energy_std\n");
   EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 9);  // 2 stages x 1410, 1110 MHz x forward, backward

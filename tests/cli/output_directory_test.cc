@@ -85,8 +85,8 @@ TEST(OutputDirectory, EveryFormOfThePathNamesTheSameDirectory) {
   fs::create_directories(dir.path() + "/a/b");
   const std::string relative = fs::relative(dir.path(), fs::current_path()).string();
   const std::vector<std::string> forms = {
-      dir.path() + "/one//",        dir.path() + "/a/b/../two",  dir.path() + "/three/.",
-      relative + "/four",           dir.path() + "/a/./b/five/",
+      dir.path() + "/one//", dir.path() + "/a/b/../two",  dir.path() + "/three/.",
+      relative + "/four",    dir.path() + "/a/./b/five/",
   };
   const std::vector<std::string> expected = {"one", "a/two", "three", "four", "a/b/five"};
   for (size_t i = 0; i < forms.size(); ++i) {
@@ -114,7 +114,8 @@ TEST(OutputDirectory, ABadOutIsRefusedBeforeAnythingIsReadOrComputed) {
   EXPECT_EQ(onto_file.err, "wattcut polca simulate: error: " + file + ": exists and is not a directory\n");
   auto under_file = RunWattcut("polca sweep --trace " + dir.path() + "/missing.csv --out " + file + "/run");
   EXPECT_EQ(under_file.exit_code, 1);
-  EXPECT_NE(under_file.err.find(file + "/run: cannot create the output directory: " + file + " is not a directory"), std::string::npos)
+  EXPECT_NE(under_file.err.find(file + "/run: cannot create the output directory: " + file + " is not a directory"),
+            std::string::npos)
       << under_file.err;
   auto root = RunWattcut("frontier --out /");
   EXPECT_EQ(root.exit_code, 1);
@@ -157,8 +158,8 @@ TEST(OutputDirectory, SigtermRemovesThePartialFolderAndEndsTheRunAsTheSignalDoes
   const std::string trace = WriteTrace(dir.path());
   const std::string out = dir.path() + "/run";
   // Thirty simulated days of 40 servers: minutes of work, interrupted as soon as it starts.
-  std::vector<std::string> args = {WATTCUT_BINARY, "polca",    "simulate", "--trace", trace,
-                                   "--duration",   "30d",      "--out",    out};
+  std::vector<std::string> args = {WATTCUT_BINARY, "polca", "simulate", "--trace", trace,
+                                   "--duration",   "30d",   "--out",    out};
   std::vector<char*> argv;
   for (std::string& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);

@@ -79,9 +79,9 @@ TEST(PlannerLimitsCommand, MicrobatchesOverTheLimit) {
 TEST(PlannerLimitsCommand, StagesOverTheLimit) {
   TempDir dir;
   for (const char* command : {"frontier", "emulate"}) {
-    ExpectRefused(RunWattcutWithin2GiB(std::string(command) + " --gpu-model a100-sxm --stages 100000 --out " +
-                                       dir.path() + "/o"),
-                  command, "--stages: pipeline stages must be in [1, 1024], got 100000");
+    ExpectRefused(
+        RunWattcutWithin2GiB(std::string(command) + " --gpu-model a100-sxm --stages 100000 --out " + dir.path() + "/o"),
+        command, "--stages: pipeline stages must be in [1, 1024], got 100000");
   }
   // With a profile, before a profile of that many stages is allocated.
   const std::string profile = WriteProfile(dir, "p.csv", 1);
@@ -97,17 +97,20 @@ TEST(PlannerLimitsCommand, StagesOverTheLimit) {
 TEST(PlannerLimitsCommand, UnitTimeTooFineIsRefusedBeforeAllocating) {
   TempDir dir;
   const std::string profile = WriteProfile(dir, "p.csv", 1);
-  ExpectRefusedWith(RunWattcutWithin2GiB("frontier --profile " + profile +
-                                         " --microbatches 4 --p2p-power 80 --unit-time 1e-9 --out " + dir.path() + "/o"),
-                    "unit_time_s 1e-09 s is too fine for this profile: its cost tables would have ");
-  ExpectRefusedWith(RunWattcutWithin2GiB("emulate --profile " + profile +
-                                         " --microbatches 4 --p2p-power 80 --unit-time 1e-9 --out " + dir.path() + "/o"),
-                    "more than the limit of 16777216; use a unit time of ");
+  ExpectRefusedWith(
+      RunWattcutWithin2GiB("frontier --profile " + profile +
+                           " --microbatches 4 --p2p-power 80 --unit-time 1e-9 --out " + dir.path() + "/o"),
+      "unit_time_s 1e-09 s is too fine for this profile: its cost tables would have ");
+  ExpectRefusedWith(
+      RunWattcutWithin2GiB("emulate --profile " + profile + " --microbatches 4 --p2p-power 80 --unit-time 1e-9 --out " +
+                           dir.path() + "/o"),
+      "more than the limit of 16777216; use a unit time of ");
   // Times in ms written as s (x 1000): plausible, but far too fine for a 1 us unit.
   const std::string slow = WriteProfile(dir, "slow.csv", 1000);
-  ExpectRefusedWith(RunWattcutWithin2GiB("frontier --profile " + slow +
-                                         " --microbatches 4 --p2p-power 80 --unit-time 1e-6 --out " + dir.path() + "/o"),
-                    "is too fine for this profile");
+  ExpectRefusedWith(
+      RunWattcutWithin2GiB("frontier --profile " + slow + " --microbatches 4 --p2p-power 80 --unit-time 1e-6 --out " +
+                           dir.path() + "/o"),
+      "is too fine for this profile");
   // x 1e9 and x 1e12: no computation takes more than a day.
   for (double scale : {1e9, 1e12}) {
     const std::string scaled = WriteProfile(dir, "scaled.csv", scale);
@@ -121,10 +124,11 @@ TEST(PlannerLimitsCommand, UnitTimeTooFineIsRefusedBeforeAllocating) {
 TEST(PlannerLimitsCommand, FrontierTooLargeIsRefusedBeforeSolving) {
   WATTCUT_REQUIRE_SHARED_FILE(profile, "perseus-sosp24/stage_profile/gpt3-175b+a100_sxm_bf16.csv");
   TempDir dir;
-  ExpectRefusedWith(RunWattcutWithin2GiB("frontier --profile " + profile +
-                                         " --stages 8 --microbatches 2000 --p2p-power 83.64 --out " + dir.path() + "/f"),
-                    " computations; the limits are 1000000 points and points x computations <= 1e+09: use a unit "
-                    "time of about ");
+  ExpectRefusedWith(
+      RunWattcutWithin2GiB("frontier --profile " + profile +
+                           " --stages 8 --microbatches 2000 --p2p-power 83.64 --out " + dir.path() + "/f"),
+      " computations; the limits are 1000000 points and points x computations <= 1e+09: use a unit "
+      "time of about ");
 }
 
 // Times of 1e308 exited 0 with T*/T_min = -nan; --unit-time 1e9, or times below the unit
@@ -135,8 +139,9 @@ TEST(PlannerLimitsCommand, OverflowAndDegenerateQuantisationAreRefused) {
   ExpectRefused(RunWattcutWithin2GiB("frontier --profile " + huge + " --microbatches 4 --p2p-power 80 --out " +
                                      dir.path() + "/o"),
                 "frontier",
-                huge + ":14: column 'time': expected a time in seconds of at most 86400 (one day for one computation), "
-                       "got 1e308");
+                huge +
+                    ":14: column 'time': expected a time in seconds of at most 86400 (one day for one computation), "
+                    "got 1e308");
   const std::string profile = WriteProfile(dir, "p.csv", 1);
   for (const char* command : {"frontier", "emulate"}) {
     ExpectRefused(RunWattcutWithin2GiB(std::string(command) + " --profile " + profile +
@@ -150,10 +155,10 @@ TEST(PlannerLimitsCommand, OverflowAndDegenerateQuantisationAreRefused) {
                                          dir.path() + "/o"),
                     "stage 0 forward: the time at 1410 MHz (5e-05 s) is shorter than one unit time (0.001 s)");
   // A unit time of 1e-300 s: every duration is more units than a double holds exactly.
-  ExpectRefusedWith(RunWattcutWithin2GiB("frontier --profile " + profile +
-                                         " --microbatches 4 --p2p-power 80 --unit-time 1e-300 --out " + dir.path() +
-                                         "/o"),
-                    "more than the 2^53 a duration may have: use a coarser unit time");
+  ExpectRefusedWith(
+      RunWattcutWithin2GiB("frontier --profile " + profile +
+                           " --microbatches 4 --p2p-power 80 --unit-time 1e-300 --out " + dir.path() + "/o"),
+      "more than the 2^53 a duration may have: use a coarser unit time");
 }
 
 }  // namespace

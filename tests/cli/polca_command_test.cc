@@ -36,8 +36,8 @@ TEST(PolcaCommand, SweepComparesPolicies) {
   WATTCUT_REQUIRE_SHARED_FILE(trace, "azure-llm-inference-2023/AzureLLMInferenceTrace_conv.csv");
   TempDir dir;
   std::string out = dir.path() + "/sweep";
-  auto result = RunWattcut("polca sweep --trace " + trace + " --added 0:30:30 --policy polca,brake-only --duration 1h --out " +
-                           out);
+  auto result = RunWattcut("polca sweep --trace " + trace +
+                           " --added 0:30:30 --policy polca,brake-only --duration 1h --out " + out);
   ASSERT_EQ(result.exit_code, 0) << result.err;
   EXPECT_NE(result.out.find("| +30 % | 52 | polca |"), std::string::npos) << result.out;
   EXPECT_NE(result.out.find("| +30 % | 52 | brake-only |"), std::string::npos) << result.out;
@@ -68,8 +68,8 @@ TEST(PolcaCommand, BadTraceAndImpossibleThresholdsAreRefused) {
   std::ofstream(conf) << text;
   std::string good = dir.path() + "/good.csv";
   std::ofstream(good) << "TIMESTAMP,ContextTokens,GeneratedTokens\n2023-11-16 18:15:46.6805900,374,44\n";
-  auto thresholds = RunWattcut("polca simulate --trace " + good + " --config " + conf + " --duration 1h --out " +
-                               dir.path() + "/o2");
+  auto thresholds =
+      RunWattcut("polca simulate --trace " + good + " --config " + conf + " --duration 1h --out " + dir.path() + "/o2");
   EXPECT_EQ(thresholds.exit_code, 1);
   EXPECT_NE(thresholds.err.find("t1"), std::string::npos) << thresholds.err;
   EXPECT_NE(thresholds.err.find(conf), std::string::npos) << thresholds.err;
@@ -124,7 +124,8 @@ TEST(PolcaCommand, ConfigThatIsADirectoryOrSetsAKeyTwiceOrIsOutOfBoundsIsRefused
   const std::string simulate = "polca simulate --trace " + in.trace + " --duration 1h --out " + in.out + " --config ";
   auto directory = RunWattcut(simulate + dir.path());
   EXPECT_EQ(directory.exit_code, 1);
-  EXPECT_EQ(directory.err, "wattcut polca simulate: error: " + dir.path() + ": is a directory, expected a config file\n");
+  EXPECT_EQ(directory.err,
+            "wattcut polca simulate: error: " + dir.path() + ": is a directory, expected a config file\n");
 
   const std::string twice = dir.path() + "/twice.conf";
   std::ofstream(twice) << "base = a100\npolicy.t1 = 0.8\n\n# later\npolicy.t1 = 0.7\n";

@@ -54,8 +54,8 @@ std::string TwoWayTpProfile(const std::string& stage_profile, const std::vector<
       bool skipped = stage == "0" && instruction == "forward" && frequency == "1410" &&
                      std::find(skip_tp_ranks.begin(), skip_tp_ranks.end(), tp) != skip_tp_ranks.end();
       if (skipped) continue;
-      out += std::to_string(std::stoi(stage) * 2 + tp) + ",0," + stage + "," + std::to_string(tp) + "," + stage +
-             "," + instruction + "," + frequency + "," + time + "," + Exact(std::stod(energy) / 2) + "\n";
+      out += std::to_string(std::stoi(stage) * 2 + tp) + ",0," + stage + "," + std::to_string(tp) + "," + stage + "," +
+             instruction + "," + frequency + "," + time + "," + Exact(std::stod(energy) / 2) + "\n";
     }
   }
   return out;
@@ -99,9 +99,9 @@ TEST(RankProfileCommand, EmulateWarnsToo) {
   TempDir dir;
   const std::string partial = dir.path() + "/partial.csv";
   std::ofstream(partial) << TwoWayTpProfile(stage_profile, {1});
-  auto result = RunWattcut("emulate --profile " + partial +
-                           " --stages 8 --microbatches 12 --pipelines 2 --tp 2 --p2p-power 83.64 --out " + dir.path() +
-                           "/e");
+  auto result =
+      RunWattcut("emulate --profile " + partial +
+                 " --stages 8 --microbatches 12 --pipelines 2 --tp 2 --p2p-power 83.64 --out " + dir.path() + "/e");
   ASSERT_EQ(result.exit_code, 0) << result.err;
   EXPECT_EQ(result.err.rfind("wattcut emulate: warning: stage 0 forward 1410 MHz is not used: rank 1 (dp_rank 0, "
                              "tp_rank 1) did not measure it",

@@ -19,11 +19,7 @@ constexpr int kStages = 4;
 constexpr int kMicrobatches = 4;
 
 json RankInfoJson(int rank, int dp, int pp, int tp, const std::vector<int>& freqs) {
-  return {{"rank", rank},
-          {"dp_rank", dp},
-          {"pp_rank", pp},
-          {"tp_rank", tp},
-          {"available_frequencies", freqs}};
+  return {{"rank", rank}, {"dp_rank", dp}, {"pp_rank", pp}, {"tp_rank", tp}, {"available_frequencies", freqs}};
 }
 
 json PlannerJson() {
@@ -91,8 +87,7 @@ TEST(ServerApi, ServesTheFastestPlanThenStragglerPlansToOtherPipelines) {
   for (int r = 0; r < world; ++r) {
     int stage = (r / tp) % pp;
     ASSERT_EQ(round1[r]["rank"], r);
-    EXPECT_EQ(round1[r]["frequencies"].dump(), StageScheduleJson(expected, fastest, stage))
-        << "rank " << r;
+    EXPECT_EQ(round1[r]["frequencies"].dump(), StageScheduleJson(expected, fastest, stage)) << "rank " << r;
   }
 
   // Pipeline dp=1 straggles by 1.2x: pipeline dp=0 slows to the plan at min(T', T*).
@@ -107,24 +102,18 @@ TEST(ServerApi, ServesTheFastestPlanThenStragglerPlansToOtherPipelines) {
     int stage = (r / tp) % pp;
     int d = r / (pp * tp);
     size_t index = d == 1 ? fastest : slow;
-    EXPECT_EQ(round2[r]["frequencies"].dump(), StageScheduleJson(expected, index, stage))
-        << "rank " << r;
+    EXPECT_EQ(round2[r]["frequencies"].dump(), StageScheduleJson(expected, index, stage)) << "rank " << r;
   }
 
   // A measured iteration time works the same way.
   double t_measured = expected.points()[fastest].time_s * 1.1;
-  ASSERT_EQ(
-      Post(*c, "/v1/jobs/" + id + "/stragglers", {{"dp_rank", 1}, {"iteration_time_s", t_measured}})
-          .status,
-      200);
+  ASSERT_EQ(Post(*c, "/v1/jobs/" + id + "/stragglers", {{"dp_rank", 1}, {"iteration_time_s", t_measured}}).status, 200);
   auto preview = Get(*c, "/v1/jobs/" + id + "/schedule?rank=0");
   ASSERT_EQ(preview.status, 200) << preview.text;
   EXPECT_EQ(preview.body["plan_index"].get<size_t>(), expected.IndexForIterationTime(t_measured));
 
   // Recovered: everyone back to the fastest plan.
-  ASSERT_EQ(
-      Post(*c, "/v1/jobs/" + id + "/stragglers", {{"dp_rank", 1}, {"recovered", true}}).status,
-      200);
+  ASSERT_EQ(Post(*c, "/v1/jobs/" + id + "/stragglers", {{"dp_rank", 1}, {"recovered", true}}).status, 200);
   auto round3 = FetchRound(server, id, world);
   for (int r = 0; r < world; ++r) {
     EXPECT_EQ(round3[r]["frequencies"].dump(), StageScheduleJson(expected, fastest, (r / tp) % pp));
@@ -135,8 +124,7 @@ TEST(ServerApi, ServesTheFastestPlanThenStragglerPlansToOtherPipelines) {
   ASSERT_EQ(select.status, 200) << select.text;
   EXPECT_EQ(select.body["index"].get<size_t>(), expected.min_energy_index());
   auto round4 = FetchRound(server, id, world);
-  EXPECT_EQ(round4[0]["frequencies"].dump(),
-            StageScheduleJson(expected, expected.min_energy_index(), 0));
+  EXPECT_EQ(round4[0]["frequencies"].dump(), StageScheduleJson(expected, expected.min_energy_index(), 0));
 
   // Frontier points, paged.
   auto points = Get(*c, "/v1/jobs/" + id + "/frontier/points?offset=1&limit=2");
@@ -158,8 +146,7 @@ TEST(ServerApi, PerRankProfilesAreAggregatedPerStage) {
   for (int d = 0; d < dp; ++d) {
     for (int p = 0; p < pp; ++p) {
       for (int t = 0; t < tp; ++t) {
-        json body = {
-            {"rank", (d * pp + p) * tp + t}, {"dp_rank", d}, {"pp_rank", p}, {"tp_rank", t}};
+        json body = {{"rank", (d * pp + p) * tp + t}, {"dp_rank", d}, {"pp_rank", p}, {"tp_rank", t}};
         for (int k = 0; k < 2; ++k) {
           auto kind = static_cast<InstructionKind>(k);
           json times = json::object(), energies = json::object();
@@ -181,8 +168,7 @@ TEST(ServerApi, PerRankProfilesAreAggregatedPerStage) {
   // matches the one of the whole-job profile.
   Frontier expected = TestFrontier(pp, kMicrobatches);
   EXPECT_EQ(status["num_points"].get<size_t>(), expected.points().size());
-  EXPECT_NEAR(status["fastest"]["energy_j"].get<double>(),
-              expected.points()[expected.fastest_index()].energy_j,
+  EXPECT_NEAR(status["fastest"]["energy_j"].get<double>(), expected.points()[expected.fastest_index()].energy_j,
               1e-6 * expected.points()[expected.fastest_index()].energy_j);
   EXPECT_EQ(Get(*c, "/v1/jobs/" + id).body["profile_source"], "rank_profiles");
 }
@@ -206,15 +192,14 @@ TEST(ServerApi, ListsDeletesAndDocumentsItself) {
   EXPECT_NE(metrics.text.find("wattcut_http_requests_total{endpoint=\"register_rank\",method="
                               "\"POST\",status=\"200\"} 2"),
             std::string::npos);
-  EXPECT_NE(
-      metrics.text.find("wattcut_http_request_duration_seconds_bucket{endpoint=\"register_job\""),
-      std::string::npos);
+  EXPECT_NE(metrics.text.find("wattcut_http_request_duration_seconds_bucket{endpoint=\"register_job\""),
+            std::string::npos);
   EXPECT_NE(metrics.text.find("wattcut_frontier_computations_total"), std::string::npos);
 
   auto openapi = Get(*c, "/openapi.yaml");
   ASSERT_EQ(openapi.status, 200);
-  for (const char* path : {"/register_job", "/register_rank/{job_id}", "/schedule/{job_id}",
-                           "/result/{job_id}", "/v1/jobs/{job_id}/stragglers", "/metrics"}) {
+  for (const char* path : {"/register_job", "/register_rank/{job_id}", "/schedule/{job_id}", "/result/{job_id}",
+                           "/v1/jobs/{job_id}/stragglers", "/metrics"}) {
     EXPECT_NE(openapi.text.find(std::string(path) + ":"), std::string::npos) << path;
   }
 
@@ -242,33 +227,25 @@ TEST(ServerApi, RejectsBadRequestsWithClearErrors) {
       {"malformed JSON", PostRaw(*c, "/register_job", "{\"pp_degree\": "), 400, "malformed JSON"},
       {"empty body", PostRaw(*c, "/register_job", ""), 400, "empty"},
       {"wrong type",
-       Post(*c, "/register_job",
-            {{"pp_degree", "two"}, {"dp_degree", 1}, {"tp_degree", 1}, {"world_size", 2}}),
-       422, "'pp_degree': expected an integer"},
+       Post(*c, "/register_job", {{"pp_degree", "two"}, {"dp_degree", 1}, {"tp_degree", 1}, {"world_size", 2}}), 422,
+       "'pp_degree': expected an integer"},
       {"not an object", Post(*c, "/register_job", json::array({1, 2})), 422, "JSON object"},
       {"world size",
-       Post(*c, "/register_job",
-            {{"pp_degree", 2}, {"dp_degree", 2}, {"tp_degree", 1}, {"world_size", 3}}),
-       422, "world_size"},
-      {"unknown job", Post(*c, "/register_rank/nope", RankInfoJson(0, 0, 0, 0, freqs)), 404,
-       "unknown job 'nope'"},
+       Post(*c, "/register_job", {{"pp_degree", 2}, {"dp_degree", 2}, {"tp_degree", 1}, {"world_size", 3}}), 422,
+       "world_size"},
+      {"unknown job", Post(*c, "/register_rank/nope", RankInfoJson(0, 0, 0, 0, freqs)), 404, "unknown job 'nope'"},
       {"rank out of range", Post(*c, "/register_rank/" + id, RankInfoJson(2, 0, 0, 0, freqs)), 422,
        "rank 2 is out of range [0, 2)"},
-      {"pp_rank out of range", Post(*c, "/register_rank/" + id, RankInfoJson(1, 0, 5, 0, freqs)),
-       422, "pp_rank 5"},
-      {"duplicate rank", Post(*c, "/register_rank/" + id, RankInfoJson(0, 0, 0, 0, freqs)), 409,
-       "already registered"},
+      {"pp_rank out of range", Post(*c, "/register_rank/" + id, RankInfoJson(1, 0, 5, 0, freqs)), 422, "pp_rank 5"},
+      {"duplicate rank", Post(*c, "/register_rank/" + id, RankInfoJson(0, 0, 0, 0, freqs)), 409, "already registered"},
       {"schedule rank out of range", Get(*c, "/schedule/" + id + "?rank=7"), 422, "out of range"},
       {"schedule rank missing", Get(*c, "/schedule/" + id), 422, "'rank' is required"},
-      {"schedule rank not a number", Get(*c, "/schedule/" + id + "?rank=x"), 422,
-       "non-negative integer"},
+      {"schedule rank not a number", Get(*c, "/schedule/" + id + "?rank=x"), 422, "non-negative integer"},
       {"schedule unknown job", Get(*c, "/schedule/nope?rank=0"), 404, "unknown job"},
-      {"result unknown rank",
-       Post(*c, "/result/" + id, {{"rank", 9}, {"iter_time", {1.0}}, {"iter_energy", {1.0}}}), 422,
-       "out of range"},
-      {"result wrong type",
-       Post(*c, "/result/" + id, {{"rank", 0}, {"iter_time", "fast"}, {"iter_energy", {1.0}}}), 422,
-       "iter_time"},
+      {"result unknown rank", Post(*c, "/result/" + id, {{"rank", 9}, {"iter_time", {1.0}}, {"iter_energy", {1.0}}}),
+       422, "out of range"},
+      {"result wrong type", Post(*c, "/result/" + id, {{"rank", 0}, {"iter_time", "fast"}, {"iter_energy", {1.0}}}),
+       422, "iter_time"},
       {"undeclared frequency",
        Post(*c, "/v1/jobs/" + id + "/rank_profiles",
             {{"rank", 0},
@@ -281,20 +258,14 @@ TEST(ServerApi, RejectsBadRequestsWithClearErrors) {
              {"backward_energy", {{"1410", 2.0}}}}),
        422, "frequency 705 MHz is not one the rank declared"},
       {"profile CSV with undeclared frequency",
-       Put(*c, "/v1/jobs/" + id + "/profile", {{"csv", TestProfileCsv(2, 1000)}}), 422,
-       "did not declare frequency"},
-      {"profile CSV garbage", Put(*c, "/v1/jobs/" + id + "/profile", {{"csv", "a,b\n1,2\n"}}), 422,
-       "profile"},
-      {"profile CSV stage count",
-       Put(*c, "/v1/jobs/" + id + "/profile", {{"csv", TestProfileCsv(3)}}), 422, "stage"},
-      {"straggler dp out of range",
-       Post(*c, "/v1/jobs/" + id + "/stragglers", {{"dp_rank", 4}, {"slowdown", 1.1}}), 422,
-       "dp_rank 4"},
-      {"straggler without kind", Post(*c, "/v1/jobs/" + id + "/stragglers", {{"dp_rank", 0}}), 422,
-       "exactly one"},
+       Put(*c, "/v1/jobs/" + id + "/profile", {{"csv", TestProfileCsv(2, 1000)}}), 422, "did not declare frequency"},
+      {"profile CSV garbage", Put(*c, "/v1/jobs/" + id + "/profile", {{"csv", "a,b\n1,2\n"}}), 422, "profile"},
+      {"profile CSV stage count", Put(*c, "/v1/jobs/" + id + "/profile", {{"csv", TestProfileCsv(3)}}), 422, "stage"},
+      {"straggler dp out of range", Post(*c, "/v1/jobs/" + id + "/stragglers", {{"dp_rank", 4}, {"slowdown", 1.1}}),
+       422, "dp_rank 4"},
+      {"straggler without kind", Post(*c, "/v1/jobs/" + id + "/stragglers", {{"dp_rank", 0}}), 422, "exactly one"},
       {"plan selection", Put(*c, "/v1/jobs/" + id + "/plan", {{"point", "slowest"}}), 422, "point"},
-      {"frontier points before a frontier", Get(*c, "/v1/jobs/" + id + "/frontier/points"), 409,
-       "frontier is none"},
+      {"frontier points before a frontier", Get(*c, "/v1/jobs/" + id + "/frontier/points"), 409, "frontier is none"},
       {"body too large", PostRaw(*c, "/register_job", std::string(100000, ' ')), 413, "too large"},
       {"unknown route", Get(*c, "/v2/anything"), 404, "no such endpoint"},
   };
@@ -315,8 +286,7 @@ TEST(ServerApi, RejectsBadRequestsWithClearErrors) {
     auto c2 = server.Client();
     EXPECT_EQ(Get(*c2, "/schedule/" + id + "?rank=0").status, 504);
   });
-  for (int i = 0; i < 100000 && Get(*c, "/v1/jobs/" + id).body.value("ranks_waiting", 0) == 0;
-       ++i) {
+  for (int i = 0; i < 100000 && Get(*c, "/v1/jobs/" + id).body.value("ranks_waiting", 0) == 0; ++i) {
     usleep(1000);
   }
   auto twice = Get(*c, "/schedule/" + id + "?rank=0");
@@ -343,15 +313,11 @@ TEST(ServerApi, BearerTokenIsRequiredWhenConfigured) {
   EXPECT_EQ(Get(*c, "/no/such/route").status, 401);
   c->set_bearer_token_auth("wrong");
   EXPECT_EQ(Get(*c, "/healthz").status, 401);
-  EXPECT_EQ(Post(*c, "/register_job",
-                 {{"pp_degree", 1}, {"dp_degree", 1}, {"tp_degree", 1}, {"world_size", 1}})
-                .status,
+  EXPECT_EQ(Post(*c, "/register_job", {{"pp_degree", 1}, {"dp_degree", 1}, {"tp_degree", 1}, {"world_size", 1}}).status,
             401);
   c->set_bearer_token_auth("s3cret-token");
   EXPECT_EQ(Get(*c, "/v1/jobs").status, 200);
-  EXPECT_EQ(Post(*c, "/register_job",
-                 {{"pp_degree", 1}, {"dp_degree", 1}, {"tp_degree", 1}, {"world_size", 1}})
-                .status,
+  EXPECT_EQ(Post(*c, "/register_job", {{"pp_degree", 1}, {"dp_degree", 1}, {"tp_degree", 1}, {"world_size", 1}}).status,
             200);
 }
 
@@ -375,22 +341,18 @@ TEST(ServerApi, StopsCleanlyWithWaitingLongPolls) {
   ASSERT_EQ(job.status, 200);
   std::string path = EncodeJobIdForPath(job.body.get<std::string>());
   for (int r = 0; r < 2; ++r) {
-    ASSERT_EQ(Post(*c, "/register_rank/" + path,
-                   {{"rank", r},
-                    {"dp_rank", 0},
-                    {"pp_rank", r},
-                    {"tp_rank", 0},
-                    {"available_frequencies", {1410, 1395}}})
-                  .status,
-              200);
+    ASSERT_EQ(
+        Post(*c, "/register_rank/" + path,
+             {{"rank", r}, {"dp_rank", 0}, {"pp_rank", r}, {"tp_rank", 0}, {"available_frequencies", {1410, 1395}}})
+            .status,
+        200);
   }
   HttpReply waited;
   std::thread rank0([&] {
     auto c0 = server.Client();
     waited = Get(*c0, "/schedule/" + path + "?rank=0");
   });
-  for (int i = 0; i < 100000 && Get(*c, "/v1/jobs/" + path).body.value("ranks_waiting", 0) == 0;
-       ++i) {
+  for (int i = 0; i < 100000 && Get(*c, "/v1/jobs/" + path).body.value("ranks_waiting", 0) == 0; ++i) {
     usleep(1000);
   }
   EXPECT_EQ(server.Stop(), 0);
@@ -406,18 +368,15 @@ TEST(ServerApi, LargeFrontierDoesNotStallOtherRequests) {
   ASSERT_TRUE(server.running()) << server.startup_output();
   auto c = server.Client();
   PlannerOptions o = TestPlannerOptions(24);
-  auto job =
-      Post(*c, "/register_job",
-           {{"pp_degree", 8},
-            {"dp_degree", 1},
-            {"tp_degree", 1},
-            {"world_size", 8},
-            {"planner",
-             {{"num_microbatches", 24}, {"unit_time_s", 0.0001}, {"p2p_power_w", o.p2p_power_w}}}});
+  auto job = Post(*c, "/register_job",
+                  {{"pp_degree", 8},
+                   {"dp_degree", 1},
+                   {"tp_degree", 1},
+                   {"world_size", 8},
+                   {"planner", {{"num_microbatches", 24}, {"unit_time_s", 0.0001}, {"p2p_power_w", o.p2p_power_w}}}});
   ASSERT_EQ(job.status, 200);
   std::string path = EncodeJobIdForPath(job.body.get<std::string>());
-  ASSERT_EQ(Put(*c, "/v1/jobs/" + path + "/profile", {{"csv", TestProfileCsv(8, 855)}}).status,
-            202);
+  ASSERT_EQ(Put(*c, "/v1/jobs/" + path + "/profile", {{"csv", TestProfileCsv(8, 855)}}).status, 202);
   int answered_while_computing = 0;
   std::string state = "computing";
   for (int i = 0; i < 100000 && state == "computing"; ++i) {
@@ -431,8 +390,7 @@ TEST(ServerApi, LargeFrontierDoesNotStallOtherRequests) {
   auto status = Get(*c, "/v1/jobs/" + path + "/frontier");
   EXPECT_GT(status.body["num_points"].get<int>(), 10000) << status.text;
   auto metrics = Get(*c, "/metrics").text;
-  EXPECT_NE(metrics.find("wattcut_frontier_computations_total{outcome=\"ok\"} 1\n"),
-            std::string::npos);
+  EXPECT_NE(metrics.find("wattcut_frontier_computations_total{outcome=\"ok\"} 1\n"), std::string::npos);
   EXPECT_NE(metrics.find("wattcut_frontier_computation_seconds_count 1\n"), std::string::npos);
 }
 

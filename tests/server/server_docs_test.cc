@@ -5,17 +5,17 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
-#include <iostream>
 #include <filesystem>
 #include <fstream>
+#include <iostream>
 #include <map>
 #include <regex>
 #include <set>
 #include <sstream>
 
 #include "tests/server/server_process.h"
-#include "wattcut/base/shared_data.h"
 #include "wattcut/base/file_text_testing.h"
+#include "wattcut/base/shared_data.h"
 
 namespace wattcut::testing {
 namespace {
@@ -31,9 +31,7 @@ int ExpectedStatus(const std::string& method, const std::string& path) {
       {"PUT", R"(/v1/jobs/[^/]+/profile)", 202},
       {"POST", R"(/v1/jobs/[^/]+/frontier)", 202},
       {"", R"(/(register_job|register_rank/[^/]+|schedule/[^/]+|result/[^/]+))", 200},
-      {"",
-       R"(/v1/jobs(/[^/]+(/(planner|rank_profiles|frontier(/points)?|plan|stragglers|schedule))?)?)",
-       200},
+      {"", R"(/v1/jobs(/[^/]+(/(planner|rank_profiles|frontier(/points)?|plan|stragglers|schedule))?)?)", 200},
       {"GET", R"(/(healthz|metrics|openapi\.yaml))", 200},
   };
   for (const Route& r : kRoutes) {
@@ -51,9 +49,8 @@ TEST(ServerDocs, EveryCurlLineOfTheEndpointSectionWorks) {
   ServerProcess server;
   ASSERT_TRUE(server.running()) << server.startup_output();
   ScopedTempDir work("docs");
-  std::filesystem::copy_file(
-      SharedDataPath("perseus-sosp24/stage_profile/gpt3-175b+a100_sxm_bf16.csv"),
-      work.path() + "/profile.csv");
+  std::filesystem::copy_file(SharedDataPath("perseus-sosp24/stage_profile/gpt3-175b+a100_sxm_bf16.csv"),
+                             work.path() + "/profile.csv");
 
   // Every fenced block that runs curl, each curl call tagged with its line in the docs.
   std::istringstream docs(ReadFileText(std::string(WATTCUT_SOURCE_DIR) + "/docs/server.md"));
@@ -87,13 +84,14 @@ TEST(ServerDocs, EveryCurlLineOfTheEndpointSectionWorks) {
     block += tagged + "\n";
   }
   ASSERT_GE(doc_lines.size(), 20u) << "the docs' curl lines were not found";
-  script = std::regex_replace(script, std::regex(R"(127\.0\.0\.1:7787)"),
-                              "127.0.0.1:" + std::to_string(server.port()));
+  script = std::regex_replace(script, std::regex(R"(127\.0\.0\.1:7787)"), "127.0.0.1:" + std::to_string(server.port()));
 
   const std::string log = work.path() + "/curl.log";
   std::string prelude =
       "set -u\n"
-      "__curl_log='" + log + "'\n"
+      "__curl_log='" +
+      log +
+      "'\n"
       "curl() {  # the real curl, logging its exit code, status, method and URL\n"
       "  local out; out=$(mktemp)\n"
       "  command curl --max-time 60 -w '%{stderr}%{http_code} %{method} %{url_effective}' "
@@ -125,8 +123,7 @@ TEST(ServerDocs, EveryCurlLineOfTheEndpointSectionWorks) {
     std::string path = url.substr(url.find('/', url.find("//") + 2));
     path = path.substr(0, path.find('?'));
     EXPECT_EQ(rc, 0) << "docs/server.md line " << doc_line << ": " << entry;
-    EXPECT_EQ(status, ExpectedStatus(method, path)) << "docs/server.md line " << doc_line << ": "
-                                                    << entry;
+    EXPECT_EQ(status, ExpectedStatus(method, path)) << "docs/server.md line " << doc_line << ": " << entry;
   }
   for (int doc_line : doc_lines) {
     EXPECT_GT(calls_per_line[doc_line], 0) << "docs/server.md line " << doc_line << " never ran";

@@ -65,11 +65,8 @@ TEST(ServerDurability, SigkillDuringBusyRunKeepsEveryAcknowledgedWrite) {
       };
       std::string path = EncodeJobIdForPath(rec.id);
       for (int r = 0; r < kWorld; ++r) {
-        json info = {{"rank", r},
-                     {"dp_rank", r / kPp},
-                     {"pp_rank", r % kPp},
-                     {"tp_rank", 0},
-                     {"available_frequencies", freqs}};
+        json info = {
+            {"rank", r}, {"dp_rank", r / kPp}, {"pp_rank", r % kPp}, {"tp_rank", 0}, {"available_frequencies", freqs}};
         if (Post(*c, "/register_rank/" + path, info).status != 200) return save();
         rec.ranks_acked = r + 1;
         ++acks;
@@ -88,8 +85,7 @@ TEST(ServerDurability, SigkillDuringBusyRunKeepsEveryAcknowledgedWrite) {
         ++acks;
         double slowdown = 1.0 + 0.01 * (i + 1);
         rec.slowdown_attempted = slowdown;
-        if (Post(*c, "/v1/jobs/" + path + "/stragglers", {{"dp_rank", 1}, {"slowdown", slowdown}})
-                .status != 200) {
+        if (Post(*c, "/v1/jobs/" + path + "/stragglers", {{"dp_rank", 1}, {"slowdown", slowdown}}).status != 200) {
           return save();
         }
         rec.slowdown_acked = slowdown;
@@ -122,23 +118,19 @@ TEST(ServerDurability, SigkillDuringBusyRunKeepsEveryAcknowledgedWrite) {
     EXPECT_GE(job.body["ranks_with_results"].get<int>(), rec.results_acked) << rec.id;
     if (rec.index_acked) {
       int stored = job.body["selection"].value("index", -1);
-      bool ok =
-          stored == *rec.index_acked || (rec.index_attempted && stored == *rec.index_attempted);
-      EXPECT_TRUE(ok) << rec.id << ": selection " << job.body["selection"].dump() << ", acked "
-                      << *rec.index_acked;
+      bool ok = stored == *rec.index_acked || (rec.index_attempted && stored == *rec.index_attempted);
+      EXPECT_TRUE(ok) << rec.id << ": selection " << job.body["selection"].dump() << ", acked " << *rec.index_acked;
     }
     if (rec.slowdown_acked) {
       auto stragglers = job.body["state"]["stragglers"];
       ASSERT_EQ(stragglers.size(), 1u) << rec.id;
       double stored = stragglers[0]["slowdown"].get<double>();
-      bool ok = stored == *rec.slowdown_acked ||
-                (rec.slowdown_attempted && stored == *rec.slowdown_attempted);
+      bool ok = stored == *rec.slowdown_acked || (rec.slowdown_attempted && stored == *rec.slowdown_attempted);
       EXPECT_TRUE(ok) << rec.id << ": slowdown " << stored;
     }
   }
   // Sequence numbers are never reused: a new job gets a fresh id.
-  auto fresh = Post(*c, "/register_job",
-                    {{"pp_degree", 1}, {"dp_degree", 1}, {"tp_degree", 1}, {"world_size", 1}});
+  auto fresh = Post(*c, "/register_job", {{"pp_degree", 1}, {"dp_degree", 1}, {"tp_degree", 1}, {"world_size", 1}});
   ASSERT_EQ(fresh.status, 200);
   for (const JobRecord& rec : records) EXPECT_NE(rec.id, fresh.body.get<std::string>());
 
@@ -150,9 +142,7 @@ TEST(ServerDurability, SigkillDuringBusyRunKeepsEveryAcknowledgedWrite) {
   ASSERT_NE(full, nullptr);
   std::string path = EncodeJobIdForPath(full->id);
   ASSERT_EQ(Put(*c, "/v1/jobs/" + path + "/plan", {{"point", "fastest"}}).status, 200);
-  ASSERT_EQ(
-      Post(*c, "/v1/jobs/" + path + "/stragglers", {{"dp_rank", 1}, {"recovered", true}}).status,
-      200);
+  ASSERT_EQ(Post(*c, "/v1/jobs/" + path + "/stragglers", {{"dp_rank", 1}, {"recovered", true}}).status, 200);
   ASSERT_EQ(Put(*c, "/v1/jobs/" + path + "/profile", {{"csv", TestProfileCsv(kPp)}}).status, 202);
   ASSERT_EQ(WaitForFrontier(*c, path).value("state", ""), "ready");
   Frontier expected = TestFrontier(kPp, kMicrobatches);
@@ -162,8 +152,7 @@ TEST(ServerDurability, SigkillDuringBusyRunKeepsEveryAcknowledgedWrite) {
       auto rc = server->Client();
       auto reply = Get(*rc, "/schedule/" + path + "?rank=" + std::to_string(r));
       ASSERT_EQ(reply.status, 200) << reply.text;
-      EXPECT_EQ(reply.body["frequencies"].dump(),
-                StageScheduleJson(expected, expected.fastest_index(), r % kPp));
+      EXPECT_EQ(reply.body["frequencies"].dump(), StageScheduleJson(expected, expected.fastest_index(), r % kPp));
     });
   }
   for (auto& t : ranks) t.join();

@@ -18,8 +18,8 @@
 
 #include "tests/server/server_process.h"
 #include "tests/server/test_profiles.h"
-#include "wattcut/base/shared_data.h"
 #include "wattcut/base/file_text_testing.h"
+#include "wattcut/base/shared_data.h"
 
 namespace wattcut::testing {
 namespace {
@@ -96,9 +96,7 @@ int CountSeries(const std::string& metrics, const std::string& name) {
 // Direct access to a stopped server's SQLite store, as an operator (or a disk) would.
 class StoreFile {
  public:
-  explicit StoreFile(const std::string& data_dir) {
-    sqlite3_open((data_dir + "/wattcut.db").c_str(), &db_);
-  }
+  explicit StoreFile(const std::string& data_dir) { sqlite3_open((data_dir + "/wattcut.db").c_str(), &db_); }
   ~StoreFile() { sqlite3_close(db_); }
   std::string Text(const std::string& sql_with_one_param, const std::string& param) {
     sqlite3_stmt* stmt = nullptr;
@@ -128,11 +126,7 @@ class StoreFile {
 json JobJson(int pp, int dp, int microbatches) {
   json planner = {{"p2p_power_w", TestPlannerOptions(microbatches).p2p_power_w}};
   if (microbatches > 0) planner["num_microbatches"] = microbatches;
-  return {{"pp_degree", pp},
-          {"dp_degree", dp},
-          {"tp_degree", 1},
-          {"world_size", pp * dp},
-          {"planner", planner}};
+  return {{"pp_degree", pp}, {"dp_degree", dp}, {"tp_degree", 1}, {"world_size", pp * dp}, {"planner", planner}};
 }
 
 // Undoes EncodeJobIdForPath ("%2B" -> "+").
@@ -176,8 +170,7 @@ TEST(ServerHardening, SecondServerOnOneDataDirIsRefusedWithTheHoldersPid) {
 
   ServerProcess second({}, dir.path());
   EXPECT_FALSE(second.running());
-  EXPECT_NE(second.startup_output().find("in use by another wattcut serve (pid " +
-                                         std::to_string(first->pid()) + ","),
+  EXPECT_NE(second.startup_output().find("in use by another wattcut serve (pid " + std::to_string(first->pid()) + ","),
             std::string::npos)
       << second.startup_output();
   // The first one still serves.
@@ -197,8 +190,7 @@ TEST(ServerHardening, BodiesAreReadWhateverTheirContentTypeUpToTheLimit) {
   ASSERT_TRUE(server.running()) << server.startup_output();
   auto c = server.Client();
   // The shipped 33 KB profile, sent as `curl --data-binary` sends it (form-urlencoded).
-  std::string csv =
-      ReadFileText(SharedDataPath("perseus-sosp24/stage_profile/gpt3-175b+a100_sxm_bf16.csv"));
+  std::string csv = ReadFileText(SharedDataPath("perseus-sosp24/stage_profile/gpt3-175b+a100_sxm_bf16.csv"));
   ASSERT_GT(csv.size(), 30000u);
   std::string job = RegisterJob(*c, 8, 1, 4);
   std::string body = json{{"csv", csv}}.dump();
@@ -241,9 +233,8 @@ TEST(ServerHardening, BodiesAreReadWhateverTheirContentTypeUpToTheLimit) {
   EXPECT_EQ(bomb->status, 413) << bomb->body;
 
   // A declared length beyond the limit is refused before any of it is read.
-  std::string refused = RawExchange(
-      server.port(),
-      "POST /register_job HTTP/1.1\r\nHost: x\r\nContent-Length: 1000000000000\r\n\r\n");
+  std::string refused =
+      RawExchange(server.port(), "POST /register_job HTTP/1.1\r\nHost: x\r\nContent-Length: 1000000000000\r\n\r\n");
   EXPECT_EQ(refused.rfind("HTTP/1.1 413", 0), 0u) << refused;
 
   // Multipart is refused (415), and the server is unharmed by all of the above.
@@ -253,9 +244,9 @@ TEST(ServerHardening, BodiesAreReadWhateverTheirContentTypeUpToTheLimit) {
   EXPECT_EQ(multipart->status, 415) << multipart->body;
   EXPECT_EQ(Get(*server.Client(), "/healthz").status, 200);
   // A POST without any body is an empty body (RFC 7230 3.3.3), not a wait for one.
-  std::string empty = RawExchange(server.port(),
-                                  "POST /v1/jobs/" + job + "/frontier HTTP/1.1\r\nHost: x\r\n"
-                                  "Connection: close\r\n\r\n");
+  std::string empty = RawExchange(server.port(), "POST /v1/jobs/" + job +
+                                                     "/frontier HTTP/1.1\r\nHost: x\r\n"
+                                                     "Connection: close\r\n\r\n");
   EXPECT_EQ(empty.rfind("HTTP/1.1 202", 0), 0u) << empty;
 }
 
@@ -339,8 +330,8 @@ TEST(ServerHardening, TricklersHoldingEveryThreadAreCutAtTheRequestDeadline) {
 // One client address may hold only so many connections: the rest are refused at once, so
 // the pool keeps threads for everyone else.
 TEST(ServerHardening, ConnectionsBeyondTheClientLimitAreRefusedAtOnce) {
-  ServerProcess server({"--http-threads", "6", "--request-timeout", "2",
-                        "--max-connections-per-client", "4", "--limit-loopback-clients"});
+  ServerProcess server({"--http-threads", "6", "--request-timeout", "2", "--max-connections-per-client", "4",
+                        "--limit-loopback-clients"});
   ASSERT_TRUE(server.running()) << server.startup_output();
   constexpr int kTricklers = 8, kMaxLines = 150;
   Tricklers tricklers;
@@ -355,8 +346,7 @@ TEST(ServerHardening, ConnectionsBeyondTheClientLimitAreRefusedAtOnce) {
     EXPECT_TRUE(t.cut) << "a trickler sent " << t.lines_sent << " header lines unhindered";
     if (t.reply.rfind("HTTP/1.1 503", 0) == 0) {
       ++refused;
-      EXPECT_NE(t.reply.find("too many connections from 127.0.0.2 (limit 4"), std::string::npos)
-          << t.reply;
+      EXPECT_NE(t.reply.find("too many connections from 127.0.0.2 (limit 4"), std::string::npos) << t.reply;
     } else {
       ++timed_out;
     }
@@ -426,8 +416,7 @@ TEST(ServerHardening, ListenHostThatOnlyLooksLikeLoopbackIsNotTrusted) {
   launch.listen = "127.1:0";
   ServerProcess named({}, "", launch);
   ASSERT_TRUE(named.running()) << named.startup_output();
-  EXPECT_NE(named.startup_output().find("beyond loopback"), std::string::npos)
-      << named.startup_output();
+  EXPECT_NE(named.startup_output().find("beyond loopback"), std::string::npos) << named.startup_output();
   auto reply = Put(*named.Client(), "/v1/jobs/any/planner", {{"num_microbatches", 4}});
   EXPECT_EQ(reply.status, 403) << reply.text;
 
@@ -448,8 +437,8 @@ TEST(ServerHardening, PlannerSettingsBeyondThePlannersLimitsAreRefusedBeforeAnyW
   auto planner = Put(*c, "/v1/jobs/" + job + "/planner", {{"num_microbatches", 30000}});
   EXPECT_EQ(planner.status, 422) << planner.text;
   EXPECT_NE(planner.text.find("num_microbatches"), std::string::npos) << planner.text;
-  auto upload = Put(*c, "/v1/jobs/" + job + "/profile",
-                    {{"csv", TestProfileCsv(2)}, {"planner", {{"num_microbatches", 30000}}}});
+  auto upload =
+      Put(*c, "/v1/jobs/" + job + "/profile", {{"csv", TestProfileCsv(2)}, {"planner", {{"num_microbatches", 30000}}}});
   EXPECT_EQ(upload.status, 422) << upload.text;
   auto stages = Post(*c, "/register_job", JobJson(5000, 1, 4));
   EXPECT_EQ(stages.status, 422) << stages.text;
@@ -476,8 +465,7 @@ TEST(ServerHardening, CorruptStoredJobIsQuarantinedAndTheOthersStart) {
     auto bad = Post(*c, "/register_job", JobJson(2, 1, 4));
     bad_id = bad.body.get<std::string>();
     good_path = RegisterJob(*c, 2, 1, 4);
-    ASSERT_EQ(Put(*c, "/v1/jobs/" + good_path + "/profile", {{"csv", TestProfileCsv(2)}}).status,
-              202);
+    ASSERT_EQ(Put(*c, "/v1/jobs/" + good_path + "/profile", {{"csv", TestProfileCsv(2)}}).status, 202);
     ASSERT_EQ(server.Stop(), 0);
   }
   const std::string corrupt = "{\"round\": 3, \"selection\": {\"poi";  // cut short on disk
@@ -495,8 +483,7 @@ TEST(ServerHardening, CorruptStoredJobIsQuarantinedAndTheOthersStart) {
   ASSERT_EQ(list.body["jobs"].size(), 1u) << list.text;
   ASSERT_EQ(list.body["quarantined"].size(), 1u) << list.text;
   EXPECT_EQ(list.body["quarantined"][0]["job_id"], bad_id);
-  EXPECT_NE(list.body["quarantined"][0]["error"].get<std::string>().find("JSON"),
-            std::string::npos);
+  EXPECT_NE(list.body["quarantined"][0]["error"].get<std::string>().find("JSON"), std::string::npos);
   auto health = Get(*c, "/healthz");
   EXPECT_EQ(health.status, 200);
   EXPECT_EQ(health.body["quarantined_jobs"], 1);
@@ -603,14 +590,12 @@ TEST(ServerHardening, FrontierInterruptedTwiceIsNotComputedAgainAtStartup) {
   EXPECT_EQ(Get(*c, "/v1/jobs/" + retried).body["state"]["frontier_attempts"], 0);
   json stopped = Get(*c, "/v1/jobs/" + blocked + "/frontier").body;
   EXPECT_EQ(stopped.value("state", ""), "failed") << stopped.dump();
-  EXPECT_NE(stopped.value("error", "").find("interrupted 2 times in a row"), std::string::npos)
-      << stopped.dump();
+  EXPECT_NE(stopped.value("error", "").find("interrupted 2 times in a row"), std::string::npos) << stopped.dump();
   EXPECT_NE(stopped.value("error", "").find("/frontier"), std::string::npos) << stopped.dump();
   // Its ranks still train, at their highest clocks; only one frontier was computed.
   EXPECT_EQ(Get(*c, "/v1/jobs/" + blocked + "/schedule?rank=0").body.value("mode", ""), "all_max");
-  EXPECT_NE(
-      Get(*c, "/metrics").text.find("wattcut_frontier_computations_total{outcome=\"ok\"} 1\n"),
-      std::string::npos);
+  EXPECT_NE(Get(*c, "/metrics").text.find("wattcut_frontier_computations_total{outcome=\"ok\"} 1\n"),
+            std::string::npos);
   // The documented retry computes it, and clears the count.
   EXPECT_EQ(Post(*c, "/v1/jobs/" + blocked + "/frontier", json::object()).status, 202);
   EXPECT_EQ(WaitForFrontier(*c, blocked).value("state", ""), "ready");
@@ -628,8 +613,8 @@ std::string LargeProfileCsv(int stages, int freqs) {
     for (const char* kind : {"forward", "backward"}) {
       for (int f = 1; f <= freqs; ++f) {
         double jitter = 1 + 0.01 * ((f * 7919 + s * 104729) % 1000) / 1000.0;
-        std::snprintf(line, sizeof(line), "%d,%s,%d,%.9f,%.9f\n", s, kind, f,
-                      0.01 * (1 + 2000.0 / f) * jitter, 5.0 * (0.5 + f / double(freqs)) * jitter);
+        std::snprintf(line, sizeof(line), "%d,%s,%d,%.9f,%.9f\n", s, kind, f, 0.01 * (1 + 2000.0 / f) * jitter,
+                      5.0 * (0.5 + f / double(freqs)) * jitter);
         csv += line;
       }
     }
@@ -666,9 +651,8 @@ TEST(ServerHardening, LargeUploadsLeaveNoMemoryBehind) {
   // Measured (2-core VM, 8 MB profile): 19 MB before, 54 MB after the first upload, 80 MB
   // after six; before the fix 184 MB and 949 MB (each thread's arena kept its peak). The
   // bound is well above the first and far below the second.
-  EXPECT_LT(after_all, before + (uint64_t{200} << 20))
-      << "resident memory before " << (before >> 20) << " MB, after " << kUploads
-      << " uploads: " << (after_all >> 20) << " MB";
+  EXPECT_LT(after_all, before + (uint64_t{200} << 20)) << "resident memory before " << (before >> 20) << " MB, after "
+                                                       << kUploads << " uploads: " << (after_all >> 20) << " MB";
 }
 
 // The same, end to end: the server is SIGKILLed twice while it computes a large frontier
@@ -676,9 +660,8 @@ TEST(ServerHardening, LargeUploadsLeaveNoMemoryBehind) {
 // does not compute it again, and the other job is planned and served.
 TEST(ServerHardening, FrontierKilledTwiceWhileComputingIsNotComputedAThirdTime) {
   ScopedTempDir dir("crashloop_kill");
-  const json slow_planner = {{"num_microbatches", 128},
-                             {"unit_time_s", 0.0001},
-                             {"p2p_power_w", TestPlannerOptions(128).p2p_power_w}};
+  const json slow_planner = {
+      {"num_microbatches", 128}, {"unit_time_s", 0.0001}, {"p2p_power_w", TestPlannerOptions(128).p2p_power_w}};
   auto server = std::make_unique<ServerProcess>(std::vector<std::string>{}, dir.path());
   ASSERT_TRUE(server->running()) << server->startup_output();
   auto c = server->Client();
@@ -688,10 +671,9 @@ TEST(ServerHardening, FrontierKilledTwiceWhileComputingIsNotComputedAThirdTime) 
   auto registered = Post(*c, "/register_job", JobJson(16, 1, 128));
   ASSERT_EQ(registered.status, 200);
   std::string large = EncodeJobIdForPath(registered.body.get<std::string>());
-  ASSERT_EQ(Put(*c, "/v1/jobs/" + large + "/profile",
-                {{"csv", TestProfileCsv(16, 855)}, {"planner", slow_planner}})
-                .status,
-            202);
+  ASSERT_EQ(
+      Put(*c, "/v1/jobs/" + large + "/profile", {{"csv", TestProfileCsv(16, 855)}, {"planner", slow_planner}}).status,
+      202);
   for (int kill = 1; kill <= 2; ++kill) {
     // The start of the computation is in the store before the work: wait for it, then kill.
     int attempts = 0;
@@ -709,8 +691,7 @@ TEST(ServerHardening, FrontierKilledTwiceWhileComputingIsNotComputedAThirdTime) 
   }
   json stopped = Get(*c, "/v1/jobs/" + large + "/frontier").body;
   EXPECT_EQ(stopped.value("state", ""), "failed") << stopped.dump();
-  EXPECT_NE(stopped.value("error", "").find("interrupted 2 times in a row"), std::string::npos)
-      << stopped.dump();
+  EXPECT_NE(stopped.value("error", "").find("interrupted 2 times in a row"), std::string::npos) << stopped.dump();
   EXPECT_EQ(Get(*c, "/v1/jobs/" + large).body["state"].value("frontier_attempts", 0), 2);
   EXPECT_EQ(WaitForFrontier(*c, small).value("state", ""), "ready");
   EXPECT_EQ(Get(*c, "/v1/jobs/" + small + "/schedule?rank=1").body.value("mode", ""), "plan");
@@ -728,8 +709,7 @@ TEST(ServerHardening, ErrorMessagesCarryNoControlBytesFromRequests) {
       Get(*c, "/v1/jobs/" + job + "/schedule?rank=%1B%5B31m"),
       Put(*c, "/v1/jobs/" + job + "/planner", {{"schedule", "\x1b[2J\x07"}}),
       Post(*c, "/v1/jobs/" + job + "/rank_profiles",
-           {{"rank", 0}, {"dp_rank", 0}, {"pp_rank", 0}, {"tp_rank", 0},
-            {"forward_time", {{"\x1b]0;x\x07", 1.0}}}}),
+           {{"rank", 0}, {"dp_rank", 0}, {"pp_rank", 0}, {"tp_rank", 0}, {"forward_time", {{"\x1b]0;x\x07", 1.0}}}}),
       Get(*c, "/no/such/\x1b[2J"),
   };
   for (const HttpReply& reply : replies) {
@@ -737,8 +717,7 @@ TEST(ServerHardening, ErrorMessagesCarryNoControlBytesFromRequests) {
     ASSERT_TRUE(reply.body.contains("error")) << reply.text;
     std::string message = reply.body["error"].get<std::string>();
     for (char ch : message) {
-      EXPECT_FALSE(static_cast<unsigned char>(ch) < 0x20 || ch == 0x7f)
-          << "control byte in: " << json(message).dump();
+      EXPECT_FALSE(static_cast<unsigned char>(ch) < 0x20 || ch == 0x7f) << "control byte in: " << json(message).dump();
     }
   }
 }

@@ -20,13 +20,12 @@ TEST(ServerLoad, ThousandRanksRegisterAndLongPollAtOnce) {
   ASSERT_TRUE(server.running()) << server.startup_output();
   auto c = server.Client();
   PlannerOptions options = TestPlannerOptions(kMicrobatches);
-  auto job = Post(
-      *c, "/register_job",
-      {{"pp_degree", kPp},
-       {"dp_degree", kDp},
-       {"tp_degree", kTp},
-       {"world_size", kWorld},
-       {"planner", {{"num_microbatches", kMicrobatches}, {"p2p_power_w", options.p2p_power_w}}}});
+  auto job = Post(*c, "/register_job",
+                  {{"pp_degree", kPp},
+                   {"dp_degree", kDp},
+                   {"tp_degree", kTp},
+                   {"world_size", kWorld},
+                   {"planner", {{"num_microbatches", kMicrobatches}, {"p2p_power_w", options.p2p_power_w}}}});
   ASSERT_EQ(job.status, 200) << job.text;
   std::string path = EncodeJobIdForPath(job.body.get<std::string>());
   ASSERT_EQ(Put(*c, "/v1/jobs/" + path + "/profile", {{"csv", TestProfileCsv(kPp)}}).status, 202);
@@ -46,11 +45,7 @@ TEST(ServerLoad, ThousandRanksRegisterAndLongPollAtOnce) {
     ranks.emplace_back([&, r] {
       int tp = r % kTp, pp = (r / kTp) % kPp, dp = r / (kTp * kPp);
       auto rc = server.Client();
-      json info = {{"rank", r},
-                   {"dp_rank", dp},
-                   {"pp_rank", pp},
-                   {"tp_rank", tp},
-                   {"available_frequencies", freqs}};
+      json info = {{"rank", r}, {"dp_rank", dp}, {"pp_rank", pp}, {"tp_rank", tp}, {"available_frequencies", freqs}};
       auto reg = Post(*rc, "/register_rank/" + path, info);
       if (reg.status != 200) {
         failures[r] = "register: " + std::to_string(reg.status) + " " + reg.text;
@@ -58,8 +53,7 @@ TEST(ServerLoad, ThousandRanksRegisterAndLongPollAtOnce) {
       }
       // Ranks that ask before everyone has registered simply wait longer.
       auto reply = Get(*rc, "/schedule/" + path + "?rank=" + std::to_string(r));
-      if (reply.status != 200 || reply.body["rank"] != r ||
-          reply.body["frequencies"].dump() != stage_schedules[pp]) {
+      if (reply.status != 200 || reply.body["rank"] != r || reply.body["frequencies"].dump() != stage_schedules[pp]) {
         failures[r] = "schedule: " + std::to_string(reply.status) + " " + reply.text.substr(0, 200);
         return;
       }
@@ -67,8 +61,7 @@ TEST(ServerLoad, ThousandRanksRegisterAndLongPollAtOnce) {
     });
   }
   for (auto& t : ranks) t.join();
-  for (int r = 0; r < kWorld; ++r)
-    EXPECT_TRUE(failures[r].empty()) << "rank " << r << ": " << failures[r];
+  for (int r = 0; r < kWorld; ++r) EXPECT_TRUE(failures[r].empty()) << "rank " << r << ": " << failures[r];
   EXPECT_EQ(served_right.load(), kWorld);
   auto metrics = Get(*c, "/metrics").text;
   EXPECT_NE(metrics.find("wattcut_ranks 1024\n"), std::string::npos);

@@ -18,8 +18,7 @@ namespace wattcut::testing {
 std::string MakeTempDir(const std::string& tag) {
   static std::atomic<int> counter{0};
   auto dir = std::filesystem::temp_directory_path() /
-             ("wattcut_server_it_" + tag + "_" + std::to_string(::getpid()) + "_" +
-              std::to_string(counter++));
+             ("wattcut_server_it_" + tag + "_" + std::to_string(::getpid()) + "_" + std::to_string(counter++));
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
   return dir.string();
@@ -39,8 +38,7 @@ uint64_t ResidentBytes(pid_t pid) {
   return 0;
 }
 
-ServerProcess::ServerProcess(std::vector<std::string> extra_args, std::string data_dir,
-                             LaunchOptions launch)
+ServerProcess::ServerProcess(std::vector<std::string> extra_args, std::string data_dir, LaunchOptions launch)
     : data_dir_(std::move(data_dir)) {
   if (data_dir_.empty()) {
     data_dir_ = MakeTempDir("data");
@@ -160,9 +158,7 @@ HttpReply ToReply(const httplib::Result& result) {
 
 }  // namespace
 
-HttpReply Get(httplib::Client& client, const std::string& path) {
-  return ToReply(client.Get(path));
-}
+HttpReply Get(httplib::Client& client, const std::string& path) { return ToReply(client.Get(path)); }
 
 HttpReply Post(httplib::Client& client, const std::string& path, const nlohmann::json& body) {
   return ToReply(client.Post(path, body.dump(), "application/json"));
@@ -176,12 +172,9 @@ HttpReply Put(httplib::Client& client, const std::string& path, const nlohmann::
   return ToReply(client.Put(path, body.dump(), "application/json"));
 }
 
-HttpReply Delete(httplib::Client& client, const std::string& path) {
-  return ToReply(client.Delete(path));
-}
+HttpReply Delete(httplib::Client& client, const std::string& path) { return ToReply(client.Delete(path)); }
 
-nlohmann::json WaitForFrontier(httplib::Client& client, const std::string& job_path,
-                               int max_polls) {
+nlohmann::json WaitForFrontier(httplib::Client& client, const std::string& job_path, int max_polls) {
   nlohmann::json status;
   for (int i = 0; i < max_polls; ++i) {
     status = Get(client, "/v1/jobs/" + job_path + "/frontier").body;

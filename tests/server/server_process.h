@@ -94,7 +94,6 @@ HttpReply PostRaw(httplib::Client& client, const std::string& path, const std::s
 // Polls GET /v1/jobs/{job_path}/frontier every 20 ms until its state is ready or
 // failed, at most `max_polls` times; returns the last status body. `job_path` is the
 // EncodeJobIdForPath'd job id (wattcut/runtime/plan_server_client.h).
-nlohmann::json WaitForFrontier(httplib::Client& client, const std::string& job_path,
-                               int max_polls = 6000);
+nlohmann::json WaitForFrontier(httplib::Client& client, const std::string& job_path, int max_polls = 6000);
 
 }  // namespace wattcut::testing

@@ -32,9 +32,9 @@ std::string RegisterJob(httplib::Client& c, const std::vector<int>& freqs) {
   std::string id = job.body.get<std::string>();
   for (int s = 0; s < kStages; ++s) {
     for (int t = 0; t < kTp; ++t) {
-      auto r = Post(c, "/register_rank/" + id,
-                    {{"rank", s * kTp + t}, {"dp_rank", 0}, {"pp_rank", s}, {"tp_rank", t},
-                     {"available_frequencies", freqs}});
+      auto r = Post(
+          c, "/register_rank/" + id,
+          {{"rank", s * kTp + t}, {"dp_rank", 0}, {"pp_rank", s}, {"tp_rank", t}, {"available_frequencies", freqs}});
       EXPECT_EQ(r.status, 200) << r.text;
     }
   }
@@ -148,7 +148,10 @@ TEST(ServerRankAggregation, APerRankCsvUploadIsReportedTheSameWay) {
   ASSERT_TRUE(server.running()) << server.startup_output();
   auto c = server.Client();
   auto job = Post(*c, "/register_job",
-                  {{"pp_degree", 1}, {"dp_degree", 1}, {"tp_degree", 2}, {"world_size", 2},
+                  {{"pp_degree", 1},
+                   {"dp_degree", 1},
+                   {"tp_degree", 2},
+                   {"world_size", 2},
                    {"planner", {{"num_microbatches", 2}, {"p2p_power_w", 80}}}});
   ASSERT_EQ(job.status, 200) << job.text;
   std::string id = job.body.get<std::string>();

@@ -28,13 +28,13 @@ TEST(ServerStoredFrontier, ReadyOnTheFirstAnswerAfterSigkillForTheLargeA40Case) 
     ServerProcess server({}, dir.path());
     ASSERT_TRUE(server.running()) << server.startup_output();
     auto c = server.Client();
-    auto job = Post(*c, "/register_job",
-                    {{"pp_degree", 8},
-                     {"dp_degree", 1},
-                     {"tp_degree", 1},
-                     {"world_size", 8},
-                     {"planner",
-                      {{"num_microbatches", 96}, {"unit_time_s", 0.0001}, {"p2p_power_w", (*model)->p2p_power_w}}}});
+    auto job = Post(
+        *c, "/register_job",
+        {{"pp_degree", 8},
+         {"dp_degree", 1},
+         {"tp_degree", 1},
+         {"world_size", 8},
+         {"planner", {{"num_microbatches", 96}, {"unit_time_s", 0.0001}, {"p2p_power_w", (*model)->p2p_power_w}}}});
     ASSERT_EQ(job.status, 200) << job.text;
     path = EncodeJobIdForPath(job.body.get<std::string>());
     for (int r = 0; r < 8; ++r) {

@@ -40,8 +40,7 @@ TEST(ZeusCompat, ZeusClientProfilesAndGetsPlannedSchedules) {
   ASSERT_TRUE(job_id.has_value()) << clients[0]->last_error();
   for (int r = 0; r < kWorld; ++r) {
     int pp = r % kPp, dp = r / kPp;
-    ASSERT_TRUE(clients[r]->RegisterRank(*job_id, {r, dp, pp, 0, freqs}))
-        << clients[r]->last_error();
+    ASSERT_TRUE(clients[r]->RegisterRank(*job_id, {r, dp, pp, 0, freqs})) << clients[r]->last_error();
   }
 
   auto measure = [&](int stage, InstructionKind kind, int freq) {
@@ -68,8 +67,7 @@ TEST(ZeusCompat, ZeusClientProfilesAndGetsPlannedSchedules) {
         for (const auto& [instruction, freq] : schedule->frequencies) {
           bool forward = instruction == "forward";
           ASSERT_TRUE(forward || instruction == "backward") << instruction;
-          Measurement m = measure(
-              r % kPp, forward ? InstructionKind::kForward : InstructionKind::kBackward, freq);
+          Measurement m = measure(r % kPp, forward ? InstructionKind::kForward : InstructionKind::kBackward, freq);
           (forward ? ft : bt).push_back(m.time_s);
           (forward ? fe : be).push_back(m.energy_j);
           total_t += m.time_s;

@@ -12,8 +12,7 @@ namespace wattcut::testing {
 std::vector<int> TestFrequencies(int floor_mhz) {
   auto model = FindGpuModel("a100-sxm");
   std::vector<int> out;
-  for (int f = (*model)->max_freq_mhz; f >= floor_mhz; f -= (*model)->freq_step_mhz)
-    out.push_back(f);
+  for (int f = (*model)->max_freq_mhz; f >= floor_mhz; f -= (*model)->freq_step_mhz) out.push_back(f);
   return out;
 }
 
@@ -26,8 +25,8 @@ std::string TestProfileCsv(int stages, int floor_mhz) {
     for (int k = 0; k < kNumInstructionKinds; ++k) {
       auto kind = static_cast<InstructionKind>(k);
       for (const Measurement& m : profile.measurements(s, kind)) {
-        std::snprintf(line, sizeof(line), "%d,%s,%d,%.17g,%.17g\n", s,
-                      std::string(InstructionName(kind)).c_str(), m.freq_mhz, m.time_s, m.energy_j);
+        std::snprintf(line, sizeof(line), "%d,%s,%d,%.17g,%.17g\n", s, std::string(InstructionName(kind)).c_str(),
+                      m.freq_mhz, m.time_s, m.energy_j);
         csv += line;
       }
     }

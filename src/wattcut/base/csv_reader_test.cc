@@ -2,9 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <unistd.h>
 #include <filesystem>
 #include <fstream>
-#include <unistd.h>
 
 namespace wattcut {
 namespace {
@@ -27,10 +27,8 @@ TEST(CsvTable, RejectsRowWithWrongFieldCount) {
 
 TEST(CsvTable, RejectsUnclosedQuoteAndEmptyFile) {
   EXPECT_EQ(CsvTable::Parse("a\n\"x\n", "t.csv").error().message, "t.csv:2: unclosed double quote");
-  EXPECT_EQ(CsvTable::Parse("\n\n", "t.csv").error().message,
-            "t.csv: file is empty (expected a header line)");
-  EXPECT_NE(CsvTable::Read("/nonexistent/x.csv").error().message.find("cannot open"),
-            std::string::npos);
+  EXPECT_EQ(CsvTable::Parse("\n\n", "t.csv").error().message, "t.csv: file is empty (expected a header line)");
+  EXPECT_NE(CsvTable::Read("/nonexistent/x.csv").error().message.find("cannot open"), std::string::npos);
 }
 
 TEST(CsvTable, NumbersAreLocatedAndValidated) {
@@ -38,13 +36,10 @@ TEST(CsvTable, NumbersAreLocatedAndValidated) {
   ASSERT_TRUE(table.ok());
   const auto& rows = table->rows();
   EXPECT_DOUBLE_EQ(*table->number(rows[0], 0), 1.5);
-  EXPECT_EQ(table->number(rows[1], 0).error().message,
-            "t.csv:3: column 'v': expected a number, got 'abc'");
-  EXPECT_EQ(table->number(rows[2], 0).error().message,
-            "t.csv:4: column 'v': expected a finite number, got 'nan'");
+  EXPECT_EQ(table->number(rows[1], 0).error().message, "t.csv:3: column 'v': expected a number, got 'abc'");
+  EXPECT_EQ(table->number(rows[2], 0).error().message, "t.csv:4: column 'v': expected a finite number, got 'nan'");
   EXPECT_EQ(*table->integer(rows[3], 0), 1410);
-  EXPECT_EQ(table->integer(rows[0], 0).error().message,
-            "t.csv:2: column 'v': expected an integer, got '1.5'");
+  EXPECT_EQ(table->integer(rows[0], 0).error().message, "t.csv:2: column 'v': expected an integer, got '1.5'");
 }
 
 TEST(CsvTable, SkipsALeadingUtf8ByteOrderMark) {
@@ -59,17 +54,16 @@ TEST(CsvTable, SkipsALeadingUtf8ByteOrderMark) {
 }
 
 TEST(CsvTable, MessagesNeverEchoControlBytes) {
-  auto table = CsvTable::Parse(std::string("v\x1b[31m\n1\x1b]0;owned\x07\n") + std::string(500, '9') + "x\n" +
-                                   std::string("\0", 1) + "\n",
-                               "t.csv");
+  auto table = CsvTable::Parse(
+      std::string("v\x1b[31m\n1\x1b]0;owned\x07\n") + std::string(500, '9') + "x\n" + std::string("\0", 1) + "\n",
+      "t.csv");
   ASSERT_TRUE(table.ok()) << table.error().message;
   const auto& rows = table->rows();
   EXPECT_EQ(table->number(rows[0], 0).error().message,
             "t.csv:2: column 'v\\x1b[31m': expected a number, got '1\\x1b]0;owned\\x07'");
   const std::string long_value = table->integer(rows[1], 0).error().message;
   EXPECT_EQ(long_value, "t.csv:3: column 'v\\x1b[31m': expected an integer, got '" + std::string(80, '9') + "...'");
-  EXPECT_EQ(table->number(rows[2], 0).error().message,
-            "t.csv:4: column 'v\\x1b[31m': expected a number, got '\\x00'");
+  EXPECT_EQ(table->number(rows[2], 0).error().message, "t.csv:4: column 'v\\x1b[31m': expected a number, got '\\x00'");
 }
 
 TEST(CsvTable, ReadRefusesADirectoryAndAFileOverTheLimit) {
@@ -79,8 +73,7 @@ TEST(CsvTable, ReadRefusesADirectoryAndAFileOverTheLimit) {
   const std::string file = dir + "/t.csv";
   std::ofstream(file) << "a\n1\n2\n";  // 6 bytes
   EXPECT_TRUE(CsvTable::Read(file, 6).ok());
-  EXPECT_EQ(CsvTable::Read(file, 5).error().message,
-            file + ": file is 6 bytes, more than the 5 this reader accepts");
+  EXPECT_EQ(CsvTable::Read(file, 5).error().message, file + ": file is 6 bytes, more than the 5 this reader accepts");
   std::filesystem::remove_all(dir);
 }
 

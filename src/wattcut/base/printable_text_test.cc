@@ -18,13 +18,15 @@ TEST(PrintableText, EscapesControlBytes) {
   EXPECT_EQ(PrintableText(std::string("x\0y", 3)), "x\\x00y");
   EXPECT_EQ(PrintableText("cr\rlf\ntab\tdel\x7f"), "cr\\x0dlf\\x0atab\\x09del\\x7f");
   // C1 controls: U+009B (CSI) as UTF-8 is C2 9B.
-  EXPECT_EQ(PrintableText("\xc2\x9b" "31m"), "\\xc2\\x9b31m");
+  EXPECT_EQ(PrintableText("\xc2\x9b"
+                          "31m"),
+            "\\xc2\\x9b31m");
 }
 
 TEST(PrintableText, EscapesBytesThatAreNotUtf8) {
   EXPECT_EQ(PrintableText("\xff\xfe"), "\\xff\\xfe");
-  EXPECT_EQ(PrintableText("a\xe2\x98"), "a\\xe2\\x98");     // truncated sequence
-  EXPECT_EQ(PrintableText("\xc0\xaf"), "\\xc0\\xaf");       // overlong '/'
+  EXPECT_EQ(PrintableText("a\xe2\x98"), "a\\xe2\\x98");         // truncated sequence
+  EXPECT_EQ(PrintableText("\xc0\xaf"), "\\xc0\\xaf");           // overlong '/'
   EXPECT_EQ(PrintableText("\xed\xa0\x80"), "\\xed\\xa0\\x80");  // UTF-16 surrogate
 }
 

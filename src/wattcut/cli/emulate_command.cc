@@ -45,8 +45,9 @@ Status CheckStoredFrontier(const std::string& dir, const Frontier& frontier) {
   auto energy_col = table->column("energy");
   if (!time_col || !energy_col) return Error{path + ":1: expected the columns plan,time,energy of wattcut frontier"};
   if (table->rows().size() != frontier.points().size()) {
-    return Error{path + ": has " + std::to_string(table->rows().size()) + " points, but this profile and these options give " +
-                 std::to_string(frontier.points().size()) + " (was it computed from another profile or with other options?)"};
+    return Error{path + ": has " + std::to_string(table->rows().size()) +
+                 " points, but this profile and these options give " + std::to_string(frontier.points().size()) +
+                 " (was it computed from another profile or with other options?)"};
   }
   for (size_t i = 0; i < table->rows().size(); ++i) {
     Result<double> t = table->number(table->rows()[i], *time_col);
@@ -54,7 +55,8 @@ Status CheckStoredFrontier(const std::string& dir, const Frontier& frontier) {
     Result<double> e = table->number(table->rows()[i], *energy_col);
     if (!e.ok()) return e.error();
     const FrontierPoint& p = frontier.points()[i];
-    if (std::abs(*t - p.time_s) > 1e-9 * std::max(1.0, p.time_s) || std::abs(*e - p.energy_j) > 1e-6 * std::max(1.0, p.energy_j)) {
+    if (std::abs(*t - p.time_s) > 1e-9 * std::max(1.0, p.time_s) ||
+        std::abs(*e - p.energy_j) > 1e-6 * std::max(1.0, p.energy_j)) {
       return Error{path + ":" + std::to_string(table->rows()[i].line) +
                    ": differs from the frontier of this profile and these options (time " + FixedDecimals(p.time_s, 4) +
                    " s, energy " + FixedDecimals(p.energy_j, 3) + " J expected)"};
@@ -73,7 +75,8 @@ int Run(const EmulateArgs& args) {
   const std::string& source = input->source;
   Result<std::vector<double>> slowdowns = ParseSlowdowns(args.slowdown);
   if (!slowdowns.ok()) return ReportError(name, slowdowns.error());
-  if (args.pipelines < 1) return ReportError(name, Error{"--pipelines must be >= 1, got " + std::to_string(args.pipelines)});
+  if (args.pipelines < 1)
+    return ReportError(name, Error{"--pipelines must be >= 1, got " + std::to_string(args.pipelines)});
   if (args.tp < 1) return ReportError(name, Error{"--tp must be >= 1, got " + std::to_string(args.tp)});
   if (!(args.time_scale > 0)) return ReportError(name, Error{"--time-scale must be > 0"});
 
@@ -131,14 +134,14 @@ int Run(const EmulateArgs& args) {
                     {"energy_j", r.energy_j},
                     {"saving_percent", r.saving_percent},
                     {"plan_time_s", r.plan_time_s}});
-    csv += r.method + ',' + GeneralText(r.slowdown) + ',' + GeneralText(r.iteration_time_s) + ',' + GeneralText(r.energy_j) +
-           ',' + GeneralText(r.saving_percent) + ',' + GeneralText(r.plan_time_s) + '\n';
+    csv += r.method + ',' + GeneralText(r.slowdown) + ',' + GeneralText(r.iteration_time_s) + ',' +
+           GeneralText(r.energy_j) + ',' + GeneralText(r.saving_percent) + ',' + GeneralText(r.plan_time_s) + '\n';
   }
   summary["results"] = rows;
   Status status = out->Write("summary.json", summary.dump(2) + "\n");
   if (status.ok()) status = out->Write("emulation.csv", csv);
-  const std::string workload = std::to_string(profile.num_stages()) + " stages x " + std::to_string(options.num_microbatches) +
-                               " microbatches";
+  const std::string workload =
+      std::to_string(profile.num_stages()) + " stages x " + std::to_string(options.num_microbatches) + " microbatches";
   if (status.ok()) {
     status = out->Write("frontier.svg", FrontierChartSvg(*frontier, *result, args.time_scale, energy_scale,
                                                          "Iteration time-energy frontier (" + workload + ")"));
@@ -153,21 +156,22 @@ int Run(const EmulateArgs& args) {
                                         "Perseus fastest plan (T_min): one lane per stage, gaps are blocking"));
   }
   if (status.ok()) {
-    status = out->Write("timeline_min_energy.svg",
-                        PlanTimelineSvg(*frontier, frontier->min_energy_index(), args.time_scale,
-                                        "Perseus minimum-energy plan (T*)"));
+    status = out->Write(
+        "timeline_min_energy.svg",
+        PlanTimelineSvg(*frontier, frontier->min_energy_index(), args.time_scale, "Perseus minimum-energy plan (T*)"));
   }
   if (status.ok()) status = out->Commit();
   if (!status.ok()) return ReportError(name, status.error());
 
   std::cout << "profile: " << source << "\n"
             << "job: " << args.pipelines << " pipelines x " << profile.num_stages() << " stages x " << args.tp
-            << " tensor-parallel GPUs = " << static_cast<long>(args.pipelines) * args.tp * profile.num_stages() << " GPUs; "
-            << workload << "\n"
-            << "frontier: " << frontier->points().size() << " points, T_min " << FixedDecimals(result->t_min_s, 3) << " s, T* "
-            << FixedDecimals(result->t_star_s, 3) << " s, T*/T_min " << FixedDecimals(result->t_star_s / result->t_min_s, 3) << "\n"
-            << "intrinsic saving per pipeline: Perseus " << FixedDecimals(result->intrinsic_saving_percent, 2) << " %, EnvPipe "
-            << FixedDecimals(result->envpipe_intrinsic_saving_percent, 2) << " %\n"
+            << " tensor-parallel GPUs = " << static_cast<long>(args.pipelines) * args.tp * profile.num_stages()
+            << " GPUs; " << workload << "\n"
+            << "frontier: " << frontier->points().size() << " points, T_min " << FixedDecimals(result->t_min_s, 3)
+            << " s, T* " << FixedDecimals(result->t_star_s, 3) << " s, T*/T_min "
+            << FixedDecimals(result->t_star_s / result->t_min_s, 3) << "\n"
+            << "intrinsic saving per pipeline: Perseus " << FixedDecimals(result->intrinsic_saving_percent, 2)
+            << " %, EnvPipe " << FixedDecimals(result->envpipe_intrinsic_saving_percent, 2) << " %\n"
             << "saving vs AllMax with one straggler:\n"
             << "  slowdown   perseus  intrinsic   envpipe  zeus-global\n";
   std::map<double, std::map<std::string, double>> table;
@@ -181,8 +185,9 @@ int Run(const EmulateArgs& args) {
                   m.at("perseus-intrinsic"), m.at("envpipe"), m.at("zeus-global"));
     std::cout << line;
   }
-  std::cout << "wrote " << DisplayPath(args.out_dir)
-            << "/{summary.json, emulation.csv, frontier.svg, savings.svg, timeline_fastest.svg, timeline_min_energy.svg}\n";
+  std::cout
+      << "wrote " << DisplayPath(args.out_dir)
+      << "/{summary.json, emulation.csv, frontier.svg, savings.svg, timeline_fastest.svg, timeline_min_energy.svg}\n";
   return 0;
 }
 

@@ -58,15 +58,14 @@ int Run(const FrontierArgs& args) {
   std::cout << "profile: " << source << "\n"
             << "pipeline: " << profile.num_stages() << " stages x " << options.num_microbatches << " microbatches, "
             << PipelineScheduleName(options.schedule) << ", unit time " << options.unit_time_s << " s, "
-            << CostModelName(options.cost_model) << " cost model, blocking power " << options.p2p_power_w
-            << " W\n"
+            << CostModelName(options.cost_model) << " cost model, blocking power " << options.p2p_power_w << " W\n"
             << "frontier: " << frontier->points().size() << " points from " << FixedDecimals(slowest.time_s, 4)
             << " s to " << FixedDecimals(t_min.time_s, 4) << " s\n"
             << "  T_min  " << FixedDecimals(t_min.time_s, 4) << " s  " << FixedDecimals(t_min.energy_j, 2)
             << " J  (plan " << PlanFileStem(fastest) << ")\n"
             << "  T*     " << FixedDecimals(t_star.time_s, 4) << " s  " << FixedDecimals(t_star.energy_j, 2)
-            << " J  (plan " << PlanFileStem(cheapest) << ", T*/T_min = "
-            << FixedDecimals(t_star.time_s / t_min.time_s, 3) << ")\n"
+            << " J  (plan " << PlanFileStem(cheapest)
+            << ", T*/T_min = " << FixedDecimals(t_star.time_s / t_min.time_s, 3) << ")\n"
             << "  AllMax " << FixedDecimals(t_min.time_s, 4) << " s  " << FixedDecimals(all_max, 2)
             << " J  (every computation at max frequency, blocking until T_min)\n"
             << "intrinsic saving of the fastest plan vs AllMax: "

@@ -79,7 +79,8 @@ Result<SelectedGpus> OpenSelectedGpus(const GpuArgs& args) {
 }
 
 std::string ReadOr(const Result<int64_t>& value, double scale, int digits, const std::string& unit) {
-  return value.ok() ? FixedDecimals(static_cast<double>(*value) * scale, digits) + " " + unit : "n/a (" + value.error().message + ")";
+  return value.ok() ? FixedDecimals(static_cast<double>(*value) * scale, digits) + " " + unit
+                    : "n/a (" + value.error().message + ")";
 }
 
 int List(const GpuArgs& args) {
@@ -103,7 +104,8 @@ int List(const GpuArgs& args) {
     std::cout << "  power limit: "
               << (limits.ok() ? ReadOr(b.PowerLimitMw(gpu), 1e-3, 0, "W") + " now, default " +
                                     FixedDecimals(limits->default_mw / 1000.0, 0) + " W, range " +
-                                    FixedDecimals(limits->min_mw / 1000.0, 0) + "-" + FixedDecimals(limits->max_mw / 1000.0, 0) + " W"
+                                    FixedDecimals(limits->min_mw / 1000.0, 0) + "-" +
+                                    FixedDecimals(limits->max_mw / 1000.0, 0) + " W"
                               : limits.error().message)
               << "\n";
     std::cout << "  power now: " << ReadOr(b.PowerUsageMw(gpu), 1e-3, 1, "W") << "\n";
@@ -259,9 +261,12 @@ int Check(const GpuArgs& args) {
   const BackendCheckReport report = CheckGpuBackend(args.backend, clock, options);
   std::cout << "VERDICT: " << report.summary << "\n";
   switch (report.verdict) {
-    case CheckVerdict::kPass: return 0;
-    case CheckVerdict::kFail: return 1;
-    case CheckVerdict::kNoGpu: return 2;
+    case CheckVerdict::kPass:
+      return 0;
+    case CheckVerdict::kFail:
+      return 1;
+    case CheckVerdict::kNoGpu:
+      return 2;
   }
   return 1;
 }
@@ -273,7 +278,8 @@ int Profile(const GpuArgs& args) {
     return ReportError(name, Error{"only --backend simulated: on real GPUs the profiler runs inside the training job "
                                    "(wattcut::OnlineProfiler, see docs/gpu.md)"});
   }
-  if (args.stages < 1 || args.microbatches < 1) return ReportError(name, Error{"--stages and --microbatches must be >= 1"});
+  if (args.stages < 1 || args.microbatches < 1)
+    return ReportError(name, Error{"--stages and --microbatches must be >= 1"});
   SimulatedPipelineProfilingOptions options;
   options.gpu_model = args.backend.simulated_model;
   options.stages = args.stages;
@@ -346,7 +352,8 @@ void AddGpuCommand(CLI::App& app, CommandStatus& status) {
   check->callback([args, &status] { status.exit_code = Check(*args); });
 
   CLI::App* profile = gpu->add_subcommand(
-      "profile", "Run the online profiler on simulated GPUs (one per stage) and write the profile CSV the planner reads");
+      "profile",
+      "Run the online profiler on simulated GPUs (one per stage) and write the profile CSV the planner reads");
   args->profiler.floor_mhz = 855;
   AddBackendOptions(profile, *args, false);
   profile->add_option("--stages", args->stages, "Pipeline stages (the last runs the model's last-stage workload)")
@@ -360,8 +367,9 @@ void AddGpuCommand(CLI::App& app, CommandStatus& status) {
       ->capture_default_str();
   profile->add_option("--iterations", args->profiler.measured_iterations, "Measured iterations per frequency")
       ->capture_default_str();
-  profile->add_option("--stop-after-rises", args->profiler.stop_after_energy_rises,
-                      "Stop after iteration energy rose this many frequencies in a row (0: never)")
+  profile
+      ->add_option("--stop-after-rises", args->profiler.stop_after_energy_rises,
+                   "Stop after iteration energy rose this many frequencies in a row (0: never)")
       ->capture_default_str();
   profile->add_option("--out", args->out_path, "Output CSV (default: stdout)");
   profile->callback([args, profile, &status] {

@@ -38,8 +38,8 @@ int Run(int argc, char** argv) {
       names += (names.empty() ? "" : ", ") + sub->get_name();
     }
     if (!known) {
-      std::cerr << "wattcut: usage error: unknown command '" << wattcut::PrintableText(argv[1])
-                << "' (expected one of " << names << ")\nRun with --help for more information.\n";
+      std::cerr << "wattcut: usage error: unknown command '" << wattcut::PrintableText(argv[1]) << "' (expected one of "
+                << names << ")\nRun with --help for more information.\n";
       return kUsageError;
     }
   }

@@ -80,7 +80,7 @@ class InterruptCleanup {
 };
 
 bool ProcessIsAlive(pid_t pid) {
-  if (pid <= 0) return true;  // not a process id we would have written: leave it alone
+  if (pid <= 0) return true;                   // not a process id we would have written: leave it alone
   return kill(pid, 0) == 0 || errno != ESRCH;  // EPERM: it exists, under another user
 }
 
@@ -141,7 +141,8 @@ Result<OutputDirectory> OutputDirectory::Create(const std::string& given, bool o
       return Error{given + ": directory exists and is not empty (pass --overwrite to replace it)"};
     }
     // Commit() moves an existing DIR aside: impossible for a mount point.
-    struct stat dir_stat {}, parent_stat {};
+    struct stat dir_stat {
+    }, parent_stat{};
     if (stat(final_dir.c_str(), &dir_stat) == 0 && stat(parent.c_str(), &parent_stat) == 0 &&
         dir_stat.st_dev != parent_stat.st_dev) {
       return Error{given + ": is a mount point, which cannot be replaced; write into a folder inside it (--out " +

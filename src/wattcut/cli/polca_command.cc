@@ -97,23 +97,34 @@ Result<std::vector<double>> ParseAddedList(const std::string& text) {
 
 // "7d", "36h", "90m", "600s", "1.5h"; a unit is required ("7" could be days or seconds).
 Result<double> ParseDuration(const std::string& text) {
-  const std::string expected = "--duration: expected a number with a unit, d (days), h (hours), m (minutes) or s "
-                               "(seconds), like 7d, 12h, 30m or 45s, got '" + PrintableText(text) + "'";
+  const std::string expected =
+      "--duration: expected a number with a unit, d (days), h (hours), m (minutes) or s "
+      "(seconds), like 7d, 12h, 30m or 45s, got '" +
+      PrintableText(text) + "'";
   if (text.empty()) return Error{expected};
   double unit = 1;
   std::string t = text;
   switch (t.back()) {
-    case 'd': unit = 86400; break;
-    case 'h': unit = 3600; break;
-    case 'm': unit = 60; break;
-    case 's': unit = 1; break;
-    default: return Error{expected};
+    case 'd':
+      unit = 86400;
+      break;
+    case 'h':
+      unit = 3600;
+      break;
+    case 'm':
+      unit = 60;
+      break;
+    case 's':
+      unit = 1;
+      break;
+    default:
+      return Error{expected};
   }
   t.pop_back();
   char* end = nullptr;
   double v = std::strtod(t.c_str(), &end);
-  if (t.empty() || !(std::isdigit(static_cast<unsigned char>(t.front())) || t.front() == '.') || end != t.c_str() + t.size() ||
-      !std::isfinite(v)) {
+  if (t.empty() || !(std::isdigit(static_cast<unsigned char>(t.front())) || t.front() == '.') ||
+      end != t.c_str() + t.size() || !std::isfinite(v)) {
     return Error{expected};
   }
   if (Status s = CheckDuration(v * unit); !s.ok()) return Error{"--duration: " + s.error().message};
@@ -196,13 +207,13 @@ int RunSimulate(const PolcaArgs& args) {
   if (!st.ok()) return ReportError(name, st.error());
   RunImpact impact = CompareRuns(*run, *reference);
   std::printf("%s, %d servers (%d + %.0f %%), %.1f days: %d brake events, peak %.1f %% of budget\n",
-              PolicyName(*policy).c_str(), run->servers, config->row.baseline_servers, 100 * *added,
-              *duration / 86400, run->brake_events, 100 * run->power_max);
+              PolicyName(*policy).c_str(), run->servers, config->row.baseline_servers, 100 * *added, *duration / 86400,
+              run->brake_events, 100 * run->power_max);
   std::printf("latency impact P50/P99: high %+.2f %% / %+.2f %%, low %+.2f %% / %+.2f %%; SLOs %s\n",
               100 * impact.high.p50_latency, 100 * impact.high.p99_latency, 100 * impact.low.p50_latency,
               100 * impact.low.p99_latency, MeetsSlos(impact) ? "met" : "missed");
-  std::printf("simulated %.0f s in %.1f s wall (%.0f simulated s per wall s, two runs); wrote %s\n",
-              2 * *duration, wall, 2 * *duration / wall, DisplayPath(args.out_dir).c_str());
+  std::printf("simulated %.0f s in %.1f s wall (%.0f simulated s per wall s, two runs); wrote %s\n", 2 * *duration,
+              wall, 2 * *duration / wall, DisplayPath(args.out_dir).c_str());
   return 0;
 }
 
@@ -218,7 +229,8 @@ int RunSweepCommand(const PolcaArgs& args) {
   if (!policies.ok()) return ReportError(name, policies.error());
   Result<double> duration = ParseDuration(args.duration);
   if (!duration.ok()) return ReportError(name, duration.error());
-  if (Status s = CheckSweepSize(added->size(), policies->size(), args.jobs); !s.ok()) return ReportError(name, s.error());
+  if (Status s = CheckSweepSize(added->size(), policies->size(), args.jobs); !s.ok())
+    return ReportError(name, s.error());
   Result<RequestTrace> trace = RequestTrace::Read(args.trace_path);
   if (!trace.ok()) return ReportError(name, trace.error());
 
@@ -227,9 +239,10 @@ int RunSweepCommand(const PolcaArgs& args) {
   options.policies = *policies;
   options.duration_s = *duration;
   options.seed = args.seed;
-  options.jobs = args.jobs > 0 ? args.jobs
-                               : static_cast<int>(std::clamp(std::thread::hardware_concurrency(), 1u,
-                                                             static_cast<unsigned>(kMaxSweepJobs)));
+  options.jobs =
+      args.jobs > 0
+          ? args.jobs
+          : static_cast<int>(std::clamp(std::thread::hardware_concurrency(), 1u, static_cast<unsigned>(kMaxSweepJobs)));
   // Every run's bounds before the first starts: the largest row is the most demanding.
   RowRunOptions largest;
   largest.servers = ServersFor(config->row.baseline_servers, *std::max_element(added->begin(), added->end()));
@@ -247,8 +260,9 @@ int RunSweepCommand(const PolcaArgs& args) {
   std::cout << SweepMarkdown(*sweep);
   for (size_t i = 0; i < policies->size(); ++i) {
     double held = sweep->max_added_held[i];
-    std::printf("%s holds %s\n", PolicyName((*policies)[i]).c_str(),
-                held < 0 ? "no point of the sweep" : ("up to +" + std::to_string(std::lround(100 * held)) + " %").c_str());
+    std::printf(
+        "%s holds %s\n", PolicyName((*policies)[i]).c_str(),
+        held < 0 ? "no point of the sweep" : ("up to +" + std::to_string(std::lround(100 * held)) + " %").c_str());
   }
   std::printf("simulated %.0f s in %.1f s wall (%.0f simulated s per wall s); wrote %s\n", sweep->simulated_s, wall,
               sweep->simulated_s / wall, DisplayPath(args.out_dir).c_str());

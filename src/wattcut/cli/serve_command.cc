@@ -54,8 +54,7 @@ Result<std::pair<std::string, int>> SplitListen(const std::string& listen) {
     port = std::stoi(listen.substr(colon + 1), &used);
     if (used != listen.size() - colon - 1) throw std::invalid_argument("trailing");
   } catch (const std::exception&) {
-    return Error{"--listen: port must be a number, got '" +
-                 PrintableText(listen.substr(colon + 1)) + "'"};
+    return Error{"--listen: port must be a number, got '" + PrintableText(listen.substr(colon + 1)) + "'"};
   }
   if (port < 0 || port > 65535) return Error{"--listen: port out of range [0, 65535]"};
   return std::make_pair(host, port);
@@ -63,15 +62,13 @@ Result<std::pair<std::string, int>> SplitListen(const std::string& listen) {
 
 // The default planner settings go through the same checks as a job's planner object.
 Result<server::PlannerSettings> DefaultPlanner(const ServeArgs& args) {
-  nlohmann::json settings = {{"schedule", args.schedule},
-                             {"unit_time_s", args.unit_time_s},
-                             {"p2p_power_w", args.p2p_power_w}};
+  nlohmann::json settings = {
+      {"schedule", args.schedule}, {"unit_time_s", args.unit_time_s}, {"p2p_power_w", args.p2p_power_w}};
   if (args.microbatches != 0) settings["num_microbatches"] = args.microbatches;
   auto planner = server::PlannerSettingsFromJson(settings);
   if (!planner) {
-    return Error{
-        "default planner settings (--microbatches, --schedule, --unit-time, --p2p-power): " +
-        planner.error().message};
+    return Error{"default planner settings (--microbatches, --schedule, --unit-time, --p2p-power): " +
+                 planner.error().message};
   }
   return planner;
 }
@@ -92,11 +89,9 @@ int Run(const ServeArgs& args) {
   options.sync = args.sync == "normal" ? server::SyncMode::kNormal : server::SyncMode::kFull;
   options.registry.max_long_polls = args.max_long_polls;
   options.registry.frontier_threads = args.frontier_threads;
-  options.registry.long_poll_timeout =
-      std::chrono::milliseconds(static_cast<int64_t>(args.long_poll_timeout_s * 1000));
+  options.registry.long_poll_timeout = std::chrono::milliseconds(static_cast<int64_t>(args.long_poll_timeout_s * 1000));
   options.registry.default_planner = *planner;
-  options.connections.request_timeout =
-      std::chrono::milliseconds(static_cast<int64_t>(args.request_timeout_s * 1000));
+  options.connections.request_timeout = std::chrono::milliseconds(static_cast<int64_t>(args.request_timeout_s * 1000));
   options.connections.max_connections_per_client = args.max_connections_per_client;
   options.connections.limit_loopback = args.limit_loopback_clients;
 
@@ -115,8 +110,8 @@ int Run(const ServeArgs& args) {
   if (!server) return ReportError(name, server.error());
   for (const server::QuarantinedJob& q : (*server)->quarantined_jobs()) {
     std::cerr << "wattcut serve: job " << PrintableText(q.job_id)
-              << " quarantined (its stored data cannot be read; its rows are kept): "
-              << PrintableText(q.error, 400) << "\n";
+              << " quarantined (its stored data cannot be read; its rows are kept): " << PrintableText(q.error, 400)
+              << "\n";
   }
   if (!(*server)->loopback_only() && !options.token_file) {
     std::cerr << "wattcut serve: warning: listening on " << PrintableText(options.host)
@@ -124,8 +119,8 @@ int Run(const ServeArgs& args) {
                  "frequencies answer 403\n";
   }
   // The last line of start-up: what scripts and tests wait for.
-  std::cout << "wattcut serve: listening on http://" << options.host << ":" << (*server)->port()
-            << " (data in " << options.data_dir << ")" << std::endl;
+  std::cout << "wattcut serve: listening on http://" << options.host << ":" << (*server)->port() << " (data in "
+            << options.data_dir << ")" << std::endl;
   server::Server* raw = server->get();
   std::thread waiter([raw, signals] {
     int sig = 0;
@@ -147,14 +142,11 @@ int Run(const ServeArgs& args) {
 
 void AddServeCommand(CLI::App& app, CommandStatus& status) {
   auto args = std::make_shared<ServeArgs>();
-  CLI::App* cmd = app.add_subcommand(
-      "serve",
-      "Run the planning server: jobs, profiles, frontiers and per-rank schedules over "
-      "HTTP (the Zeus pipeline-frequency-optimizer API plus /v1)");
-  cmd->add_option("--listen", args->listen, "HOST:PORT to listen on (port 0: any free port)")
-      ->capture_default_str();
-  cmd->add_option("--data-dir", args->data_dir, "Folder of the SQLite store (created if absent)")
-      ->required();
+  CLI::App* cmd = app.add_subcommand("serve",
+                                     "Run the planning server: jobs, profiles, frontiers and per-rank schedules over "
+                                     "HTTP (the Zeus pipeline-frequency-optimizer API plus /v1)");
+  cmd->add_option("--listen", args->listen, "HOST:PORT to listen on (port 0: any free port)")->capture_default_str();
+  cmd->add_option("--data-dir", args->data_dir, "Folder of the SQLite store (created if absent)")->required();
   cmd->add_option("--token-file", args->token_file,
                   "File whose first line is the bearer token every request must carry");
   cmd->add_option("--max-body-bytes", args->max_body_bytes, "Largest request body accepted")
@@ -164,12 +156,10 @@ void AddServeCommand(CLI::App& app, CommandStatus& status) {
                   "Schedule long polls that may wait at once (a job of N ranks needs N - 1)")
       ->check(CLI::Range(0, kMaxHttpThreads - 32))
       ->capture_default_str();
-  cmd->add_option("--http-threads", args->http_threads,
-                  "HTTP worker threads (0: max-long-polls + 32)")
+  cmd->add_option("--http-threads", args->http_threads, "HTTP worker threads (0: max-long-polls + 32)")
       ->check(CLI::Range(0, kMaxHttpThreads))
       ->capture_default_str();
-  cmd->add_option("--frontier-threads", args->frontier_threads,
-                  "Background threads computing frontiers")
+  cmd->add_option("--frontier-threads", args->frontier_threads, "Background threads computing frontiers")
       ->check(CLI::Range(1, 256))
       ->capture_default_str();
   cmd->add_option("--long-poll-timeout", args->long_poll_timeout_s,
@@ -196,10 +186,8 @@ void AddServeCommand(CLI::App& app, CommandStatus& status) {
   cmd->add_option("--schedule", args->schedule, "Default pipeline schedule: 1f1b or gpipe")
       ->check(CLI::IsMember({"1f1b", "gpipe"}))
       ->capture_default_str();
-  cmd->add_option("--unit-time", args->unit_time_s, "Default planner unit time (s)")
-      ->capture_default_str();
-  cmd->add_option("--p2p-power", args->p2p_power_w, "Default blocking power (W)")
-      ->capture_default_str();
+  cmd->add_option("--unit-time", args->unit_time_s, "Default planner unit time (s)")->capture_default_str();
+  cmd->add_option("--p2p-power", args->p2p_power_w, "Default blocking power (W)")->capture_default_str();
   cmd->callback([args, &status] { status.exit_code = Run(*args); });
 }
 

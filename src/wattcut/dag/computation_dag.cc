@@ -16,14 +16,13 @@ Result<ComputationDag> BuildComputationDag(const PipelineSchedule& schedule) {
   for (int s = 0; s < num_stages; ++s) {
     const auto& list = schedule[static_cast<size_t>(s)];
     if (static_cast<int>(list.size()) != 2 * num_microbatches) {
-      return Error{"stage " + std::to_string(s) + " has " + std::to_string(list.size()) +
-                   " computations, expected " + std::to_string(2 * num_microbatches)};
+      return Error{"stage " + std::to_string(s) + " has " + std::to_string(list.size()) + " computations, expected " +
+                   std::to_string(2 * num_microbatches)};
     }
     for (size_t i = 0; i < list.size(); ++i) {
       const Computation& c = list[i];
       if (c.microbatch < 0 || c.microbatch >= num_microbatches) {
-        return Error{"stage " + std::to_string(s) + ": microbatch " + std::to_string(c.microbatch) +
-                     " out of range"};
+        return Error{"stage " + std::to_string(s) + ": microbatch " + std::to_string(c.microbatch) + " out of range"};
       }
       int& slot = index[static_cast<size_t>(s)][static_cast<size_t>(c.kind)][static_cast<size_t>(c.microbatch)];
       if (slot != -1) {

@@ -57,13 +57,19 @@ TEST(ComputationDagTest, ExactEdgesTwoStagesTwoMicrobatches1F1B) {
   }
   const std::set<std::pair<int, int>> expected_edges = {
       // stage 0 order
-      {0, 1}, {1, 2}, {2, 3},
+      {0, 1},
+      {1, 2},
+      {2, 3},
       // stage 1 order (the last stage's F(m) -> B(m) comes from here)
-      {4, 5}, {5, 6}, {6, 7},
+      {4, 5},
+      {5, 6},
+      {6, 7},
       // F(0, m) -> F(1, m)
-      {0, 4}, {1, 6},
+      {0, 4},
+      {1, 6},
       // B(1, m) -> B(0, m)
-      {5, 2}, {7, 3},
+      {5, 2},
+      {7, 3},
   };
   EXPECT_EQ(EdgeSet(*dag), expected_edges);
   EXPECT_EQ(dag->edges.size(), expected_edges.size());  // no duplicates

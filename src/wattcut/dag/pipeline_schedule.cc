@@ -15,8 +15,7 @@ Result<PipelineScheduleKind> ParsePipelineSchedule(std::string_view name) {
   return Error{"unknown pipeline schedule '" + std::string(name) + "' (expected 1f1b or gpipe)"};
 }
 
-Result<PipelineSchedule> BuildPipelineSchedule(PipelineScheduleKind kind, int num_stages,
-                                               int num_microbatches) {
+Result<PipelineSchedule> BuildPipelineSchedule(PipelineScheduleKind kind, int num_stages, int num_microbatches) {
   if (num_stages < 1) return Error{"number of stages must be >= 1, got " + std::to_string(num_stages)};
   if (num_microbatches < 1) {
     return Error{"number of microbatches must be >= 1, got " + std::to_string(num_microbatches)};

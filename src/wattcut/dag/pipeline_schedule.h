@@ -32,7 +32,6 @@ using PipelineSchedule = std::vector<std::vector<Computation>>;
 // Fails on num_stages < 1 or num_microbatches < 1. The size is the caller's to bound: the
 // schedule holds 2 x num_stages x num_microbatches computations, and the planning limits
 // (plan/planning_limits.h, CheckPipelineShape) are checked before a schedule is built.
-Result<PipelineSchedule> BuildPipelineSchedule(PipelineScheduleKind kind, int num_stages,
-                                               int num_microbatches);
+Result<PipelineSchedule> BuildPipelineSchedule(PipelineScheduleKind kind, int num_stages, int num_microbatches);
 
 }  // namespace wattcut

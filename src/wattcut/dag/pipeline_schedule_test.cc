@@ -32,8 +32,7 @@ std::string Format(const std::vector<Computation>& list) {
   return out;
 }
 
-void ExpectSchedule(PipelineScheduleKind kind, int stages, int microbatches,
-                    const std::vector<std::string>& expected) {
+void ExpectSchedule(PipelineScheduleKind kind, int stages, int microbatches, const std::vector<std::string>& expected) {
   Result<PipelineSchedule> schedule = BuildPipelineSchedule(kind, stages, microbatches);
   ASSERT_TRUE(schedule.ok()) << schedule.error().message;
   ASSERT_EQ(schedule->size(), expected.size());

@@ -23,7 +23,8 @@ const std::map<std::string, std::string>& MethodColors() {
 
 std::string FrontierChartSvg(const Frontier& frontier, const EmulationResult& result, double time_scale,
                              double energy_scale, const std::string& title) {
-  plot::Chart chart(title, plot::AxisSpec("iteration time (s)"), plot::AxisSpec("energy per iteration, one pipeline (J)"));
+  plot::Chart chart(title, plot::AxisSpec("iteration time (s)"),
+                    plot::AxisSpec("energy per iteration, one pipeline (J)"));
   std::vector<plot::Point> line;
   for (const FrontierPoint& p : frontier.points()) line.push_back({p.time_s * time_scale, p.energy_j * energy_scale});
   chart.AddSeries(plot::Series("Perseus frontier", line, plot::SeriesKind::kLine, "#d62728"));
@@ -38,8 +39,10 @@ std::string FrontierChartSvg(const Frontier& frontier, const EmulationResult& re
   mark(result.t_min_s, result.energy_t_min_j, "T_min");
   mark(result.t_star_s, result.energy_t_star_j, "T*");
   chart.AddSeries(marks);
-  chart.AddReferenceLine(plot::ReferenceLine(plot::Orientation::kVertical, result.t_min_s, "T_min " + FixedDecimals(result.t_min_s, 3) + " s"));
-  chart.AddReferenceLine(plot::ReferenceLine(plot::Orientation::kVertical, result.t_star_s, "T* " + FixedDecimals(result.t_star_s, 3) + " s"));
+  chart.AddReferenceLine(plot::ReferenceLine(plot::Orientation::kVertical, result.t_min_s,
+                                             "T_min " + FixedDecimals(result.t_min_s, 3) + " s"));
+  chart.AddReferenceLine(plot::ReferenceLine(plot::Orientation::kVertical, result.t_star_s,
+                                             "T* " + FixedDecimals(result.t_star_s, 3) + " s"));
   return chart.ToSvg();
 }
 
@@ -83,7 +86,8 @@ std::string PlanTimelineSvg(const Frontier& frontier, size_t index, double time_
       const ComputationTiming& t = execution.timing[s][i];
       std::string label = std::string(c.kind == InstructionKind::kForward ? "F" : "B") + std::to_string(c.microbatch);
       // The tooltip shows the label, start, end and frequency.
-      timeline.AddBox(plot::TimelineBox(lane, t.start_s * time_scale * 1000, t.end_s * time_scale * 1000, c.freq_mhz, label));
+      timeline.AddBox(
+          plot::TimelineBox(lane, t.start_s * time_scale * 1000, t.end_s * time_scale * 1000, c.freq_mhz, label));
     }
   }
   return timeline.ToSvg();

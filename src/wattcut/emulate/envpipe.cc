@@ -14,7 +14,8 @@ EnvPipePlan PlanEnvPipe(const Profile& profile, const PipelineSchedule& schedule
   for (size_t s = 0; s < num_stages; ++s) {
     for (InstructionKind kind : {InstructionKind::kForward, InstructionKind::kBackward}) {
       std::vector<Measurement> kept = ParetoFilter(profile.measurements(static_cast<int>(s), kind), 1.0);
-      std::sort(kept.begin(), kept.end(), [](const Measurement& a, const Measurement& b) { return a.freq_mhz > b.freq_mhz; });
+      std::sort(kept.begin(), kept.end(),
+                [](const Measurement& a, const Measurement& b) { return a.freq_mhz > b.freq_mhz; });
       options[s].push_back(std::move(kept));
     }
   }

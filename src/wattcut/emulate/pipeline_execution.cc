@@ -6,7 +6,8 @@
 
 namespace wattcut {
 
-PipelineExecution ExecutePipeline(const PipelineSchedule& schedule, const std::vector<std::vector<double>>& durations_s) {
+PipelineExecution ExecutePipeline(const PipelineSchedule& schedule,
+                                  const std::vector<std::vector<double>>& durations_s) {
   PipelineExecution result;
   Result<ComputationDag> dag = BuildComputationDag(schedule);
   if (!dag.ok()) return result;
@@ -40,13 +41,15 @@ PipelineExecution ExecutePipeline(const PipelineSchedule& schedule, const std::v
   double makespan = 0;
   for (int u : order) {
     const auto us = static_cast<size_t>(u);
-    for (int p : in[us]) start[us] = std::max(start[us], start[static_cast<size_t>(p)] + duration[static_cast<size_t>(p)]);
+    for (int p : in[us])
+      start[us] = std::max(start[us], start[static_cast<size_t>(p)] + duration[static_cast<size_t>(p)]);
     makespan = std::max(makespan, start[us] + duration[us]);
   }
   for (auto it = order.rbegin(); it != order.rend(); ++it) {
     const auto us = static_cast<size_t>(*it);
     latest_end[us] = makespan;
-    for (int v : out[us]) latest_end[us] = std::min(latest_end[us], latest_end[static_cast<size_t>(v)] - duration[static_cast<size_t>(v)]);
+    for (int v : out[us])
+      latest_end[us] = std::min(latest_end[us], latest_end[static_cast<size_t>(v)] - duration[static_cast<size_t>(v)]);
   }
   result.iteration_time_s = makespan;
   result.timing.resize(schedule.size());

@@ -22,6 +22,7 @@ struct PipelineExecution {
 
 // `durations_s[stage][position]` is the time of the schedule's computation at that
 // position. Every computation starts as early as its dependencies allow.
-PipelineExecution ExecutePipeline(const PipelineSchedule& schedule, const std::vector<std::vector<double>>& durations_s);
+PipelineExecution ExecutePipeline(const PipelineSchedule& schedule,
+                                  const std::vector<std::vector<double>>& durations_s);
 
 }  // namespace wattcut

@@ -28,8 +28,8 @@ TEST(PipelineExecution, OffCriticalComputationsHaveSlack) {
   PipelineExecution e = ExecutePipeline(schedule, {{1, 1, 1, 1}, {5, 5, 5, 5}});
   // F0(s0) 0-1, F0(s1) 1-6, B0(s1) 6-11, F1(s1) 11-16, B1(s1) 16-21, B1(s0) 21-22.
   EXPECT_DOUBLE_EQ(e.iteration_time_s, 22);
-  EXPECT_DOUBLE_EQ(e.timing[0][1].end_s, 2);      // F1 on stage 0 ends at 2 ...
-  EXPECT_DOUBLE_EQ(e.timing[0][1].slack_s, 9);    // ... but could end as late as 11
+  EXPECT_DOUBLE_EQ(e.timing[0][1].end_s, 2);    // F1 on stage 0 ends at 2 ...
+  EXPECT_DOUBLE_EQ(e.timing[0][1].slack_s, 9);  // ... but could end as late as 11
   EXPECT_DOUBLE_EQ(e.timing[1][2].slack_s, 0);
 }
 

@@ -28,9 +28,9 @@ namespace wattcut {
 
 struct EmulationSetup {
   int num_pipelines = 1;
-  int tensor_parallel = 1;   // multiplies computation energy and blocking power
-  double time_scale = 1;     // K: multiplies times and energies
-  double p2p_power_w = 0;    // unscaled blocking power of one GPU
+  int tensor_parallel = 1;  // multiplies computation energy and blocking power
+  double time_scale = 1;    // K: multiplies times and energies
+  double p2p_power_w = 0;   // unscaled blocking power of one GPU
   std::vector<double> slowdowns;
 };
 
@@ -44,13 +44,13 @@ struct MethodResult {
 };
 
 struct EmulationResult {
-  double t_min_s = 0, t_star_s = 0;           // scaled
+  double t_min_s = 0, t_star_s = 0;                // scaled
   double energy_t_min_j = 0, energy_t_star_j = 0;  // one pipeline, scaled
-  double all_max_energy_j = 0;                // one pipeline at T_min, scaled
-  double intrinsic_saving_percent = 0;        // Perseus's fastest plan vs AllMax, one pipeline
+  double all_max_energy_j = 0;                     // one pipeline at T_min, scaled
+  double intrinsic_saving_percent = 0;             // Perseus's fastest plan vs AllMax, one pipeline
   double envpipe_time_s = 0, envpipe_energy_j = 0;
   double envpipe_intrinsic_saving_percent = 0;
-  std::vector<MethodResult> results;          // per slowdown, every method
+  std::vector<MethodResult> results;  // per slowdown, every method
 };
 
 // Fails on an empty slowdown list, a slowdown < 1, or num_pipelines < 1.

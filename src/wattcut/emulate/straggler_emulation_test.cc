@@ -101,7 +101,8 @@ TEST(StragglerEmulation, FormulaAndScaling) {
   EXPECT_NEAR(At(*plain, 1.3)["allmax"].energy_j, expected, 1e-6 * expected);
   // Perseus: straggler on the fastest plan, others on the plan at min(1.3 T, T*).
   const FrontierPoint& chosen = frontier->points()[frontier->IndexForIterationTime(1.3 * t)];
-  const double perseus = 1.3 * fastest.energy_j + 4 * (chosen.energy_j + 4 * options.p2p_power_w * (1.3 * t - chosen.time_s));
+  const double perseus =
+      1.3 * fastest.energy_j + 4 * (chosen.energy_j + 4 * options.p2p_power_w * (1.3 * t - chosen.time_s));
   EXPECT_NEAR(At(*plain, 1.3)["perseus"].energy_j, perseus, 1e-6 * perseus);
 
   setup.tensor_parallel = 8;

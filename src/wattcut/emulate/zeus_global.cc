@@ -25,7 +25,8 @@ ZeusGlobal::ZeusGlobal(const Profile& profile, const PipelineSchedule& schedule,
         first = false;
       } else {
         std::set<int> both;
-        std::set_intersection(common.begin(), common.end(), here.begin(), here.end(), std::inserter(both, both.begin()));
+        std::set_intersection(common.begin(), common.end(), here.begin(), here.end(),
+                              std::inserter(both, both.begin()));
         common = both;
       }
     }

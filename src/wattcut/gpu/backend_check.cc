@@ -68,13 +68,12 @@ void CheckPowerAndEnergy(GpuBackend& b, int gpu, Clock& clock, const BackendChec
   if (!e0.ok() || !e1.ok()) return;
   const double energy_j = static_cast<double>(*e1 - *e0) / 1000.0;
   const double counter_w = energy_j / elapsed_s;
-  const bool agrees =
-      std::abs(counter_w - mean_w) <= std::max(kEnergyAgreementFraction * mean_w, kEnergyAgreementMinW);
-  recorder.Add("energy vs power", gpu, agrees ? CheckOutcome::kPass : CheckOutcome::kWarn,
-               "energy counter advanced " + FixedDecimals(energy_j, 1) + " J = " + FixedDecimals(counter_w, 1) +
-                   " W on average" +
-                   (agrees ? ", agreeing with the power readings"
-                           : ", differing from the power readings by more than 25 %"));
+  const bool agrees = std::abs(counter_w - mean_w) <= std::max(kEnergyAgreementFraction * mean_w, kEnergyAgreementMinW);
+  recorder.Add(
+      "energy vs power", gpu, agrees ? CheckOutcome::kPass : CheckOutcome::kWarn,
+      "energy counter advanced " + FixedDecimals(energy_j, 1) + " J = " + FixedDecimals(counter_w, 1) +
+          " W on average" +
+          (agrees ? ", agreeing with the power readings" : ", differing from the power readings by more than 25 %"));
 }
 
 // Every setter once, through the dry-run backend: it checks the arguments against the GPU and
@@ -108,9 +107,9 @@ void CheckGpu(DryRunBackend& b, int gpu, Clock& clock, const BackendCheckOptions
     recorder.Add("supported clocks", gpu, CheckOutcome::kPass,
                  "max memory clock " + std::to_string(*memory) + " MHz; SM clocks " + ClockRangeText(*sm));
   } else {
-    recorder.Add("supported clocks", gpu, CheckOutcome::kFail,
-                 "supported clocks: " +
-                     (sm.ok() ? (memory.ok() ? "empty list" : memory.error().message) : sm.error().message));
+    recorder.Add(
+        "supported clocks", gpu, CheckOutcome::kFail,
+        "supported clocks: " + (sm.ok() ? (memory.ok() ? "empty list" : memory.error().message) : sm.error().message));
   }
   CheckPowerAndEnergy(b, gpu, clock, options, recorder);
   CheckSetters(b, gpu, sm, dry_lines, recorder);
@@ -120,10 +119,14 @@ void CheckGpu(DryRunBackend& b, int gpu, Clock& clock, const BackendCheckOptions
 
 std::string_view CheckOutcomeName(CheckOutcome outcome) {
   switch (outcome) {
-    case CheckOutcome::kPass: return "PASS";
-    case CheckOutcome::kWarn: return "WARN";
-    case CheckOutcome::kFail: return "FAIL";
-    case CheckOutcome::kDryRun: return "DRY";
+    case CheckOutcome::kPass:
+      return "PASS";
+    case CheckOutcome::kWarn:
+      return "WARN";
+    case CheckOutcome::kFail:
+      return "FAIL";
+    case CheckOutcome::kDryRun:
+      return "DRY";
   }
   return "?";
 }

@@ -237,7 +237,8 @@ TEST(BackendCheckTest, EveryFailedReadingIsCountedInTheVerdict) {
   EXPECT_NE(Named(report, "identity", 0)[0].detail.find("nvmlDeviceGetName"), std::string::npos);
   ASSERT_EQ(Named(report, "supported clocks", 0).size(), 1u);
   EXPECT_EQ(
-      Named(report, "supported clocks", 0)[0].detail.rfind("supported clocks: nvmlDeviceGetSupportedMemoryClocks", 0), 0u)
+      Named(report, "supported clocks", 0)[0].detail.rfind("supported clocks: nvmlDeviceGetSupportedMemoryClocks", 0),
+      0u)
       << Shown(report);
   ASSERT_EQ(Named(report, "power", 0).size(), 1u);
   EXPECT_EQ(Named(report, "power", 0)[0].outcome, CheckOutcome::kFail);

@@ -12,9 +12,8 @@ double SteadyClock::NowS() const {
 
 void SteadyClock::SleepForS(double seconds) {
   if (seconds <= 0) return;
-  const auto end = std::chrono::steady_clock::now() +
-                   std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-                       std::chrono::duration<double>(seconds));
+  const auto end = std::chrono::steady_clock::now() + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                                                          std::chrono::duration<double>(seconds));
   // Sleep to within half a millisecond of the end, then yield until it: a simulated computation
   // should last its modelled time, not that plus the scheduler's wake-up delay.
   const auto margin = std::chrono::microseconds(500);

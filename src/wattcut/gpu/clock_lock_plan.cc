@@ -33,8 +33,7 @@ Status CheckRequest(const ClockLockRequest& request) {
     if (!(std::isfinite(w) && w > 0 && w < kPowerLimitBoundW)) {
       char shown[32];
       std::snprintf(shown, sizeof shown, "%g", w);
-      problems.push_back(std::string("power_limit_w: expected a positive number of watts below 1000000, got ") +
-                         shown);
+      problems.push_back(std::string("power_limit_w: expected a positive number of watts below 1000000, got ") + shown);
     }
   }
   if (request.sm_min_mhz == 0 && request.sm_max_mhz == 0 && !request.memory_max && !request.power_limit_w) {
@@ -51,9 +50,7 @@ ClockLockChange Change(ClockLockChange::Kind kind, int gpu) {
   return change;
 }
 
-std::optional<int> Reading(const Result<int>& value) {
-  return value.ok() ? std::optional<int>(*value) : std::nullopt;
-}
+std::optional<int> Reading(const Result<int>& value) { return value.ok() ? std::optional<int>(*value) : std::nullopt; }
 
 }  // namespace
 
@@ -98,8 +95,8 @@ Result<std::vector<ClockLockPlan>> PlanClockLock(GpuBackend& b, const std::vecto
       if (!limits.ok()) {
         problems.push_back(who + "cannot read the power-limit range: " + limits.error().message);
       } else if (!current.ok()) {
-        problems.push_back(who + "cannot read the power limit now (needed to undo a failed lock): " +
-                           current.error().message);
+        problems.push_back(
+            who + "cannot read the power limit now (needed to undo a failed lock): " + current.error().message);
       } else if (limit_mw < limits->min_mw || limit_mw > limits->max_mw) {
         problems.push_back(who + "power limit " + FixedDecimals(*request.power_limit_w, 1) +
                            " W is outside the allowed " + FixedDecimals(limits->min_mw / 1000.0, 1) + "-" +

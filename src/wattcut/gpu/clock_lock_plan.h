@@ -17,8 +17,8 @@ namespace wattcut {
 
 // What to lock on every GPU the lock covers.
 struct ClockLockRequest {
-  int sm_min_mhz = 0;  // lock the SM clock to sm_min_mhz..sm_max_mhz; 0: leave the SM clock
-  int sm_max_mhz = 0;  // >= sm_min_mhz when the SM clock is locked, else 0
+  int sm_min_mhz = 0;                   // lock the SM clock to sm_min_mhz..sm_max_mhz; 0: leave the SM clock
+  int sm_max_mhz = 0;                   // >= sm_min_mhz when the SM clock is locked, else 0
   bool memory_max = false;              // lock the memory clock to its maximum
   std::optional<double> power_limit_w;  // set the power limit (a positive number of watts below 1e6)
 };
@@ -28,9 +28,9 @@ struct ClockLockPlan {
   int gpu = 0;
   int sm_min_mhz = 0;  // 0: the SM clock is left as it is
   int sm_max_mhz = 0;
-  std::optional<int> memory_mhz;           // the GPU's highest memory clock, with memory_max
-  std::optional<int64_t> power_limit_mw;   // the limit to set
-  int64_t previous_power_limit_mw = 0;     // with a power limit: what undoing it restores
+  std::optional<int> memory_mhz;          // the GPU's highest memory clock, with memory_max
+  std::optional<int64_t> power_limit_mw;  // the limit to set
+  int64_t previous_power_limit_mw = 0;    // with a power limit: what undoing it restores
 };
 
 // Checks the request (messages name its fields), then every part of it against every GPU in

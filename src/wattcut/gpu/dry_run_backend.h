@@ -16,8 +16,7 @@ namespace wattcut {
 class DryRunBackend final : public GpuBackend {
  public:
   // `log` receives one line per setter call (no newline); by default they go to stderr.
-  explicit DryRunBackend(std::unique_ptr<GpuBackend> inner,
-                         std::function<void(const std::string&)> log = nullptr);
+  explicit DryRunBackend(std::unique_ptr<GpuBackend> inner, std::function<void(const std::string&)> log = nullptr);
 
   std::string name() const override { return "dry-run(" + inner_->name() + ")"; }
   Result<int> DeviceCount() override { return inner_->DeviceCount(); }

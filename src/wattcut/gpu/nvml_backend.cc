@@ -25,15 +25,15 @@ class NvmlBackend final : public GpuBackend {
     GpuInfo info;
     info.index = gpu;
     char buffer[nvml::kDeviceNameBufferSize] = {};
-    if (Status s = Call(F().nvmlDeviceGetName, "nvmlDeviceGetName", gpu, "", *device, buffer,
-                        nvml::kDeviceNameBufferSize);
+    if (Status s =
+            Call(F().nvmlDeviceGetName, "nvmlDeviceGetName", gpu, "", *device, buffer, nvml::kDeviceNameBufferSize);
         !s.ok()) {
       return s.error();
     }
     info.name = buffer;
     char uuid[nvml::kDeviceUuidBufferSize] = {};
-    if (Status s = Call(F().nvmlDeviceGetUUID, "nvmlDeviceGetUUID", gpu, "", *device, uuid,
-                        nvml::kDeviceUuidBufferSize);
+    if (Status s =
+            Call(F().nvmlDeviceGetUUID, "nvmlDeviceGetUUID", gpu, "", *device, uuid, nvml::kDeviceUuidBufferSize);
         !s.ok()) {
       return s.error();
     }
@@ -44,8 +44,7 @@ class NvmlBackend final : public GpuBackend {
   Result<std::vector<int>> SupportedMemoryClocksMhz(int gpu) override {
     auto device = Handle(gpu);
     if (!device.ok()) return device.error();
-    return ReadClockList(F().nvmlDeviceGetSupportedMemoryClocks,
-                         "nvmlDeviceGetSupportedMemoryClocks", gpu, "",
+    return ReadClockList(F().nvmlDeviceGetSupportedMemoryClocks, "nvmlDeviceGetSupportedMemoryClocks", gpu, "",
                          [&](unsigned* count, unsigned* clocks) {
                            return F().nvmlDeviceGetSupportedMemoryClocks(*device, count, clocks);
                          });
@@ -54,10 +53,8 @@ class NvmlBackend final : public GpuBackend {
   Result<std::vector<int>> SupportedGraphicsClocksMhz(int gpu, int memory_clock_mhz) override {
     auto device = Handle(gpu);
     if (!device.ok()) return device.error();
-    return ReadClockList(F().nvmlDeviceGetSupportedGraphicsClocks,
-                         "nvmlDeviceGetSupportedGraphicsClocks", gpu,
-                         std::to_string(memory_clock_mhz) + " MHz",
-                         [&](unsigned* count, unsigned* clocks) {
+    return ReadClockList(F().nvmlDeviceGetSupportedGraphicsClocks, "nvmlDeviceGetSupportedGraphicsClocks", gpu,
+                         std::to_string(memory_clock_mhz) + " MHz", [&](unsigned* count, unsigned* clocks) {
                            return F().nvmlDeviceGetSupportedGraphicsClocks(
                                *device, static_cast<unsigned>(memory_clock_mhz), count, clocks);
                          });
@@ -65,14 +62,14 @@ class NvmlBackend final : public GpuBackend {
 
   Status LockGpuClocks(int gpu, int min_mhz, int max_mhz) override {
     if (min_mhz <= 0 || max_mhz < min_mhz) {
-      return Error{"cannot lock GPU " + std::to_string(gpu) + " SM clocks to " +
-                   std::to_string(min_mhz) + "-" + std::to_string(max_mhz) + " MHz: bad range"};
+      return Error{"cannot lock GPU " + std::to_string(gpu) + " SM clocks to " + std::to_string(min_mhz) + "-" +
+                   std::to_string(max_mhz) + " MHz: bad range"};
     }
     auto device = Handle(gpu);
     if (!device.ok()) return device.error();
     return Call(F().nvmlDeviceSetGpuLockedClocks, "nvmlDeviceSetGpuLockedClocks", gpu,
-                std::to_string(min_mhz) + ", " + std::to_string(max_mhz), *device,
-                static_cast<unsigned>(min_mhz), static_cast<unsigned>(max_mhz));
+                std::to_string(min_mhz) + ", " + std::to_string(max_mhz), *device, static_cast<unsigned>(min_mhz),
+                static_cast<unsigned>(max_mhz));
   }
 
   Status ResetGpuClocks(int gpu) override {
@@ -83,35 +80,33 @@ class NvmlBackend final : public GpuBackend {
 
   Status LockMemoryClocks(int gpu, int min_mhz, int max_mhz) override {
     if (min_mhz <= 0 || max_mhz < min_mhz) {
-      return Error{"cannot lock GPU " + std::to_string(gpu) + " memory clocks to " +
-                   std::to_string(min_mhz) + "-" + std::to_string(max_mhz) + " MHz: bad range"};
+      return Error{"cannot lock GPU " + std::to_string(gpu) + " memory clocks to " + std::to_string(min_mhz) + "-" +
+                   std::to_string(max_mhz) + " MHz: bad range"};
     }
     auto device = Handle(gpu);
     if (!device.ok()) return device.error();
     return Call(F().nvmlDeviceSetMemoryLockedClocks, "nvmlDeviceSetMemoryLockedClocks", gpu,
-                std::to_string(min_mhz) + ", " + std::to_string(max_mhz), *device,
-                static_cast<unsigned>(min_mhz), static_cast<unsigned>(max_mhz));
+                std::to_string(min_mhz) + ", " + std::to_string(max_mhz), *device, static_cast<unsigned>(min_mhz),
+                static_cast<unsigned>(max_mhz));
   }
 
   Status ResetMemoryClocks(int gpu) override {
     auto device = Handle(gpu);
     if (!device.ok()) return device.error();
-    return Call(F().nvmlDeviceResetMemoryLockedClocks, "nvmlDeviceResetMemoryLockedClocks", gpu, "",
-                *device);
+    return Call(F().nvmlDeviceResetMemoryLockedClocks, "nvmlDeviceResetMemoryLockedClocks", gpu, "", *device);
   }
 
   Result<PowerLimitsMw> PowerLimits(int gpu) override {
     auto device = Handle(gpu);
     if (!device.ok()) return device.error();
     unsigned default_mw = 0, min_mw = 0, max_mw = 0;
-    if (Status s = Call(F().nvmlDeviceGetPowerManagementDefaultLimit,
-                        "nvmlDeviceGetPowerManagementDefaultLimit", gpu, "", *device, &default_mw);
+    if (Status s = Call(F().nvmlDeviceGetPowerManagementDefaultLimit, "nvmlDeviceGetPowerManagementDefaultLimit", gpu,
+                        "", *device, &default_mw);
         !s.ok()) {
       return s.error();
     }
     if (Status s = Call(F().nvmlDeviceGetPowerManagementLimitConstraints,
-                        "nvmlDeviceGetPowerManagementLimitConstraints", gpu, "", *device, &min_mw,
-                        &max_mw);
+                        "nvmlDeviceGetPowerManagementLimitConstraints", gpu, "", *device, &min_mw, &max_mw);
         !s.ok()) {
       return s.error();
     }
@@ -122,8 +117,8 @@ class NvmlBackend final : public GpuBackend {
     auto device = Handle(gpu);
     if (!device.ok()) return device.error();
     unsigned limit_mw = 0;
-    if (Status s = Call(F().nvmlDeviceGetPowerManagementLimit, "nvmlDeviceGetPowerManagementLimit", gpu, "",
-                        *device, &limit_mw);
+    if (Status s = Call(F().nvmlDeviceGetPowerManagementLimit, "nvmlDeviceGetPowerManagementLimit", gpu, "", *device,
+                        &limit_mw);
         !s.ok()) {
       return s.error();
     }
@@ -132,8 +127,8 @@ class NvmlBackend final : public GpuBackend {
 
   Status SetPowerLimitMw(int gpu, int64_t limit_mw) override {
     if (limit_mw <= 0 || limit_mw > 0xFFFFFFFFLL) {
-      return Error{"cannot set GPU " + std::to_string(gpu) + " power limit to " +
-                   std::to_string(limit_mw) + " mW: out of range"};
+      return Error{"cannot set GPU " + std::to_string(gpu) + " power limit to " + std::to_string(limit_mw) +
+                   " mW: out of range"};
     }
     auto device = Handle(gpu);
     if (!device.ok()) return device.error();
@@ -145,8 +140,7 @@ class NvmlBackend final : public GpuBackend {
     auto device = Handle(gpu);
     if (!device.ok()) return device.error();
     unsigned power_mw = 0;
-    if (Status s = Call(F().nvmlDeviceGetPowerUsage, "nvmlDeviceGetPowerUsage", gpu, "", *device, &power_mw);
-        !s.ok()) {
+    if (Status s = Call(F().nvmlDeviceGetPowerUsage, "nvmlDeviceGetPowerUsage", gpu, "", *device, &power_mw); !s.ok()) {
       return s.error();
     }
     return static_cast<int64_t>(power_mw);
@@ -156,8 +150,8 @@ class NvmlBackend final : public GpuBackend {
     auto device = Handle(gpu);
     if (!device.ok()) return device.error();
     unsigned long long energy_mj = 0;
-    if (Status s = Call(F().nvmlDeviceGetTotalEnergyConsumption, "nvmlDeviceGetTotalEnergyConsumption",
-                        gpu, "", *device, &energy_mj);
+    if (Status s = Call(F().nvmlDeviceGetTotalEnergyConsumption, "nvmlDeviceGetTotalEnergyConsumption", gpu, "",
+                        *device, &energy_mj);
         !s.ok()) {
       return s.error();
     }
@@ -168,8 +162,8 @@ class NvmlBackend final : public GpuBackend {
     auto device = Handle(gpu);
     if (!device.ok()) return device.error();
     unsigned clock_mhz = 0;
-    if (Status s = Call(F().nvmlDeviceGetClockInfo, "nvmlDeviceGetClockInfo", gpu, "NVML_CLOCK_SM",
-                        *device, static_cast<int>(nvml::kClockSm), &clock_mhz);
+    if (Status s = Call(F().nvmlDeviceGetClockInfo, "nvmlDeviceGetClockInfo", gpu, "NVML_CLOCK_SM", *device,
+                        static_cast<int>(nvml::kClockSm), &clock_mhz);
         !s.ok()) {
       return s.error();
     }
@@ -244,7 +238,8 @@ Result<std::unique_ptr<GpuBackend>> OpenNvmlBackend(const std::string& library_n
     return (*lib)->MakeError("nvmlDeviceGetCount_v2()", rc);
   }
   if (count == 0) {
-    return Error{"NVML (" + library_name + ") sees no GPU: check nvidia-smi, and in a container that "
+    return Error{"NVML (" + library_name +
+                 ") sees no GPU: check nvidia-smi, and in a container that "
                  "the GPUs are passed through (--gpus all)"};
   }
   return std::unique_ptr<GpuBackend>(new NvmlBackend(std::move(lib).value(), static_cast<int>(count)));

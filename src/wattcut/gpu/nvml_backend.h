@@ -11,7 +11,6 @@
 namespace wattcut {
 
 // Loads NVML from `library_name` and checks that it sees at least one GPU.
-Result<std::unique_ptr<GpuBackend>> OpenNvmlBackend(
-    const std::string& library_name = nvml::kDefaultLibraryName);
+Result<std::unique_ptr<GpuBackend>> OpenNvmlBackend(const std::string& library_name = nvml::kDefaultLibraryName);
 
 }  // namespace wattcut

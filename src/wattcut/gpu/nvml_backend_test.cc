@@ -103,7 +103,8 @@ TEST(NvmlBackendTest, ReadsPowerAndAnEnergyCounterThatFollowsTheClock) {
 }
 
 TEST(NvmlBackendTest, NoPermissionSaysWhatIsNeeded) {
-  ScopedFakeNvml fake(fake_nvml::State{{"fail.nvmlDeviceSetGpuLockedClocks", "4"}, {"fail.nvmlDeviceSetPowerManagementLimit", "4"}});
+  ScopedFakeNvml fake(
+      fake_nvml::State{{"fail.nvmlDeviceSetGpuLockedClocks", "4"}, {"fail.nvmlDeviceSetPowerManagementLimit", "4"}});
   auto backend = Open();
   ASSERT_NE(backend, nullptr);
   Status lock = backend->LockGpuClocks(0, 1200, 1200);
@@ -121,7 +122,8 @@ TEST(NvmlBackendTest, NoPermissionSaysWhatIsNeeded) {
 }
 
 TEST(NvmlBackendTest, NotSupportedNamesTheFunction) {
-  ScopedFakeNvml fake(fake_nvml::State{{"fail.nvmlDeviceGetTotalEnergyConsumption", "3"}, {"fail.nvmlDeviceSetMemoryLockedClocks", "3"}});
+  ScopedFakeNvml fake(fake_nvml::State{{"fail.nvmlDeviceGetTotalEnergyConsumption", "3"},
+                                       {"fail.nvmlDeviceSetMemoryLockedClocks", "3"}});
   auto backend = Open();
   ASSERT_NE(backend, nullptr);
   auto energy = backend->TotalEnergyMj(0);
@@ -162,8 +164,9 @@ TEST(NvmlBackendTest, NoGpuAndNoDriverAreExplained) {
     ScopedFakeNvml fake(fake_nvml::State{{"fail.nvmlInit_v2", "9"}});
     auto backend = OpenNvmlBackend();
     ASSERT_FALSE(backend.ok());
-    EXPECT_EQ(backend.error().message,
-              "nvmlInit_v2(): Driver Not Loaded (NVML_ERROR_DRIVER_NOT_LOADED): the NVIDIA kernel driver is not loaded");
+    EXPECT_EQ(
+        backend.error().message,
+        "nvmlInit_v2(): Driver Not Loaded (NVML_ERROR_DRIVER_NOT_LOADED): the NVIDIA kernel driver is not loaded");
   }
   {
     ScopedFakeNvml fake(fake_nvml::State{{"fail.nvmlDeviceGetCount_v2", "999"}});

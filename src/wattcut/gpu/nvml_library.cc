@@ -6,30 +6,54 @@ namespace wattcut::nvml {
 
 std::string ReturnName(int code) {
   switch (code) {
-    case kSuccess: return "NVML_SUCCESS";
-    case kErrorUninitialized: return "NVML_ERROR_UNINITIALIZED";
-    case kErrorInvalidArgument: return "NVML_ERROR_INVALID_ARGUMENT";
-    case kErrorNotSupported: return "NVML_ERROR_NOT_SUPPORTED";
-    case kErrorNoPermission: return "NVML_ERROR_NO_PERMISSION";
-    case kErrorAlreadyInitialized: return "NVML_ERROR_ALREADY_INITIALIZED";
-    case kErrorNotFound: return "NVML_ERROR_NOT_FOUND";
-    case kErrorInsufficientSize: return "NVML_ERROR_INSUFFICIENT_SIZE";
-    case kErrorInsufficientPower: return "NVML_ERROR_INSUFFICIENT_POWER";
-    case kErrorDriverNotLoaded: return "NVML_ERROR_DRIVER_NOT_LOADED";
-    case kErrorTimeout: return "NVML_ERROR_TIMEOUT";
-    case kErrorIrqIssue: return "NVML_ERROR_IRQ_ISSUE";
-    case kErrorLibraryNotFound: return "NVML_ERROR_LIBRARY_NOT_FOUND";
-    case kErrorFunctionNotFound: return "NVML_ERROR_FUNCTION_NOT_FOUND";
-    case kErrorCorruptedInforom: return "NVML_ERROR_CORRUPTED_INFOROM";
-    case kErrorGpuIsLost: return "NVML_ERROR_GPU_IS_LOST";
-    case kErrorResetRequired: return "NVML_ERROR_RESET_REQUIRED";
-    case kErrorOperatingSystem: return "NVML_ERROR_OPERATING_SYSTEM";
-    case kErrorLibRmVersionMismatch: return "NVML_ERROR_LIB_RM_VERSION_MISMATCH";
-    case kErrorInUse: return "NVML_ERROR_IN_USE";
-    case kErrorMemory: return "NVML_ERROR_MEMORY";
-    case kErrorNoData: return "NVML_ERROR_NO_DATA";
-    case kErrorUnknown: return "NVML_ERROR_UNKNOWN";
-    default: return "NVML error " + std::to_string(code);
+    case kSuccess:
+      return "NVML_SUCCESS";
+    case kErrorUninitialized:
+      return "NVML_ERROR_UNINITIALIZED";
+    case kErrorInvalidArgument:
+      return "NVML_ERROR_INVALID_ARGUMENT";
+    case kErrorNotSupported:
+      return "NVML_ERROR_NOT_SUPPORTED";
+    case kErrorNoPermission:
+      return "NVML_ERROR_NO_PERMISSION";
+    case kErrorAlreadyInitialized:
+      return "NVML_ERROR_ALREADY_INITIALIZED";
+    case kErrorNotFound:
+      return "NVML_ERROR_NOT_FOUND";
+    case kErrorInsufficientSize:
+      return "NVML_ERROR_INSUFFICIENT_SIZE";
+    case kErrorInsufficientPower:
+      return "NVML_ERROR_INSUFFICIENT_POWER";
+    case kErrorDriverNotLoaded:
+      return "NVML_ERROR_DRIVER_NOT_LOADED";
+    case kErrorTimeout:
+      return "NVML_ERROR_TIMEOUT";
+    case kErrorIrqIssue:
+      return "NVML_ERROR_IRQ_ISSUE";
+    case kErrorLibraryNotFound:
+      return "NVML_ERROR_LIBRARY_NOT_FOUND";
+    case kErrorFunctionNotFound:
+      return "NVML_ERROR_FUNCTION_NOT_FOUND";
+    case kErrorCorruptedInforom:
+      return "NVML_ERROR_CORRUPTED_INFOROM";
+    case kErrorGpuIsLost:
+      return "NVML_ERROR_GPU_IS_LOST";
+    case kErrorResetRequired:
+      return "NVML_ERROR_RESET_REQUIRED";
+    case kErrorOperatingSystem:
+      return "NVML_ERROR_OPERATING_SYSTEM";
+    case kErrorLibRmVersionMismatch:
+      return "NVML_ERROR_LIB_RM_VERSION_MISMATCH";
+    case kErrorInUse:
+      return "NVML_ERROR_IN_USE";
+    case kErrorMemory:
+      return "NVML_ERROR_MEMORY";
+    case kErrorNoData:
+      return "NVML_ERROR_NO_DATA";
+    case kErrorUnknown:
+      return "NVML_ERROR_UNKNOWN";
+    default:
+      return "NVML error " + std::to_string(code);
   }
 }
 
@@ -74,12 +98,12 @@ Result<std::unique_ptr<NvmlLibrary>> NvmlLibrary::Open(const std::string& librar
   Resolve(h, "nvmlDeviceSetPowerManagementLimit", f.nvmlDeviceSetPowerManagementLimit);
   Resolve(h, "nvmlDeviceGetPowerManagementLimit", f.nvmlDeviceGetPowerManagementLimit);
   Resolve(h, "nvmlDeviceGetPowerManagementDefaultLimit", f.nvmlDeviceGetPowerManagementDefaultLimit);
-  Resolve(h, "nvmlDeviceGetPowerManagementLimitConstraints",
-          f.nvmlDeviceGetPowerManagementLimitConstraints);
+  Resolve(h, "nvmlDeviceGetPowerManagementLimitConstraints", f.nvmlDeviceGetPowerManagementLimitConstraints);
 
-  for (auto [fn, symbol] : {std::pair<const void*, const char*>{reinterpret_cast<const void*>(f.nvmlInit_v2), "nvmlInit_v2"},
-                            {reinterpret_cast<const void*>(f.nvmlShutdown), "nvmlShutdown"},
-                            {reinterpret_cast<const void*>(f.nvmlErrorString), "nvmlErrorString"}}) {
+  for (auto [fn, symbol] :
+       {std::pair<const void*, const char*>{reinterpret_cast<const void*>(f.nvmlInit_v2), "nvmlInit_v2"},
+        {reinterpret_cast<const void*>(f.nvmlShutdown), "nvmlShutdown"},
+        {reinterpret_cast<const void*>(f.nvmlErrorString), "nvmlErrorString"}}) {
     if (fn == nullptr) {
       return Error{library_name + " lacks " + symbol + "; it is not a usable NVML (driver too old?)"};
     }
@@ -106,12 +130,14 @@ Error NvmlLibrary::MakeError(const std::string& call, int code) const {
   std::string message = call + ": " + (text.empty() ? "error" : text) + " (" + ReturnName(code) + ")";
   switch (code) {
     case kErrorNoPermission:
-      message += ": changing clocks and power limits needs root or CAP_SYS_ADMIN "
-                 "(in a container: --cap-add SYS_ADMIN); reading needs neither";
+      message +=
+          ": changing clocks and power limits needs root or CAP_SYS_ADMIN "
+          "(in a container: --cap-add SYS_ADMIN); reading needs neither";
       break;
     case kErrorNotSupported:
-      message += ": this GPU or driver does not support it (clock locking needs Volta or newer, "
-                 "the energy counter Volta or newer, memory clock locking Ampere or newer)";
+      message +=
+          ": this GPU or driver does not support it (clock locking needs Volta or newer, "
+          "the energy counter Volta or newer, memory clock locking Ampere or newer)";
       break;
     case kErrorDriverNotLoaded:
       message += ": the NVIDIA kernel driver is not loaded";

@@ -65,8 +65,7 @@ Result<std::vector<int>> SimulatedBackend::SupportedGraphicsClocksMhz(int gpu, i
   auto memory = SupportedMemoryClocksMhz(gpu);
   if (!memory.ok()) return memory.error();
   if (std::find(memory->begin(), memory->end(), memory_clock_mhz) == memory->end()) {
-    return Error{"GPU " + std::to_string(gpu) + " has no memory clock of " + std::to_string(memory_clock_mhz) +
-                 " MHz"};
+    return Error{"GPU " + std::to_string(gpu) + " has no memory clock of " + std::to_string(memory_clock_mhz) + " MHz"};
   }
   return gpus_[static_cast<size_t>(gpu)].model->SupportedFreqsMhz();
 }

@@ -58,9 +58,9 @@ class SimulatedBackend final : public GpuBackend {
     int locked_max_mhz = 0;
     int memory_locked_mhz = 0;
     int64_t power_limit_mw = 0;
-    double energy_j = 0;   // up to since_s
+    double energy_j = 0;  // up to since_s
     double since_s = 0;
-    double power_w = 0;    // drawn since since_s
+    double power_w = 0;  // drawn since since_s
   };
   Status Check(int gpu) const;
   void Settle(Gpu& gpu, double now_s);

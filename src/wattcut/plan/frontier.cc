@@ -13,8 +13,7 @@ Frontier::Frontier(Setup setup, std::vector<int64_t> start_durations)
 void Frontier::AddPoint(const FrontierPoint& point, std::vector<DurationChange> changes) {
   if (points_.empty()) changes.clear();  // the first point is the start durations
   if (points_.size() % kCheckpointStride == 0) {
-    std::vector<int64_t> durations =
-        points_.empty() ? start_durations_ : DurationsAt(points_.size() - 1);
+    std::vector<int64_t> durations = points_.empty() ? start_durations_ : DurationsAt(points_.size() - 1);
     for (const DurationChange& c : changes) durations[static_cast<size_t>(c.computation)] = c.duration_units;
     checkpoints_.push_back(std::move(durations));
   }

@@ -16,9 +16,9 @@
 namespace wattcut {
 
 struct FrontierPoint {
-  int64_t duration_units = 0;  // critical path length, in unit times
-  double time_s = 0;           // duration_units * unit_time_s
-  double energy_j = 0;         // whole pipeline, blocking energy included (see Frontier)
+  int64_t duration_units = 0;     // critical path length, in unit times
+  double time_s = 0;              // duration_units * unit_time_s
+  double energy_j = 0;            // whole pipeline, blocking energy included (see Frontier)
   double effective_energy_j = 0;  // sum of the computations' effective energies (cost model)
 };
 

@@ -64,8 +64,8 @@ class LineReader {
     int64_t value = 0;
     auto [ptr, ec] = std::from_chars(t.data(), t.data() + t.size(), value);
     if (t.empty() || ec != std::errc() || ptr != t.data() + t.size() || value < min || value > max) {
-      return Fail(std::string(field) + ": expected an integer in [" + std::to_string(min) + ", " +
-                  std::to_string(max) + "], got '" + PrintableText(t, 40) + "'");
+      return Fail(std::string(field) + ": expected an integer in [" + std::to_string(min) + ", " + std::to_string(max) +
+                  "], got '" + PrintableText(t, 40) + "'");
     }
     return value;
   }
@@ -110,7 +110,7 @@ class LineReader {
 #define WATTCUT_CONCAT_INNER(a, b) a##b
 #define WATTCUT_CONCAT(a, b) WATTCUT_CONCAT_INNER(a, b)
 #define WATTCUT_ASSIGN(lhs, expr)                                                       \
-  auto WATTCUT_CONCAT(read_, __LINE__) = (expr);                                       \
+  auto WATTCUT_CONCAT(read_, __LINE__) = (expr);                                        \
   if (!WATTCUT_CONCAT(read_, __LINE__)) return WATTCUT_CONCAT(read_, __LINE__).error(); \
   lhs = *WATTCUT_CONCAT(read_, __LINE__)
 

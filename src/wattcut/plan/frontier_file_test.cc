@@ -102,7 +102,8 @@ TEST(FrontierFile, DamageIsNamedByLineAndField) {
   refused(replaced("stages 2", "stages 0"), "f.wattcut:4: stages: expected an integer in [1, 1024], got '0'");
   refused(replaced("start 4 4 4 4", "start 4 4 4"), "f.wattcut:11: start: expected 4 durations");
   refused(replaced("start 4 4 4 4", "start 4 4 -4 4"), "start duration: expected an integer in [0, ");
-  refused(replaced(" 0:3\n", " 4:3\n"), "f.wattcut:14: change COMPUTATION:DURATION_UNITS: expected A:B with A in [0, 3]");
+  refused(replaced(" 0:3\n", " 4:3\n"),
+          "f.wattcut:14: change COMPUTATION:DURATION_UNITS: expected A:B with A in [0, 3]");
   refused(replaced(" 0:3\n", " 0:x\n"), "got '0:x'");
   refused(replaced("p 16 0.016 100.25 90", "p 16 0.016 100.25 90 0:1"), "the first point is the start durations");
   refused(replaced("p 16 0.016", "p 16 nan"), "time_s: expected a finite number >= 0, got 'nan'");

@@ -47,8 +47,8 @@ TEST(Frontier, StragglerLookupTakesTheCheapestPointNoSlowerThanTPrime) {
   EXPECT_EQ(frontier.min_energy_index(), 1u);
   EXPECT_EQ(frontier.IndexForIterationTime(0.0105), 3u);  // T' between T_min and the next point
   EXPECT_EQ(frontier.IndexForIterationTime(0.011), 2u);
-  EXPECT_EQ(frontier.IndexForIterationTime(0.020), 1u);   // beyond T*: stay at T*
-  EXPECT_EQ(frontier.IndexForIterationTime(0.005), 3u);   // faster than T_min: nothing to do
+  EXPECT_EQ(frontier.IndexForIterationTime(0.020), 1u);  // beyond T*: stay at T*
+  EXPECT_EQ(frontier.IndexForIterationTime(0.005), 3u);  // faster than T_min: nothing to do
 }
 
 TEST(Frontier, CheckpointsGiveTheSameDurationsAsReplayingEveryChange) {

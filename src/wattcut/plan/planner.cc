@@ -138,8 +138,8 @@ Result<PlanningProblem> BuildPlanningProblem(const Profile& profile, const Plann
   for (const auto& pair : stage_options) {
     for (const OperationOptions& opts : pair) shortest_time_s = std::min(shortest_time_s, opts.options.front().time_s);
   }
-  if (Status st = CheckFrontierSize(slowest_units, fastest_units, dag->num_nodes(), options.unit_time_s,
-                                    shortest_time_s);
+  if (Status st =
+          CheckFrontierSize(slowest_units, fastest_units, dag->num_nodes(), options.unit_time_s, shortest_time_s);
       !st.ok()) {
     return st.error();
   }
@@ -172,8 +172,8 @@ Result<Frontier> ComputeFrontier(const Profile& profile, const PlannerOptions& o
     std::vector<DurationChange> changes;
     for (int32_t a : solver.last_changes()) changes.push_back({a, solver.durations()[static_cast<size_t>(a)]});
     if (solver.makespan() >= previous) {
-      return Error{"internal error: a solver step did not shorten the iteration (" + std::to_string(previous) +
-                   " -> " + std::to_string(solver.makespan()) + " units); please report this profile"};
+      return Error{"internal error: a solver step did not shorten the iteration (" + std::to_string(previous) + " -> " +
+                   std::to_string(solver.makespan()) + " units); please report this profile"};
     }
     previous = solver.makespan();
     record(std::move(changes));

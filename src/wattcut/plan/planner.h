@@ -17,7 +17,7 @@ struct PlannerOptions {
   double unit_time_s = 0.001;
   double noise_factor = 0.95;  // retry factor when <= 3 options survive the strict filter
   CostModelKind cost_model = CostModelKind::kExponential;
-  double p2p_power_w = 0;      // blocking power of a waiting GPU
+  double p2p_power_w = 0;  // blocking power of a waiting GPU
 };
 
 // What the solver works on (one cost table per stage and instruction, the computation DAG), and

@@ -23,8 +23,7 @@ PlannerOptions Gpt3Options(int microbatches) {
 
 TEST(Planner, MatchesReferenceFrontierOnGpt3A100) {
   WATTCUT_REQUIRE_SHARED_FILE(profile_path, "perseus-sosp24/stage_profile/gpt3-175b+a100_sxm_bf16.csv");
-  WATTCUT_REQUIRE_SHARED_FILE(reference_path,
-                              "perseus-sosp24/iteration_time_energy/a100_sxm/gpt3-175b_bf16_mb12.csv");
+  WATTCUT_REQUIRE_SHARED_FILE(reference_path, "perseus-sosp24/iteration_time_energy/a100_sxm/gpt3-175b_bf16_mb12.csv");
   Result<Profile> profile = ReadProfileCsv(profile_path, 8);
   ASSERT_TRUE(profile.ok()) << profile.error().message;
   Result<Frontier> frontier = ComputeFrontier(*profile, Gpt3Options(12));
@@ -149,8 +148,7 @@ TEST(Planner, RefusesAFrontierOverTheLimitsBeforeSolving) {
   options.unit_time_s = 1e-5;
   Result<PlanningProblem> many = BuildPlanningProblem(SmallProfile(1), options);
   ASSERT_FALSE(many.ok());
-  EXPECT_NE(many.error().message.find(": use fewer microbatches (a unit time coarse enough, about "),
-            std::string::npos)
+  EXPECT_NE(many.error().message.find(": use fewer microbatches (a unit time coarse enough, about "), std::string::npos)
       << many.error().message;
   EXPECT_NE(many.error().message.find(" s, is longer than the fastest computation, 0.05 s)"), std::string::npos);
 }
@@ -178,7 +176,8 @@ TEST(Planner, RefusesDurationsThatOverflowOrRoundToZero) {
   Result<PlanningProblem> below = BuildPlanningProblem(tiny, SmallOptions());
   ASSERT_FALSE(below.ok());
   EXPECT_EQ(below.error().message.rfind("stage 0 backward: the time at 1410 MHz (0.0004 s) is shorter than one unit "
-                                        "time (0.001 s)", 0),
+                                        "time (0.001 s)",
+                                        0),
             0u)
       << below.error().message;
 }

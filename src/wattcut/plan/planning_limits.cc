@@ -64,7 +64,8 @@ Status CheckFrontierSize(double slowest_units, double fastest_units, int64_t com
                          double shortest_time_s) {
   if (!(slowest_units <= static_cast<double>(kMaxIterationUnits))) {
     return Error{"unit_time_s " + Text(unit_time_s) + " s is too fine for this pipeline: its slowest iteration is " +
-                 Text(slowest_units) + " unit times, more than the 2^53 an iteration may have; use a coarser unit time"};
+                 Text(slowest_units) +
+                 " unit times, more than the 2^53 an iteration may have; use a coarser unit time"};
   }
   const double points = slowest_units - fastest_units + 1;
   const double work = points * static_cast<double>(computations);
@@ -78,9 +79,8 @@ Status CheckFrontierSize(double slowest_units, double fastest_units, int64_t com
                   " s, is longer than the fastest computation, " + Text(shortest_time_s) + " s)";
     return Error{"the frontier would have up to " + Text(points) + " points (one per unit time of " +
                  Text(unit_time_s) + " s between the slowest and the fastest iteration) over " +
-                 std::to_string(computations) + " computations; the limits are " +
-                 std::to_string(kMaxFrontierPoints) + " points and points x computations <= " +
-                 Text(kMaxFrontierWork) + ": " + what_to_do};
+                 std::to_string(computations) + " computations; the limits are " + std::to_string(kMaxFrontierPoints) +
+                 " points and points x computations <= " + Text(kMaxFrontierWork) + ": " + what_to_do};
   }
   return Status::Ok();
 }

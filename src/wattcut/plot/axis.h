@@ -8,8 +8,8 @@
 namespace wattcut::plot {
 
 struct Ticks {
-  double lo = 0.0;             // axis start, a multiple of step, <= the data minimum
-  double hi = 1.0;             // axis end, a multiple of step, >= the data maximum
+  double lo = 0.0;  // axis start, a multiple of step, <= the data minimum
+  double hi = 1.0;  // axis end, a multiple of step, >= the data maximum
   double step = 0.2;
   std::vector<double> values;  // lo, lo + step, ..., hi
 };

@@ -60,8 +60,7 @@ std::vector<Point> StepCorners(const std::vector<Point>& points) {
 }
 
 // Keeps the first, min, max and last point of each pixel column, in x order.
-std::vector<std::pair<double, double>> Thin(const std::vector<std::pair<double, double>>& pixels,
-                                            double plot_width) {
+std::vector<std::pair<double, double>> Thin(const std::vector<std::pair<double, double>>& pixels, double plot_width) {
   if (pixels.size() <= static_cast<size_t>(plot_width) * 4) return pixels;
   std::vector<std::pair<double, double>> out;
   size_t i = 0;
@@ -170,8 +169,7 @@ SvgDocument Chart::Render() const {
     if (s.kind == SeriesKind::kScatter) {
       for (size_t i = 0; i < s.points.size(); ++i) {
         double x = sx(s.points[i].x), y = sy(s.points[i].y);
-        doc.Circle(x, y, s.width < 2 ? 3.5 : s.width,
-                   Style::Fill(s.color).WithStroke("white", 0.8));
+        doc.Circle(x, y, s.width < 2 ? 3.5 : s.width, Style::Fill(s.color).WithStroke("white", 0.8));
         if (i < s.point_labels.size() && !s.point_labels[i].empty()) {
           doc.Text(x + 6, y - 6, s.point_labels[i], TextStyle::Sized(10).Color(s.color));
         }
@@ -181,8 +179,7 @@ SvgDocument Chart::Render() const {
       std::vector<std::pair<double, double>> pixels;
       pixels.reserve(points.size());
       for (const Point& p : points) pixels.emplace_back(sx(p.x), sy(p.y));
-      doc.Polyline(Thin(pixels, plot_w),
-                   Style::Stroke(s.color, s.width).WithDash(s.dash));
+      doc.Polyline(Thin(pixels, plot_w), Style::Stroke(s.color, s.width).WithDash(s.dash));
       if (s.markers) {
         for (const Point& p : s.points) doc.Circle(sx(p.x), sy(p.y), 3, Style::Fill(s.color));
       }
@@ -215,8 +212,7 @@ SvgDocument Chart::Render() const {
     if (b.orientation == Orientation::kHorizontal) {
       doc.Text(plot_x0 + 4, sy(std::max(b.from, b.to)) + 12, b.label, TextStyle::Sized(10).Color("#555555"));
     } else {
-      doc.Text(sx(std::min(b.from, b.to)) + 3, plot_y0 + plot_h - 4, b.label,
-               TextStyle::Sized(10).Color("#555555"));
+      doc.Text(sx(std::min(b.from, b.to)) + 3, plot_y0 + plot_h - 4, b.label, TextStyle::Sized(10).Color("#555555"));
     }
   }
   doc.Rect(plot_x0, plot_y0, plot_w, plot_h, Style::Stroke("#888888", 1));

@@ -34,14 +34,13 @@ enum class SeriesKind {
 
 struct Series {
   Series() = default;
-  Series(std::string name_, std::vector<Point> points_, SeriesKind kind_ = SeriesKind::kLine,
-         std::string color_ = {})
+  Series(std::string name_, std::vector<Point> points_, SeriesKind kind_ = SeriesKind::kLine, std::string color_ = {})
       : name(std::move(name_)), points(std::move(points_)), kind(kind_), color(std::move(color_)) {}
 
   std::string name;  // legend entry; empty: not in the legend
   std::vector<Point> points;
   SeriesKind kind = SeriesKind::kLine;
-  std::string color;  // empty: the next palette colour
+  std::string color;   // empty: the next palette colour
   double width = 1.5;  // line width, or marker radius for scatter
   std::string dash;    // stroke-dasharray for lines, e.g. "6 3"
   // Scatter only: a label drawn beside each marker (empty, or one per point).
@@ -67,8 +66,7 @@ struct ReferenceLine {
 // A shaded region from..to along one axis, spanning the other.
 struct Band {
   Band() = default;
-  Band(Orientation orientation_, double from_, double to_, std::string label_,
-       std::string color_ = "#999999")
+  Band(Orientation orientation_, double from_, double to_, std::string label_, std::string color_ = "#999999")
       : orientation(orientation_), from(from_), to(to_), label(std::move(label_)), color(std::move(color_)) {}
 
   Orientation orientation = Orientation::kHorizontal;  // horizontal: a y range

@@ -49,8 +49,8 @@ TEST(Chart, RendersSeriesLinesBandsAndLegendAsWellFormedSvg) {
   std::string svg = chart.ToSvg();
   ASSERT_EQ(XmlProblem(svg), "") << svg;
   EXPECT_NE(svg.find("Row power &amp; &lt;thresholds&gt;"), std::string::npos);
-  for (const char* text : {">row power<", ">lock<", ">brakes<", ">T2 = 89 %<", ">cap<", ">T1..T2<",
-                           ">time (h)<", ">power (%)<", ">brake<"}) {
+  for (const char* text : {">row power<", ">lock<", ">brakes<", ">T2 = 89 %<", ">cap<", ">T1..T2<", ">time (h)<",
+                           ">power (%)<", ">brake<"}) {
     EXPECT_NE(svg.find(text), std::string::npos) << text;
   }
   // Palette colours were assigned in order.
@@ -92,7 +92,9 @@ TEST(Chart, ExplicitAxisBoundsAreUsedExactly) {
   ASSERT_EQ(lines.size(), 1u);
   // The data ends sit exactly on the plot's corners (plot box drawn as the last rect).
   std::smatch m;
-  ASSERT_TRUE(std::regex_search(svg, m, std::regex("<rect x=\"([0-9.]+)\" y=\"([0-9.]+)\" width=\"([0-9.]+)\" height=\"([0-9.]+)\" fill=\"none\" stroke=\"#888888\"")));
+  ASSERT_TRUE(std::regex_search(svg, m,
+                                std::regex("<rect x=\"([0-9.]+)\" y=\"([0-9.]+)\" width=\"([0-9.]+)\" "
+                                           "height=\"([0-9.]+)\" fill=\"none\" stroke=\"#888888\"")));
   double px = std::atof(m[1].str().c_str()), py = std::atof(m[2].str().c_str());
   double pw = std::atof(m[3].str().c_str()), ph = std::atof(m[4].str().c_str());
   EXPECT_NEAR(lines[0][0].first, px, 0.01);

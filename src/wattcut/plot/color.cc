@@ -41,9 +41,8 @@ Rgb RampAt(double t) {
 }  // namespace
 
 std::string PaletteColor(size_t index) {
-  static const std::array<const char*, 10> kPalette = {
-      "#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd",
-      "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf"};
+  static const std::array<const char*, 10> kPalette = {"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd",
+                                                       "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf"};
   return kPalette[index % kPalette.size()];
 }
 

@@ -13,11 +13,21 @@ std::string EscapeXml(std::string_view text) {
   out.reserve(text.size());
   for (char c : text) {
     switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&apos;"; break;
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&apos;";
+        break;
       default:
         if (static_cast<unsigned char>(c) < 0x20 && c != '\t' && c != '\n' && c != '\r') break;
         out.push_back(c);
@@ -40,9 +50,7 @@ std::string FormatCoordinate(double value) {
 }
 
 Style Style::Fill(std::string color) { return Style().WithFill(std::move(color)); }
-Style Style::Stroke(std::string color, double width) {
-  return Style().WithStroke(std::move(color), width);
-}
+Style Style::Stroke(std::string color, double width) { return Style().WithStroke(std::move(color), width); }
 Style Style::WithFill(std::string color) const {
   Style s = *this;
   s.fill = std::move(color);
@@ -101,8 +109,8 @@ SvgDocument::SvgDocument(double width, double height) : width_(width), height_(h
 void SvgDocument::AppendStyle(const Style& style) {
   body_ += " fill=\"" + EscapeXml(style.fill) + "\"";
   if (style.stroke != "none") {
-    body_ += " stroke=\"" + EscapeXml(style.stroke) + "\" stroke-width=\"" +
-             FormatCoordinate(style.stroke_width) + "\"";
+    body_ +=
+        " stroke=\"" + EscapeXml(style.stroke) + "\" stroke-width=\"" + FormatCoordinate(style.stroke_width) + "\"";
     if (!style.dash.empty()) body_ += " stroke-dasharray=\"" + EscapeXml(style.dash) + "\"";
   }
   if (style.opacity < 1.0) body_ += " opacity=\"" + FormatCoordinate(style.opacity) + "\"";
@@ -121,8 +129,7 @@ void SvgDocument::AppendPoints(const std::vector<std::pair<double, double>>& poi
 
 void SvgDocument::Rect(double x, double y, double w, double h, const Style& style) {
   body_ += "<rect x=\"" + FormatCoordinate(x) + "\" y=\"" + FormatCoordinate(y) + "\" width=\"" +
-           FormatCoordinate(std::max(0.0, w)) + "\" height=\"" + FormatCoordinate(std::max(0.0, h)) +
-           "\"";
+           FormatCoordinate(std::max(0.0, w)) + "\" height=\"" + FormatCoordinate(std::max(0.0, h)) + "\"";
   AppendStyle(style);
   body_ += "/>\n";
 }
@@ -134,8 +141,7 @@ void SvgDocument::Line(double x1, double y1, double x2, double y2, const Style& 
   body_ += "/>\n";
 }
 
-void SvgDocument::Polyline(const std::vector<std::pair<double, double>>& points,
-                           const Style& style) {
+void SvgDocument::Polyline(const std::vector<std::pair<double, double>>& points, const Style& style) {
   if (points.empty()) return;
   body_ += "<polyline";
   AppendPoints(points);
@@ -143,8 +149,7 @@ void SvgDocument::Polyline(const std::vector<std::pair<double, double>>& points,
   body_ += " stroke-linejoin=\"round\"/>\n";
 }
 
-void SvgDocument::Polygon(const std::vector<std::pair<double, double>>& points,
-                          const Style& style) {
+void SvgDocument::Polygon(const std::vector<std::pair<double, double>>& points, const Style& style) {
   if (points.empty()) return;
   body_ += "<polygon";
   AppendPoints(points);
@@ -161,34 +166,30 @@ void SvgDocument::Circle(double cx, double cy, double r, const Style& style) {
 
 void SvgDocument::Text(double x, double y, std::string_view text, const TextStyle& style) {
   body_ += "<text x=\"" + FormatCoordinate(x) + "\" y=\"" + FormatCoordinate(y) +
-           "\" font-family=\"sans-serif\" font-size=\"" + FormatCoordinate(style.size) +
-           "\" fill=\"" + EscapeXml(style.fill) + "\" text-anchor=\"" + EscapeXml(style.anchor) +
-           "\"";
+           "\" font-family=\"sans-serif\" font-size=\"" + FormatCoordinate(style.size) + "\" fill=\"" +
+           EscapeXml(style.fill) + "\" text-anchor=\"" + EscapeXml(style.anchor) + "\"";
   if (style.bold) body_ += " font-weight=\"bold\"";
   if (!style.baseline.empty()) {
     body_ += " dominant-baseline=\"" + EscapeXml(style.baseline) + "\"";
   }
   if (style.rotate_deg != 0.0) {
-    body_ += " transform=\"rotate(" + FormatCoordinate(style.rotate_deg) + " " +
-             FormatCoordinate(x) + " " + FormatCoordinate(y) + ")\"";
+    body_ += " transform=\"rotate(" + FormatCoordinate(style.rotate_deg) + " " + FormatCoordinate(x) + " " +
+             FormatCoordinate(y) + ")\"";
   }
   body_ += ">" + EscapeXml(text) + "</text>\n";
 }
 
-void SvgDocument::LinearGradient(std::string_view id,
-                                 const std::vector<std::pair<double, std::string>>& stops) {
+void SvgDocument::LinearGradient(std::string_view id, const std::vector<std::pair<double, std::string>>& stops) {
   defs_ += "<linearGradient id=\"" + EscapeXml(id) + "\" x1=\"0\" y1=\"0\" x2=\"1\" y2=\"0\">\n";
   for (const auto& [offset, colour] : stops) {
-    defs_ += "<stop offset=\"" + FormatCoordinate(offset) + "\" stop-color=\"" +
-             EscapeXml(colour) + "\"/>\n";
+    defs_ += "<stop offset=\"" + FormatCoordinate(offset) + "\" stop-color=\"" + EscapeXml(colour) + "\"/>\n";
   }
   defs_ += "</linearGradient>\n";
 }
 
 void SvgDocument::ClipRect(std::string_view id, double x, double y, double w, double h) {
-  defs_ += "<clipPath id=\"" + EscapeXml(id) + "\"><rect x=\"" + FormatCoordinate(x) + "\" y=\"" +
-           FormatCoordinate(y) + "\" width=\"" + FormatCoordinate(w) + "\" height=\"" +
-           FormatCoordinate(h) + "\"/></clipPath>\n";
+  defs_ += "<clipPath id=\"" + EscapeXml(id) + "\"><rect x=\"" + FormatCoordinate(x) + "\" y=\"" + FormatCoordinate(y) +
+           "\" width=\"" + FormatCoordinate(w) + "\" height=\"" + FormatCoordinate(h) + "\"/></clipPath>\n";
 }
 
 void SvgDocument::BeginGroup(std::string_view tooltip, std::string_view clip_id) {

@@ -26,11 +26,11 @@ std::string EscapeXml(std::string_view text);
 std::string FormatCoordinate(double value);
 
 struct Style {
-  std::string fill = "none";    // an SVG colour ("#1f77b4", "white", "none")
+  std::string fill = "none";  // an SVG colour ("#1f77b4", "white", "none")
   std::string stroke = "none";
   double stroke_width = 1.0;
-  double opacity = 1.0;         // applies to fill and stroke
-  std::string dash;             // stroke-dasharray, e.g. "4 3"; empty for solid
+  double opacity = 1.0;  // applies to fill and stroke
+  std::string dash;      // stroke-dasharray, e.g. "4 3"; empty for solid
 
   // Builders, e.g. Style::Stroke("#888888", 2).WithDash("4 2"). (Designated
   // initializers also work but trip GCC 12's -Wmissing-field-initializers.)
@@ -43,12 +43,12 @@ struct Style {
 };
 
 struct TextStyle {
-  double size = 12.0;             // font size in px
-  std::string anchor = "start";   // start | middle | end
+  double size = 12.0;            // font size in px
+  std::string anchor = "start";  // start | middle | end
   std::string fill = "#222222";
   bool bold = false;
-  double rotate_deg = 0.0;        // rotation about the anchor point
-  std::string baseline;           // dominant-baseline, e.g. "middle"; empty for default
+  double rotate_deg = 0.0;  // rotation about the anchor point
+  std::string baseline;     // dominant-baseline, e.g. "middle"; empty for default
 
   // Builders, e.g. TextStyle::Sized(11).Anchor("middle").Color("#444444").
   static TextStyle Sized(double px);

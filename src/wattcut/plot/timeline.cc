@@ -33,9 +33,7 @@ int Timeline::AddLane(std::string name) {
 
 void Timeline::AddBox(TimelineBox box) { boxes_.push_back(std::move(box)); }
 
-void Timeline::SetColorScale(std::string label, double min, double max) {
-  scale_ = Scale{std::move(label), min, max};
-}
+void Timeline::SetColorScale(std::string label, double min, double max) { scale_ = Scale{std::move(label), min, max}; }
 
 void Timeline::AddLegendEntry(std::string name, std::string color) {
   legend_.push_back({std::move(name), std::move(color)});
@@ -77,8 +75,7 @@ SvgDocument Timeline::Render() const {
 
   for (size_t i = 0; i < lanes_.size(); ++i) {
     double y = kTop + static_cast<double>(i) * (kLaneHeight + kLaneGap);
-    doc.Text(left - 8, y + kLaneHeight / 2, lanes_[i],
-             TextStyle::Sized(12).Anchor("end").Baseline("middle"));
+    doc.Text(left - 8, y + kLaneHeight / 2, lanes_[i], TextStyle::Sized(12).Anchor("end").Baseline("middle"));
     doc.Rect(left, y, plot_w, kLaneHeight, Style::Fill("#f7f7f7"));
   }
 
@@ -92,8 +89,7 @@ SvgDocument Timeline::Render() const {
     tooltip += FormatTick(b.start, ticks.step / 100) + " - " + FormatTick(b.end, ticks.step / 100);
     if (ramp && b.color.empty()) tooltip += " (" + FormatTick(b.value, 1) + ")";
     doc.BeginGroup(tooltip);
-    doc.Rect(x1, y, std::max(x2 - x1, 0.5), kLaneHeight,
-             Style::Fill(color).WithStroke("white", 0.5));
+    doc.Rect(x1, y, std::max(x2 - x1, 0.5), kLaneHeight, Style::Fill(color).WithStroke("white", 0.5));
     if (!b.label.empty() && kCharWidth * static_cast<double>(b.label.size()) + 4 < x2 - x1) {
       // Light text on the dark end of the ramp, dark text on the light end.
       bool dark = ramp && b.color.empty() && ramp->max() > ramp->min() &&

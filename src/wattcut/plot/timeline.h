@@ -24,12 +24,12 @@ struct TimelineBox {
   TimelineBox(int lane_, double start_, double end_, double value_, std::string label_ = {})
       : lane(lane_), start(start_), end(end_), value(value_), label(std::move(label_)) {}
 
-  int lane = 0;          // index returned by AddLane
-  double start = 0.0;    // in the time unit of the axis
+  int lane = 0;        // index returned by AddLane
+  double start = 0.0;  // in the time unit of the axis
   double end = 0.0;
-  double value = 0.0;    // coloured through the scale when `color` is empty
-  std::string label;     // drawn inside the box when it fits; always in the tooltip
-  std::string color;     // explicit colour; overrides the scale
+  double value = 0.0;  // coloured through the scale when `color` is empty
+  std::string label;   // drawn inside the box when it fits; always in the tooltip
+  std::string color;   // explicit colour; overrides the scale
 };
 
 class Timeline {

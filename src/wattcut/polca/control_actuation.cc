@@ -23,9 +23,18 @@ bool ControlActuation::ApplyUntil(double t_s) {
   while (!pending_.empty() && pending_.front().effective_at_s <= t_s) {
     const ControlCommand& c = pending_.front();
     switch (c.target) {
-      case ControlCommand::Target::kBrake: changed |= brake_ != c.brake_on; brake_ = c.brake_on; break;
-      case ControlCommand::Target::kLowPriority: changed |= !(low_ == c.setting); low_ = c.setting; break;
-      case ControlCommand::Target::kHighPriority: changed |= !(high_ == c.setting); high_ = c.setting; break;
+      case ControlCommand::Target::kBrake:
+        changed |= brake_ != c.brake_on;
+        brake_ = c.brake_on;
+        break;
+      case ControlCommand::Target::kLowPriority:
+        changed |= !(low_ == c.setting);
+        low_ = c.setting;
+        break;
+      case ControlCommand::Target::kHighPriority:
+        changed |= !(high_ == c.setting);
+        high_ = c.setting;
+        break;
     }
     pending_.pop_front();
   }

@@ -32,9 +32,8 @@ double InferencePowerModel::GpuPromptW(double prompt_tokens, double freq_mhz) co
 }
 
 double InferencePowerModel::GpuTokenW(int batch, double freq_mhz) const {
-  double share = service_.max_batch <= 1
-                     ? 1.0
-                     : std::clamp(static_cast<double>(batch - 1) / (service_.max_batch - 1), 0.0, 1.0);
+  double share =
+      service_.max_batch <= 1 ? 1.0 : std::clamp(static_cast<double>(batch - 1) / (service_.max_batch - 1), 0.0, 1.0);
   double full = gpu_.token_w_batch1 + (gpu_.token_w_full_batch - gpu_.token_w_batch1) * share;
   return Scale(full, gpu_.idle_w, freq_mhz / gpu_.max_freq_mhz, gpu_.token_power_freq_exponent);
 }
@@ -72,13 +71,12 @@ double InferencePowerModel::TokenSlowdown(double freq_mhz) const {
 }
 
 double InferencePowerModel::PromptFreqUnderCap(double prompt_tokens, double cap_w) const {
-  return FreqForCap(GpuPromptW(prompt_tokens, gpu_.max_freq_mhz), gpu_.idle_w, cap_w,
-                    gpu_.prompt_power_freq_exponent, gpu_);
+  return FreqForCap(GpuPromptW(prompt_tokens, gpu_.max_freq_mhz), gpu_.idle_w, cap_w, gpu_.prompt_power_freq_exponent,
+                    gpu_);
 }
 
 double InferencePowerModel::TokenFreqUnderCap(int batch, double cap_w) const {
-  return FreqForCap(GpuTokenW(batch, gpu_.max_freq_mhz), gpu_.idle_w, cap_w, gpu_.token_power_freq_exponent,
-                    gpu_);
+  return FreqForCap(GpuTokenW(batch, gpu_.max_freq_mhz), gpu_.idle_w, cap_w, gpu_.token_power_freq_exponent, gpu_);
 }
 
 }  // namespace wattcut::polca

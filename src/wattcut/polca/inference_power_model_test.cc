@@ -53,7 +53,7 @@ TEST(InferencePowerModel, PowerCapMapsToTheClockThatFits) {
   double f = m.PromptFreqUnderCap(4096, 300);
   EXPECT_LT(f, 1410);
   EXPECT_NEAR(m.GpuPromptW(4096, f), 300, 1e-6);
-  EXPECT_DOUBLE_EQ(m.TokenFreqUnderCap(1, 300), 1410);  // token phase already fits
+  EXPECT_DOUBLE_EQ(m.TokenFreqUnderCap(1, 300), 1410);    // token phase already fits
   EXPECT_DOUBLE_EQ(m.PromptFreqUnderCap(4096, 50), 210);  // below idle: minimum clock
 }
 

@@ -253,8 +253,8 @@ Status Validate(const PolcaConfig& c) {
   if (c.server.other_idle_w < 0 || c.server.other_w_per_gpu_w < 0) {
     return Error{"server.other_idle_w and server.other_w_per_gpu_w must be >= 0"};
   }
-  if (c.service.prompt_s_base < 0 || c.service.prompt_s_per_token < 0 ||
-      !positive(c.service.token_iteration_s_base) || c.service.token_iteration_s_per_request < 0) {
+  if (c.service.prompt_s_base < 0 || c.service.prompt_s_per_token < 0 || !positive(c.service.token_iteration_s_base) ||
+      c.service.token_iteration_s_per_request < 0) {
     return Error{"service times must be >= 0 (token_iteration_s_base > 0)"};
   }
   if (c.service.max_batch < 1 || c.service.max_batch > kMaxBatch) {
@@ -262,13 +262,14 @@ Status Validate(const PolcaConfig& c) {
                  std::to_string(c.service.max_batch)};
   }
   if (c.service.max_prefill_tokens < 1 || c.service.max_prefill_tokens > kMaxPrefillTokens) {
-    return Error{"service.max_prefill_tokens must be between 1 and " + std::to_string(kMaxPrefillTokens) +
-                 ", got " + std::to_string(c.service.max_prefill_tokens)};
+    return Error{"service.max_prefill_tokens must be between 1 and " + std::to_string(kMaxPrefillTokens) + ", got " +
+                 std::to_string(c.service.max_prefill_tokens)};
   }
   if (Status s = CheckRowSize(c.row.baseline_servers, "row.baseline_servers"); !s.ok()) return s;
   if (!positive(c.row.provisioned_w_per_server)) return Error{"row.provisioned_w_per_server must be positive"};
   if (!fraction(c.row.low_priority_share)) return Error{"row.low_priority_share must be in [0, 1]"};
-  if (!positive(c.workload.peak_requests_per_server_s) || c.workload.peak_requests_per_server_s > kMaxRequestsPerServerS) {
+  if (!positive(c.workload.peak_requests_per_server_s) ||
+      c.workload.peak_requests_per_server_s > kMaxRequestsPerServerS) {
     return Error{"workload.peak_requests_per_server_s must be positive and at most " + Number(kMaxRequestsPerServerS) +
                  ", got " + Number(c.workload.peak_requests_per_server_s)};
   }
@@ -286,8 +287,10 @@ Status Validate(const PolcaConfig& c) {
   if (!(p.brake_release > 0 && p.brake_release <= p.brake)) {
     return Error{"policy.brake_release must be in (0, policy.brake]"};
   }
-  for (auto [name, f] : {std::pair{"policy.t1_low_mhz", p.t1_low_mhz}, {"policy.t2_low_mhz", p.t2_low_mhz},
-                         {"policy.t2_high_mhz", p.t2_high_mhz}, {"policy.brake_mhz", p.brake_mhz}}) {
+  for (auto [name, f] : {std::pair{"policy.t1_low_mhz", p.t1_low_mhz},
+                         {"policy.t2_low_mhz", p.t2_low_mhz},
+                         {"policy.t2_high_mhz", p.t2_high_mhz},
+                         {"policy.brake_mhz", p.brake_mhz}}) {
     if (f < g.min_freq_mhz || f > g.max_freq_mhz) {
       return Error{std::string(name) + " = " + Number(f) + " is outside the GPU's clock range [" +
                    Number(g.min_freq_mhz) + ", " + Number(g.max_freq_mhz) + "] MHz"};
@@ -305,8 +308,7 @@ Status Validate(const PolcaConfig& c) {
     return Error{"control.telemetry_period_s must be between " + Number(kMinTelemetryPeriodS) + " s and " +
                  Number(kMaxTelemetryPeriodS) + " s, got " + Number(k.telemetry_period_s)};
   }
-  if (k.telemetry_delay_s < 0 || k.actuation_latency_s < 0 || k.brake_latency_s < 0 ||
-      k.power_cap_response_s < 0) {
+  if (k.telemetry_delay_s < 0 || k.actuation_latency_s < 0 || k.brake_latency_s < 0 || k.power_cap_response_s < 0) {
     return Error{"control latencies must be >= 0"};
   }
   if (!positive(k.max_reading_age_s)) return Error{"control.max_reading_age_s must be positive"};
@@ -325,9 +327,12 @@ std::string FormatConfig(const PolcaConfig& config) {
       section = s;
     }
     out += key + " = ";
-    if (auto* str = std::get_if<std::string*>(&f.target)) out += **str;
-    else if (auto* d = std::get_if<double*>(&f.target)) out += Number(**d);
-    else out += std::to_string(*std::get<int*>(f.target));
+    if (auto* str = std::get_if<std::string*>(&f.target))
+      out += **str;
+    else if (auto* d = std::get_if<double*>(&f.target))
+      out += Number(**d);
+    else
+      out += std::to_string(*std::get<int*>(f.target));
     out += "\n";
   }
   return out;

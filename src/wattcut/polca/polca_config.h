@@ -63,7 +63,7 @@ struct ServiceSpec {
   double prompt_s_per_token = 2.8e-4;
   double token_iteration_s_base = 0.047;
   double token_iteration_s_per_request = 5e-4;
-  int max_batch = 32;  // requests decoding together (continuous batching)
+  int max_batch = 32;             // requests decoding together (continuous batching)
   int max_prefill_tokens = 8192;  // prompt tokens batched into one prefill (>= 1 request)
 };
 
@@ -104,7 +104,7 @@ struct ControlSpec {
   double telemetry_delay_s = 2.0;   // a reading arrives this late
   double actuation_latency_s = 40;  // out-of-band (BMC) lock/cap command; in-band ~0.01
   double brake_latency_s = 5;
-  double max_reading_age_s = 10;    // older readings never release a lock
+  double max_reading_age_s = 10;      // older readings never release a lock
   double power_cap_response_s = 1.0;  // a GPU power cap bites only this long into a phase
 };
 

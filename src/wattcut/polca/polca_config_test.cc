@@ -61,8 +61,9 @@ TEST(PolcaConfig, ErrorsNameFileLineAndKey) {
 TEST(PolcaConfig, RejectsImpossibleThresholdsAndClocks) {
   EXPECT_EQ(ParseConfig("policy.t1 = 0.9\npolicy.t2 = 0.89\n", "r.conf").error().message,
             "r.conf: thresholds must satisfy 0 < policy.t1 < policy.t2 < policy.brake, got t1=0.9 t2=0.89 brake=1");
-  EXPECT_NE(ParseConfig("policy.t2 = 0.89\npolicy.brake = 0.89\n", "r.conf").error().message.find("policy.t2 < policy.brake"),
-            std::string::npos);
+  EXPECT_NE(
+      ParseConfig("policy.t2 = 0.89\npolicy.brake = 0.89\n", "r.conf").error().message.find("policy.t2 < policy.brake"),
+      std::string::npos);
   EXPECT_NE(ParseConfig("policy.t1_release = 0.85\n", "r.conf").error().message.find("policy.t1_release"),
             std::string::npos);
   EXPECT_NE(ParseConfig("policy.t2_release = 0.9\n", "r.conf").error().message.find("policy.t2_release"),

@@ -11,9 +11,7 @@ class SplitMix64 {
  public:
   explicit SplitMix64(uint64_t seed) : state_(seed) {}
   // A stream for (seed, index): independent streams for blocks or servers.
-  SplitMix64(uint64_t seed, uint64_t stream) : state_(seed) {
-    state_ = Next() ^ (stream * 0xD1B54A32D192ED03ULL);
-  }
+  SplitMix64(uint64_t seed, uint64_t stream) : state_(seed) { state_ = Next() ^ (stream * 0xD1B54A32D192ED03ULL); }
 
   uint64_t Next() {
     uint64_t z = (state_ += 0x9E3779B97F4A7C15ULL);

@@ -30,8 +30,8 @@ Result<double> ParseTimestamp(const std::string& text) {
   const std::string expected = "expected a timestamp 'YYYY-MM-DD HH:MM:SS[.fraction]', got " + quoted;
   // Fixed layout: 0123456789012345678
   //               YYYY-MM-DD HH:MM:SS
-  if (text.size() < 19 || text[4] != '-' || text[7] != '-' || (text[10] != ' ' && text[10] != 'T') ||
-      text[13] != ':' || text[16] != ':') {
+  if (text.size() < 19 || text[4] != '-' || text[7] != '-' || (text[10] != ' ' && text[10] != 'T') || text[13] != ':' ||
+      text[16] != ':') {
     return Error{expected};
   }
   auto digits = [&](size_t from, size_t count, int64_t& out) {
@@ -100,11 +100,12 @@ Result<RequestTrace> RequestTrace::FromTable(const CsvTable& t) {
       first = *when;
       trace.start_timestamp_ = row.fields[columns[0]];
     } else if (*when < previous) {
-      return Error{t.where(row, columns[0]) + "timestamps must not decrease: '" + PrintableText(row.fields[columns[0]]) +
-                   "' is earlier than the row before"};
+      return Error{t.where(row, columns[0]) + "timestamps must not decrease: '" +
+                   PrintableText(row.fields[columns[0]]) + "' is earlier than the row before"};
     } else if (*when - first > kMaxTraceSpanS) {
-      return Error{t.where(row, columns[0]) + "'" + PrintableText(row.fields[columns[0]]) + "' is more than 31 days after the first request ('" +
-                   PrintableText(trace.start_timestamp_) + "'); a trace is replayed as the shape of every block and "
+      return Error{t.where(row, columns[0]) + "'" + PrintableText(row.fields[columns[0]]) +
+                   "' is more than 31 days after the first request ('" + PrintableText(trace.start_timestamp_) +
+                   "'); a trace is replayed as the shape of every block and "
                    "should span about an hour"};
     }
     previous = *when;
@@ -121,8 +122,7 @@ Result<RequestTrace> RequestTrace::FromTable(const CsvTable& t) {
       }
       tokens[k] = *v;
     }
-    trace.requests_.push_back(
-        {*when - first, static_cast<int32_t>(tokens[0]), static_cast<int32_t>(tokens[1])});
+    trace.requests_.push_back({*when - first, static_cast<int32_t>(tokens[0]), static_cast<int32_t>(tokens[1])});
   }
   return trace;
 }

@@ -48,11 +48,10 @@ TEST(RequestTrace, RejectsBadRowsWithLocation) {
             "t.csv:2: column 'GeneratedTokens': expected a positive token count, got 0");
   EXPECT_EQ(RequestTrace::Parse(header + "2023-11-16 18:15:46,5,abc\n", "t.csv").error().message,
             "t.csv:2: column 'GeneratedTokens': expected an integer, got 'abc'");
-  EXPECT_EQ(RequestTrace::Parse(header + "2023-11-16 18:15:46,5,5\n2023-11-16 18:15:45.9,5,5\n", "t.csv")
-                .error()
-                .message,
-            "t.csv:3: column 'TIMESTAMP': timestamps must not decrease: '2023-11-16 18:15:45.9' is earlier than "
-            "the row before");
+  EXPECT_EQ(
+      RequestTrace::Parse(header + "2023-11-16 18:15:46,5,5\n2023-11-16 18:15:45.9,5,5\n", "t.csv").error().message,
+      "t.csv:3: column 'TIMESTAMP': timestamps must not decrease: '2023-11-16 18:15:45.9' is earlier than "
+      "the row before");
   EXPECT_EQ(RequestTrace::Parse(header + "2023-11-16 18:15:46,5\n", "t.csv").error().message,
             "t.csv:2: expected 3 fields as in the header, got 2");
   EXPECT_EQ(RequestTrace::Parse("time,ContextTokens,GeneratedTokens\n", "t.csv").error().message,
@@ -62,11 +61,12 @@ TEST(RequestTrace, RejectsBadRowsWithLocation) {
 
 TEST(RequestTrace, BadRowsAreLocatedAndNeverEchoControlBytes) {
   const std::string header = "TIMESTAMP,ContextTokens,GeneratedTokens\n";
-  EXPECT_EQ(RequestTrace::Parse(header + "2023-11-16 18:15:46,374,44\n\x1b[2J\x1b]0;x\x07,1,1\n", "t.csv").error().message,
-            "t.csv:3: column 'TIMESTAMP': expected a timestamp 'YYYY-MM-DD HH:MM:SS[.fraction]', got "
-            "'\\x1b[2J\\x1b]0;x\\x07'");
-  EXPECT_EQ(RequestTrace::Parse(header + "2023-11-16 18:15:46,5,5\n2023-11-16 18:15:45" + std::string("\0", 1) + ",5,5\n",
-                                "t.csv")
+  EXPECT_EQ(
+      RequestTrace::Parse(header + "2023-11-16 18:15:46,374,44\n\x1b[2J\x1b]0;x\x07,1,1\n", "t.csv").error().message,
+      "t.csv:3: column 'TIMESTAMP': expected a timestamp 'YYYY-MM-DD HH:MM:SS[.fraction]', got "
+      "'\\x1b[2J\\x1b]0;x\\x07'");
+  EXPECT_EQ(RequestTrace::Parse(
+                header + "2023-11-16 18:15:46,5,5\n2023-11-16 18:15:45" + std::string("\0", 1) + ",5,5\n", "t.csv")
                 .error()
                 .message,
             "t.csv:3: column 'TIMESTAMP': expected a timestamp 'YYYY-MM-DD HH:MM:SS[.fraction]', got "
@@ -75,19 +75,16 @@ TEST(RequestTrace, BadRowsAreLocatedAndNeverEchoControlBytes) {
                 .error()
                 .message,
             "t.csv:3: column 'GeneratedTokens': expected an integer, got '1\\x1b[31m'");
-  EXPECT_EQ(RequestTrace::Parse(header + "2023-11-16 18:15:46," + std::string(1000, '7') + ",5\n", "t.csv")
-                .error()
-                .message,
-            "t.csv:2: column 'ContextTokens': expected an integer, got '" + std::string(80, '7') + "...'");
+  EXPECT_EQ(
+      RequestTrace::Parse(header + "2023-11-16 18:15:46," + std::string(1000, '7') + ",5\n", "t.csv").error().message,
+      "t.csv:2: column 'ContextTokens': expected an integer, got '" + std::string(80, '7') + "...'");
 }
 
 TEST(RequestTrace, EnforcesTheTraceBounds) {
   const std::string header = "TIMESTAMP,ContextTokens,GeneratedTokens\n";
   EXPECT_EQ(RequestTrace::Parse(header + "2023-11-16 18:15:46,20000000,5\n", "t.csv").error().message,
             "t.csv:2: column 'ContextTokens': expected at most 10000000 tokens per request, got 20000000");
-  EXPECT_EQ(RequestTrace::Parse(header + "2023-11-16 18:15:46,5,5\n2023-12-17 18:15:47,5,5\n", "t.csv")
-                .error()
-                .message,
+  EXPECT_EQ(RequestTrace::Parse(header + "2023-11-16 18:15:46,5,5\n2023-12-17 18:15:47,5,5\n", "t.csv").error().message,
             "t.csv:3: column 'TIMESTAMP': '2023-12-17 18:15:47' is more than 31 days after the first request "
             "('2023-11-16 18:15:46'); a trace is replayed as the shape of every block and should span about an hour");
   EXPECT_TRUE(RequestTrace::Parse(header + "2023-11-16 18:15:46,5,5\n2023-12-17 18:15:46,5,5\n", "t.csv").ok());

@@ -43,8 +43,10 @@ std::string RowPowerChartSvg(const PolcaConfig& config, const RowRunResult& run,
       bool in = a.level >= from;
       if (in && start < 0) start = a.t_s;
       if (!in && start >= 0) {
-        if (!spans.empty() && start - spans.back().second < merge) spans.back().second = a.t_s;
-        else spans.push_back({start, a.t_s});
+        if (!spans.empty() && start - spans.back().second < merge)
+          spans.back().second = a.t_s;
+        else
+          spans.push_back({start, a.t_s});
         start = -1;
       }
     }
@@ -78,8 +80,8 @@ std::string RowPowerChartSvg(const PolcaConfig& config, const RowRunResult& run,
     was = a.brake;
   }
   if (!engagements.empty()) {
-    chart.AddSeries({"brake (" + std::to_string(engagements.size()) + ")", engagements, plot::SeriesKind::kScatter,
-                     "#c00000"});
+    chart.AddSeries(
+        {"brake (" + std::to_string(engagements.size()) + ")", engagements, plot::SeriesKind::kScatter, "#c00000"});
   }
   if (run.policy != PolicyKind::kBrakeOnly && run.policy != PolicyKind::kNone) {
     chart.AddSeries({"above T1 (shaded)", {}, plot::SeriesKind::kScatter, "#f2c94c"});
@@ -108,8 +110,8 @@ std::vector<plot::Point> Cdf(const std::vector<float>& samples) {
 
 std::string PowerCdfChartSvg(const PolcaConfig& config, const RowRunResult& run, const RowRunResult& reference) {
   plot::Chart chart("CDF of row power (" + std::to_string(run.servers) + " servers, " +
-                        FixedDecimals(run.duration_s / 86400, 1) + " days of " + FixedDecimals(config.control.telemetry_period_s, 0) +
-                        " s readings)",
+                        FixedDecimals(run.duration_s / 86400, 1) + " days of " +
+                        FixedDecimals(config.control.telemetry_period_s, 0) + " s readings)",
                     plot::AxisSpec("row power (% of budget)"), plot::AxisSpec("fraction of time at or below", 0, 1));
   chart.set_size(900, 460);
   if (!reference.power_samples.empty() && run.policy != PolicyKind::kNone) {
@@ -178,8 +180,10 @@ std::string SweepLatencyChartSvg(const SweepResult& sweep, PriorityClass priorit
     chart.AddSeries(p99);
   }
   double slo50 = high ? 1 : 5, slo99 = high ? 5 : 50;
-  chart.AddReferenceLine({plot::Orientation::kHorizontal, slo50, "P50 SLO " + FixedDecimals(slo50, 0) + " %", "#2ca02c"});
-  chart.AddReferenceLine({plot::Orientation::kHorizontal, slo99, "P99 SLO " + FixedDecimals(slo99, 0) + " %", "#2ca02c"});
+  chart.AddReferenceLine(
+      {plot::Orientation::kHorizontal, slo50, "P50 SLO " + FixedDecimals(slo50, 0) + " %", "#2ca02c"});
+  chart.AddReferenceLine(
+      {plot::Orientation::kHorizontal, slo99, "P99 SLO " + FixedDecimals(slo99, 0) + " %", "#2ca02c"});
   return chart.ToSvg();
 }
 

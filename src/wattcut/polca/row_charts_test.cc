@@ -55,8 +55,10 @@ struct Line {
 // The <line> elements drawn with a dashed 1.2 px stroke of `color`: the reference lines.
 std::vector<Line> ReferenceLines(const std::string& svg, const std::string& color) {
   std::vector<Line> lines;
-  const std::regex line("<line x1=\"([-0-9.]+)\" y1=\"([-0-9.]+)\" x2=\"([-0-9.]+)\" y2=\"([-0-9.]+)\" fill=\"none\" "
-                        "stroke=\"" + color + "\" stroke-width=\"1.2\" stroke-dasharray=\"5 4\"/>");
+  const std::regex line(
+      "<line x1=\"([-0-9.]+)\" y1=\"([-0-9.]+)\" x2=\"([-0-9.]+)\" y2=\"([-0-9.]+)\" fill=\"none\" "
+      "stroke=\"" +
+      color + "\" stroke-width=\"1.2\" stroke-dasharray=\"5 4\"/>");
   for (auto it = std::sregex_iterator(svg.begin(), svg.end(), line); it != std::sregex_iterator(); ++it) {
     lines.push_back({Number((*it)[1]), Number((*it)[2]), Number((*it)[3]), Number((*it)[4])});
   }
@@ -115,9 +117,9 @@ class RowChartsTest : public ::testing::Test {
     }
     // T1 from 20 to 40 min, T2 low from 30 to 35 min; the brake engages twice (the
     // second action with the brake on does not engage it again).
-    run_.actions = {{1200, PolicyLevel::kT1, false},  {1800, PolicyLevel::kT2Low, false},
-                    {2100, PolicyLevel::kT1, true},   {2160, PolicyLevel::kT1, true},
-                    {2220, PolicyLevel::kT1, false},  {2400, PolicyLevel::kNormal, false},
+    run_.actions = {{1200, PolicyLevel::kT1, false},    {1800, PolicyLevel::kT2Low, false},
+                    {2100, PolicyLevel::kT1, true},     {2160, PolicyLevel::kT1, true},
+                    {2220, PolicyLevel::kT1, false},    {2400, PolicyLevel::kNormal, false},
                     {4800, PolicyLevel::kNormal, true}, {4900, PolicyLevel::kNormal, false}};
   }
 
@@ -196,7 +198,7 @@ TEST_F(RowChartsTest, RowPowerOfTheUnconstrainedRunAloneAndOfAWeekInDays) {
   const std::string days = RowPowerChartSvg(config_, week, RowRunResult{});
   ASSERT_EQ(XmlProblem(days), "");
   EXPECT_NE(days.find(">time (days)<"), std::string::npos);
-  EXPECT_EQ(days.find("(shaded)<"), std::string::npos);  // the brake-only policy has no levels
+  EXPECT_EQ(days.find("(shaded)<"), std::string::npos);        // the brake-only policy has no levels
   EXPECT_EQ(days.find(">unconstrained<"), std::string::npos);  // no reference readings
   const AxisPixels x(days, true);
   const std::vector<Line> brake = ReferenceLines(days, "#c00000");
@@ -224,7 +226,7 @@ TEST_F(RowChartsTest, PowerCdfRisesToOneWithTheThresholdsAsVerticalLines) {
   ASSERT_EQ(cdf.size(), 1u);
   ASSERT_GE(cdf[0].size(), 2u);
   for (size_t i = 1; i < cdf[0].size(); ++i) {
-    EXPECT_GE(cdf[0][i].first, cdf[0][i - 1].first) << i;   // power sorted
+    EXPECT_GE(cdf[0][i].first, cdf[0][i - 1].first) << i;    // power sorted
     EXPECT_LE(cdf[0][i].second, cdf[0][i - 1].second) << i;  // fraction rises (up is smaller y)
   }
   EXPECT_NEAR(cdf[0].front().first, x(60), kPixel);
@@ -294,10 +296,11 @@ TEST_F(RowChartsTest, SweepLatencyDrawsP50AndP99PerPolicyAgainstTheClassSlos) {
     const bool high = priority == PriorityClass::kHigh;
     const std::string svg = SweepLatencyChartSvg(sweep, priority);
     ASSERT_EQ(XmlProblem(svg), "") << svg;
-    for (const std::string& text : {std::string(high ? ">High" : ">Low") + "-priority latency impact vs added servers<",
-                                   std::string(">servers added (%)<"), std::string(">latency impact vs unconstrained (%)<"),
-                                   std::string(">polca P50<"), std::string(">polca P99<"), std::string(">brake-only P50<"),
-                                   std::string(">brake-only P99<")}) {
+    for (const std::string& text :
+         {std::string(high ? ">High" : ">Low") + "-priority latency impact vs added servers<",
+          std::string(">servers added (%)<"), std::string(">latency impact vs unconstrained (%)<"),
+          std::string(">polca P50<"), std::string(">polca P99<"), std::string(">brake-only P50<"),
+          std::string(">brake-only P99<")}) {
       EXPECT_NE(svg.find(text), std::string::npos) << text;
     }
     const AxisPixels x(svg, true), y(svg, false);

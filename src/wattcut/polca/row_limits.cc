@@ -29,8 +29,10 @@ Status CheckRowSize(int servers, const char* what) {
 
 Status CheckDuration(double duration_s) {
   if (!(duration_s >= kMinDurationS && duration_s <= kMaxDurationS)) {
-    return Error{"the duration must be between 1 s and 90 d (longer runs only repeat the weekly arrival pattern), "
-                 "got " + Number(duration_s) + " s"};
+    return Error{
+        "the duration must be between 1 s and 90 d (longer runs only repeat the weekly arrival pattern), "
+        "got " +
+        Number(duration_s) + " s"};
   }
   return Status::Ok();
 }
@@ -39,8 +41,8 @@ double ReplayedRequestsPerBlock(const PolcaConfig& config, const RequestTrace& t
   const double block_s = ArrivalExpansion::BlockSecondsFor(trace);
   const auto requests = static_cast<double>(trace.requests().size());
   // The envelope is at most 1 on weekdays and weekend_factor on weekends.
-  const double peak_rate_per_s = servers * config.workload.peak_requests_per_server_s *
-                                 std::max(1.0, config.workload.weekend_factor);
+  const double peak_rate_per_s =
+      servers * config.workload.peak_requests_per_server_s * std::max(1.0, config.workload.weekend_factor);
   const double copies = std::max(1.0, std::ceil(peak_rate_per_s * block_s / std::max(1.0, requests)));
   return copies * requests;
 }

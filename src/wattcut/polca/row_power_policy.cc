@@ -6,11 +6,16 @@ namespace wattcut::polca {
 
 std::string PolicyName(PolicyKind kind) {
   switch (kind) {
-    case PolicyKind::kNone: return "none";
-    case PolicyKind::kBrakeOnly: return "brake-only";
-    case PolicyKind::kPolca: return "polca";
-    case PolicyKind::kUniformCap: return "uniform-cap";
-    case PolicyKind::kPowerCap: return "power-cap";
+    case PolicyKind::kNone:
+      return "none";
+    case PolicyKind::kBrakeOnly:
+      return "brake-only";
+    case PolicyKind::kPolca:
+      return "polca";
+    case PolicyKind::kUniformCap:
+      return "uniform-cap";
+    case PolicyKind::kPowerCap:
+      return "power-cap";
   }
   return "?";
 }
@@ -20,15 +25,20 @@ Result<PolicyKind> ParsePolicyKind(const std::string& name) {
                        PolicyKind::kPowerCap}) {
     if (PolicyName(k) == name) return k;
   }
-  return Error{"unknown policy '" + PrintableText(name) + "' (expected polca, brake-only, uniform-cap, power-cap or none)"};
+  return Error{"unknown policy '" + PrintableText(name) +
+               "' (expected polca, brake-only, uniform-cap, power-cap or none)"};
 }
 
 std::string LevelName(PolicyLevel level) {
   switch (level) {
-    case PolicyLevel::kNormal: return "normal";
-    case PolicyLevel::kT1: return "t1";
-    case PolicyLevel::kT2Low: return "t2-low";
-    case PolicyLevel::kT2High: return "t2-high";
+    case PolicyLevel::kNormal:
+      return "normal";
+    case PolicyLevel::kT1:
+      return "t1";
+    case PolicyLevel::kT2Low:
+      return "t2-low";
+    case PolicyLevel::kT2High:
+      return "t2-high";
   }
   return "?";
 }

@@ -56,8 +56,8 @@ struct ControlCommand {
   Target target = Target::kLowPriority;
   double issued_at_s = 0;
   double effective_at_s = 0;
-  ClassSetting setting;     // for the priority targets
-  bool brake_on = false;    // for kBrake
+  ClassSetting setting;   // for the priority targets
+  bool brake_on = false;  // for kBrake
 };
 
 class RowPowerPolicy {
@@ -71,9 +71,7 @@ class RowPowerPolicy {
   PolicyLevel level() const { return level_; }
   bool brake_requested() const { return brake_; }
   // The setting last commanded for a class (not necessarily in effect yet).
-  const ClassSetting& requested(Priority priority) const {
-    return priority == Priority::kLow ? low_ : high_;
-  }
+  const ClassSetting& requested(Priority priority) const { return priority == Priority::kLow ? low_ : high_; }
   int brake_engagements() const { return brake_engagements_; }
 
  private:

@@ -133,7 +133,7 @@ TEST(RowPowerPolicy, BrakeEngagesAboveBudgetOncePerEventAndTakesPrecedence) {
   const ControlCommand* brake = Find(commands, Target::kBrake);
   ASSERT_NE(brake, nullptr);
   EXPECT_TRUE(brake->brake_on);
-  EXPECT_DOUBLE_EQ(brake->effective_at_s, 15);  // brake latency, not the 40 s path
+  EXPECT_DOUBLE_EQ(brake->effective_at_s, 15);               // brake latency, not the 40 s path
   ASSERT_NE(Find(commands, Target::kLowPriority), nullptr);  // the T2 action goes too
   EXPECT_EQ(policy.brake_engagements(), 1);
   EXPECT_EQ(Find(At(policy, 11, 1.05), Target::kBrake), nullptr);  // same event
@@ -238,8 +238,7 @@ double Effective(double lock_mhz) { return lock_mhz > 0 ? lock_mhz : 1e9; }
 
 TEST(RowPowerPolicyProperty, InvariantsHoldOnRandomTraces) {
   const PolicySpec spec = Spec();
-  for (PolicyKind kind : {PolicyKind::kPolca, PolicyKind::kUniformCap, PolicyKind::kBrakeOnly,
-                          PolicyKind::kPowerCap}) {
+  for (PolicyKind kind : {PolicyKind::kPolca, PolicyKind::kUniformCap, PolicyKind::kBrakeOnly, PolicyKind::kPowerCap}) {
     for (uint64_t seed = 1; seed <= 40; ++seed) {
       RowPowerPolicy policy(kind, spec, Control());
       ControlActuation actuation(1410, 288);
@@ -275,8 +274,10 @@ TEST(RowPowerPolicyProperty, InvariantsHoldOnRandomTraces) {
           ASSERT_LE(Effective(low.lock_mhz), Effective(low_before.lock_mhz));
         }
         // The brake follows the thresholds exactly.
-        if (p > spec.brake) brake_expected = true;
-        else if (fresh && p < spec.brake_release) brake_expected = false;
+        if (p > spec.brake)
+          brake_expected = true;
+        else if (fresh && p < spec.brake_release)
+          brake_expected = false;
         ASSERT_EQ(policy.brake_requested(), brake_expected);
         // Every command lands after its latency.
         for (const auto& c : commands) {

@@ -41,8 +41,7 @@ PriorityMetrics Summarize(ServedLog& log, int servers, double duration_s) {
 
 }  // namespace
 
-Result<RowRunResult> SimulateRow(const PolcaConfig& config, const RequestTrace& trace,
-                                 const RowRunOptions& options) {
+Result<RowRunResult> SimulateRow(const PolcaConfig& config, const RequestTrace& trace, const RowRunOptions& options) {
   Status valid = Validate(config);
   if (!valid.ok()) return valid.error();
   if (trace.requests().empty()) return Error{trace.name() + ": no requests"};

@@ -23,7 +23,7 @@ namespace wattcut::polca {
 
 struct RowRunOptions {
   PolicyKind policy = PolicyKind::kPolca;
-  int servers = 40;         // in the row, including added ones
+  int servers = 40;  // in the row, including added ones
   double duration_s = 86400;
   uint64_t seed = 1;
   bool keep_power_samples = true;
@@ -70,14 +70,13 @@ struct RowRunResult {
   std::vector<PolicyAction> actions;
 };
 
-Result<RowRunResult> SimulateRow(const PolcaConfig& config, const RequestTrace& trace,
-                                 const RowRunOptions& options);
+Result<RowRunResult> SimulateRow(const PolcaConfig& config, const RequestTrace& trace, const RowRunOptions& options);
 
 // How a run compares with the unconstrained run of the same requests (policy none).
 struct PriorityImpact {
   double p50_latency = 0;  // P50 latency / reference P50 - 1
   double p99_latency = 0;
-  double throughput = 0;   // tokens_per_s / reference - 1 (negative: less served)
+  double throughput = 0;  // tokens_per_s / reference - 1 (negative: less served)
 };
 struct RunImpact {
   PriorityImpact high;

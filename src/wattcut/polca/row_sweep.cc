@@ -52,8 +52,8 @@ Result<SweepResult> RunSweep(const PolcaConfig& config, const RequestTrace& trac
       if (progress) {
         std::lock_guard<std::mutex> lock(progress_mutex);
         const auto& r = results[k];
-        progress(PolicyName(run.policy) + " with " + std::to_string(run.servers) + " servers: " +
-                 (r.ok() ? std::to_string(r->brake_events) + " brake events" : r.error().message));
+        progress(PolicyName(run.policy) + " with " + std::to_string(run.servers) +
+                 " servers: " + (r.ok() ? std::to_string(r->brake_events) + " brake events" : r.error().message));
       }
     }
   };

@@ -61,14 +61,12 @@ TEST(RowSweep, ComparesEveryPointWithItsUnconstrainedRun) {
 TEST(RowSweep, RejectsEmptyOrNegativeInputs) {
   SweepOptions options;
   options.policies = {PolicyKind::kPolca};
-  EXPECT_NE(RunSweep(SmallRow(), Synthetic(), options).error().message.find("at least one added"),
-            std::string::npos);
+  EXPECT_NE(RunSweep(SmallRow(), Synthetic(), options).error().message.find("at least one added"), std::string::npos);
   options.added_fractions = {-0.1};
   EXPECT_NE(RunSweep(SmallRow(), Synthetic(), options).error().message.find("between 0 %"), std::string::npos);
   options.added_fractions = {0.1};
   options.policies = {};
-  EXPECT_NE(RunSweep(SmallRow(), Synthetic(), options).error().message.find("at least one policy"),
-            std::string::npos);
+  EXPECT_NE(RunSweep(SmallRow(), Synthetic(), options).error().message.find("at least one policy"), std::string::npos);
   EXPECT_EQ(ServersFor(40, 0.3), 52);
   EXPECT_EQ(ServersFor(40, 0.25), 50);
 }

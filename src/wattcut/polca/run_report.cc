@@ -44,7 +44,9 @@ json PriorityJson(const PriorityMetrics& m) {
 }
 
 json ImpactJson(const PriorityImpact& i) {
-  return {{"p50_latency_impact", i.p50_latency}, {"p99_latency_impact", i.p99_latency}, {"throughput_change", i.throughput}};
+  return {{"p50_latency_impact", i.p50_latency},
+          {"p99_latency_impact", i.p99_latency},
+          {"throughput_change", i.throughput}};
 }
 
 json RunJson(const RowRunResult& r) {
@@ -65,20 +67,21 @@ json RunJson(const RowRunResult& r) {
 }
 
 json ContextJson(const RunContext& c) {
-  return {{"command", c.command},
-          {"config", c.config->source},
-          {"gpu", c.config->gpu.name},
-          {"model", c.config->service.model},
-          {"trace", {{"path", c.trace->name()}, {"requests", c.trace->requests().size()}, {"span_s", c.trace->span_s()}}},
-          {"seed", c.seed},
-          {"baseline_servers", c.config->row.baseline_servers},
-          {"row_budget_w", c.config->row_budget_w()},
-          {"slos",
-           {{"high_p50_latency_impact_below", 0.01},
-            {"high_p99_latency_impact_below", 0.05},
-            {"low_p50_latency_impact_below", 0.05},
-            {"low_p99_latency_impact_below", 0.50}}},
-          {"wall_s", c.wall_s}};
+  return {
+      {"command", c.command},
+      {"config", c.config->source},
+      {"gpu", c.config->gpu.name},
+      {"model", c.config->service.model},
+      {"trace", {{"path", c.trace->name()}, {"requests", c.trace->requests().size()}, {"span_s", c.trace->span_s()}}},
+      {"seed", c.seed},
+      {"baseline_servers", c.config->row.baseline_servers},
+      {"row_budget_w", c.config->row_budget_w()},
+      {"slos",
+       {{"high_p50_latency_impact_below", 0.01},
+        {"high_p99_latency_impact_below", 0.05},
+        {"low_p50_latency_impact_below", 0.05},
+        {"low_p99_latency_impact_below", 0.50}}},
+      {"wall_s", c.wall_s}};
 }
 
 const std::string kRunCsvHeader =

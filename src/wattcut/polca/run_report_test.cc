@@ -149,9 +149,23 @@ TEST_F(RunReportTest, CsvCellsReadBackAsTheComputedDoubles) {
   const RunImpact impact = CompareRuns(run, reference);
   std::vector<double> cells = CsvNumbers(Slurp(dir_ / "run.csv"));
   ASSERT_EQ(cells.size(), 20u);
-  const double expected[] = {7, 7.0 / 6 - 1, 1, 1.0 / 3, 0.1 + 0.2, 1.0 / 3, 2.0 / 3, 120 - 1.0 / 3,
-                             0.1 + 0.2, 1.0 / 3, 2.0 / 3, 10.0 / 3, impact.high.p50_latency, impact.high.p99_latency,
-                             impact.high.throughput, impact.low.p50_latency, impact.low.p99_latency,
+  const double expected[] = {7,
+                             7.0 / 6 - 1,
+                             1,
+                             1.0 / 3,
+                             0.1 + 0.2,
+                             1.0 / 3,
+                             2.0 / 3,
+                             120 - 1.0 / 3,
+                             0.1 + 0.2,
+                             1.0 / 3,
+                             2.0 / 3,
+                             10.0 / 3,
+                             impact.high.p50_latency,
+                             impact.high.p99_latency,
+                             impact.high.throughput,
+                             impact.low.p50_latency,
+                             impact.low.p99_latency,
                              impact.low.throughput};
   for (size_t c = 0; c < std::size(expected); ++c) EXPECT_EQ(cells[c + 1], expected[c]) << "run.csv column " << c + 1;
 

@@ -17,9 +17,7 @@ class ServerEventQueue {
   void Update(size_t server, double time_s);
 
  private:
-  bool Before(size_t a, size_t b) const {
-    return time_[a] < time_[b] || (time_[a] == time_[b] && a < b);
-  }
+  bool Before(size_t a, size_t b) const { return time_[a] < time_[b] || (time_[a] == time_[b] && a < b); }
   void Swap(size_t i, size_t j);
 
   std::vector<double> time_;

@@ -34,7 +34,7 @@ namespace wattcut::polca {
 struct ServedLog {
   std::vector<double> latency_s;  // arrival to last token, in completion order
   int64_t generated_tokens = 0;
-  double busy_server_s = 0;       // time servers of this class spent not idle
+  double busy_server_s = 0;  // time servers of this class spent not idle
 };
 
 class InferenceServer {
@@ -101,9 +101,9 @@ class InferenceServer {
   double iterations_ = 0;           // decode iterations done so far (fractional)
   double decode_since_s_ = 0;
 
-  std::vector<Waiting> prefill_;     // requests in the current prefill
+  std::vector<Waiting> prefill_;  // requests in the current prefill
   double prefill_tokens_ = 0;
-  double prefill_work_s_ = 0;        // remaining prefill time at max clock
+  double prefill_work_s_ = 0;  // remaining prefill time at max clock
   double prefill_since_s_ = 0;
   double prefill_slowdown_ = 1;
   double prefill_started_s_ = 0;

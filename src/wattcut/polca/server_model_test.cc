@@ -73,7 +73,7 @@ TEST_F(ServerModelTest, ClockChangeMidDecodeKeepsProgress) {
   s.HandleEvent(s.next_event_s(), log);
   double iteration = model_.TokenIterationSeconds(1);
   double half = prefill + 100 * iteration;  // 100 of 200 iterations done
-  s.SetLimits({288, 0}, half);                // brake
+  s.SetLimits({288, 0}, half);              // brake
   EXPECT_DOUBLE_EQ(s.power_w(), model_.ServerTokenW(1, 288));
   Drain(s, log);
   EXPECT_NEAR(log.latency_s[0], half + 100 * iteration * model_.TokenSlowdown(288), 1e-6);
@@ -88,7 +88,7 @@ TEST_F(ServerModelTest, NewArrivalsInterruptDecodeAndQueueWhenFull) {
   s.HandleEvent(s.next_event_s(), log);  // prefill done, decoding 1
   s.Arrive({1, 200, 50, Priority::kHigh}, 1);
   EXPECT_DOUBLE_EQ(s.power_w(), model.ServerPromptW(200, 1410));  // a prefill pauses decoding
-  s.Arrive({1.01, 300, 50, Priority::kHigh}, 1.01);            // batch will be full: waits
+  s.Arrive({1.01, 300, 50, Priority::kHigh}, 1.01);               // batch will be full: waits
   EXPECT_EQ(s.outstanding(), 3);
   Drain(s, log);
   ASSERT_EQ(log.latency_s.size(), 3u);
@@ -102,7 +102,7 @@ TEST_F(ServerModelTest, PowerCapBitesOnlyAfterTheResponseTime) {
   InferenceServer s(model, config_, Priority::kLow);
   s.SetLimits({1410, 300}, 0);
   ServedLog log;
-  s.Arrive({0, 8000, 2, Priority::kLow}, 0);  // a long prefill, about 2.3 s
+  s.Arrive({0, 8000, 2, Priority::kLow}, 0);                       // a long prefill, about 2.3 s
   EXPECT_DOUBLE_EQ(s.power_w(), model.ServerPromptW(8000, 1410));  // spike escapes the cap
   EXPECT_DOUBLE_EQ(s.next_event_s(), 0.5);
   s.HandleEvent(0.5, log);
@@ -110,8 +110,7 @@ TEST_F(ServerModelTest, PowerCapBitesOnlyAfterTheResponseTime) {
   EXPECT_NEAR(s.power_w(), model.ServerPromptW(8000, capped), 1e-6);
   Drain(s, log);
   double work_after = model.PromptSeconds(8000) - 0.5;
-  EXPECT_NEAR(log.latency_s[0],
-              0.5 + work_after * model.PromptSlowdown(capped) + model.TokenIterationSeconds(1), 1e-6);
+  EXPECT_NEAR(log.latency_s[0], 0.5 + work_after * model.PromptSlowdown(capped) + model.TokenIterationSeconds(1), 1e-6);
 }
 
 }  // namespace

@@ -45,8 +45,7 @@ void ExpectConvexNonIncreasing(const CostTable& table, const std::string& what) 
     EXPECT_LE(table.cost_j[i] - table.cost_j[i - 1], 1e-12) << what << " at index " << i;
   }
   for (size_t i = 2; i < table.cost_j.size(); ++i) {
-    EXPECT_GE(table.cost_j[i] - 2 * table.cost_j[i - 1] + table.cost_j[i - 2], -1e-12)
-        << what << " at index " << i;
+    EXPECT_GE(table.cost_j[i] - 2 * table.cost_j[i - 1] + table.cost_j[i - 2], -1e-12) << what << " at index " << i;
   }
 }
 
@@ -71,8 +70,7 @@ TEST(CostModelTest, ParsesNamesAndRejectsOthers) {
   for (const char* bad : {"hull", "Exponential", "convex_hull", ""}) {
     Result<CostModelKind> r = ParseCostModel(bad);
     ASSERT_FALSE(r.ok()) << bad;
-    EXPECT_EQ(r.error().message,
-              "unknown cost model '" + std::string(bad) + "' (expected exponential or convex-hull)");
+    EXPECT_EQ(r.error().message, "unknown cost model '" + std::string(bad) + "' (expected exponential or convex-hull)");
   }
 }
 
@@ -187,8 +185,7 @@ TEST(CostModelTest, ConvexHullTableByHand) {
   // Points: A(10,100) B(12,80) C(14,75) D(16,60) E(20,50) F(25,52).
   // Lower hull A-B-D-E-F (C lies above B-D: 70 < 75); slopes -10, -5, -2.5, +0.4.
   // Least cost at E (q 20): the table stops there.
-  OperationOptions options =
-      Options({Opt(10, 100), Opt(12, 80), Opt(14, 75), Opt(16, 60), Opt(20, 50), Opt(25, 52)});
+  OperationOptions options = Options({Opt(10, 100), Opt(12, 80), Opt(14, 75), Opt(16, 60), Opt(20, 50), Opt(25, 52)});
   CostTable table = BuildCostTable(options, CostModelKind::kConvexHull);
   EXPECT_EQ(table.min_duration, 10);
   EXPECT_EQ(table.max_duration, 20);

@@ -39,9 +39,7 @@ struct WorkloadPoint {
 struct StageWorkload {
   WorkloadPoint forward;
   WorkloadPoint backward;
-  const WorkloadPoint& of(InstructionKind kind) const {
-    return kind == InstructionKind::kForward ? forward : backward;
-  }
+  const WorkloadPoint& of(InstructionKind kind) const { return kind == InstructionKind::kForward ? forward : backward; }
 };
 
 struct GpuModel {
@@ -49,9 +47,9 @@ struct GpuModel {
   int max_freq_mhz = 0;
   int min_freq_mhz = 0;
   int freq_step_mhz = 0;
-  double p2p_power_w = 0;  // power while blocked on pipeline communication
-  double tdp_w = 0;        // board power limit (nominal, from the data sheet)
-  double idle_power_w = 0;  // power with no work (nominal)
+  double p2p_power_w = 0;         // power while blocked on pipeline communication
+  double tdp_w = 0;               // board power limit (nominal, from the data sheet)
+  double idle_power_w = 0;        // power with no work (nominal)
   FrequencyCurve curve;           // GPU-wide: fitted on forward and backward together
   FrequencyCurve forward_curve;   // fitted on forward computations only
   FrequencyCurve backward_curve;  // fitted on backward computations only
@@ -64,12 +62,8 @@ struct GpuModel {
   double RelativeTime(int freq_mhz) const { return curve.RelativeTime(freq_mhz); }
   double RelativePower(int freq_mhz) const { return curve.RelativePower(freq_mhz); }
   // The same for one kind of computation (closer to the measurements).
-  double RelativeTime(InstructionKind kind, int freq_mhz) const {
-    return curve_of(kind).RelativeTime(freq_mhz);
-  }
-  double RelativePower(InstructionKind kind, int freq_mhz) const {
-    return curve_of(kind).RelativePower(freq_mhz);
-  }
+  double RelativeTime(InstructionKind kind, int freq_mhz) const { return curve_of(kind).RelativeTime(freq_mhz); }
+  double RelativePower(InstructionKind kind, int freq_mhz) const { return curve_of(kind).RelativePower(freq_mhz); }
   const FrequencyCurve& curve_of(InstructionKind kind) const {
     return kind == InstructionKind::kForward ? forward_curve : backward_curve;
   }

@@ -63,8 +63,7 @@ TEST(GpuModelTest, CurvesAreOneAtMaxAndPhysicalBelow) {
       previous_power = model.RelativePower(f);
     }
     // The modelled power at the minimum clock stays above the idle power.
-    const double min_power_w =
-        model.middle_stage.forward.power_w * model.RelativePower(model.min_freq_mhz);
+    const double min_power_w = model.middle_stage.forward.power_w * model.RelativePower(model.min_freq_mhz);
     EXPECT_GT(min_power_w, model.idle_power_w) << name;
     EXPECT_LT(model.middle_stage.forward.power_w, model.tdp_w) << name;
   }
@@ -114,12 +113,10 @@ MeasuredProfile ReadMeasured(const std::string& path) {
   EXPECT_TRUE(table.ok()) << table.error().message;
   if (!table.ok()) return out;
   const size_t stage = *table->column("stage"), instruction = *table->column("instruction"),
-               freq = *table->column("frequency"), time = *table->column("time"),
-               energy = *table->column("energy");
+               freq = *table->column("frequency"), time = *table->column("time"), energy = *table->column("energy");
   for (const CsvRow& row : table->rows()) {
     out[{static_cast<int>(*table->integer(row, stage)), row.fields[instruction],
-         static_cast<int>(*table->integer(row, freq))}] = {*table->number(row, time),
-                                                           *table->number(row, energy)};
+         static_cast<int>(*table->integer(row, freq))}] = {*table->number(row, time), *table->number(row, energy)};
   }
   return out;
 }
@@ -130,8 +127,8 @@ struct Tolerance {
 };
 
 // Every measured (stage, kind, frequency) against MakeModelProfile, and against the GPU-wide curve.
-void ExpectModelMatches(const std::string& model_name, const MeasuredProfile& measured,
-                        Tolerance forward, Tolerance backward, Tolerance gpu_wide) {
+void ExpectModelMatches(const std::string& model_name, const MeasuredProfile& measured, Tolerance forward,
+                        Tolerance backward, Tolerance gpu_wide) {
   const GpuModel& model = **FindGpuModel(model_name);
   Profile profile = MakeModelProfile(model, 8);
   int checked = 0;
@@ -144,10 +141,10 @@ void ExpectModelMatches(const std::string& model_name, const MeasuredProfile& me
         auto it = measured.find({stage, name, m.freq_mhz});
         ASSERT_NE(it, measured.end()) << model_name << " " << stage << " " << name << " " << m.freq_mhz;
         const auto& [t, e] = it->second;
-        EXPECT_NEAR(m.time_s / t, 1.0, tol.time) << model_name << " stage " << stage << " " << name
-                                                 << " at " << m.freq_mhz << " MHz";
-        EXPECT_NEAR(m.energy_j / e, 1.0, tol.energy) << model_name << " stage " << stage << " "
-                                                     << name << " at " << m.freq_mhz << " MHz";
+        EXPECT_NEAR(m.time_s / t, 1.0, tol.time)
+            << model_name << " stage " << stage << " " << name << " at " << m.freq_mhz << " MHz";
+        EXPECT_NEAR(m.energy_j / e, 1.0, tol.energy)
+            << model_name << " stage " << stage << " " << name << " at " << m.freq_mhz << " MHz";
         const double wide_time = t0 * model.RelativeTime(m.freq_mhz);
         const double wide_energy = e0 * model.RelativeTime(m.freq_mhz) * model.RelativePower(m.freq_mhz);
         EXPECT_NEAR(wide_time / t, 1.0, gpu_wide.time) << model_name << " " << m.freq_mhz;
@@ -162,16 +159,16 @@ void ExpectModelMatches(const std::string& model_name, const MeasuredProfile& me
 
 TEST(GpuModelTest, A100ModelMatchesMeasuredProfile) {
   WATTCUT_REQUIRE_SHARED_FILE(path, "perseus-sosp24/stage_profile/gpt3-175b+a100_sxm_bf16.csv");
-  ExpectModelMatches("a100-sxm", ReadMeasured(path), {.time = 0.01, .energy = 0.025},
-                     {.time = 0.01, .energy = 0.025}, {.time = 0.02, .energy = 0.03});
+  ExpectModelMatches("a100-sxm", ReadMeasured(path), {.time = 0.01, .energy = 0.025}, {.time = 0.01, .energy = 0.025},
+                     {.time = 0.02, .energy = 0.03});
 }
 
 TEST(GpuModelTest, A40ModelMatchesMeasuredProfile) {
   WATTCUT_REQUIRE_SHARED_FILE(path, "perseus-sosp24/stage_profile/bloom+a40_bf16.csv");
   // The measured A40 forward time drops by 10 % between 1065 and 1050 MHz (and wobbles by +-2 %
   // above 1500 MHz); the smooth fit stays within 6 % of it. Backward is smooth.
-  ExpectModelMatches("a40", ReadMeasured(path), {.time = 0.06, .energy = 0.06},
-                     {.time = 0.015, .energy = 0.03}, {.time = 0.07, .energy = 0.06});
+  ExpectModelMatches("a40", ReadMeasured(path), {.time = 0.06, .energy = 0.06}, {.time = 0.015, .energy = 0.03},
+                     {.time = 0.07, .energy = 0.06});
 }
 
 }  // namespace

@@ -49,9 +49,8 @@ std::vector<Measurement> ParetoFilter(const std::vector<Measurement>& measuremen
   return kept;
 }
 
-Result<OperationOptions> BuildOperationOptions(const std::vector<Measurement>& measurements,
-                                               double unit_time_s, double noise_factor,
-                                               double p2p_power_w) {
+Result<OperationOptions> BuildOperationOptions(const std::vector<Measurement>& measurements, double unit_time_s,
+                                               double noise_factor, double p2p_power_w) {
   if (!(unit_time_s > 0) || !std::isfinite(unit_time_s)) {
     return Error{"unit time must be a positive number of seconds"};
   }

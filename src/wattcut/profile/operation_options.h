@@ -45,8 +45,7 @@ std::vector<Measurement> ParetoFilter(const std::vector<Measurement>& measuremen
 // not finite and > 0 or its energy not finite and >= 0, a kept time quantises to 0 units
 // or to more than kMaxDurationUnits, an effective energy is not finite, or nothing
 // survives. Messages name the frequency; the caller adds the stage and instruction.
-Result<OperationOptions> BuildOperationOptions(const std::vector<Measurement>& measurements,
-                                               double unit_time_s, double noise_factor,
-                                               double p2p_power_w);
+Result<OperationOptions> BuildOperationOptions(const std::vector<Measurement>& measurements, double unit_time_s,
+                                               double noise_factor, double p2p_power_w);
 
 }  // namespace wattcut

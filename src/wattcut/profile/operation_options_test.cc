@@ -15,24 +15,24 @@ namespace {
 // differs, that is noted (those are the cases a naive implementation gets wrong).
 
 TEST(PythonFloorDivTest, MatchesPythonOnTrickyCases) {
-  EXPECT_EQ(PythonFloorDiv(0.3, 0.1), 2.0);  // 0.3 // 0.1 == 2.0   (0.3 / 0.1 == 2.9999999999999996)
-  EXPECT_EQ(PythonFloorDiv(1.0, 0.1), 9.0);  // 1.0 // 0.1 == 9.0   (floor(1.0 / 0.1) == 10)
-  EXPECT_EQ(PythonFloorDiv(5.0, 0.1), 49.0);  // 5.0 // 0.1 == 49.0  (floor(5.0 / 0.1) == 50)
-  EXPECT_EQ(PythonFloorDiv(0.7, 0.1), 6.0);  // 0.7 // 0.1 == 6.0
-  EXPECT_EQ(PythonFloorDiv(0.6, 0.2), 2.0);  // 0.6 // 0.2 == 2.0
-  EXPECT_EQ(PythonFloorDiv(4.35, 0.05), 86.0);  // 4.35 // 0.05 == 86.0
-  EXPECT_EQ(PythonFloorDiv(0.009, 0.001), 8.0);  // 0.009 // 0.001 == 8.0  (floor(0.009 / 0.001) == 9)
-  EXPECT_EQ(PythonFloorDiv(0.011, 0.001), 10.0);  // 0.011 // 0.001 == 10.0 (floor(0.011 / 0.001) == 11)
-  EXPECT_EQ(PythonFloorDiv(0.018, 0.001), 17.0);  // 0.018 // 0.001 == 17.0 (floor(0.018 / 0.001) == 18)
-  EXPECT_EQ(PythonFloorDiv(0.050161666, 0.001), 50.0);  // 0.050161666 // 0.001 == 50.0
+  EXPECT_EQ(PythonFloorDiv(0.3, 0.1), 2.0);                     // 0.3 // 0.1 == 2.0   (0.3 / 0.1 == 2.9999999999999996)
+  EXPECT_EQ(PythonFloorDiv(1.0, 0.1), 9.0);                     // 1.0 // 0.1 == 9.0   (floor(1.0 / 0.1) == 10)
+  EXPECT_EQ(PythonFloorDiv(5.0, 0.1), 49.0);                    // 5.0 // 0.1 == 49.0  (floor(5.0 / 0.1) == 50)
+  EXPECT_EQ(PythonFloorDiv(0.7, 0.1), 6.0);                     // 0.7 // 0.1 == 6.0
+  EXPECT_EQ(PythonFloorDiv(0.6, 0.2), 2.0);                     // 0.6 // 0.2 == 2.0
+  EXPECT_EQ(PythonFloorDiv(4.35, 0.05), 86.0);                  // 4.35 // 0.05 == 86.0
+  EXPECT_EQ(PythonFloorDiv(0.009, 0.001), 8.0);                 // 0.009 // 0.001 == 8.0  (floor(0.009 / 0.001) == 9)
+  EXPECT_EQ(PythonFloorDiv(0.011, 0.001), 10.0);                // 0.011 // 0.001 == 10.0 (floor(0.011 / 0.001) == 11)
+  EXPECT_EQ(PythonFloorDiv(0.018, 0.001), 17.0);                // 0.018 // 0.001 == 17.0 (floor(0.018 / 0.001) == 18)
+  EXPECT_EQ(PythonFloorDiv(0.050161666, 0.001), 50.0);          // 0.050161666 // 0.001 == 50.0
   EXPECT_EQ(PythonFloorDiv(0.05016166687011708, 0.001), 50.0);  // 0.05016166687011708 // 0.001 == 50.0
-  EXPECT_EQ(PythonFloorDiv(0.092953779220581, 0.001), 92.0);  // 0.092953779220581 // 0.001 == 92.0
-  EXPECT_EQ(PythonFloorDiv(0.029, 0.001), 29.0);  // 0.029 // 0.001 == 29.0
-  EXPECT_EQ(PythonFloorDiv(0.058, 0.001), 58.0);  // 0.058 // 0.001 == 58.0
-  EXPECT_EQ(PythonFloorDiv(0.9, 0.3), 3.0);  // 0.9 // 0.3 == 3.0
-  EXPECT_EQ(PythonFloorDiv(1.1, 0.1), 11.0);  // 1.1 // 0.1 == 11.0
-  EXPECT_EQ(PythonFloorDiv(0.1, 0.1), 1.0);  // 0.1 // 0.1 == 1.0
-  EXPECT_EQ(PythonFloorDiv(2.0, 0.5), 4.0);  // 2.0 // 0.5 == 4.0
+  EXPECT_EQ(PythonFloorDiv(0.092953779220581, 0.001), 92.0);    // 0.092953779220581 // 0.001 == 92.0
+  EXPECT_EQ(PythonFloorDiv(0.029, 0.001), 29.0);                // 0.029 // 0.001 == 29.0
+  EXPECT_EQ(PythonFloorDiv(0.058, 0.001), 58.0);                // 0.058 // 0.001 == 58.0
+  EXPECT_EQ(PythonFloorDiv(0.9, 0.3), 3.0);                     // 0.9 // 0.3 == 3.0
+  EXPECT_EQ(PythonFloorDiv(1.1, 0.1), 11.0);                    // 1.1 // 0.1 == 11.0
+  EXPECT_EQ(PythonFloorDiv(0.1, 0.1), 1.0);                     // 0.1 // 0.1 == 1.0
+  EXPECT_EQ(PythonFloorDiv(2.0, 0.5), 4.0);                     // 2.0 // 0.5 == 4.0
 }
 
 TEST(PythonFloorDivTest, ZeroAndTinyNumerators) {
@@ -65,11 +65,9 @@ std::vector<int> Freqs(const std::vector<Measurement>& list) {
 
 TEST(ParetoFilterTest, StrictDropsOnlyStrictlyDominated) {
   const std::vector<Measurement> ms = {
-      {1410, 1.0, 10.0},
-      {1300, 2.0, 5.0},
-      {1200, 3.0, 6.0},   // B (2 s, 5 J) is strictly faster and cheaper: dropped
-      {1100, 2.0, 10.0},  // ties A in energy, B in time: not strictly dominated
-      {1000, 4.0, 5.0},   // ties B in energy: kept
+      {1410, 1.0, 10.0}, {1300, 2.0, 5.0}, {1200, 3.0, 6.0},  // B (2 s, 5 J) is strictly faster and cheaper: dropped
+      {1100, 2.0, 10.0},                                      // ties A in energy, B in time: not strictly dominated
+      {1000, 4.0, 5.0},                                       // ties B in energy: kept
       {900, 5.0, 4.0},
   };
   EXPECT_EQ(Freqs(ParetoFilter(ms, 1.0)), (std::vector<int>{1410, 1300, 1100, 1000, 900}));
@@ -77,11 +75,9 @@ TEST(ParetoFilterTest, StrictDropsOnlyStrictlyDominated) {
 
 TEST(ParetoFilterTest, SoftFilterKeepsNearFrontierPoints) {
   const std::vector<Measurement> ms = {
-      {1410, 2.0, 10.0},
-      {1300, 2.5, 8.0},
-      {1200, 3.0, 7.0},
-      {1100, 3.1, 7.2},  // strictly dominated by 1200; soft: 7 < 7.2 * 0.95 = 6.84 fails, kept
-      {1000, 4.0, 9.0},  // soft: 1300 has 2.5 < 3.8 and 8 < 8.55: dropped
+      {1410, 2.0, 10.0}, {1300, 2.5, 8.0},
+      {1200, 3.0, 7.0},  {1100, 3.1, 7.2},  // strictly dominated by 1200; soft: 7 < 7.2 * 0.95 = 6.84 fails, kept
+      {1000, 4.0, 9.0},                     // soft: 1300 has 2.5 < 3.8 and 8 < 8.55: dropped
   };
   EXPECT_EQ(Freqs(ParetoFilter(ms, 1.0)), (std::vector<int>{1410, 1300, 1200}));
   EXPECT_EQ(Freqs(ParetoFilter(ms, 0.95)), (std::vector<int>{1410, 1300, 1200, 1100}));
@@ -213,7 +209,10 @@ TEST(OperationOptionsTest, QuantisationKeepsLargestEnergyPerDuration) {
 
 TEST(OperationOptionsTest, EffectiveCostSubtractsP2pEnergy) {
   const std::vector<Measurement> ms = {
-      {1410, 2.0, 500.0}, {1300, 2.5, 450.0}, {1200, 3.0, 420.0}, {1100, 3.5, 410.0},
+      {1410, 2.0, 500.0},
+      {1300, 2.5, 450.0},
+      {1200, 3.0, 420.0},
+      {1100, 3.5, 410.0},
   };
   Result<OperationOptions> result = BuildOperationOptions(ms, 0.25, 0.95, 80.0);
   ASSERT_TRUE(result.ok()) << result.error().message;

@@ -18,9 +18,8 @@ int Profile::max_freq_mhz() const {
 const Measurement& Profile::fastest_measurement(int stage, InstructionKind kind) const {
   const auto& list = measurements(stage, kind);
   if (list.empty()) throw std::logic_error("fastest_measurement on an empty (stage, instruction)");
-  return *std::max_element(list.begin(), list.end(), [](const Measurement& a, const Measurement& b) {
-    return a.freq_mhz < b.freq_mhz;
-  });
+  return *std::max_element(list.begin(), list.end(),
+                           [](const Measurement& a, const Measurement& b) { return a.freq_mhz < b.freq_mhz; });
 }
 
 }  // namespace wattcut

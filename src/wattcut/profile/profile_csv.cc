@@ -87,17 +87,15 @@ Result<AggregatedProfile> Convert(const CsvTable& table, int expected_stages) {
     Result<int64_t> stage = table.integer(row, col_stage);
     if (!stage.ok()) return stage.error();
     if (*stage < 0) {
-      return Error{table.where(row, col_stage) + "expected a stage number >= 0, got " +
-                   std::to_string(*stage)};
+      return Error{table.where(row, col_stage) + "expected a stage number >= 0, got " + std::to_string(*stage)};
     }
     if (expected_stages > 0 && *stage >= expected_stages) {
       return Error{table.where(row, col_stage) + "expected a stage number in 0.." +
-                   std::to_string(expected_stages - 1) + " (the pipeline has " +
-                   std::to_string(expected_stages) + " stages), got " + std::to_string(*stage)};
+                   std::to_string(expected_stages - 1) + " (the pipeline has " + std::to_string(expected_stages) +
+                   " stages), got " + std::to_string(*stage)};
     }
     if (*stage > 100000) {
-      return Error{table.where(row, col_stage) + "stage number " + std::to_string(*stage) +
-                   " is implausibly large"};
+      return Error{table.where(row, col_stage) + "stage number " + std::to_string(*stage) + " is implausibly large"};
     }
     auto kind = ParseInstruction(row.fields[col_inst]);
     if (!kind) {
@@ -113,8 +111,7 @@ Result<AggregatedProfile> Convert(const CsvTable& table, int expected_stages) {
     Result<double> time = table.number(row, col_time);
     if (!time.ok()) return time.error();
     if (*time <= 0) {
-      return Error{table.where(row, col_time) + "expected a time in seconds > 0, got " +
-                   row.fields[col_time]};
+      return Error{table.where(row, col_time) + "expected a time in seconds > 0, got " + row.fields[col_time]};
     }
     if (*time > kMaxTimeS) {
       return Error{table.where(row, col_time) + "expected a time in seconds of at most " + kMaxTimeText +
@@ -123,8 +120,7 @@ Result<AggregatedProfile> Convert(const CsvTable& table, int expected_stages) {
     Result<double> energy = table.number(row, col_energy);
     if (!energy.ok()) return energy.error();
     if (*energy < 0) {
-      return Error{table.where(row, col_energy) + "expected an energy in joules >= 0, got " +
-                   row.fields[col_energy]};
+      return Error{table.where(row, col_energy) + "expected an energy in joules >= 0, got " + row.fields[col_energy]};
     }
     if (*energy > kMaxEnergyJ) {
       return Error{table.where(row, col_energy) + "expected an energy in joules of at most " + kMaxEnergyText +
@@ -159,11 +155,9 @@ Result<AggregatedProfile> Convert(const CsvTable& table, int expected_stages) {
       key.tp_rank = ranks[3];
     }
     if (auto [it, inserted] = rows.emplace(key, RowValue{*time, *energy, row.line, rank}); !inserted) {
-      return Error{file + ":" + std::to_string(row.line) + ": duplicate row: stage " +
-                   std::to_string(*stage) + ", " + std::string(InstructionName(*kind)) + ", " +
-                   std::to_string(*freq) + " MHz" +
-                   (per_rank ? ", dp_rank " + std::to_string(key.dp_rank) + ", tp_rank " +
-                                   std::to_string(key.tp_rank)
+      return Error{file + ":" + std::to_string(row.line) + ": duplicate row: stage " + std::to_string(*stage) + ", " +
+                   std::string(InstructionName(*kind)) + ", " + std::to_string(*freq) + " MHz" +
+                   (per_rank ? ", dp_rank " + std::to_string(key.dp_rank) + ", tp_rank " + std::to_string(key.tp_rank)
                              : std::string()) +
                    " already appears on line " + std::to_string(it->second.line)};
     }
@@ -183,8 +177,7 @@ Result<AggregatedProfile> Convert(const CsvTable& table, int expected_stages) {
   measurements.reserve(rows.size());
   for (const auto& [key, value] : rows) {
     measurements.push_back(RankMeasurement{key.stage, key.kind, static_cast<int>(key.freq_mhz),
-                                           RankId{value.rank, key.dp_rank, key.tp_rank}, value.time_s,
-                                           value.energy_j});
+                                           RankId{value.rank, key.dp_rank, key.tp_rank}, value.time_s, value.energy_j});
   }
   Result<AggregatedProfile> aggregated = AggregateRankMeasurements(std::move(measurements), num_stages);
   if (!aggregated.ok()) return Error{file + ": " + aggregated.error().message};
@@ -212,8 +205,7 @@ Result<Profile> ReadProfileCsv(const std::string& path, int expected_stages) {
   return std::move(read->profile);
 }
 
-Result<Profile> ParseProfileCsv(const std::string& text, const std::string& source_name,
-                                int expected_stages) {
+Result<Profile> ParseProfileCsv(const std::string& text, const std::string& source_name, int expected_stages) {
   Result<AggregatedProfile> parsed = ParseProfileCsvWithWarnings(text, source_name, expected_stages);
   if (!parsed.ok()) return parsed.error();
   return std::move(parsed->profile);

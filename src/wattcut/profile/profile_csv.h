@@ -37,8 +37,7 @@ Result<AggregatedProfile> ParseProfileCsvWithWarnings(const std::string& text, c
                                                       int expected_stages = 0);
 // The same, for callers that report no warnings.
 Result<Profile> ReadProfileCsv(const std::string& path, int expected_stages = 0);
-Result<Profile> ParseProfileCsv(const std::string& text, const std::string& source_name,
-                                int expected_stages = 0);
+Result<Profile> ParseProfileCsv(const std::string& text, const std::string& source_name, int expected_stages = 0);
 
 // The profile as a CSV with the columns stage,instruction,frequency,time,energy (one row
 // per measurement, every number as text that reads back as itself), which

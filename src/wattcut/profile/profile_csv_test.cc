@@ -157,8 +157,7 @@ TEST(ProfileCsvTest, AcceptsOptionalStatisticsColumns) {
 
   // A subset of them is fine too.
   Result<Profile> subset = ParseProfileCsv(
-      "stage,instruction,frequency,time,energy,samples\n0,forward,1410,0.05,20,3\n0,backward,1410,0.1,40,3\n",
-      "p.csv");
+      "stage,instruction,frequency,time,energy,samples\n0,forward,1410,0.05,20,3\n0,backward,1410,0.1,40,3\n", "p.csv");
   EXPECT_TRUE(subset.ok()) << subset.error().message;
 }
 
@@ -351,16 +350,13 @@ TEST(ProfileCsvTest, RejectsColumnTwice) {
 // Rejected values.
 
 TEST(ProfileCsvTest, RejectsNonNumericValues) {
-  EXPECT_EQ(ErrorOf(WithBadRow("0,forward,1410,fast,20")),
-            "p.csv:2: column 'time': expected a number, got 'fast'");
+  EXPECT_EQ(ErrorOf(WithBadRow("0,forward,1410,fast,20")), "p.csv:2: column 'time': expected a number, got 'fast'");
   EXPECT_EQ(ErrorOf(WithBadRow("0,forward,1410,0.05,")),
             "p.csv:2: column 'energy': expected a number, got an empty field");
-  EXPECT_EQ(ErrorOf(WithBadRow("0,forward,1410,0.05,20J")),
-            "p.csv:2: column 'energy': expected a number, got '20J'");
+  EXPECT_EQ(ErrorOf(WithBadRow("0,forward,1410,0.05,20J")), "p.csv:2: column 'energy': expected a number, got '20J'");
   EXPECT_EQ(ErrorOf(WithBadRow("zero,forward,1410,0.05,20")),
             "p.csv:2: column 'stage': expected an integer, got 'zero'");
-  EXPECT_EQ(ErrorOf(WithBadRow("0.5,forward,1410,0.05,20")),
-            "p.csv:2: column 'stage': expected an integer, got '0.5'");
+  EXPECT_EQ(ErrorOf(WithBadRow("0.5,forward,1410,0.05,20")), "p.csv:2: column 'stage': expected an integer, got '0.5'");
   EXPECT_EQ(ErrorOf(WithBadRow("0,forward,1410.5,0.05,20")),
             "p.csv:2: column 'frequency': expected an integer, got '1410.5'");
   EXPECT_EQ(ErrorOf(WithBadRow("0,forward,,0.05,20")),
@@ -466,9 +462,8 @@ TEST(ProfileCsvTest, RejectsStageOutOfRange) {
 
 TEST(ProfileCsvTest, RejectsStageMissingFromRange) {
   // Stage 1 has no rows at all (S inferred as 3).
-  EXPECT_EQ(ErrorOf(kHeader +
-                    "0,forward,1410,0.05,20\n0,backward,1410,0.1,40\n"
-                    "2,forward,1410,0.05,20\n2,backward,1410,0.1,40\n"),
+  EXPECT_EQ(ErrorOf(kHeader + "0,forward,1410,0.05,20\n0,backward,1410,0.1,40\n"
+                              "2,forward,1410,0.05,20\n2,backward,1410,0.1,40\n"),
             "p.csv: stage 1 has no 'forward' measurements (expected every stage 0..2 to have forward and "
             "backward rows)");
   // Stage 1 has forwards only.
@@ -535,9 +530,9 @@ TEST(ProfileCsvTest, ReadsPerseusGpt3Profile) {
   // A 7-stage pipeline cannot read it.
   Result<Profile> seven = ReadProfileCsv(path, 7);
   ASSERT_FALSE(seven.ok());
-  EXPECT_NE(seven.error().message.find(
-                "column 'stage': expected a stage number in 0..6 (the pipeline has 7 stages), got 7"),
-            std::string::npos)
+  EXPECT_NE(
+      seven.error().message.find("column 'stage': expected a stage number in 0..6 (the pipeline has 7 stages), got 7"),
+      std::string::npos)
       << seven.error().message;
   EXPECT_EQ(seven.error().message.rfind(path + ":", 0), 0u) << seven.error().message;
 }

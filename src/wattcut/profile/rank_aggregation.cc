@@ -122,9 +122,8 @@ Result<AggregatedProfile> AggregateRankMeasurements(std::vector<RankMeasurement>
                      "' measurements (expected every stage 0.." + std::to_string(num_stages - 1) +
                      " to have forward and backward rows)"};
       }
-      auto first_dropped = std::find_if(out.dropped.begin(), out.dropped.end(), [&](const DroppedFrequency& d) {
-        return d.stage == s && d.kind == kind;
-      });
+      auto first_dropped = std::find_if(out.dropped.begin(), out.dropped.end(),
+                                        [&](const DroppedFrequency& d) { return d.stage == s && d.kind == kind; });
       return Error{"stage " + std::to_string(s) + " has no '" + std::string(InstructionName(kind)) +
                    "' frequency that every rank of the stage measured (" +
                    std::to_string(seen[static_cast<size_t>(s)][static_cast<size_t>(kind)]) +

@@ -86,8 +86,8 @@ TEST(RankAggregationTest, CompleteDataIsMaxTimeSumEnergyOverTpThenMeanOverDpBitF
 }
 
 TEST(RankAggregationTest, OneRankPerStageIsTheMeasurementItself) {
-  std::vector<RankMeasurement> input = {{0, F, 1410, {}, 0.1, 20}, {0, B, 1410, {}, 0.2, 40},
-                                        {0, F, 1200, {}, 0.12, 18}, {0, B, 1200, {}, 0.24, 36}};
+  std::vector<RankMeasurement> input = {
+      {0, F, 1410, {}, 0.1, 20}, {0, B, 1410, {}, 0.2, 40}, {0, F, 1200, {}, 0.12, 18}, {0, B, 1200, {}, 0.24, 36}};
   Result<AggregatedProfile> out = AggregateRankMeasurements(input, 1);
   ASSERT_TRUE(out.ok()) << out.error().message;
   EXPECT_TRUE(out->dropped.empty());
@@ -206,8 +206,7 @@ TEST(RankAggregationTest, RefusesMissingStagesDuplicatesAndStagesOutOfRange) {
 
   Result<AggregatedProfile> outside = AggregateRankMeasurements(Complete(2, 1, 1, {1410}), 1);
   ASSERT_FALSE(outside.ok());
-  EXPECT_EQ(outside.error().message,
-            "stage 1 of rank 1 (dp_rank 0, tp_rank 0) is outside the pipeline's stages 0..0");
+  EXPECT_EQ(outside.error().message, "stage 1 of rank 1 (dp_rank 0, tp_rank 0) is outside the pipeline's stages 0..0");
 }
 
 TEST(RankAggregationTest, TheMessageNamesAtMostEightRanks) {

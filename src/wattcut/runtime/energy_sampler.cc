@@ -46,8 +46,8 @@ Status EnergySampler::SampleNow() {
 }
 
 void EnergySampler::Run() {
-  const auto interval = std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-      std::chrono::duration<double>(interval_s_));
+  const auto interval =
+      std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(interval_s_));
   auto next = std::chrono::steady_clock::now();
   while (true) {
     next += interval;

@@ -19,7 +19,7 @@
 namespace wattcut {
 
 struct EnergySample {
-  double time_s = 0;    // midpoint of the counter read
+  double time_s = 0;  // midpoint of the counter read
   double energy_mj = 0;
 };
 

@@ -12,7 +12,8 @@ TEST(FrequencyPlanRunnerTest, RunsAServerPlanOnASimulatedGpu) {
   auto gpu = std::move(SimulatedBackend::Create("a100-sxm", 1, clock)).value();
   auto setter = std::move(StartThreadFrequencySetter(*gpu, 0)).value();
   auto plan = ParseRankScheduleJson(R"({"rank": 0, "frequencies": [["forward", 1410], ["forward", 1215],
-                                       ["backward", 1005], ["backward", 1110]]})", 0);
+                                       ["backward", 1005], ["backward", 1110]]})",
+                                    0);
   ASSERT_TRUE(plan.ok()) << plan.error().message;
   FrequencyPlanRunner runner(*setter, plan->entries);
   const GpuModel& model = gpu->model(0);

@@ -2,10 +2,9 @@
 // in shared memory (two atomic operations, no system call), so the training thread never waits
 // on NVML or on the scheduler. The worker looks for a new request every poll interval (0.5 ms by
 // default: a frequency lands at most that late, and NVML's own lock takes milliseconds); with a
-// zero interval it sleeps until woken instead, which costs the training thread a system call. The worker applies only the
-// latest request (a one-slot queue: a newer request replaces an older unapplied one), skips a
-// frequency equal to the applied one, locks the memory clock to its maximum at start, and resets
-// the SM and memory clocks when it stops.
+// zero interval it sleeps until woken instead, which costs the training thread a system call. The worker applies only
+// the latest request (a one-slot queue: a newer request replaces an older unapplied one), skips a frequency equal to
+// the applied one, locks the memory clock to its maximum at start, and resets the SM and memory clocks when it stops.
 //
 // Two workers:
 //   * ThreadFrequencySetter: a thread of this process, over any backend (the simulated one too).
@@ -58,7 +57,7 @@ Result<std::unique_ptr<FrequencySetter>> StartThreadFrequencySetter(
 struct WatchdogOptions {
   int gpu = 0;
   std::string nvml_library = {};  // empty: libnvidia-ml.so.1
-  bool dry_run = false;       // the watchdog's setters only log (to its stderr)
+  bool dry_run = false;           // the watchdog's setters only log (to its stderr)
   std::string helper_path = {};   // empty: $WATTCUT_FREQ_SETTER, else beside this executable, else the build tree's
   bool require_memory_lock = false;
   double poll_interval_s = kDefaultSetterPollIntervalS;  // 0: woken per request (a system call)

@@ -115,7 +115,8 @@ TEST(WatchdogSetterTest, LocksThroughNvmlAndResetsOnStop) {
   EXPECT_EQ(fake.Read()["gpu1.locked_max"], "0");
   EXPECT_EQ(fake.Read()["gpu1.mem_locked"], "0");
   // The NVML calls came from the watchdog process, not from this one.
-  EXPECT_NE(fake.Log().find(std::to_string(pid) + " nvmlDeviceSetGpuLockedClocks(GPU 1, 1200,1200) -> 0"), std::string::npos);
+  EXPECT_NE(fake.Log().find(std::to_string(pid) + " nvmlDeviceSetGpuLockedClocks(GPU 1, 1200,1200) -> 0"),
+            std::string::npos);
   EXPECT_NE(fake.Log().find(std::to_string(pid) + " nvmlDeviceResetGpuLockedClocks(GPU 1) -> 0"), std::string::npos);
   EXPECT_EQ(("\n" + fake.Log()).find("\n" + std::to_string(getpid()) + " "), std::string::npos);
 }
@@ -240,7 +241,8 @@ void ExpectResetAfterTrainerDies(int signal_number, bool trainer_forks_a_worker 
   EXPECT_EQ(WEXITSTATUS(status), 0);
   EXPECT_EQ(fake.Read()["gpu0.locked_max"], "0");
   EXPECT_EQ(fake.Read()["gpu0.mem_locked"], "0");
-  EXPECT_NE(fake.Log().find(std::to_string(watchdog) + " nvmlDeviceResetGpuLockedClocks(GPU 0) -> 0"), std::string::npos);
+  EXPECT_NE(fake.Log().find(std::to_string(watchdog) + " nvmlDeviceResetGpuLockedClocks(GPU 0) -> 0"),
+            std::string::npos);
   if (pids[1] > 0) {  // the worker outlived the trainer; it is ours now (subreaper)
     EXPECT_EQ(kill(pids[1], SIGKILL), 0);
     EXPECT_EQ(waitpid(pids[1], &status, 0), pids[1]);

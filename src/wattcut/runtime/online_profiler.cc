@@ -10,7 +10,9 @@
 namespace wattcut {
 namespace {
 
-double Mean(const std::vector<double>& v) { return std::accumulate(v.begin(), v.end(), 0.0) / static_cast<double>(v.size()); }
+double Mean(const std::vector<double>& v) {
+  return std::accumulate(v.begin(), v.end(), 0.0) / static_cast<double>(v.size());
+}
 
 double StdDev(const std::vector<double>& v) {
   if (v.size() < 2) return 0;
@@ -58,7 +60,8 @@ Result<std::unique_ptr<OnlineProfiler>> OnlineProfiler::Start(GpuBackend& backen
                  " MHz" + (options.step_mhz > 0 ? " in steps of " + std::to_string(options.step_mhz) + " MHz" : "")};
   }
   std::unique_ptr<OnlineProfiler> profiler(new OnlineProfiler(backend, gpu, setter, clock, options, std::move(freqs)));
-  if (Status s = profiler->sampler_.Start(); !s.ok()) return Error{"profiler: cannot read the energy counter: " + s.error().message};
+  if (Status s = profiler->sampler_.Start(); !s.ok())
+    return Error{"profiler: cannot read the energy counter: " + s.error().message};
   return profiler;
 }
 
@@ -106,7 +109,8 @@ Status OnlineProfiler::EndIteration() {
     for (const Span& span : spans_) {
       auto energy_mj = sampler_.EnergyBetweenMj(span.begin_s, span.end_s);
       if (!energy_mj.ok()) return Error{"profiler: " + energy_mj.error().message};
-      auto it = std::find_if(series_.begin(), series_.end(), [&](const Series& s) { return s.instruction == span.instruction; });
+      auto it = std::find_if(series_.begin(), series_.end(),
+                             [&](const Series& s) { return s.instruction == span.instruction; });
       if (it == series_.end()) it = series_.insert(series_.end(), Series{span.instruction, {}, {}});
       it->times_s.push_back(span.end_s - span.begin_s);
       it->energies_j.push_back(*energy_mj / 1000.0);
@@ -154,9 +158,9 @@ void OnlineProfiler::Finish() { sampler_.Stop(); }
 std::string OnlineProfiler::ToCsv() const {
   std::string out = "stage,instruction,frequency,time,energy,samples,time_std,energy_std\n";
   for (const ProfiledRow& r : rows_) {
-    out += std::to_string(r.stage) + ',' + r.instruction + ',' + std::to_string(r.freq_mhz) + ',' + GeneralText(r.time_s) +
-           ',' + GeneralText(r.energy_j) + ',' + std::to_string(r.samples) + ',' + GeneralText(r.time_std_s) + ',' +
-           GeneralText(r.energy_std_j) + '\n';
+    out += std::to_string(r.stage) + ',' + r.instruction + ',' + std::to_string(r.freq_mhz) + ',' +
+           GeneralText(r.time_s) + ',' + GeneralText(r.energy_j) + ',' + std::to_string(r.samples) + ',' +
+           GeneralText(r.time_std_s) + ',' + GeneralText(r.energy_std_j) + '\n';
   }
   return out;
 }

@@ -30,14 +30,14 @@
 namespace wattcut {
 
 struct OnlineProfilerOptions {
-  int stage = 0;                    // written in the CSV's stage column
-  int max_freq_mhz = 0;             // first frequency; 0: the GPU's highest supported
-  int floor_mhz = 0;                // lowest frequency; 0: the GPU's lowest supported
-  int step_mhz = 0;                 // 0: every supported clock; else clocks max, max-step, ...
-  int warmup_iterations = 1;        // dropped at each frequency
-  int measured_iterations = 3;      // averaged at each frequency
-  int stop_after_energy_rises = 0;  // stop when iteration energy rose this many frequencies in a row,
-                                    // counted once it has fallen at least once (0: never)
+  int stage = 0;                     // written in the CSV's stage column
+  int max_freq_mhz = 0;              // first frequency; 0: the GPU's highest supported
+  int floor_mhz = 0;                 // lowest frequency; 0: the GPU's lowest supported
+  int step_mhz = 0;                  // 0: every supported clock; else clocks max, max-step, ...
+  int warmup_iterations = 1;         // dropped at each frequency
+  int measured_iterations = 3;       // averaged at each frequency
+  int stop_after_energy_rises = 0;   // stop when iteration energy rose this many frequencies in a row,
+                                     // counted once it has fallen at least once (0: never)
   double sample_interval_s = 0.002;  // energy counter sampling period
 };
 

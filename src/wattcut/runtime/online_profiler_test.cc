@@ -164,7 +164,7 @@ TEST(OnlineProfilerTest, EnergyRisesNearTheTopDoNotStopTheSweep) {
     energy.push_back(profiler->rows()[i].energy_j + profiler->rows()[i + 1].energy_j);
   }
   ASSERT_GE(energy.size(), 4u);
-  EXPECT_GT(energy[1], energy[0]);  // rose at the top...
+  EXPECT_GT(energy[1], energy[0]);                    // rose at the top...
   EXPECT_LT(profiler->rows().back().freq_mhz, 1200);  // ...yet the sweep went on well below it
 }
 

@@ -45,7 +45,8 @@ Result<PlanServerClient> PlanServerClient::Create(const PlanServerAddress& addre
   const std::string prefix = "http://";
   const std::string bad = "wattcut server URL '" + address.url + "': expected http://HOST:PORT";
   if (address.url.rfind(prefix, 0) != 0) {
-    if (address.url.rfind("https://", 0) == 0) return Error{bad + " (https is not supported; put a TLS proxy in front)"};
+    if (address.url.rfind("https://", 0) == 0)
+      return Error{bad + " (https is not supported; put a TLS proxy in front)"};
     return Error{bad};
   }
   std::string rest = address.url.substr(prefix.size());
@@ -70,8 +71,8 @@ Result<PlanServerClient> PlanServerClient::Create(const PlanServerAddress& addre
   return PlanServerClient(std::move(normalised), std::move(host), port);
 }
 
-Result<std::string> PlanServerClient::Call(const std::string& method, const std::string& path,
-                                                          const std::string& body, double read_timeout_s) const {
+Result<std::string> PlanServerClient::Call(const std::string& method, const std::string& path, const std::string& body,
+                                           double read_timeout_s) const {
   httplib::Client client(host_, port_);
   client.set_url_encode(false);  // paths are encoded here
   const auto [connect_s, connect_us] = SecondsAndMicros(address_.connect_timeout_s);
@@ -81,8 +82,8 @@ Result<std::string> PlanServerClient::Call(const std::string& method, const std:
   client.set_write_timeout(connect_s, connect_us);
   httplib::Headers headers;
   if (!address_.bearer_token.empty()) headers.emplace("Authorization", "Bearer " + address_.bearer_token);
-  httplib::Result result = method == "GET" ? client.Get(path, headers)
-                                           : client.Post(path, headers, body, "application/json");
+  httplib::Result result =
+      method == "GET" ? client.Get(path, headers) : client.Post(path, headers, body, "application/json");
   if (!result) {
     return Error{method + " " + path + ": cannot reach the wattcut server at " + address_.url + ": " +
                  httplib::to_string(result.error())};

@@ -18,7 +18,7 @@
 namespace wattcut {
 
 struct PlanServerAddress {
-  std::string url = {};      // "http://host:port" (https is not supported)
+  std::string url = {};           // "http://host:port" (https is not supported)
   std::string bearer_token = {};  // empty: none
   double connect_timeout_s = 10;
 };
@@ -31,7 +31,7 @@ struct TrainingJobInfo {
   int world_size = 1;
   std::string job_metadata = {};  // appended to the job id by the server; empty: none
   int num_microbatches = 0;
-  std::string schedule = {};      // "1f1b" | "gpipe"
+  std::string schedule = {};  // "1f1b" | "gpipe"
   double unit_time_s = 0;
   double p2p_power_w = 0;
 };

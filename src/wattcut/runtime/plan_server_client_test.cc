@@ -11,8 +11,8 @@ namespace wattcut {
 namespace {
 
 TEST(PlanServerClient, RejectsAddressesItCannotUse) {
-  for (const char* url : {"localhost:7787", "ftp://h:1", "http://", "http://h:0", "http://h:70000", "http://h:x",
-                          "http://h:1/path"}) {
+  for (const char* url :
+       {"localhost:7787", "ftp://h:1", "http://", "http://h:0", "http://h:70000", "http://h:x", "http://h:1/path"}) {
     auto client = PlanServerClient::Create({.url = url});
     ASSERT_FALSE(client.ok()) << url;
     EXPECT_NE(client.error().message.find("expected http://HOST:PORT"), std::string::npos) << client.error().message;
@@ -45,7 +45,8 @@ TEST(PlanServerClient, TalksToARealServer) {
   testing::TestPlanServer server;
   auto client = PlanServerClient::Create({.url = server.url()});
   ASSERT_TRUE(client.ok());
-  auto job = client->RegisterJob({.pp_degree = 2, .world_size = 2, .job_metadata = "client-test", .num_microbatches = 2});
+  auto job =
+      client->RegisterJob({.pp_degree = 2, .world_size = 2, .job_metadata = "client-test", .num_microbatches = 2});
   ASSERT_TRUE(job.ok()) << job.error().message;
   EXPECT_NE(job->find("client-test"), std::string::npos) << *job;
 
@@ -54,8 +55,7 @@ TEST(PlanServerClient, TalksToARealServer) {
   ASSERT_TRUE(client->RegisterRank(*job, {.rank = 1, .pp_rank = 1}, freqs).ok());
   Status twice = client->RegisterRank(*job, {.rank = 1, .pp_rank = 1}, freqs);
   ASSERT_FALSE(twice.ok());
-  EXPECT_NE(twice.error().message.find("HTTP 409: job '" + *job + "': rank 1 is already registered"),
-            std::string::npos)
+  EXPECT_NE(twice.error().message.find("HTTP 409: job '" + *job + "': rank 1 is already registered"), std::string::npos)
       << twice.error().message;
 
   // Each rank's long poll returns when both asked: the profile upload below makes the
@@ -95,7 +95,8 @@ TEST(PlanServerClient, RefusesToUploadAnIncompleteProfile) {
   testing::TestPlanServer server;
   auto client = PlanServerClient::Create({.url = server.url()});
   ASSERT_TRUE(client.ok());
-  Status s = client->UploadRankProfile("job", {}, {{.instruction = "forward", .freq_mhz = 1410, .time_s = 1, .energy_j = 1}});
+  Status s =
+      client->UploadRankProfile("job", {}, {{.instruction = "forward", .freq_mhz = 1410, .time_s = 1, .energy_j = 1}});
   ASSERT_FALSE(s.ok());
   EXPECT_NE(s.error().message.find("no backward measurements"), std::string::npos) << s.error().message;
   Status other = client->UploadRankProfile("job", {}, {{.instruction = "optimizer", .freq_mhz = 1410}});

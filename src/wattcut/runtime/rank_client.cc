@@ -48,8 +48,8 @@ Result<std::unique_ptr<RankClient>> RankClient::Start(const RankClientOptions& o
   if (options.profile) {
     OnlineProfilerOptions profiler_options = options.profiler;
     profiler_options.stage = ids.pp_rank;
-    auto profiler = OnlineProfiler::Start(*client->backend_, options.gpu, *client->setter_, client->clock_,
-                                          profiler_options);
+    auto profiler =
+        OnlineProfiler::Start(*client->backend_, options.gpu, *client->setter_, client->clock_, profiler_options);
     if (!profiler) {
       (void)client->Close();
       return profiler.error();

@@ -38,13 +38,13 @@ struct RankClientOptions {
   PlanServerAddress server;
   std::string job_id;
   TrainingRankIds ids;
-  int gpu = 0;                   // index of this rank's GPU in the backend
-  BackendOptions backend;        // nvml (default) or simulated; dry_run logs setters only
-  bool watchdog_setter = true;   // with NVML: the watchdog process; else a thread of this process
+  int gpu = 0;                        // index of this rank's GPU in the backend
+  BackendOptions backend;             // nvml (default) or simulated; dry_run logs setters only
+  bool watchdog_setter = true;        // with NVML: the watchdog process; else a thread of this process
   std::string freq_setter_path = {};  // the watchdog's executable; empty: see WatchdogOptions::helper_path
-  bool profile = true;           // profile online first (else the server has, or gets, a profile)
-  OnlineProfilerOptions profiler;  // stage is set from ids.pp_rank
-  double schedule_timeout_s = 600;  // longest wait for the other ranks at a step boundary
+  bool profile = true;                // profile online first (else the server has, or gets, a profile)
+  OnlineProfilerOptions profiler;     // stage is set from ids.pp_rank
+  double schedule_timeout_s = 600;    // longest wait for the other ranks at a step boundary
 };
 
 class RankClient {
@@ -86,7 +86,8 @@ class RankClient {
   Status Close();
 
  private:
-  RankClient(RankClientOptions options, PlanServerClient server) : options_(std::move(options)), server_(std::move(server)) {}
+  RankClient(RankClientOptions options, PlanServerClient server)
+      : options_(std::move(options)), server_(std::move(server)) {}
   Status FetchStepSchedule();
 
   RankClientOptions options_;
@@ -96,7 +97,7 @@ class RankClient {
   SteadyClock clock_;
   std::unique_ptr<OnlineProfiler> profiler_;
   std::vector<ProfiledRow> rows_;
-  std::vector<int> freqs_mhz_;  // supported SM clocks, highest first
+  std::vector<int> freqs_mhz_;                   // supported SM clocks, highest first
   std::unique_ptr<FrequencyPlanRunner> runner_;  // the plans, over setter_
   Phase phase_ = Phase::kPlanned;
   bool in_step_ = false;

@@ -53,9 +53,8 @@ Result<int> ScheduleCursor::OnInstructionBegin(std::string_view instruction) {
   }
   const ScheduleEntry& entry = schedule_[position_];
   if (entry.instruction != instruction) {
-    return Error{"schedule: instruction " + std::to_string(position_ + 1) + " of " +
-                 std::to_string(schedule_.size()) + " is '" + entry.instruction + "' in the plan, but the job ran '" +
-                 std::string(instruction) + "'"};
+    return Error{"schedule: instruction " + std::to_string(position_ + 1) + " of " + std::to_string(schedule_.size()) +
+                 " is '" + entry.instruction + "' in the plan, but the job ran '" + std::string(instruction) + "'"};
   }
   ++position_;
   return entry.freq_mhz;

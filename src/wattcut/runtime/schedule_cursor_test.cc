@@ -82,7 +82,8 @@ TEST(ScheduleCursorTest, ParsesTheServersJson) {
       {R"({"rank": 1, "frequencies": [["forward"]]})", "schedule: frequencies[0]: expected [\"instruction\", MHz]"},
       {R"({"rank": 1, "frequencies": [["forward", 1410], ["backward", "x"]]})",
        "schedule: frequencies[1]: expected [\"instruction\", MHz]"},
-      {R"({"rank": 1, "frequencies": [["forward", 0]]})", "schedule: frequencies[0]: frequency must be positive, got 0"},
+      {R"({"rank": 1, "frequencies": [["forward", 0]]})",
+       "schedule: frequencies[0]: frequency must be positive, got 0"},
       {R"({"rank": 2, "frequencies": [["forward", 1410]]})", "schedule: it is for rank 2, this is rank 1"},
   };
   for (const auto& [json, message] : bad) {

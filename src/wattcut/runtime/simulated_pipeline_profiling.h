@@ -25,8 +25,8 @@ struct SimulatedPipelineProfilingOptions {
 // How one stage's profiling went.
 struct ProfiledStageSummary {
   int stage = 0;
-  int frequencies = 0;           // frequencies profiled
-  double simulated_time_s = 0;   // simulated GPU time the sweep took
+  int frequencies = 0;          // frequencies profiled
+  double simulated_time_s = 0;  // simulated GPU time the sweep took
 };
 
 struct SimulatedPipelineProfile {

@@ -17,7 +17,9 @@ class ThreadFrequencySetter final : public FrequencySetter {
       : backend_(backend), gpu_(gpu), poll_interval_s_(poll_interval_s) {}
   ~ThreadFrequencySetter() override { (void)Stop(); }
 
-  void Start() { worker_ = std::thread([this] { Run(); }); }
+  void Start() {
+    worker_ = std::thread([this] { Run(); });
+  }
 
   void SetFrequency(int freq_mhz) override {
     if (freq_mhz == last_requested_) return;
@@ -125,8 +127,7 @@ class ThreadFrequencySetter final : public FrequencySetter {
 }  // namespace
 
 Result<std::unique_ptr<FrequencySetter>> StartThreadFrequencySetter(GpuBackend& backend, int gpu,
-                                                                    bool require_memory_lock,
-                                                                    double poll_interval_s) {
+                                                                    bool require_memory_lock, double poll_interval_s) {
   auto count = backend.DeviceCount();
   if (!count.ok()) return count.error();
   if (Status s = CheckGpuIndex(gpu, *count); !s.ok()) return s.error();

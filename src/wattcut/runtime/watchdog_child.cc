@@ -141,8 +141,7 @@ int RunWatchdog(int argc, char** argv) {
 
   void* page = ::mmap(nullptr, sizeof(Shared), PROT_READ | PROT_WRITE, MAP_SHARED, kSharedFd, 0);
   if (page == MAP_FAILED) {
-    WriteAll(kReadyFd,
-             ReadyReply(Error{"wattcut-freq-setter: cannot map the shared page (not started by wattcut?)"}));
+    WriteAll(kReadyFd, ReadyReply(Error{"wattcut-freq-setter: cannot map the shared page (not started by wattcut?)"}));
     return 2;
   }
   Shared& shared = *static_cast<Shared*>(page);
@@ -167,8 +166,8 @@ int RunWatchdog(int argc, char** argv) {
   child.Serve({.wake_fd = kWakeFd, .stop_fd = signal_fd, .parent = parent, .parent_exit_fd = ParentPidFd(parent)},
               arguments->poll_interval_us);
   if (Status reset = child.ResetClocks(); !reset.ok()) {
-    std::cerr << "wattcut-freq-setter: could not reset GPU " << arguments->gpu
-              << " clocks: " << reset.error().message << "\n";
+    std::cerr << "wattcut-freq-setter: could not reset GPU " << arguments->gpu << " clocks: " << reset.error().message
+              << "\n";
     return 1;
   }
   return 0;

@@ -104,8 +104,8 @@ class WatchdogChildTest : public ::testing::TestWithParam<long> {
   // process; it resets the clocks when the loop ends.
   void Serve() { Serve(::getppid(), parent_exit_fd_); }
   void Serve(pid_t parent, int parent_exit_fd) {
-    const ChildWakeups wakeups{.wake_fd = wake_[0], .stop_fd = stop_[0], .parent = parent,
-                               .parent_exit_fd = parent_exit_fd};
+    const ChildWakeups wakeups{
+        .wake_fd = wake_[0], .stop_fd = stop_[0], .parent = parent, .parent_exit_fd = parent_exit_fd};
     serving_ = std::thread([this, wakeups] {
       child_->Serve(wakeups, GetParam());
       reset_ = child_->ResetClocks();
@@ -380,10 +380,9 @@ TEST_P(WatchdogChildTest, ADryRunLogsWhatItWouldDoAndChangesNothing) {
   CloseWakeSocket();
   AwaitExit();
   EXPECT_TRUE(reset_.ok());
-  EXPECT_EQ(dry_run_log_, (std::vector<std::string>{dry_run_log_[0],
-                                                    "dry run: would lock GPU 0 SM clocks to 1200-1200 MHz",
-                                                    "dry run: would reset GPU 0 SM clocks",
-                                                    "dry run: would reset GPU 0 memory clocks"}));
+  EXPECT_EQ(dry_run_log_, (std::vector<std::string>{
+                              dry_run_log_[0], "dry run: would lock GPU 0 SM clocks to 1200-1200 MHz",
+                              "dry run: would reset GPU 0 SM clocks", "dry run: would reset GPU 0 memory clocks"}));
   EXPECT_FALSE(gpu.gpu_clocks_locked(0));
   EXPECT_FALSE(gpu.memory_clocks_locked(0));
 }

@@ -85,7 +85,8 @@ class WatchdogFrequencySetter final : public FrequencySetter {
     } else if (shared_->reset_ok.load() == -1) {
       stop_status_ = Error{std::string("the frequency watchdog could not reset the clocks: ") + shared_->reset_error};
     } else {
-      stop_status_ = Error{"the frequency watchdog (pid " + std::to_string(pid_) + ") ended without resetting the clocks"};
+      stop_status_ =
+          Error{"the frequency watchdog (pid " + std::to_string(pid_) + ") ended without resetting the clocks"};
     }
     return stop_status_;
   }
@@ -145,10 +146,12 @@ Result<std::unique_ptr<FrequencySetter>> StartWatchdogFrequencySetter(const Watc
   }
   ::shutdown(wake[1], SHUT_RD);
 
-  const std::vector<std::string> helper_args = watchdog::HelperCommandLine(
-      {.gpu = options.gpu, .nvml_library = options.nvml_library, .dry_run = options.dry_run,
-       .require_memory_lock = options.require_memory_lock,
-       .poll_interval_us = std::lround(options.poll_interval_s * 1e6)});
+  const std::vector<std::string> helper_args =
+      watchdog::HelperCommandLine({.gpu = options.gpu,
+                                   .nvml_library = options.nvml_library,
+                                   .dry_run = options.dry_run,
+                                   .require_memory_lock = options.require_memory_lock,
+                                   .poll_interval_us = std::lround(options.poll_interval_s * 1e6)});
   std::vector<std::string> args = {helper};
   args.insert(args.end(), helper_args.begin(), helper_args.end());
   std::vector<char*> argv;

@@ -32,7 +32,7 @@ struct Shared {
   std::atomic<uint64_t> requested, applied, skipped, failed;
   std::atomic<uint32_t> error_seq;  // odd while last_error is being written
   char last_error[kErrorSize];
-  std::atomic<int32_t> reset_ok;     // 1 after a successful reset on exit, -1 after a failed one
+  std::atomic<int32_t> reset_ok;  // 1 after a successful reset on exit, -1 after a failed one
   char reset_error[kErrorSize];
 };
 
@@ -45,7 +45,7 @@ struct HelperArguments {
   std::string nvml_library = {};  // empty: not passed, the watchdog opens libnvidia-ml.so.1
   bool dry_run = false;
   bool require_memory_lock = false;
-  long poll_interval_us = 0;      // 0: the watchdog sleeps until woken
+  long poll_interval_us = 0;  // 0: the watchdog sleeps until woken
 };
 
 // --gpu N [--nvml-library PATH] [--dry-run] [--require-memory-lock] --poll-interval-us N

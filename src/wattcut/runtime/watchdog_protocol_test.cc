@@ -21,15 +21,21 @@ Result<HelperArguments> Parse(std::vector<std::string> args) {
 TEST(HelperCommandLineTest, PassesOnlyWhatDiffersFromTheDefaults) {
   EXPECT_EQ(HelperCommandLine({.gpu = 1, .poll_interval_us = 500}),
             (std::vector<std::string>{"--gpu", "1", "--poll-interval-us", "500"}));
-  EXPECT_EQ(HelperCommandLine({.gpu = 0, .nvml_library = "/opt/nvml/libnvidia-ml.so.1", .dry_run = true,
-                               .require_memory_lock = true, .poll_interval_us = 0}),
+  EXPECT_EQ(HelperCommandLine({.gpu = 0,
+                               .nvml_library = "/opt/nvml/libnvidia-ml.so.1",
+                               .dry_run = true,
+                               .require_memory_lock = true,
+                               .poll_interval_us = 0}),
             (std::vector<std::string>{"--gpu", "0", "--nvml-library", "/opt/nvml/libnvidia-ml.so.1", "--dry-run",
                                       "--require-memory-lock", "--poll-interval-us", "0"}));
 }
 
 TEST(HelperCommandLineTest, TheWatchdogReadsWhatTheTrainingProcessWrites) {
-  const HelperArguments written{.gpu = 3, .nvml_library = "libnvidia-ml.so.550", .dry_run = true,
-                                .require_memory_lock = true, .poll_interval_us = 250};
+  const HelperArguments written{.gpu = 3,
+                                .nvml_library = "libnvidia-ml.so.550",
+                                .dry_run = true,
+                                .require_memory_lock = true,
+                                .poll_interval_us = 250};
   auto read = Parse(HelperCommandLine(written));
   ASSERT_TRUE(read.ok()) << read.error().message;
   EXPECT_EQ(read->gpu, 3);

@@ -74,8 +74,7 @@ std::optional<std::string> AccessPolicy::CheckAuthorization(std::string_view hea
   if (!token_) return std::nullopt;
   // RFC 7235: the scheme is case-insensitive and separated from the credentials by spaces.
   constexpr std::string_view kScheme = "bearer";
-  if (header.size() <= kScheme.size() ||
-      !EqualsIgnoringCase(header.substr(0, kScheme.size()), kScheme) ||
+  if (header.size() <= kScheme.size() || !EqualsIgnoringCase(header.substr(0, kScheme.size()), kScheme) ||
       header[kScheme.size()] != ' ') {
     return std::string("missing 'Authorization: Bearer <token>' header");
   }

@@ -28,10 +28,7 @@ class DeadlineStream final : public httplib::Stream {
  public:
   DeadlineStream(socket_t sock, milliseconds read_timeout, milliseconds write_timeout,
                  const std::atomic<socket_t>& listener)
-      : sock_(sock),
-        read_timeout_(read_timeout),
-        write_timeout_(write_timeout),
-        listener_(listener) {}
+      : sock_(sock), read_timeout_(read_timeout), write_timeout_(write_timeout), listener_(listener) {}
 
   void Arm(Clock::time_point deadline) {
     deadline_ = deadline;
@@ -42,9 +39,7 @@ class DeadlineStream final : public httplib::Stream {
   bool timed_out() const { return timed_out_; }
 
   // Waits for the first byte of the next request, at most `timeout`.
-  bool WaitForRequest(milliseconds timeout) const {
-    return Buffered() > 0 || WaitFor(POLLIN, timeout) > 0;
-  }
+  bool WaitForRequest(milliseconds timeout) const { return Buffered() > 0 || WaitFor(POLLIN, timeout) > 0; }
 
   bool is_readable() const override {
     if (Buffered() > 0) return true;
@@ -94,12 +89,8 @@ class DeadlineStream final : public httplib::Stream {
     }
   }
 
-  void get_remote_ip_and_port(std::string& ip, int& port) const override {
-    Address(::getpeername, ip, port);
-  }
-  void get_local_ip_and_port(std::string& ip, int& port) const override {
-    Address(::getsockname, ip, port);
-  }
+  void get_remote_ip_and_port(std::string& ip, int& port) const override { Address(::getpeername, ip, port); }
+  void get_local_ip_and_port(std::string& ip, int& port) const override { Address(::getsockname, ip, port); }
   socket_t socket() const override { return sock_; }
 
  private:
@@ -134,8 +125,8 @@ class DeadlineStream final : public httplib::Stream {
     char host[NI_MAXHOST];
     char service[NI_MAXSERV];
     if (getter(sock_, reinterpret_cast<sockaddr*>(&address), &length) == 0 &&
-        ::getnameinfo(reinterpret_cast<sockaddr*>(&address), length, host, sizeof(host), service,
-                      sizeof(service), NI_NUMERICHOST | NI_NUMERICSERV) == 0) {
+        ::getnameinfo(reinterpret_cast<sockaddr*>(&address), length, host, sizeof(host), service, sizeof(service),
+                      NI_NUMERICHOST | NI_NUMERICSERV) == 0) {
       ip = host;
       port = std::atoi(service);
     }
@@ -186,8 +177,8 @@ void CloseSocket(socket_t sock, bool drain) {
 
 std::string NumericHost(const sockaddr_storage& address, socklen_t length) {
   char host[NI_MAXHOST];
-  if (::getnameinfo(reinterpret_cast<const sockaddr*>(&address), length, host, sizeof(host),
-                    nullptr, 0, NI_NUMERICHOST) != 0) {
+  if (::getnameinfo(reinterpret_cast<const sockaddr*>(&address), length, host, sizeof(host), nullptr, 0,
+                    NI_NUMERICHOST) != 0) {
     return "unknown";
   }
   return host;
@@ -200,8 +191,7 @@ BoundedHttpServer::BoundedHttpServer(ConnectionLimits limits, Observer observer)
   // Runs just before the response headers are written: a connection about to be closed
   // says so, so that the client opens a new one for its next request.
   set_post_routing_handler([](const httplib::Request&, httplib::Response& res) {
-    if (t_connection != nullptr &&
-        (t_connection->close_after_response || t_connection->stream->timed_out())) {
+    if (t_connection != nullptr && (t_connection->close_after_response || t_connection->stream->timed_out())) {
       res.set_header("Connection", "close");
     }
   });
@@ -238,12 +228,11 @@ bool BoundedHttpServer::process_and_close_socket(socket_t sock) {
   const Admission admission = Admit(peer, loopback);
   if (admission == Admission::kRefused) {
     if (observer_.on_cut) observer_.on_cut(ConnectionCut::kClientLimit);
-    std::string body = ErrorBody("too many connections from " + peer + " (limit " +
-                                 std::to_string(limits_.max_connections_per_client) +
-                                 ", --max-connections-per-client); retry later");
-    std::string response =
-        "HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\nContent-Length: " +
-        std::to_string(body.size()) + "\r\nConnection: close\r\n\r\n" + body;
+    std::string body =
+        ErrorBody("too many connections from " + peer + " (limit " +
+                  std::to_string(limits_.max_connections_per_client) + ", --max-connections-per-client); retry later");
+    std::string response = "HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\nContent-Length: " +
+                           std::to_string(body.size()) + "\r\nConnection: close\r\n\r\n" + body;
     stream.write(response.data(), response.size());
     CloseSocket(sock, /*drain=*/true);
     return false;
@@ -277,9 +266,7 @@ void BoundedHttpServer::CloseAfterResponse() {
   if (t_connection != nullptr) t_connection->close_after_response = true;
 }
 
-bool BoundedHttpServer::RequestTimedOut() {
-  return t_connection != nullptr && t_connection->stream->timed_out();
-}
+bool BoundedHttpServer::RequestTimedOut() { return t_connection != nullptr && t_connection->stream->timed_out(); }
 
 bool BoundedHttpServer::HasBody(const httplib::Request& req) {
   if (req.has_header("Transfer-Encoding")) return true;
@@ -288,12 +275,11 @@ bool BoundedHttpServer::HasBody(const httplib::Request& req) {
 }
 
 BoundedHttpServer::BodyRead BoundedHttpServer::ReadBody(const httplib::Request& req,
-                                                        const httplib::ContentReader& reader,
-                                                        size_t max_bytes, std::string& body) {
+                                                        const httplib::ContentReader& reader, size_t max_bytes,
+                                                        std::string& body) {
   body.clear();
   if (!HasBody(req)) return {};
-  const std::string limit_text = "larger than --max-body-bytes (" + std::to_string(max_bytes) +
-                                 " bytes)";
+  const std::string limit_text = "larger than --max-body-bytes (" + std::to_string(max_bytes) + " bytes)";
   if (req.is_multipart_form_data()) {
     CloseAfterResponse();
     return {415,
@@ -304,8 +290,7 @@ BoundedHttpServer::BodyRead BoundedHttpServer::ReadBody(const httplib::Request& 
     const std::string text = req.get_header_value("Content-Length");
     uint64_t declared = 0;
     auto is_digit = [](char c) { return c >= '0' && c <= '9'; };
-    bool numeric =
-        !text.empty() && text.size() <= 19 && std::all_of(text.begin(), text.end(), is_digit);
+    bool numeric = !text.empty() && text.size() <= 19 && std::all_of(text.begin(), text.end(), is_digit);
     if (!numeric) {
       CloseAfterResponse();
       return {400, "Content-Length is not a number"};
@@ -333,8 +318,9 @@ BoundedHttpServer::BodyRead BoundedHttpServer::ReadBody(const httplib::Request& 
   body.shrink_to_fit();
   if (too_large) return {413, "request body too large: " + limit_text};
   if (RequestTimedOut()) return {408, "the request body did not arrive within --request-timeout"};
-  return {400, "could not read the request body (cut short, or a malformed chunked or compressed "
-               "encoding)"};
+  return {400,
+          "could not read the request body (cut short, or a malformed chunked or compressed "
+          "encoding)"};
 }
 
 }  // namespace wattcut::server

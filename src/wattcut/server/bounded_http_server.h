@@ -57,8 +57,8 @@ class BoundedHttpServer : public httplib::Server {
   // Reads the body of `req` into `body`, at most `max_bytes` after any Content-Encoding is
   // undone. A request without Content-Length or chunked encoding has an empty body (RFC 7230
   // 3.3.3). On failure the connection is closed after the response.
-  static BodyRead ReadBody(const httplib::Request& req, const httplib::ContentReader& reader,
-                           size_t max_bytes, std::string& body);
+  static BodyRead ReadBody(const httplib::Request& req, const httplib::ContentReader& reader, size_t max_bytes,
+                           std::string& body);
   // Within a handler: close this connection once the response is written.
   static void CloseAfterResponse();
   // Within a handler, the error handler or the logger: the current request missed its

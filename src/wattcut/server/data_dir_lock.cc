@@ -28,11 +28,10 @@ Result<std::unique_ptr<DataDirLock>> DataDirLock::Acquire(const std::string& dat
   if (fd < 0) return Error{"cannot open lock file " + path + ": " + std::strerror(errno)};
   if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
     int error = errno;
-    std::string message =
-        error == EWOULDBLOCK
-            ? "data dir " + data_dir + " is in use by another wattcut serve (pid " + HolderPid(fd) +
-                  ", lock file " + path + "): stop that server first, or pass another --data-dir"
-            : "cannot lock " + path + ": " + std::strerror(error);
+    std::string message = error == EWOULDBLOCK
+                              ? "data dir " + data_dir + " is in use by another wattcut serve (pid " + HolderPid(fd) +
+                                    ", lock file " + path + "): stop that server first, or pass another --data-dir"
+                              : "cannot lock " + path + ": " + std::strerror(error);
     ::close(fd);
     return Error{message};
   }

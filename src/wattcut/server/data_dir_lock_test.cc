@@ -11,8 +11,7 @@ namespace wattcut::server {
 namespace {
 
 TEST(DataDirLock, SecondHolderIsRefusedWithThePidUntilTheFirstLetsGo) {
-  auto dir = std::filesystem::temp_directory_path() /
-             ("wattcut_lock_test_" + std::to_string(::getpid()));
+  auto dir = std::filesystem::temp_directory_path() / ("wattcut_lock_test_" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
   {
     auto first = DataDirLock::Acquire(dir.string());
@@ -24,8 +23,7 @@ TEST(DataDirLock, SecondHolderIsRefusedWithThePidUntilTheFirstLetsGo) {
     // flock is per open file: a second open in the same process conflicts too.
     auto second = DataDirLock::Acquire(dir.string());
     ASSERT_FALSE(second.ok());
-    EXPECT_NE(second.error().message.find("in use by another wattcut serve (pid " + pid + ","),
-              std::string::npos)
+    EXPECT_NE(second.error().message.find("in use by another wattcut serve (pid " + pid + ","), std::string::npos)
         << second.error().message;
   }
   // Released with its holder; the lock file left behind does not block.

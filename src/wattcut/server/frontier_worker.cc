@@ -60,16 +60,16 @@ void FrontierWorker::Run() {
       try {
         return ComputeFrontier(*task.profile, task.options);
       } catch (const std::bad_alloc&) {
-        return Error{"the planner ran out of memory (std::bad_alloc): use a coarser unit_time_s "
-                     "or fewer microbatches"};
+        return Error{
+            "the planner ran out of memory (std::bad_alloc): use a coarser unit_time_s "
+            "or fewer microbatches"};
       } catch (const std::exception& e) {
         return Error{std::string("the planner failed: ") + e.what()};
       } catch (...) {
         return Error{"the planner failed with an unknown exception"};
       }
     }();
-    double seconds =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     try {
       done_(task, std::move(frontier), seconds);
     } catch (...) {

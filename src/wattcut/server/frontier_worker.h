@@ -26,7 +26,7 @@ namespace wattcut::server {
 
 struct FrontierTask {
   std::string job_id;
-  uint64_t generation = 0;  // lets the job ignore results of superseded tasks
+  uint64_t generation = 0;                 // lets the job ignore results of superseded tasks
   std::shared_ptr<const Profile> profile;  // the job's, already parsed and checked
   PlannerOptions options;
 };

@@ -52,15 +52,15 @@ Result<int> IntField(const json& object, const std::string& name, int min, int m
   if (it->is_number_unsigned()) {
     uint64_t v = it->get<uint64_t>();
     if (v > static_cast<uint64_t>(max)) {
-      return Error{"field '" + name + "': " + std::to_string(v) + " is out of range [" +
-                   std::to_string(min) + ", " + std::to_string(max) + "]"};
+      return Error{"field '" + name + "': " + std::to_string(v) + " is out of range [" + std::to_string(min) + ", " +
+                   std::to_string(max) + "]"};
     }
     return static_cast<int>(v);
   }
   int64_t v = it->get<int64_t>();
   if (v < min || v > max) {
-    return Error{"field '" + name + "': " + std::to_string(v) + " is out of range [" +
-                 std::to_string(min) + ", " + std::to_string(max) + "]"};
+    return Error{"field '" + name + "': " + std::to_string(v) + " is out of range [" + std::to_string(min) + ", " +
+                 std::to_string(max) + "]"};
   }
   return static_cast<int>(v);
 }
@@ -74,8 +74,7 @@ Result<double> NumberValue(const json& value, const std::string& what) {
   return v;
 }
 
-Result<double> NumberField(const json& object, const std::string& name,
-                           std::optional<double> fallback = std::nullopt) {
+Result<double> NumberField(const json& object, const std::string& name, std::optional<double> fallback = std::nullopt) {
   auto it = object.find(name);
   if (it == object.end() || (it->is_null() && fallback)) {
     if (fallback) return *fallback;
@@ -85,8 +84,7 @@ Result<double> NumberField(const json& object, const std::string& name,
 }
 
 Result<std::vector<double>> NumberList(const json& value, const std::string& what) {
-  if (!value.is_array())
-    return Error{what + ": expected a list of numbers, got " + TypeName(value)};
+  if (!value.is_array()) return Error{what + ": expected a list of numbers, got " + TypeName(value)};
   std::vector<double> out;
   out.reserve(value.size());
   for (size_t i = 0; i < value.size(); ++i) {
@@ -97,14 +95,12 @@ Result<std::vector<double>> NumberList(const json& value, const std::string& wha
   return out;
 }
 
-Result<std::map<std::string, std::vector<std::vector<double>>>> Breakdown(const json& object,
-                                                                          const std::string& name) {
+Result<std::map<std::string, std::vector<std::vector<double>>>> Breakdown(const json& object, const std::string& name) {
   std::map<std::string, std::vector<std::vector<double>>> out;
   auto it = object.find(name);
   if (it == object.end() || it->is_null()) return out;
   if (!it->is_object()) {
-    return Error{"field '" + name + "': expected an object of instruction -> list of lists, got " +
-                 TypeName(*it)};
+    return Error{"field '" + name + "': expected an object of instruction -> list of lists, got " + TypeName(*it)};
   }
   for (const auto& [key, value] : it->items()) {
     std::string what = "field '" + name + "." + PrintableText(key, 64) + "'";
@@ -125,8 +121,7 @@ Result<std::map<int, double>> FrequencyMap(const json& object, const std::string
   auto it = object.find(name);
   if (it == object.end()) return Error{"field '" + name + "' is required"};
   if (!it->is_object()) {
-    return Error{"field '" + name + "': expected an object of frequency (MHz) -> number, got " +
-                 TypeName(*it)};
+    return Error{"field '" + name + "': expected an object of frequency (MHz) -> number, got " + TypeName(*it)};
   }
   std::map<int, double> out;
   for (const auto& [key, value] : it->items()) {
@@ -243,8 +238,7 @@ Result<RankInfo> RankInfoFromJson(const json& j) {
   auto it = j.find("available_frequencies");
   if (it == j.end()) return Error{"field 'available_frequencies' is required"};
   if (!it->is_array()) {
-    return Error{"field 'available_frequencies': expected a list of integers (MHz), got " +
-                 TypeName(*it)};
+    return Error{"field 'available_frequencies': expected a list of integers (MHz), got " + TypeName(*it)};
   }
   if (it->empty()) return Error{"field 'available_frequencies': must not be empty"};
   if (it->size() > 4096) return Error{"field 'available_frequencies': more than 4096 entries"};
@@ -290,9 +284,8 @@ Result<RankProfile> RankProfileFromJson(const json& j) {
     const char* name;
     std::map<int, double>* target;
   };
-  for (Slot slot :
-       {Slot{"forward_time", &p.forward_time}, Slot{"forward_energy", &p.forward_energy},
-        Slot{"backward_time", &p.backward_time}, Slot{"backward_energy", &p.backward_energy}}) {
+  for (Slot slot : {Slot{"forward_time", &p.forward_time}, Slot{"forward_energy", &p.forward_energy},
+                    Slot{"backward_time", &p.backward_time}, Slot{"backward_energy", &p.backward_energy}}) {
     auto map = FrequencyMap(j, slot.name);
     if (!map) return map.error();
     *slot.target = std::move(*map);
@@ -495,14 +488,13 @@ json ToJson(const RankProfile& p) {
 }
 
 json ToJson(const PlannerSettings& s) {
-  return {
-      {"num_microbatches", s.num_microbatches},
-      {"schedule", std::string(PipelineScheduleName(s.schedule))},
-      {"unit_time_s", s.unit_time_s},
-      {"noise_factor", s.noise_factor},
-      {"cost_model", std::string(CostModelName(s.cost_model))},
-      {"p2p_power_w", s.p2p_power_w},
-      {"profiling_min_freq_mhz", s.profiling_min_freq_mhz}};
+  return {{"num_microbatches", s.num_microbatches},
+          {"schedule", std::string(PipelineScheduleName(s.schedule))},
+          {"unit_time_s", s.unit_time_s},
+          {"noise_factor", s.noise_factor},
+          {"cost_model", std::string(CostModelName(s.cost_model))},
+          {"p2p_power_w", s.p2p_power_w},
+          {"profiling_min_freq_mhz", s.profiling_min_freq_mhz}};
 }
 
 json ToJson(const ProfilingResult& r) {
@@ -518,8 +510,7 @@ Result<int64_t> ParseNonNegativeInteger(std::string_view name, std::string_view 
   const char* end = text.data() + text.size();
   auto [ptr, ec] = std::from_chars(text.data(), end, value);
   if (text.empty() || ec != std::errc() || ptr != end || value < 0) {
-    return Error{"'" + std::string(name) + "': expected a non-negative integer, got '" +
-                 PrintableText(text, 64) + "'"};
+    return Error{"'" + std::string(name) + "': expected a non-negative integer, got '" + PrintableText(text, 64) + "'"};
   }
   return value;
 }

@@ -20,32 +20,29 @@ TEST(HttpApi, ParsesZeusJobInfo) {
 }
 
 TEST(HttpApi, RejectsWorldSizeMismatchAndNamesTheField) {
-  auto reg = JobRegistrationFromJson(
-      json::parse(R"({"pp_degree": 2, "dp_degree": 1, "tp_degree": 1, "world_size": 3})"));
+  auto reg =
+      JobRegistrationFromJson(json::parse(R"({"pp_degree": 2, "dp_degree": 1, "tp_degree": 1, "world_size": 3})"));
   ASSERT_FALSE(reg.ok());
   EXPECT_NE(reg.error().message.find("world_size"), std::string::npos);
 }
 
 TEST(HttpApi, RejectsWrongTypes) {
-  auto reg = JobRegistrationFromJson(
-      json::parse(R"({"pp_degree": "2", "dp_degree": 1, "tp_degree": 1, "world_size": 2})"));
+  auto reg =
+      JobRegistrationFromJson(json::parse(R"({"pp_degree": "2", "dp_degree": 1, "tp_degree": 1, "world_size": 2})"));
   ASSERT_FALSE(reg.ok());
-  EXPECT_NE(reg.error().message.find("'pp_degree': expected an integer, got string"),
-            std::string::npos);
+  EXPECT_NE(reg.error().message.find("'pp_degree': expected an integer, got string"), std::string::npos);
   EXPECT_FALSE(JobRegistrationFromJson(json::parse("[1,2]")).ok());
   EXPECT_FALSE(
-      JobRegistrationFromJson(
-          json::parse(R"({"pp_degree": 1e300, "dp_degree": 1, "tp_degree": 1, "world_size": 1})"))
+      JobRegistrationFromJson(json::parse(R"({"pp_degree": 1e300, "dp_degree": 1, "tp_degree": 1, "world_size": 1})"))
           .ok());
-  EXPECT_FALSE(
-      JobRegistrationFromJson(json::parse(R"({"pp_degree": 18446744073709551615, "dp_degree": 1,
+  EXPECT_FALSE(JobRegistrationFromJson(json::parse(R"({"pp_degree": 18446744073709551615, "dp_degree": 1,
                                    "tp_degree": 1, "world_size": 1})"))
-          .ok());
+                   .ok());
 }
 
 TEST(HttpApi, NonEmptyJobIdIsRefused) {
-  auto reg = JobRegistrationFromJson(json::parse(
-      R"({"job_id": "x", "pp_degree": 1, "dp_degree": 1, "tp_degree": 1, "world_size": 1})"));
+  auto reg = JobRegistrationFromJson(
+      json::parse(R"({"job_id": "x", "pp_degree": 1, "dp_degree": 1, "tp_degree": 1, "world_size": 1})"));
   ASSERT_FALSE(reg.ok());
   EXPECT_NE(reg.error().message.find("job_id"), std::string::npos);
 }
@@ -99,15 +96,13 @@ TEST(HttpApi, StragglerReportNeedsExactlyOneKind) {
   EXPECT_TRUE(StragglerReportFromJson(json::parse(R"({"dp_rank": 1, "slowdown": 1.2})")).ok());
   EXPECT_TRUE(StragglerReportFromJson(json::parse(R"({"dp_rank": 1, "recovered": true})")).ok());
   EXPECT_FALSE(StragglerReportFromJson(json::parse(R"({"dp_rank": 1})")).ok());
-  EXPECT_FALSE(StragglerReportFromJson(
-                   json::parse(R"({"dp_rank": 1, "slowdown": 1.2, "iteration_time_s": 3})"))
-                   .ok());
+  EXPECT_FALSE(StragglerReportFromJson(json::parse(R"({"dp_rank": 1, "slowdown": 1.2, "iteration_time_s": 3})")).ok());
   EXPECT_FALSE(StragglerReportFromJson(json::parse(R"({"dp_rank": 1, "slowdown": 0.5})")).ok());
 }
 
 TEST(HttpApi, PlanSelectionRoundTrips) {
-  for (const char* text : {R"({"point": "fastest"})", R"({"point": "min_energy"})",
-                           R"({"index": 7})", R"({"iteration_time_s": 2.5})"}) {
+  for (const char* text :
+       {R"({"point": "fastest"})", R"({"point": "min_energy"})", R"({"index": 7})", R"({"iteration_time_s": 2.5})"}) {
     auto sel = PlanSelectionFromJson(json::parse(text));
     ASSERT_TRUE(sel.ok()) << text;
     EXPECT_EQ(sel->ToJson(), json::parse(text));
@@ -142,13 +137,10 @@ TEST(HttpApi, PlannerSettingsDefaultsAndChecks) {
   // The planner's bounds (planning_limits.h), refused when the settings arrive.
   auto many = PlannerSettingsFromJson(json{{"num_microbatches", kMaxMicrobatches + 1}});
   ASSERT_FALSE(many.ok());
-  EXPECT_NE(many.error().message.find(std::to_string(kMaxMicrobatches)), std::string::npos)
-      << many.error().message;
+  EXPECT_NE(many.error().message.find(std::to_string(kMaxMicrobatches)), std::string::npos) << many.error().message;
   EXPECT_TRUE(PlannerSettingsFromJson(json{{"num_microbatches", kMaxMicrobatches}}).ok());
-  auto stages = JobRegistrationFromJson(json{{"pp_degree", kMaxStages + 1},
-                                              {"dp_degree", 1},
-                                              {"tp_degree", 1},
-                                              {"world_size", kMaxStages + 1}});
+  auto stages = JobRegistrationFromJson(
+      json{{"pp_degree", kMaxStages + 1}, {"dp_degree", 1}, {"tp_degree", 1}, {"world_size", kMaxStages + 1}});
   ASSERT_FALSE(stages.ok());
   EXPECT_NE(stages.error().message.find("pp_degree"), std::string::npos);
   // A value quoted in a message carries no control bytes.

@@ -50,8 +50,8 @@ Status CheckPipelineLimits(const JobInfo& info, const PlannerSettings& planner) 
 std::string SanitizeMetadata(const std::string& text) {
   std::string out;
   for (char c : text) {
-    bool safe = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' ||
-                c == '_' || c == '.';
+    bool safe =
+        (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' || c == '_' || c == '.';
     out += safe ? c : '_';
   }
   return out;
@@ -212,7 +212,8 @@ Result<std::shared_ptr<JobRegistry::Job>> JobRegistry::LoadStoredJob(const Store
   job->ranks = std::move(decoded->ranks);
   job->rank_profiles = std::move(decoded->rank_profiles);
   job->has_result = std::move(decoded->has_result);
-  job->num_registered = static_cast<int>(std::count_if(job->ranks.begin(), job->ranks.end(), [](const auto& r) { return r.has_value(); }));
+  job->num_registered = static_cast<int>(
+      std::count_if(job->ranks.begin(), job->ranks.end(), [](const auto& r) { return r.has_value(); }));
   job->num_rank_profiles = static_cast<int>(
       std::count_if(job->rank_profiles.begin(), job->rank_profiles.end(), [](const auto& p) { return p.has_value(); }));
   job->num_results = static_cast<int>(std::count(job->has_result.begin(), job->has_result.end(), 1));
@@ -386,8 +387,7 @@ ScheduleDecision JobRegistry::Decide(Job& job, bool may_start_profiling) {
   in.profiling_min_freq_mhz = job.planner.profiling_min_freq_mhz;
   in.may_start_profiling = may_start_profiling;
   if (job.frontier_state != FrontierState::kReady && job.planner.num_microbatches >= 1 && !job.schedule) {
-    auto schedule =
-        BuildPipelineSchedule(job.planner.schedule, job.info.pp_degree, job.planner.num_microbatches);
+    auto schedule = BuildPipelineSchedule(job.planner.schedule, job.info.pp_degree, job.planner.num_microbatches);
     if (schedule) {
       job.schedule = std::move(*schedule);
     } else {
@@ -418,7 +418,8 @@ Answer JobRegistry::ScheduleAnswer(Job& job, const ScheduleDecision& d, int rank
       int freq = d.mode == ScheduleDecision::Mode::kProfiling
                      ? d.profiling_freq_mhz
                      : *std::max_element(info.available_frequencies.begin(), info.available_frequencies.end());
-      return FrequencyScheduleJson(rank, UniformStageSchedule((*job.schedule)[static_cast<size_t>(info.pp_rank)], freq));
+      return FrequencyScheduleJson(rank,
+                                   UniformStageSchedule((*job.schedule)[static_cast<size_t>(info.pp_rank)], freq));
     }
   }
   return d.error;
@@ -439,8 +440,8 @@ Answer JobRegistry::FetchSchedule(const std::string& job_id, int64_t rank) {
   if (rank >= job->info.world_size) return RankOutOfRange("job '" + job_id + "': ", rank, job->info.world_size);
   size_t r = static_cast<size_t>(rank);
   if (!job->ranks[r]) {
-    return Error::Conflict("job '" + job_id + "': rank " + std::to_string(rank) + " has not registered; POST /register_rank/" +
-                           job_id + " first");
+    return Error::Conflict("job '" + job_id + "': rank " + std::to_string(rank) +
+                           " has not registered; POST /register_rank/" + job_id + " first");
   }
   RoundBarrier& barrier = job->barrier;
   if (barrier.is_waiting(r)) {
@@ -497,8 +498,8 @@ Status JobRegistry::RecordProfilingResultLocked(Job& job, const ProfilingResult&
   p.backward_energy[*freq] = measured->backward_energy_j;
   const ProfilingSweep saved = job.sweep;
   job.sweep.Record(r);
-  if (auto s = store_.PutRankProfileAndState(job.info.job_id, result.rank, ToJson(p).dump(),
-                                             EncodeJobState(job.State()));
+  if (auto s =
+          store_.PutRankProfileAndState(job.info.job_id, result.rank, ToJson(p).dump(), EncodeJobState(job.State()));
       !s) {
     job.sweep = saved;
     return StoreFailed(s.error());
@@ -609,8 +610,7 @@ void JobRegistry::SubmitFrontierLocked(Job& job) {
     job.SetFrontierFailed("num_microbatches is not set; PUT /v1/jobs/{job_id}/planner");
     return;
   }
-  worker_->Submit(
-      FrontierTask{job.info.job_id, job.frontier_generation, job.profile, job.planner.ToPlannerOptions()});
+  worker_->Submit(FrontierTask{job.info.job_id, job.frontier_generation, job.profile, job.planner.ToPlannerOptions()});
 }
 
 Status JobRegistry::InstallProfileLocked(Job& job, AggregatedProfile profile, const std::string& stored_csv,
@@ -784,7 +784,8 @@ void JobRegistry::OnFrontierDone(const FrontierTask& task, Result<Frontier> fron
   // Stored so that a restart serves it at once. A frontier that cannot be stored is still
   // served; the next start computes it again.
   if (auto s = store_.PutFrontier(task.job_id, stored_text, Text(FrontierSummaryJson(*ready, seconds))); !s) {
-    std::fprintf(stderr, "wattcut serve: job %s: the frontier could not be stored (%s); it is served, and computed "
+    std::fprintf(stderr,
+                 "wattcut serve: job %s: the frontier could not be stored (%s); it is served, and computed "
                  "again after a restart\n",
                  PrintableText(task.job_id).c_str(), s.error().message.c_str());
   }
@@ -805,9 +806,9 @@ Answer JobRegistry::FrontierPoints(const std::string& job_id, int64_t offset, in
   if (!job) return MissingJob(job_id);
   std::lock_guard lock(job->mu);
   if (job->frontier_state != FrontierState::kReady) {
-    return Error::Conflict("job '" + job_id + "': the frontier is " + FrontierStateName(job->frontier_state) +
-                           (job->frontier_state == FrontierState::kFailed ? ": " + job->frontier_error
-                                                                          : std::string()));
+    return Error::Conflict(
+        "job '" + job_id + "': the frontier is " + FrontierStateName(job->frontier_state) +
+        (job->frontier_state == FrontierState::kFailed ? ": " + job->frontier_error : std::string()));
   }
   return Text(FrontierPointsJson(*job->frontier, offset, limit));
 }

@@ -45,9 +45,8 @@ TEST(JobStateCodec, RoundTrips) {
 
 TEST(JobStateCodec, ADocumentWithoutAVersionIsVersionOne) {
   // As servers before schema versions wrote it.
-  auto old = DecodeJobState(
-      R"({"round":3,"selection":{"point":"fastest"},"stragglers":[],)"
-      R"("profiling":{"active":false,"done":false,"freqs":[],"step":0,"got":[]}})");
+  auto old = DecodeJobState(R"({"round":3,"selection":{"point":"fastest"},"stragglers":[],)"
+                            R"("profiling":{"active":false,"done":false,"freqs":[],"step":0,"got":[]}})");
   ASSERT_TRUE(old.ok()) << old.error().message;
   EXPECT_EQ(old->completed_rounds, 3);
   EXPECT_EQ(old->frontier_attempts, 0);
@@ -85,8 +84,9 @@ StoredJob StoredSample() {
   s.state_json = EncodeJobState(Sample());
   s.ranks = {{0, R"({"rank":0,"dp_rank":0,"pp_rank":0,"tp_rank":0,"available_frequencies":[1410,900]})"},
              {1, R"({"rank":1,"dp_rank":0,"pp_rank":1,"tp_rank":0,"available_frequencies":[1410,900]})"}};
-  s.rank_profiles = {{1, R"({"rank":1,"dp_rank":0,"pp_rank":1,"tp_rank":0,"forward_time":{"1410":0.1},)"
-                         R"("forward_energy":{"1410":10},"backward_time":{"1410":0.2},"backward_energy":{"1410":20}})"}};
+  s.rank_profiles = {{1,
+                      R"({"rank":1,"dp_rank":0,"pp_rank":1,"tp_rank":0,"forward_time":{"1410":0.1},)"
+                      R"("forward_energy":{"1410":10},"backward_time":{"1410":0.2},"backward_energy":{"1410":20}})"}};
   s.results = {{0, "{}"}};
   return s;
 }

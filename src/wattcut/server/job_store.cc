@@ -62,8 +62,7 @@ class Transaction {
 std::string ColumnText(sqlite3_stmt* stmt, int col) {
   const unsigned char* text = sqlite3_column_text(stmt, col);
   if (text == nullptr) return {};
-  return std::string(reinterpret_cast<const char*>(text),
-                     static_cast<size_t>(sqlite3_column_bytes(stmt, col)));
+  return std::string(reinterpret_cast<const char*>(text), static_cast<size_t>(sqlite3_column_bytes(stmt, col)));
 }
 
 }  // namespace
@@ -71,8 +70,7 @@ std::string ColumnText(sqlite3_stmt* stmt, int col) {
 Result<std::unique_ptr<JobStore>> JobStore::Open(const std::string& data_dir, SyncMode sync) {
   std::unique_ptr<JobStore> store(new JobStore());
   std::string path = data_dir + "/wattcut.db";
-  if (sqlite3_open_v2(path.c_str(), &store->db_,
-                      SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX,
+  if (sqlite3_open_v2(path.c_str(), &store->db_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX,
                       nullptr) != SQLITE_OK) {
     return Error{"cannot open database " + path + ": " + store->LastError()};
   }
@@ -89,12 +87,12 @@ Result<std::unique_ptr<JobStore>> JobStore::Open(const std::string& data_dir, Sy
   if (sqlite3_step(*get_version) == SQLITE_ROW) version = std::stoi(ColumnText(*get_version, 0));
   sqlite3_reset(*get_version);
   if (version > kSchemaVersion) {
-    return Error{path + ": schema version " + std::to_string(version) +
-                 " is newer than this wattcut's (" + std::to_string(kSchemaVersion) + ")"};
+    return Error{path + ": schema version " + std::to_string(version) + " is newer than this wattcut's (" +
+                 std::to_string(kSchemaVersion) + ")"};
   }
   if (version < kSchemaVersion) {
-    std::string sql = "INSERT OR REPLACE INTO meta(key, value) VALUES('schema_version', '" +
-                      std::to_string(kSchemaVersion) + "')";
+    std::string sql =
+        "INSERT OR REPLACE INTO meta(key, value) VALUES('schema_version', '" + std::to_string(kSchemaVersion) + "')";
     if (auto s = store->Exec(sql.c_str()); !s) return s.error();
   }
 
@@ -109,30 +107,25 @@ Result<std::unique_ptr<JobStore>> JobStore::Open(const std::string& data_dir, Sy
            Slot{&store->insert_job_,
                 "INSERT INTO jobs(seq, job_id, info_json, planner_json, state_json) "
                 "VALUES(?, ?, ?, ?, ?)"},
-           Slot{&store->put_rank_,
-                "INSERT OR REPLACE INTO ranks(job_id, rank, info_json) VALUES(?, ?, ?)"},
+           Slot{&store->put_rank_, "INSERT OR REPLACE INTO ranks(job_id, rank, info_json) VALUES(?, ?, ?)"},
            Slot{&store->put_rank_profile_,
                 "INSERT OR REPLACE INTO rank_profiles(job_id, rank, profile_json) VALUES(?, ?, ?)"},
-           Slot{&store->put_result_,
-                "INSERT OR REPLACE INTO results(job_id, rank, result_json) VALUES(?, ?, ?)"},
+           Slot{&store->put_result_, "INSERT OR REPLACE INTO results(job_id, rank, result_json) VALUES(?, ?, ?)"},
            Slot{&store->put_state_, "UPDATE jobs SET state_json=? WHERE job_id=?"},
            Slot{&store->put_planner_, "UPDATE jobs SET planner_json=? WHERE job_id=?"},
-           Slot{&store->put_profile_,
-                "UPDATE jobs SET profile_csv=?, profile_source=?, planner_json=? WHERE job_id=?"},
+           Slot{&store->put_profile_, "UPDATE jobs SET profile_csv=?, profile_source=?, planner_json=? WHERE job_id=?"},
            Slot{&store->put_summary_, "UPDATE jobs SET frontier_summary_json=? WHERE job_id=?"},
            Slot{&store->put_frontier_, "INSERT OR REPLACE INTO frontiers(job_id, frontier) VALUES(?, ?)"},
            Slot{&store->drop_frontier_, "DELETE FROM frontiers WHERE job_id=?"},
-           Slot{&store->heartbeat_,
-                "INSERT OR REPLACE INTO meta(key, value) VALUES('last_write_check', ?)"},
+           Slot{&store->heartbeat_, "INSERT OR REPLACE INTO meta(key, value) VALUES('last_write_check', ?)"},
        }) {
     auto stmt = store->Prepare(slot.sql);
     if (!stmt) return stmt.error();
     *slot.target = *stmt;
   }
-  for (const char* sql :
-       {"DELETE FROM ranks WHERE job_id=?", "DELETE FROM rank_profiles WHERE job_id=?",
-        "DELETE FROM results WHERE job_id=?", "DELETE FROM frontiers WHERE job_id=?",
-        "DELETE FROM jobs WHERE job_id=?"}) {
+  for (const char* sql : {"DELETE FROM ranks WHERE job_id=?", "DELETE FROM rank_profiles WHERE job_id=?",
+                          "DELETE FROM results WHERE job_id=?", "DELETE FROM frontiers WHERE job_id=?",
+                          "DELETE FROM jobs WHERE job_id=?"}) {
     auto stmt = store->Prepare(sql);
     if (!stmt) return stmt.error();
     store->delete_job_.push_back(*stmt);
@@ -145,9 +138,7 @@ JobStore::~JobStore() {
   if (db_ != nullptr) sqlite3_close(db_);
 }
 
-std::string JobStore::LastError() const {
-  return db_ != nullptr ? sqlite3_errmsg(db_) : "out of memory";
-}
+std::string JobStore::LastError() const { return db_ != nullptr ? sqlite3_errmsg(db_) : "out of memory"; }
 
 Status JobStore::Exec(const char* sql) {
   char* message = nullptr;
@@ -175,8 +166,7 @@ Status JobStore::Run(sqlite3_stmt* stmt, const std::vector<Param>& params) {
     int index = static_cast<int>(i) + 1;
     const char* text = params[i].text.data() != nullptr ? params[i].text.data() : "";
     int rc = params[i].kind == Param::Kind::kText
-                 ? sqlite3_bind_text64(stmt, index, text, params[i].text.size(), SQLITE_STATIC,
-                                       SQLITE_UTF8)
+                 ? sqlite3_bind_text64(stmt, index, text, params[i].text.size(), SQLITE_STATIC, SQLITE_UTF8)
                  : sqlite3_bind_int64(stmt, index, params[i].number);
     if (rc != SQLITE_OK) {
       sqlite3_clear_bindings(stmt);
@@ -191,8 +181,7 @@ Status JobStore::Run(sqlite3_stmt* stmt, const std::vector<Param>& params) {
 }
 
 Result<std::string> JobStore::CreateJob(const std::function<std::string(int64_t)>& make_id,
-                                        const std::string& info_json,
-                                        const std::string& planner_json,
+                                        const std::string& info_json, const std::string& planner_json,
                                         const std::string& state_json) {
   std::lock_guard lock(mu_);
   return Recorded([&]() -> Result<std::string> {
@@ -212,8 +201,7 @@ Result<std::string> JobStore::CreateJob(const std::function<std::string(int64_t)
         !s) {
       return s.error();
     }
-    std::string sql = "INSERT OR REPLACE INTO meta(key, value) VALUES('last_job_seq', '" +
-                      std::to_string(seq) + "')";
+    std::string sql = "INSERT OR REPLACE INTO meta(key, value) VALUES('last_job_seq', '" + std::to_string(seq) + "')";
     if (auto s = Exec(sql.c_str()); !s) return s.error();
     if (!tx.Commit()) return Error::IOError("sqlite: commit failed: " + LastError());
     return job_id;
@@ -236,28 +224,24 @@ Status JobStore::DeleteJob(const std::string& job_id) {
 Status JobStore::PutRank(const std::string& job_id, int rank, const std::string& info_json) {
   std::lock_guard lock(mu_);
   return Recorded([&]() -> Status {
-    return Run(put_rank_, {{Param::Kind::kText, job_id},
-                           {Param::Kind::kInt, "", rank},
-                           {Param::Kind::kText, info_json}});
+    return Run(put_rank_,
+               {{Param::Kind::kText, job_id}, {Param::Kind::kInt, "", rank}, {Param::Kind::kText, info_json}});
   });
 }
 
-Status JobStore::PutRankProfile(const std::string& job_id, int rank,
-                                const std::string& profile_json) {
+Status JobStore::PutRankProfile(const std::string& job_id, int rank, const std::string& profile_json) {
   std::lock_guard lock(mu_);
   return Recorded([&]() -> Status {
-    return Run(put_rank_profile_, {{Param::Kind::kText, job_id},
-                                   {Param::Kind::kInt, "", rank},
-                                   {Param::Kind::kText, profile_json}});
+    return Run(put_rank_profile_,
+               {{Param::Kind::kText, job_id}, {Param::Kind::kInt, "", rank}, {Param::Kind::kText, profile_json}});
   });
 }
 
 Status JobStore::PutResult(const std::string& job_id, int rank, const std::string& result_json) {
   std::lock_guard lock(mu_);
   return Recorded([&]() -> Status {
-    return Run(put_result_, {{Param::Kind::kText, job_id},
-                             {Param::Kind::kInt, "", rank},
-                             {Param::Kind::kText, result_json}});
+    return Run(put_result_,
+               {{Param::Kind::kText, job_id}, {Param::Kind::kInt, "", rank}, {Param::Kind::kText, result_json}});
   });
 }
 
@@ -280,8 +264,8 @@ Status JobStore::PutPlanner(const std::string& job_id, const std::string& planne
   });
 }
 
-Status JobStore::PutProfile(const std::string& job_id, const std::string& csv,
-                            const std::string& source, const std::string& planner_json) {
+Status JobStore::PutProfile(const std::string& job_id, const std::string& csv, const std::string& source,
+                            const std::string& planner_json) {
   std::lock_guard lock(mu_);
   return Recorded([&]() -> Status {
     Transaction tx(db_);
@@ -299,21 +283,18 @@ Status JobStore::PutProfile(const std::string& job_id, const std::string& csv,
   });
 }
 
-Status JobStore::PutRankProfileAndState(const std::string& job_id, int rank,
-                                        const std::string& profile_json,
+Status JobStore::PutRankProfileAndState(const std::string& job_id, int rank, const std::string& profile_json,
                                         const std::string& state_json) {
   std::lock_guard lock(mu_);
   return Recorded([&]() -> Status {
     Transaction tx(db_);
     if (!tx.ok()) return Error::IOError("sqlite: cannot begin: " + LastError());
-    if (auto s = Run(put_rank_profile_, {{Param::Kind::kText, job_id},
-                                         {Param::Kind::kInt, "", rank},
-                                         {Param::Kind::kText, profile_json}});
+    if (auto s = Run(put_rank_profile_,
+                     {{Param::Kind::kText, job_id}, {Param::Kind::kInt, "", rank}, {Param::Kind::kText, profile_json}});
         !s) {
       return s;
     }
-    if (auto s = Run(put_state_, {{Param::Kind::kText, state_json}, {Param::Kind::kText, job_id}});
-        !s) {
+    if (auto s = Run(put_state_, {{Param::Kind::kText, state_json}, {Param::Kind::kText, job_id}}); !s) {
       return s;
     }
     if (!tx.Commit()) return Error::IOError("sqlite: commit failed: " + LastError());
@@ -344,8 +325,7 @@ Status JobStore::PutFrontier(const std::string& job_id, std::string_view frontie
 Status JobStore::CheckWritable() {
   std::lock_guard lock(mu_);
   if (failed_write_) return Error::IOError(*failed_write_);
-  auto now = std::chrono::duration_cast<std::chrono::milliseconds>(
-      std::chrono::system_clock::now().time_since_epoch());
+  auto now = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch());
   return Run(heartbeat_, {{Param::Kind::kText, std::to_string(now.count())}});
 }
 
@@ -373,8 +353,7 @@ Result<std::vector<StoredJob>> JobStore::LoadAll() {
     jobs.push_back(std::move(job));
   }
   sqlite3_finalize(stmt);
-  auto load_table = [&](const char* table_sql,
-                        std::vector<std::pair<int, std::string>> StoredJob::*member) -> Status {
+  auto load_table = [&](const char* table_sql, std::vector<std::pair<int, std::string>> StoredJob::*member) -> Status {
     sqlite3_stmt* s = nullptr;
     if (sqlite3_prepare_v2(db_, table_sql, -1, &s, nullptr) != SQLITE_OK) {
       return Error::IOError("sqlite: " + LastError());
@@ -389,19 +368,15 @@ Result<std::vector<StoredJob>> JobStore::LoadAll() {
     sqlite3_finalize(s);
     return Status::Ok();
   };
-  if (auto s = load_table("SELECT rank, info_json FROM ranks WHERE job_id=? ORDER BY rank",
-                          &StoredJob::ranks);
+  if (auto s = load_table("SELECT rank, info_json FROM ranks WHERE job_id=? ORDER BY rank", &StoredJob::ranks); !s) {
+    return s.error();
+  }
+  if (auto s = load_table("SELECT rank, profile_json FROM rank_profiles WHERE job_id=? ORDER BY rank",
+                          &StoredJob::rank_profiles);
       !s) {
     return s.error();
   }
-  if (auto s =
-          load_table("SELECT rank, profile_json FROM rank_profiles WHERE job_id=? ORDER BY rank",
-                     &StoredJob::rank_profiles);
-      !s) {
-    return s.error();
-  }
-  if (auto s = load_table("SELECT rank, result_json FROM results WHERE job_id=? ORDER BY rank",
-                          &StoredJob::results);
+  if (auto s = load_table("SELECT rank, result_json FROM results WHERE job_id=? ORDER BY rank", &StoredJob::results);
       !s) {
     return s.error();
   }

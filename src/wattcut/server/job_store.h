@@ -41,8 +41,8 @@ struct StoredJob {
   std::string state_json;
   std::string profile_csv;  // empty: none yet
   std::string profile_source;
-  std::string frontier_summary_json;  // empty: none
-  std::string frontier_text;          // empty: none stored
+  std::string frontier_summary_json;                       // empty: none
+  std::string frontier_text;                               // empty: none stored
   std::vector<std::pair<int, std::string>> ranks;          // (rank, RankInfo JSON)
   std::vector<std::pair<int, std::string>> rank_profiles;  // (rank, RankProfile JSON)
   std::vector<std::pair<int, std::string>> results;        // (rank, ProfilingResult JSON)
@@ -58,9 +58,8 @@ class JobStore {
 
   // Allocates the next job sequence number and inserts the job, in one transaction.
   // `make_id` turns the sequence number into the job id.
-  Result<std::string> CreateJob(const std::function<std::string(int64_t)>& make_id,
-                                const std::string& info_json, const std::string& planner_json,
-                                const std::string& state_json);
+  Result<std::string> CreateJob(const std::function<std::string(int64_t)>& make_id, const std::string& info_json,
+                                const std::string& planner_json, const std::string& state_json);
   Status DeleteJob(const std::string& job_id);
   Status PutRank(const std::string& job_id, int rank, const std::string& info_json);
   Status PutRankProfile(const std::string& job_id, int rank, const std::string& profile_json);
@@ -72,8 +71,8 @@ class JobStore {
   Status PutProfile(const std::string& job_id, const std::string& csv, const std::string& source,
                     const std::string& planner_json);
   // The profiling sweep's measurement of one rank and the job state, in one transaction.
-  Status PutRankProfileAndState(const std::string& job_id, int rank,
-                                const std::string& profile_json, const std::string& state_json);
+  Status PutRankProfileAndState(const std::string& job_id, int rank, const std::string& profile_json,
+                                const std::string& state_json);
   Status PutFrontierSummary(const std::string& job_id, const std::string& summary_json);
   // A computed frontier and its summary, in one transaction.
   Status PutFrontier(const std::string& job_id, std::string_view frontier_text, const std::string& summary_json);

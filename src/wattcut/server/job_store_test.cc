@@ -8,8 +8,7 @@ namespace wattcut::server {
 namespace {
 
 std::string FreshDir(const std::string& name) {
-  auto dir = std::filesystem::temp_directory_path() /
-             ("wattcut_store_test_" + name + "_" + std::to_string(::getpid()));
+  auto dir = std::filesystem::temp_directory_path() / ("wattcut_store_test_" + name + "_" + std::to_string(::getpid()));
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
   return dir.string();
@@ -20,8 +19,8 @@ TEST(JobStore, PersistsAcrossReopen) {
   {
     auto store = JobStore::Open(dir, SyncMode::kNormal);
     ASSERT_TRUE(store.ok()) << store.error().message;
-    auto id = (*store)->CreateJob([](int64_t seq) { return "job-" + std::to_string(seq); }, "{}",
-                                  "{}", "{\"round\":0}");
+    auto id =
+        (*store)->CreateJob([](int64_t seq) { return "job-" + std::to_string(seq); }, "{}", "{}", "{\"round\":0}");
     ASSERT_TRUE(id.ok());
     EXPECT_EQ(*id, "job-1");
     ASSERT_TRUE((*store)->PutRank(*id, 0, "{\"rank\":0}").ok());
@@ -39,8 +38,7 @@ TEST(JobStore, PersistsAcrossReopen) {
   ASSERT_EQ((*jobs)[0].ranks.size(), 1u);
   // Sequence numbers are never reused, even after a delete.
   ASSERT_TRUE((*store)->DeleteJob("job-1").ok());
-  auto id = (*store)->CreateJob([](int64_t seq) { return "job-" + std::to_string(seq); }, "{}",
-                                "{}", "{}");
+  auto id = (*store)->CreateJob([](int64_t seq) { return "job-" + std::to_string(seq); }, "{}", "{}", "{}");
   ASSERT_TRUE(id.ok());
   EXPECT_EQ(*id, "job-2");
   std::filesystem::remove_all(dir);

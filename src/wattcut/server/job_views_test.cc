@@ -63,7 +63,8 @@ TEST(JobViews, SummaryAndStragglers) {
   Stragglers stragglers;
   stragglers[2] = Straggler{StragglerReport::Kind::kSlowdown, 1.2};
   stragglers[0] = Straggler{StragglerReport::Kind::kIterationTime, 3.5};
-  EXPECT_EQ(StragglersJson(stragglers).dump(), R"([{"dp_rank":0,"iteration_time_s":3.5},{"dp_rank":2,"slowdown":1.2}])");
+  EXPECT_EQ(StragglersJson(stragglers).dump(),
+            R"([{"dp_rank":0,"iteration_time_s":3.5},{"dp_rank":2,"slowdown":1.2}])");
 }
 
 TEST(JobViews, EachProfileWarningSaysWhatWasLeftOutAndWhy) {

@@ -29,8 +29,7 @@ std::string Escape(const std::string& value) {
 }  // namespace
 
 const char* MethodLabel(const std::string& method) {
-  for (const char* known : {"GET", "HEAD", "POST", "PUT", "DELETE", "PATCH", "OPTIONS", "CONNECT",
-                            "TRACE"}) {
+  for (const char* known : {"GET", "HEAD", "POST", "PUT", "DELETE", "PATCH", "OPTIONS", "CONNECT", "TRACE"}) {
     if (method == known) return known;
   }
   return "other";
@@ -56,8 +55,7 @@ void Histogram::Write(std::string& out, const std::string& name, const std::stri
   out += name + "_count" + plain + " " + std::to_string(count_) + "\n";
 }
 
-void Metrics::RecordRequest(const std::string& endpoint, const std::string& method, int status,
-                            double seconds) {
+void Metrics::RecordRequest(const std::string& endpoint, const std::string& method, int status, double seconds) {
   std::lock_guard lock(mu_);
   ++requests_[{endpoint, MethodLabel(method), status}];
   latency_[endpoint].Observe(seconds);
@@ -90,32 +88,27 @@ std::string Metrics::Render() const {
       "# TYPE wattcut_http_requests_total counter\n";
   for (const auto& [key, count] : requests_) {
     const auto& [endpoint, method, status] = key;
-    out += "wattcut_http_requests_total{endpoint=\"" + Escape(endpoint) + "\",method=\"" +
-           Escape(method) + "\",status=\"" + std::to_string(status) + "\"} " +
-           std::to_string(count) + "\n";
+    out += "wattcut_http_requests_total{endpoint=\"" + Escape(endpoint) + "\",method=\"" + Escape(method) +
+           "\",status=\"" + std::to_string(status) + "\"} " + std::to_string(count) + "\n";
   }
   out +=
       "# HELP wattcut_http_request_duration_seconds Time to answer a request, long polls "
       "included.\n# TYPE wattcut_http_request_duration_seconds histogram\n";
   for (const auto& [endpoint, histogram] : latency_) {
-    histogram.Write(out, "wattcut_http_request_duration_seconds",
-                    "endpoint=\"" + Escape(endpoint) + "\",");
+    histogram.Write(out, "wattcut_http_request_duration_seconds", "endpoint=\"" + Escape(endpoint) + "\",");
   }
   out +=
       "# HELP wattcut_http_connections_cut_total Connections the server closed on its own: over "
       "--max-connections-per-client, or a request not received within --request-timeout.\n"
       "# TYPE wattcut_http_connections_cut_total counter\n";
-  out += "wattcut_http_connections_cut_total{reason=\"client_limit\"} " +
-         std::to_string(cut_client_limit_) + "\n";
-  out += "wattcut_http_connections_cut_total{reason=\"request_timeout\"} " +
-         std::to_string(cut_request_timeout_) + "\n";
+  out += "wattcut_http_connections_cut_total{reason=\"client_limit\"} " + std::to_string(cut_client_limit_) + "\n";
+  out +=
+      "wattcut_http_connections_cut_total{reason=\"request_timeout\"} " + std::to_string(cut_request_timeout_) + "\n";
   out +=
       "# HELP wattcut_frontier_computations_total Frontier computations by outcome.\n"
       "# TYPE wattcut_frontier_computations_total counter\n";
-  out +=
-      "wattcut_frontier_computations_total{outcome=\"ok\"} " + std::to_string(frontier_ok_) + "\n";
-  out += "wattcut_frontier_computations_total{outcome=\"error\"} " +
-         std::to_string(frontier_error_) + "\n";
+  out += "wattcut_frontier_computations_total{outcome=\"ok\"} " + std::to_string(frontier_ok_) + "\n";
+  out += "wattcut_frontier_computations_total{outcome=\"error\"} " + std::to_string(frontier_error_) + "\n";
   out +=
       "# HELP wattcut_frontier_computation_seconds Time to compute one frontier.\n"
       "# TYPE wattcut_frontier_computation_seconds histogram\n";

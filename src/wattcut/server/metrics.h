@@ -24,8 +24,8 @@ namespace wattcut::server {
 
 class Histogram {
  public:
-  static constexpr std::array<double, 14> kBounds = {
-      0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10, 60};
+  static constexpr std::array<double, 14> kBounds = {0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05,
+                                                     0.1,    0.25,  0.5,    1,     2.5,  10,    60};
   void Observe(double value);
   // Appends NAME_bucket/_sum/_count lines; `labels` is "" or `a="b",` (trailing comma).
   void Write(std::string& out, const std::string& name, const std::string& labels) const;
@@ -41,8 +41,7 @@ const char* MethodLabel(const std::string& method);
 
 class Metrics {
  public:
-  void RecordRequest(const std::string& endpoint, const std::string& method, int status,
-                     double seconds);
+  void RecordRequest(const std::string& endpoint, const std::string& method, int status, double seconds);
   void RecordFrontier(bool ok, double seconds);
   // `reason` is "client_limit" or "request_timeout".
   void RecordConnectionCut(const char* reason);

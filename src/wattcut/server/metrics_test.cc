@@ -15,21 +15,14 @@ TEST(Metrics, RendersPrometheusText) {
   std::string text = m.Render();
   EXPECT_NE(text.find("wattcut_jobs 2\n"), std::string::npos);
   EXPECT_NE(text.find("wattcut_ranks 16\n"), std::string::npos);
-  EXPECT_NE(
-      text.find(
-          "wattcut_http_requests_total{endpoint=\"schedule\",method=\"GET\",status=\"200\"} 2\n"),
-      std::string::npos);
+  EXPECT_NE(text.find("wattcut_http_requests_total{endpoint=\"schedule\",method=\"GET\",status=\"200\"} 2\n"),
+            std::string::npos);
   EXPECT_NE(text.find("status=\"422\"} 1\n"), std::string::npos);
-  EXPECT_NE(
-      text.find(
-          "wattcut_http_request_duration_seconds_bucket{endpoint=\"schedule\",le=\"0.005\"} 1\n"),
-      std::string::npos);
-  EXPECT_NE(text.find("wattcut_http_request_duration_seconds_count{endpoint=\"schedule\"} 2\n"),
+  EXPECT_NE(text.find("wattcut_http_request_duration_seconds_bucket{endpoint=\"schedule\",le=\"0.005\"} 1\n"),
             std::string::npos);
-  EXPECT_NE(text.find("wattcut_frontier_computations_total{outcome=\"ok\"} 1\n"),
-            std::string::npos);
-  EXPECT_NE(text.find("wattcut_frontier_computation_seconds_bucket{le=\"2.5\"} 1\n"),
-            std::string::npos);
+  EXPECT_NE(text.find("wattcut_http_request_duration_seconds_count{endpoint=\"schedule\"} 2\n"), std::string::npos);
+  EXPECT_NE(text.find("wattcut_frontier_computations_total{outcome=\"ok\"} 1\n"), std::string::npos);
+  EXPECT_NE(text.find("wattcut_frontier_computation_seconds_bucket{le=\"2.5\"} 1\n"), std::string::npos);
 }
 
 // Methods come from clients: anything but the standard ones shares one label value.
@@ -38,11 +31,9 @@ TEST(Metrics, UnknownMethodsShareOneSeries) {
   for (int i = 0; i < 1000; ++i) m.RecordRequest("unmatched", "JUNK" + std::to_string(i), 400, 0);
   m.RecordRequest("unmatched", "GET", 404, 0);
   std::string text = m.Render();
-  EXPECT_NE(
-      text.find(
-          "wattcut_http_requests_total{endpoint=\"unmatched\",method=\"other\",status=\"400\"} "
-          "1000\n"),
-      std::string::npos)
+  EXPECT_NE(text.find("wattcut_http_requests_total{endpoint=\"unmatched\",method=\"other\",status=\"400\"} "
+                      "1000\n"),
+            std::string::npos)
       << text;
   EXPECT_EQ(text.find("JUNK"), std::string::npos);
   EXPECT_STREQ(MethodLabel("DELETE"), "DELETE");

@@ -15,8 +15,7 @@ ProfilingSweep::ProfilingSweep(State state, size_t world_size) : state_(std::mov
   got_count_ = static_cast<size_t>(std::count(state_.got.begin(), state_.got.end(), 1));
 }
 
-std::vector<int> ProfilingSweep::SweepFrequencies(const std::vector<std::vector<int>>& declared_mhz,
-                                                  int min_freq_mhz) {
+std::vector<int> ProfilingSweep::SweepFrequencies(const std::vector<std::vector<int>>& declared_mhz, int min_freq_mhz) {
   std::set<int> common;
   bool first = true;
   for (const std::vector<int>& rank : declared_mhz) {

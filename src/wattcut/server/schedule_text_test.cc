@@ -8,8 +8,8 @@ namespace wattcut::server {
 namespace {
 
 TEST(ScheduleText, AUniformStageListsEveryInstructionInOrder) {
-  std::vector<Computation> stage = {{InstructionKind::kForward, 0}, {InstructionKind::kForward, 1},
-                                    {InstructionKind::kBackward, 0}};
+  std::vector<Computation> stage = {
+      {InstructionKind::kForward, 0}, {InstructionKind::kForward, 1}, {InstructionKind::kBackward, 0}};
   EXPECT_EQ(UniformStageSchedule(stage, 1410), R"([["forward",1410],["forward",1410],["backward",1410]])");
   EXPECT_EQ(UniformStageSchedule({}, 1410), "[]");
 }

@@ -117,26 +117,23 @@ struct Server::Impl {
 
   // A route's work: the request, its body (read and size-checked; empty for GET) and the
   // response.
-  using Handler =
-      std::function<void(const httplib::Request&, const std::string&, httplib::Response&)>;
+  using Handler = std::function<void(const httplib::Request&, const std::string&, httplib::Response&)>;
 
   // Registers a route; `changes_frequencies` routes are refused (403) when the policy
   // says so. Authentication is checked before routing (PreRoute).
-  void Route(const char* method, const char* pattern, const char* label, bool changes_frequencies,
-             Handler handler) {
+  void Route(const char* method, const char* pattern, const char* label, bool changes_frequencies, Handler handler) {
     std::string m = method;
     if (m == "GET") {
-      http->Get(pattern, [this, label, changes_frequencies, handler](const httplib::Request& req,
-                                                                     httplib::Response& res) {
-        t_endpoint = label;
-        if (Refused(req, res, changes_frequencies)) return;
-        handler(req, std::string(), res);
-      });
+      http->Get(pattern,
+                [this, label, changes_frequencies, handler](const httplib::Request& req, httplib::Response& res) {
+                  t_endpoint = label;
+                  if (Refused(req, res, changes_frequencies)) return;
+                  handler(req, std::string(), res);
+                });
       return;
     }
-    auto with_body = [this, label, changes_frequencies, handler](
-                         const httplib::Request& req, httplib::Response& res,
-                         const httplib::ContentReader& reader) {
+    auto with_body = [this, label, changes_frequencies, handler](const httplib::Request& req, httplib::Response& res,
+                                                                 const httplib::ContentReader& reader) {
       t_endpoint = label;
       if (Refused(req, res, changes_frequencies)) return;
       std::string body;
@@ -200,8 +197,7 @@ struct Server::Impl {
   // Parses the body with `parse`, and on success answers with `then` (`ok_status` when it
   // succeeds); a body that is not JSON is a 400, one with a wrong field a 422.
   template <typename T>
-  static void WithBody(const std::string& body, httplib::Response& res,
-                       Result<T> (*parse)(const nlohmann::json&),
+  static void WithBody(const std::string& body, httplib::Response& res, Result<T> (*parse)(const nlohmann::json&),
                        const std::function<Answer(const T&)>& then, int ok_status = 200) {
     std::optional<T> value;
     {
@@ -214,8 +210,7 @@ struct Server::Impl {
     SetAnswer(res, then(*value), ok_status);
   }
 
-  static Result<int64_t> QueryInteger(const httplib::Request& req, const char* name,
-                                      std::optional<int64_t> fallback) {
+  static Result<int64_t> QueryInteger(const httplib::Request& req, const char* name, std::optional<int64_t> fallback) {
     if (!req.has_param(name)) {
       if (fallback) return *fallback;
       return Error{std::string("query parameter '") + name + "' is required"};
@@ -244,8 +239,7 @@ struct Server::Impl {
     }
     size_t quarantined = registry->quarantined_jobs().size();
     if (quarantined > 0) out["quarantined_jobs"] = quarantined;
-    return Reply{writable.ok() ? 200 : 503,
-                 out.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)};
+    return Reply{writable.ok() ? 200 : 503, out.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)};
   }
 
   void AddRoutes();
@@ -255,31 +249,26 @@ void Server::Impl::AddRoutes() {
   JobRegistry& reg = *registry;
 
   // ---- Zeus pipeline frequency optimizer API -------------------------------------
-  Route("POST", "/register_job", "register_job", false,
-        [&reg](const auto&, const std::string& body, auto& res) {
-          WithBody<JobRegistration>(
-              body, res, &JobRegistrationFromJson,
-              [&reg](const JobRegistration& r) { return reg.RegisterJob(r); });
-        });
+  Route("POST", "/register_job", "register_job", false, [&reg](const auto&, const std::string& body, auto& res) {
+    WithBody<JobRegistration>(body, res, &JobRegistrationFromJson,
+                              [&reg](const JobRegistration& r) { return reg.RegisterJob(r); });
+  });
   Route("POST", R"(/register_rank/([^/]+))", "register_rank", false,
         [&reg](const auto& req, const std::string& body, auto& res) {
           std::string job_id = req.matches[1];
           WithBody<RankInfo>(body, res, &RankInfoFromJson,
                              [&](const RankInfo& info) { return reg.RegisterRank(job_id, info); });
         });
-  Route("GET", R"(/schedule/([^/]+))", "schedule", false,
-        [&reg](const auto& req, const std::string&, auto& res) {
-          auto rank = QueryInteger(req, "rank", std::nullopt);
-          if (!rank) return SetAnswer(res, rank.error());
-          SetAnswer(res, reg.FetchSchedule(req.matches[1], *rank));
-        });
-  Route("POST", R"(/result/([^/]+))", "result", true,
-        [&reg](const auto& req, const std::string& body, auto& res) {
-          std::string job_id = req.matches[1];
-          WithBody<ProfilingResult>(
-              body, res, &ProfilingResultFromJson,
-              [&](const ProfilingResult& r) { return reg.PostResult(job_id, r); });
-        });
+  Route("GET", R"(/schedule/([^/]+))", "schedule", false, [&reg](const auto& req, const std::string&, auto& res) {
+    auto rank = QueryInteger(req, "rank", std::nullopt);
+    if (!rank) return SetAnswer(res, rank.error());
+    SetAnswer(res, reg.FetchSchedule(req.matches[1], *rank));
+  });
+  Route("POST", R"(/result/([^/]+))", "result", true, [&reg](const auto& req, const std::string& body, auto& res) {
+    std::string job_id = req.matches[1];
+    WithBody<ProfilingResult>(body, res, &ProfilingResultFromJson,
+                              [&](const ProfilingResult& r) { return reg.PostResult(job_id, r); });
+  });
 
   // ---- wattcut API, version 1 ------------------------------------------------------
   Route("GET", "/healthz", "healthz", false,
@@ -287,25 +276,19 @@ void Server::Impl::AddRoutes() {
   Route("GET", "/metrics", "metrics", false, [this](const auto&, const std::string&, auto& res) {
     res.set_content(metrics.Render(), "text/plain; version=0.0.4; charset=utf-8");
   });
-  Route("GET", "/openapi.yaml", "openapi", false, [](const auto&, const std::string&, auto& res) {
-    res.set_content(OpenApiYaml(), "application/yaml");
-  });
+  Route("GET", "/openapi.yaml", "openapi", false,
+        [](const auto&, const std::string&, auto& res) { res.set_content(OpenApiYaml(), "application/yaml"); });
   Route("GET", "/v1/jobs", "v1_jobs", false,
         [&reg](const auto&, const std::string&, auto& res) { SetAnswer(res, reg.ListJobs()); });
   Route("GET", R"(/v1/jobs/([^/]+))", "v1_job", false,
-        [&reg](const auto& req, const std::string&, auto& res) {
-          SetAnswer(res, reg.GetJob(req.matches[1]));
-        });
+        [&reg](const auto& req, const std::string&, auto& res) { SetAnswer(res, reg.GetJob(req.matches[1])); });
   Route("DELETE", R"(/v1/jobs/([^/]+))", "v1_job", true,
-        [&reg](const auto& req, const std::string&, auto& res) {
-          SetAnswer(res, reg.DeleteJob(req.matches[1]));
-        });
+        [&reg](const auto& req, const std::string&, auto& res) { SetAnswer(res, reg.DeleteJob(req.matches[1])); });
   Route("PUT", R"(/v1/jobs/([^/]+)/planner)", "v1_planner", true,
         [&reg](const auto& req, const std::string& body, auto& res) {
           std::string job_id = req.matches[1];
-          WithBody<PlannerSettings>(
-              body, res, &PlannerSettingsFromJson,
-              [&](const PlannerSettings& p) { return reg.SetPlanner(job_id, p); });
+          WithBody<PlannerSettings>(body, res, &PlannerSettingsFromJson,
+                                    [&](const PlannerSettings& p) { return reg.SetPlanner(job_id, p); });
         });
   Route("PUT", R"(/v1/jobs/([^/]+)/profile)", "v1_profile", true,
         [&reg](const auto& req, const std::string& body, auto& res) {
@@ -317,14 +300,11 @@ void Server::Impl::AddRoutes() {
   Route("POST", R"(/v1/jobs/([^/]+)/rank_profiles)", "v1_rank_profiles", true,
         [&reg](const auto& req, const std::string& body, auto& res) {
           std::string job_id = req.matches[1];
-          WithBody<RankProfile>(body, res, &RankProfileFromJson, [&](const RankProfile& p) {
-            return reg.UploadRankProfile(job_id, p);
-          });
+          WithBody<RankProfile>(body, res, &RankProfileFromJson,
+                                [&](const RankProfile& p) { return reg.UploadRankProfile(job_id, p); });
         });
   Route("GET", R"(/v1/jobs/([^/]+)/frontier)", "v1_frontier", false,
-        [&reg](const auto& req, const std::string&, auto& res) {
-          SetAnswer(res, reg.FrontierStatus(req.matches[1]));
-        });
+        [&reg](const auto& req, const std::string&, auto& res) { SetAnswer(res, reg.FrontierStatus(req.matches[1])); });
   Route("POST", R"(/v1/jobs/([^/]+)/frontier)", "v1_frontier", true,
         [&reg](const auto& req, const std::string&, auto& res) {
           SetAnswer(res, reg.ComputeFrontierNow(req.matches[1]), 202);
@@ -340,20 +320,16 @@ void Server::Impl::AddRoutes() {
   Route("PUT", R"(/v1/jobs/([^/]+)/plan)", "v1_plan", true,
         [&reg](const auto& req, const std::string& body, auto& res) {
           std::string job_id = req.matches[1];
-          WithBody<PlanSelection>(
-              body, res, &PlanSelectionFromJson,
-              [&](const PlanSelection& s) { return reg.SelectPlan(job_id, s); });
+          WithBody<PlanSelection>(body, res, &PlanSelectionFromJson,
+                                  [&](const PlanSelection& s) { return reg.SelectPlan(job_id, s); });
         });
   Route("GET", R"(/v1/jobs/([^/]+)/stragglers)", "v1_stragglers", false,
-        [&reg](const auto& req, const std::string&, auto& res) {
-          SetAnswer(res, reg.ListStragglers(req.matches[1]));
-        });
+        [&reg](const auto& req, const std::string&, auto& res) { SetAnswer(res, reg.ListStragglers(req.matches[1])); });
   Route("POST", R"(/v1/jobs/([^/]+)/stragglers)", "v1_stragglers", true,
         [&reg](const auto& req, const std::string& body, auto& res) {
           std::string job_id = req.matches[1];
-          WithBody<StragglerReport>(
-              body, res, &StragglerReportFromJson,
-              [&](const StragglerReport& s) { return reg.ReportStraggler(job_id, s); });
+          WithBody<StragglerReport>(body, res, &StragglerReportFromJson,
+                                    [&](const StragglerReport& s) { return reg.ReportStraggler(job_id, s); });
         });
   Route("GET", R"(/v1/jobs/([^/]+)/schedule)", "v1_schedule", false,
         [&reg](const auto& req, const std::string&, auto& res) {
@@ -364,8 +340,7 @@ void Server::Impl::AddRoutes() {
 
   // Any other POST, PUT, PATCH or DELETE: a 404 without reading the body (httplib's own
   // reader would read a chunked body without any limit).
-  auto unknown = [](const httplib::Request& req, httplib::Response& res,
-                    const httplib::ContentReader&) {
+  auto unknown = [](const httplib::Request& req, httplib::Response& res, const httplib::ContentReader&) {
     if (BoundedHttpServer::HasBody(req)) BoundedHttpServer::CloseAfterResponse();
     res.status = 404;
   };
@@ -388,9 +363,7 @@ int Server::port() const { return impl_->port; }
 
 bool Server::loopback_only() const { return impl_->loopback_only; }
 
-std::vector<QuarantinedJob> Server::quarantined_jobs() const {
-  return impl_->registry->quarantined_jobs();
-}
+std::vector<QuarantinedJob> Server::quarantined_jobs() const { return impl_->registry->quarantined_jobs(); }
 
 const std::string& Server::run_error() const { return impl_->run_error; }
 
@@ -422,14 +395,12 @@ Result<std::unique_ptr<Server>> Server::Create(const ServerOptions& options) {
   BoundedHttpServer::Observer observer;
   observer.on_request_begin = [] { t_request_start = Clock::now(); };
   observer.on_cut = [self](ConnectionCut cut) {
-    self->metrics.RecordConnectionCut(cut == ConnectionCut::kClientLimit ? "client_limit"
-                                                                          : "request_timeout");
+    self->metrics.RecordConnectionCut(cut == ConnectionCut::kClientLimit ? "client_limit" : "request_timeout");
   };
   impl->http = std::make_unique<BoundedHttpServer>(options.connections, std::move(observer));
   BoundedHttpServer& http = *impl->http;
-  size_t threads = options.http_threads > 0
-                       ? static_cast<size_t>(options.http_threads)
-                       : static_cast<size_t>(options.registry.max_long_polls) + 32;
+  size_t threads = options.http_threads > 0 ? static_cast<size_t>(options.http_threads)
+                                            : static_cast<size_t>(options.registry.max_long_polls) + 32;
   // Started at the end of Create(), so that a pool that cannot start is an error of
   // Create(); httplib takes it over (and deletes it) when Run() listens.
   http.new_task_queue = [self]() -> httplib::TaskQueue* { return self->http_threads.release(); };
@@ -445,37 +416,34 @@ Result<std::unique_ptr<Server>> Server::Create(const ServerOptions& options) {
     setsockopt(sock, IPPROTO_TCP, TCP_NODELAY, &yes, sizeof(yes));
     self->listen_fd = sock;
   });
-  http.set_pre_routing_handler([self](const httplib::Request& req, httplib::Response& res) {
-    return self->PreRoute(req, res);
-  });
-  http.set_error_handler(httplib::Server::HandlerWithResponse([self](const httplib::Request& req,
-                                                                     httplib::Response& res) {
-    if (BoundedHttpServer::RequestTimedOut()) {
-      res.status = 408;
-      SetError(res, 408,
-               "the request did not arrive whole within --request-timeout (" +
-                   std::to_string(self->options.connections.request_timeout.count() / 1000.0) +
-                   " s)");
-      return httplib::Server::HandlerResponse::Handled;
-    }
-    if (res.body.empty()) {
-      SetError(res, res.status,
-               std::string(StatusText(res.status)) + ": " + PrintableText(req.method, 16) + " " +
-                   PrintableText(req.path));
-    }
-    return httplib::Server::HandlerResponse::Handled;
-  }));
-  http.set_exception_handler(
-      [](const httplib::Request&, httplib::Response& res, std::exception_ptr ep) {
-        std::string what = "unknown exception";
-        try {
-          if (ep) std::rethrow_exception(ep);
-        } catch (const std::exception& e) {
-          what = e.what();
-        } catch (...) {
+  http.set_pre_routing_handler(
+      [self](const httplib::Request& req, httplib::Response& res) { return self->PreRoute(req, res); });
+  http.set_error_handler(
+      httplib::Server::HandlerWithResponse([self](const httplib::Request& req, httplib::Response& res) {
+        if (BoundedHttpServer::RequestTimedOut()) {
+          res.status = 408;
+          SetError(res, 408,
+                   "the request did not arrive whole within --request-timeout (" +
+                       std::to_string(self->options.connections.request_timeout.count() / 1000.0) + " s)");
+          return httplib::Server::HandlerResponse::Handled;
         }
-        SetError(res, 500, "internal error: " + what);
-      });
+        if (res.body.empty()) {
+          SetError(res, res.status,
+                   std::string(StatusText(res.status)) + ": " + PrintableText(req.method, 16) + " " +
+                       PrintableText(req.path));
+        }
+        return httplib::Server::HandlerResponse::Handled;
+      }));
+  http.set_exception_handler([](const httplib::Request&, httplib::Response& res, std::exception_ptr ep) {
+    std::string what = "unknown exception";
+    try {
+      if (ep) std::rethrow_exception(ep);
+    } catch (const std::exception& e) {
+      what = e.what();
+    } catch (...) {
+    }
+    SetError(res, 500, "internal error: " + what);
+  });
   http.set_logger([self](const httplib::Request& req, const httplib::Response& res) {
     double seconds = std::chrono::duration<double>(Clock::now() - t_request_start).count();
     self->metrics.RecordRequest(t_endpoint, req.method, res.status, seconds);
@@ -498,10 +466,9 @@ Result<std::unique_ptr<Server>> Server::Create(const ServerOptions& options) {
   // Loopback only if the name says so and the address it was bound to agrees.
   sockaddr_storage bound{};
   socklen_t bound_length = sizeof(bound);
-  impl->loopback_only =
-      IsLoopbackHost(options.host) && impl->listen_fd >= 0 &&
-      ::getsockname(impl->listen_fd, reinterpret_cast<sockaddr*>(&bound), &bound_length) == 0 &&
-      IsLoopbackAddress(bound);
+  impl->loopback_only = IsLoopbackHost(options.host) && impl->listen_fd >= 0 &&
+                        ::getsockname(impl->listen_fd, reinterpret_cast<sockaddr*>(&bound), &bound_length) == 0 &&
+                        IsLoopbackAddress(bound);
   impl->policy = std::make_unique<AccessPolicy>(token, impl->loopback_only);
   impl->http_threads = std::make_unique<HttpThreadPool>();
   if (auto s = impl->http_threads->Start(threads); !s) return s.error();

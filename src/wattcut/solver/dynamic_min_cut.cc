@@ -122,7 +122,7 @@ double DynamicMinCut::Pull(int node, double limit) {
   // node that cannot pass on any more is spent for this phase (level -2).
   pull_path_.clear();
   pull_path_.push_back({node, limit, 0.0});
-  double returned = 0;     // what the frame just popped pulled into its node
+  double returned = 0;      // what the frame just popped pulled into its node
   bool from_child = false;  // the top frame resumes after a child frame
   while (true) {
     PullFrame& frame = pull_path_.back();

@@ -69,8 +69,8 @@ class DynamicMinCut {
   };
   std::vector<int> out_start_;
   std::vector<Slot> slots_;
-  std::vector<int> forward_slot_;  // per arc given to Build: its tail-to-head slot
-  std::vector<double> capacity_;   // per arc given to Build
+  std::vector<int> forward_slot_;          // per arc given to Build: its tail-to-head slot
+  std::vector<double> capacity_;           // per arc given to Build
   std::vector<double> terminal_;           // as set
   std::vector<double> terminal_residual_;  // net: > 0 from the source, < 0 to the sink
   // Every node with source capacity left is listed (and flagged); others may be too.

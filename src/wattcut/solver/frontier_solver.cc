@@ -72,7 +72,8 @@ FrontierSolver::FrontierSolver(const TimeCostProblem& problem) : problem_(proble
   double steepest_total = 0;
   for (int i = 0; i < problem.num_activities(); ++i) {
     const CostTable& t = problem.table_of(i);
-    if (t.max_duration > t.min_duration) steepest_total += std::max(0.0, t.at(t.min_duration) - t.at(t.min_duration + 1));
+    if (t.max_duration > t.min_duration)
+      steepest_total += std::max(0.0, t.at(t.min_duration) - t.at(t.min_duration + 1));
   }
   unbounded_ = 4 * steepest_total + 1;
   // The shortest makespan: every activity at its shortest duration.

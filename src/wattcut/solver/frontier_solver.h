@@ -68,7 +68,7 @@ class FrontierSolver {
   std::pair<double, double> Bounds(const Arc& arc) const;
   // Nodes are numbered topologically and arcs sorted by tail (see the constructor).
   std::vector<int> arc_of_activity_;
-  std::vector<int64_t> arc_length_;  // current duration of each arc (0 for dummies)
+  std::vector<int64_t> arc_length_;     // current duration of each arc (0 for dummies)
   std::vector<int> arc_from_, arc_to_;  // arcs_[a].from and .to, for the sweeps
   std::vector<int> first_out_arc_;      // node v's out-arcs: first_out_arc_[v] .. [v + 1]
   std::vector<int> flipped_arcs_;       // scratch: arcs whose criticality changed

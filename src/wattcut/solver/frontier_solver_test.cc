@@ -57,8 +57,8 @@ double OracleMinCost(const TimeCostProblem& problem, int64_t deadline) {
   glp_add_cols(lp, 3 * n);
   for (int i = 0; i < n; ++i) {
     const CostTable& t = problem.table_of(i);
-    glp_set_col_bnds(lp, 1 + i, t.min_duration == t.max_duration ? GLP_FX : GLP_DB,
-                     static_cast<double>(t.min_duration), static_cast<double>(t.max_duration));
+    glp_set_col_bnds(lp, 1 + i, t.min_duration == t.max_duration ? GLP_FX : GLP_DB, static_cast<double>(t.min_duration),
+                     static_cast<double>(t.max_duration));
     glp_set_col_kind(lp, 1 + i, GLP_IV);
     glp_set_col_bnds(lp, 1 + n + i, GLP_LO, 0, 0);
     glp_set_col_bnds(lp, 1 + 2 * n + i, GLP_FR, 0, 0);
@@ -113,7 +113,8 @@ int64_t LongestPath(const TimeCostProblem& problem, const std::vector<int64_t>& 
   int64_t makespan = 0;
   for (int v = 0; v < n; ++v) {
     for (auto [a, b] : problem.precedences) {
-      if (b == v) start[static_cast<size_t>(v)] = std::max(start[static_cast<size_t>(v)], finish[static_cast<size_t>(a)]);
+      if (b == v)
+        start[static_cast<size_t>(v)] = std::max(start[static_cast<size_t>(v)], finish[static_cast<size_t>(a)]);
     }
     finish[static_cast<size_t>(v)] = start[static_cast<size_t>(v)] + durations[static_cast<size_t>(v)];
     makespan = std::max(makespan, finish[static_cast<size_t>(v)]);

@@ -4,7 +4,6 @@
 
 namespace wattcut {
 
-
 void MaxFlow::Reset(int num_nodes) {
   num_nodes_ = num_nodes;
   head_.clear();
@@ -51,7 +50,8 @@ bool MaxFlow::BuildLevels(int source, int sink) {
   for (size_t i = 0; i < queue_.size(); ++i) {
     int u = queue_[i];
     // Nodes at the sink's level or beyond cannot lie on a shortest augmenting path.
-    if (level_[static_cast<size_t>(sink)] >= 0 && level_[static_cast<size_t>(u)] >= level_[static_cast<size_t>(sink)]) break;
+    if (level_[static_cast<size_t>(sink)] >= 0 && level_[static_cast<size_t>(u)] >= level_[static_cast<size_t>(sink)])
+      break;
     for (int k = adj_start_[static_cast<size_t>(u)]; k < adj_start_[static_cast<size_t>(u) + 1]; ++k) {
       int a = adj_[static_cast<size_t>(k)];
       int v = head_[static_cast<size_t>(a)];

@@ -4,7 +4,6 @@
 
 namespace wattcut {
 
-
 void PushRelabel::Build(int num_nodes, const std::vector<std::pair<int, int>>& arcs, int source, int sink) {
   num_nodes_ = num_nodes;
   source_ = source;

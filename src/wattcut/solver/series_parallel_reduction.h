@@ -52,7 +52,7 @@ class SeriesParallelReduction {
   int source_ = 0, sink_ = 0;
   bool infeasible_ = false;
   std::vector<Node> nodes_;
-  std::vector<std::vector<int>> in_, out_;  // arc ids, alive or not (lazy deletion)
+  std::vector<std::vector<int>> in_, out_;   // arc ids, alive or not (lazy deletion)
   std::vector<int> in_degree_, out_degree_;  // alive arcs only
   std::unordered_map<uint64_t, int> by_ends_;
   std::vector<int> pending_;

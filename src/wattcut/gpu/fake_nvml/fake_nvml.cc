@@ -46,13 +46,17 @@ long long NowNs() {
 }
 
 void Defaults(State& s) {
-  const std::pair<const char*, const char*> defaults[] = {
-      {"gpu_count", "2"},          {"name", "NVIDIA A100-SXM4-80GB (fake)"},
-      {"max_mhz", "1410"},         {"min_mhz", "210"},
-      {"step_mhz", "15"},          {"memory_clocks", "1593,1215"},
-      {"idle_power_mw", "60000"},  {"max_power_mw", "400000"},
-      {"default_limit_mw", "400000"}, {"min_limit_mw", "100000"},
-      {"max_limit_mw", "400000"}};
+  const std::pair<const char*, const char*> defaults[] = {{"gpu_count", "2"},
+                                                          {"name", "NVIDIA A100-SXM4-80GB (fake)"},
+                                                          {"max_mhz", "1410"},
+                                                          {"min_mhz", "210"},
+                                                          {"step_mhz", "15"},
+                                                          {"memory_clocks", "1593,1215"},
+                                                          {"idle_power_mw", "60000"},
+                                                          {"max_power_mw", "400000"},
+                                                          {"default_limit_mw", "400000"},
+                                                          {"min_limit_mw", "100000"},
+                                                          {"max_limit_mw", "400000"}};
   for (const auto& [key, value] : defaults) s.emplace(key, value);
 }
 
@@ -185,22 +189,38 @@ __attribute__((visibility("default"))) int nvmlShutdown() {
 
 __attribute__((visibility("default"))) const char* nvmlErrorString(int result) {
   switch (result) {
-    case 0: return "Success";
-    case 1: return "Uninitialized";
-    case 2: return "Invalid Argument";
-    case 3: return "Not Supported";
-    case 4: return "Insufficient Permissions";
-    case 5: return "Already Initialized";
-    case 6: return "Not Found";
-    case 7: return "Insufficient Size";
-    case 8: return "Insufficient External Power";
-    case 9: return "Driver Not Loaded";
-    case 10: return "Timeout";
-    case 12: return "NVML Shared Library Not Found";
-    case 13: return "Function Not Found";
-    case 15: return "GPU is lost";
-    case 18: return "RM has detected an NVML/RM version mismatch.";
-    default: return "Unknown Error";
+    case 0:
+      return "Success";
+    case 1:
+      return "Uninitialized";
+    case 2:
+      return "Invalid Argument";
+    case 3:
+      return "Not Supported";
+    case 4:
+      return "Insufficient Permissions";
+    case 5:
+      return "Already Initialized";
+    case 6:
+      return "Not Found";
+    case 7:
+      return "Insufficient Size";
+    case 8:
+      return "Insufficient External Power";
+    case 9:
+      return "Driver Not Loaded";
+    case 10:
+      return "Timeout";
+    case 12:
+      return "NVML Shared Library Not Found";
+    case 13:
+      return "Function Not Found";
+    case 15:
+      return "GPU is lost";
+    case 18:
+      return "RM has detected an NVML/RM version mismatch.";
+    default:
+      return "Unknown Error";
   }
 }
 
@@ -243,7 +263,7 @@ __attribute__((visibility("default"))) int nvmlDeviceGetUUID(Device* device, cha
 }
 
 __attribute__((visibility("default"))) int nvmlDeviceGetSupportedMemoryClocks(Device* device, unsigned* count,
-                                                                               unsigned* clocks) {
+                                                                              unsigned* clocks) {
   FAKE_INIT_CHECK();
   return Api("nvmlDeviceGetSupportedMemoryClocks", "", [&](State& s) {
     unsigned gpu;
@@ -253,7 +273,7 @@ __attribute__((visibility("default"))) int nvmlDeviceGetSupportedMemoryClocks(De
 }
 
 __attribute__((visibility("default"))) int nvmlDeviceGetSupportedGraphicsClocks(Device* device, unsigned memory_mhz,
-                                                                                 unsigned* count, unsigned* clocks) {
+                                                                                unsigned* count, unsigned* clocks) {
   FAKE_INIT_CHECK();
   return Api("nvmlDeviceGetSupportedGraphicsClocks", std::to_string(memory_mhz), [&](State& s) {
     unsigned gpu;
@@ -271,7 +291,7 @@ __attribute__((visibility("default"))) int nvmlDeviceGetSupportedGraphicsClocks(
 }
 
 __attribute__((visibility("default"))) int nvmlDeviceSetGpuLockedClocks(Device* device, unsigned min_mhz,
-                                                                         unsigned max_mhz) {
+                                                                        unsigned max_mhz) {
   FAKE_INIT_CHECK();
   return Api("nvmlDeviceSetGpuLockedClocks", GpuArg(device) + std::to_string(min_mhz) + "," + std::to_string(max_mhz),
              [&](State& s) {
@@ -290,21 +310,22 @@ __attribute__((visibility("default"))) int nvmlDeviceSetGpuLockedClocks(Device* 
 
 __attribute__((visibility("default"))) int nvmlDeviceResetGpuLockedClocks(Device* device) {
   FAKE_INIT_CHECK();
-  return Api("nvmlDeviceResetGpuLockedClocks", "GPU " + std::to_string(device ? static_cast<int>(device->index) : -1), [&](State& s) {
-    unsigned gpu;
-    if (int rc = DeviceIndex(s, device, &gpu); rc != kSuccess) return rc;
-    s[Gpu(gpu, "locked_min")] = "0";
-    s[Gpu(gpu, "locked_max")] = "0";
-    return kSuccess;
-  });
+  return Api("nvmlDeviceResetGpuLockedClocks", "GPU " + std::to_string(device ? static_cast<int>(device->index) : -1),
+             [&](State& s) {
+               unsigned gpu;
+               if (int rc = DeviceIndex(s, device, &gpu); rc != kSuccess) return rc;
+               s[Gpu(gpu, "locked_min")] = "0";
+               s[Gpu(gpu, "locked_max")] = "0";
+               return kSuccess;
+             });
 }
 
 #ifndef WATTCUT_FAKE_NVML_OLD_DRIVER
 __attribute__((visibility("default"))) int nvmlDeviceSetMemoryLockedClocks(Device* device, unsigned min_mhz,
-                                                                            unsigned max_mhz) {
+                                                                           unsigned max_mhz) {
   FAKE_INIT_CHECK();
-  return Api("nvmlDeviceSetMemoryLockedClocks", GpuArg(device) + std::to_string(min_mhz) + "," + std::to_string(max_mhz),
-             [&](State& s) {
+  return Api("nvmlDeviceSetMemoryLockedClocks",
+             GpuArg(device) + std::to_string(min_mhz) + "," + std::to_string(max_mhz), [&](State& s) {
                unsigned gpu;
                if (int rc = DeviceIndex(s, device, &gpu); rc != kSuccess) return rc;
                if (int rc = GpuFailure(s, gpu, "nvmlDeviceSetMemoryLockedClocks"); rc != kSuccess) return rc;
@@ -340,7 +361,7 @@ __attribute__((visibility("default"))) int nvmlDeviceGetPowerUsage(Device* devic
 
 #ifndef WATTCUT_FAKE_NVML_OLD_DRIVER
 __attribute__((visibility("default"))) int nvmlDeviceGetTotalEnergyConsumption(Device* device,
-                                                                                unsigned long long* energy_mj) {
+                                                                               unsigned long long* energy_mj) {
   FAKE_INIT_CHECK();
   return Api("nvmlDeviceGetTotalEnergyConsumption", "", [&](State& s) {
     unsigned gpu;
@@ -395,7 +416,7 @@ __attribute__((visibility("default"))) int nvmlDeviceGetPowerManagementLimit(Dev
 }
 
 __attribute__((visibility("default"))) int nvmlDeviceGetPowerManagementDefaultLimit(Device* device,
-                                                                                     unsigned* limit_mw) {
+                                                                                    unsigned* limit_mw) {
   FAKE_INIT_CHECK();
   return Api("nvmlDeviceGetPowerManagementDefaultLimit", "", [&](State& s) {
     unsigned gpu;
@@ -407,8 +428,8 @@ __attribute__((visibility("default"))) int nvmlDeviceGetPowerManagementDefaultLi
 }
 
 __attribute__((visibility("default"))) int nvmlDeviceGetPowerManagementLimitConstraints(Device* device,
-                                                                                         unsigned* min_mw,
-                                                                                         unsigned* max_mw) {
+                                                                                        unsigned* min_mw,
+                                                                                        unsigned* max_mw) {
   FAKE_INIT_CHECK();
   return Api("nvmlDeviceGetPowerManagementLimitConstraints", "", [&](State& s) {
     unsigned gpu;
