@@ -13,6 +13,7 @@ packages=(
   libcpp-httplib-dev libssl-dev zlib1g-dev     # server HTTP
   curl jq                                      # the server docs' commands, run by server_docs_test
   clang libclang-rt-dev                        # server fuzz target (libFuzzer; optional build)
+  clang-format-14                              # the code's layout, checked by the test command
   python3 python3-dev pybind11-dev             # the Python module wattcut (for /usr/bin/python3)
   python3-torch python3-numpy                  # the PyTorch example and its end-to-end test
 )
