@@ -1,0 +1,79 @@
+// What a job's ranks run, delivered without a barrier (issue 12): a versioned deployment that
+// each rank fetches in the background (GET /v1/jobs/{id}/deployment, never waiting) and applies
+// from a step the server chooses so that every rank has it before that step.
+//
+// Pure parts, no I/O and no lock (the registry holds the job's mutex):
+//   DeploymentTarget  which plan each pipeline should run now (from the schedule decision);
+//   StepProgress      each rank's latest reported step, and the apply step of a change;
+//   DeploymentPollIntervalS  how often a rank of a job of W ranks polls.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <set>
+#include <vector>
+
+#include "wattcut/server/schedule_decision.h"
+
+namespace wattcut::server {
+
+// What the ranks should run: a plan (the selected point, and the point for non-straggler
+// pipelines) or, without a ready frontier, every instruction at the highest clock.
+struct DeploymentTarget {
+  bool plan = false;
+  uint64_t frontier_generation = 0;  // which frontier the indices are points of
+  size_t base_index = 0;
+  size_t non_straggler_index = 0;
+  std::set<int> straggler_dp;
+
+  // `frontier_generation` names the frontier a kPlan decision's indices are points of.
+  static DeploymentTarget From(const ScheduleDecision& decision, uint64_t frontier_generation);
+  size_t PlanIndexFor(int dp_rank) const {
+    return !straggler_dp.empty() && !straggler_dp.count(dp_rank) ? non_straggler_index : base_index;
+  }
+  bool operator==(const DeploymentTarget&) const = default;
+};
+
+// A deployment: its version (0: nothing deployed yet) and the step from which it applies.
+struct Deployment {
+  uint64_t version = 0;
+  int64_t apply_from_step = 0;
+  DeploymentTarget target;
+  // False after a restart until the target is decided again (the stored state keeps the
+  // version and apply step, not the target).
+  bool target_known = true;
+};
+
+// How often (s) each rank of a job of `world_size` ranks polls: the job's polls stay near
+// 2,000 a second however large it is, between 0.5 s and 30 s.
+double DeploymentPollIntervalS(int world_size);
+// How far ahead (s) a change is scheduled: two poll intervals plus a second, so that every
+// rank, polling on time, has it before its apply step.
+double DeploymentLeadS(int world_size);
+
+class StepProgress {
+ public:
+  explicit StepProgress(size_t world_size = 0) : latest_(world_size), first_(world_size) {}
+
+  // Rank `rank` has completed `step` steps at `now_s` (any monotonic clock, seconds).
+  void Report(size_t rank, int64_t step, double now_s);
+  // The largest step any rank reported; 0 before any report.
+  int64_t max_step() const;
+  // Steps a second of the fastest rank whose first and latest reports are >= 1 s apart; 0 when
+  // none is.
+  double steps_per_s() const;
+  // The step a change made now applies from: max_step() + 1 + the steps the fastest rank runs in
+  // `lead_s` (rounded up).
+  int64_t ApplyStep(double lead_s) const;
+
+ private:
+  struct StepReport {
+    bool set = false;
+    int64_t step = 0;
+    double time_s = 0;
+  };
+  std::vector<StepReport> latest_;
+  std::vector<StepReport> first_;
+};
+
+}  // namespace wattcut::server

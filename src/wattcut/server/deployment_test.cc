@@ -1,0 +1,67 @@
+#include "wattcut/server/deployment.h"
+
+#include <gtest/gtest.h>
+
+namespace wattcut::server {
+namespace {
+
+TEST(Deployment, PollIntervalGrowsWithTheJobBetweenBounds) {
+  EXPECT_EQ(DeploymentPollIntervalS(8), 0.5);
+  EXPECT_EQ(DeploymentPollIntervalS(4000), 2.0);
+  EXPECT_EQ(DeploymentPollIntervalS(16384), 8.192);
+  EXPECT_EQ(DeploymentPollIntervalS(1000000), 30.0);
+  EXPECT_EQ(DeploymentLeadS(8), 2.0);
+}
+
+TEST(Deployment, TheTargetOfADecision) {
+  ScheduleDecision plan;
+  plan.mode = ScheduleDecision::Mode::kPlan;
+  plan.base_index = 9;
+  plan.non_straggler_index = 4;
+  plan.straggler_dp = {1};
+  DeploymentTarget target = DeploymentTarget::From(plan, 1);
+  EXPECT_TRUE(target.plan);
+  EXPECT_EQ(target.PlanIndexFor(1), 9u);
+  EXPECT_EQ(target.PlanIndexFor(0), 4u);
+  ScheduleDecision all_max;
+  all_max.mode = ScheduleDecision::Mode::kAllMax;
+  EXPECT_FALSE(DeploymentTarget::From(all_max, 1).plan);
+  EXPECT_EQ(DeploymentTarget::From(all_max, 1), DeploymentTarget{});
+  EXPECT_NE(DeploymentTarget::From(plan, 2), target);  // the same indices of a new frontier
+  plan.straggler_dp.clear();
+  EXPECT_NE(DeploymentTarget::From(plan, 1), target);
+}
+
+TEST(Deployment, WithoutReportsAChangeAppliesAtTheNextStep) {
+  StepProgress progress(4);
+  EXPECT_EQ(progress.max_step(), 0);
+  EXPECT_EQ(progress.steps_per_s(), 0);
+  EXPECT_EQ(progress.ApplyStep(2), 1);
+}
+
+TEST(Deployment, AChangeAppliesFarEnoughAheadForTheFastestRank) {
+  StepProgress progress(2);
+  progress.Report(0, 10, 100.0);
+  progress.Report(1, 8, 100.0);
+  EXPECT_EQ(progress.steps_per_s(), 0);  // reports less than a second apart say nothing
+  progress.Report(0, 30, 104.0);         // 5 steps a second
+  progress.Report(1, 20, 104.0);         // 3 steps a second
+  EXPECT_EQ(progress.max_step(), 30);
+  EXPECT_DOUBLE_EQ(progress.steps_per_s(), 5);
+  EXPECT_EQ(progress.ApplyStep(2.0), 30 + 1 + 10);
+  EXPECT_EQ(progress.ApplyStep(2.1), 30 + 1 + 11);  // rounded up
+}
+
+TEST(Deployment, ARestartedRankStartsItsRateOver) {
+  StepProgress progress(1);
+  progress.Report(0, 100, 0.0);
+  progress.Report(0, 200, 10.0);
+  EXPECT_DOUBLE_EQ(progress.steps_per_s(), 10);
+  progress.Report(0, 3, 11.0);  // the rank restarted from step 0
+  EXPECT_EQ(progress.max_step(), 3);
+  EXPECT_EQ(progress.steps_per_s(), 0);
+  progress.Report(5, 1, 1.0);  // beyond the job: ignored
+}
+
+}  // namespace
+}  // namespace wattcut::server

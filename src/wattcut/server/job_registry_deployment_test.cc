@@ -1,0 +1,152 @@
+// The registry's barrier-free plan delivery (deployment.h) over a real JobStore, without a
+// server process: versions, apply steps, the plan of each pipeline, and a restart.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "wattcut/server/job_registry.h"
+
+namespace wattcut::server {
+namespace {
+
+using nlohmann::json;
+
+std::string Dir(const std::string& name) {
+  auto dir =
+      std::filesystem::temp_directory_path() / ("wattcut_deployment_test_" + name + "_" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  return dir.string();
+}
+
+// Two stages, three frequencies each.
+std::string ProfileCsv() {
+  std::string csv = "stage,instruction,frequency,time,energy\n";
+  for (int s = 0; s < 2; ++s) {
+    for (int f : {1410, 1200, 900}) {
+      csv += std::to_string(s) + ",forward," + std::to_string(f) + "," + std::to_string(0.01 * 1410 / f) + "," +
+             std::to_string(2.0 + f / 1000.0) + "\n";
+      csv += std::to_string(s) + ",backward," + std::to_string(f) + "," + std::to_string(0.02 * 1410 / f) + "," +
+             std::to_string(4.0 + f / 500.0) + "\n";
+    }
+  }
+  return csv;
+}
+
+struct Registry {
+  explicit Registry(const std::string& dir) {
+    auto opened = JobStore::Open(dir, SyncMode::kNormal);
+    EXPECT_TRUE(opened.ok());
+    store = std::move(opened).value();
+    registry = std::make_unique<JobRegistry>(*store, metrics, JobRegistry::Options{});
+    EXPECT_TRUE(registry->Load().ok());
+  }
+  json Ok(const Answer& answer) {
+    EXPECT_TRUE(answer.ok()) << answer.error().message;
+    return answer.ok() ? json::parse(*answer) : json();
+  }
+  Metrics metrics;
+  std::unique_ptr<JobStore> store;
+  std::unique_ptr<JobRegistry> registry;
+};
+
+// pp 2 x dp 2: ranks 0, 1 are pipeline 0 (stages 0, 1), ranks 2, 3 pipeline 1.
+std::string JobOfTwoPipelines(Registry& r) {
+  JobRegistration reg;
+  reg.info.pp_degree = 2;
+  reg.info.dp_degree = 2;
+  reg.info.world_size = 4;
+  PlannerSettings planner;
+  planner.num_microbatches = 4;
+  reg.planner = planner;
+  std::string id = r.Ok(r.registry->RegisterJob(reg)).get<std::string>();
+  for (int rank = 0; rank < 4; ++rank) {
+    r.Ok(r.registry->RegisterRank(id, RankInfo{rank, rank / 2, rank % 2, 0, {1410, 1200, 900}}));
+  }
+  return id;
+}
+
+json WaitReady(Registry& r, const std::string& id) {
+  json status;
+  for (int naps = 0; naps < 60000; ++naps) {
+    status = r.Ok(r.registry->FrontierStatus(id));
+    if (status["state"] != "computing") break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  return status;
+}
+
+TEST(JobRegistryDeployment, BeforeAPlanEveryRankRunsAtItsHighestClock) {
+  std::string dir = Dir("allmax");
+  Registry r(dir);
+  std::string id = JobOfTwoPipelines(r);
+  json d = r.Ok(r.registry->FetchDeployment(id, 1, 0, 7));  // any other version: the whole deployment
+  EXPECT_EQ(d["version"], 0);
+  EXPECT_EQ(d["mode"], "all_max");
+  EXPECT_EQ(d["poll_interval_s"], 0.5);
+  ASSERT_EQ(d["frequencies"].size(), 8u);  // 4 forwards and 4 backwards of stage 1
+  for (const json& entry : d["frequencies"]) EXPECT_EQ(entry[1], 1410);
+  json same = r.Ok(r.registry->FetchDeployment(id, 1, 0, 0));
+  EXPECT_EQ(same, (json{{"version", 0}, {"poll_interval_s", 0.5}}));
+  EXPECT_EQ(r.registry->FetchDeployment(id, 9, 0, 0).error().code, ErrorCode::kInvalidArgument);
+  EXPECT_EQ(r.registry->FetchDeployment("nope", 0, 0, 0).error().code, ErrorCode::kNotFound);
+  std::filesystem::remove_all(dir);
+}
+
+TEST(JobRegistryDeployment, AStragglerSwitchesTheOtherPipelineFromOneStepOnAndRecoverySwitchesBack) {
+  std::string dir = Dir("straggler");
+  std::string id;
+  uint64_t version = 0;
+  {
+    Registry r(dir);
+    id = JobOfTwoPipelines(r);
+    ProfileUpload upload;
+    upload.csv = ProfileCsv();
+    r.Ok(r.registry->UploadProfile(id, upload));
+    json status = WaitReady(r, id);
+    ASSERT_EQ(status["state"], "ready");
+    const int fastest = status["fastest"]["index"];
+    json first = r.Ok(r.registry->FetchDeployment(id, 0, 5, 0));
+    EXPECT_EQ(first["mode"], "plan");
+    EXPECT_EQ(first["plan_index"], fastest);
+    version = first["version"];
+    EXPECT_GE(version, 1u);
+    // Every rank reports step 12: the change applies after it.
+    for (int rank = 0; rank < 4; ++rank) r.Ok(r.registry->FetchDeployment(id, rank, 12, version));
+
+    StragglerReport slow{1, StragglerReport::Kind::kSlowdown, 1.1};
+    r.Ok(r.registry->ReportStraggler(id, slow));
+    json other = r.Ok(r.registry->FetchDeployment(id, 0, 12, version));  // pipeline 0: not the straggler
+    json straggler = r.Ok(r.registry->FetchDeployment(id, 2, 12, version));
+    EXPECT_EQ(other["version"], version + 1);
+    EXPECT_EQ(straggler["version"], version + 1);
+    EXPECT_EQ(other["apply_from_step"], 13);  // no rate known yet: the next step
+    EXPECT_EQ(straggler["apply_from_step"], 13);
+    EXPECT_LT(other["plan_index"].get<int>(), fastest);  // slower, cheaper
+    EXPECT_EQ(straggler["plan_index"], fastest);
+    EXPECT_EQ(r.Ok(r.registry->FetchDeployment(id, 1, 12, version))["plan_index"], other["plan_index"]);
+
+    r.Ok(r.registry->ReportStraggler(id, StragglerReport{1, StragglerReport::Kind::kRecovered, 0}));
+    json back = r.Ok(r.registry->FetchDeployment(id, 0, 14, version + 1));
+    EXPECT_EQ(back["version"], version + 2);
+    EXPECT_EQ(back["plan_index"], fastest);
+    // A report that changes nothing is no new version.
+    r.Ok(r.registry->ReportStraggler(id, StragglerReport{1, StragglerReport::Kind::kRecovered, 0}));
+    EXPECT_EQ(r.Ok(r.registry->FetchDeployment(id, 0, 14, version + 2)).size(), 2u);
+    version += 2;
+  }
+  // After a restart the version is the same: a rank that has it is told nothing new.
+  Registry again(dir);
+  EXPECT_EQ(again.Ok(again.registry->FetchDeployment(id, 0, 15, version)),
+            (json{{"version", version}, {"poll_interval_s", 0.5}}));
+  json fresh = again.Ok(again.registry->FetchDeployment(id, 3, 0, 0));  // a restarted rank
+  EXPECT_EQ(fresh["version"], version);
+  EXPECT_EQ(fresh["mode"], "plan");
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace wattcut::server
