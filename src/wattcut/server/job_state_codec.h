@@ -34,6 +34,9 @@ struct JobState {
   // Frontier computations started and not finished since the last one that finished.
   int frontier_attempts = 0;
   ProfilingSweep::State sweep;
+  // The deployment the ranks were last given (deployment.h): its version and apply step.
+  uint64_t deployment_version = 0;
+  int64_t deployment_apply_from_step = 0;
 };
 
 std::string EncodeJobState(const JobState& state);

@@ -43,6 +43,20 @@ TEST(JobStateCodec, RoundTrips) {
   EXPECT_EQ(EncodeJobState(*back), text);
 }
 
+TEST(JobStateCodec, TheDeploymentVersionAndApplyStepRoundTrip) {
+  JobState state = Sample();
+  state.deployment_version = 12;
+  state.deployment_apply_from_step = 3456;
+  auto back = DecodeJobState(EncodeJobState(state));
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  EXPECT_EQ(back->deployment_version, 12u);
+  EXPECT_EQ(back->deployment_apply_from_step, 3456);
+  // Written before deployments: none yet.
+  nlohmann::json old = nlohmann::json::parse(EncodeJobState(state));
+  old.erase("deployment");
+  EXPECT_EQ(DecodeJobState(old.dump())->deployment_version, 0u);
+}
+
 TEST(JobStateCodec, ADocumentWithoutAVersionIsVersionOne) {
   // As servers before schema versions wrote it.
   auto old = DecodeJobState(R"({"round":3,"selection":{"point":"fastest"},"stragglers":[],)"
