@@ -63,6 +63,10 @@ Result<SweepMeasurement> ProfilingSweep::MeasurementOf(const ProfilingResult& re
   return SweepMeasurement{*ft, *fe, *bt, *be};
 }
 
+bool ProfilingSweep::HasBreakdowns(const ProfilingResult& result) {
+  return !result.time_breakdown.empty() || !result.energy_breakdown.empty();
+}
+
 std::optional<int> ProfilingSweep::current_freq_mhz() const {
   if (!state_.active || state_.done || state_.step >= state_.freqs_mhz.size()) return std::nullopt;
   return state_.freqs_mhz[state_.step];

@@ -46,6 +46,10 @@ class ProfilingSweep {
   // Mean time and energy per forward and per backward computation of `result`; an error
   // when a breakdown lacks a non-empty 'forward' or 'backward' list.
   static Result<SweepMeasurement> MeasurementOf(const ProfilingResult& result, int freq_mhz);
+  // False for a result without any breakdown (time_breakdown and energy_breakdown both {},
+  // Zeus's default ProfilingResult): it measured iterations only, so it is stored but is no
+  // measurement of a sweep step. One with a breakdown is read with MeasurementOf.
+  static bool HasBreakdowns(const ProfilingResult& result);
 
   const State& state() const { return state_; }
   bool active() const { return state_.active; }

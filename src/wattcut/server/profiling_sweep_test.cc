@@ -65,5 +65,18 @@ TEST(ProfilingSweep, TheMeanOfEachBreakdown) {
   EXPECT_EQ(missing.error().code, ErrorCode::kInvalidArgument);
 }
 
+TEST(ProfilingSweep, ZeusDefaultResultHasNoBreakdowns) {
+  ProfilingResult zeus_default;  // time_breakdown = {}, energy_breakdown = {}
+  zeus_default.iter_time = {1.5};
+  zeus_default.iter_energy = {300};
+  EXPECT_FALSE(ProfilingSweep::HasBreakdowns(zeus_default));
+  ProfilingResult forward_only = zeus_default;
+  forward_only.time_breakdown = {{"forward", {{0.1}}}};
+  EXPECT_TRUE(ProfilingSweep::HasBreakdowns(forward_only));
+  ProfilingResult energy_only = zeus_default;
+  energy_only.energy_breakdown = {{"backward", {}}};
+  EXPECT_TRUE(ProfilingSweep::HasBreakdowns(energy_only));
+}
+
 }  // namespace
 }  // namespace wattcut::server
