@@ -182,7 +182,7 @@ Status JobStore::Run(sqlite3_stmt* stmt, const std::vector<Param>& params) {
 
 Result<std::string> JobStore::CreateJob(const std::function<std::string(int64_t)>& make_id,
                                         const std::string& info_json, const std::string& planner_json,
-                                        const std::string& state_json) {
+                                        const std::string& state_json, const InitialProfile* initial) {
   std::lock_guard lock(mu_);
   return Recorded([&]() -> Result<std::string> {
     Transaction tx(db_);
@@ -200,6 +200,24 @@ Result<std::string> JobStore::CreateJob(const std::function<std::string(int64_t)
                                    {Param::Kind::kText, state_json}});
         !s) {
       return s.error();
+    }
+    if (initial != nullptr) {
+      if (auto s = Run(put_profile_, {{Param::Kind::kText, initial->csv},
+                                      {Param::Kind::kText, initial->source},
+                                      {Param::Kind::kText, planner_json},
+                                      {Param::Kind::kText, job_id}});
+          !s) {
+        return s.error();
+      }
+      if (auto s = Run(put_frontier_, {{Param::Kind::kText, job_id}, {Param::Kind::kText, initial->frontier_text}});
+          !s) {
+        return s.error();
+      }
+      if (auto s =
+              Run(put_summary_, {{Param::Kind::kText, initial->frontier_summary_json}, {Param::Kind::kText, job_id}});
+          !s) {
+        return s.error();
+      }
     }
     std::string sql = "INSERT OR REPLACE INTO meta(key, value) VALUES('last_job_seq', '" + std::to_string(seq) + "')";
     if (auto s = Exec(sql.c_str()); !s) return s.error();

@@ -56,10 +56,20 @@ class JobStore {
   JobStore(const JobStore&) = delete;
   JobStore& operator=(const JobStore&) = delete;
 
+  // A job's profile and its computed frontier, stored with the job when it is created.
+  struct InitialProfile {
+    std::string_view csv;
+    std::string source;
+    std::string_view frontier_text;
+    std::string frontier_summary_json;
+  };
+
   // Allocates the next job sequence number and inserts the job, in one transaction.
-  // `make_id` turns the sequence number into the job id.
+  // `make_id` turns the sequence number into the job id. With `initial`, the job's profile
+  // and frontier are stored in the same transaction.
   Result<std::string> CreateJob(const std::function<std::string(int64_t)>& make_id, const std::string& info_json,
-                                const std::string& planner_json, const std::string& state_json);
+                                const std::string& planner_json, const std::string& state_json,
+                                const InitialProfile* initial = nullptr);
   Status DeleteJob(const std::string& job_id);
   Status PutRank(const std::string& job_id, int rank, const std::string& info_json);
   Status PutRankProfile(const std::string& job_id, int rank, const std::string& profile_json);
