@@ -76,6 +76,7 @@ struct PlannerSettings {
   int profiling_min_freq_mhz = 0;
 
   PlannerOptions ToPlannerOptions() const;
+  bool operator==(const PlannerSettings&) const = default;
 };
 
 // POST /register_job body: a JobInfo plus an optional wattcut "planner" object.

@@ -1,6 +1,7 @@
 #include "wattcut/server/job_registry.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <ctime>
 #include <mutex>
@@ -12,6 +13,7 @@
 #include "wattcut/plan/frontier_file.h"
 #include "wattcut/plan/planning_limits.h"
 #include "wattcut/profile/profile_csv.h"
+#include "wattcut/server/deployment.h"
 #include "wattcut/server/frontier_state.h"
 #include "wattcut/server/job_state_codec.h"
 #include "wattcut/server/job_views.h"
@@ -91,6 +93,9 @@ struct JobRegistry::Job {
   std::shared_ptr<const Frontier> frontier;
   std::map<size_t, std::shared_ptr<const StageSchedules>> plan_cache;
   std::optional<PipelineSchedule> schedule;  // instruction order, for AllMax/profiling
+  // Barrier-free plan delivery (deployment.h).
+  Deployment deployment;
+  StepProgress progress;
   bool deleted = false;
 
   // Sizes the per-rank state for info.world_size ranks, all empty.
@@ -101,10 +106,13 @@ struct JobRegistry::Job {
     has_result.assign(ws, 0);
     barrier.Reset(ws, 0);
     sweep = ProfilingSweep(ws);
+    progress = StepProgress(ws);
   }
 
   JobState State() const {
-    return JobState{barrier.completed_rounds(), selection, stragglers, frontier_attempts, sweep.state()};
+    return JobState{barrier.completed_rounds(), selection,     stragglers,
+                    frontier_attempts,          sweep.state(), deployment.version,
+                    deployment.apply_from_step};
   }
 
   // Every rank profile received so far, aggregated into one pipeline profile.
@@ -223,6 +231,9 @@ Result<std::shared_ptr<JobRegistry::Job>> JobRegistry::LoadStoredJob(const Store
   job->selection = state.selection;
   job->stragglers = state.stragglers;
   job->frontier_attempts = state.frontier_attempts;
+  job->deployment.version = state.deployment_version;
+  job->deployment.apply_from_step = state.deployment_apply_from_step;
+  job->deployment.target_known = false;                               // decided once the job is loaded (Load)
   if (s.profile_source.empty() && s.profile_csv.empty()) return job;  // no profile yet
 
   // The profile, as it was installed (an uploaded CSV, or the aggregate of the rank
@@ -230,7 +241,7 @@ Result<std::shared_ptr<JobRegistry::Job>> JobRegistry::LoadStoredJob(const Store
   // built from rank profiles come from aggregating the stored rank profiles again.
   job->profile_source = s.profile_source;
   auto profile = ParseProfileCsvWithWarnings(s.profile_csv, "job " + s.job_id + " profile", job->info.pp_degree);
-  if (profile && s.profile_source != "csv") {
+  if (profile && (s.profile_source == "rank_profiles" || s.profile_source == "server_profiling")) {
     if (auto again = job->AggregateReceivedRankProfiles(); again) profile->dropped = std::move(again->dropped);
   }
   if (!profile) {
@@ -287,6 +298,16 @@ Status JobRegistry::Load() {
       continue;
     }
     if (compute_frontier) to_plan.push_back(*job);
+    {
+      // What the ranks were given before the restart: the stored frontier, selection and
+      // stragglers decide it again (no new version); with the frontier still to compute it is
+      // AllMax, and the ranks keep the plan they have until the frontier is back.
+      Job& loaded = **job;
+      std::lock_guard job_lock(loaded.mu);
+      loaded.deployment.target =
+          DeploymentTarget::From(Decide(loaded, /*may_start_profiling=*/false), loaded.frontier_generation);
+      loaded.deployment.target_known = true;
+    }
     num_ranks_ += (*job)->num_registered;
     std::unique_lock lock(mu_);
     jobs_[s.job_id] = std::move(*job);
@@ -329,7 +350,27 @@ Answer JobRegistry::RegisterJob(const JobRegistration& registration) {
   };
   json stored_info = ToJson(job->info);
   stored_info.erase("job_id");
-  auto id = store_.CreateJob(make_id, stored_info.dump(), ToJson(job->planner).dump(), EncodeJobState(job->State()));
+  // A start-up profile for this pipeline depth and these settings: the job has its profile
+  // and frontier from the start, so its first round, and its first deployment, serve the plan.
+  const std::shared_ptr<const StartupProfile> startup =
+      MatchStartupProfile(options_.startup_profiles, job->info.pp_degree, job->planner);
+  std::optional<JobStore::InitialProfile> initial;
+  if (startup) {
+    initial = JobStore::InitialProfile{startup->csv, startup->source(), startup->frontier_text,
+                                       Text(FrontierSummaryJson(*startup->frontier, startup->compute_seconds))};
+    job->profile = startup->profile;
+    job->profile_source = startup->source();
+    job->profile_warnings = startup->warnings;
+    ++job->frontier_generation;
+    job->SetFrontierReady(startup->frontier, startup->compute_seconds);
+    // Deployment 1, stored with the job: no rank has run a step yet, so it applies from step 0.
+    job->deployment.target =
+        DeploymentTarget::From(Decide(*job, /*may_start_profiling=*/false), job->frontier_generation);
+    job->deployment.version = 1;
+    job->deployment.apply_from_step = 0;
+  }
+  auto id = store_.CreateJob(make_id, stored_info.dump(), ToJson(job->planner).dump(), EncodeJobState(job->State()),
+                             initial ? &*initial : nullptr);
   if (!id) return StoreFailed(id.error());
   job->info.job_id = *id;
   {
@@ -402,6 +443,60 @@ ScheduleDecision JobRegistry::Decide(Job& job, bool may_start_profiling) {
   ScheduleDecision d = DecideSchedule(in);
   if (!d.start_sweep_freqs_mhz.empty()) job.sweep.Start(d.start_sweep_freqs_mhz);
   return d;
+}
+
+namespace {
+double SteadyNowS() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+}  // namespace
+
+void JobRegistry::RedeployLocked(Job& job) {
+  DeploymentTarget target = DeploymentTarget::From(Decide(job, /*may_start_profiling=*/false), job.frontier_generation);
+  if (job.deployment.target_known && target == job.deployment.target) return;
+  // A frontier that is not ready yet leaves the ranks on the plan they have.
+  if (!target.plan && job.frontier_state == FrontierState::kComputing) return;
+  job.deployment.target = std::move(target);
+  job.deployment.target_known = true;
+  ++job.deployment.version;
+  job.deployment.apply_from_step = job.progress.ApplyStep(DeploymentLeadS(job.info.world_size));
+  // Bookkeeping like the round number: if this write fails the ranks still get the new
+  // version (they compare versions for equality, so a lower stored one after a restart is
+  // also a change).
+  (void)PutStateLocked(job);
+}
+
+Answer JobRegistry::FetchDeployment(const std::string& job_id, int64_t rank, int64_t step, uint64_t version) {
+  auto job = Find(job_id);
+  if (!job) return MissingJob(job_id);
+  std::lock_guard lock(job->mu);
+  if (rank >= job->info.world_size) return RankOutOfRange("job '" + job_id + "': ", rank, job->info.world_size);
+  const auto& registered = job->ranks[static_cast<size_t>(rank)];
+  if (!registered) {
+    return Error::Conflict("job '" + job_id + "': rank " + std::to_string(rank) +
+                           " has not registered; POST /register_rank/" + job_id + " first");
+  }
+  if (shutting_down_) return Error::Unavailable("the server is shutting down");
+  job->progress.Report(static_cast<size_t>(rank), step, SteadyNowS());
+  const Deployment& d = job->deployment;
+  const std::string head = "{\"version\":" + std::to_string(d.version) +
+                           ",\"poll_interval_s\":" + Text(json(DeploymentPollIntervalS(job->info.world_size)));
+  if (version == d.version) return head + "}";
+  std::string body = head + ",\"apply_from_step\":" + std::to_string(d.apply_from_step);
+  if (d.target.plan && job->frontier) {
+    const size_t index = d.target.PlanIndexFor(registered->dp_rank);
+    auto plans = job->PlanSchedules(index);
+    return body + ",\"mode\":\"plan\",\"plan_index\":" + std::to_string(index) +
+           ",\"frequencies\":" + (*plans)[static_cast<size_t>(registered->pp_rank)] + "}";
+  }
+  // AllMax: the rank's instructions in order, at its highest declared clock.
+  ScheduleDecision all_max = Decide(*job, /*may_start_profiling=*/false);
+  if (all_max.mode == ScheduleDecision::Mode::kError) return all_max.error;
+  if (!job->schedule) return Error::Conflict("job '" + job_id + "': its instruction order is not known yet");
+  const int freq =
+      *std::max_element(registered->available_frequencies.begin(), registered->available_frequencies.end());
+  return body + ",\"mode\":\"all_max\",\"frequencies\":" +
+         UniformStageSchedule((*job->schedule)[static_cast<size_t>(registered->pp_rank)], freq) + "}";
 }
 
 Answer JobRegistry::ScheduleAnswer(Job& job, const ScheduleDecision& d, int rank) {
@@ -484,6 +579,9 @@ Status JobRegistry::RecordProfilingResultLocked(Job& job, const ProfilingResult&
   if (!freq || job.decision.mode != ScheduleDecision::Mode::kProfiling || job.sweep.has_reported(r)) {
     return Status::Ok();  // not a sweep step's result: stored, nothing more
   }
+  // Zeus's default ProfilingResult (no breakdowns) measures no computation: stored, and the
+  // step waits for this rank's result with breakdowns.
+  if (!ProfilingSweep::HasBreakdowns(result)) return Status::Ok();
   auto measured = ProfilingSweep::MeasurementOf(result, *freq);
   if (!measured) return measured.error();
   const RankInfo& info = *job.ranks[r];
@@ -774,6 +872,7 @@ void JobRegistry::OnFrontierDone(const FrontierTask& task, Result<Frontier> fron
     job->frontier_seconds = seconds;
     job->SetFrontierFailed(frontier.error().message);
     (void)store_.PutFrontierSummary(task.job_id, Text(json{{"error", job->frontier_error}}));
+    RedeployLocked(*job);
     return;
   }
   if (!ready) {
@@ -789,6 +888,7 @@ void JobRegistry::OnFrontierDone(const FrontierTask& task, Result<Frontier> fron
                  "again after a restart\n",
                  PrintableText(task.job_id).c_str(), s.error().message.c_str());
   }
+  RedeployLocked(*job);
 }
 
 Answer JobRegistry::FrontierStatus(const std::string& job_id) {
@@ -828,6 +928,7 @@ Answer JobRegistry::SelectPlan(const std::string& job_id, const PlanSelection& s
     job->selection = saved;
     return StoreFailed(s.error());
   }
+  RedeployLocked(*job);
   json out = {{"selection", selection.ToJson()}};
   if (job->frontier) {
     size_t i = job->SelectedPoint();
@@ -870,6 +971,7 @@ Answer JobRegistry::ReportStraggler(const std::string& job_id, const StragglerRe
       job->stragglers = saved;
       return StoreFailed(s.error());
     }
+    RedeployLocked(*job);
   }
   return ListStragglers(job_id);
 }

@@ -8,12 +8,18 @@
 //   job_views.h          the JSON views
 //   rank_profile_aggregation.h  per-rank profiles into the job's profile
 //   schedule_text.h      the schedule replies as text
+//   deployment.h         barrier-free plan delivery: versions and apply steps
 //
 // Round protocol (the Zeus one): every rank asks GET /schedule; the request waits
 // (a long poll) until all world_size ranks of the job have asked, then all of them are
 // answered at once with the schedule of that round. A waiting request gives up after
 // the long-poll timeout (kDeadlineExceeded, naming the ranks that never asked), and ends
 // with kAborted / kUnavailable when its job is deleted or the server stops; it never hangs.
+//
+// Start-up profiles (startup_profiles.h): a job registered whose pp_degree and planner
+// settings match one gets its profile and frontier at once, stored with the job in the
+// transaction that creates it (profile_source "startup:FILE_NAME"); it can be replaced later
+// like any profile (PUT profile, rank profiles).
 //
 // Frontiers are computed by the FrontierWorker and stored (plan/frontier_file.h format)
 // when done: after a restart a job whose frontier was stored is ready at once. A stored
@@ -48,6 +54,7 @@
 #include "wattcut/server/job_store.h"
 #include "wattcut/server/metrics.h"
 #include "wattcut/server/schedule_decision.h"
+#include "wattcut/server/startup_profiles.h"
 
 namespace wattcut::server {
 
@@ -71,6 +78,10 @@ class JobRegistry {
     int max_long_polls = 1024;
     int frontier_threads = 1;
     PlannerSettings default_planner;
+    // Profiles for new jobs, their frontiers computed (startup_profiles.h): a job registered
+    // without a profile gets the one whose stage count is its pp_degree and whose planner
+    // settings are the job's, with that frontier, at registration.
+    StartupProfiles startup_profiles;
   };
 
   JobRegistry(JobStore& store, Metrics& metrics, Options options);
@@ -104,6 +115,10 @@ class JobRegistry {
   Answer ReportStraggler(const std::string& job_id, const StragglerReport& report);
   Answer ListStragglers(const std::string& job_id);
   Answer PreviewSchedule(const std::string& job_id, int64_t rank);  // no waiting
+  // GET /v1/jobs/{id}/deployment: records that `rank` has completed `step` steps and answers
+  // with the job's deployment when its version is not `version` (else just the version and the
+  // poll interval). Never waits.
+  Answer FetchDeployment(const std::string& job_id, int64_t rank, int64_t step, uint64_t version);
 
  private:
   struct Job;
@@ -130,6 +145,8 @@ class JobRegistry {
   // Aggregates the received rank profiles and installs the result.
   Status InstallRankProfilesLocked(Job& job, const std::string& source);
   void SubmitFrontierLocked(Job& job);
+  // A new deployment version when what the ranks should run has changed (deployment.h).
+  void RedeployLocked(Job& job);
   Status RecordProfilingResultLocked(Job& job, const ProfilingResult& result);
   // Stores the job's state document (PutState).
   Status PutStateLocked(const Job& job);

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <fstream>
 #include <nlohmann/json.hpp>
 #include <thread>
 
@@ -46,11 +47,11 @@ std::string ProfileCsv() {
 }
 
 struct Registry {
-  explicit Registry(const std::string& dir) {
+  explicit Registry(const std::string& dir, JobRegistry::Options options = {}) {
     auto opened = JobStore::Open(dir, SyncMode::kNormal);
     EXPECT_TRUE(opened.ok()) << opened.error().message;
     store = std::move(*opened);
-    registry = std::make_unique<JobRegistry>(*store, metrics, JobRegistry::Options{});
+    registry = std::make_unique<JobRegistry>(*store, metrics, std::move(options));
     Status loaded = registry->Load();
     EXPECT_TRUE(loaded.ok()) << loaded.error().message;
   }
@@ -199,6 +200,137 @@ TEST(JobRegistry, ANewerStateDocumentQuarantinesOnlyItsJob) {
   EXPECT_NE(missing.error().message.find("schema_version 9 is newer than this server reads"), std::string::npos)
       << missing.error().message;
   EXPECT_EQ(again.Ok(again.registry->FrontierStatus(good))["state"], "ready");
+}
+
+// A start-up profile of two stages (ProfileCsv), its frontier computed with `planner`.
+std::shared_ptr<const StartupProfile> TwoStageStartupProfile(const std::string& dir, const PlannerSettings& planner) {
+  const std::string path = dir + "/two-stages.csv";
+  std::ofstream(path) << ProfileCsv();
+  auto profile = ReadStartupProfile(path);
+  EXPECT_TRUE(profile.ok()) << profile.error().message;
+  Status computed = ComputeStartupFrontier(*profile, planner);
+  EXPECT_TRUE(computed.ok()) << computed.error().message;
+  return std::make_shared<const StartupProfile>(std::move(*profile));
+}
+
+TEST(JobRegistry, ANewJobOfAStartupProfilesDepthAndSettingsHasItsPlanAtOnce) {
+  TempDir dir("startup");
+  TempDir files("startup_files");
+  JobRegistry::Options options;
+  options.default_planner.num_microbatches = 4;
+  auto startup = TwoStageStartupProfile(files.path(), options.default_planner);
+  options.startup_profiles = {startup};
+  std::string id;
+  json frontier;
+  {
+    Registry r(dir.path(), options);
+    JobRegistration reg;  // a Zeus client's: no planner, no profile
+    reg.info.pp_degree = 2;
+    reg.info.dp_degree = 2;
+    reg.info.world_size = 4;
+    id = r.Ok(r.registry->RegisterJob(reg)).get<std::string>();
+    json job = r.Ok(r.registry->GetJob(id));
+    EXPECT_EQ(job["profile_source"], "startup:two-stages.csv");
+    EXPECT_EQ(job["profile_warnings"], json::array());
+    frontier = r.Ok(r.registry->FrontierStatus(id));
+    EXPECT_EQ(frontier["state"], "ready");  // at registration: no computation
+    EXPECT_EQ(frontier["num_points"], startup->frontier->points().size());
+    for (int rank = 0; rank < 4; ++rank)
+      r.Ok(r.registry->RegisterRank(id, RankInfo{rank, rank / 2, rank % 2, 0, {1410, 1200, 900}}));
+    // The first round serves the selected plan (the fastest point) of that frontier.
+    for (int rank = 0; rank < 4; ++rank) {
+      json preview = r.Ok(r.registry->PreviewSchedule(id, rank));
+      EXPECT_EQ(preview["mode"], "plan");
+      EXPECT_EQ(preview["round"], 1);
+      EXPECT_EQ(preview["plan_index"], startup->frontier->fastest_index());
+      json expected = json::array();
+      const FrequencyPlan plan = startup->frontier->PlanAt(startup->frontier->fastest_index());
+      for (const PlannedComputation& c : plan.stages.at(static_cast<size_t>(rank % 2))) {
+        expected.push_back({std::string(InstructionName(c.kind)), c.freq_mhz});
+      }
+      EXPECT_EQ(preview["frequencies"], expected) << "rank " << rank;
+      // So does the first deployment, from the first step.
+      json deployment = r.Ok(r.registry->FetchDeployment(id, rank, 0, 0));
+      EXPECT_EQ(deployment["version"], 1);
+      EXPECT_EQ(deployment["apply_from_step"], 0);
+      EXPECT_EQ(deployment["mode"], "plan");
+      EXPECT_EQ(deployment["plan_index"], startup->frontier->fastest_index());
+      EXPECT_EQ(deployment["frequencies"], expected) << "rank " << rank;
+    }
+    // Jobs of another depth, or with their own settings, start as before: no profile.
+    JobRegistration three = reg;
+    three.info.pp_degree = 3;
+    three.info.world_size = 6;
+    std::string other_depth = r.Ok(r.registry->RegisterJob(three)).get<std::string>();
+    EXPECT_EQ(r.Ok(r.registry->GetJob(other_depth))["profile_source"], nullptr);
+    EXPECT_EQ(r.Ok(r.registry->FrontierStatus(other_depth))["state"], "none");
+    JobRegistration own = reg;
+    PlannerSettings eight = options.default_planner;
+    eight.num_microbatches = 8;
+    own.planner = eight;
+    std::string own_settings = r.Ok(r.registry->RegisterJob(own)).get<std::string>();
+    EXPECT_EQ(r.Ok(r.registry->GetJob(own_settings))["profile_source"], nullptr);
+  }
+  // Stored with the job: after a restart without the option the job still has both.
+  {
+    Registry again(dir.path());
+    EXPECT_EQ(again.Ok(again.registry->GetJob(id))["profile_source"], "startup:two-stages.csv");
+    json after = again.Ok(again.registry->FrontierStatus(id));
+    EXPECT_EQ(after["state"], "ready");
+    EXPECT_EQ(after["num_points"], frontier["num_points"]);
+    EXPECT_EQ(after["fastest"], frontier["fastest"]);
+    EXPECT_EQ(again.Ok(again.registry->PreviewSchedule(id, 1))["mode"], "plan");
+    EXPECT_EQ(again.Ok(again.registry->FetchDeployment(id, 1, 3, 1)), json({{"version", 1}, {"poll_interval_s", 0.5}}));
+    // The job's own profile replaces it.
+    ProfileUpload upload;
+    upload.csv = ProfileCsv();
+    again.Ok(again.registry->UploadProfile(id, upload));
+    EXPECT_EQ(again.Ok(again.registry->GetJob(id))["profile_source"], "csv");
+    EXPECT_EQ(again.FrontierWhenDone(id)["state"], "ready");
+  }
+}
+
+TEST(JobRegistry, ZeusDefaultResultIsStoredAndMeasuresNoSweepStep) {
+  TempDir dir("zeus_result");
+  Registry r(dir.path());
+  JobRegistration reg;
+  reg.info.pp_degree = 1;
+  reg.info.world_size = 1;
+  PlannerSettings planner;
+  planner.num_microbatches = 2;
+  reg.planner = planner;
+  std::string id = r.Ok(r.registry->RegisterJob(reg)).get<std::string>();
+  r.Ok(r.registry->RegisterRank(id, RankInfo{0, 0, 0, 0, {1410, 1200}}));
+  ProfilingResult zeus_default;  // Zeus's ProfilingResult: time_breakdown = energy_breakdown = {}
+  zeus_default.iter_time = {1.0};
+  zeus_default.iter_energy = {200.0};
+  // No sweep yet (no round has run): stored.
+  r.Ok(r.registry->PostResult(id, zeus_default));
+  // The first round starts the sweep at 1410 MHz; a result without breakdowns is stored and
+  // answered, and the step still waits for the rank's measurement.
+  r.Ok(r.registry->FetchSchedule(id, 0));
+  r.Ok(r.registry->PostResult(id, zeus_default));
+  json job = r.Ok(r.registry->GetJob(id));
+  EXPECT_EQ(job["ranks_with_results"], 1);
+  EXPECT_EQ(job["state"]["profiling"]["active"], true);
+  EXPECT_EQ(job["state"]["profiling"]["step"], 0);
+  EXPECT_EQ(job["state"]["profiling"]["got"], json::array());  // the ranks that reported: none
+  // A result with breakdowns that lack the step's lists is still refused, saying what it needs.
+  ProfilingResult forward_only = zeus_default;
+  forward_only.time_breakdown = {{"forward", {{0.1, 0.1}}}};
+  forward_only.energy_breakdown = {{"forward", {{20, 20}}}};
+  Answer refused = r.registry->PostResult(id, forward_only);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.error().code, ErrorCode::kInvalidArgument);
+  EXPECT_EQ(refused.error().message,
+            "rank 0: this round profiles 1410 MHz; time_breakdown and energy_breakdown need non-empty 'forward' and "
+            "'backward' lists");
+  // The measurement itself moves the sweep on.
+  ProfilingResult measured = forward_only;
+  measured.time_breakdown["backward"] = {{0.2, 0.2}};
+  measured.energy_breakdown["backward"] = {{40, 40}};
+  r.Ok(r.registry->PostResult(id, measured));
+  EXPECT_EQ(r.Ok(r.registry->GetJob(id))["state"]["profiling"]["step"], 1);
 }
 
 }  // namespace

@@ -338,6 +338,17 @@ void Server::Impl::AddRoutes() {
           SetAnswer(res, reg.PreviewSchedule(req.matches[1], *rank));
         });
 
+  Route("GET", R"(/v1/jobs/([^/]+)/deployment)", "v1_deployment", false,
+        [&reg](const auto& req, const std::string&, auto& res) {
+          auto rank = QueryInteger(req, "rank", std::nullopt);
+          if (!rank) return SetAnswer(res, rank.error());
+          auto step = QueryInteger(req, "step", 0);
+          if (!step) return SetAnswer(res, step.error());
+          auto version = QueryInteger(req, "version", 0);
+          if (!version) return SetAnswer(res, version.error());
+          SetAnswer(res, reg.FetchDeployment(req.matches[1], *rank, *step, static_cast<uint64_t>(*version)));
+        });
+
   // Any other POST, PUT, PATCH or DELETE: a 404 without reading the body (httplib's own
   // reader would read a chunked body without any limit).
   auto unknown = [](const httplib::Request& req, httplib::Response& res, const httplib::ContentReader&) {
