@@ -96,6 +96,7 @@ ServerProcess::ServerProcess(std::vector<std::string> extra_args, std::string da
     startup_output_ += line;
     int status = 0;
     waitpid(pid_, &status, 0);
+    startup_exit_status_ = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
     pid_ = -1;
     close(out[0]);
     return;

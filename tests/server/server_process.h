@@ -42,6 +42,9 @@ class ServerProcess {
   const std::string& data_dir() const { return data_dir_; }
   // Everything the process printed before the port line (its error, if it failed).
   const std::string& startup_output() const { return startup_output_; }
+  // The exit status of a process that ended before listening (as Stop() reports it); -1 while
+  // it runs or after it listened.
+  int startup_exit_status() const { return startup_exit_status_; }
 
   // SIGKILL, then reap.
   void Kill();
@@ -58,6 +61,7 @@ class ServerProcess {
   pid_t pid_ = -1;
   int port_ = 0;
   std::string startup_output_;
+  int startup_exit_status_ = -1;
 };
 
 // The resident memory of process `pid` in bytes (VmRSS of /proc/PID/status); 0 if unknown.

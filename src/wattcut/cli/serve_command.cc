@@ -9,10 +9,12 @@
 #include <string>
 #include <thread>
 
+#include "wattcut/base/fixed_decimals.h"
 #include "wattcut/base/printable_text.h"
 #include "wattcut/cli/command.h"
 #include "wattcut/server/http_api.h"
 #include "wattcut/server/server.h"
+#include "wattcut/server/startup_profiles.h"
 
 namespace wattcut::cli {
 namespace {
@@ -37,6 +39,7 @@ struct ServeArgs {
   std::string schedule = "1f1b";
   double unit_time_s = 0.001;
   double p2p_power_w = 0;
+  std::vector<std::string> profiles_for_new_jobs;
 };
 
 Result<std::pair<std::string, int>> SplitListen(const std::string& listen) {
@@ -73,12 +76,43 @@ Result<server::PlannerSettings> DefaultPlanner(const ServeArgs& args) {
   return planner;
 }
 
+// The --profile-for-new-jobs files, each with its frontier computed with the default planner
+// settings, before the server listens; says on stderr what each one took.
+Result<server::StartupProfiles> LoadProfilesForNewJobs(const ServeArgs& args, const server::PlannerSettings& planner) {
+  server::StartupProfiles out;
+  if (args.profiles_for_new_jobs.empty()) return out;
+  if (args.microbatches == 0) {
+    return Error{
+        "--profile-for-new-jobs needs --microbatches: each profile's frontier is computed at start-up with "
+        "the default planner settings (--microbatches, --schedule, --unit-time, --p2p-power)"};
+  }
+  auto read = server::ReadStartupProfiles(args.profiles_for_new_jobs);
+  if (!read) return read.error().WithContext("--profile-for-new-jobs: ");
+  for (server::StartupProfile& profile : *read) {
+    for (const DroppedFrequency& dropped : profile.warnings) {
+      ReportWarning("serve", PrintableText(profile.path) + ": " + DroppedFrequencyMessage(dropped));
+    }
+    if (auto s = server::ComputeStartupFrontier(profile, planner); !s) {
+      return s.error().WithContext("--profile-for-new-jobs: ");
+    }
+    std::cerr << "wattcut serve: " << PrintableText(profile.path) << ": " << profile.num_stages() << " stages, "
+              << profile.frontier->points().size() << " frontier points computed in "
+              << FixedDecimals(profile.compute_seconds, 3) << " s; new jobs with pp_degree " << profile.num_stages()
+              << " and the default planner settings get it (profile_source \"" << PrintableText(profile.source())
+              << "\")\n";
+    out.push_back(std::make_shared<const server::StartupProfile>(std::move(profile)));
+  }
+  return out;
+}
+
 int Run(const ServeArgs& args) {
   const std::string name = "serve";
   auto listen = SplitListen(args.listen);
   if (!listen) return ReportError(name, listen.error());
   auto planner = DefaultPlanner(args);
   if (!planner) return ReportError(name, planner.error());
+  auto startup_profiles = LoadProfilesForNewJobs(args, *planner);
+  if (!startup_profiles) return ReportError(name, startup_profiles.error());
   server::ServerOptions options;
   options.host = listen->first;
   options.port = listen->second;
@@ -91,6 +125,7 @@ int Run(const ServeArgs& args) {
   options.registry.frontier_threads = args.frontier_threads;
   options.registry.long_poll_timeout = std::chrono::milliseconds(static_cast<int64_t>(args.long_poll_timeout_s * 1000));
   options.registry.default_planner = *planner;
+  options.registry.startup_profiles = std::move(*startup_profiles);
   options.connections.request_timeout = std::chrono::milliseconds(static_cast<int64_t>(args.request_timeout_s * 1000));
   options.connections.max_connections_per_client = args.max_connections_per_client;
   options.connections.limit_loopback = args.limit_loopback_clients;
@@ -188,6 +223,13 @@ void AddServeCommand(CLI::App& app, CommandStatus& status) {
       ->capture_default_str();
   cmd->add_option("--unit-time", args->unit_time_s, "Default planner unit time (s)")->capture_default_str();
   cmd->add_option("--p2p-power", args->p2p_power_w, "Default blocking power (W)")->capture_default_str();
+  cmd->add_option("--profile-for-new-jobs", args->profiles_for_new_jobs,
+                  "Profile CSV for new jobs (repeatable, one per stage count S): its frontier is computed at "
+                  "start-up with the default planner settings (needs --microbatches), and a job registered "
+                  "with pp_degree S and those settings gets it at once, so its first schedule fetch is the "
+                  "plan (Zeus clients fetch once)")
+      ->type_name("CSV")
+      ->allow_extra_args(false);
   cmd->callback([args, &status] { status.exit_code = Run(*args); });
 }
 
