@@ -1,7 +1,7 @@
 // The compiled part of the Python package `wattcut` (`wattcut._wattcut`): the runtime's RankClient
 // and the planning server's job registration, for python/wattcut/pipeline_frequency.py. Every
-// failure is raised as wattcut.WattcutError (a RuntimeError) carrying the C++ message; blocking
-// calls (schedule long polls, frequency waits, start-up) release the GIL.
+// failure is raised as wattcut.WattcutError (a RuntimeError) carrying the C++ message; calls that
+// may block (start-up, frequency waits, close) release the GIL. The step hooks do no I/O.
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
@@ -57,6 +57,20 @@ std::unique_ptr<RankClient> StartRankClient(const py::kwargs& kw) {
   o.server.url = get("server_url").cast<std::string>();
   o.server.bearer_token = get("token").cast<std::string>();
   o.job_id = get("job_id").cast<std::string>();
+  // Rank 0 registers the job itself (in the background when the server is down); the other ranks
+  // then get its id later through set_job_id.
+  if (get("register_job").cast<bool>()) {
+    o.register_job = TrainingJobInfo{.pp_degree = get("pp_degree").cast<int>(),
+                                     .dp_degree = get("dp_degree").cast<int>(),
+                                     .tp_degree = get("tp_degree").cast<int>(),
+                                     .world_size = get("world_size").cast<int>(),
+                                     .job_metadata = get("job_metadata").cast<std::string>(),
+                                     .num_microbatches = get("num_microbatches").cast<int>(),
+                                     .schedule = get("schedule").cast<std::string>(),
+                                     .unit_time_s = get("unit_time_s").cast<double>(),
+                                     .p2p_power_w = get("p2p_power_w").cast<double>()};
+  }
+  o.job_id_follows = o.job_id.empty() && !o.register_job;
   o.ids = {.rank = get("rank").cast<int>(),
            .dp_rank = get("dp_rank").cast<int>(),
            .pp_rank = get("pp_rank").cast<int>(),
@@ -76,7 +90,6 @@ std::unique_ptr<RankClient> StartRankClient(const py::kwargs& kw) {
   o.profiler.warmup_iterations = get("profile_warmup_iterations").cast<int>();
   o.profiler.measured_iterations = get("profile_measured_iterations").cast<int>();
   o.profiler.sample_interval_s = get("profile_sample_interval_s").cast<double>();
-  o.schedule_timeout_s = get("schedule_timeout_s").cast<double>();
   return Take(Released([&] { return RankClient::Start(o); }));
 }
 
@@ -121,7 +134,7 @@ PYBIND11_MODULE(_wattcut, m) {
              bool recovered) {
             StragglerUpdate update{
                 .dp_rank = dp_rank, .slowdown = slowdown, .iteration_time_s = iteration_time_s, .recovered = recovered};
-            Check(Released([&] { return c.ReportStraggler(update); }));
+            Check(c.ReportStraggler(update));  // queued for the background: returns at once
           },
           py::arg("dp_rank"), py::arg("slowdown") = py::none(), py::arg("iteration_time_s") = py::none(),
           py::arg("recovered") = false)
@@ -129,6 +142,13 @@ PYBIND11_MODULE(_wattcut, m) {
            [](RankClient& c) { Check(Released([&] { return c.WaitUntilFrequencyApplied(); })); })
       .def("gpu_clock_mhz", [](RankClient& c) { return Take(Released([&] { return c.SmClockMhz(); })); })
       .def("close", [](RankClient& c) { Check(Released([&] { return c.Close(); })); })
+      .def("set_job_id", &RankClient::SetJobId, py::arg("job_id"))
+      .def_property_readonly("job_id", &RankClient::job_id)
+      .def_property_readonly("server_connected", [](const RankClient& c) { return c.watcher().connected(); })
+      .def_property_readonly("missed_updates", [](const RankClient& c) { return c.watcher().missed_updates(); })
+      .def_property_readonly("server_outages", [](const RankClient& c) { return c.watcher().outages(); })
+      .def_property_readonly("plan_version", &RankClient::plan_version)
+      .def_property_readonly("queued_requests", [](const RankClient& c) { return c.watcher().queued_requests(); })
       .def_property_readonly("phase", [](const RankClient& c) { return PhaseName(c.phase()); })
       .def_property_readonly("profiling_done_locally", &RankClient::profiling_done_locally)
       .def_property_readonly("available_frequencies", &RankClient::available_freqs_mhz)

@@ -19,6 +19,25 @@ std::string ErrorMessage(const std::string& body) {
   return body.size() > 500 ? body.substr(0, 500) + "..." : body;
 }
 
+// The kind of failure an HTTP status means to the client (the inverse of the server's
+// http_status.h, so that the rank's background thread knows what to retry).
+ErrorCode CodeOfStatus(int status) {
+  switch (status) {
+    case 400:
+      return ErrorCode::kMalformed;
+    case 404:
+      return ErrorCode::kNotFound;
+    case 409:
+      return ErrorCode::kConflict;
+    case 410:
+      return ErrorCode::kAborted;
+    case 504:
+      return ErrorCode::kDeadlineExceeded;
+    default:
+      return status >= 500 ? ErrorCode::kUnavailable : ErrorCode::kInvalidArgument;
+  }
+}
+
 std::pair<time_t, time_t> SecondsAndMicros(double s) {
   const double whole = std::floor(s);
   return {static_cast<time_t>(whole), static_cast<time_t>((s - whole) * 1e6)};
@@ -85,11 +104,12 @@ Result<std::string> PlanServerClient::Call(const std::string& method, const std:
   httplib::Result result =
       method == "GET" ? client.Get(path, headers) : client.Post(path, headers, body, "application/json");
   if (!result) {
-    return Error{method + " " + path + ": cannot reach the wattcut server at " + address_.url + ": " +
-                 httplib::to_string(result.error())};
+    return Error::Unavailable(method + " " + path + ": cannot reach the wattcut server at " + address_.url + ": " +
+                              httplib::to_string(result.error()));
   }
   if (result->status != 200) {
-    return Error{method + " " + path + ": HTTP " + std::to_string(result->status) + ": " + ErrorMessage(result->body)};
+    return Error{method + " " + path + ": HTTP " + std::to_string(result->status) + ": " + ErrorMessage(result->body),
+                 CodeOfStatus(result->status)};
   }
   return result->body;
 }
@@ -112,7 +132,7 @@ Result<std::string> PlanServerClient::RegisterJob(const TrainingJobInfo& job) co
   if (!response) return response.error();
   json id = json::parse(*response, nullptr, false);
   if (!id.is_string() || id.get<std::string>().empty()) {
-    return Error{"POST " + path + ": the server returned a strange job id: " + *response};
+    return Error::Malformed("POST " + path + ": the server returned a strange job id: " + *response);
   }
   return id.get<std::string>();
 }
@@ -135,12 +155,22 @@ Result<RankSchedule> PlanServerClient::FetchSchedule(const std::string& job_id, 
   auto response = Call("GET", path, "", timeout_s);
   if (!response) return response.error();
   auto schedule = ParseRankScheduleJson(*response, rank);
-  if (!schedule) return Error{"GET " + path + ": " + schedule.error().message};
+  if (!schedule) return schedule.error().WithContext("GET " + path + ": ");
   return schedule;
 }
 
-Status PlanServerClient::UploadRankProfile(const std::string& job_id, const TrainingRankIds& ids,
-                                           const std::vector<ProfiledRow>& rows) const {
+Result<DeploymentAnswer> PlanServerClient::FetchDeployment(const std::string& job_id, int rank, uint64_t step,
+                                                           uint64_t version) const {
+  const std::string path = "/v1/jobs/" + EncodeJobIdForPath(job_id) + "/deployment?rank=" + std::to_string(rank) +
+                           "&step=" + std::to_string(step) + "&version=" + std::to_string(version);
+  auto response = Call("GET", path, "", address_.connect_timeout_s);
+  if (!response) return response.error();
+  auto answer = ParseDeploymentAnswer(*response, version);
+  if (!answer) return answer.error().WithContext("GET " + path + ": ");
+  return answer;
+}
+
+Result<std::string> RankProfileJson(const TrainingRankIds& ids, const std::vector<ProfiledRow>& rows) {
   json body = {{"rank", ids.rank}, {"dp_rank", ids.dp_rank}, {"pp_rank", ids.pp_rank}, {"tp_rank", ids.tp_rank}};
   std::map<std::string, json> fields = {{"forward_time", json::object()},
                                         {"forward_energy", json::object()},
@@ -158,17 +188,30 @@ Status PlanServerClient::UploadRankProfile(const std::string& job_id, const Trai
     if (value.empty()) return Error{"rank profile: no " + name.substr(0, name.find('_')) + " measurements to upload"};
     body[name] = value;
   }
+  return body.dump();
+}
+
+Status PlanServerClient::UploadRankProfile(const std::string& job_id, const TrainingRankIds& ids,
+                                           const std::vector<ProfiledRow>& rows) const {
+  auto body = RankProfileJson(ids, rows);
+  if (!body) return body.error();
   const std::string path = "/v1/jobs/" + EncodeJobIdForPath(job_id) + "/rank_profiles";
-  auto response = Call("POST", path, body.dump(), address_.connect_timeout_s);
+  auto response = Call("POST", path, *body, address_.connect_timeout_s);
   if (!response) return response.error();
   return Status::Ok();
 }
 
-Status PlanServerClient::ReportStraggler(const std::string& job_id, const StragglerUpdate& update) const {
+Status CheckStragglerUpdate(const StragglerUpdate& update) {
   const int given = (update.slowdown ? 1 : 0) + (update.iteration_time_s ? 1 : 0) + (update.recovered ? 1 : 0);
   if (given != 1) {
     return Error{"straggler report: give exactly one of slowdown, iteration_time_s or recovered"};
   }
+  if (update.dp_rank < 0) return Error{"straggler report: dp_rank must be >= 0, got " + std::to_string(update.dp_rank)};
+  return Status::Ok();
+}
+
+Status PlanServerClient::ReportStraggler(const std::string& job_id, const StragglerUpdate& update) const {
+  if (Status s = CheckStragglerUpdate(update); !s.ok()) return s;
   json body = {{"dp_rank", update.dp_rank}};
   if (update.slowdown) body["slowdown"] = *update.slowdown;
   if (update.iteration_time_s) body["iteration_time_s"] = *update.iteration_time_s;

@@ -4,7 +4,10 @@
 //
 // Every call is synchronous and returns the server's own message on failure, prefixed with the
 // request ("POST /register_rank/JOB: HTTP 409: job 'JOB': rank 3 is already registered"), or the
-// connection error ("cannot reach the wattcut server at http://...: Connection refused").
+// connection error ("cannot reach the wattcut server at http://...: Connection refused"). The
+// error's code says what kind of failure it was, for a caller that retries: kUnavailable (no
+// answer, or 5xx), kDeadlineExceeded (504), kNotFound (404), kConflict (409), kMalformed (400 or a
+// reply that does not parse), kAborted (410), kInvalidArgument (any other 4xx).
 #pragma once
 
 #include <optional>
@@ -12,6 +15,7 @@
 #include <vector>
 
 #include "wattcut/base/result.h"
+#include "wattcut/runtime/deployment.h"
 #include "wattcut/runtime/online_profiler.h"
 #include "wattcut/runtime/schedule_cursor.h"
 
@@ -61,9 +65,13 @@ class PlanServerClient {
   // POST /register_rank/{job}.
   Status RegisterRank(const std::string& job_id, const TrainingRankIds& ids,
                       const std::vector<int>& available_freqs_mhz) const;
-  // GET /schedule/{job}?rank=N: the long poll that returns when every rank of the job has asked
-  // (a barrier per round). Waits at most `timeout_s`.
+  // GET /schedule/{job}?rank=N: Zeus's long poll that returns when every rank of the job has
+  // asked (a barrier per round). Waits at most `timeout_s`. wattcut's own rank client does not use
+  // it (FetchDeployment, in the background).
   Result<RankSchedule> FetchSchedule(const std::string& job_id, int rank, double timeout_s) const;
+  // GET /v1/jobs/{job}/deployment?rank=R&step=S&version=V (never waits): the rank's deployment
+  // when it differs from `version`, checked (deployment.h; errors name the field).
+  Result<DeploymentAnswer> FetchDeployment(const std::string& job_id, int rank, uint64_t step, uint64_t version) const;
   // POST /v1/jobs/{job}/rank_profiles from the online profiler's rows (Zeus
   // OfflineProfilingResult: mean forward/backward time and energy per frequency).
   Status UploadRankProfile(const std::string& job_id, const TrainingRankIds& ids,
@@ -84,6 +92,12 @@ class PlanServerClient {
   std::string host_;
   int port_ = 80;
 };
+
+// The body of POST /v1/jobs/{job}/rank_profiles from the online profiler's rows; fails on an
+// instruction other than forward/backward or when either has no measurement.
+Result<std::string> RankProfileJson(const TrainingRankIds& ids, const std::vector<ProfiledRow>& rows);
+// Exactly one of slowdown, iteration_time_s, recovered; dp_rank >= 0.
+Status CheckStragglerUpdate(const StragglerUpdate& update);
 
 // The path segment of a job id, percent-encoded ("+" and other reserved bytes).
 std::string EncodeJobIdForPath(const std::string& job_id);

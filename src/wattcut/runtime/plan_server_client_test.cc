@@ -91,6 +91,47 @@ TEST(PlanServerClient, TalksToARealServer) {
   EXPECT_TRUE(client->ReportStraggler(*job, {.dp_rank = 0, .recovered = true}).ok());
 }
 
+// The deployment endpoint: nothing deployed before a profile, a checked answer, and each refusal
+// with the code the rank's background thread acts on.
+TEST(PlanServerClient, FetchesTheRanksDeploymentWithoutWaiting) {
+  testing::TestPlanServer server;
+  auto client = PlanServerClient::Create({.url = server.url()});
+  ASSERT_TRUE(client.ok());
+  auto job = client->RegisterJob({.pp_degree = 2, .world_size = 2, .num_microbatches = 2});
+  ASSERT_TRUE(job.ok()) << job.error().message;
+  const std::vector<int> freqs = {1410, 1200, 1000};
+
+  auto unregistered = client->FetchDeployment(*job, 0, 0, 0);
+  ASSERT_FALSE(unregistered.ok());
+  EXPECT_EQ(unregistered.error().code, ErrorCode::kConflict) << unregistered.error().message;
+  EXPECT_NE(unregistered.error().message.find("GET /v1/jobs/"), std::string::npos) << unregistered.error().message;
+
+  ASSERT_TRUE(client->RegisterRank(*job, {.rank = 0, .pp_rank = 0}, freqs).ok());
+  auto nothing_yet = client->FetchDeployment(*job, 0, 0, 0);
+  ASSERT_TRUE(nothing_yet.ok()) << nothing_yet.error().message;
+  EXPECT_EQ(nothing_yet->version, 0u);
+  EXPECT_GT(nothing_yet->poll_interval_s, 0);
+  EXPECT_FALSE(nothing_yet->change.has_value());
+
+  // A rank that claims a version the server never had gets the server's own.
+  auto corrected = client->FetchDeployment(*job, 0, 3, 99);
+  ASSERT_TRUE(corrected.ok()) << corrected.error().message;
+  ASSERT_TRUE(corrected->change.has_value());
+  EXPECT_EQ(corrected->change->version, corrected->version);
+
+  auto missing = client->FetchDeployment("no-such-job", 0, 0, 0);
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.error().code, ErrorCode::kNotFound) << missing.error().message;
+  auto out_of_range = client->FetchDeployment(*job, 7, 0, 0);
+  ASSERT_FALSE(out_of_range.ok());
+  EXPECT_EQ(out_of_range.error().code, ErrorCode::kInvalidArgument) << out_of_range.error().message;
+
+  auto unreachable = PlanServerClient::Create({.url = "http://127.0.0.1:1", .connect_timeout_s = 2});
+  auto down = unreachable->FetchDeployment(*job, 0, 0, 0);
+  ASSERT_FALSE(down.ok());
+  EXPECT_EQ(down.error().code, ErrorCode::kUnavailable) << down.error().message;
+}
+
 TEST(PlanServerClient, RefusesToUploadAnIncompleteProfile) {
   testing::TestPlanServer server;
   auto client = PlanServerClient::Create({.url = server.url()});

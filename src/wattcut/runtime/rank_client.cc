@@ -1,14 +1,59 @@
 #include "wattcut/runtime/rank_client.h"
 
+#include "wattcut/base/general_text.h"
+
 namespace wattcut {
+
+namespace {
+
+std::string StragglerText(const StragglerUpdate& update) {
+  std::string what = "straggler report (dp_rank " + std::to_string(update.dp_rank) + ": ";
+  if (update.slowdown) return what + "slowdown " + GeneralText(*update.slowdown) + ")";
+  if (update.iteration_time_s) return what + "iteration time " + GeneralText(*update.iteration_time_s) + " s)";
+  return what + "recovered)";
+}
+
+}  // namespace
+
+RankServerCalls RankClient::Calls() const {
+  RankServerCalls calls = options_.calls;
+  const PlanServerClient server = server_;
+  if (!calls.register_job)
+    calls.register_job = [server](const TrainingJobInfo& job) { return server.RegisterJob(job); };
+  if (!calls.register_rank) {
+    calls.register_rank = [server](const std::string& job_id, const TrainingRankIds& ids,
+                                   const std::vector<int>& freqs) { return server.RegisterRank(job_id, ids, freqs); };
+  }
+  if (!calls.fetch_deployment) {
+    calls.fetch_deployment = [server](const std::string& job_id, int rank, uint64_t step, uint64_t version) {
+      return server.FetchDeployment(job_id, rank, step, version);
+    };
+  }
+  if (!calls.upload_rank_profile) {
+    calls.upload_rank_profile = [server](const std::string& job_id, const TrainingRankIds& ids,
+                                         const std::vector<ProfiledRow>& rows) {
+      return server.UploadRankProfile(job_id, ids, rows);
+    };
+  }
+  if (!calls.report_straggler) {
+    calls.report_straggler = [server](const std::string& job_id, const StragglerUpdate& update) {
+      return server.ReportStraggler(job_id, update);
+    };
+  }
+  return calls;
+}
 
 Result<std::unique_ptr<RankClient>> RankClient::Start(const RankClientOptions& options) {
   const TrainingRankIds& ids = options.ids;
-  if (options.job_id.empty()) return Error{"rank client: empty job id"};
+  if (options.job_id.empty() && !options.register_job && !options.job_id_follows) {
+    return Error{"rank client: empty job id"};
+  }
+  if (!options.job_id.empty() && options.register_job) {
+    return Error{"rank client: give a job id or a job to register, not both"};
+  }
   if (ids.rank < 0 || ids.dp_rank < 0 || ids.pp_rank < 0 || ids.tp_rank < 0) {
     return Error{"rank client: rank, dp_rank, pp_rank and tp_rank must be >= 0"};
   }
-  if (!(options.schedule_timeout_s > 0)) return Error{"rank client: schedule timeout must be positive"};
   auto server = PlanServerClient::Create(options.server);
   if (!server) return server.error();
 
@@ -41,9 +86,39 @@ Result<std::unique_ptr<RankClient>> RankClient::Start(const RankClientOptions& o
 
   client->runner_ = std::make_unique<FrequencyPlanRunner>(*client->setter_, std::vector<ScheduleEntry>{});
 
-  if (Status s = client->server_.RegisterRank(options.job_id, ids, client->freqs_mhz_); !s.ok()) {
-    (void)client->Close();
-    return s.error();
+  // The watcher's requests, over copies (no pointer back into the client).
+  client->calls_ = client->Calls();
+  const RankServerCalls& calls = client->calls_;
+  PlanWatcherServer watcher_server;
+  if (options.register_job) {
+    watcher_server.register_job = [register_job = calls.register_job, job = *options.register_job] {
+      return register_job(job);
+    };
+  }
+  watcher_server.register_rank = [register_rank = calls.register_rank, ids, freqs = client->freqs_mhz_](
+                                     const std::string& job_id) { return register_rank(job_id, ids, freqs); };
+  watcher_server.fetch_deployment = [fetch = calls.fetch_deployment, rank = ids.rank](const std::string& job_id,
+                                                                                      uint64_t step, uint64_t version) {
+    return fetch(job_id, rank, step, version);
+  };
+  PlanWatcherOptions watcher_options = options.watcher;
+  watcher_options.rank = ids.rank;
+  watcher_options.server_url = client->server_.url();
+  client->watcher_ = std::make_unique<PlanWatcher>(std::move(watcher_options), std::move(watcher_server),
+                                                   options.job_id, /*rank_registered=*/false);
+  PlanWatcher& watcher = *client->watcher_;
+
+  // Registration now, unless the server is down (then in the background) or the job id is to come.
+  double first_delay_s = options.watcher.max_backoff_s;  // without a job id: until SetJobId wakes it
+  if (!options.job_id.empty() || options.register_job) {
+    if (Status s = watcher.RegisterNow(); s.ok()) {
+      first_delay_s = watcher.RunOnce();  // the rank's deployment before its first step
+    } else if (FailureKindOf(s.error()) == FailureKind::kUnreachable) {
+      first_delay_s = watcher.retry_delay_s();
+    } else {
+      (void)client->Close();
+      return s.error();
+    }
   }
   if (options.profile) {
     OnlineProfilerOptions profiler_options = options.profiler;
@@ -57,25 +132,36 @@ Result<std::unique_ptr<RankClient>> RankClient::Start(const RankClientOptions& o
     client->profiler_ = std::move(*profiler);
     client->phase_ = Phase::kProfiling;
   }
+  if (options.start_watcher_thread) watcher.Start(first_delay_s);
   return client;
 }
 
 RankClient::~RankClient() { (void)Close(); }
 
-Status RankClient::FetchStepSchedule() {
-  auto schedule = server_.FetchSchedule(options_.job_id, options_.ids.rank, options_.schedule_timeout_s);
-  if (!schedule) return schedule.error();
-  runner_->SetNextSchedule(std::move(schedule->entries));
+const std::vector<ScheduleEntry>& RankClient::schedule() const {
+  static const std::vector<ScheduleEntry> kNone;
+  return all_max_ ? kNone : runner_->cursor().schedule();
+}
+
+void RankClient::TakeDeployment() {
+  step_prepared_ = true;
+  if (!watcher_->has_pending()) return;  // the common case: one atomic load
+  std::optional<RankDeployment> deployment = watcher_->TakeDue(steps_, ready_from_step_);
+  if (!deployment) return;
+  if (deployment->frequencies.empty()) {  // all_max without the instruction list
+    all_max_ = true;
+    return;
+  }
+  all_max_ = false;
+  runner_->SetNextSchedule(std::move(deployment->frequencies));
   runner_->BeginStep();
-  fetched_this_step_ = true;
-  return Status::Ok();
 }
 
 Status RankClient::OnStepBegin() {
   if (phase_ == Phase::kClosed) return Error{"rank client: closed"};
   if (in_step_) return Error{"rank client: on_step_begin twice without on_step_end"};
   in_step_ = true;
-  fetched_this_step_ = false;
+  step_prepared_ = false;
   profiling_step_ = false;
   switch (phase_) {
     case Phase::kProfiling:
@@ -84,10 +170,7 @@ Status RankClient::OnStepBegin() {
     case Phase::kProfiledWaiting:  // its instructions run at the highest clock (OnInstructionBegin)
       return Status::Ok();
     case Phase::kPlanned:
-      if (Status s = FetchStepSchedule(); !s.ok()) {
-        in_step_ = false;  // the caller may retry the step
-        return s;
-      }
+      TakeDeployment();
       return Status::Ok();
     case Phase::kClosed:
       break;
@@ -105,14 +188,11 @@ Result<int> RankClient::OnInstructionBegin(std::string_view instruction) {
     return Error{"rank client: while profiling, call on_step_begin before the step's first instruction ('" +
                  std::string(instruction) + "')"};
   }
-  if (phase_ == Phase::kProfiledWaiting) {
-    // Done here, not yet everywhere: run at the highest clock until every rank is done.
+  if (phase_ == Phase::kPlanned && !step_prepared_) TakeDeployment();  // a loop without on_step_begin
+  if (phase_ == Phase::kProfiledWaiting || all_max_) {
+    // Done profiling here but not everywhere, or no plan yet: the highest clock.
     setter_->SetFrequency(freqs_mhz_.front());
     return freqs_mhz_.front();
-  }
-  // A loop that does not call on_step_begin still gets each step's plan.
-  if (!fetched_this_step_ && runner_->cursor().position() == 0) {
-    if (Status s = FetchStepSchedule(); !s.ok()) return s.error();
   }
   return runner_->OnInstructionBegin(instruction);
 }
@@ -127,8 +207,9 @@ Status RankClient::OnStepEnd() {
   if (phase_ == Phase::kClosed) return Error{"rank client: closed"};
   const bool was_in_step = in_step_;
   in_step_ = false;
-  fetched_this_step_ = false;
+  step_prepared_ = false;
   ++steps_;
+  watcher_->SetStepsCompleted(steps_);
   if (profiling_step_) {
     profiling_step_ = false;
     if (!was_in_step) return Error{"rank client: on_step_end without on_step_begin while profiling"};
@@ -141,7 +222,7 @@ Status RankClient::OnStepEnd() {
     }
     return Status::Ok();
   }
-  if (phase_ == Phase::kProfiledWaiting) return Status::Ok();
+  if (phase_ == Phase::kProfiledWaiting || all_max_) return Status::Ok();
   return runner_->OnStepEnd();
 }
 
@@ -151,13 +232,21 @@ Status RankClient::FinishProfiling() {
                                              : "rank client: not profiling"};
   }
   if (in_step_) return Error{"rank client: finish profiling between steps, not inside one"};
-  if (Status s = server_.UploadRankProfile(options_.job_id, options_.ids, rows_); !s.ok()) return s;
+  if (auto body = RankProfileJson(options_.ids, rows_); !body) return body.error();
+  watcher_->Enqueue({"rank profile upload", [upload = calls_.upload_rank_profile, ids = options_.ids, rows = rows_](
+                                                const std::string& job_id) { return upload(job_id, ids, rows); }});
   phase_ = Phase::kPlanned;
+  ready_from_step_ = steps_;
   return Status::Ok();
 }
 
-Status RankClient::ReportStraggler(const StragglerUpdate& update) const {
-  return server_.ReportStraggler(options_.job_id, update);
+Status RankClient::ReportStraggler(const StragglerUpdate& update) {
+  if (phase_ == Phase::kClosed) return Error{"rank client: closed"};
+  if (Status s = CheckStragglerUpdate(update); !s.ok()) return s;
+  watcher_->Enqueue({StragglerText(update), [report = calls_.report_straggler, update](const std::string& job_id) {
+                       return report(job_id, update);
+                     }});
+  return Status::Ok();
 }
 
 Status RankClient::WaitUntilFrequencyApplied() {
@@ -173,6 +262,7 @@ Result<int> RankClient::SmClockMhz() {
 Status RankClient::Close() {
   if (phase_ == Phase::kClosed) return Status::Ok();
   phase_ = Phase::kClosed;
+  if (watcher_) watcher_->Stop();
   if (profiler_) profiler_->Finish();
   profiler_.reset();
   return setter_ ? setter_->Stop() : Status::Ok();

@@ -1,23 +1,32 @@
 // One training rank's wattcut client, the C++ core of the Python `wattcut.PipelineFrequencyOptimizer`:
 // it registers the rank with the planning server, profiles the rank's own iterations with the
-// online profiler and uploads the result, then each step fetches the rank's frequency plan from
-// the server and sets the planned SM frequency before every instruction through an asynchronous
-// frequency setter (the watchdog process for NVML, which resets the clocks even if training dies).
+// online profiler and uploads the result, then follows the deployments the server hands out and
+// sets the planned SM frequency before every instruction through an asynchronous frequency setter
+// (the watchdog process for NVML, which resets the clocks even if training dies).
 //
 // A step, from the training loop:
-//   OnStepBegin();                                    // plan mode: fetches this step's schedule
+//   OnStepBegin();                                    // plan mode: takes a deployment due now
 //   for each forward/backward: OnInstructionBegin(name); run it; OnInstructionEnd(name);
 //   OnStepEnd();
+// None of these talks to the server: a background thread (plan_watcher.h) polls the rank's
+// deployment and leaves it in a slot; OnStepBegin takes it when its apply_from_step has come
+// (a late one with one warning) and installs its frequencies for the whole step. Before the first
+// deployment, and whenever the server's answer is "all_max" without an instruction list, every
+// instruction runs at the GPU's highest clock.
+//
 // While profiling (the first steps, when options.profile is set) every instruction of a step runs
 // at the profiler's frequency of that step. When the profiler has measured every frequency,
 // profiling_done_locally() turns true; the caller makes sure every rank of the job got there
-// (the Python layer all-reduces the flag) and calls FinishProfiling(), which uploads the profile.
-// From the next step on, the rank follows the server's plans. The server answers each step's
-// schedule request when every rank of the job has asked (one barrier per step, at the step
-// boundary), so a straggler reported during step s changes the plans of step s + 1.
+// (the Python layer all-reduces the flag) and calls FinishProfiling(), which queues the profile's
+// upload. Uploads and straggler reports are sent in the background and retried until the server
+// acknowledges them. A server that cannot be reached at Start does not fail it: the rank runs at
+// the highest clock and registers (and, for the rank that registers the job, registers the job)
+// when the server is back.
 #pragma once
 
+#include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -30,13 +39,31 @@
 #include "wattcut/runtime/frequency_setter.h"
 #include "wattcut/runtime/online_profiler.h"
 #include "wattcut/runtime/plan_server_client.h"
+#include "wattcut/runtime/plan_watcher.h"
 #include "wattcut/runtime/schedule_cursor.h"
 
 namespace wattcut {
 
+// The rank client's requests to the server. Each empty function is PlanServerClient's HTTP call;
+// tests and benchmarks replace them to run without a server.
+struct RankServerCalls {
+  std::function<Result<std::string>(const TrainingJobInfo& job)> register_job;
+  std::function<Status(const std::string& job_id, const TrainingRankIds& ids, const std::vector<int>& freqs_mhz)>
+      register_rank;
+  std::function<Result<DeploymentAnswer>(const std::string& job_id, int rank, uint64_t step, uint64_t version)>
+      fetch_deployment;
+  std::function<Status(const std::string& job_id, const TrainingRankIds& ids, const std::vector<ProfiledRow>& rows)>
+      upload_rank_profile;
+  std::function<Status(const std::string& job_id, const StragglerUpdate& update)> report_straggler;
+};
+
 struct RankClientOptions {
   PlanServerAddress server;
+  // Empty when this rank registers the job (`register_job`), or when another rank does and its id
+  // comes later through SetJobId (`job_id_follows`; the Python layer broadcasts it).
   std::string job_id;
+  std::optional<TrainingJobInfo> register_job = {};
+  bool job_id_follows = false;
   TrainingRankIds ids;
   int gpu = 0;                        // index of this rank's GPU in the backend
   BackendOptions backend;             // nvml (default) or simulated; dry_run logs setters only
@@ -44,7 +71,9 @@ struct RankClientOptions {
   std::string freq_setter_path = {};  // the watchdog's executable; empty: see WatchdogOptions::helper_path
   bool profile = true;                // profile online first (else the server has, or gets, a profile)
   OnlineProfilerOptions profiler;     // stage is set from ids.pp_rank
-  double schedule_timeout_s = 600;    // longest wait for the other ranks at a step boundary
+  PlanWatcherOptions watcher;         // rank and server_url are set by Start; the log sink, clock...
+  bool start_watcher_thread = true;   // false: nothing polls unless the caller runs watcher().RunOnce()
+  RankServerCalls calls;              // empty: HTTP to `server`
 };
 
 class RankClient {
@@ -52,7 +81,10 @@ class RankClient {
   enum class Phase { kProfiling, kProfiledWaiting, kPlanned, kClosed };
 
   // Opens the GPU, starts the frequency setter (memory clock locked to its maximum), registers the
-  // rank with the server and, with options.profile, starts the online profiler.
+  // job (options.register_job) and the rank with the server, asks once for the rank's deployment,
+  // starts the background thread and, with options.profile, the online profiler. A server that
+  // cannot be reached (or answers 503) is not an error: the registrations happen in the
+  // background. Any other refusal (an unknown job, a rank out of range, ...) is.
   static Result<std::unique_ptr<RankClient>> Start(const RankClientOptions& options);
   ~RankClient();
 
@@ -64,19 +96,30 @@ class RankClient {
 
   Phase phase() const { return phase_; }
   bool profiling_done_locally() const { return phase_ != Phase::kProfiling; }
-  // Uploads the profile (rows of this rank) and switches to the server's plans. Only after
-  // profiling_done_locally() on every rank.
+  // Queues the upload of the profile (rows of this rank) and switches to the server's plans (at
+  // the highest clock until a deployment comes). Only after profiling_done_locally() on every rank.
   Status FinishProfiling();
   const std::vector<ProfiledRow>& profiled_rows() const { return rows_; }
 
-  Status ReportStraggler(const StragglerUpdate& update) const;
+  // Checks the report and queues it for the background; returns at once.
+  Status ReportStraggler(const StragglerUpdate& update);
+  // The job id when another rank registered the job while the server was down (see
+  // RankClientOptions::job_id_follows); false when a different id is known already.
+  bool SetJobId(const std::string& job_id) { return watcher_->SetJobId(job_id); }
+  // "" until known.
+  std::string job_id() const { return watcher_->job_id(); }
 
   // Blocks until the last requested frequency is locked (for measurements; training never needs it).
   Status WaitUntilFrequencyApplied();
   // The GPU's SM clock now, read from the GPU.
   Result<int> SmClockMhz();
-  // This step's plan (after OnStepBegin in plan mode); empty before the first plan.
-  const std::vector<ScheduleEntry>& schedule() const { return runner_->cursor().schedule(); }
+  // This step's plan (after OnStepBegin in plan mode); empty while every instruction runs at the
+  // highest clock without a plan (before the first deployment).
+  const std::vector<ScheduleEntry>& schedule() const;
+  // The deployment version running (0: none yet) and the background thread's state.
+  uint64_t plan_version() const { return watcher_->applied_version(); }
+  const PlanWatcher& watcher() const { return *watcher_; }
+  PlanWatcher& watcher() { return *watcher_; }
   const std::vector<int>& available_freqs_mhz() const { return freqs_mhz_; }
   uint64_t steps_completed() const { return steps_; }
   FrequencySetterStats setter_stats() const { return setter_->stats(); }
@@ -88,7 +131,10 @@ class RankClient {
  private:
   RankClient(RankClientOptions options, PlanServerClient server)
       : options_(std::move(options)), server_(std::move(server)) {}
-  Status FetchStepSchedule();
+  // The server calls of options.calls, each empty one the HTTP call.
+  RankServerCalls Calls() const;
+  // At a step boundary: installs the deployment due at this step, if any (no I/O).
+  void TakeDeployment();
 
   RankClientOptions options_;
   PlanServerClient server_;
@@ -99,9 +145,13 @@ class RankClient {
   std::vector<ProfiledRow> rows_;
   std::vector<int> freqs_mhz_;                   // supported SM clocks, highest first
   std::unique_ptr<FrequencyPlanRunner> runner_;  // the plans, over setter_
+  RankServerCalls calls_;
+  std::unique_ptr<PlanWatcher> watcher_;
   Phase phase_ = Phase::kPlanned;
+  bool all_max_ = true;           // no plan installed: every instruction at freqs_mhz_.front()
+  uint64_t ready_from_step_ = 0;  // the first step of plan mode
   bool in_step_ = false;
-  bool fetched_this_step_ = false;
+  bool step_prepared_ = false;   // this step's deployment was looked at
   bool profiling_step_ = false;  // this step is a profiler iteration
   uint64_t steps_ = 0;
 };
