@@ -47,12 +47,13 @@ class FakeGpus:
 
 
 class ServerProcess:
-    """`wattcut serve` on a free loopback port with its own data folder."""
+    """`wattcut serve` on a free loopback port (or `port`) with its own data folder (the same
+    one again for the same `directory`: a restart keeps the jobs)."""
 
-    def __init__(self, directory: str) -> None:
+    def __init__(self, directory: str, port: int = 0) -> None:
         self.data_dir = os.path.join(directory, "server-data")
         self.process = subprocess.Popen(
-            [required_env("WATTCUT_BINARY"), "serve", "--listen", "127.0.0.1:0", "--data-dir", self.data_dir],
+            [required_env("WATTCUT_BINARY"), "serve", "--listen", f"127.0.0.1:{port}", "--data-dir", self.data_dir],
             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         first = self.process.stdout.readline()
         if "listening on " not in first:
@@ -82,7 +83,15 @@ class ServerProcess:
     def job_path(job_id: str) -> str:
         return urllib.parse.quote(job_id, safe="")
 
+    def kill(self) -> None:
+        """SIGKILL: no shutdown at all, as a crashed or killed server."""
+        self.process.kill()
+        self.process.wait()
+        self.process.stdout.close()
+
     def stop(self) -> None:
+        if self.process.stdout.closed:
+            return
         if self.process.poll() is None:
             self.process.terminate()
             try:

@@ -26,10 +26,18 @@ What happens: rank 0 registers the job with `wattcut serve` and the job id is br
 With ``profile=True`` (the default) the first steps sweep the GPU's clocks, every instruction of
 a step at one clock, and measure each instruction's time and energy; when every rank is done
 (an all-reduce of one flag per step), each rank uploads its profile and the server computes the
-iteration time-energy frontier. From then on every step begins by fetching the rank's plan (one
-long poll per step: the server answers when every rank has asked) and each instruction starts
-at its planned clock. A straggler reported with `report_straggler` during step s moves every
-other pipeline to the slower plan from step s + 1; `report_recovered` moves them back.
+iteration time-energy frontier. The callbacks never talk to the server: a background thread
+polls the rank's *deployment* (its plan, a version, and the step from which it applies) and
+`on_step_begin` installs a new one when its step has come, so every rank of a pipeline switches
+at the same step. Until the first plan, every instruction runs at the highest clock. A straggler
+reported with `report_straggler` moves every other pipeline to the slower plan from a step the
+server picks a safe margin ahead; `report_recovered` moves them back.
+
+The server may be down at start, go away, restart or be slow: training goes on with the plan it
+has (the highest clock before the first), the background thread retries with capped backoff,
+logs one warning per outage and one line when the server is back, and uploads and reports are
+retried until acknowledged. `server_connected`, `missed_updates`, `server_outages` and
+`plan_version` say where it stands (docs/python.md, "When the server fails").
 
 Frequencies are set asynchronously by a watchdog process that owns the GPU's clocks and resets
 them when training ends in any way, a crash or SIGKILL included.
@@ -97,7 +105,8 @@ class PipelineFrequencyOptimizer:
         profile_freq_step_mhz: Sweep every supported clock (0) or only every this many MHz.
         profile_sample_interval_s: Energy counter sampling period (2 ms).
         token: Bearer token of a server started with ``--token-file``.
-        schedule_timeout_s: Longest wait at a step boundary for the other ranks (600 s).
+        schedule_timeout_s: Accepted for compatibility and unused: plans are no longer fetched
+            at step boundaries (they arrive in the background), so nothing waits there.
         gpu_backend: ``"nvml"`` (default) or ``"simulated"`` (a modelled GPU, no hardware).
         nvml_library: Path or name of libnvidia-ml (default ``libnvidia-ml.so.1``).
         dry_run: Only log the clock changes that would be made (to the watchdog's stderr).
@@ -162,64 +171,62 @@ class PipelineFrequencyOptimizer:
         self._dist = _distributed(world_size)
         self.last_frequency_mhz: int = 0
 
-        # Rank 0 registers the job; everyone learns its id from a broadcast.
-        job_id: Optional[str] = None
-        registration_error: Optional[str] = None
+        client_args = dict(
+            server_url=server_url,
+            token=token or "",
+            rank=rank,
+            dp_rank=dp_rank,
+            pp_rank=pp_rank,
+            tp_rank=tp_rank,
+            gpu=device_id,
+            gpu_backend=gpu_backend,
+            nvml_library=nvml_library or "",
+            dry_run=dry_run,
+            watchdog=watchdog,
+            freq_setter_path=_packaged_freq_setter(),
+            profile=profile,
+            profile_max_freq_mhz=profile_max_freq_mhz,
+            profile_min_freq_mhz=profile_min_freq_mhz,
+            profile_freq_step_mhz=profile_freq_step_mhz,
+            profile_warmup_iterations=profile_warmup_iterations,
+            profile_measured_iterations=profile_measured_iterations,
+            profile_sample_interval_s=profile_sample_interval_s,
+            pp_degree=pp_degree,
+            dp_degree=dp_degree,
+            tp_degree=tp_degree,
+            world_size=world_size,
+            job_metadata=job_metadata or "",
+            num_microbatches=num_microbatches or 0,
+            schedule=schedule,
+            unit_time_s=unit_time_s or 0.0,
+            p2p_power_w=p2p_power_w or 0.0,
+        )
+
+        # Rank 0 starts its client first: it registers the job (in the background when the
+        # server is down, then the id is "" for now); everyone learns the id from a broadcast.
+        job_id = ""
+        rank0_error: Optional[str] = None
+        start_error: Optional[str] = None
         if rank == 0:
             try:
-                job_id = _wattcut.register_job(
-                    server_url=server_url,
-                    token=token or "",
-                    pp_degree=pp_degree,
-                    dp_degree=dp_degree,
-                    tp_degree=tp_degree,
-                    world_size=world_size,
-                    job_metadata=job_metadata or "",
-                    num_microbatches=num_microbatches or 0,
-                    schedule=schedule,
-                    unit_time_s=unit_time_s or 0.0,
-                    p2p_power_w=p2p_power_w or 0.0,
-                )
+                self._client = _wattcut.RankClient(job_id="", register_job=True, **client_args)
+                job_id = self._client.job_id
             except WattcutError as error:
-                registration_error = str(error)
+                rank0_error = str(error)
         if self._dist is not None:
-            shared = [job_id, registration_error]
+            shared = [job_id, rank0_error]
             self._dist.broadcast_object_list(shared, src=0)
-            job_id, registration_error = shared
-        if registration_error is not None:
-            raise WattcutError(f"rank 0 could not register the job: {registration_error}")
-        if not job_id:
-            raise WattcutError("no job id was broadcast from rank 0")
-        self.job_id: str = job_id
-
-        start_error: Optional[str] = None
-        try:
-            self._client = _wattcut.RankClient(
-                server_url=server_url,
-                token=token or "",
-                job_id=job_id,
-                rank=rank,
-                dp_rank=dp_rank,
-                pp_rank=pp_rank,
-                tp_rank=tp_rank,
-                gpu=device_id,
-                gpu_backend=gpu_backend,
-                nvml_library=nvml_library or "",
-                dry_run=dry_run,
-                watchdog=watchdog,
-                freq_setter_path=_packaged_freq_setter(),
-                profile=profile,
-                profile_max_freq_mhz=profile_max_freq_mhz,
-                profile_min_freq_mhz=profile_min_freq_mhz,
-                profile_freq_step_mhz=profile_freq_step_mhz,
-                profile_warmup_iterations=profile_warmup_iterations,
-                profile_measured_iterations=profile_measured_iterations,
-                profile_sample_interval_s=profile_sample_interval_s,
-                schedule_timeout_s=schedule_timeout_s,
-            )
-        except WattcutError as error:
-            start_error = str(error)
-        # Fail on every rank together rather than leave the others waiting at a barrier.
+            job_id, rank0_error = shared
+        if rank0_error is not None:
+            raise WattcutError(f"rank 0 could not start its wattcut client: {rank0_error}")
+        # Whether rank 0 has still to register the job (the same on every rank, from the broadcast).
+        self._job_id_pending = not job_id
+        if rank != 0:
+            try:
+                self._client = _wattcut.RankClient(job_id=job_id, register_job=False, **client_args)
+            except WattcutError as error:
+                start_error = str(error)
+        # Fail on every rank together rather than leave the others waiting at a collective.
         if not self._all_ranks(start_error is None):
             if start_error is not None:
                 raise WattcutError(f"rank {rank}: {start_error}")
@@ -227,22 +234,31 @@ class PipelineFrequencyOptimizer:
                 self._client.close()
             raise WattcutError("another rank could not start its wattcut client (its own error says why)")
 
+    @property
+    def job_id(self) -> str:
+        """The job's id at the server; ``""`` while the server, down when the job started, has
+        not registered it yet (it is registered, and the id shared, when the server is back)."""
+        return self._client.job_id if hasattr(self, "_client") else ""
+
     # ---- Zeus's callbacks ----
 
     def on_step_begin(self) -> None:
-        """Marks the beginning of a training step (iteration). After profiling, fetches the
-        step's plan from the server, waiting until every rank of the job has asked."""
+        """Marks the beginning of a training step (iteration). After profiling, installs the
+        plan the server deployed for this step, if a new one is due; no network I/O."""
         self._client.on_step_begin()
 
     def on_step_end(self) -> None:
         """Marks the end of a step: checks the plan was run exactly (every instruction, in
         order); while profiling, agrees with the other ranks on whether profiling is over and
-        then uploads this rank's profile."""
+        then queues this rank's profile for upload. No network I/O (the collectives of
+        profiling and, after a start with the server down, of sharing the job id apart)."""
         self._client.on_step_end()
         phase = self._client.phase
         if phase in ("profiling", "profiled"):
             if self._all_ranks(phase == "profiled"):
                 self._client.finish_profiling()
+        if self._job_id_pending:
+            self._share_job_id()
 
     def on_instruction_begin(self, name: str) -> None:
         """Before a computation ("forward" or "backward"): requests its planned GPU clock."""
@@ -265,8 +281,9 @@ class PipelineFrequencyOptimizer:
     ) -> None:
         """Reports that the pipeline of `dp_rank` (default: this rank's) is a straggler, either
         `slowdown` times slower than the current plan or taking `iteration_time_s` per
-        iteration. Every other pipeline gets the least-energy plan no slower than that from
-        the next step on."""
+        iteration. Every other pipeline gets the least-energy plan no slower than that, from a
+        step the server picks so that each of their ranks has it by then. Returns at once: the
+        report is sent in the background and retried until the server acknowledges it."""
         if (slowdown is None) == (iteration_time_s is None):
             raise ValueError("give exactly one of slowdown or iteration_time_s")
         self._client.report_straggler(
@@ -275,7 +292,8 @@ class PipelineFrequencyOptimizer:
 
     def report_recovered(self, *, dp_rank: Optional[int] = None) -> None:
         """Reports that the straggler pipeline `dp_rank` (default: this rank's) has recovered;
-        when no straggler is left every pipeline goes back to the selected plan."""
+        when no straggler is left every pipeline goes back to the selected plan. Returns at
+        once, like report_straggler."""
         self._client.report_straggler(self.dp_rank if dp_rank is None else dp_rank, recovered=True)
 
     # ---- state ----
@@ -288,8 +306,37 @@ class PipelineFrequencyOptimizer:
 
     @property
     def schedule(self) -> List[Tuple[str, int]]:
-        """This step's plan: ``(instruction, MHz)`` in execution order (after on_step_begin)."""
+        """This step's plan: ``(instruction, MHz)`` in execution order (after on_step_begin);
+        empty while every instruction runs at the highest clock without a plan."""
         return self._client.schedule
+
+    @property
+    def plan_version(self) -> int:
+        """The version of the deployment this rank runs (0: none yet, the highest clock). The
+        server raises it whenever some rank's plan changes; it never goes back."""
+        return self._client.plan_version
+
+    @property
+    def server_connected(self) -> bool:
+        """Whether the server answered the background thread's last request. False from the
+        first failed request of an outage (or a start with the server down) until it answers."""
+        return self._client.server_connected
+
+    @property
+    def missed_updates(self) -> int:
+        """Background polls (and registration attempts) that got no deployment: failed ones
+        during outages, and ones the server refused (an unknown job, ...)."""
+        return self._client.missed_updates
+
+    @property
+    def server_outages(self) -> int:
+        """How many times the server became unreachable (each logged once on stderr)."""
+        return self._client.server_outages
+
+    @property
+    def queued_requests(self) -> int:
+        """Profile uploads and straggler reports not yet acknowledged by the server."""
+        return self._client.queued_requests
 
     @property
     def available_frequencies(self) -> List[int]:
@@ -327,6 +374,19 @@ class PipelineFrequencyOptimizer:
             self.close()
         except Exception:  # never raise from a finaliser
             pass
+
+    def _share_job_id(self) -> None:
+        """After a start with the server down: rank 0 registers the job in the background; at
+        each step end every rank takes rank 0's id (a broadcast) until it is known."""
+        job_id = self._client.job_id if self.rank == 0 else ""
+        if self._dist is not None:
+            shared = [job_id]
+            self._dist.broadcast_object_list(shared, src=0)
+            job_id = shared[0]
+        if job_id:
+            if self.rank != 0:
+                self._client.set_job_id(job_id)
+            self._job_id_pending = False
 
     def _all_ranks(self, flag: bool) -> bool:
         """True when `flag` is true on every rank (an all-reduce; every rank must call it)."""
