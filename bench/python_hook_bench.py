@@ -4,7 +4,7 @@
 Starts `wattcut serve` and one rank on the fake NVML (the real dlopen path and the watchdog
 setter process), runs planned steps of 2 x M instructions with no work between the hooks, and
 reports the mean time of on_instruction_begin + on_instruction_end (one instruction's hooks) and
-of on_step_begin + on_step_end (one step's, including the schedule fetch from the server), next
+of on_step_begin + on_step_end (one step's; plans arrive in the background, so no I/O), next
 to an empty Python function call for scale. Run from the build folder's environment:
 
     PYTHONPATH=build/python WATTCUT_BINARY=build/src/wattcut/cli/wattcut \\
@@ -72,7 +72,7 @@ def main() -> int:
     print(f"{calls} instructions, {args.steps} steps of {len(order)}")
     print(f"on_instruction_begin + on_instruction_end: {instruction_s / calls * 1e6:8.2f} us per instruction")
     print(f"two empty Python calls (for scale):        {empty_s / calls * 1e6:8.2f} us")
-    print(f"on_step_begin + on_step_end (with fetch):  {step_s / args.steps * 1e6:8.0f} us per step")
+    print(f"on_step_begin + on_step_end:               {step_s / args.steps * 1e6:8.1f} us per step")
     return 0
 
 
