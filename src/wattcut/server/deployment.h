@@ -62,8 +62,9 @@ class StepProgress {
   // Steps a second of the fastest rank whose first and latest reports are >= 1 s apart; 0 when
   // none is.
   double steps_per_s() const;
-  // The step a change made now applies from: max_step() + 1 + the steps the fastest rank runs in
-  // `lead_s` (rounded up).
+  // The step a change made now applies from: max_step() + 1 + twice the steps the fastest rank
+  // runs in `lead_s` at its measured rate (rounded up): the rate is an average since its first
+  // report, and a job's steps get faster when it leaves its profiling iterations.
   int64_t ApplyStep(double lead_s) const;
 
  private:

@@ -48,8 +48,8 @@ TEST(Deployment, AChangeAppliesFarEnoughAheadForTheFastestRank) {
   progress.Report(1, 20, 104.0);         // 3 steps a second
   EXPECT_EQ(progress.max_step(), 30);
   EXPECT_DOUBLE_EQ(progress.steps_per_s(), 5);
-  EXPECT_EQ(progress.ApplyStep(2.0), 30 + 1 + 10);
-  EXPECT_EQ(progress.ApplyStep(2.1), 30 + 1 + 11);  // rounded up
+  EXPECT_EQ(progress.ApplyStep(2.0), 30 + 1 + 20);   // twice 5 steps a second, over 2 s
+  EXPECT_EQ(progress.ApplyStep(2.05), 30 + 1 + 21);  // rounded up
 }
 
 TEST(Deployment, ARestartedRankStartsItsRateOver) {
