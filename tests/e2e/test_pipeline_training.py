@@ -2,10 +2,11 @@
 (8 processes, gloo on CPU), the fake NVML standing in for 8 GPUs.
 
 The job registers, profiles itself online, uploads its profiles; the server computes the frontier;
-every rank runs its plan and the fake NVML's call log shows each GPU locked to exactly the planned
-clock before each instruction; one pipeline straggles (sleeps) and reports itself, the other moves
-to the slower plan in the next step and back after recovery; the losses equal those of the same
-run without wattcut; every GPU's clocks end reset.
+every rank gets its plan in the background (deployments: no request on the step path) and runs it
+from the step the server chose; the fake NVML's call log shows each GPU locked to exactly the
+planned clock before each instruction; one pipeline straggles (sleeps) and reports itself, the
+other moves to the slower plan and back after recovery, every one of its ranks at the same step;
+the losses equal those of the same run without wattcut; every GPU's clocks end reset.
 
 On a CPU the fake GPU's clock does not change compute speed, so the example runs with its
 test-only `--emulate-clock-scaling`: each instruction is stretched to a fixed time x max clock /
@@ -26,9 +27,11 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 
 from fixtures import FakeGpus, ServerProcess, TempDir, required_env  # noqa: E402
 
-STAGES, PIPELINES, STEPS = 4, 2, 24
+STAGES, PIPELINES, STEPS = 4, 2, 80
 CLOCKS = [1410, 1260, 1110, 960, 810]  # the fake GPUs' SM clocks (min 810, step 150)
-STRAGGLER_DP, STRAGGLE_START, STRAGGLE_END = 1, 16, 19
+# A change applies a few seconds' worth of steps after it is made (docs/server.md, "Plan delivery
+# without a barrier"): the run is long enough for the switch and the switch back to land in it.
+STRAGGLER_DP, STRAGGLE_START, STRAGGLE_END = 1, 16, 26
 PROFILE_STEPS = 2 * len(CLOCKS)  # one warm-up and one measured iteration per clock
 
 
@@ -95,7 +98,10 @@ class PipelineTraining(unittest.TestCase):
     def test_every_instruction_ran_at_its_planned_clock(self):
         for rank, steps in self.with_wattcut.items():
             for step in steps[PROFILE_STEPS:]:
-                self.assertEqual([f for _, f in step["schedule"]], step["clocks"], (rank, step["step"]))
+                if step["schedule"]:
+                    self.assertEqual([f for _, f in step["schedule"]], step["clocks"], (rank, step["step"]))
+                else:  # before its first plan arrived: every instruction at the highest clock
+                    self.assertEqual(set(step["clocks"]), {CLOCKS[0]}, (rank, step["step"]))
 
     def test_the_fake_nvml_locked_exactly_those_clocks_and_reset_them(self):
         locks: Dict[int, List[int]] = {}
@@ -115,7 +121,7 @@ class PipelineTraining(unittest.TestCase):
             self.assertEqual(state[f"gpu{gpu}.locked_max"], "0")
             self.assertEqual(state[f"gpu{gpu}.mem_locked"], "0")
 
-    def test_a_straggler_moves_the_other_pipeline_to_the_slower_plan_for_exactly_its_steps(self):
+    def test_a_straggler_moves_the_other_pipeline_to_the_slower_plan_at_one_step_on_all_its_ranks(self):
         reports = [s["reported_slowdown"] for s in self.with_wattcut[STRAGGLER_DP * STAGES]
                    if s["reported_slowdown"] is not None]
         self.assertEqual(len(reports), 1)
@@ -128,18 +134,34 @@ class PipelineTraining(unittest.TestCase):
             self.server.request("POST", f"/v1/jobs/{job}/stragglers", {"dp_rank": STRAGGLER_DP, "recovered": True})
         self.assertNotEqual([slower[r] for r in range(STAGES)], [fastest[r] for r in range(STAGES)])
 
+        switches = {}  # rank of the other pipelines -> (first, last + 1) step on the slower plan
         for rank, steps in self.with_wattcut.items():
             dp_rank = rank // STAGES
             planned = [s for s in steps if s["phase"] == "planned"]
-            # Right after profiling the frontier may still be computing: those steps run AllMax.
-            first_plan = next(i for i, s in enumerate(planned) if s["schedule"] == fastest[rank])
-            self.assertLessEqual(first_plan, 2, rank)
+            # Until the first deployment arrives (the frontier may still be computing) AllMax.
+            first_plan = next(i for i, s in enumerate(planned) if s["schedule"])
             for s in planned[:first_plan]:
-                self.assertEqual({f for _, f in s["schedule"]}, {CLOCKS[0]})
+                self.assertEqual(set(s["clocks"]), {CLOCKS[0]}, (rank, s["step"]))
+            on_slower = []
             for s in planned[first_plan:]:
-                straggling = dp_rank != STRAGGLER_DP and STRAGGLE_START < s["step"] <= STRAGGLE_END
-                expected = slower[rank] if straggling else fastest[rank]
-                self.assertEqual(s["schedule"], expected, f"rank {rank} step {s['step']}")
+                self.assertIn(s["schedule"], (fastest[rank], slower[rank]), f"rank {rank} step {s['step']}")
+                if s["schedule"] == slower[rank] and slower[rank] != fastest[rank]:
+                    on_slower.append(s["step"])
+            if dp_rank == STRAGGLER_DP:
+                self.assertEqual(on_slower, [], f"the straggler's rank {rank} keeps the selected plan")
+                continue
+            self.assertTrue(on_slower, f"rank {rank} never moved to the slower plan")
+            # One stretch, after the report.
+            self.assertEqual(on_slower, list(range(on_slower[0], on_slower[-1] + 1)), rank)
+            self.assertGreater(on_slower[0], STRAGGLE_START, rank)
+            switches[rank] = (on_slower[0], on_slower[-1] + 1)
+        # Every rank of a pipeline switches at the same step, and back at the same step.
+        for dp in range(PIPELINES):
+            if dp == STRAGGLER_DP:
+                continue
+            ranks = [r for r in switches if r // STAGES == dp]
+            self.assertEqual(len(ranks), STAGES)
+            self.assertEqual(len({switches[r] for r in ranks}), 1, {r: switches[r] for r in ranks})
 
     def test_training_is_numerically_the_same_with_and_without_wattcut(self):
         for rank in range(STAGES - 1, STAGES * PIPELINES, STAGES):  # the last stage of each pipeline
