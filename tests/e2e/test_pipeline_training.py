@@ -6,7 +6,10 @@ every rank gets its plan in the background (deployments: no request on the step 
 from the step the server chose; the fake NVML's call log shows each GPU locked to exactly the
 planned clock before each instruction; one pipeline straggles (sleeps) and reports itself, the
 other moves to the slower plan and back after recovery, every one of its ranks at the same step;
-the losses equal those of the same run without wattcut; every GPU's clocks end reset.
+the losses equal those of the same run without wattcut; every GPU's clocks end reset. Once the
+plans are deployed the server is SIGKILLed and, a few seconds later, restarted on its data folder:
+training goes on without an exception, each rank says once that the server is away and once that
+it is back, and the straggler switch after the restart lands on one step on every rank.
 
 On a CPU the fake GPU's clock does not change compute speed, so the example runs with its
 test-only `--emulate-clock-scaling`: each instruction is stretched to a fixed time x max clock /
@@ -20,8 +23,9 @@ import os
 import re
 import subprocess
 import sys
+import time
 import unittest
-from typing import Dict, List
+from typing import Callable, Dict, List, Optional
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python", "tests"))
 
@@ -46,10 +50,12 @@ class PipelineTraining(unittest.TestCase):
         cls.dir = TempDir("e2e")
         cls.gpus = FakeGpus(cls.dir.path, {"gpu_count": str(STAGES * PIPELINES), "min_mhz": "810", "step_mhz": "150"})
         cls.server = ServerProcess(cls.dir.path)
+        cls.server_output = ""
         source = required_env("WATTCUT_SOURCE_DIR")
         cls.example = os.path.join(source, "examples", "pipeline_gpt")
         cls.with_wattcut = cls.train("with", ["--server-url", cls.server.url, "--emulate-clock-scaling",
-                                              "--straggler", f"{STRAGGLER_DP}:{STRAGGLE_START}:{STRAGGLE_END}:0.15"])
+                                              "--straggler", f"{STRAGGLER_DP}:{STRAGGLE_START}:{STRAGGLE_END}:0.15"],
+                                     during=cls.kill_and_restart_the_server)
         cls.without_wattcut = cls.train("without", ["--no-wattcut"])
 
     @classmethod
@@ -58,16 +64,47 @@ class PipelineTraining(unittest.TestCase):
         cls.dir.remove()
 
     @classmethod
-    def train(cls, name: str, extra: List[str]) -> Dict[int, List[dict]]:
+    def kill_and_restart_the_server(cls) -> None:
+        """Once a plan is deployed: SIGKILL the server, wait 3 s, restart it on the same port and data."""
+        for _ in range(6000):  # at most 10 minutes
+            jobs = cls.server.request("GET", "/v1/jobs")["jobs"]
+            if jobs:
+                job = cls.server.request("GET", "/v1/jobs/" + cls.server.job_path(jobs[0]["job_id"]))
+                if job["state"].get("deployment", {}).get("version", 0) >= 1:
+                    break
+            time.sleep(0.1)
+        else:
+            raise AssertionError("no plan was deployed")
+        time.sleep(1)
+        port = int(cls.server.url.rsplit(":", 1)[1])
+        cls.server.kill()
+        time.sleep(3)
+        cls.server = ServerProcess(cls.dir.path, port=port)
+
+    @classmethod
+    def train(cls, name: str, extra: List[str], during: Optional[Callable[[], None]] = None) -> Dict[int, List[dict]]:
         log_dir = os.path.join(cls.dir.path, name)
         os.makedirs(log_dir)
         command = [sys.executable, os.path.join(cls.example, "launch.py"), "--nproc", str(STAGES * PIPELINES),
                    "--timeout-s", "600", os.path.join(cls.example, "train.py"), "--dp", str(PIPELINES),
                    "--steps", str(STEPS), "--log-dir", log_dir, *extra]
-        run = subprocess.run(command, env=dict(os.environ, **cls.gpus.env), stdout=subprocess.PIPE,
-                             stderr=subprocess.STDOUT, text=True)
-        if run.returncode != 0:
-            raise AssertionError(f"training {name} wattcut failed ({run.returncode}):\n{run.stdout[-6000:]}")
+        output_path = os.path.join(cls.dir.path, f"{name}.out")
+        with open(output_path, "w") as output:
+            run = subprocess.Popen(command, env=dict(os.environ, **cls.gpus.env), stdout=output,
+                                   stderr=subprocess.STDOUT, text=True)
+            try:
+                if during is not None:
+                    during()
+                returncode = run.wait(timeout=900)
+            finally:
+                if run.poll() is None:
+                    run.kill()
+                    run.wait()
+        with open(output_path) as f:
+            cls.outputs = getattr(cls, "outputs", {})
+            cls.outputs[name] = f.read()
+        if returncode != 0:
+            raise AssertionError(f"training {name} wattcut failed ({returncode}):\n{cls.outputs[name][-6000:]}")
         logs = {}
         for rank in range(STAGES * PIPELINES):
             with open(os.path.join(log_dir, f"rank{rank}.jsonl")) as f:
@@ -162,6 +199,14 @@ class PipelineTraining(unittest.TestCase):
             ranks = [r for r in switches if r // STAGES == dp]
             self.assertEqual(len(ranks), STAGES)
             self.assertEqual(len({switches[r] for r in ranks}), 1, {r: switches[r] for r in ranks})
+
+    def test_the_server_outage_was_survived_and_said_once_per_rank(self):
+        output = self.outputs["with"]
+        self.assertNotIn("Traceback", output)
+        away = [line for line in output.splitlines() if "training goes on with" in line]
+        back = [line for line in output.splitlines() if "is back after" in line]
+        self.assertEqual(len(away), STAGES * PIPELINES, "\n".join(away))
+        self.assertEqual(len(back), STAGES * PIPELINES, "\n".join(back))
 
     def test_training_is_numerically_the_same_with_and_without_wattcut(self):
         for rank in range(STAGES - 1, STAGES * PIPELINES, STAGES):  # the last stage of each pipeline

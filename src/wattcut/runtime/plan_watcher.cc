@@ -232,7 +232,8 @@ bool PlanWatcher::DeliverQueued() {
 
 double PlanWatcher::RunOnce() {
   if (!EnsureRegistered(/*at_start=*/false)) return next_delay_s_;
-  if (!DeliverQueued()) return next_delay_s_;
+  // The poll first: it tells the server this rank's step before a queued straggler report
+  // makes it choose an apply step (right after a server restart it knows no other).
   const std::string job_id = this->job_id();
   auto answer = server_.fetch_deployment(job_id, steps_completed_.load(std::memory_order_relaxed), held_version_);
   if (!answer) return Failed("deployment poll", answer.error());
@@ -242,6 +243,7 @@ double PlanWatcher::RunOnce() {
   refused_warned_.clear();
   poll_interval_s_ = answer->poll_interval_s;
   if (answer->change) Hold(std::move(*answer->change));
+  if (!DeliverQueued()) return next_delay_s_;
   return Jittered(poll_interval_s_);
 }
 

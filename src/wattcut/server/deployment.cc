@@ -44,7 +44,7 @@ double StepProgress::steps_per_s() const {
     if (!latest_[i].set || span_s < 1) continue;
     best = std::max(best, static_cast<double>(latest_[i].step - first_[i].step) / span_s);
   }
-  return best;
+  return best > 0 ? best : fallback_steps_per_s_;
 }
 
 int64_t StepProgress::ApplyStep(double lead_s) const {

@@ -59,9 +59,10 @@ class StepProgress {
   void Report(size_t rank, int64_t step, double now_s);
   // The largest step any rank reported; 0 before any report.
   int64_t max_step() const;
-  // Steps a second of the fastest rank whose first and latest reports are >= 1 s apart; 0 when
-  // none is.
+  // Steps a second of the fastest rank whose first and latest reports are >= 1 s apart; when
+  // none is, the fallback (the rate measured before a server restart, stored with the job; 0).
   double steps_per_s() const;
+  void set_fallback_steps_per_s(double steps_per_s) { fallback_steps_per_s_ = steps_per_s; }
   // The step a change made now applies from: max_step() + 1 + twice the steps the fastest rank
   // runs in `lead_s` at its measured rate (rounded up): the rate is an average since its first
   // report, and a job's steps get faster when it leaves its profiling iterations.
@@ -75,6 +76,7 @@ class StepProgress {
   };
   std::vector<StepReport> latest_;
   std::vector<StepReport> first_;
+  double fallback_steps_per_s_ = 0;
 };
 
 }  // namespace wattcut::server

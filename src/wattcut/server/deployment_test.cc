@@ -63,5 +63,15 @@ TEST(Deployment, ARestartedRankStartsItsRateOver) {
   progress.Report(5, 1, 1.0);  // beyond the job: ignored
 }
 
+TEST(Deployment, AfterARestartTheStoredRateStandsInUntilOneIsMeasured) {
+  StepProgress progress(2);
+  progress.set_fallback_steps_per_s(4);
+  progress.Report(0, 50, 10.0);
+  EXPECT_EQ(progress.steps_per_s(), 4);
+  EXPECT_EQ(progress.ApplyStep(2.0), 50 + 1 + 16);
+  progress.Report(0, 60, 12.0);
+  EXPECT_EQ(progress.steps_per_s(), 5);
+}
+
 }  // namespace
 }  // namespace wattcut::server

@@ -110,9 +110,14 @@ struct JobRegistry::Job {
   }
 
   JobState State() const {
-    return JobState{barrier.completed_rounds(), selection,     stragglers,
-                    frontier_attempts,          sweep.state(), deployment.version,
-                    deployment.apply_from_step};
+    return JobState{barrier.completed_rounds(),
+                    selection,
+                    stragglers,
+                    frontier_attempts,
+                    sweep.state(),
+                    deployment.version,
+                    deployment.apply_from_step,
+                    progress.steps_per_s()};
   }
 
   // Every rank profile received so far, aggregated into one pipeline profile.
@@ -233,6 +238,7 @@ Result<std::shared_ptr<JobRegistry::Job>> JobRegistry::LoadStoredJob(const Store
   job->frontier_attempts = state.frontier_attempts;
   job->deployment.version = state.deployment_version;
   job->deployment.apply_from_step = state.deployment_apply_from_step;
+  job->progress.set_fallback_steps_per_s(state.deployment_steps_per_s);
   job->deployment.target_known = false;                               // decided once the job is loaded (Load)
   if (s.profile_source.empty() && s.profile_csv.empty()) return job;  // no profile yet
 

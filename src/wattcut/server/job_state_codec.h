@@ -37,6 +37,9 @@ struct JobState {
   // The deployment the ranks were last given (deployment.h): its version and apply step.
   uint64_t deployment_version = 0;
   int64_t deployment_apply_from_step = 0;
+  // The fastest rank's steps a second when it was chosen: after a restart, until a rate is
+  // measured again.
+  double deployment_steps_per_s = 0;
 };
 
 std::string EncodeJobState(const JobState& state);
