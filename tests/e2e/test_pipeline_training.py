@@ -216,5 +216,61 @@ class PipelineTraining(unittest.TestCase):
             self.assertLess(with_losses[-1], 0.8 * with_losses[0], "the loss decreases")
 
 
+class TrainingWithTheServerDownAtStart(unittest.TestCase):
+    """The same 8 processes started while no server listens: they profile and run at the highest
+    clock, register the job, upload their profiles once the server is up 6 s later, and then follow
+    its plans; every GPU's clocks end reset."""
+
+    STEPS = 60
+
+    def test_training_runs_at_the_highest_clock_then_follows_the_plans(self):
+        directory = TempDir("e2e-down")
+        self.addCleanup(directory.remove)
+        gpus = FakeGpus(directory.path, {"gpu_count": str(STAGES * PIPELINES), "min_mhz": "810", "step_mhz": "150"})
+        port = ServerProcess.free_port()
+        log_dir = os.path.join(directory.path, "logs")
+        os.makedirs(log_dir)
+        example = os.path.join(required_env("WATTCUT_SOURCE_DIR"), "examples", "pipeline_gpt")
+        command = [sys.executable, os.path.join(example, "launch.py"), "--nproc", str(STAGES * PIPELINES),
+                   "--timeout-s", "600", os.path.join(example, "train.py"), "--dp", str(PIPELINES),
+                   "--steps", str(self.STEPS), "--log-dir", log_dir, "--server-url", f"http://127.0.0.1:{port}",
+                   "--emulate-clock-scaling"]
+        output_path = os.path.join(directory.path, "train.out")
+        with open(output_path, "w") as output:
+            run = subprocess.Popen(command, env=dict(os.environ, **gpus.env), stdout=output, stderr=subprocess.STDOUT)
+            try:
+                time.sleep(6)
+                server = ServerProcess(directory.path, port=port)
+                self.addCleanup(server.kill)
+                returncode = run.wait(timeout=900)
+            finally:
+                if run.poll() is None:
+                    run.kill()
+                    run.wait()
+        with open(output_path) as f:
+            text = f.read()
+        self.assertEqual(returncode, 0, text[-6000:])
+        self.assertNotIn("Traceback", text)
+        jobs = server.request("GET", "/v1/jobs")["jobs"]
+        self.assertEqual(len(jobs), 1, jobs)
+        job = server.job_path(jobs[0]["job_id"])
+        self.assertEqual(server.request("GET", f"/v1/jobs/{job}/frontier")["state"], "ready")
+        state = gpus.state()
+        for rank in range(STAGES * PIPELINES):
+            with open(os.path.join(log_dir, f"rank{rank}.jsonl")) as f:
+                steps = [json.loads(line) for line in f]
+            self.assertEqual(len(steps), self.STEPS)
+            planned = [s for s in steps if s["phase"] == "planned"]
+            first_plan = next((i for i, s in enumerate(planned) if s["schedule"]), None)
+            self.assertIsNotNone(first_plan, f"rank {rank} never got a plan")
+            for s in planned[:first_plan]:
+                self.assertEqual(set(s["clocks"]), {CLOCKS[0]}, (rank, s["step"]))
+            served = server.request("GET", f"/v1/jobs/{job}/schedule?rank={rank}")["frequencies"]
+            for s in planned[first_plan:]:
+                self.assertEqual(s["schedule"], served, (rank, s["step"]))
+                self.assertEqual([f for _, f in s["schedule"]], s["clocks"], (rank, s["step"]))
+            self.assertEqual(state[f"gpu{rank}.locked_max"], "0")
+
+
 if __name__ == "__main__":
     unittest.main()
