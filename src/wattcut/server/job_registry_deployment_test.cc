@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "wattcut/server/job_registry.h"
+#include "wattcut/server/registry_testing.h"
 
 namespace wattcut::server {
 namespace {
@@ -22,19 +23,7 @@ std::string Dir(const std::string& name) {
   return dir.string();
 }
 
-// Two stages, three frequencies each.
-std::string ProfileCsv() {
-  std::string csv = "stage,instruction,frequency,time,energy\n";
-  for (int s = 0; s < 2; ++s) {
-    for (int f : {1410, 1200, 900}) {
-      csv += std::to_string(s) + ",forward," + std::to_string(f) + "," + std::to_string(0.01 * 1410 / f) + "," +
-             std::to_string(2.0 + f / 1000.0) + "\n";
-      csv += std::to_string(s) + ",backward," + std::to_string(f) + "," + std::to_string(0.02 * 1410 / f) + "," +
-             std::to_string(4.0 + f / 500.0) + "\n";
-    }
-  }
-  return csv;
-}
+std::string ProfileCsv() { return testing::SmallProfileCsv(2); }
 
 struct Registry {
   explicit Registry(const std::string& dir) {

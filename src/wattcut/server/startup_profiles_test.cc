@@ -1,6 +1,7 @@
 // Start-up profiles: read with the file named in every error, one per stage count, their
 // frontiers the planner's own, and matched to a job by pp_degree and planner settings.
 #include "wattcut/server/startup_profiles.h"
+#include "wattcut/server/registry_testing.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -35,19 +36,7 @@ class TempDir {
   std::string path_;
 };
 
-// `stages` stages, three frequencies each.
-std::string ProfileCsv(int stages) {
-  std::string csv = "stage,instruction,frequency,time,energy\n";
-  for (int s = 0; s < stages; ++s) {
-    for (int f : {1410, 1200, 900}) {
-      csv += std::to_string(s) + ",forward," + std::to_string(f) + "," + std::to_string(0.01 * 1410 / f) + "," +
-             std::to_string(2.0 + f / 1000.0) + "\n";
-      csv += std::to_string(s) + ",backward," + std::to_string(f) + "," + std::to_string(0.02 * 1410 / f) + "," +
-             std::to_string(4.0 + f / 500.0) + "\n";
-    }
-  }
-  return csv;
-}
+std::string ProfileCsv(int stages) { return testing::SmallProfileCsv(stages); }
 
 PlannerSettings Planner(int microbatches) {
   PlannerSettings planner;
