@@ -29,7 +29,7 @@ struct DeploymentTarget {
   // `frontier_generation` names the frontier a kPlan decision's indices are points of.
   static DeploymentTarget From(const ScheduleDecision& decision, uint64_t frontier_generation);
   size_t PlanIndexFor(int dp_rank) const {
-    return !straggler_dp.empty() && !straggler_dp.count(dp_rank) ? non_straggler_index : base_index;
+    return PipelinePlanIndex(base_index, non_straggler_index, straggler_dp, dp_rank);
   }
   bool operator==(const DeploymentTarget&) const = default;
 };
@@ -38,10 +38,9 @@ struct DeploymentTarget {
 struct Deployment {
   uint64_t version = 0;
   int64_t apply_from_step = 0;
+  // What the ranks run. Not stored: after a restart it is decided again from the stored
+  // frontier, selection and stragglers (JobRegistry::Load).
   DeploymentTarget target;
-  // False after a restart until the target is decided again (the stored state keeps the
-  // version and apply step, not the target).
-  bool target_known = true;
 };
 
 // How often (s) each rank of a job of `world_size` ranks polls: the job's polls stay near

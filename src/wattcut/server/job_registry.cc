@@ -209,6 +209,17 @@ std::shared_ptr<JobRegistry::Job> JobRegistry::Find(const std::string& job_id) {
   return it == jobs_.end() ? nullptr : it->second;
 }
 
+Result<const RankInfo*> JobRegistry::RegisteredRank(const Job& job, int64_t rank) {
+  const std::string& job_id = job.info.job_id;
+  if (rank >= job.info.world_size) return RankOutOfRange("job '" + job_id + "': ", rank, job.info.world_size);
+  const auto& registered = job.ranks[static_cast<size_t>(rank)];
+  if (!registered) {
+    return Error::Conflict("job '" + job_id + "': rank " + std::to_string(rank) +
+                           " has not registered; POST /register_rank/" + job_id + " first");
+  }
+  return &*registered;
+}
+
 Status JobRegistry::PutStateLocked(const Job& job) {
   return store_.PutState(job.info.job_id, EncodeJobState(job.State()));
 }
@@ -239,7 +250,6 @@ Result<std::shared_ptr<JobRegistry::Job>> JobRegistry::LoadStoredJob(const Store
   job->deployment.version = state.deployment_version;
   job->deployment.apply_from_step = state.deployment_apply_from_step;
   job->progress.set_fallback_steps_per_s(state.deployment_steps_per_s);
-  job->deployment.target_known = false;                               // decided once the job is loaded (Load)
   if (s.profile_source.empty() && s.profile_csv.empty()) return job;  // no profile yet
 
   // The profile, as it was installed (an uploaded CSV, or the aggregate of the rank
@@ -312,7 +322,6 @@ Status JobRegistry::Load() {
       std::lock_guard job_lock(loaded.mu);
       loaded.deployment.target =
           DeploymentTarget::From(Decide(loaded, /*may_start_profiling=*/false), loaded.frontier_generation);
-      loaded.deployment.target_known = true;
     }
     num_ranks_ += (*job)->num_registered;
     std::unique_lock lock(mu_);
@@ -459,11 +468,10 @@ double SteadyNowS() {
 
 void JobRegistry::RedeployLocked(Job& job) {
   DeploymentTarget target = DeploymentTarget::From(Decide(job, /*may_start_profiling=*/false), job.frontier_generation);
-  if (job.deployment.target_known && target == job.deployment.target) return;
+  if (target == job.deployment.target) return;
   // A frontier that is not ready yet leaves the ranks on the plan they have.
   if (!target.plan && job.frontier_state == FrontierState::kComputing) return;
   job.deployment.target = std::move(target);
-  job.deployment.target_known = true;
   ++job.deployment.version;
   job.deployment.apply_from_step = job.progress.ApplyStep(DeploymentLeadS(job.info.world_size));
   // Bookkeeping like the round number: if this write fails the ranks still get the new
@@ -476,12 +484,9 @@ Answer JobRegistry::FetchDeployment(const std::string& job_id, int64_t rank, int
   auto job = Find(job_id);
   if (!job) return MissingJob(job_id);
   std::lock_guard lock(job->mu);
-  if (rank >= job->info.world_size) return RankOutOfRange("job '" + job_id + "': ", rank, job->info.world_size);
-  const auto& registered = job->ranks[static_cast<size_t>(rank)];
-  if (!registered) {
-    return Error::Conflict("job '" + job_id + "': rank " + std::to_string(rank) +
-                           " has not registered; POST /register_rank/" + job_id + " first");
-  }
+  auto found = RegisteredRank(*job, rank);
+  if (!found) return found.error();
+  const RankInfo* registered = *found;
   if (shutting_down_) return Error::Unavailable("the server is shutting down");
   job->progress.Report(static_cast<size_t>(rank), step, SteadyNowS());
   const Deployment& d = job->deployment;
@@ -538,12 +543,8 @@ Answer JobRegistry::FetchSchedule(const std::string& job_id, int64_t rank) {
   auto job = Find(job_id);
   if (!job) return MissingJob(job_id);
   std::unique_lock lock(job->mu);
-  if (rank >= job->info.world_size) return RankOutOfRange("job '" + job_id + "': ", rank, job->info.world_size);
+  if (auto found = RegisteredRank(*job, rank); !found) return found.error();
   size_t r = static_cast<size_t>(rank);
-  if (!job->ranks[r]) {
-    return Error::Conflict("job '" + job_id + "': rank " + std::to_string(rank) +
-                           " has not registered; POST /register_rank/" + job_id + " first");
-  }
   RoundBarrier& barrier = job->barrier;
   if (barrier.is_waiting(r)) {
     return Error::Conflict("job '" + job_id + "': rank " + std::to_string(rank) +

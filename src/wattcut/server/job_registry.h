@@ -148,6 +148,9 @@ class JobRegistry {
   // A new deployment version when what the ranks should run has changed (deployment.h).
   void RedeployLocked(Job& job);
   Status RecordProfilingResultLocked(Job& job, const ProfilingResult& result);
+  // The registered rank `rank` of `job` (its mutex held): kInvalidArgument beyond world_size,
+  // kConflict when it has not registered (with how to).
+  static Result<const RankInfo*> RegisteredRank(const Job& job, int64_t rank);
   // Stores the job's state document (PutState).
   Status PutStateLocked(const Job& job);
   void UpdateGauges();

@@ -37,6 +37,13 @@ struct Straggler {
 };
 using Stragglers = std::map<int, Straggler>;  // by dp rank
 
+// The point pipeline `dp_rank` runs: the non-straggler point when some pipelines straggle and
+// it is not one of them, the selected point otherwise.
+inline size_t PipelinePlanIndex(size_t base_index, size_t non_straggler_index, const std::set<int>& straggler_dp,
+                                int dp_rank) {
+  return !straggler_dp.empty() && !straggler_dp.count(dp_rank) ? non_straggler_index : base_index;
+}
+
 // The point `selection` names on `frontier` (an index past the end: the fastest).
 size_t SelectedIndex(const Frontier& frontier, const PlanSelection& selection);
 // T' of the slowest straggler when the selected point is `base_index`; 0 when none.
@@ -79,7 +86,7 @@ struct ScheduleDecision {
 
   // The point pipeline `dp_rank` runs (kPlan).
   size_t PlanIndexFor(int dp_rank) const {
-    return !straggler_dp.empty() && !straggler_dp.count(dp_rank) ? non_straggler_index : base_index;
+    return PipelinePlanIndex(base_index, non_straggler_index, straggler_dp, dp_rank);
   }
 };
 
