@@ -162,6 +162,7 @@ Result<sqlite3_stmt*> JobStore::Prepare(const char* sql) {
 Status JobStore::Run(sqlite3_stmt* stmt, const std::vector<Param>& params) {
   sqlite3_reset(stmt);
   sqlite3_clear_bindings(stmt);
+  for (const Param& p : params) bytes_in_write_ += p.text.size();
   for (size_t i = 0; i < params.size(); ++i) {
     int index = static_cast<int>(i) + 1;
     const char* text = params[i].text.data() != nullptr ? params[i].text.data() : "";

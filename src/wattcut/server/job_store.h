@@ -87,7 +87,7 @@ class JobStore {
   // A computed frontier and its summary, in one transaction.
   Status PutFrontier(const std::string& job_id, std::string_view frontier_text, const std::string& summary_json);
 
-  // Fails while the last write a caller asked for failed and none has succeeded since (a
+  // Fails while a write a caller asked for failed and none as large has succeeded since (a
   // full disk refuses a profile upload long before a small write), and otherwise commits one
   // small write (a heartbeat row in `meta`): fails when the database cannot be written
   // (read-only file or folder, full disk, file-size limit reached). For /healthz.
@@ -109,21 +109,28 @@ class JobStore {
   };
   Status Run(sqlite3_stmt* stmt, const std::vector<Param>& params);
   std::string LastError() const;
-  // Runs one of the write methods' bodies and remembers whether it failed, for CheckWritable.
+  // Runs one of the write methods' bodies and remembers whether it failed, for CheckWritable:
+  // a failed write stays the store's state until a write at least as large succeeds (a full
+  // disk that refused a profile still takes a one-row state update).
   template <typename Write>
   auto Recorded(Write&& write) -> decltype(write()) {
+    bytes_in_write_ = 0;
     auto outcome = write();
-    if (outcome.ok()) {
-      failed_write_.reset();
-    } else {
+    if (!outcome.ok()) {
       failed_write_ = "the last write failed: " + outcome.error().message;
+      failed_write_bytes_ = bytes_in_write_;
+    } else if (bytes_in_write_ >= failed_write_bytes_) {
+      failed_write_.reset();
+      failed_write_bytes_ = 0;
     }
     return outcome;
   }
 
   std::mutex mu_;
   sqlite3* db_ = nullptr;
-  std::optional<std::string> failed_write_;  // why the last write failed; none when it succeeded
+  std::optional<std::string> failed_write_;  // why a write failed; none once one as large succeeded
+  size_t failed_write_bytes_ = 0;            // the text it bound
+  size_t bytes_in_write_ = 0;                // the text bound by the write in progress (Run)
   std::vector<sqlite3_stmt*> statements_;
   sqlite3_stmt* insert_job_ = nullptr;
   sqlite3_stmt* next_seq_ = nullptr;
