@@ -1,6 +1,5 @@
 #include "tests/server/test_profiles.h"
 
-#include <cstdio>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
@@ -18,20 +17,7 @@ std::vector<int> TestFrequencies(int floor_mhz) {
 
 std::string TestProfileCsv(int stages, int floor_mhz) {
   auto model = FindGpuModel("a100-sxm");
-  Profile profile = MakeModelProfile(**model, stages, floor_mhz);
-  std::string csv = "stage,instruction,frequency,time,energy\n";
-  char line[256];
-  for (int s = 0; s < stages; ++s) {
-    for (int k = 0; k < kNumInstructionKinds; ++k) {
-      auto kind = static_cast<InstructionKind>(k);
-      for (const Measurement& m : profile.measurements(s, kind)) {
-        std::snprintf(line, sizeof(line), "%d,%s,%d,%.17g,%.17g\n", s, std::string(InstructionName(kind)).c_str(),
-                      m.freq_mhz, m.time_s, m.energy_j);
-        csv += line;
-      }
-    }
-  }
-  return csv;
+  return ProfileCsvText(MakeModelProfile(**model, stages, floor_mhz));
 }
 
 PlannerOptions TestPlannerOptions(int microbatches) {
