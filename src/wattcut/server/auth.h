@@ -5,8 +5,6 @@
 // frequencies: anyone who can reach it could otherwise slow a cluster down.
 #pragma once
 
-#include <sys/socket.h>
-
 #include <optional>
 #include <string>
 #include <string_view>
@@ -14,17 +12,6 @@
 #include "wattcut/base/result.h"
 
 namespace wattcut::server {
-
-// True for a numeric address in 127.0.0.0/8 written as a dotted quad, for ::1 (bracketed or
-// not), and for "localhost" (any case). Never resolves a name: "127.evil.example" is not
-// loopback, nor is "127.1".
-bool IsLoopbackHost(std::string_view host);
-
-// True when a bound or peer socket address is in 127.0.0.0/8 or is ::1.
-bool IsLoopbackAddress(const sockaddr_storage& address);
-
-// Equal strings, in time that depends only on the lengths.
-bool ConstantTimeEquals(std::string_view a, std::string_view b);
 
 // Reads the token: the file's first line, surrounding whitespace removed. Fails on an
 // unreadable file or an empty token.

@@ -515,8 +515,4 @@ Result<int64_t> ParseNonNegativeInteger(std::string_view name, std::string_view 
   return value;
 }
 
-std::string ErrorBody(const std::string& message) {
-  return json{{"error", message}}.dump(-1, ' ', false, json::error_handler_t::replace);
-}
-
 }  // namespace wattcut::server

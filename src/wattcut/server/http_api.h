@@ -135,7 +135,4 @@ nlohmann::json ToJson(const ProfilingResult& result);
 // A query parameter that must be a non-negative integer ("rank", "offset", ...).
 Result<int64_t> ParseNonNegativeInteger(std::string_view name, std::string_view text);
 
-// {"error": message} as a string.
-std::string ErrorBody(const std::string& message);
-
 }  // namespace wattcut::server

@@ -14,6 +14,8 @@
 #include <thread>
 
 #include "wattcut/base/printable_text.h"
+#include "wattcut/http/error_body.h"
+#include "wattcut/http/loopback.h"
 #include "wattcut/server/auth.h"
 #include "wattcut/server/data_dir_lock.h"
 #include "wattcut/server/http_status.h"
@@ -49,7 +51,7 @@ void SetReply(httplib::Response& res, const Reply& reply) {
 
 // An HTTP-level refusal (401, 403, 405, 408, 500): {"error": message}.
 void SetError(httplib::Response& res, int status, const std::string& message) {
-  SetReply(res, Reply{status, ErrorBody(message)});
+  SetReply(res, Reply{status, http::ErrorBody(message)});
 }
 
 // The registry's answer: `ok_status` with its JSON, or the status of its error's code.
@@ -99,7 +101,7 @@ struct Server::Impl {
   Metrics metrics;
   std::unique_ptr<JobRegistry> registry;
   std::unique_ptr<AccessPolicy> policy;
-  std::unique_ptr<BoundedHttpServer> http;
+  std::unique_ptr<http::BoundedHttpServer> http;
   // Until Run() hands it to httplib.
   std::unique_ptr<HttpThreadPool> http_threads;
   int listen_fd = -1;
@@ -137,7 +139,7 @@ struct Server::Impl {
       t_endpoint = label;
       if (Refused(req, res, changes_frequencies)) return;
       std::string body;
-      auto read = BoundedHttpServer::ReadBody(req, reader, options.max_body_bytes, body);
+      auto read = http::BoundedHttpServer::ReadBody(req, reader, options.max_body_bytes, body);
       if (read.status != 0) return SetError(res, read.status, read.error);
       const bool large = body.size() >= kTrimAfterBodyBytes;
       handler(req, body, res);
@@ -163,7 +165,7 @@ struct Server::Impl {
     if (!changes_frequencies) return false;
     auto reason = policy->CheckFrequencyChange();
     if (!reason) return false;
-    if (BoundedHttpServer::HasBody(req)) BoundedHttpServer::CloseAfterResponse();
+    if (http::BoundedHttpServer::HasBody(req)) http::BoundedHttpServer::CloseAfterResponse();
     SetError(res, 403, *reason);
     return true;
   }
@@ -172,16 +174,16 @@ struct Server::Impl {
   // the token are answered here, so a stranger never makes the server read a body.
   httplib::Server::HandlerResponse PreRoute(const httplib::Request& req, httplib::Response& res) {
     t_endpoint = "unmatched";
-    const bool has_body = BoundedHttpServer::HasBody(req);
+    const bool has_body = http::BoundedHttpServer::HasBody(req);
     if (auto reason = policy->CheckAuthorization(req.get_header_value("Authorization"))) {
       t_endpoint = "unauthorized";
-      if (has_body) BoundedHttpServer::CloseAfterResponse();
+      if (has_body) http::BoundedHttpServer::CloseAfterResponse();
       res.set_header("WWW-Authenticate", "Bearer");
       SetError(res, 401, *reason);
       return httplib::Server::HandlerResponse::Handled;
     }
     if (!IsServedMethod(req.method)) {
-      if (has_body) BoundedHttpServer::CloseAfterResponse();
+      if (has_body) http::BoundedHttpServer::CloseAfterResponse();
       res.set_header("Allow", "GET, HEAD, POST, PUT, DELETE");
       SetError(res, 405, "method not allowed: " + PrintableText(req.method, 16));
       return httplib::Server::HandlerResponse::Handled;
@@ -189,7 +191,7 @@ struct Server::Impl {
     // GET and HEAD routes never read a body: drop the connection after the response rather
     // than parse the body as the next request.
     if (has_body && (req.method == "GET" || req.method == "HEAD" || req.method == "OPTIONS")) {
-      BoundedHttpServer::CloseAfterResponse();
+      http::BoundedHttpServer::CloseAfterResponse();
     }
     return httplib::Server::HandlerResponse::Unhandled;
   }
@@ -352,7 +354,7 @@ void Server::Impl::AddRoutes() {
   // Any other POST, PUT, PATCH or DELETE: a 404 without reading the body (httplib's own
   // reader would read a chunked body without any limit).
   auto unknown = [](const httplib::Request& req, httplib::Response& res, const httplib::ContentReader&) {
-    if (BoundedHttpServer::HasBody(req)) BoundedHttpServer::CloseAfterResponse();
+    if (http::BoundedHttpServer::HasBody(req)) http::BoundedHttpServer::CloseAfterResponse();
     res.status = 404;
   };
   http->Post(".*", unknown);
@@ -403,13 +405,13 @@ Result<std::unique_ptr<Server>> Server::Create(const ServerOptions& options) {
   if (auto s = impl->registry->Load(); !s) return s.error();
 
   Impl* self = impl.get();
-  BoundedHttpServer::Observer observer;
+  http::BoundedHttpServer::Observer observer;
   observer.on_request_begin = [] { t_request_start = Clock::now(); };
-  observer.on_cut = [self](ConnectionCut cut) {
-    self->metrics.RecordConnectionCut(cut == ConnectionCut::kClientLimit ? "client_limit" : "request_timeout");
+  observer.on_cut = [self](http::ConnectionCut cut) {
+    self->metrics.RecordConnectionCut(cut == http::ConnectionCut::kClientLimit ? "client_limit" : "request_timeout");
   };
-  impl->http = std::make_unique<BoundedHttpServer>(options.connections, std::move(observer));
-  BoundedHttpServer& http = *impl->http;
+  impl->http = std::make_unique<http::BoundedHttpServer>(options.connections, std::move(observer));
+  http::BoundedHttpServer& http = *impl->http;
   size_t threads = options.http_threads > 0 ? static_cast<size_t>(options.http_threads)
                                             : static_cast<size_t>(options.registry.max_long_polls) + 32;
   // Started at the end of Create(), so that a pool that cannot start is an error of
@@ -431,7 +433,7 @@ Result<std::unique_ptr<Server>> Server::Create(const ServerOptions& options) {
       [self](const httplib::Request& req, httplib::Response& res) { return self->PreRoute(req, res); });
   http.set_error_handler(
       httplib::Server::HandlerWithResponse([self](const httplib::Request& req, httplib::Response& res) {
-        if (BoundedHttpServer::RequestTimedOut()) {
+        if (http::BoundedHttpServer::RequestTimedOut()) {
           res.status = 408;
           SetError(res, 408,
                    "the request did not arrive whole within --request-timeout (" +
@@ -477,9 +479,9 @@ Result<std::unique_ptr<Server>> Server::Create(const ServerOptions& options) {
   // Loopback only if the name says so and the address it was bound to agrees.
   sockaddr_storage bound{};
   socklen_t bound_length = sizeof(bound);
-  impl->loopback_only = IsLoopbackHost(options.host) && impl->listen_fd >= 0 &&
+  impl->loopback_only = http::IsLoopbackHost(options.host) && impl->listen_fd >= 0 &&
                         ::getsockname(impl->listen_fd, reinterpret_cast<sockaddr*>(&bound), &bound_length) == 0 &&
-                        IsLoopbackAddress(bound);
+                        http::IsLoopbackAddress(bound);
   impl->policy = std::make_unique<AccessPolicy>(token, impl->loopback_only);
   impl->http_threads = std::make_unique<HttpThreadPool>();
   if (auto s = impl->http_threads->Start(threads); !s) return s.error();

@@ -19,7 +19,7 @@
 #include <vector>
 
 #include "wattcut/base/result.h"
-#include "wattcut/server/bounded_http_server.h"
+#include "wattcut/http/bounded_http_server.h"
 #include "wattcut/server/job_registry.h"
 
 namespace wattcut::server {
@@ -32,7 +32,7 @@ struct ServerOptions {
   size_t max_body_bytes = size_t{16} << 20;
   int http_threads = 0;  // 0: registry.max_long_polls + 32
   SyncMode sync = SyncMode::kFull;
-  ConnectionLimits connections;
+  http::ConnectionLimits connections;
   JobRegistry::Options registry;
 };
 

@@ -1,18 +1,22 @@
-#include "wattcut/server/bounded_http_server.h"
+#include "wattcut/http/bounded_http_server.h"
 
+#include <grp.h>
 #include <netdb.h>
 #include <poll.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <vector>
 
-#include "wattcut/server/auth.h"
-#include "wattcut/server/http_api.h"
+#include "wattcut/http/error_body.h"
+#include "wattcut/http/loopback.h"
 
-namespace wattcut::server {
+namespace wattcut::http {
 
 namespace {
 
@@ -148,6 +152,7 @@ class DeadlineStream final : public httplib::Stream {
 struct ConnectionState {
   const DeadlineStream* stream = nullptr;
   bool close_after_response = false;
+  ConnectionInfo info;
 };
 thread_local ConnectionState* t_connection = nullptr;
 
@@ -217,12 +222,31 @@ void BoundedHttpServer::Release(const std::string& peer) {
 bool BoundedHttpServer::process_and_close_socket(socket_t sock) {
   sockaddr_storage address{};
   socklen_t length = sizeof(address);
+  ConnectionState state;
+  ConnectionInfo& info = state.info;
+  info.id = next_connection_id_.fetch_add(1);
   std::string peer = "unknown";
-  bool loopback = false;
+  bool exempt = false;
   if (::getpeername(sock, reinterpret_cast<sockaddr*>(&address), &length) == 0) {
-    peer = NumericHost(address, length);
-    loopback = IsLoopbackAddress(address);
+    if (address.ss_family == AF_UNIX) {
+      info.unix_socket = true;
+      ucred credentials{};
+      socklen_t size = sizeof(credentials);
+      if (::getsockopt(sock, SOL_SOCKET, SO_PEERCRED, &credentials, &size) == 0) {
+        info.pid = credentials.pid;
+        info.uid = static_cast<int>(credentials.uid);
+        info.gid = static_cast<int>(credentials.gid);
+      }
+      peer = "uid " + std::to_string(info.uid);
+      exempt = true;  // the socket file's mode decides who connects
+    } else {
+      peer = NumericHost(address, length);
+      info.peer_address = peer;
+      info.loopback = IsLoopbackAddress(address);
+      exempt = info.loopback;
+    }
   }
+  const bool loopback = exempt;
   DeadlineStream stream(sock, ToMilliseconds(read_timeout_sec_, read_timeout_usec_),
                         ToMilliseconds(write_timeout_sec_, write_timeout_usec_), svr_sock_);
   const Admission admission = Admit(peer, loopback);
@@ -235,9 +259,9 @@ bool BoundedHttpServer::process_and_close_socket(socket_t sock) {
                            std::to_string(body.size()) + "\r\nConnection: close\r\n\r\n" + body;
     stream.write(response.data(), response.size());
     CloseSocket(sock, /*drain=*/true);
+    if (observer_.on_connection_closed) observer_.on_connection_closed(info);
     return false;
   }
-  ConnectionState state;
   state.stream = &stream;
   t_connection = &state;
   bool ok = false;
@@ -259,8 +283,118 @@ bool BoundedHttpServer::process_and_close_socket(socket_t sock) {
   t_connection = nullptr;
   if (admission == Admission::kCounted) Release(peer);
   CloseSocket(sock, /*drain=*/cut);
+  if (observer_.on_connection_closed) observer_.on_connection_closed(info);
   return ok;
 }
+
+const ConnectionInfo* BoundedHttpServer::CurrentConnection() {
+  return t_connection != nullptr ? &t_connection->info : nullptr;
+}
+
+namespace {
+
+std::string SystemError(const std::string& what, int error) { return what + ": " + std::strerror(error); }
+
+// The group id of a name or a number.
+bool GroupId(const std::string& group, gid_t& gid, std::string& error) {
+  if (!group.empty() && std::all_of(group.begin(), group.end(), [](char c) { return c >= '0' && c <= '9'; }) &&
+      group.size() < 10) {
+    gid = static_cast<gid_t>(std::stoul(group));
+    return true;
+  }
+  std::vector<char> buffer(16384);
+  struct group entry {};
+  struct group* found = nullptr;
+  int rc = 0;
+  while ((rc = ::getgrnam_r(group.c_str(), &entry, buffer.data(), buffer.size(), &found)) == ERANGE &&
+         buffer.size() < (size_t{1} << 20)) {
+    buffer.resize(buffer.size() * 4);
+  }
+  if (rc != 0 || found == nullptr) {
+    error = "--socket-group: no group named '" + group + "'";
+    return false;
+  }
+  gid = found->gr_gid;
+  return true;
+}
+
+}  // namespace
+
+bool BoundedHttpServer::BindUnixSocket(const std::string& path, unsigned mode, const std::string& group,
+                                       std::string& error) {
+  sockaddr_un address{};
+  if (path.empty() || path.size() >= sizeof(address.sun_path)) {
+    error = "socket path '" + path + "' must be 1 to " + std::to_string(sizeof(address.sun_path) - 1) + " bytes";
+    return false;
+  }
+  gid_t gid = static_cast<gid_t>(-1);
+  if (!group.empty() && !GroupId(group, gid, error)) return false;
+  address.sun_family = AF_UNIX;
+  std::memcpy(address.sun_path, path.c_str(), path.size() + 1);
+
+  struct stat existing {};
+  if (::lstat(path.c_str(), &existing) == 0) {
+    if (!S_ISSOCK(existing.st_mode)) {
+      error = path + " exists and is not a socket: remove it or choose another --socket";
+      return false;
+    }
+    const int probe = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    const bool answered =
+        probe >= 0 && ::connect(probe, reinterpret_cast<const sockaddr*>(&address), sizeof(address)) == 0;
+    if (probe >= 0) ::close(probe);
+    if (answered) {
+      error = "another process listens on " + path + " (a second agent?): stop it first";
+      return false;
+    }
+    ::unlink(path.c_str());  // left by a process that is gone
+  }
+  const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) {
+    error = SystemError("socket(AF_UNIX)", errno);
+    return false;
+  }
+  // Created 0600 whatever the umask, so that nobody connects before the mode below is set.
+  const mode_t old_umask = ::umask(0177);
+  const int bound = ::bind(fd, reinterpret_cast<const sockaddr*>(&address), sizeof(address));
+  const int bind_errno = errno;
+  ::umask(old_umask);
+  if (bound != 0) {
+    error = SystemError("cannot bind " + path, bind_errno);
+    ::close(fd);
+    return false;
+  }
+  if ((gid != static_cast<gid_t>(-1) && ::chown(path.c_str(), static_cast<uid_t>(-1), gid) != 0) ||
+      ::chmod(path.c_str(), static_cast<mode_t>(mode)) != 0) {
+    error = SystemError("cannot set the owner group or mode of " + path, errno);
+    ::close(fd);
+    ::unlink(path.c_str());
+    return false;
+  }
+  if (::listen(fd, SOMAXCONN) != 0) {
+    error = SystemError("cannot listen on " + path, errno);
+    ::close(fd);
+    ::unlink(path.c_str());
+    return false;
+  }
+  unix_socket_path_ = path;
+  svr_sock_ = fd;
+  return true;
+}
+
+bool BoundedHttpServer::ListenOnUnixSocket(const std::string& path, unsigned mode, const std::string& group,
+                                           std::string& error) {
+  if (!BindUnixSocket(path, mode, group, error)) return false;
+  const bool ok = listen_after_bind();
+  RemoveUnixSocketFile();
+  return ok;
+}
+
+void BoundedHttpServer::RemoveUnixSocketFile() {
+  if (!unix_socket_path_.empty()) ::unlink(unix_socket_path_.c_str());
+  unix_socket_path_.clear();
+}
+
+BoundedHttpServer::~BoundedHttpServer() { RemoveUnixSocketFile(); }
 
 void BoundedHttpServer::CloseAfterResponse() {
   if (t_connection != nullptr) t_connection->close_after_response = true;
@@ -323,4 +457,4 @@ BoundedHttpServer::BodyRead BoundedHttpServer::ReadBody(const httplib::Request& 
           "encoding)"};
 }
 
-}  // namespace wattcut::server
+}  // namespace wattcut::http

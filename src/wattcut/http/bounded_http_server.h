@@ -10,6 +10,10 @@
 //    can still be written). Time spent in the handler (a long poll) does not count.
 //  * a per-client-address limit on open connections: a connection beyond it is answered
 //    with a 503 at once and closed. Loopback clients are exempt unless `limit_loopback`.
+// It serves a Unix socket as well as TCP (ListenOnUnixSocket; Debian 12's httplib 0.11 has no
+// AF_UNIX), and tells handlers which connection they serve: an id that is never reused, the
+// peer's credentials on a Unix socket (SO_PEERCRED), its address on TCP; the observer hears when
+// a connection closes (what a lease bound to a connection needs).
 // It also gives handlers the two things httplib lacks: reading a request body with a byte
 // limit whatever its Content-Type or transfer encoding, and closing the connection after
 // the response (when a body was refused unread; the response then carries "Connection:
@@ -25,7 +29,21 @@
 #include <mutex>
 #include <string>
 
-namespace wattcut::server {
+namespace wattcut::http {
+
+// The connection a request came on.
+struct ConnectionInfo {
+  uint64_t id = 0;  // 1, 2, ... in accept order; never reused within a process
+  bool unix_socket = false;
+  // Unix socket: the peer process's credentials when it connected (pid 0 when the peer lives
+  // in a pid namespace this process cannot see).
+  int pid = 0;
+  int uid = -1;
+  int gid = -1;
+  // TCP: the peer's numeric address, and whether it is loopback.
+  std::string peer_address;
+  bool loopback = false;
+};
 
 struct ConnectionLimits {
   std::chrono::milliseconds request_timeout{std::chrono::seconds(30)};
@@ -42,9 +60,11 @@ class BoundedHttpServer : public httplib::Server {
   struct Observer {
     std::function<void()> on_request_begin;  // a request's first byte arrived
     std::function<void(ConnectionCut)> on_cut;
+    std::function<void(const ConnectionInfo&)> on_connection_closed;  // after the socket is closed
   };
 
   BoundedHttpServer(ConnectionLimits limits, Observer observer);
+  ~BoundedHttpServer() override;
 
   const ConnectionLimits& limits() const { return limits_; }
 
@@ -59,6 +79,18 @@ class BoundedHttpServer : public httplib::Server {
   // 3.3.3). On failure the connection is closed after the response.
   static BodyRead ReadBody(const httplib::Request& req, const httplib::ContentReader& reader, size_t max_bytes,
                            std::string& body);
+  // Binds and listens on a Unix socket at `path` with file mode `mode` and, unless empty, group
+  // `group` (a name or a number); then serves it like listen_after_bind() until stop(). A socket
+  // file left by a process that is gone is replaced; one that a live process still answers on
+  // is not ("another process listens on PATH"). Fails before serving with a message naming the
+  // path and the system error. The file is removed when serving ends.
+  bool ListenOnUnixSocket(const std::string& path, unsigned mode, const std::string& group, std::string& error);
+  // Binds the Unix socket (the first half of ListenOnUnixSocket), for a caller that serves it
+  // later with listen_after_bind() on another thread.
+  bool BindUnixSocket(const std::string& path, unsigned mode, const std::string& group, std::string& error);
+
+  // Within a handler: the connection it serves (nullptr outside one).
+  static const ConnectionInfo* CurrentConnection();
   // Within a handler: close this connection once the response is written.
   static void CloseAfterResponse();
   // Within a handler, the error handler or the logger: the current request missed its
@@ -74,11 +106,14 @@ class BoundedHttpServer : public httplib::Server {
   Admission Admit(const std::string& peer, bool loopback);
   void Release(const std::string& peer);
   bool stopping() const { return svr_sock_ == INVALID_SOCKET; }
+  void RemoveUnixSocketFile();
 
   ConnectionLimits limits_;
   Observer observer_;
+  std::atomic<uint64_t> next_connection_id_{1};
+  std::string unix_socket_path_;  // to remove when serving ends
   std::mutex mu_;
   std::map<std::string, int> open_by_client_;
 };
 
-}  // namespace wattcut::server
+}  // namespace wattcut::http
