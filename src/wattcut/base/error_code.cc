@@ -22,6 +22,10 @@ std::string_view ErrorCodeName(ErrorCode code) {
       return "deadline_exceeded";
     case ErrorCode::kAborted:
       return "aborted";
+    case ErrorCode::kPermissionDenied:
+      return "permission_denied";
+    case ErrorCode::kDeviceError:
+      return "device_error";
   }
   return "unknown";
 }

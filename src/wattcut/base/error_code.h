@@ -18,6 +18,8 @@ enum class ErrorCode {
   kIOError,           // the disk or the store failed; nothing was changed
   kDeadlineExceeded,  // waited as long as allowed
   kAborted,           // the thing waited on went away (deleted) while waiting
+  kPermissionDenied,  // this caller may not do it (it does not hold what it acts on)
+  kDeviceError,       // the device or its driver refused (an NVML error, named in the message)
 };
 
 // "invalid_argument", "not_found", ...: for logs and JSON.

@@ -26,6 +26,8 @@ TEST(ErrorCode, NamedConstructorsCarryTheirCode) {
   EXPECT_EQ(Error::Malformed("m").code, ErrorCode::kMalformed);
   EXPECT_EQ(Error::DeadlineExceeded("m").code, ErrorCode::kDeadlineExceeded);
   EXPECT_EQ(Error::Aborted("m").code, ErrorCode::kAborted);
+  EXPECT_EQ(Error::PermissionDenied("m").code, ErrorCode::kPermissionDenied);
+  EXPECT_EQ(Error::DeviceError("m").code, ErrorCode::kDeviceError);
   EXPECT_EQ(Error::InvalidArgument("m").message, "m");
 }
 
@@ -39,12 +41,13 @@ TEST(ErrorCode, ContextKeepsTheCode) {
 
 TEST(ErrorCode, EveryCodeHasItsOwnName) {
   std::set<std::string> names;
-  for (ErrorCode c : {ErrorCode::kInvalidArgument, ErrorCode::kMalformed, ErrorCode::kNotFound, ErrorCode::kConflict,
-                      ErrorCode::kCorruption, ErrorCode::kUnavailable, ErrorCode::kIOError,
-                      ErrorCode::kDeadlineExceeded, ErrorCode::kAborted}) {
+  for (ErrorCode c :
+       {ErrorCode::kInvalidArgument, ErrorCode::kMalformed, ErrorCode::kNotFound, ErrorCode::kConflict,
+        ErrorCode::kCorruption, ErrorCode::kUnavailable, ErrorCode::kIOError, ErrorCode::kDeadlineExceeded,
+        ErrorCode::kAborted, ErrorCode::kPermissionDenied, ErrorCode::kDeviceError}) {
     names.insert(std::string(ErrorCodeName(c)));
   }
-  EXPECT_EQ(names.size(), 9u);
+  EXPECT_EQ(names.size(), 11u);
   EXPECT_EQ(ErrorCodeName(ErrorCode::kNotFound), "not_found");
 }
 

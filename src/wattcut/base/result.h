@@ -26,6 +26,8 @@ struct Error {
   static Error IOError(std::string message) { return {std::move(message), ErrorCode::kIOError}; }
   static Error DeadlineExceeded(std::string message) { return {std::move(message), ErrorCode::kDeadlineExceeded}; }
   static Error Aborted(std::string message) { return {std::move(message), ErrorCode::kAborted}; }
+  static Error PermissionDenied(std::string message) { return {std::move(message), ErrorCode::kPermissionDenied}; }
+  static Error DeviceError(std::string message) { return {std::move(message), ErrorCode::kDeviceError}; }
 
   // The same kind of failure, its message prefixed with where it happened.
   Error WithContext(const std::string& context) const { return {context + message, code}; }

@@ -36,7 +36,7 @@
 // it is listed (GET /v1/jobs, /healthz), and the other jobs start.
 //
 // Every method returns the JSON text of its answer, or an Error whose code says what kind
-// of failure it is; server.cc alone turns codes into HTTP statuses (http_status.h).
+// of failure it is; server.cc alone turns codes into HTTP statuses (http/http_status.h).
 #pragma once
 
 #include <atomic>

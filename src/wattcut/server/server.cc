@@ -15,10 +15,10 @@
 
 #include "wattcut/base/printable_text.h"
 #include "wattcut/http/error_body.h"
+#include "wattcut/http/http_status.h"
 #include "wattcut/http/loopback.h"
 #include "wattcut/server/auth.h"
 #include "wattcut/server/data_dir_lock.h"
-#include "wattcut/server/http_status.h"
 #include "wattcut/server/http_thread_pool.h"
 
 namespace wattcut::server {
@@ -57,7 +57,7 @@ void SetError(httplib::Response& res, int status, const std::string& message) {
 // The registry's answer: `ok_status` with its JSON, or the status of its error's code.
 void SetAnswer(httplib::Response& res, const Answer& answer, int ok_status = 200) {
   if (answer) return SetReply(res, Reply{ok_status, *answer});
-  SetError(res, HttpStatusFor(answer.error().code), answer.error().message);
+  SetError(res, http::HttpStatusFor(answer.error().code), answer.error().message);
 }
 
 const char* StatusText(int status) {

@@ -1,8 +1,8 @@
-#include "wattcut/server/http_status.h"
+#include "wattcut/http/http_status.h"
 
 #include <gtest/gtest.h>
 
-namespace wattcut::server {
+namespace wattcut::http {
 namespace {
 
 TEST(HttpStatus, EachErrorCodeHasTheStatusTheApiDocuments) {
@@ -15,7 +15,9 @@ TEST(HttpStatus, EachErrorCodeHasTheStatusTheApiDocuments) {
   EXPECT_EQ(HttpStatusFor(ErrorCode::kIOError), 503);
   EXPECT_EQ(HttpStatusFor(ErrorCode::kDeadlineExceeded), 504);
   EXPECT_EQ(HttpStatusFor(ErrorCode::kAborted), 410);
+  EXPECT_EQ(HttpStatusFor(ErrorCode::kPermissionDenied), 403);
+  EXPECT_EQ(HttpStatusFor(ErrorCode::kDeviceError), 500);
 }
 
 }  // namespace
-}  // namespace wattcut::server
+}  // namespace wattcut::http

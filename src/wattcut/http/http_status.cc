@@ -1,6 +1,6 @@
-#include "wattcut/server/http_status.h"
+#include "wattcut/http/http_status.h"
 
-namespace wattcut::server {
+namespace wattcut::http {
 
 int HttpStatusFor(ErrorCode code) {
   switch (code) {
@@ -20,8 +20,12 @@ int HttpStatusFor(ErrorCode code) {
       return 504;
     case ErrorCode::kAborted:
       return 410;
+    case ErrorCode::kPermissionDenied:
+      return 403;
+    case ErrorCode::kDeviceError:
+      return 500;
   }
   return 500;
 }
 
-}  // namespace wattcut::server
+}  // namespace wattcut::http
