@@ -11,6 +11,7 @@ packages=(
   libglpk-dev                                  # LP oracle in the solver's optimality test
   libsqlite3-dev                               # server's durable store
   libcpp-httplib-dev libssl-dev zlib1g-dev     # server HTTP
+  libcurl4-openssl-dev                         # HTTP client of the node agent (Unix sockets) and Redfish
   curl jq                                      # the server docs' commands, run by server_docs_test
   clang libclang-rt-dev                        # server fuzz target (libFuzzer; optional build)
   clang-format-14                              # the code's layout, checked by the test command
