@@ -20,7 +20,7 @@ std::optional<int> SupportedClockAtOrBelow(const std::vector<int>& supported_mhz
   return best;
 }
 
-std::string ClockRangeText(const std::optional<ClockRange>& range) {
+std::string AppliedClocksText(const std::optional<ClockRange>& range) {
   if (!range) return "reset";
   return std::to_string(range->min_mhz) + "-" + std::to_string(range->max_mhz) + " MHz";
 }

@@ -28,6 +28,6 @@ std::optional<ClockRange> ComposeSmClocks(const std::optional<ClockRange>& train
 std::optional<int> SupportedClockAtOrBelow(const std::vector<int>& supported_mhz, int mhz);
 
 // "1200-1200 MHz", "reset".
-std::string ClockRangeText(const std::optional<ClockRange>& range);
+std::string AppliedClocksText(const std::optional<ClockRange>& range);
 
 }  // namespace wattcut::agent

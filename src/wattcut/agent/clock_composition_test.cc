@@ -28,8 +28,8 @@ TEST(ClockComposition, SupportedClockAtOrBelow) {
 }
 
 TEST(ClockComposition, Text) {
-  EXPECT_EQ(ClockRangeText(std::nullopt), "reset");
-  EXPECT_EQ(ClockRangeText(ClockRange{1200, 1410}), "1200-1410 MHz");
+  EXPECT_EQ(AppliedClocksText(std::nullopt), "reset");
+  EXPECT_EQ(AppliedClocksText(ClockRange{1200, 1410}), "1200-1410 MHz");
 }
 
 }  // namespace

@@ -1,1 +1,475 @@
-// (being written: issue 11)
+#include "wattcut/agent/node_agent.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <iostream>
+
+#include "wattcut/agent/agent_state_file.h"
+
+namespace wattcut::agent {
+
+namespace {
+
+double SteadyNowS() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+double UnixNowS() { return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count(); }
+
+bool Contains(const std::vector<int>& values, int value) {
+  return std::find(values.begin(), values.end(), value) != values.end();
+}
+
+// "NVML_ERROR_NO_PERMISSION" out of an NVML backend's message; "other" when there is none.
+std::string NvmlErrorName(const std::string& message) {
+  const size_t at = message.find("NVML_ERROR_");
+  if (at == std::string::npos) return "other";
+  size_t end = at;
+  while (end < message.size() && ((message[end] >= 'A' && message[end] <= 'Z') || message[end] == '_')) ++end;
+  return message.substr(at, end - at);
+}
+
+}  // namespace
+
+NodeAgent::NodeAgent(std::unique_ptr<GpuBackend> backend, NodeAgentOptions options)
+    : backend_(std::move(backend)), options_(std::move(options)) {
+  if (!options_.steady_now_s) options_.steady_now_s = SteadyNowS;
+  if (!options_.unix_now_s) options_.unix_now_s = UnixNowS;
+}
+
+Result<std::unique_ptr<NodeAgent>> NodeAgent::Open(std::unique_ptr<GpuBackend> backend, NodeAgentOptions options) {
+  std::unique_ptr<NodeAgent> agent(new NodeAgent(std::move(backend), std::move(options)));
+  if (Status s = agent->Discover(); !s.ok()) return s.error();
+  agent->ResetAtStartup();
+  if (agent->options_.reap_interval_s > 0) {
+    NodeAgent* self = agent.get();
+    agent->reaper_ = std::thread([self] {
+      const int interval_ms = std::max(1, static_cast<int>(std::lround(self->options_.reap_interval_s * 1000)));
+      while (!self->stopping_) {
+        self->processes_.WaitForExit(interval_ms);
+        if (!self->stopping_) self->Reap();
+      }
+    });
+  }
+  return agent;
+}
+
+NodeAgent::~NodeAgent() {
+  stopping_ = true;
+  processes_.Wake();
+  if (reaper_.joinable()) reaper_.join();
+  std::lock_guard lock(mu_);
+  EndLeases(leases_.EndAll());
+}
+
+std::string NodeAgent::backend_name() const { return backend_->name(); }
+
+void NodeAgent::Log(const std::string& line) const {
+  if (options_.log) {
+    options_.log(line);
+  } else {
+    std::cerr << "wattcut agent: " << line << "\n";
+  }
+}
+
+Status NodeAgent::Discover() {
+  auto count = backend_->DeviceCount();
+  if (!count.ok()) return count.error().WithContext("cannot count the GPUs: ");
+  for (int gpu = 0; gpu < *count; ++gpu) {
+    GpuDescription d;
+    d.index = gpu;
+    auto info = backend_->Info(gpu);
+    if (!info.ok()) return info.error().WithContext("GPU " + std::to_string(gpu) + ": ");
+    d.uuid = info->uuid;
+    d.name = info->name;
+    auto memory = backend_->SupportedMemoryClocksMhz(gpu);
+    if (!memory.ok()) return memory.error().WithContext("GPU " + std::to_string(gpu) + ": ");
+    d.memory_clocks_mhz = *memory;
+    auto sm = SupportedSmClocksMhz(*backend_, gpu);
+    if (!sm.ok()) return sm.error().WithContext("GPU " + std::to_string(gpu) + ": ");
+    if (sm->empty()) return Error{"GPU " + std::to_string(gpu) + " reports no supported SM clocks"};
+    d.sm_clocks_mhz = *sm;
+    auto limits = backend_->PowerLimits(gpu);
+    if (limits.ok()) d.power_limits = *limits;
+    d.energy_counter = backend_->TotalEnergyMj(gpu).ok();
+    gpus_.push_back(std::move(d));
+    GpuControl control;
+    control.index = gpu;
+    controls_.push_back(control);
+  }
+  leases_ = LeaseTable(*count);
+  return Status::Ok();
+}
+
+void NodeAgent::ResetAtStartup() {
+  std::lock_guard lock(mu_);
+  AgentStateFile stored;
+  if (!options_.state_dir.empty()) {
+    std::string warning;
+    auto loaded = LoadAgentState(options_.state_dir, warning);
+    if (!warning.empty()) {
+      Log(warning);
+      startup_problems_.push_back(warning);
+    }
+    if (loaded.ok()) {
+      stored = *loaded;
+    } else {
+      Log(loaded.error().message);
+      startup_problems_.push_back(loaded.error().message);
+    }
+  }
+  const double now_s = options_.unix_now_s();
+  for (const StoredCeiling& c : stored.ceilings) {
+    if (c.gpu < 0 || c.gpu >= static_cast<int>(controls_.size()) || c.expires_at_unix_s <= now_s) continue;
+    controls_[static_cast<size_t>(c.gpu)].ceiling = Ceiling{c.mhz, c.reason, c.expires_at_unix_s};
+  }
+  for (GpuControl& control : controls_) {
+    const int gpu = control.index;
+    const std::string who = "GPU " + std::to_string(gpu) + ": ";
+    if (Status s = backend_->ResetMemoryClocks(gpu); !s.ok()) {
+      startup_problems_.push_back(who + "cannot reset the memory clocks: " + s.error().message);
+    }
+    if (Contains(stored.power_limit_changed_gpus, gpu)) {
+      if (Status s = wattcut::ResetPowerLimit(*backend_, gpu); !s.ok()) {
+        startup_problems_.push_back(who + "cannot put the power limit back to its default: " + s.error().message);
+      }
+    }
+    // Reset first, whatever NVML had: a ceiling is then applied on top of a known state.
+    if (Status s = backend_->ResetGpuClocks(gpu); !s.ok()) {
+      startup_problems_.push_back(who + "cannot reset the SM clocks: " + s.error().message);
+      control.sm_applied_known = false;
+    } else {
+      control.sm_applied = std::nullopt;
+    }
+    if (control.ceiling) {
+      if (Status s = ApplySm(gpu); !s.ok()) {
+        startup_problems_.push_back(who + "cannot apply the stored ceiling: " + s.error().message);
+      } else {
+        Log(who + "ceiling of " + std::to_string(control.ceiling->mhz) + " MHz kept from before the restart (" +
+            std::to_string(static_cast<int64_t>(CeilingSecondsLeft(*control.ceiling))) + " s left)");
+      }
+    }
+  }
+  for (const std::string& problem : startup_problems_) Log(problem);
+  SaveState();
+}
+
+Status NodeAgent::CheckGpu(int gpu) const {
+  if (gpu < 0 || gpu >= static_cast<int>(gpus_.size())) {
+    return Error::NotFound("GPU " + std::to_string(gpu) + " does not exist (" + std::to_string(gpus_.size()) +
+                           " GPUs)");
+  }
+  return Status::Ok();
+}
+
+Error NodeAgent::DeviceError(const Error& error) {
+  if (options_.observer.on_device_error) options_.observer.on_device_error(NvmlErrorName(error.message));
+  return Error::DeviceError(error.message);
+}
+
+void NodeAgent::Command(const std::string& command, bool ok) {
+  if (options_.observer.on_command) options_.observer.on_command(command, ok);
+}
+
+Status NodeAgent::ApplySm(int gpu) {
+  GpuControl& control = controls_[static_cast<size_t>(gpu)];
+  const GpuDescription& d = gpus_[static_cast<size_t>(gpu)];
+  const std::optional<int> ceiling = control.ceiling ? std::optional<int>(control.ceiling->mhz) : std::nullopt;
+  const std::optional<ClockRange> wanted = ComposeSmClocks(control.sm_lock, ceiling, d.sm_clocks_mhz.back());
+  if (control.sm_applied_known && control.sm_applied == wanted) return Status::Ok();
+  Status s = wanted ? backend_->LockGpuClocks(gpu, wanted->min_mhz, wanted->max_mhz) : backend_->ResetGpuClocks(gpu);
+  if (!s.ok()) {
+    control.sm_applied_known = false;
+    return DeviceError(s.error());
+  }
+  control.sm_applied = wanted;
+  control.sm_applied_known = true;
+  return Status::Ok();
+}
+
+GpuControl NodeAgent::ControlOf(int gpu) const {
+  GpuControl control = controls_[static_cast<size_t>(gpu)];
+  const Lease* lease = leases_.LeaseOf(gpu);
+  control.lease = lease != nullptr ? std::optional<Lease>(*lease) : std::nullopt;
+  return control;
+}
+
+std::vector<GpuReading> NodeAgent::Read() {
+  std::lock_guard lock(mu_);
+  std::vector<GpuReading> readings;
+  for (const GpuDescription& d : gpus_) {
+    GpuReading r;
+    r.index = d.index;
+    auto note = [&r](const char* field, const Error& e) { r.errors.emplace_back(field, e.message); };
+    if (auto v = backend_->PowerUsageMw(d.index); v.ok()) {
+      r.power_w = static_cast<double>(*v) / 1000.0;
+    } else {
+      note("power_w", v.error());
+    }
+    if (auto v = backend_->TotalEnergyMj(d.index); v.ok()) {
+      r.energy_mj = *v;
+    } else {
+      note("energy_mj", v.error());
+    }
+    if (auto v = backend_->SmClockMhz(d.index); v.ok()) {
+      r.sm_clock_mhz = *v;
+    } else {
+      note("sm_clock_mhz", v.error());
+    }
+    if (auto v = backend_->PowerLimitMw(d.index); v.ok()) {
+      r.power_limit_w = static_cast<double>(*v) / 1000.0;
+    } else {
+      note("power_limit_w", v.error());
+    }
+    readings.push_back(std::move(r));
+  }
+  return readings;
+}
+
+Result<Lease> NodeAgent::TakeLease(const LeaseHolder& holder, const std::vector<int>& gpus, double ttl_s) {
+  std::lock_guard lock(mu_);
+  if (holder.kind == LeaseHolder::Kind::kProcess) {
+    if (holder.pid <= 0) {
+      return Error::PermissionDenied(
+          "the agent cannot see your process (pid 0: another pid namespace): run the agent in the host's pid "
+          "namespace (Kubernetes: hostPID: true)");
+    }
+    if (Status s = processes_.Watch(holder.pid); !s.ok()) return s.error();
+  }
+  auto lease = leases_.Acquire(holder, gpus, ttl_s, options_.steady_now_s());
+  Command("lease", lease.ok());
+  if (lease.ok()) Log("lease " + std::to_string(lease->id) + " of " + holder.Description());
+  return lease;
+}
+
+Result<Lease> NodeAgent::RenewLease(uint64_t id, const LeaseHolder& holder) {
+  std::lock_guard lock(mu_);
+  return leases_.Renew(id, holder, options_.steady_now_s());
+}
+
+Result<EndedLease> NodeAgent::ReleaseLease(uint64_t id, const LeaseHolder& holder) {
+  std::lock_guard lock(mu_);
+  auto ended = leases_.Release(id, holder);
+  if (!ended.ok()) return ended.error();
+  EndLeases({*ended});
+  return ended;
+}
+
+void NodeAgent::Undo(const EndedLease& ended) {
+  for (int gpu : ended.lease.gpus) {
+    GpuControl& control = controls_[static_cast<size_t>(gpu)];
+    const std::string who = "GPU " + std::to_string(gpu) + ": ";
+    control.sm_lock.reset();
+    if (Status s = ApplySm(gpu); !s.ok()) Log(who + "cannot undo the SM clock lock: " + s.error().message);
+    if (control.memory_lock) {
+      control.memory_lock.reset();
+      if (Status s = backend_->ResetMemoryClocks(gpu); !s.ok()) {
+        Log(who + "cannot reset the memory clocks: " + DeviceError(s.error()).message);
+      }
+    }
+    if (control.power_limit_mw) {
+      control.power_limit_mw.reset();
+      if (Status s = wattcut::ResetPowerLimit(*backend_, gpu); !s.ok()) {
+        Log(who + "cannot put the power limit back: " + DeviceError(s.error()).message);
+      }
+    }
+  }
+}
+
+void NodeAgent::EndLeases(std::vector<EndedLease> ended) {
+  if (ended.empty()) return;
+  for (const EndedLease& e : ended) {
+    Undo(e);
+    if (e.lease.holder.kind == LeaseHolder::Kind::kProcess) {
+      bool other = false;
+      for (const Lease& l : leases_.Leases()) other = other || l.holder == e.lease.holder;
+      if (!other) processes_.Forget(e.lease.holder.pid);
+    }
+    Log("lease " + std::to_string(e.lease.id) + " of " + e.lease.holder.Description() + " ended (" +
+        LeaseEndName(e.reason) + "): its GPUs are back to " +
+        (controls_[static_cast<size_t>(e.lease.gpus.front())].ceiling ? "their ceiling" : "their defaults"));
+    if (options_.observer.on_lease_end) options_.observer.on_lease_end(e);
+  }
+  SaveState();
+}
+
+Result<GpuControl> NodeAgent::LockSmClocks(const LeaseHolder& holder, int gpu, ClockRange range) {
+  std::lock_guard lock(mu_);
+  if (Status s = leases_.CheckHolds(holder, gpu); !s.ok()) return s.error();
+  const GpuDescription& d = gpus_[static_cast<size_t>(gpu)];
+  for (int mhz : {range.min_mhz, range.max_mhz}) {
+    if (!Contains(d.sm_clocks_mhz, mhz)) {
+      return Error::InvalidArgument(
+          "GPU " + std::to_string(gpu) + " does not support an SM clock of " + std::to_string(mhz) +
+          " MHz (supported: " + wattcut::ClockRangeText(d.sm_clocks_mhz) + ", GET /v1/gpus lists them)");
+    }
+  }
+  if (range.min_mhz > range.max_mhz) {
+    return Error::InvalidArgument("min_mhz " + std::to_string(range.min_mhz) + " is above max_mhz " +
+                                  std::to_string(range.max_mhz));
+  }
+  GpuControl& control = controls_[static_cast<size_t>(gpu)];
+  control.sm_lock = range;
+  Status s = ApplySm(gpu);
+  Command("lock_sm", s.ok());
+  if (!s.ok()) return s.error();
+  return ControlOf(gpu);
+}
+
+Result<GpuControl> NodeAgent::UnlockSmClocks(const LeaseHolder& holder, int gpu) {
+  std::lock_guard lock(mu_);
+  if (Status s = leases_.CheckHolds(holder, gpu); !s.ok()) return s.error();
+  controls_[static_cast<size_t>(gpu)].sm_lock.reset();
+  Status s = ApplySm(gpu);
+  Command("unlock_sm", s.ok());
+  if (!s.ok()) return s.error();
+  return ControlOf(gpu);
+}
+
+Result<GpuControl> NodeAgent::LockMemoryClocks(const LeaseHolder& holder, int gpu, ClockRange range) {
+  std::lock_guard lock(mu_);
+  if (Status s = leases_.CheckHolds(holder, gpu); !s.ok()) return s.error();
+  const GpuDescription& d = gpus_[static_cast<size_t>(gpu)];
+  for (int mhz : {range.min_mhz, range.max_mhz}) {
+    if (!Contains(d.memory_clocks_mhz, mhz)) {
+      return Error::InvalidArgument("GPU " + std::to_string(gpu) + " does not support a memory clock of " +
+                                    std::to_string(mhz) +
+                                    " MHz (supported: " + wattcut::ClockRangeText(d.memory_clocks_mhz) + ")");
+    }
+  }
+  if (range.min_mhz > range.max_mhz) {
+    return Error::InvalidArgument("min_mhz " + std::to_string(range.min_mhz) + " is above max_mhz " +
+                                  std::to_string(range.max_mhz));
+  }
+  Status s = backend_->LockMemoryClocks(gpu, range.min_mhz, range.max_mhz);
+  Command("lock_memory", s.ok());
+  if (!s.ok()) return DeviceError(s.error());
+  controls_[static_cast<size_t>(gpu)].memory_lock = range;
+  return ControlOf(gpu);
+}
+
+Result<GpuControl> NodeAgent::UnlockMemoryClocks(const LeaseHolder& holder, int gpu) {
+  std::lock_guard lock(mu_);
+  if (Status s = leases_.CheckHolds(holder, gpu); !s.ok()) return s.error();
+  Status s = backend_->ResetMemoryClocks(gpu);
+  Command("unlock_memory", s.ok());
+  if (!s.ok()) return DeviceError(s.error());
+  controls_[static_cast<size_t>(gpu)].memory_lock.reset();
+  return ControlOf(gpu);
+}
+
+Result<GpuControl> NodeAgent::SetPowerLimit(const LeaseHolder& holder, int gpu, double watts) {
+  std::lock_guard lock(mu_);
+  if (Status s = leases_.CheckHolds(holder, gpu); !s.ok()) return s.error();
+  const GpuDescription& d = gpus_[static_cast<size_t>(gpu)];
+  if (!d.power_limits) return Error::InvalidArgument("GPU " + std::to_string(gpu) + " has no settable power limit");
+  const int64_t mw = std::llround(watts * 1000.0);
+  if (mw < d.power_limits->min_mw || mw > d.power_limits->max_mw) {
+    return Error::InvalidArgument("GPU " + std::to_string(gpu) + "'s power limit must be in [" +
+                                  std::to_string(d.power_limits->min_mw / 1000) + ", " +
+                                  std::to_string(d.power_limits->max_mw / 1000) + "] W");
+  }
+  Status s = backend_->SetPowerLimitMw(gpu, mw);
+  Command("set_power_limit", s.ok());
+  if (!s.ok()) return DeviceError(s.error());
+  controls_[static_cast<size_t>(gpu)].power_limit_mw = mw;
+  SaveState();
+  return ControlOf(gpu);
+}
+
+Result<GpuControl> NodeAgent::ResetPowerLimit(const LeaseHolder& holder, int gpu) {
+  std::lock_guard lock(mu_);
+  if (Status s = leases_.CheckHolds(holder, gpu); !s.ok()) return s.error();
+  Status s = wattcut::ResetPowerLimit(*backend_, gpu);
+  Command("reset_power_limit", s.ok());
+  if (!s.ok()) return DeviceError(s.error());
+  controls_[static_cast<size_t>(gpu)].power_limit_mw.reset();
+  SaveState();
+  return ControlOf(gpu);
+}
+
+Result<GpuControl> NodeAgent::SetCeiling(int gpu, int mhz, double lease_s, const std::string& reason) {
+  std::lock_guard lock(mu_);
+  if (Status s = CheckGpu(gpu); !s.ok()) return s.error();
+  const GpuDescription& d = gpus_[static_cast<size_t>(gpu)];
+  const std::optional<int> supported = SupportedClockAtOrBelow(d.sm_clocks_mhz, mhz);
+  if (!supported) {
+    return Error::InvalidArgument("a ceiling of " + std::to_string(mhz) + " MHz is below GPU " + std::to_string(gpu) +
+                                  "'s lowest supported SM clock (" + std::to_string(d.sm_clocks_mhz.back()) + " MHz)");
+  }
+  GpuControl& control = controls_[static_cast<size_t>(gpu)];
+  control.ceiling = Ceiling{*supported, reason, options_.unix_now_s() + lease_s};
+  Status s = ApplySm(gpu);
+  Command("set_ceiling", s.ok());
+  SaveState();
+  if (!s.ok()) return s.error();
+  return ControlOf(gpu);
+}
+
+Result<GpuControl> NodeAgent::ClearCeiling(int gpu) {
+  std::lock_guard lock(mu_);
+  if (Status s = CheckGpu(gpu); !s.ok()) return s.error();
+  controls_[static_cast<size_t>(gpu)].ceiling.reset();
+  Status s = ApplySm(gpu);
+  Command("clear_ceiling", s.ok());
+  SaveState();
+  if (!s.ok()) return s.error();
+  return ControlOf(gpu);
+}
+
+std::vector<GpuControl> NodeAgent::Controls() {
+  std::lock_guard lock(mu_);
+  std::vector<GpuControl> all;
+  for (size_t gpu = 0; gpu < controls_.size(); ++gpu) all.push_back(ControlOf(static_cast<int>(gpu)));
+  return all;
+}
+
+double NodeAgent::CeilingSecondsLeft(const Ceiling& ceiling) const {
+  return std::max(0.0, ceiling.expires_at_unix_s - options_.unix_now_s());
+}
+
+void NodeAgent::Reap() {
+  std::lock_guard lock(mu_);
+  EndLeases(leases_.EndLeases(options_.steady_now_s(), [this](const LeaseHolder& holder) {
+    return holder.kind != LeaseHolder::Kind::kProcess || processes_.Alive(holder.pid);
+  }));
+  const double now_s = options_.unix_now_s();
+  bool lifted = false;
+  for (GpuControl& control : controls_) {
+    const bool expired = control.ceiling && control.ceiling->expires_at_unix_s <= now_s;
+    if (expired) {
+      Log("GPU " + std::to_string(control.index) + ": the ceiling of " + std::to_string(control.ceiling->mhz) +
+          " MHz ran out its lease");
+      control.ceiling.reset();
+      lifted = true;
+    }
+    if (expired) {
+      if (Status s = ApplySm(control.index); !s.ok())
+        Log("GPU " + std::to_string(control.index) + ": " + s.error().message);
+    }
+  }
+  if (lifted) SaveState();
+}
+
+void NodeAgent::ConnectionClosed(uint64_t connection_id) {
+  std::lock_guard lock(mu_);
+  EndLeases(leases_.EndConnection(connection_id));
+}
+
+void NodeAgent::SaveState() {
+  if (options_.state_dir.empty()) return;
+  AgentStateFile state;
+  for (const GpuControl& control : controls_) {
+    if (control.ceiling) {
+      state.ceilings.push_back(
+          {control.index, control.ceiling->mhz, control.ceiling->reason, control.ceiling->expires_at_unix_s});
+    }
+    if (control.power_limit_mw) state.power_limit_changed_gpus.push_back(control.index);
+  }
+  if (Status s = SaveAgentState(options_.state_dir, state); !s.ok()) {
+    Log(s.error().message + " (the ceilings hold now, but would not survive a restart of the agent)");
+  }
+}
+
+}  // namespace wattcut::agent

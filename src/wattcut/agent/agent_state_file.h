@@ -1,0 +1,38 @@
+// What the agent must remember across its own restarts (--state-dir DIR, file DIR/agent-state.json):
+// the ceilings in force, with the wall-clock time their lease runs out, and the GPUs whose power
+// limit it changed (put back to the default at start-up). Leases are not kept: their holders
+// take new ones. Written whole to a temporary file, fsynced and renamed, so a crash leaves the old
+// or the new file, never half of one; a file that cannot be read is kept aside as
+// agent-state.json.corrupt-<time> (never deleted) and the agent starts without it.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "wattcut/base/result.h"
+
+namespace wattcut::agent {
+
+struct StoredCeiling {
+  int gpu = 0;
+  int mhz = 0;
+  std::string reason;
+  double expires_at_unix_s = 0;
+};
+
+struct AgentStateFile {
+  std::vector<StoredCeiling> ceilings;
+  std::vector<int> power_limit_changed_gpus;
+};
+
+// The file in `state_dir`.
+std::string AgentStatePath(const std::string& state_dir);
+
+// The state stored in `state_dir` (empty when there is no file yet). A file that does not parse is
+// renamed aside and reported in `warning`; only an unreadable folder is an error.
+Result<AgentStateFile> LoadAgentState(const std::string& state_dir, std::string& warning);
+Status SaveAgentState(const std::string& state_dir, const AgentStateFile& state);
+
+}  // namespace wattcut::agent

@@ -1,0 +1,157 @@
+// The node agent's core, without HTTP: it owns the node's GPU backend (the only one opened on the
+// node), its leases (lease_table.h), each GPU's training lock and row ceiling composed into what
+// NVML is told (clock_composition.h), and undoes what a lease holder set when its lease ends.
+//
+//  * Open: discovers the GPUs (their supported clocks and power-limit range are cached: requests
+//    are checked against them), resets every GPU's SM and memory clocks (nobody holds one yet),
+//    puts back the power limits a previous run changed and re-applies the ceilings whose lease
+//    has not run out (agent_state_file.h, with a state folder).
+//  * Every change is applied to NVML at once, under one lock; an NVML error comes back as
+//    kDeviceError naming the GPU and NVML's error, and leaves the agent's view "not applied" so
+//    the next change tries again.
+//  * A thread (unless reap_interval_s is 0; tests then call Reap) ends the leases of processes that
+//    exited, the moment they exit (process_watch.h), and of holders that missed their renewal,
+//    checked every reap_interval_s; expired ceilings are lifted the same way.
+// Thread-safe.
+#pragma once
+
+#include <atomic>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "wattcut/agent/clock_composition.h"
+#include "wattcut/agent/lease_table.h"
+#include "wattcut/agent/process_watch.h"
+#include "wattcut/base/result.h"
+#include "wattcut/gpu/gpu_backend.h"
+
+namespace wattcut::agent {
+
+struct GpuDescription {
+  int index = 0;
+  std::string uuid;
+  std::string name;
+  std::vector<int> sm_clocks_mhz;      // at the highest memory clock, highest first
+  std::vector<int> memory_clocks_mhz;  // highest first
+  std::optional<PowerLimitsMw> power_limits;
+  bool energy_counter = false;
+};
+
+// One GPU's readings; a value that could not be read is empty and its error is in `errors`
+// (field -> message, with NVML's error name).
+struct GpuReading {
+  int index = 0;
+  std::optional<double> power_w;
+  std::optional<int64_t> energy_mj;
+  std::optional<int> sm_clock_mhz;
+  std::optional<double> power_limit_w;
+  std::vector<std::pair<std::string, std::string>> errors;
+};
+
+struct Ceiling {
+  int mhz = 0;
+  std::string reason;
+  double expires_at_unix_s = 0;
+};
+
+// What the agent holds for one GPU.
+struct GpuControl {
+  int index = 0;
+  std::optional<Lease> lease;
+  std::optional<ClockRange> sm_lock;      // the training side's
+  std::optional<Ceiling> ceiling;         // the row side's
+  std::optional<ClockRange> sm_applied;   // what NVML was told (nullopt: reset)
+  bool sm_applied_known = true;           // false after a failed NVML call
+  std::optional<ClockRange> memory_lock;  // the lease holder's
+  std::optional<int64_t> power_limit_mw;  // set by the lease holder; nullopt: the default
+};
+
+struct NodeAgentObserver {
+  std::function<void(const std::string& command, bool ok)> on_command;  // "lock_sm", "set_ceiling", ...
+  std::function<void(const EndedLease&)> on_lease_end;
+  std::function<void(const std::string& nvml_error_name)> on_device_error;  // "NVML_ERROR_NO_PERMISSION", "other"
+};
+
+struct NodeAgentOptions {
+  std::string state_dir;                        // empty: ceilings and changed power limits are not kept across restarts
+  double reap_interval_s = 0.1;                 // 0: no thread (tests call Reap)
+  std::function<void(const std::string&)> log;  // one line per event; default stderr
+  std::function<double()> steady_now_s;         // leases; default steady_clock
+  std::function<double()> unix_now_s;           // ceilings; default system_clock
+  NodeAgentObserver observer;
+};
+
+class NodeAgent {
+ public:
+  static Result<std::unique_ptr<NodeAgent>> Open(std::unique_ptr<GpuBackend> backend, NodeAgentOptions options);
+  // Ends every lease (undoing what its holder set); ceilings stay, as stored.
+  ~NodeAgent();
+
+  const std::vector<GpuDescription>& gpus() const { return gpus_; }
+  std::string backend_name() const;
+  // Problems met while resetting the GPUs at start-up (the agent serves anyway).
+  const std::vector<std::string>& startup_problems() const { return startup_problems_; }
+
+  std::vector<GpuReading> Read();
+
+  Result<Lease> TakeLease(const LeaseHolder& holder, const std::vector<int>& gpus, double ttl_s);
+  Result<Lease> RenewLease(uint64_t id, const LeaseHolder& holder);
+  Result<EndedLease> ReleaseLease(uint64_t id, const LeaseHolder& holder);
+
+  // The training side. `range` must be supported clocks (min <= max); the lease holder only.
+  Result<GpuControl> LockSmClocks(const LeaseHolder& holder, int gpu, ClockRange range);
+  Result<GpuControl> UnlockSmClocks(const LeaseHolder& holder, int gpu);
+  Result<GpuControl> LockMemoryClocks(const LeaseHolder& holder, int gpu, ClockRange range);
+  Result<GpuControl> UnlockMemoryClocks(const LeaseHolder& holder, int gpu);
+  Result<GpuControl> SetPowerLimit(const LeaseHolder& holder, int gpu, double watts);
+  Result<GpuControl> ResetPowerLimit(const LeaseHolder& holder, int gpu);
+
+  // The row side: a ceiling rounded down to a supported clock, in force for `lease_s`.
+  Result<GpuControl> SetCeiling(int gpu, int mhz, double lease_s, const std::string& reason);
+  Result<GpuControl> ClearCeiling(int gpu);
+
+  std::vector<GpuControl> Controls();
+  // Seconds until a ceiling's lease runs out (for answers).
+  double CeilingSecondsLeft(const Ceiling& ceiling) const;
+
+  // Ends the leases of holders that are gone or missed their renewal and lifts expired ceilings.
+  void Reap();
+  // A TCP connection closed: its leases end.
+  void ConnectionClosed(uint64_t connection_id);
+
+ private:
+  NodeAgent(std::unique_ptr<GpuBackend> backend, NodeAgentOptions options);
+  Status Discover();
+  void ResetAtStartup();
+
+  // Under mu_.
+  Status CheckGpu(int gpu) const;
+  Status ApplySm(int gpu);
+  void Undo(const EndedLease& ended);
+  void EndLeases(std::vector<EndedLease> ended);
+  void SaveState();
+  GpuControl ControlOf(int gpu) const;
+  Error DeviceError(const Error& error);
+  void Command(const std::string& command, bool ok);
+  void Log(const std::string& line) const;
+
+  std::unique_ptr<GpuBackend> backend_;
+  NodeAgentOptions options_;
+  std::vector<GpuDescription> gpus_;
+  std::vector<std::string> startup_problems_;
+
+  mutable std::mutex mu_;
+  LeaseTable leases_{0};
+  std::vector<GpuControl> controls_;
+  ProcessWatch processes_;
+
+  std::atomic<bool> stopping_{false};
+  std::thread reaper_;
+};
+
+}  // namespace wattcut::agent

@@ -1,0 +1,44 @@
+// Which lease-holding processes are still alive, without polling /proc: a pidfd per watched pid
+// (pidfd_open, Linux 5.3) turns readable the moment the process exits, SIGKILL included, and is
+// immune to pid reuse. Where pidfd_open is missing (older kernels, some seccomp profiles) the
+// process's start time from /proc/PID/stat stands in: a pid whose start time changed is another
+// process. Thread-safe.
+#pragma once
+
+#include <map>
+#include <mutex>
+
+#include "wattcut/base/result.h"
+
+namespace wattcut::agent {
+
+class ProcessWatch {
+ public:
+  ProcessWatch();
+  ~ProcessWatch();
+  ProcessWatch(const ProcessWatch&) = delete;
+  ProcessWatch& operator=(const ProcessWatch&) = delete;
+
+  // Starts watching `pid` (again: a no-op). Fails when the process is already gone.
+  Status Watch(int pid);
+  // Stops watching `pid`.
+  void Forget(int pid);
+  // False once a watched process has exited; true for one that runs (and for a pid not watched).
+  bool Alive(int pid);
+  // Waits up to `timeout_ms` for a watched process to exit or for Wake(); returns at once when
+  // one already has.
+  void WaitForExit(int timeout_ms);
+  // Ends a WaitForExit early (a new pid to watch, or the agent is stopping).
+  void Wake();
+
+ private:
+  struct Watched {
+    int pidfd = -1;                     // -1: the /proc fallback
+    unsigned long long start_time = 0;  // /proc/PID/stat field 22, for the fallback
+  };
+  std::mutex mu_;
+  std::map<int, Watched> watched_;
+  int wake_fds_[2] = {-1, -1};
+};
+
+}  // namespace wattcut::agent
