@@ -1,1 +1,294 @@
-// (being written: issue 11)
+#include "wattcut/agent/agent_requests.h"
+
+#include <charconv>
+#include <cmath>
+#include <initializer_list>
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "wattcut/base/general_text.h"
+#include "wattcut/base/printable_text.h"
+
+namespace wattcut::agent {
+
+using nlohmann::json;
+
+namespace {
+
+constexpr int kMaxLeaseTtlS = 3600;
+constexpr int kMaxCeilingLeaseS = 86400;
+constexpr size_t kMaxReasonChars = 64;
+constexpr double kMinStreamIntervalS = 0.01;
+constexpr double kMaxStreamIntervalS = 60;
+constexpr int64_t kMaxStreamCount = 1000000;
+
+std::string TypeName(const json& value) {
+  if (value.is_number_integer()) return "integer";
+  if (value.is_number_float()) return "number";
+  return value.type_name();
+}
+
+// A user's value as a message shows it: short, no control bytes, never recursive.
+std::string Shown(const json& value) {
+  if (value.is_string()) return "\"" + PrintableText(value.get_ref<const std::string&>(), 64) + "\"";
+  if (value.is_number_integer()) return value.dump();
+  if (value.is_number_float()) return GeneralText(value.get<double>());
+  if (value.is_boolean()) return value.get<bool>() ? "true" : "false";
+  return TypeName(value);
+}
+
+std::string FieldName(std::string_view name) { return "field '" + PrintableText(name, 64) + "'"; }
+
+// The body as a JSON object; a body that is not JSON, or JSON that is not an object, is kMalformed.
+// A key given twice in one object is refused too (JSON parsers disagree on which one wins).
+Result<json> ParseObject(std::string_view body) {
+  if (body.empty()) return Error::Malformed("request body is empty; expected a JSON object");
+  std::vector<std::set<std::string>> keys_of_open_objects;
+  std::optional<std::string> duplicate;
+  auto note_keys = [&](int /*depth*/, json::parse_event_t event, json& parsed) {
+    if (event == json::parse_event_t::object_start) {
+      keys_of_open_objects.emplace_back();
+    } else if (event == json::parse_event_t::object_end && !keys_of_open_objects.empty()) {
+      keys_of_open_objects.pop_back();
+    } else if (event == json::parse_event_t::key && !keys_of_open_objects.empty() && parsed.is_string()) {
+      if (!keys_of_open_objects.back().insert(parsed.get<std::string>()).second && !duplicate) {
+        duplicate = parsed.get<std::string>();
+      }
+    }
+    return true;
+  };
+  json value;
+  try {
+    value = json::parse(body.begin(), body.end(), note_keys);
+  } catch (const json::exception& e) {
+    // nlohmann quotes the bytes it stopped at (a DEL, say) as they are.
+    return Error::Malformed("malformed JSON: " + PrintableText(e.what(), 400));
+  }
+  if (!value.is_object()) return Error::Malformed("request body: expected a JSON object, got " + TypeName(value));
+  if (duplicate) return Error::Malformed("malformed JSON: " + FieldName(*duplicate) + " appears twice");
+  return value;
+}
+
+std::string FieldList(std::initializer_list<const char*> names) {
+  std::string out;
+  for (const char* name : names) {
+    if (!out.empty()) out += ", ";
+    out += name;
+  }
+  return out;
+}
+
+Status RefuseUnknownFields(const json& object, std::initializer_list<const char*> known) {
+  for (const auto& [key, value] : object.items()) {
+    bool found = false;
+    for (const char* name : known) found = found || key == name;
+    if (!found) return Error{"unknown " + FieldName(key) + "; expected only " + FieldList(known)};
+  }
+  return Status::Ok();
+}
+
+// The field's value, nullptr when left out (or null).
+const json* Field(const json& object, const char* name) {
+  auto it = object.find(name);
+  if (it == object.end() || it->is_null()) return nullptr;
+  return &*it;
+}
+
+Result<int64_t> IntegerValue(const json& value, const std::string& what, int64_t min, int64_t max) {
+  const std::string range = "[" + std::to_string(min) + ", " + std::to_string(max) + "]";
+  if (!value.is_number_integer()) {
+    return Error{what + ": expected an integer in " + range + ", got " + Shown(value)};
+  }
+  // Compare in the value's own type so that huge values do not wrap.
+  if (value.is_number_unsigned()) {
+    uint64_t v = value.get<uint64_t>();
+    if (v > static_cast<uint64_t>(max) || (min > 0 && v < static_cast<uint64_t>(min))) {
+      return Error{what + ": " + std::to_string(v) + " is out of range " + range};
+    }
+    return static_cast<int64_t>(v);
+  }
+  int64_t v = value.get<int64_t>();
+  if (v < min || v > max) return Error{what + ": " + std::to_string(v) + " is out of range " + range};
+  return v;
+}
+
+Result<int> IntField(const json& object, const char* name, int min, int max, std::optional<int> fallback) {
+  const json* value = Field(object, name);
+  if (value == nullptr) {
+    if (fallback) return *fallback;
+    return Error{FieldName(name) + " is required (an integer in [" + std::to_string(min) + ", " + std::to_string(max) +
+                 "])"};
+  }
+  auto v = IntegerValue(*value, FieldName(name), min, max);
+  if (!v) return v.error();
+  return static_cast<int>(*v);
+}
+
+// A list of GPU indices: non-empty, each 0..kMaxGpuIndex, none twice.
+Result<std::vector<int>> GpuList(const json& value, const char* name) {
+  const std::string what = FieldName(name);
+  const auto element = [&](size_t i) { return FieldName(std::string(name) + "[" + std::to_string(i) + "]"); };
+  if (!value.is_array()) return Error{what + ": expected a list of GPU indices, got " + Shown(value)};
+  if (value.empty()) return Error{what + ": expected at least one GPU index, got an empty list"};
+  std::vector<int> gpus;
+  std::set<int64_t> seen;
+  for (size_t i = 0; i < value.size(); ++i) {
+    auto gpu = IntegerValue(value[i], element(i), 0, kMaxGpuIndex);
+    if (!gpu) return gpu.error();
+    if (!seen.insert(*gpu).second) return Error{what + ": GPU " + std::to_string(*gpu) + " is listed twice"};
+    gpus.push_back(static_cast<int>(*gpu));
+  }
+  return gpus;
+}
+
+// Digits only, no leading zero (one spelling per number), at most `max`.
+std::optional<uint64_t> CanonicalUnsigned(std::string_view text, uint64_t max) {
+  if (text.empty() || text.size() > 20 || (text.size() > 1 && text[0] == '0')) return std::nullopt;
+  for (char c : text) {
+    if (c < '0' || c > '9') return std::nullopt;
+  }
+  uint64_t value = 0;
+  auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc() || ptr != text.data() + text.size() || value > max) return std::nullopt;
+  return value;
+}
+
+}  // namespace
+
+Result<LeaseRequest> ParseLeaseRequest(std::string_view body) {
+  auto object = ParseObject(body);
+  if (!object) return object.error();
+  if (auto s = RefuseUnknownFields(*object, {"gpus", "ttl_s"}); !s) return s.error();
+  LeaseRequest request;
+  const json* gpus = Field(*object, "gpus");
+  if (gpus == nullptr) return Error{"field 'gpus' is required (a list of GPU indices, e.g. [0, 1])"};
+  auto list = GpuList(*gpus, "gpus");
+  if (!list) return list.error();
+  request.gpus = std::move(*list);
+  auto ttl = IntField(*object, "ttl_s", 1, kMaxLeaseTtlS, 10);
+  if (!ttl) return ttl.error();
+  request.ttl_s = *ttl;
+  return request;
+}
+
+Result<ClockRangeRequest> ParseClockRangeRequest(std::string_view body) {
+  auto object = ParseObject(body);
+  if (!object) return object.error();
+  if (auto s = RefuseUnknownFields(*object, {"min_mhz", "max_mhz"}); !s) return s.error();
+  ClockRangeRequest request;
+  auto min_mhz = IntField(*object, "min_mhz", 1, kMaxClockMhz, std::nullopt);
+  if (!min_mhz) return min_mhz.error();
+  auto max_mhz = IntField(*object, "max_mhz", 1, kMaxClockMhz, *min_mhz);
+  if (!max_mhz) return max_mhz.error();
+  if (*max_mhz < *min_mhz) {
+    return Error{"field 'max_mhz': " + std::to_string(*max_mhz) + " is below min_mhz " + std::to_string(*min_mhz) +
+                 "; expected min_mhz <= max_mhz"};
+  }
+  request.min_mhz = *min_mhz;
+  request.max_mhz = *max_mhz;
+  return request;
+}
+
+Result<PowerLimitRequest> ParsePowerLimitRequest(std::string_view body) {
+  auto object = ParseObject(body);
+  if (!object) return object.error();
+  if (auto s = RefuseUnknownFields(*object, {"watts"}); !s) return s.error();
+  const json* watts = Field(*object, "watts");
+  if (watts == nullptr) return Error{"field 'watts' is required (the power limit in W, e.g. 300)"};
+  if (!watts->is_number()) return Error{"field 'watts': expected a number of watts, got " + Shown(*watts)};
+  double w = watts->get<double>();
+  if (!std::isfinite(w) || w <= 0 || w >= kMaxPowerLimitW) {
+    return Error{"field 'watts': " + GeneralText(w) + " is out of range; expected more than 0 and less than " +
+                 GeneralText(kMaxPowerLimitW)};
+  }
+  return PowerLimitRequest{w};
+}
+
+Result<CeilingRequest> ParseCeilingRequest(std::string_view body, CeilingScope scope) {
+  auto object = ParseObject(body);
+  if (!object) return object.error();
+  Status known = scope == CeilingScope::kAllGpus ? RefuseUnknownFields(*object, {"mhz", "lease_s", "reason", "gpus"})
+                                                 : RefuseUnknownFields(*object, {"mhz", "lease_s", "reason"});
+  if (!known) return known.error();
+  CeilingRequest request;
+  auto mhz = IntField(*object, "mhz", 1, kMaxClockMhz, std::nullopt);
+  if (!mhz) return mhz.error();
+  request.mhz = *mhz;
+  auto lease = IntField(*object, "lease_s", 1, kMaxCeilingLeaseS, std::nullopt);
+  if (!lease) return lease.error();
+  request.lease_s = *lease;
+  if (const json* reason = Field(*object, "reason")) {
+    const std::string expected = "expected at most " + std::to_string(kMaxReasonChars) + " printable ASCII characters";
+    if (!reason->is_string()) return Error{"field 'reason': " + expected + ", got " + Shown(*reason)};
+    const std::string& text = reason->get_ref<const std::string&>();
+    for (size_t i = 0; i < text.size(); ++i) {
+      auto c = static_cast<unsigned char>(text[i]);
+      if (c < 0x20 || c > 0x7e) {
+        return Error{"field 'reason': " + expected + "; byte " + std::to_string(i) + " is not one (" +
+                     PrintableText(text.substr(i, 1)) + ")"};
+      }
+    }
+    if (text.size() > kMaxReasonChars) {
+      return Error{"field 'reason': " + expected + ", got " + std::to_string(text.size())};
+    }
+    request.reason = text;
+  }
+  if (scope == CeilingScope::kAllGpus) {
+    if (const json* gpus = Field(*object, "gpus")) {
+      auto list = GpuList(*gpus, "gpus");
+      if (!list) return list.error();
+      request.gpus = std::move(*list);
+    }
+  }
+  return request;
+}
+
+Result<StreamQuery> ParseStreamQuery(const std::multimap<std::string, std::string>& params) {
+  StreamQuery query;
+  for (const auto& [name, value] : params) {
+    const std::string what = "query parameter '" + PrintableText(name, 64) + "'";
+    if (params.count(name) > 1) return Error{what + " is given " + std::to_string(params.count(name)) + " times"};
+    if (name == "interval_s") {
+      double v = 0;
+      const char* end = value.data() + value.size();
+      auto [ptr, ec] = std::from_chars(value.data(), end, v);
+      if (value.empty() || ec != std::errc() || ptr != end || !std::isfinite(v) || v < kMinStreamIntervalS ||
+          v > kMaxStreamIntervalS) {
+        return Error{what + ": expected seconds in [" + GeneralText(kMinStreamIntervalS) + ", " +
+                     GeneralText(kMaxStreamIntervalS) + "], got '" + PrintableText(value, 64) + "'"};
+      }
+      query.interval_s = v;
+    } else if (name == "count") {
+      auto v = CanonicalUnsigned(value, static_cast<uint64_t>(kMaxStreamCount));
+      if (!v || *v < 1) {
+        return Error{what + ": expected an integer in [1, " + std::to_string(kMaxStreamCount) + "], got '" +
+                     PrintableText(value, 64) + "'"};
+      }
+      query.count = static_cast<int64_t>(*v);
+    } else {
+      return Error{"unknown " + what + "; expected only interval_s, count"};
+    }
+  }
+  return query;
+}
+
+Result<int> ParseGpuIndexSegment(std::string_view segment) {
+  auto v = CanonicalUnsigned(segment, kMaxGpuIndex);
+  if (!v) {
+    return Error::NotFound("no GPU '" + PrintableText(segment, 64) + "': a GPU index is an integer in [0, " +
+                           std::to_string(kMaxGpuIndex) + "]");
+  }
+  return static_cast<int>(*v);
+}
+
+Result<uint64_t> ParseLeaseIdSegment(std::string_view segment) {
+  constexpr uint64_t kMaxLeaseId = uint64_t{1} << 63;
+  auto v = CanonicalUnsigned(segment, kMaxLeaseId);
+  if (!v || *v < 1) {
+    return Error::NotFound("no lease '" + PrintableText(segment, 64) +
+                           "': a lease id is an integer in [1, 9223372036854775808]");
+  }
+  return *v;
+}
+
+}  // namespace wattcut::agent

@@ -1,1 +1,172 @@
-// (being written: issue 11)
+#include "wattcut/agent/agent_tokens.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+
+#include "wattcut/base/printable_text.h"
+#include "wattcut/http/bearer_token.h"
+
+namespace wattcut::agent {
+
+namespace {
+
+// A token file is a few lines; anything this large is the wrong file.
+constexpr size_t kMaxTokenFileBytes = 1 << 20;
+
+bool IsBlank(char c) { return c == ' ' || c == '\t'; }
+
+// The line's blank-separated fields (a trailing '\r' of a CRLF file is a blank).
+std::vector<std::string_view> Fields(std::string_view line) {
+  std::vector<std::string_view> fields;
+  size_t i = 0;
+  while (i < line.size()) {
+    while (i < line.size() && (IsBlank(line[i]) || line[i] == '\r')) ++i;
+    size_t begin = i;
+    while (i < line.size() && !IsBlank(line[i]) && line[i] != '\r') ++i;
+    if (i > begin) fields.push_back(line.substr(begin, i - begin));
+  }
+  return fields;
+}
+
+std::string ModeText(mode_t mode) {
+  char buffer[16];
+  std::snprintf(buffer, sizeof(buffer), "%04o", static_cast<unsigned>(mode & 07777));
+  return buffer;
+}
+
+}  // namespace
+
+std::string_view AgentScopeName(AgentScope scope) {
+  switch (scope) {
+    case AgentScope::kRead:
+      return "read";
+    case AgentScope::kTrain:
+      return "train";
+    case AgentScope::kRow:
+      return "row";
+  }
+  return "read";
+}
+
+std::optional<AgentScope> AgentScopeFromName(std::string_view name) {
+  for (AgentScope scope : {AgentScope::kRead, AgentScope::kTrain, AgentScope::kRow}) {
+    if (name == AgentScopeName(scope)) return scope;
+  }
+  return std::nullopt;
+}
+
+bool ScopeAllows(AgentScope held, AgentScope needed) { return held == needed || needed == AgentScope::kRead; }
+
+Result<AgentTokens> AgentTokens::ReadFile(const std::string& path) {
+  const std::string shown = PrintableText(path, 256);
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return Error::IOError("cannot open token file " + shown + ": " + std::strerror(errno));
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) {
+    int saved = errno;
+    ::close(fd);
+    return Error::IOError("cannot stat token file " + shown + ": " + std::strerror(saved));
+  }
+  if (!S_ISREG(st.st_mode)) {
+    ::close(fd);
+    return Error{"token file " + shown + " is not a regular file"};
+  }
+  if ((st.st_mode & 077) != 0) {
+    ::close(fd);
+    return Error{"token file " + shown + " is accessible by group or others (mode " + ModeText(st.st_mode) +
+                 "); its tokens would be readable by other users: chmod 600 " + shown};
+  }
+  if (static_cast<size_t>(st.st_size) > kMaxTokenFileBytes) {
+    ::close(fd);
+    return Error{"token file " + shown + " has " + std::to_string(st.st_size) + " bytes; a token file has at most " +
+                 std::to_string(kMaxTokenFileBytes)};
+  }
+  std::string text;
+  char buffer[4096];
+  while (text.size() <= kMaxTokenFileBytes) {
+    ssize_t n = ::read(fd, buffer, sizeof(buffer));
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      int saved = errno;
+      ::close(fd);
+      return Error::IOError("cannot read token file " + shown + ": " + std::strerror(saved));
+    }
+    if (n == 0) break;
+    text.append(buffer, static_cast<size_t>(n));
+  }
+  ::close(fd);
+  if (text.size() > kMaxTokenFileBytes) {
+    return Error{"token file " + shown + " has more than " + std::to_string(kMaxTokenFileBytes) + " bytes"};
+  }
+  return Parse(text, path);
+}
+
+Result<AgentTokens> AgentTokens::Parse(std::string_view text, const std::string& path_for_messages) {
+  const std::string where = PrintableText(path_for_messages, 256);
+  AgentTokens tokens;
+  int line_number = 0;
+  size_t pos = 0;
+  while (pos < text.size()) {
+    size_t end = text.find('\n', pos);
+    if (end == std::string_view::npos) end = text.size();
+    std::string_view line = text.substr(pos, end - pos);
+    pos = end + 1;
+    ++line_number;
+    const std::string at = where + ":" + std::to_string(line_number) + ": ";
+
+    std::vector<std::string_view> fields = Fields(line);
+    if (fields.empty() || fields[0].front() == '#') continue;
+    auto scope = AgentScopeFromName(fields[0]);
+    if (!scope) {
+      return Error{at + "unknown scope '" + PrintableText(fields[0], 32) +
+                   "'; expected 'SCOPE TOKEN' with SCOPE one of read, train, row"};
+    }
+    if (fields.size() == 1) {
+      return Error{at + "scope '" + std::string(fields[0]) + "' without a token; expected 'SCOPE TOKEN'"};
+    }
+    if (fields.size() > 2) {
+      return Error{at + "expected 'SCOPE TOKEN' (2 fields), got " + std::to_string(fields.size()) +
+                   " fields; a comment takes a whole line starting with '#'"};
+    }
+    std::string_view token = fields[1];
+    for (unsigned char c : token) {
+      if (c < 0x21 || c > 0x7e) {
+        return Error{at + "the token holds a byte outside printable ASCII; expected printable ASCII without blanks"};
+      }
+    }
+    if (token.size() < kMinTokenChars) {
+      return Error{at + "the token has " + std::to_string(token.size()) + " characters; expected at least " +
+                   std::to_string(kMinTokenChars) + " (for example `openssl rand -hex 32`)"};
+    }
+    for (const Entry& earlier : tokens.entries_) {
+      if (earlier.token == token) {
+        return Error{at + "the same token as line " + std::to_string(earlier.line) + "; each token appears once"};
+      }
+    }
+    tokens.entries_.push_back({std::string(token), *scope, line_number});
+  }
+  if (tokens.entries_.empty()) {
+    return Error{where + ": no token; expected one 'SCOPE TOKEN' line per token (SCOPE one of read, train, row)"};
+  }
+  return tokens;
+}
+
+std::optional<AgentTokens::Match> AgentTokens::Find(std::string_view presented) const {
+  // Every token is compared, and the match is kept without a branch on the comparison, so the
+  // time depends only on the tokens' lengths.
+  size_t matched_plus_one = 0;
+  for (size_t i = 0; i < entries_.size(); ++i) {
+    size_t equal = http::ConstantTimeEquals(presented, entries_[i].token) ? 1 : 0;
+    matched_plus_one |= (i + 1) & (0 - equal);
+  }
+  if (matched_plus_one == 0) return std::nullopt;
+  const Entry& entry = entries_[matched_plus_one - 1];
+  return Match{entry.scope, entry.line};
+}
+
+}  // namespace wattcut::agent
