@@ -19,7 +19,7 @@
 #include "wattcut/http/loopback.h"
 #include "wattcut/server/auth.h"
 #include "wattcut/server/data_dir_lock.h"
-#include "wattcut/server/http_thread_pool.h"
+#include "wattcut/http/http_thread_pool.h"
 
 namespace wattcut::server {
 
@@ -103,7 +103,7 @@ struct Server::Impl {
   std::unique_ptr<AccessPolicy> policy;
   std::unique_ptr<http::BoundedHttpServer> http;
   // Until Run() hands it to httplib.
-  std::unique_ptr<HttpThreadPool> http_threads;
+  std::unique_ptr<http::HttpThreadPool> http_threads;
   int listen_fd = -1;
   int port = 0;
   bool loopback_only = false;
@@ -483,7 +483,7 @@ Result<std::unique_ptr<Server>> Server::Create(const ServerOptions& options) {
                         ::getsockname(impl->listen_fd, reinterpret_cast<sockaddr*>(&bound), &bound_length) == 0 &&
                         http::IsLoopbackAddress(bound);
   impl->policy = std::make_unique<AccessPolicy>(token, impl->loopback_only);
-  impl->http_threads = std::make_unique<HttpThreadPool>();
+  impl->http_threads = std::make_unique<http::HttpThreadPool>();
   if (auto s = impl->http_threads->Start(threads); !s) return s.error();
   return std::unique_ptr<Server>(new Server(std::move(impl)));
 }
