@@ -7,6 +7,7 @@
 //   * it answered: the status and body, whatever the status (the caller decides what a 4xx means).
 #pragma once
 
+#include <cstddef>
 #include <functional>
 #include <memory>
 #include <string>
@@ -26,6 +27,8 @@ struct HttpEndpoint {
   bool verify_tls = true;    // https: check the server's certificate (a BMC's is often self-signed)
   double connect_timeout_s = 2.0;
   double timeout_s = 10.0;  // the whole request, connection included
+  // A longer answer is refused (ErrorCode::kMalformed): a confused service cannot fill memory.
+  size_t max_response_bytes = size_t{64} << 20;
 };
 
 struct HttpResponse {
@@ -43,10 +46,12 @@ class HttpClient {
   Result<HttpResponse> Request(std::string_view method, std::string_view path, std::string_view body = {});
   Result<HttpResponse> Get(std::string_view path) { return Request("GET", path); }
 
-  // A streamed GET (the agent's NDJSON streams): `on_line` gets each line without its '\n' and
-  // returns false to stop. Not bounded by timeout_s (a stream lasts as long as it is read); a
-  // stall longer than timeout_s between lines ends it with kDeadlineExceeded. The status of a
-  // stream that the service refused comes back with its body.
+  // A streamed GET (the agent's NDJSON streams): `on_line` gets each line without its '\n' (a last
+  // line without one too) and returns false to stop, which closes the connection. Not bounded by
+  // timeout_s (a stream lasts as long as it is read); timeout_s without a byte (noticed within
+  // about a second: libcurl's progress checks) ends it with kDeadlineExceeded. A 2xx stream comes back with an empty
+  // body once it ends; the status of a stream that the service refused comes back with its body.
+  // The stream holds the client (other calls wait): give a stream a client of its own.
   Result<HttpResponse> StreamLines(std::string_view path, const std::function<bool(std::string_view line)>& on_line);
 
   // "unix:/run/wattcut/agent.sock" or the base URL: for messages.
