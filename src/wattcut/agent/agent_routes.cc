@@ -1,1 +1,436 @@
-// (being written: issue 11)
+#include "wattcut/agent/agent_routes.h"
+
+#include <chrono>
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "wattcut/agent/agent_requests.h"
+#include "wattcut/agent/server_power.h"
+#include "wattcut/base/error_code.h"
+#include "wattcut/http/bearer_token.h"
+#include "wattcut/http/http_status.h"
+
+namespace wattcut::agent {
+
+using nlohmann::json;
+
+namespace {
+
+constexpr size_t kMaxBodyBytes = 64 * 1024;
+// Over TCP a lease lives on its connection, which the agent closes after kKeepAliveS idle.
+constexpr int kMaxTcpLeaseTtlS = 30;
+
+std::string Dump(const json& doc) { return doc.dump(-1, ' ', false, json::error_handler_t::replace); }
+
+void Answer(httplib::Response& res, int status, const json& doc) {
+  res.status = status;
+  res.set_content(Dump(doc) + "\n", "application/json");
+}
+
+void AnswerError(httplib::Response& res, int status, const std::string& code, const std::string& message) {
+  Answer(res, status, json{{"error", message}, {"code", code}});
+}
+
+void AnswerError(httplib::Response& res, const Error& error) {
+  AnswerError(res, http::HttpStatusFor(error.code), std::string(ErrorCodeName(error.code)), error.message);
+}
+
+json RangeJson(const std::optional<ClockRange>& range) {
+  if (!range) return nullptr;
+  return json{{"min_mhz", range->min_mhz}, {"max_mhz", range->max_mhz}};
+}
+
+json HolderJson(const LeaseHolder& holder) {
+  if (holder.kind == LeaseHolder::Kind::kProcess) return json{{"pid", holder.pid}, {"uid", holder.uid}};
+  return json{{"token_line", holder.token_line}, {"connection", holder.connection_id}};
+}
+
+json LeaseJson(const Lease& lease) {
+  return json{{"id", lease.id}, {"gpus", lease.gpus}, {"ttl_s", lease.ttl_s}, {"holder", HolderJson(lease.holder)}};
+}
+
+json ControlJson(const NodeAgent& node, const GpuControl& control) {
+  json ceiling = nullptr;
+  if (control.ceiling) {
+    ceiling = {{"mhz", control.ceiling->mhz},
+               {"reason", control.ceiling->reason},
+               {"expires_in_s", node.CeilingSecondsLeft(*control.ceiling)}};
+  }
+  json doc = {{"gpu", control.index},
+              {"lease", control.lease ? LeaseJson(*control.lease) : json(nullptr)},
+              {"lock", RangeJson(control.sm_lock)},
+              {"ceiling", ceiling},
+              {"applied", control.sm_applied_known ? RangeJson(control.sm_applied) : json("unknown")},
+              {"memory_clocks", RangeJson(control.memory_lock)},
+              {"power_limit_w",
+               control.power_limit_mw ? json(static_cast<double>(*control.power_limit_mw) / 1000.0) : json(nullptr)}};
+  return doc;
+}
+
+json GpuJson(const GpuDescription& d) {
+  json limits = nullptr;
+  if (d.power_limits) {
+    limits = {{"min", d.power_limits->min_mw / 1000.0},
+              {"max", d.power_limits->max_mw / 1000.0},
+              {"default", d.power_limits->default_mw / 1000.0}};
+  }
+  return json{{"index", d.index},
+              {"uuid", d.uuid},
+              {"name", d.name},
+              {"sm_clocks_mhz", d.sm_clocks_mhz},
+              {"memory_clocks_mhz", d.memory_clocks_mhz},
+              {"power_limit_w", limits},
+              {"energy_counter", d.energy_counter}};
+}
+
+double GpuPowerW(const std::vector<GpuReading>& readings) {
+  double total = 0;
+  for (const GpuReading& r : readings) total += r.power_w.value_or(0);
+  return total;
+}
+
+json ReadingsJson(const AgentRouteContext& context) {
+  const std::vector<GpuReading> readings = context.node->Read();
+  json gpus = json::array();
+  for (const GpuReading& r : readings) {
+    json errors = json::object();
+    for (const auto& [field, message] : r.errors) errors[field] = message;
+    gpus.push_back({{"index", r.index},
+                    {"power_w", r.power_w ? json(*r.power_w) : json(nullptr)},
+                    {"energy_mj", r.energy_mj ? json(*r.energy_mj) : json(nullptr)},
+                    {"sm_clock_mhz", r.sm_clock_mhz ? json(*r.sm_clock_mhz) : json(nullptr)},
+                    {"power_limit_w", r.power_limit_w ? json(*r.power_limit_w) : json(nullptr)},
+                    {"errors", errors}});
+  }
+  const double now_s = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+  json doc = {{"time_s", now_s}, {"gpus", gpus}};
+  doc["server"] = context.power != nullptr ? ToJson(context.power->Read(GpuPowerW(readings))) : json(nullptr);
+  return doc;
+}
+
+// The caller of this request, or an answer already written.
+std::optional<AgentCaller> Caller(AgentTransport transport, const AgentRouteContext& context,
+                                  const httplib::Request& req, httplib::Response& res, AgentScope needed) {
+  const http::ConnectionInfo* connection = http::BoundedHttpServer::CurrentConnection();
+  AgentCaller caller;
+  if (connection == nullptr) {
+    AnswerError(res, 500, "internal", "no connection information");
+    return std::nullopt;
+  }
+  if (auto refused =
+          IdentifyCaller(transport, *connection, req.get_header_value("Authorization"), context.tokens, caller)) {
+    AnswerError(res, refused->status, refused->status == 401 ? "unauthenticated" : "permission_denied",
+                refused->message);
+    if (refused->status == 401) res.set_header("WWW-Authenticate", "Bearer");
+    return std::nullopt;
+  }
+  if (!caller.Allows(needed)) {
+    AnswerError(res, 403, "permission_denied",
+                std::string("this needs the '") + std::string(AgentScopeName(needed)) + "' scope" +
+                    (transport == AgentTransport::kTcp ? ": present a token of that scope (--token-file)"
+                                                       : ": present a token of that scope, or ask as root"));
+    return std::nullopt;
+  }
+  return caller;
+}
+
+// A body read whole (bounded), or an answer already written.
+std::optional<std::string> Body(const httplib::Request& req, httplib::Response& res,
+                                const httplib::ContentReader& reader) {
+  std::string body;
+  const auto read = http::BoundedHttpServer::ReadBody(req, reader, kMaxBodyBytes, body);
+  if (read.status != 0) {
+    AnswerError(res, read.status, "malformed", read.error);
+    return std::nullopt;
+  }
+  return body;
+}
+
+template <typename T>
+bool Unwrap(Result<T>& value, httplib::Response& res) {
+  if (value.ok()) return true;
+  AnswerError(res, value.error());
+  return false;
+}
+
+}  // namespace
+
+bool AgentCaller::Allows(AgentScope scope) const {
+  switch (scope) {
+    case AgentScope::kRead:
+      return read;
+    case AgentScope::kTrain:
+      return train;
+    case AgentScope::kRow:
+      return row;
+  }
+  return false;
+}
+
+std::optional<Refusal> IdentifyCaller(AgentTransport transport, const http::ConnectionInfo& connection,
+                                      const std::string& authorization, const AgentTokens* tokens,
+                                      AgentCaller& caller) {
+  std::optional<AgentTokens::Match> token;
+  if (!authorization.empty()) {
+    const std::optional<std::string_view> presented = http::BearerCredentials(authorization);
+    if (tokens != nullptr && presented) token = tokens->Find(*presented);
+    if (!token) return Refusal{401, "invalid bearer token"};
+  }
+  auto grant = [&caller](AgentScope scope) {
+    caller.read = caller.read || ScopeAllows(scope, AgentScope::kRead);
+    caller.train = caller.train || ScopeAllows(scope, AgentScope::kTrain);
+    caller.row = caller.row || ScopeAllows(scope, AgentScope::kRow);
+  };
+  if (transport == AgentTransport::kUnixSocket) {
+    caller.holder = LeaseHolder::Process(connection.pid, connection.uid);
+    grant(AgentScope::kTrain);
+    if (connection.uid == 0) grant(AgentScope::kRow);
+    if (token) grant(token->scope);
+    return std::nullopt;
+  }
+  if (tokens == nullptr) {
+    if (!connection.loopback) {
+      return Refusal{403, "this agent has no --token-file: over TCP it answers only loopback read requests"};
+    }
+    caller.holder = LeaseHolder::Connection(0, connection.id, connection.peer_address);
+    grant(AgentScope::kRead);
+    return std::nullopt;
+  }
+  if (!token) return Refusal{401, "missing 'Authorization: Bearer <token>' header"};
+  caller.holder = LeaseHolder::Connection(token->line, connection.id, connection.peer_address);
+  grant(token->scope);
+  return std::nullopt;
+}
+
+void AddAgentRoutes(http::BoundedHttpServer& server, AgentTransport transport, const AgentRouteContext& context) {
+  const AgentRouteContext* ctx = &context;
+  auto caller = [transport, ctx](const httplib::Request& req, httplib::Response& res, AgentScope needed) {
+    return Caller(transport, *ctx, req, res, needed);
+  };
+  NodeAgent& node = *context.node;
+
+  server.Get("/healthz", [ctx](const httplib::Request&, httplib::Response& res) {
+    const auto& problems = ctx->node->startup_problems();
+    Answer(res, 200, json{{"status", problems.empty() ? "ok" : "degraded"}, {"startup_problems", problems}});
+  });
+
+  server.Get("/v1/agent", [ctx, caller](const httplib::Request& req, httplib::Response& res) {
+    if (!caller(req, res, AgentScope::kRead)) return;
+    Answer(res, 200,
+           json{{"api_version", 1},
+                {"version", ctx->version},
+                {"hostname", ctx->hostname},
+                {"backend", ctx->node->backend_name()},
+                {"gpu_count", ctx->node->gpus().size()},
+                {"startup_problems", ctx->node->startup_problems()}});
+  });
+
+  server.Get("/v1/gpus", [ctx, caller](const httplib::Request& req, httplib::Response& res) {
+    if (!caller(req, res, AgentScope::kRead)) return;
+    json gpus = json::array();
+    for (const GpuDescription& d : ctx->node->gpus()) gpus.push_back(GpuJson(d));
+    Answer(res, 200, json{{"gpus", gpus}});
+  });
+
+  server.Get("/v1/readings", [ctx, caller](const httplib::Request& req, httplib::Response& res) {
+    if (!caller(req, res, AgentScope::kRead)) return;
+    Answer(res, 200, ReadingsJson(*ctx));
+  });
+
+  server.Get("/v1/readings/stream", [ctx, caller](const httplib::Request& req, httplib::Response& res) {
+    if (!caller(req, res, AgentScope::kRead)) return;
+    auto query = ParseStreamQuery(req.params);
+    if (!Unwrap(query, res)) return;
+    const StreamQuery q = *query;
+    auto sent = std::make_shared<int64_t>(0);
+    res.set_chunked_content_provider("application/x-ndjson", [ctx, q, sent](size_t, httplib::DataSink& sink) {
+      if (*sent > 0) {
+        // Sleeps in slices so that a stopping agent ends the stream within 100 ms.
+        using std::chrono::steady_clock;
+        const steady_clock::time_point until = steady_clock::now() + std::chrono::duration_cast<steady_clock::duration>(
+                                                                         std::chrono::duration<double>(q.interval_s));
+        while (steady_clock::now() < until) {
+          if (ctx->stopping != nullptr && *ctx->stopping) {
+            sink.done();
+            return true;
+          }
+          const steady_clock::duration left = until - steady_clock::now();
+          std::this_thread::sleep_for(std::min<steady_clock::duration>(left, std::chrono::milliseconds(100)));
+        }
+      }
+      const std::string line = Dump(ReadingsJson(*ctx)) + "\n";
+      if (!sink.write(line.data(), line.size())) return false;
+      ++*sent;
+      if (q.count && *sent >= *q.count) sink.done();
+      return true;
+    });
+  });
+
+  server.Get("/v1/state", [ctx, caller](const httplib::Request& req, httplib::Response& res) {
+    if (!caller(req, res, AgentScope::kRead)) return;
+    json gpus = json::array();
+    for (const GpuControl& control : ctx->node->Controls()) gpus.push_back(ControlJson(*ctx->node, control));
+    Answer(res, 200, json{{"gpus", gpus}});
+  });
+
+  // Leases.
+  server.Post("/v1/leases", [transport, caller, &node](const httplib::Request& req, httplib::Response& res,
+                                                       const httplib::ContentReader& reader) {
+    auto who = caller(req, res, AgentScope::kTrain);
+    if (!who) return;
+    auto body = Body(req, res, reader);
+    if (!body) return;
+    auto request = ParseLeaseRequest(*body);
+    if (!Unwrap(request, res)) return;
+    if (transport == AgentTransport::kTcp && request->ttl_s > kMaxTcpLeaseTtlS) {
+      AnswerError(res, Error::InvalidArgument("'ttl_s': over TCP a lease lives on its connection: at most " +
+                                              std::to_string(kMaxTcpLeaseTtlS) +
+                                              " s, renewed every ttl_s / 3 to keep the connection open"));
+      return;
+    }
+    auto lease = node.TakeLease(who->holder, request->gpus, request->ttl_s);
+    if (!Unwrap(lease, res)) return;
+    Answer(res, 201, LeaseJson(*lease));
+  });
+
+  server.Post(R"(/v1/leases/([^/]+)/renew)", [caller, &node](const httplib::Request& req, httplib::Response& res) {
+    auto who = caller(req, res, AgentScope::kTrain);
+    if (!who) return;
+    auto id = ParseLeaseIdSegment(req.matches[1].str());
+    if (!Unwrap(id, res)) return;
+    auto lease = node.RenewLease(*id, who->holder);
+    if (!Unwrap(lease, res)) return;
+    Answer(res, 200, LeaseJson(*lease));
+  });
+
+  server.Delete(R"(/v1/leases/([^/]+))", [caller, &node](const httplib::Request& req, httplib::Response& res) {
+    auto who = caller(req, res, AgentScope::kTrain);
+    if (!who) return;
+    auto id = ParseLeaseIdSegment(req.matches[1].str());
+    if (!Unwrap(id, res)) return;
+    auto ended = node.ReleaseLease(*id, who->holder);
+    if (!Unwrap(ended, res)) return;
+    Answer(res, 200, json{{"released", ended->lease.gpus}});
+  });
+
+  // One GPU's controls: the training side's (train scope) and the row side's ceiling (row scope).
+  using GpuAction = std::function<Result<GpuControl>(const AgentCaller&, int gpu, const std::string& body)>;
+  auto gpu_route = [ctx, caller](AgentScope scope, GpuAction action) {
+    return [ctx, caller, scope, action](const httplib::Request& req, httplib::Response& res,
+                                        const httplib::ContentReader& reader) {
+      auto who = caller(req, res, scope);
+      if (!who) return;
+      auto gpu = ParseGpuIndexSegment(req.matches[1].str());
+      if (!Unwrap(gpu, res)) return;
+      auto body = Body(req, res, reader);
+      if (!body) return;
+      auto control = action(*who, *gpu, *body);
+      if (!Unwrap(control, res)) return;
+      Answer(res, 200, ControlJson(*ctx->node, *control));
+    };
+  };
+  auto without_body = [](auto route) {
+    return [route](const httplib::Request& req, httplib::Response& res) {
+      // A DELETE has no body to read: an empty reader.
+      route(req, res,
+            httplib::ContentReader([](httplib::ContentReceiver) { return true; },
+                                   [](httplib::MultipartContentHeader, httplib::ContentReceiver) { return true; }));
+    };
+  };
+
+  server.Put(R"(/v1/gpus/([^/]+)/sm-clocks)",
+             gpu_route(AgentScope::kTrain, [&node](const AgentCaller& who, int gpu, const std::string& body) {
+               auto range = ParseClockRangeRequest(body);
+               if (!range.ok()) return Result<GpuControl>(range.error());
+               return node.LockSmClocks(who.holder, gpu, ClockRange{range->min_mhz, range->max_mhz});
+             }));
+  server.Delete(
+      R"(/v1/gpus/([^/]+)/sm-clocks)",
+      without_body(gpu_route(AgentScope::kTrain, [&node](const AgentCaller& who, int gpu, const std::string&) {
+        return node.UnlockSmClocks(who.holder, gpu);
+      })));
+  server.Put(R"(/v1/gpus/([^/]+)/memory-clocks)",
+             gpu_route(AgentScope::kTrain, [&node](const AgentCaller& who, int gpu, const std::string& body) {
+               auto range = ParseClockRangeRequest(body);
+               if (!range.ok()) return Result<GpuControl>(range.error());
+               return node.LockMemoryClocks(who.holder, gpu, ClockRange{range->min_mhz, range->max_mhz});
+             }));
+  server.Delete(
+      R"(/v1/gpus/([^/]+)/memory-clocks)",
+      without_body(gpu_route(AgentScope::kTrain, [&node](const AgentCaller& who, int gpu, const std::string&) {
+        return node.UnlockMemoryClocks(who.holder, gpu);
+      })));
+  server.Put(R"(/v1/gpus/([^/]+)/power-limit)",
+             gpu_route(AgentScope::kTrain, [&node](const AgentCaller& who, int gpu, const std::string& body) {
+               auto limit = ParsePowerLimitRequest(body);
+               if (!limit.ok()) return Result<GpuControl>(limit.error());
+               return node.SetPowerLimit(who.holder, gpu, limit->watts);
+             }));
+  server.Delete(
+      R"(/v1/gpus/([^/]+)/power-limit)",
+      without_body(gpu_route(AgentScope::kTrain, [&node](const AgentCaller& who, int gpu, const std::string&) {
+        return node.ResetPowerLimit(who.holder, gpu);
+      })));
+  server.Put(R"(/v1/gpus/([^/]+)/ceiling)",
+             gpu_route(AgentScope::kRow, [&node](const AgentCaller&, int gpu, const std::string& body) {
+               auto ceiling = ParseCeilingRequest(body, CeilingScope::kOneGpu);
+               if (!ceiling.ok()) return Result<GpuControl>(ceiling.error());
+               return node.SetCeiling(gpu, ceiling->mhz, ceiling->lease_s, ceiling->reason);
+             }));
+  server.Delete(R"(/v1/gpus/([^/]+)/ceiling)",
+                without_body(gpu_route(AgentScope::kRow, [&node](const AgentCaller&, int gpu, const std::string&) {
+                  return node.ClearCeiling(gpu);
+                })));
+
+  // Every GPU's ceiling at once (the row controller's usual command). GPUs are checked first, so
+  // a bad one changes nothing; an NVML error on one GPU leaves the others set and is reported.
+  server.Put("/v1/ceilings", [ctx, caller, &node](const httplib::Request& req, httplib::Response& res,
+                                                  const httplib::ContentReader& reader) {
+    if (!caller(req, res, AgentScope::kRow)) return;
+    auto body = Body(req, res, reader);
+    if (!body) return;
+    auto ceiling = ParseCeilingRequest(*body, CeilingScope::kAllGpus);
+    if (!Unwrap(ceiling, res)) return;
+    std::vector<int> gpus = ceiling->gpus.value_or(std::vector<int>{});
+    if (!ceiling->gpus) {
+      for (const GpuDescription& d : node.gpus()) gpus.push_back(d.index);
+    }
+    for (int gpu : gpus) {
+      if (gpu >= static_cast<int>(node.gpus().size())) {
+        AnswerError(res, Error::NotFound("GPU " + std::to_string(gpu) + " does not exist (" +
+                                         std::to_string(node.gpus().size()) + " GPUs)"));
+        return;
+      }
+    }
+    json answers = json::array();
+    std::optional<Error> first_error;
+    for (int gpu : gpus) {
+      auto control = node.SetCeiling(gpu, ceiling->mhz, ceiling->lease_s, ceiling->reason);
+      if (control.ok()) {
+        answers.push_back(ControlJson(*ctx->node, *control));
+      } else {
+        answers.push_back(json{{"gpu", gpu}, {"error", control.error().message}});
+        if (!first_error) first_error = control.error();
+      }
+    }
+    if (first_error && first_error->code != ErrorCode::kDeviceError) {
+      AnswerError(res, *first_error);  // a ceiling below a GPU's lowest clock: the same for all of them
+      return;
+    }
+    Answer(res, first_error ? 500 : 200, json{{"gpus", answers}});
+  });
+  server.Delete("/v1/ceilings", [ctx, caller, &node](const httplib::Request& req, httplib::Response& res) {
+    if (!caller(req, res, AgentScope::kRow)) return;
+    json answers = json::array();
+    bool failed = false;
+    for (const GpuDescription& d : node.gpus()) {
+      auto control = node.ClearCeiling(d.index);
+      failed = failed || !control.ok();
+      answers.push_back(control.ok() ? ControlJson(*ctx->node, *control)
+                                     : json{{"gpu", d.index}, {"error", control.error().message}});
+    }
+    Answer(res, failed ? 500 : 200, json{{"gpus", answers}});
+  });
+}
+
+}  // namespace wattcut::agent

@@ -1,1 +1,145 @@
-// (being written: issue 11)
+#include "wattcut/agent/agent_service.h"
+
+#include <unistd.h>
+
+#include <atomic>
+#include <thread>
+
+#include "wattcut/agent/agent_routes.h"
+#include "wattcut/agent/agent_tokens.h"
+#include "wattcut/http/http_thread_pool.h"
+#include "wattcut/http/loopback.h"
+
+namespace wattcut::agent {
+
+struct AgentService::Impl {
+  std::optional<AgentTokens> tokens;
+  std::unique_ptr<ServerPowerMeter> power;
+  AgentRouteContext context;
+  std::atomic<bool> stopping{false};
+
+  struct Listener {
+    std::unique_ptr<http::BoundedHttpServer> server;
+    std::unique_ptr<http::HttpThreadPool> threads;
+    std::thread thread;
+  };
+  Listener unix_socket;
+  Listener tcp;
+};
+
+namespace {
+
+std::string HostName() {
+  char name[256] = {};
+  if (::gethostname(name, sizeof name - 1) != 0) return "unknown";
+  return name;
+}
+
+// A listener's server, with the agent's keep-alive rules: a TCP lease lives on its connection,
+// so idle connections stay open for a minute and are never closed for having served many requests.
+Result<std::unique_ptr<http::BoundedHttpServer>> NewServer(const AgentServiceOptions& options,
+                                                           http::BoundedHttpServer::Observer observer,
+                                                           std::unique_ptr<http::HttpThreadPool>& threads) {
+  threads = std::make_unique<http::HttpThreadPool>();
+  if (Status s = threads->Start(static_cast<size_t>(options.http_threads)); !s.ok()) return s.error();
+  auto server = std::make_unique<http::BoundedHttpServer>(options.connections, std::move(observer));
+  // httplib owns (and deletes) the task queue once it serves.
+  server->new_task_queue = [&threads]() -> httplib::TaskQueue* { return threads.release(); };
+  server->set_keep_alive_max_count(1u << 30);
+  server->set_keep_alive_timeout(60);
+  server->set_read_timeout(5);
+  server->set_write_timeout(5);
+  return server;
+}
+
+}  // namespace
+
+Result<std::unique_ptr<AgentService>> AgentService::Start(AgentServiceOptions options,
+                                                          std::unique_ptr<GpuBackend> backend) {
+  if (options.socket_path.empty() && options.tcp_host.empty()) {
+    return Error{"the agent needs a --socket or a --listen address to serve on"};
+  }
+  std::unique_ptr<AgentService> service(new AgentService());
+  service->impl_ = std::make_unique<Impl>();
+  Impl& impl = *service->impl_;
+  if (!options.token_file.empty()) {
+    auto tokens = AgentTokens::ReadFile(options.token_file);
+    if (!tokens.ok()) return tokens.error();
+    impl.tokens = std::move(*tokens);
+  }
+  std::unique_ptr<RedfishPowerReader> redfish;
+  if (options.redfish) {
+    auto reader = RedfishPowerReader::Start(*options.redfish);
+    if (!reader.ok()) return reader.error();
+    redfish = std::move(*reader);
+  }
+  impl.power = std::make_unique<ServerPowerMeter>(options.non_gpu_power, std::move(redfish));
+
+  auto node = NodeAgent::Open(std::move(backend), options.node);
+  if (!node.ok()) return node.error();
+  service->node_ = std::move(*node);
+
+  impl.context.node = service->node_.get();
+  impl.context.tokens = impl.tokens ? &*impl.tokens : nullptr;
+  impl.context.power = impl.power.get();
+  impl.context.hostname = options.hostname.empty() ? HostName() : options.hostname;
+  impl.context.version = WATTCUT_VERSION;
+  impl.context.stopping = &impl.stopping;
+
+  NodeAgent* node_agent = service->node_.get();
+  if (!options.socket_path.empty()) {
+    auto server = NewServer(options, {}, impl.unix_socket.threads);
+    if (!server.ok()) return server.error();
+    impl.unix_socket.server = std::move(*server);
+    AddAgentRoutes(*impl.unix_socket.server, AgentTransport::kUnixSocket, impl.context);
+    std::string error;
+    if (!impl.unix_socket.server->BindUnixSocket(options.socket_path, options.socket_mode, options.socket_group,
+                                                 error)) {
+      return Error{error};
+    }
+  }
+  if (!options.tcp_host.empty()) {
+    http::BoundedHttpServer::Observer observer;
+    observer.on_connection_closed = [node_agent](const http::ConnectionInfo& info) {
+      node_agent->ConnectionClosed(info.id);
+    };
+    auto server = NewServer(options, std::move(observer), impl.tcp.threads);
+    if (!server.ok()) return server.error();
+    impl.tcp.server = std::move(*server);
+    AddAgentRoutes(*impl.tcp.server, AgentTransport::kTcp, impl.context);
+    int port = options.tcp_port;
+    if (port == 0) {
+      port = impl.tcp.server->bind_to_any_port(options.tcp_host);
+      if (port < 0) return Error{"cannot listen on " + options.tcp_host + " (any port)"};
+    } else if (!impl.tcp.server->bind_to_port(options.tcp_host, port)) {
+      return Error{"cannot listen on " + options.tcp_host + ":" + std::to_string(port) +
+                   " (in use, or not an address of this machine)"};
+    }
+    service->tcp_port_ = port;
+  }
+  for (Impl::Listener* listener : {&impl.unix_socket, &impl.tcp}) {
+    if (listener->server) {
+      http::BoundedHttpServer* server = listener->server.get();
+      listener->thread = std::thread([server] { server->listen_after_bind(); });
+    }
+  }
+  service->options_ = std::move(options);
+  return service;
+}
+
+void AgentService::Stop() {
+  if (!impl_ || impl_->stopping.exchange(true)) return;
+  for (Impl::Listener* listener : {&impl_->unix_socket, &impl_->tcp}) {
+    if (listener->server) listener->server->stop();
+  }
+  for (Impl::Listener* listener : {&impl_->unix_socket, &impl_->tcp}) {
+    if (listener->thread.joinable()) listener->thread.join();
+    listener->server.reset();  // removes the socket file
+    listener->threads.reset();
+  }
+  node_.reset();  // ends every lease, undoing what its holder set
+}
+
+AgentService::~AgentService() { Stop(); }
+
+}  // namespace wattcut::agent

@@ -26,5 +26,6 @@ void AddEmulateCommand(CLI::App& app, CommandStatus& status);
 void AddPolcaCommand(CLI::App& app, CommandStatus& status);
 void AddServeCommand(CLI::App& app, CommandStatus& status);
 void AddGpuCommand(CLI::App& app, CommandStatus& status);
+void AddAgentCommand(CLI::App& app, CommandStatus& status);
 
 }  // namespace wattcut::cli

@@ -28,6 +28,7 @@ int Run(int argc, char** argv) {
   wattcut::cli::AddPolcaCommand(app, status);
   wattcut::cli::AddServeCommand(app, status);
   wattcut::cli::AddGpuCommand(app, status);
+  wattcut::cli::AddAgentCommand(app, status);
 
   // CLI11 says only "A subcommand is required" for a mistyped one.
   if (argc > 1 && argv[1][0] != '-') {

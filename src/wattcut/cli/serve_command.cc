@@ -12,6 +12,8 @@
 #include "wattcut/base/fixed_decimals.h"
 #include "wattcut/base/printable_text.h"
 #include "wattcut/cli/command.h"
+#include "wattcut/cli/listen_address.h"
+#include "wattcut/cli/stop_signals.h"
 #include "wattcut/server/http_api.h"
 #include "wattcut/server/server.h"
 #include "wattcut/server/startup_profiles.h"
@@ -41,27 +43,6 @@ struct ServeArgs {
   double p2p_power_w = 0;
   std::vector<std::string> profiles_for_new_jobs;
 };
-
-Result<std::pair<std::string, int>> SplitListen(const std::string& listen) {
-  size_t colon = listen.rfind(':');
-  if (colon == std::string::npos || colon == 0 || colon + 1 == listen.size()) {
-    return Error{"--listen: expected HOST:PORT, got '" + PrintableText(listen) + "'"};
-  }
-  std::string host = listen.substr(0, colon);
-  if (host.size() > 2 && host.front() == '[' && host.back() == ']') {
-    host = host.substr(1, host.size() - 2);
-  }
-  int port = 0;
-  try {
-    size_t used = 0;
-    port = std::stoi(listen.substr(colon + 1), &used);
-    if (used != listen.size() - colon - 1) throw std::invalid_argument("trailing");
-  } catch (const std::exception&) {
-    return Error{"--listen: port must be a number, got '" + PrintableText(listen.substr(colon + 1)) + "'"};
-  }
-  if (port < 0 || port > 65535) return Error{"--listen: port out of range [0, 65535]"};
-  return std::make_pair(host, port);
-}
 
 // The default planner settings go through the same checks as a job's planner object.
 Result<server::PlannerSettings> DefaultPlanner(const ServeArgs& args) {
@@ -133,13 +114,7 @@ int Run(const ServeArgs& args) {
   // A file-size limit (ulimit -f) or a full disk must be a failed write, not a killed server.
   signal(SIGXFSZ, SIG_IGN);
 
-  // Stop cleanly on SIGINT/SIGTERM: block them here (threads inherit the mask) and
-  // wait for them on one thread.
-  sigset_t signals;
-  sigemptyset(&signals);
-  sigaddset(&signals, SIGINT);
-  sigaddset(&signals, SIGTERM);
-  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  StopSignals stop_signals;
 
   auto server = server::Server::Create(options);
   if (!server) return ReportError(name, server.error());
@@ -157,15 +132,9 @@ int Run(const ServeArgs& args) {
   std::cout << "wattcut serve: listening on http://" << options.host << ":" << (*server)->port() << " (data in "
             << options.data_dir << ")" << std::endl;
   server::Server* raw = server->get();
-  std::thread waiter([raw, signals] {
-    int sig = 0;
-    sigwait(&signals, &sig);
-    if (sig != 0) raw->Stop();
-  });
+  stop_signals.OnStop([raw] { raw->Stop(); });
   bool ok = raw->Run();
-  // Unblock the waiter if the listener ended on its own.
-  pthread_kill(waiter.native_handle(), SIGTERM);
-  waiter.join();
+  stop_signals.Finish();
   if (!ok) {
     std::string why = raw->run_error().empty() ? "" : ": " + raw->run_error();
     return ReportError(name, Error{"the listener failed" + why});

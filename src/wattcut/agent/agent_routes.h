@@ -1,0 +1,54 @@
+// The node agent's HTTP API (docs/agent.md, openapi.yaml) on one listener: who the caller is
+// (the Unix socket's peer credentials, or a TCP bearer token and connection), what its scopes
+// allow, the request parsed (agent_requests.h), the node agent asked (node_agent.h), the answer
+// written as JSON with the status of its error code (http/http_status.h).
+#pragma once
+
+#include <atomic>
+#include <optional>
+#include <string>
+
+#include "wattcut/agent/agent_tokens.h"
+#include "wattcut/agent/node_agent.h"
+#include "wattcut/http/bounded_http_server.h"
+
+namespace wattcut::agent {
+
+class AgentMetrics;
+class ServerPowerMeter;
+
+// What the routes of both listeners share; owned by the service, outlives the listeners.
+struct AgentRouteContext {
+  NodeAgent* node = nullptr;
+  const AgentTokens* tokens = nullptr;  // nullptr: no --token-file
+  AgentMetrics* metrics = nullptr;
+  ServerPowerMeter* power = nullptr;
+  std::string hostname;
+  std::string version;
+  const std::atomic<bool>* stopping = nullptr;  // ends streams
+};
+
+enum class AgentTransport { kUnixSocket, kTcp };
+
+// Who asks, and what it may do.
+struct AgentCaller {
+  LeaseHolder holder;
+  bool read = false;
+  bool train = false;
+  bool row = false;
+  bool Allows(AgentScope scope) const;
+};
+
+// The caller of a request on `transport` (the connection comes from BoundedHttpServer), or the
+// refusal: 401 for a missing or unknown token where one is needed, 403 for a TCP peer beyond
+// loopback on an agent without tokens.
+struct Refusal {
+  int status = 0;
+  std::string message;
+};
+std::optional<Refusal> IdentifyCaller(AgentTransport transport, const http::ConnectionInfo& connection,
+                                      const std::string& authorization, const AgentTokens* tokens, AgentCaller& caller);
+
+void AddAgentRoutes(http::BoundedHttpServer& server, AgentTransport transport, const AgentRouteContext& context);
+
+}  // namespace wattcut::agent

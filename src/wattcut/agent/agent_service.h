@@ -1,0 +1,55 @@
+// `wattcut agent` as an object: the node agent (node_agent.h) behind its two listeners, the Unix
+// socket (the node's own processes, identified by SO_PEERCRED) and optionally TCP (bearer tokens;
+// the row controller, Prometheus), serving the API of agent_routes.h on threads of their own.
+// Start returns once both listen (or with the reason one cannot); Stop (or the destructor) stops
+// serving, ends every lease (undoing what its holder set) and keeps the ceilings.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "wattcut/agent/node_agent.h"
+#include "wattcut/agent/server_power.h"
+#include "wattcut/base/result.h"
+#include "wattcut/gpu/gpu_backend.h"
+#include "wattcut/http/bounded_http_server.h"
+
+namespace wattcut::agent {
+
+inline constexpr const char* kDefaultAgentSocket = "/run/wattcut/agent.sock";
+
+struct AgentServiceOptions {
+  std::string socket_path = kDefaultAgentSocket;  // empty: no Unix socket
+  unsigned socket_mode = 0660;
+  std::string socket_group;  // a name or a gid; empty: the agent's own group
+  std::string tcp_host;      // empty: no TCP listener
+  int tcp_port = 7788;       // 0: any free port (tests)
+  std::string token_file;    // empty: TCP serves loopback read requests only
+  std::string hostname;      // empty: gethostname()
+  NonGpuPowerModel non_gpu_power;
+  std::optional<RedfishSettings> redfish;
+  NodeAgentOptions node;
+  http::ConnectionLimits connections;
+  int http_threads = 32;  // per listener; a power stream holds one for as long as it is read
+};
+
+class AgentService {
+ public:
+  static Result<std::unique_ptr<AgentService>> Start(AgentServiceOptions options, std::unique_ptr<GpuBackend> backend);
+  ~AgentService();
+  void Stop();
+
+  int tcp_port() const { return tcp_port_; }
+  const std::string& socket_path() const { return options_.socket_path; }
+  NodeAgent& node() { return *node_; }
+
+ private:
+  struct Impl;
+  AgentService() = default;
+  AgentServiceOptions options_;
+  std::unique_ptr<NodeAgent> node_;
+  std::unique_ptr<Impl> impl_;
+  int tcp_port_ = -1;
+};
+
+}  // namespace wattcut::agent
