@@ -1,9 +1,9 @@
-#include "wattcut/server/http_thread_pool.h"
+#include "wattcut/http/http_thread_pool.h"
 
 #include <string>
 #include <system_error>
 
-namespace wattcut::server {
+namespace wattcut::http {
 
 Status HttpThreadPool::Start(size_t num_threads) {
   threads_.reserve(num_threads);
@@ -55,4 +55,4 @@ void HttpThreadPool::Work() {
   }
 }
 
-}  // namespace wattcut::server
+}  // namespace wattcut::http

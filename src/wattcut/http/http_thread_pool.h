@@ -18,7 +18,7 @@
 
 #include "wattcut/base/result.h"
 
-namespace wattcut::server {
+namespace wattcut::http {
 
 class HttpThreadPool : public httplib::TaskQueue {
  public:
@@ -45,4 +45,4 @@ class HttpThreadPool : public httplib::TaskQueue {
   std::vector<std::thread> threads_;
 };
 
-}  // namespace wattcut::server
+}  // namespace wattcut::http

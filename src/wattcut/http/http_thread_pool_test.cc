@@ -1,4 +1,4 @@
-#include "wattcut/server/http_thread_pool.h"
+#include "wattcut/http/http_thread_pool.h"
 
 #include <gtest/gtest.h>
 #include <sys/resource.h>
@@ -7,7 +7,7 @@
 
 #include <atomic>
 
-namespace wattcut::server {
+namespace wattcut::http {
 namespace {
 
 TEST(HttpThreadPool, RunsEveryQueuedJobBeforeShuttingDown) {
@@ -47,4 +47,4 @@ TEST(HttpThreadPool, AThreadThatCannotStartIsAnError) {
 }
 
 }  // namespace
-}  // namespace wattcut::server
+}  // namespace wattcut::http
