@@ -15,8 +15,8 @@ namespace wattcut::agent {
 
 namespace {
 
-// A token file is a few lines; anything this large is the wrong file.
-constexpr size_t kMaxTokenFileBytes = 1 << 20;
+// A secret file is a few lines; anything this large is the wrong file.
+constexpr size_t kMaxSecretFileBytes = 1 << 20;
 
 bool IsBlank(char c) { return c == ' ' || c == '\t'; }
 
@@ -62,48 +62,50 @@ std::optional<AgentScope> AgentScopeFromName(std::string_view name) {
 
 bool ScopeAllows(AgentScope held, AgentScope needed) { return held == needed || needed == AgentScope::kRead; }
 
-Result<AgentTokens> AgentTokens::ReadFile(const std::string& path) {
+Result<std::string> ReadSecretFile(const std::string& path, std::string_view what_name) {
   const std::string shown = PrintableText(path, 256);
+  const std::string what(what_name);
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return Error::IOError("cannot open token file " + shown + ": " + std::strerror(errno));
+  if (fd < 0) return Error::IOError("cannot open " + what + " " + shown + ": " + std::strerror(errno));
   struct stat st {};
   if (::fstat(fd, &st) != 0) {
     int saved = errno;
     ::close(fd);
-    return Error::IOError("cannot stat token file " + shown + ": " + std::strerror(saved));
+    return Error::IOError("cannot stat " + what + " " + shown + ": " + std::strerror(saved));
   }
   if (!S_ISREG(st.st_mode)) {
     ::close(fd);
-    return Error{"token file " + shown + " is not a regular file"};
+    return Error{what + " " + shown + " is not a regular file"};
   }
   if ((st.st_mode & 077) != 0) {
     ::close(fd);
-    return Error{"token file " + shown + " is accessible by group or others (mode " + ModeText(st.st_mode) +
-                 "); its tokens would be readable by other users: chmod 600 " + shown};
-  }
-  if (static_cast<size_t>(st.st_size) > kMaxTokenFileBytes) {
-    ::close(fd);
-    return Error{"token file " + shown + " has " + std::to_string(st.st_size) + " bytes; a token file has at most " +
-                 std::to_string(kMaxTokenFileBytes)};
+    return Error{what + " " + shown + " is accessible by group or others (mode " + ModeText(st.st_mode) +
+                 "); its secrets would be readable by other users: chmod 600 " + shown};
   }
   std::string text;
   char buffer[4096];
-  while (text.size() <= kMaxTokenFileBytes) {
+  while (text.size() <= kMaxSecretFileBytes) {
     ssize_t n = ::read(fd, buffer, sizeof(buffer));
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) {
       int saved = errno;
       ::close(fd);
-      return Error::IOError("cannot read token file " + shown + ": " + std::strerror(saved));
+      return Error::IOError("cannot read " + what + " " + shown + ": " + std::strerror(saved));
     }
     if (n == 0) break;
     text.append(buffer, static_cast<size_t>(n));
   }
   ::close(fd);
-  if (text.size() > kMaxTokenFileBytes) {
-    return Error{"token file " + shown + " has more than " + std::to_string(kMaxTokenFileBytes) + " bytes"};
+  if (text.size() > kMaxSecretFileBytes) {
+    return Error{what + " " + shown + " has more than " + std::to_string(kMaxSecretFileBytes) + " bytes"};
   }
-  return Parse(text, path);
+  return text;
+}
+
+Result<AgentTokens> AgentTokens::ReadFile(const std::string& path) {
+  auto text = ReadSecretFile(path, "token file");
+  if (!text) return text.error();
+  return Parse(*text, path);
 }
 
 Result<AgentTokens> AgentTokens::Parse(std::string_view text, const std::string& path_for_messages) {

@@ -35,6 +35,12 @@ bool ScopeAllows(AgentScope held, AgentScope needed);
 
 inline constexpr size_t kMinTokenChars = 16;
 
+// The text of a file that holds secrets (`what`: "token file", "Redfish auth file"): refused when it
+// cannot be opened, is not a regular file, is larger than 1 MiB, or is accessible by group or others
+// ("chmod 600 FILE", as ssh refuses such a private key). A symbolic link is followed (Kubernetes
+// mounts secrets so): the mode checked is the target's.
+Result<std::string> ReadSecretFile(const std::string& path, std::string_view what);
+
 class AgentTokens {
  public:
   struct Match {
@@ -42,8 +48,7 @@ class AgentTokens {
     int line = 0;  // the token's line in the file, for logs ("token of line 3")
   };
 
-  // Reads and parses FILE. Refused: a file that cannot be opened, that is not a regular file,
-  // that group or others may access ("chmod 600 FILE"), or that Parse refuses.
+  // Reads FILE (ReadSecretFile) and parses it.
   static Result<AgentTokens> ReadFile(const std::string& path);
 
   // Parses the text of a token file; messages name `path_for_messages`:line and what was
