@@ -1,9 +1,7 @@
 #include "tests/server/server_process.h"
 
-#include <fcntl.h>
 #include <signal.h>
 #include <sys/resource.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -11,7 +9,9 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <thread>
+#include <functional>
+
+#include "wattcut/base/child_process_testing.h"
 
 namespace wattcut::testing {
 
@@ -53,62 +53,22 @@ ServerProcess::ServerProcess(std::vector<std::string> extra_args, std::string da
            data_dir_};
   args_.insert(args_.end(), extra_args.begin(), extra_args.end());
 
-  int out[2];
-  if (pipe2(out, O_CLOEXEC) != 0) return;
-  pid_t pid = fork();
-  if (pid == 0) {
-    if (launch.file_size_limit_bytes) {
-      rlimit limit{*launch.file_size_limit_bytes, *launch.file_size_limit_bytes};
-      setrlimit(RLIMIT_FSIZE, &limit);
-    }
-    dup2(out[1], STDOUT_FILENO);
-    dup2(out[1], STDERR_FILENO);
-    close(out[0]);
-    close(out[1]);
-    std::vector<char*> argv;
-    for (auto& a : args_) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    execv(argv[0], argv.data());
-    _exit(127);
+  std::function<void()> limit_file_size;
+  if (launch.file_size_limit_bytes) {
+    const rlimit limit{*launch.file_size_limit_bytes, *launch.file_size_limit_bytes};
+    limit_file_size = [limit] { setrlimit(RLIMIT_FSIZE, &limit); };
   }
-  close(out[1]);
-  pid_ = pid;
-  // Read until the "listening on http://HOST:PORT" line, or until the process closes its
-  // output (it failed).
-  std::string line;
-  char c = 0;
-  const std::string marker = "listening on http://";
-  while (read(out[0], &c, 1) == 1) {
-    if (c != '\n') {
-      line += c;
-      continue;
-    }
-    size_t at = line.find(marker);
-    size_t colon = at == std::string::npos ? at : line.find(':', at + marker.size());
-    if (colon != std::string::npos) {
-      port_ = std::atoi(line.c_str() + colon + 1);
-      break;
-    }
-    startup_output_ += line + "\n";
-    line.clear();
-  }
-  if (port_ == 0) {
-    startup_output_ += line;
-    int status = 0;
-    waitpid(pid_, &status, 0);
-    startup_exit_status_ = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-    pid_ = -1;
-    close(out[0]);
+  ChildProcess child = StartChild(args_, "listening on http://", {}, limit_file_size);
+  startup_output_ = child.output;
+  if (child.pid < 0) {
+    startup_exit_status_ = child.exit_status;
     return;
   }
-  // Keep draining the server's output so that it never blocks on a full pipe.
-  int fd = out[0];
-  std::thread([fd] {
-    char buffer[4096];
-    while (read(fd, buffer, sizeof(buffer)) > 0) {
-    }
-    close(fd);
-  }).detach();
+  pid_ = child.pid;
+  const std::string& line = child.ready_line;
+  const size_t at = line.find("listening on http://");
+  const size_t colon = line.find(':', at + std::string("listening on http://").size());
+  port_ = colon == std::string::npos ? 0 : std::atoi(line.c_str() + colon + 1);
 }
 
 ServerProcess::~ServerProcess() {
@@ -121,19 +81,15 @@ ServerProcess::~ServerProcess() {
 
 void ServerProcess::Kill() {
   if (pid_ <= 0) return;
-  kill(pid_, SIGKILL);
-  int status = 0;
-  waitpid(pid_, &status, 0);
+  StopChild(pid_, SIGKILL);
   pid_ = -1;
 }
 
 int ServerProcess::Stop() {
   if (pid_ <= 0) return -1;
-  kill(pid_, SIGTERM);
-  int status = 0;
-  waitpid(pid_, &status, 0);
+  const int status = StopChild(pid_, SIGTERM);
   pid_ = -1;
-  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  return status;
 }
 
 std::unique_ptr<httplib::Client> ServerProcess::Client() const {
