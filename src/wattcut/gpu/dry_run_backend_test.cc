@@ -64,9 +64,9 @@ TEST(OpenBackendTest, OpensSimulatedAndRejectsUnknownKinds) {
   options.kind = "rocm";
   auto unknown = OpenBackend(options);
   ASSERT_FALSE(unknown.ok());
-  EXPECT_EQ(unknown.error().message, "unknown GPU backend 'rocm' (known: nvml, simulated)");
+  EXPECT_EQ(unknown.error().message, "unknown GPU backend 'rocm' (known: nvml, simulated, agent)");
   options.kind = "\x1b[2J";  // quoted printably
-  EXPECT_EQ(OpenBackend(options).error().message, "unknown GPU backend '\\x1b[2J' (known: nvml, simulated)");
+  EXPECT_EQ(OpenBackend(options).error().message, "unknown GPU backend '\\x1b[2J' (known: nvml, simulated, agent)");
   options.kind = "simulated";
   options.simulated_model = "v100";
   EXPECT_FALSE(OpenBackend(options).ok());
