@@ -17,6 +17,7 @@ packages=(
   clang-format-14                              # the code's layout, checked by the test command
   python3 python3-dev pybind11-dev             # the Python module wattcut (for /usr/bin/python3)
   python3-torch python3-numpy                  # the PyTorch example and its end-to-end test
+  python3-yaml                                 # tests/deploy: the DaemonSet and the agent's OpenAPI parse
 )
 
 if [[ $(id -u) -eq 0 ]]; then sudo_cmd=(); else sudo_cmd=(sudo); fi
