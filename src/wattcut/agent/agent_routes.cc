@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
+#include "wattcut/agent/agent_metrics.h"
 #include "wattcut/agent/agent_requests.h"
 #include "wattcut/agent/server_power.h"
 #include "wattcut/base/error_code.h"
@@ -89,6 +90,34 @@ double GpuPowerW(const std::vector<GpuReading>& readings) {
   return total;
 }
 
+// What GET /metrics shows: the readings and the controls of every GPU, and the server's power.
+AgentMetricsSnapshot MetricsSnapshot(const AgentRouteContext& context) {
+  AgentMetricsSnapshot snapshot;
+  snapshot.hostname = context.hostname;
+  const std::vector<GpuReading> readings = context.node->Read();
+  const std::vector<GpuControl> controls = context.node->Controls();
+  for (const GpuDescription& d : context.node->gpus()) {
+    const GpuReading& r = readings[static_cast<size_t>(d.index)];
+    const GpuControl& c = controls[static_cast<size_t>(d.index)];
+    GpuTelemetry t;
+    t.index = d.index;
+    t.uuid = d.uuid;
+    t.name = d.name;
+    t.sm_clock_mhz = r.sm_clock_mhz;
+    t.power_w = r.power_w;
+    t.energy_mj = r.energy_mj;
+    t.leased = c.lease.has_value();
+    if (c.ceiling) t.ceiling_mhz = c.ceiling->mhz;
+    if (c.sm_applied_known && c.sm_applied) t.applied_max_sm_mhz = c.sm_applied->max_mhz;
+    snapshot.gpus.push_back(std::move(t));
+  }
+  if (context.power != nullptr) {
+    snapshot.server = context.power->Read(GpuPowerW(readings));
+    snapshot.stale_redfish_readings = context.power->stale_redfish_readings();
+  }
+  return snapshot;
+}
+
 json ReadingsJson(const AgentRouteContext& context) {
   const std::vector<GpuReading> readings = context.node->Read();
   json gpus = json::array();
@@ -117,14 +146,19 @@ std::optional<AgentCaller> Caller(AgentTransport transport, const AgentRouteCont
     AnswerError(res, 500, "internal", "no connection information");
     return std::nullopt;
   }
+  // A request refused before its body was read: the rest of the body must not be taken for the
+  // next request on the connection.
+  const bool unread_body = http::BoundedHttpServer::HasBody(req);
   if (auto refused =
           IdentifyCaller(transport, *connection, req.get_header_value("Authorization"), context.tokens, caller)) {
+    if (unread_body) http::BoundedHttpServer::CloseAfterResponse();
     AnswerError(res, refused->status, refused->status == 401 ? "unauthenticated" : "permission_denied",
                 refused->message);
     if (refused->status == 401) res.set_header("WWW-Authenticate", "Bearer");
     return std::nullopt;
   }
   if (!caller.Allows(needed)) {
+    if (unread_body) http::BoundedHttpServer::CloseAfterResponse();
     AnswerError(res, 403, "permission_denied",
                 std::string("this needs the '") + std::string(AgentScopeName(needed)) + "' scope" +
                     (transport == AgentTransport::kTcp ? ": present a token of that scope (--token-file)"
@@ -266,6 +300,14 @@ void AddAgentRoutes(http::BoundedHttpServer& server, AgentTransport transport, c
     });
   });
 
+  server.Get("/metrics", [ctx, caller](const httplib::Request& req, httplib::Response& res) {
+    if (!caller(req, res, AgentScope::kRead)) return;
+    static const AgentCounters kNoCounters;
+    res.status = 200;
+    res.set_content(RenderAgentMetrics(MetricsSnapshot(*ctx), ctx->counters != nullptr ? *ctx->counters : kNoCounters),
+                    "text/plain; version=0.0.4; charset=utf-8");
+  });
+
   server.Get("/v1/state", [ctx, caller](const httplib::Request& req, httplib::Response& res) {
     if (!caller(req, res, AgentScope::kRead)) return;
     json gpus = json::array();
@@ -320,10 +362,10 @@ void AddAgentRoutes(http::BoundedHttpServer& server, AgentTransport transport, c
                                         const httplib::ContentReader& reader) {
       auto who = caller(req, res, scope);
       if (!who) return;
-      auto gpu = ParseGpuIndexSegment(req.matches[1].str());
-      if (!Unwrap(gpu, res)) return;
       auto body = Body(req, res, reader);
       if (!body) return;
+      auto gpu = ParseGpuIndexSegment(req.matches[1].str());
+      if (!Unwrap(gpu, res)) return;
       auto control = action(*who, *gpu, *body);
       if (!Unwrap(control, res)) return;
       Answer(res, 200, ControlJson(*ctx->node, *control));

@@ -14,14 +14,14 @@
 
 namespace wattcut::agent {
 
-class AgentMetrics;
+class AgentCounters;
 class ServerPowerMeter;
 
 // What the routes of both listeners share; owned by the service, outlives the listeners.
 struct AgentRouteContext {
   NodeAgent* node = nullptr;
   const AgentTokens* tokens = nullptr;  // nullptr: no --token-file
-  AgentMetrics* metrics = nullptr;
+  const AgentCounters* counters = nullptr;
   ServerPowerMeter* power = nullptr;
   std::string hostname;
   std::string version;

@@ -5,6 +5,7 @@
 #include <atomic>
 #include <thread>
 
+#include "wattcut/agent/agent_metrics.h"
 #include "wattcut/agent/agent_routes.h"
 #include "wattcut/agent/agent_tokens.h"
 #include "wattcut/http/http_thread_pool.h"
@@ -14,6 +15,7 @@ namespace wattcut::agent {
 
 struct AgentService::Impl {
   std::optional<AgentTokens> tokens;
+  AgentCounters counters;
   std::unique_ptr<ServerPowerMeter> power;
   AgentRouteContext context;
   std::atomic<bool> stopping{false};
@@ -75,6 +77,11 @@ Result<std::unique_ptr<AgentService>> AgentService::Start(AgentServiceOptions op
   }
   impl.power = std::make_unique<ServerPowerMeter>(options.non_gpu_power, std::move(redfish));
 
+  AgentCounters* counters = &impl.counters;
+  NodeAgentObserver& node_events = options.node.observer;
+  node_events.on_command = [counters](const std::string& command, bool ok) { counters->RecordCommand(command, ok); };
+  node_events.on_lease_end = [counters](const EndedLease& ended) { counters->RecordLeaseEnd(ended.reason); };
+  node_events.on_device_error = [counters](const std::string& name) { counters->RecordNvmlError(name); };
   auto node = NodeAgent::Open(std::move(backend), options.node);
   if (!node.ok()) return node.error();
   service->node_ = std::move(*node);
@@ -82,6 +89,7 @@ Result<std::unique_ptr<AgentService>> AgentService::Start(AgentServiceOptions op
   impl.context.node = service->node_.get();
   impl.context.tokens = impl.tokens ? &*impl.tokens : nullptr;
   impl.context.power = impl.power.get();
+  impl.context.counters = &impl.counters;
   impl.context.hostname = options.hostname.empty() ? HostName() : options.hostname;
   impl.context.version = WATTCUT_VERSION;
   impl.context.stopping = &impl.stopping;

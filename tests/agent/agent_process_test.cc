@@ -1,0 +1,265 @@
+// `wattcut agent` as a process on the fake NVML: leases against killed holders, a killed and
+// restarted agent, ceilings that outlive their row client, the composition rule, tokens and
+// scopes over TCP, the socket's mode, and bad input. Every wait is bounded; none is a time limit
+// on the agent (the times measured are printed).
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <sstream>
+
+#include "tests/agent/agent_process.h"
+#include "wattcut/base/child_process_testing.h"
+
+namespace wattcut::testing {
+namespace {
+
+using fake_nvml::ScopedFakeNvml;
+using nlohmann::json;
+
+const json kLockTo1200 = {{"min_mhz", 1200}, {"max_mhz", 1200}};
+
+class AgentProcessTest : public ::testing::Test {
+ protected:
+  AgentProcessTest() : fake_(fake_nvml::State{{"gpu_count", "2"}}) {
+    dir_ = std::filesystem::path(fake_.path()).parent_path() / "agent";
+    std::filesystem::create_directories(dir_);
+  }
+  std::unique_ptr<AgentProcess> StartAgent(std::vector<std::string> args = {}) {
+    auto agent = std::make_unique<AgentProcess>(dir_, std::move(args));
+    EXPECT_TRUE(agent->running()) << agent->startup_output();
+    return agent;
+  }
+  // A curl process that leases GPU `gpu` (ttl an hour: only its exit can end the lease), locks it
+  // to 1200 MHz and stays alive reading the stream.
+  ChildProcess StartHolder(const AgentProcess& agent, int gpu) {
+    const std::string g = std::to_string(gpu);
+    ChildProcess holder =
+        StartChild(CurlHolder(agent.socket(), {"POST /v1/leases {\"gpus\":[" + g + "],\"ttl_s\":3600}",
+                                               "PUT /v1/gpus/" + g + "/sm-clocks " + kLockTo1200.dump()}),
+                   "time_s");
+    EXPECT_GT(holder.pid, 0) << holder.output;
+    EXPECT_EQ(LockedClocks(fake_, gpu), "1200-1200") << holder.output;
+    return holder;
+  }
+  ScopedFakeNvml fake_;
+  std::string dir_;
+};
+
+TEST_F(AgentProcessTest, ASigkilledLeaseHoldersGpuIsResetAtOnce) {
+  auto agent = StartAgent();
+  ChildProcess holder = StartHolder(*agent, 0);
+  const auto killed = std::chrono::steady_clock::now();
+  StopChild(holder.pid, SIGKILL);
+  ASSERT_TRUE(WaitUntil([&] { return LockedClocks(fake_, 0) == "0-0"; })) << LockedClocks(fake_, 0);
+  std::cout << "GPU 0 reset "
+            << std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - killed).count()
+            << " ms after its holder was SIGKILLed (lease ttl: 3600 s)\n";
+  auto client = agent->UnixClient();
+  EXPECT_TRUE(Call(*client, "GET", "/v1/state").body["gpus"][0]["lease"].is_null());
+  // Every NVML call, the holder's lock included, came from the agent's process.
+  std::istringstream log(fake_.Log());
+  int calls = 0;
+  for (std::string line; std::getline(log, line); ++calls) {
+    EXPECT_EQ(line.rfind(std::to_string(agent->pid()) + " ", 0), 0u) << line;
+  }
+  EXPECT_GT(calls, 0);
+}
+
+TEST_F(AgentProcessTest, ASecondHolderGetsAConflictNamingTheFirstOnesPid) {
+  auto agent = StartAgent();
+  ChildProcess holder = StartHolder(*agent, 0);
+  auto client = agent->UnixClient();
+  AgentReply refused = Call(*client, "POST", "/v1/leases", {{"gpus", {0}}});
+  EXPECT_EQ(refused.status, 409) << refused.text;
+  EXPECT_NE(refused.text.find("leased by pid " + std::to_string(holder.pid)), std::string::npos) << refused.text;
+  EXPECT_EQ(Call(*client, "PUT", "/v1/gpus/0/sm-clocks", kLockTo1200).status, 403);
+  StopChild(holder.pid, SIGKILL);
+}
+
+TEST_F(AgentProcessTest, AKilledAndRestartedAgentResetsEveryUnheldGpuAndKeepsItsCeilings) {
+  auto agent = StartAgent();
+  ChildProcess holder = StartHolder(*agent, 0);
+  auto client = agent->UnixClient();  // as root: the row scope too
+  ASSERT_EQ(Call(*client, "PUT", "/v1/gpus/1/ceiling", {{"mhz", 1005}, {"lease_s", 600}}).status, 200);
+  EXPECT_EQ(LockedClocks(fake_, 1), "210-1005");
+  agent->Kill();
+  EXPECT_EQ(LockedClocks(fake_, 0), "1200-1200") << "a SIGKILLed agent undoes nothing";
+  StopChild(holder.pid, SIGKILL);
+  auto restarted = StartAgent();
+  EXPECT_EQ(LockedClocks(fake_, 0), "0-0") << "nobody holds GPU 0 after the restart: reset";
+  EXPECT_EQ(LockedClocks(fake_, 1), "210-1005") << "the ceiling's lease has not run out: still in force";
+  auto again = restarted->UnixClient();
+  json state = Call(*again, "GET", "/v1/state").body;
+  EXPECT_EQ(state["gpus"][1]["ceiling"]["mhz"], 1005);
+  EXPECT_GT(state["gpus"][1]["ceiling"]["expires_in_s"].get<double>(), 0);
+}
+
+TEST_F(AgentProcessTest, ACeilingOutlivesItsSigkilledRowClientUntilItsLeaseRunsOut) {
+  const AgentTokenFile tokens = WriteTokenFile(dir_);
+  auto agent = StartAgent({"--token-file", tokens.path});
+  const std::string url = "http://127.0.0.1:" + std::to_string(agent->tcp_port());
+  // The row client: one curl process over TCP with the row token, held alive by a stream.
+  ChildProcess row =
+      StartChild({"/usr/bin/curl", "-sS", "-H", "Authorization: Bearer " + tokens.row, "-X", "PUT",
+                  url + "/v1/ceilings", "-d", R"({"mhz":1005,"lease_s":2,"reason":"brake"})", "-w", "\\n", "--next",
+                  "-sSN", "-H", "Authorization: Bearer " + tokens.row, url + "/v1/readings/stream?interval_s=0.5"},
+                 "time_s");
+  ASSERT_GT(row.pid, 0) << row.output;
+  EXPECT_EQ(LockedClocks(fake_, 0), "210-1005");
+  StopChild(row.pid, SIGKILL);
+  EXPECT_EQ(LockedClocks(fake_, 0), "210-1005") << "the row controller died: its ceilings stay";
+  const auto killed = std::chrono::steady_clock::now();
+  ASSERT_TRUE(WaitUntil([&] { return LockedClocks(fake_, 0) == "0-0" && LockedClocks(fake_, 1) == "0-0"; }));
+  std::cout << "ceilings lifted " << std::chrono::duration<double>(std::chrono::steady_clock::now() - killed).count()
+            << " s after the row client was killed (their lease: 2 s)\n";
+}
+
+TEST_F(AgentProcessTest, ATrainingLockUnderACeilingAndBack) {
+  auto agent = StartAgent();
+  auto client = agent->UnixClient();
+  ASSERT_EQ(Call(*client, "POST", "/v1/leases", {{"gpus", {0}}}).status, 201);
+  ASSERT_EQ(Call(*client, "PUT", "/v1/gpus/0/sm-clocks", {{"min_mhz", 1410}, {"max_mhz", 1410}}).status, 200);
+  AgentReply capped = Call(*client, "PUT", "/v1/gpus/0/ceiling", {{"mhz", 1275}, {"lease_s", 60}});
+  ASSERT_EQ(capped.status, 200) << capped.text;
+  EXPECT_EQ(LockedClocks(fake_, 0), "1275-1275");
+  EXPECT_EQ(capped.body["applied"], (json{{"min_mhz", 1275}, {"max_mhz", 1275}}));
+  EXPECT_EQ(Call(*client, "GET", "/v1/readings").body["gpus"][0]["sm_clock_mhz"], 1275);
+  ASSERT_EQ(Call(*client, "DELETE", "/v1/gpus/0/ceiling").status, 200);
+  EXPECT_EQ(LockedClocks(fake_, 0), "1410-1410");
+}
+
+TEST_F(AgentProcessTest, TokensAndScopesOverTcp) {
+  const AgentTokenFile tokens = WriteTokenFile(dir_);
+  auto agent = StartAgent({"--token-file", tokens.path});
+  auto anonymous = agent->TcpClient();
+  AgentReply no_token = Call(*anonymous, "GET", "/v1/gpus");
+  EXPECT_EQ(no_token.status, 401) << no_token.text;
+  EXPECT_EQ(Call(*agent->TcpClient("not-a-token-of-this-agent"), "GET", "/v1/gpus").status, 401);
+  EXPECT_EQ(Call(*anonymous, "GET", "/healthz").status, 200);
+
+  auto reader = agent->TcpClient(tokens.read);
+  EXPECT_EQ(Call(*reader, "GET", "/v1/gpus").status, 200);
+  AgentReply read_lease = Call(*reader, "POST", "/v1/leases", {{"gpus", {0}}});
+  EXPECT_EQ(read_lease.status, 403) << read_lease.text;
+  EXPECT_EQ(Call(*reader, "PUT", "/v1/ceilings", {{"mhz", 1005}, {"lease_s", 5}}).status, 403);
+
+  auto trainer = agent->TcpClient(tokens.train);
+  EXPECT_EQ(Call(*trainer, "PUT", "/v1/gpus/0/ceiling", {{"mhz", 1005}, {"lease_s", 5}}).status, 403)
+      << "a train token cannot set ceilings";
+  AgentReply long_lease = Call(*trainer, "POST", "/v1/leases", {{"gpus", {0}}, {"ttl_s", 600}});
+  EXPECT_EQ(long_lease.status, 422) << "over TCP a lease lives on its connection: " << long_lease.text;
+  ASSERT_EQ(Call(*trainer, "POST", "/v1/leases", {{"gpus", {0}}, {"ttl_s", 30}}).status, 201);
+  ASSERT_EQ(Call(*trainer, "PUT", "/v1/gpus/0/sm-clocks", kLockTo1200).status, 200);
+  EXPECT_EQ(LockedClocks(fake_, 0), "1200-1200");
+  EXPECT_EQ(Call(*agent->TcpClient(tokens.train), "PUT", "/v1/gpus/0/sm-clocks", kLockTo1200).status, 403)
+      << "the same token on another connection is another holder";
+  trainer.reset();  // the connection closes: the lease ends with it
+  ASSERT_TRUE(WaitUntil([&] { return LockedClocks(fake_, 0) == "0-0"; }));
+
+  auto row = agent->TcpClient(tokens.row);
+  EXPECT_EQ(Call(*row, "PUT", "/v1/ceilings", {{"mhz", 1005}, {"lease_s", 5}}).status, 200);
+  EXPECT_EQ(Call(*row, "POST", "/v1/leases", {{"gpus", {1}}}).status, 403) << "a row token cannot lease";
+  EXPECT_EQ(Call(*row, "GET", "/metrics").status, 200);
+}
+
+TEST_F(AgentProcessTest, WithoutATokenFileTcpServesLoopbackReadsOnly) {
+  auto agent = StartAgent();
+  auto client = agent->TcpClient();
+  EXPECT_EQ(Call(*client, "GET", "/v1/readings").status, 200);
+  EXPECT_EQ(Call(*client, "POST", "/v1/leases", {{"gpus", {0}}}).status, 403);
+  EXPECT_EQ(Call(*client, "PUT", "/v1/ceilings", {{"mhz", 1005}, {"lease_s", 5}}).status, 403);
+}
+
+// Runs curl on the agent's socket as uid/gid 65534 (nobody); curl's exit status.
+int CurlAsNobody(const std::string& socket, const std::string& path) {
+  const std::string command =
+      "setpriv --reuid 65534 --regid 65534 --clear-groups /usr/bin/curl -sS -o /dev/null "
+      "--unix-socket " +
+      socket + " http://agent" + path;
+  const int status = std::system(command.c_str());
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+TEST_F(AgentProcessTest, TheSocketsModeDecidesWhoConnects) {
+  if (getuid() != 0) GTEST_SKIP() << "needs root to run a client as another user";
+  // Other users may reach the socket's folder; the socket's own mode decides the rest.
+  for (const std::filesystem::path& p : {std::filesystem::path(dir_).parent_path(), std::filesystem::path(dir_)}) {
+    ::chmod(p.c_str(), 0755);
+  }
+  {
+    auto agent = StartAgent({"--socket-mode", "0600"});
+    struct stat st {};
+    ASSERT_EQ(stat(agent->socket().c_str(), &st), 0);
+    EXPECT_EQ(st.st_mode & 0777, 0600u);
+    EXPECT_EQ(CurlAsNobody(agent->socket(), "/v1/gpus"), 7) << "curl: could not connect (permission denied)";
+  }
+  auto agent = StartAgent({"--socket-mode", "0666"});
+  EXPECT_EQ(CurlAsNobody(agent->socket(), "/v1/gpus"), 0);
+  auto client = agent->UnixClient();
+  ASSERT_EQ(CurlAsNobody(agent->socket(), "/v1/state"), 0);
+  std::vector<std::string> as_nobody = {"/usr/bin/setpriv", "--reuid", "65534", "--regid", "65534", "--clear-groups"};
+  std::vector<std::string> curl = CurlHolder(agent->socket(), {"POST /v1/leases {\"gpus\":[0]}"});
+  as_nobody.insert(as_nobody.end(), curl.begin(), curl.end());
+  ChildProcess nobody = StartChild(as_nobody, "time_s");
+  ASSERT_GT(nobody.pid, 0) << nobody.output;
+  json lease = Call(*client, "GET", "/v1/state").body["gpus"][0]["lease"];
+  EXPECT_EQ(lease["holder"]["uid"], 65534) << lease;
+  AgentReply ceiling = Call(*client, "PUT", "/v1/gpus/0/ceiling", {{"mhz", 1005}, {"lease_s", 5}});
+  EXPECT_EQ(ceiling.status, 200) << "root on the socket has the row scope";
+  StopChild(nobody.pid, SIGKILL);
+}
+
+TEST_F(AgentProcessTest, BadInputGetsAClear4xxAndNvmlErrorsTheirName) {
+  auto agent = StartAgent();
+  auto client = agent->UnixClient();
+  AgentReply no_gpu = Call(*client, "POST", "/v1/leases", {{"gpus", {7}}});
+  EXPECT_EQ(no_gpu.status, 404) << no_gpu.text;
+  EXPECT_EQ(no_gpu.body["error"], "GPU 7 does not exist (2 GPUs)");
+  ASSERT_EQ(Call(*client, "POST", "/v1/leases", {{"gpus", {0, 1}}}).status, 201);
+  AgentReply unknown = Call(*client, "PUT", "/v1/gpus/9/sm-clocks", kLockTo1200);
+  EXPECT_EQ(unknown.status, 404) << unknown.text;
+  AgentReply unsupported = Call(*client, "PUT", "/v1/gpus/0/sm-clocks", {{"min_mhz", 1201}});
+  EXPECT_EQ(unsupported.status, 422) << unsupported.text;
+  EXPECT_NE(unsupported.text.find("1201 MHz"), std::string::npos);
+  auto raw = client->Request("PUT", "/v1/gpus/0/sm-clocks", "{\"min_mhz\": 12");
+  ASSERT_TRUE(raw.ok());
+  EXPECT_EQ(raw->status, 400) << raw->body;
+  AgentReply misspelt = Call(*client, "PUT", "/v1/gpus/0/sm-clocks", {{"min_mhz", 1200}, {"max_Mhz", 1200}});
+  EXPECT_EQ(misspelt.status, 422) << misspelt.text;
+  EXPECT_EQ(Call(*client, "PUT", "/v1/gpus/zero/sm-clocks", kLockTo1200).status, 404);
+  fake_.Set("gpu1.fail.nvmlDeviceSetGpuLockedClocks", "4");
+  AgentReply nvml = Call(*client, "PUT", "/v1/gpus/1/sm-clocks", kLockTo1200);
+  EXPECT_EQ(nvml.status, 500) << nvml.text;
+  EXPECT_EQ(nvml.body["code"], "device_error");
+  EXPECT_NE(nvml.text.find("NVML_ERROR_NO_PERMISSION"), std::string::npos) << nvml.text;
+  EXPECT_EQ(Call(*client, "PUT", "/v1/gpus/0/sm-clocks", kLockTo1200).status, 200) << "GPU 0 is unaffected";
+  EXPECT_EQ(LockedClocks(fake_, 0), "1200-1200");
+}
+
+TEST_F(AgentProcessTest, ASecondAgentOnTheSameSocketIsRefused) {
+  auto agent = StartAgent();
+  AgentProcess second(dir_);
+  EXPECT_FALSE(second.running());
+  EXPECT_NE(second.startup_output().find("another process listens on"), std::string::npos) << second.startup_output();
+  EXPECT_EQ(Call(*agent->UnixClient(), "GET", "/healthz").status, 200) << "the first one still serves";
+}
+
+TEST_F(AgentProcessTest, StoppingEndsEveryLeaseAndLeavesNoSocketBehind) {
+  auto agent = StartAgent();
+  {
+    auto client = agent->UnixClient();
+    ASSERT_EQ(Call(*client, "POST", "/v1/leases", {{"gpus", {0}}}).status, 201);
+    ASSERT_EQ(Call(*client, "PUT", "/v1/gpus/0/sm-clocks", kLockTo1200).status, 200);
+  }
+  EXPECT_EQ(agent->Stop(), 0);
+  EXPECT_EQ(LockedClocks(fake_, 0), "0-0");
+  EXPECT_FALSE(std::filesystem::exists(agent->socket()));
+}
+
+}  // namespace
+}  // namespace wattcut::testing
