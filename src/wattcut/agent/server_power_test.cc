@@ -8,6 +8,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -222,19 +223,31 @@ class FakeRedfish {
         res.set_content(R"({"error":{"code":"Base.1.8.GeneralError","message":"unauthorized"}})", "application/json");
         return;
       }
-      std::lock_guard lock(mu_);
+      std::unique_lock lock(mu_);
+      // A BMC that accepted the connection and hangs: no answer until released (bounded).
+      hang_cv_.wait_for(lock, std::chrono::seconds(10), [this] { return !hang_; });
       res.status = status_;
       res.set_content(status_ == 200 ? RedfishPowerDocument(watts_) : "{}", "application/json");
     });
     port_ = server_.bind_to_any_port("127.0.0.1");
     thread_ = std::thread([this] { server_.listen_after_bind(); });
   }
-  ~FakeRedfish() { Stop(); }
+  ~FakeRedfish() {
+    Hang(false);
+    Stop();
+  }
 
   void Answer(const std::string& watts, int status = 200) {
     std::lock_guard lock(mu_);
     watts_ = watts;
     status_ = status;
+  }
+  void Hang(bool hang) {
+    {
+      std::lock_guard lock(mu_);
+      hang_ = hang;
+    }
+    hang_cv_.notify_all();
   }
   void Stop() {
     server_.stop();
@@ -249,6 +262,8 @@ class FakeRedfish {
   int port_ = 0;
   std::atomic<int> requests_{0};
   std::mutex mu_;
+  std::condition_variable hang_cv_;
+  bool hang_ = false;
   std::string watts_ = "1234.5";
   int status_ = 200;
 };
@@ -323,6 +338,13 @@ TEST_F(RedfishReader, FollowsTheBmcAndFallsBackToTheModelWhenItStopsAnswering) {
   EXPECT_EQ(r->Last()->power_w, 1400);
   EXPECT_EQ(r->LastError(), "");
 
+  // The BMC hangs: each poll times out after a period, and the reading goes stale.
+  bmc.Hang(true);
+  ASSERT_TRUE(Eventually([&] { return meter.Read(800).source == "model"; }));
+  ASSERT_TRUE(Eventually([&] { return !r->LastError().empty(); }));
+  bmc.Hang(false);
+  ASSERT_TRUE(Eventually([&] { return meter.Read(800).source == "redfish"; }));
+
   // The BMC is gone: nothing listens any more.
   bmc.Stop();
   ASSERT_TRUE(Eventually([&] { return !r->LastError().empty(); }));
@@ -357,12 +379,15 @@ TEST_F(RedfishReader, NoAuthFileSendsNoCredentials) {
 TEST_F(RedfishReader, StopsPollingWhenDestroyed) {
   FakeRedfish bmc;
   {
-    auto reader = RedfishPowerReader::Start({bmc.url(), AuthFile("root:calvin pass"), true, 0.01});
+    auto reader = RedfishPowerReader::Start({bmc.url(), AuthFile("root:calvin pass"), true, 0.02});
     ASSERT_TRUE(reader.ok()) << reader.error().message;
     ASSERT_TRUE(Eventually([&] { return (*reader)->polls() >= 3; }));
   }
+  // A request that timed out on the client's side may still reach the server late; let those
+  // arrive, then no more may come.
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
   int after = bmc.requests();
-  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
   EXPECT_EQ(bmc.requests(), after);
 }
 
