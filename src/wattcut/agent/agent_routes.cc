@@ -248,6 +248,11 @@ void AddAgentRoutes(http::BoundedHttpServer& server, AgentTransport transport, c
     Answer(res, 200, json{{"status", problems.empty() ? "ok" : "degraded"}, {"startup_problems", problems}});
   });
 
+  server.Get("/openapi.yaml", [](const httplib::Request&, httplib::Response& res) {
+    res.status = 200;
+    res.set_content(AgentOpenApiYaml(), "application/yaml");
+  });
+
   server.Get("/v1/agent", [ctx, caller](const httplib::Request& req, httplib::Response& res) {
     if (!caller(req, res, AgentScope::kRead)) return;
     Answer(res, 200,

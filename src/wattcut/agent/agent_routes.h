@@ -49,6 +49,9 @@ struct Refusal {
 std::optional<Refusal> IdentifyCaller(AgentTransport transport, const http::ConnectionInfo& connection,
                                       const std::string& authorization, const AgentTokens* tokens, AgentCaller& caller);
 
+// src/wattcut/agent/openapi.yaml, served at GET /openapi.yaml.
+const std::string& AgentOpenApiYaml();
+
 void AddAgentRoutes(http::BoundedHttpServer& server, AgentTransport transport, const AgentRouteContext& context);
 
 }  // namespace wattcut::agent

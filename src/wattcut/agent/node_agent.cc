@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <filesystem>
 #include <iostream>
 
 #include "wattcut/agent/agent_state_file.h"
@@ -39,6 +40,11 @@ NodeAgent::NodeAgent(std::unique_ptr<GpuBackend> backend, NodeAgentOptions optio
 }
 
 Result<std::unique_ptr<NodeAgent>> NodeAgent::Open(std::unique_ptr<GpuBackend> backend, NodeAgentOptions options) {
+  if (!options.state_dir.empty()) {
+    std::error_code error;
+    std::filesystem::create_directories(options.state_dir, error);
+    if (error) return Error{"--state-dir " + options.state_dir + " cannot be created: " + error.message()};
+  }
   std::unique_ptr<NodeAgent> agent(new NodeAgent(std::move(backend), std::move(options)));
   if (Status s = agent->Discover(); !s.ok()) return s.error();
   agent->ResetAtStartup();
