@@ -68,7 +68,9 @@ int CurrentClock(const State& s, unsigned gpu) {
 double PowerMw(const State& s, unsigned gpu) {
   const double idle = Double(s, "idle_power_mw", 60000), max = Double(s, "max_power_mw", 400000);
   const double ratio = CurrentClock(s, gpu) / Double(s, "max_mhz", 1410);
-  return idle + (max - idle) * ratio * ratio * ratio;
+  // How busy the GPUs are (a test's load script moves it): 1 draws the full dynamic power.
+  const double load = Double(s, "load", 1);
+  return idle + (max - idle) * load * ratio * ratio * ratio;
 }
 
 // Moves the energy counter of every GPU up to now at its current clock.

@@ -6,7 +6,8 @@
 //   gpu_count [2]  name [NVIDIA A100-SXM4-80GB (fake)]
 //   max_mhz [1410]  min_mhz [210]  step_mhz [15]     supported SM clocks at every memory clock
 //   memory_clocks [1593,1215]                         supported memory clocks, highest first
-//   idle_power_mw [60000]  max_power_mw [400000]      power = idle + (max-idle)*(f/max_mhz)^3
+//   idle_power_mw [60000]  max_power_mw [400000]      power = idle + (max-idle)*load*(f/max_mhz)^3
+//   load [1]                                          how busy every GPU is, 0..1 (a test's load script)
 //   default_limit_mw [400000]  min_limit_mw [100000]  max_limit_mw [400000]
 //   gpu<i>.locked_min / gpu<i>.locked_max [0 = not locked]  gpu<i>.mem_locked [0]
 //   gpu<i>.power_limit_mw [default]  gpu<i>.energy_mj  gpu<i>.since_ns  (energy counter)
