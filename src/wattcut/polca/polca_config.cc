@@ -51,6 +51,7 @@ std::vector<Field> Fields(PolcaConfig& c) {
       {"service.max_prefill_tokens", &c.service.max_prefill_tokens},
       {"row.baseline_servers", &c.row.baseline_servers},
       {"row.provisioned_w_per_server", &c.row.provisioned_w_per_server},
+      {"row.budget_w", &c.row.budget_w},
       {"row.low_priority_share", &c.row.low_priority_share},
       {"workload.peak_requests_per_server_s", &c.workload.peak_requests_per_server_s},
       {"workload.diurnal_trough", &c.workload.diurnal_trough},
@@ -267,6 +268,9 @@ Status Validate(const PolcaConfig& c) {
   }
   if (Status s = CheckRowSize(c.row.baseline_servers, "row.baseline_servers"); !s.ok()) return s;
   if (!positive(c.row.provisioned_w_per_server)) return Error{"row.provisioned_w_per_server must be positive"};
+  if (!(c.row.budget_w >= 0 && std::isfinite(c.row.budget_w))) {
+    return Error{"row.budget_w must be >= 0 (0: baseline_servers x provisioned_w_per_server)"};
+  }
   if (!fraction(c.row.low_priority_share)) return Error{"row.low_priority_share must be in [0, 1]"};
   if (!positive(c.workload.peak_requests_per_server_s) ||
       c.workload.peak_requests_per_server_s > kMaxRequestsPerServerS) {

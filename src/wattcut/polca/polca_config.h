@@ -69,8 +69,9 @@ struct ServiceSpec {
 
 struct RowSpec {
   int baseline_servers = 40;
-  // The row's power budget is baseline_servers * provisioned_w_per_server.
+  // The row's power budget is budget_w when set (> 0), else baseline_servers * provisioned_w_per_server.
   double provisioned_w_per_server = 5700;
+  double budget_w = 0;
   double low_priority_share = 0.5;  // of servers, and of requests
 };
 
@@ -118,7 +119,9 @@ struct PolcaConfig {
   PolicySpec policy;
   ControlSpec control;
 
-  double row_budget_w() const { return row.baseline_servers * row.provisioned_w_per_server; }
+  double row_budget_w() const {
+    return row.budget_w > 0 ? row.budget_w : row.baseline_servers * row.provisioned_w_per_server;
+  }
 };
 
 // Built-in defaults: "a100" (DGX-A100) or "h100" (HGX-H100).

@@ -127,5 +127,21 @@ TEST(PolcaConfig, EnforcesTheRowLimits) {
   EXPECT_TRUE(ParseConfig("row.baseline_servers = 2000\nservice.max_batch = 4096\n", "r.conf").ok());
 }
 
+// row.budget_w, when set, is the row's budget; unset (0) it is baseline_servers x provisioned_w_per_server.
+TEST(PolcaConfigTest, RowBudgetComesFromBudgetWWhenSet) {
+  auto unset = ParseConfig("row.baseline_servers = 10\nrow.provisioned_w_per_server = 5000\n", "r.conf");
+  ASSERT_TRUE(unset.ok()) << unset.error().message;
+  EXPECT_DOUBLE_EQ(unset->row_budget_w(), 50000);
+  auto set = ParseConfig("row.baseline_servers = 10\nrow.budget_w = 42000\n", "r.conf");
+  ASSERT_TRUE(set.ok()) << set.error().message;
+  EXPECT_DOUBLE_EQ(set->row_budget_w(), 42000);
+  auto back = ParseConfig(FormatConfig(*set), "back.conf");
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  EXPECT_DOUBLE_EQ(back->row.budget_w, 42000);
+  auto negative = ParseConfig("row.budget_w = -1\n", "r.conf");
+  ASSERT_FALSE(negative.ok());
+  EXPECT_NE(negative.error().message.find("row.budget_w must be >= 0"), std::string::npos) << negative.error().message;
+}
+
 }  // namespace
 }  // namespace wattcut::polca
