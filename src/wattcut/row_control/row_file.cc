@@ -1,1 +1,186 @@
-// (being written: issue 13)
+#include "wattcut/row_control/row_file.h"
+
+#include <cctype>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+#include "wattcut/base/printable_text.h"
+
+namespace wattcut::row_control {
+
+namespace {
+
+constexpr size_t kMaxNameChars = 128;
+constexpr size_t kMaxLineChars = 4096;
+constexpr const char* kLineForm = "expected 'NAME AGENT_URL PRIORITY' (PRIORITY 'high' or 'low')";
+
+std::vector<std::string_view> Fields(std::string_view line) {
+  std::vector<std::string_view> fields;
+  size_t i = 0;
+  while (i < line.size()) {
+    while (i < line.size() && (line[i] == ' ' || line[i] == '\t')) ++i;
+    size_t begin = i;
+    while (i < line.size() && line[i] != ' ' && line[i] != '\t') ++i;
+    if (i > begin) fields.push_back(line.substr(begin, i - begin));
+  }
+  return fields;
+}
+
+bool IsNameChar(char c) {
+  return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '.' || c == '_' || c == '-' || c == ':';
+}
+
+bool IsHostNameChar(char c) {
+  return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '.' || c == '-' || c == '_';
+}
+
+bool IsIpv6Char(char c) { return std::isxdigit(static_cast<unsigned char>(c)) != 0 || c == ':' || c == '.'; }
+
+}  // namespace
+
+Result<std::string> ParseAgentUrl(std::string_view url) {
+  const std::string shown = "'" + PrintableText(url, 200) + "'";
+  const std::string expected = "expected http://HOST:PORT or https://HOST:PORT";
+  std::string_view rest;
+  if (url.substr(0, 7) == "http://") {
+    rest = url.substr(7);
+  } else if (url.substr(0, 8) == "https://") {
+    rest = url.substr(8);
+  } else {
+    return Error{"agent URL " + shown + ": " + expected + " (the scheme is http or https)"};
+  }
+  if (!rest.empty() && rest.back() == '/') rest.remove_suffix(1);
+  if (rest.find('/') != std::string_view::npos || rest.find('?') != std::string_view::npos) {
+    return Error{"agent URL " + shown + ": " + expected + " (no path: the agent's API is under /v1 of it)"};
+  }
+  std::string_view host;
+  std::string_view port;
+  if (!rest.empty() && rest.front() == '[') {
+    size_t close = rest.find(']');
+    if (close == std::string_view::npos) return Error{"agent URL " + shown + ": " + expected + " (no ']')"};
+    host = rest.substr(1, close - 1);
+    if (host.empty()) return Error{"agent URL " + shown + ": " + expected + " (an empty IPv6 address)"};
+    for (char c : host) {
+      if (!IsIpv6Char(c)) return Error{"agent URL " + shown + ": " + expected + " (a bad IPv6 address)"};
+    }
+    if (close + 1 >= rest.size() || rest[close + 1] != ':') {
+      return Error{"agent URL " + shown + ": " + expected + " (no port)"};
+    }
+    port = rest.substr(close + 2);
+  } else {
+    size_t colon = rest.rfind(':');
+    if (colon == std::string_view::npos) return Error{"agent URL " + shown + ": " + expected + " (no port)"};
+    host = rest.substr(0, colon);
+    port = rest.substr(colon + 1);
+    if (host.empty()) return Error{"agent URL " + shown + ": " + expected + " (no host)"};
+    for (char c : host) {
+      if (!IsHostNameChar(c)) {
+        return Error{"agent URL " + shown + ": " + expected + " (the host holds '" + PrintableText(std::string(1, c)) +
+                     "')"};
+      }
+    }
+  }
+  if (port.empty() || port.size() > 5) {
+    return Error{"agent URL " + shown + ": " + expected + " (a port of 1-65535)"};
+  }
+  int port_number = 0;
+  for (char c : port) {
+    if (!std::isdigit(static_cast<unsigned char>(c))) {
+      return Error{"agent URL " + shown + ": " + expected + " (a port of 1-65535)"};
+    }
+    port_number = port_number * 10 + (c - '0');
+  }
+  if (port_number < 1 || port_number > 65535) {
+    return Error{"agent URL " + shown + ": " + expected + " (a port of 1-65535)"};
+  }
+  return std::string(url.substr(0, url.size() - (url.back() == '/' ? 1 : 0)));
+}
+
+Result<std::vector<RowServer>> ParseRowFile(std::string_view text, const std::string& path) {
+  std::vector<RowServer> servers;
+  std::map<std::string, int, std::less<>> name_lines;
+  std::map<std::string, int, std::less<>> url_lines;
+  int line_number = 0;
+  size_t position = 0;
+  while (position < text.size()) {
+    size_t end = text.find('\n', position);
+    if (end == std::string_view::npos) end = text.size();
+    std::string_view line = text.substr(position, end - position);
+    position = end + 1;
+    ++line_number;
+    const std::string where = path + ":" + std::to_string(line_number) + ": ";
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    if (line.size() > kMaxLineChars) {
+      return Error{where + "a line of more than " + std::to_string(kMaxLineChars) + " characters; " + kLineForm};
+    }
+    size_t hash = line.find('#');
+    if (hash != std::string_view::npos) line = line.substr(0, hash);
+    for (char c : line) {
+      if (c != '\t' && (static_cast<unsigned char>(c) < 0x20 || static_cast<unsigned char>(c) >= 0x7f)) {
+        return Error{where + "a byte that is not printable ASCII (" + PrintableText(std::string(1, c)) + "); " +
+                     kLineForm};
+      }
+    }
+    std::vector<std::string_view> fields = Fields(line);
+    if (fields.empty()) continue;
+    if (fields.size() == 1) return Error{where + "missing AGENT_URL and PRIORITY; " + kLineForm};
+    if (fields.size() == 2) return Error{where + "missing PRIORITY; " + kLineForm};
+    if (fields.size() > 3) {
+      return Error{where + "an extra field '" + PrintableText(fields[3], 100) + "'; " + kLineForm +
+                   " (a comment starts with '#')"};
+    }
+    RowServer server;
+    server.line = line_number;
+    std::string_view name = fields[0];
+    if (name.size() > kMaxNameChars) {
+      return Error{where + "server name of " + std::to_string(name.size()) + " characters; expected at most " +
+                   std::to_string(kMaxNameChars)};
+    }
+    for (char c : name) {
+      if (!IsNameChar(c)) {
+        return Error{where + "server name '" + PrintableText(name, 100) + "' holds '" + std::string(1, c) +
+                     "'; expected letters, digits, '.', '_', '-', ':'"};
+      }
+    }
+    server.name = std::string(name);
+    auto url = ParseAgentUrl(fields[1]);
+    if (!url.ok()) return url.error().WithContext(where + "server '" + server.name + "': ");
+    server.agent_url = std::move(*url);
+    if (fields[2] == "high") {
+      server.priority = polca::Priority::kHigh;
+    } else if (fields[2] == "low") {
+      server.priority = polca::Priority::kLow;
+    } else {
+      return Error{where + "server '" + server.name + "': unknown priority '" + PrintableText(fields[2], 100) +
+                   "'; expected 'high' or 'low'"};
+    }
+    if (auto seen = name_lines.find(server.name); seen != name_lines.end()) {
+      return Error{where + "server name '" + server.name + "' is used twice (first on line " +
+                   std::to_string(seen->second) + "); expected each name once"};
+    }
+    if (auto seen = url_lines.find(server.agent_url); seen != url_lines.end()) {
+      return Error{where + "server '" + server.name + "': agent URL " + server.agent_url +
+                   " is used twice (first on line " + std::to_string(seen->second) +
+                   "); expected one line per agent (its power would be counted twice)"};
+    }
+    name_lines.emplace(server.name, line_number);
+    url_lines.emplace(server.agent_url, line_number);
+    servers.push_back(std::move(server));
+  }
+  if (servers.empty()) {
+    return Error{path + ": the row has no server; expected one 'NAME AGENT_URL PRIORITY' line per server"};
+  }
+  return servers;
+}
+
+Result<std::vector<RowServer>> ReadRowFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return Error::IOError("cannot read row file " + PrintableText(path, 256));
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (in.bad()) return Error::IOError("cannot read row file " + PrintableText(path, 256));
+  return ParseRowFile(text.str(), path);
+}
+
+}  // namespace wattcut::row_control
