@@ -36,7 +36,7 @@ class NonGpuPowerModel {
 
   // "A", "B*gpu", "A+B*gpu" or "B*gpu+A", blanks allowed between the parts: A in watts (0 to
   // 1,000,000), B a factor (0 to 100), both plain decimals ("1700", "0.15"). The error says what was
-  // expected where: `expected 'gpu' after '*' at character 11 of "1700+0.15*cpu"; ...`.
+  // expected where: `non-GPU power model "1700+0.15*cpu": expected 'gpu' after '*' at character 11; ...`.
   static Result<NonGpuPowerModel> Parse(std::string_view text);
 
   double NonGpuW(double gpu_power_w) const { return fixed_w_ + gpu_factor_ * gpu_power_w; }
