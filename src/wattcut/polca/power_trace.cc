@@ -1,0 +1,217 @@
+#include "wattcut/polca/power_trace.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <map>
+#include <utility>
+
+#include "wattcut/base/csv_reader.h"
+#include "wattcut/base/printable_text.h"
+#include "wattcut/polca/request_trace.h"
+#include "wattcut/polca/row_limits.h"
+
+namespace wattcut::polca {
+namespace {
+
+constexpr const char* kHeader = "time,server,power_w[,priority]";
+
+bool AllDigits(const std::string& s, size_t from, size_t count) {
+  if (from + count > s.size()) return false;
+  for (size_t i = from; i < from + count; ++i) {
+    if (!std::isdigit(static_cast<unsigned char>(s[i]))) return false;
+  }
+  return true;
+}
+
+// Whether `text` looks like a date (starts "YYYY-"), so that it is read as ISO 8601.
+bool LooksLikeDate(const std::string& text) { return text.size() >= 5 && AllDigits(text, 0, 4) && text[4] == '-'; }
+
+}  // namespace
+
+Result<double> ParseIsoTime(const std::string& text) {
+  const std::string expected =
+      "expected an ISO 8601 UTC time 'YYYY-MM-DDTHH:MM:SS[.fraction][Z|+HH:MM]', got '" + PrintableText(text) + "'";
+  std::string body = text;
+  double offset_s = 0;
+  if (!body.empty() && (body.back() == 'Z' || body.back() == 'z')) {
+    body.pop_back();
+  } else if (body.size() > 19 && (body[body.size() - 6] == '+' || body[body.size() - 6] == '-')) {
+    // "+HH:MM" / "-HH:MM" after the seconds.
+    const size_t at = body.size() - 6;
+    if (at < 19 || !AllDigits(body, at + 1, 2) || body[at + 3] != ':' || !AllDigits(body, at + 4, 2)) {
+      return Error{expected};
+    }
+    const int hours = (body[at + 1] - '0') * 10 + (body[at + 2] - '0');
+    const int minutes = (body[at + 4] - '0') * 10 + (body[at + 5] - '0');
+    if (hours > 23 || minutes > 59) return Error{"UTC offset out of range in '" + PrintableText(text) + "'"};
+    offset_s = (body[at] == '+' ? 1 : -1) * (hours * 3600.0 + minutes * 60.0);
+    body.resize(at);
+  }
+  Result<double> t = ParseTimestamp(body);
+  if (!t.ok()) {
+    // ParseTimestamp's message names its own layout; say the one this reader accepts.
+    if (t.error().message.rfind("expected", 0) == 0) return Error{expected};
+    return t.error();
+  }
+  return *t - offset_s;  // local = UTC + offset
+}
+
+Result<PowerTrace> PowerTrace::Read(const std::string& path) {
+  Result<CsvTable> table = CsvTable::Read(path, kMaxTraceFileBytes);
+  if (!table.ok()) return table.error();
+  return FromTable(*table);
+}
+
+Result<PowerTrace> PowerTrace::Parse(const std::string& text, const std::string& source_name) {
+  Result<CsvTable> table = CsvTable::Parse(text, source_name);
+  if (!table.ok()) return table.error();
+  return FromTable(*table);
+}
+
+Result<PowerTrace> PowerTrace::FromTable(const CsvTable& t) {
+  PowerTrace trace;
+  trace.name_ = t.source_name();
+  const char* kColumns[] = {"time", "server", "power_w"};
+  size_t columns[3];
+  for (int i = 0; i < 3; ++i) {
+    auto c = t.column(kColumns[i]);
+    if (!c) {
+      return Error{t.source_name() + ":1: missing column '" + kColumns[i] + "' (expected header " + kHeader + ")"};
+    }
+    columns[i] = *c;
+  }
+  const std::optional<size_t> priority_column = t.column("priority");
+  for (const std::string& name : t.header()) {
+    if (name != "time" && name != "server" && name != "power_w" && name != "priority") {
+      return Error{t.source_name() + ":1: unknown column '" + PrintableText(name) + "' (expected header " + kHeader +
+                   ")"};
+    }
+  }
+  if (t.header().size() != (priority_column ? 4u : 3u)) {
+    return Error{t.source_name() + ":1: a column is named twice (expected header " + std::string(kHeader) + ")"};
+  }
+  if (t.rows().empty()) return Error{t.source_name() + ": no readings after the header"};
+  trace.priorities_given_ = priority_column.has_value();
+
+  struct Seen {
+    size_t index;
+    int last_line;
+    int priority_line;
+  };
+  std::map<std::string, Seen> seen;
+  bool iso = false;
+  double origin = 0;  // absolute time of the first row, subtracted to keep precision
+  double first = 0, last = 0;
+  for (size_t r = 0; r < t.rows().size(); ++r) {
+    const CsvRow& row = t.rows()[r];
+    const std::string& time_text = row.fields[columns[0]];
+    if (r == 0) iso = LooksLikeDate(time_text);
+    double when = 0;
+    if (iso) {
+      if (!LooksLikeDate(time_text)) {
+        return Error{t.where(row, columns[0]) + "expected an ISO 8601 time like the first row's, got '" +
+                     PrintableText(time_text) + "'"};
+      }
+      Result<double> v = ParseIsoTime(time_text);
+      if (!v.ok()) return Error{t.where(row, columns[0]) + v.error().message};
+      when = *v;
+    } else {
+      if (LooksLikeDate(time_text)) {
+        return Error{t.where(row, columns[0]) + "expected seconds like the first row's, got '" +
+                     PrintableText(time_text) + "'"};
+      }
+      Result<double> v = t.number(row, columns[0]);
+      if (!v.ok()) {
+        return Error{t.where(row, columns[0]) + "expected seconds (a number) or an ISO 8601 UTC time, got '" +
+                     PrintableText(time_text) + "'"};
+      }
+      if (*v < 0)
+        return Error{t.where(row, columns[0]) + "expected seconds >= 0, got '" + PrintableText(time_text) + "'"};
+      when = *v;
+    }
+    if (r == 0) {
+      origin = when;
+      trace.start_time_ = time_text;
+    }
+    const double rel = when - origin;
+    if (rel < first) trace.start_time_ = time_text;
+    first = r == 0 ? rel : std::min(first, rel);
+    last = r == 0 ? rel : std::max(last, rel);
+    if (last - first > kMaxDurationS) {
+      return Error{t.where(row, columns[0]) + "the readings span more than 90 days (a replay's longest run)"};
+    }
+
+    const std::string& server = row.fields[columns[1]];
+    if (server.empty()) return Error{t.where(row, columns[1]) + "expected a server name, got an empty field"};
+
+    Result<double> power = t.number(row, columns[2]);
+    if (!power.ok()) {
+      const std::string& text = row.fields[columns[2]];
+      return Error{t.where(row, columns[2]) + "expected the server's power in watts (a finite number >= 0), got '" +
+                   PrintableText(text) + "'"};
+    }
+    if (*power < 0 || *power > kMaxServerPowerW) {
+      return Error{t.where(row, columns[2]) + "expected the server's power in watts, >= 0 and at most 1000000, got '" +
+                   PrintableText(row.fields[columns[2]]) + "'"};
+    }
+
+    Priority priority = Priority::kHigh;
+    if (priority_column) {
+      const std::string& p = row.fields[*priority_column];
+      if (p == "high") {
+        priority = Priority::kHigh;
+      } else if (p == "low") {
+        priority = Priority::kLow;
+      } else {
+        return Error{t.where(row, *priority_column) + "expected high or low, got '" + PrintableText(p) + "'"};
+      }
+    }
+
+    auto it = seen.find(server);
+    if (it == seen.end()) {
+      if (trace.servers_.size() == static_cast<size_t>(kMaxServersPerRow)) {
+        return Error{t.where(row, columns[1]) + "more than " + std::to_string(kMaxServersPerRow) +
+                     " servers (a row; see row_limits.h)"};
+      }
+      it = seen.emplace(server, Seen{trace.servers_.size(), row.line, row.line}).first;
+      TracedServer s;
+      s.name = server;
+      s.priority_given = priority_column.has_value();
+      s.priority = priority;
+      trace.servers_.push_back(std::move(s));
+    } else {
+      TracedServer& s = trace.servers_[it->second.index];
+      if (priority_column && priority != s.priority) {
+        return Error{t.where(row, *priority_column) + "server '" + PrintableText(server) + "' changes priority to " +
+                     row.fields[*priority_column] + " (it was " + (s.priority == Priority::kLow ? "low" : "high") +
+                     " on line " + std::to_string(it->second.priority_line) + "); a server keeps one priority"};
+      }
+      const double previous = s.samples.back().time_s;
+      if (rel <= previous) {
+        return Error{t.where(row, columns[0]) + "the readings of server '" + PrintableText(server) +
+                     "' must be in increasing time: '" + PrintableText(time_text) + "' is " +
+                     (rel == previous ? "the same time as" : "earlier than") + " its reading on line " +
+                     std::to_string(it->second.last_line)};
+      }
+      it->second.last_line = row.line;
+    }
+    trace.servers_[it->second.index].samples.push_back({rel, *power});
+  }
+  // Times relative to the earliest reading of any server.
+  std::vector<double> intervals;
+  for (TracedServer& s : trace.servers_) {
+    for (size_t i = 0; i < s.samples.size(); ++i) {
+      s.samples[i].time_s -= first;
+      if (i > 0) intervals.push_back(s.samples[i].time_s - s.samples[i - 1].time_s);
+    }
+  }
+  trace.span_s_ = last - first;
+  if (!intervals.empty()) {
+    std::nth_element(intervals.begin(), intervals.begin() + intervals.size() / 2, intervals.end());
+    trace.sample_interval_s_ = intervals[intervals.size() / 2];
+  }
+  return trace;
+}
+
+}  // namespace wattcut::polca
