@@ -22,7 +22,7 @@ void Check(const Result<T>& result) {
     // Error messages are returned to clients inside JSON (must always serialise) and end
     // up in logs and terminals (no raw control bytes).
     wattcut::fuzz::CheckMessage(result.error().message);
-    std::string body = http::ErrorBody(result.error().message);
+    std::string body = wattcut::http::ErrorBody(result.error().message);
     if (body.empty()) __builtin_trap();
   }
 }
