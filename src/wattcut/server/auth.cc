@@ -1,22 +1,10 @@
 #include "wattcut/server/auth.h"
 
-#include <fstream>
 #include <string>
 
 #include "wattcut/http/bearer_token.h"
 
 namespace wattcut::server {
-
-Result<std::string> ReadTokenFile(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return Error{"cannot read token file " + path};
-  std::string line;
-  std::getline(in, line);
-  size_t begin = line.find_first_not_of(" \t\r\n");
-  size_t end = line.find_last_not_of(" \t\r\n");
-  if (begin == std::string::npos) return Error{"token file " + path + " holds no token"};
-  return line.substr(begin, end - begin + 1);
-}
 
 std::optional<std::string> AccessPolicy::CheckAuthorization(std::string_view header) const {
   if (!token_) return std::nullopt;

@@ -10,12 +10,12 @@
 #include <string_view>
 
 #include "wattcut/base/result.h"
+#include "wattcut/http/token_file.h"
 
 namespace wattcut::server {
 
-// Reads the token: the file's first line, surrounding whitespace removed. Fails on an
-// unreadable file or an empty token.
-Result<std::string> ReadTokenFile(const std::string& path);
+// The token file of --token-file (its first line), read as every wattcut service reads one.
+using http::ReadTokenFile;
 
 class AccessPolicy {
  public:
