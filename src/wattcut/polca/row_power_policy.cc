@@ -72,11 +72,19 @@ ClassSetting RowPowerPolicy::SettingFor(PolicyLevel level, Priority priority) co
   return s;
 }
 
+void RowPowerPolicy::Resume(PolicyLevel level, bool brake, double now_s) {
+  level_ = kind_ == PolicyKind::kNone || kind_ == PolicyKind::kBrakeOnly ? PolicyLevel::kNormal : level;
+  brake_ = kind_ != PolicyKind::kNone && brake;
+  low_ = SettingFor(level_, Priority::kLow);
+  high_ = SettingFor(level_, Priority::kHigh);
+  t2_low_effective_at_s_ = now_s;
+}
+
 std::vector<ControlCommand> RowPowerPolicy::Decide(const PowerReading& reading, double now_s) {
   std::vector<ControlCommand> commands;
   if (kind_ == PolicyKind::kNone) return commands;
   const double p = reading.power_fraction;
-  const bool fresh = now_s - reading.measured_at_s <= control_.max_reading_age_s;
+  const bool fresh = reading.complete && now_s - reading.measured_at_s <= control_.max_reading_age_s;
 
   // The brake comes first and is independent of the threshold levels.
   if (!brake_ && p > policy_.brake) {

@@ -14,8 +14,8 @@
 // above T2), power-cap (reactive per-GPU power caps cap_t1_w / cap_t2_w for all), and
 // none (no control at all, not even the brake: the unconstrained reference).
 //
-// Stale telemetry: a reading older than max_reading_age_s may still tighten control
-// (escalate, brake) but never loosens it: no release on old data.
+// Stale telemetry: a reading older than max_reading_age_s, or one that is not complete, may still
+// tighten control (escalate, brake) but never loosens it: no release on old or partial data.
 // Invariant: the low-priority class is never less constrained than the high one.
 #pragma once
 
@@ -49,6 +49,9 @@ struct ClassSetting {
 struct PowerReading {
   double measured_at_s = 0;   // end of the averaging window the value describes
   double power_fraction = 0;  // row power / row budget
+  // False when some server's own reading is missing from it (the live controller counts such a
+  // server at an older value): like a stale reading, it may tighten control, never loosen it.
+  bool complete = true;
 };
 
 struct ControlCommand {
@@ -63,6 +66,12 @@ struct ControlCommand {
 class RowPowerPolicy {
  public:
   RowPowerPolicy(PolicyKind kind, const PolicySpec& policy, const ControlSpec& control);
+
+  // Starts from a state already in force on the row instead of from normal: what a restarted
+  // live controller reads back from the agents' ceilings. The settings of `level` count as
+  // commanded and in effect since `now_s` (so T2's escalation to high priority needs a reading
+  // measured after it, as after a lock sent now).
+  void Resume(PolicyLevel level, bool brake, double now_s);
 
   // One decision. `now_s` must not decrease between calls; readings may be stale.
   std::vector<ControlCommand> Decide(const PowerReading& reading, double now_s);

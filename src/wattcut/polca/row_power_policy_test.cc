@@ -37,6 +37,30 @@ const ControlCommand* Find(const std::vector<ControlCommand>& commands, Target t
   return nullptr;
 }
 
+TEST(RowPowerPolicy, ResumedFromARowInT2ItReleasesAndEscalatesAsIfItHadLockedItself) {
+  RowPowerPolicy resumed(PolicyKind::kPolca, Spec(), Control());
+  resumed.Resume(PolicyLevel::kT2Low, false, 100);
+  EXPECT_EQ(resumed.level(), PolicyLevel::kT2Low);
+  EXPECT_EQ(resumed.requested(Priority::kLow).lock_mhz, Spec().t2_low_mhz);
+  // Still above T2 on a reading measured after the resume: high priority is locked next.
+  auto escalate = At(resumed, 103, 0.95);
+  ASSERT_NE(Find(escalate, Target::kHighPriority), nullptr);
+  EXPECT_EQ(Find(escalate, Target::kHighPriority)->setting.lock_mhz, Spec().t2_high_mhz);
+  EXPECT_EQ(Find(escalate, Target::kLowPriority), nullptr) << "low priority is already where it should be";
+  // Below both releases: everything is released, as after its own lock.
+  auto release = At(resumed, 110, 0.5);
+  ASSERT_NE(Find(release, Target::kLowPriority), nullptr);
+  EXPECT_EQ(Find(release, Target::kLowPriority)->setting.lock_mhz, 0);
+  EXPECT_EQ(resumed.level(), PolicyLevel::kNormal);
+
+  RowPowerPolicy braked(PolicyKind::kPolca, Spec(), Control());
+  braked.Resume(PolicyLevel::kNormal, true, 0);
+  EXPECT_TRUE(braked.brake_requested());
+  auto off = At(braked, 5, 0.5);
+  ASSERT_NE(Find(off, Target::kBrake), nullptr);
+  EXPECT_FALSE(Find(off, Target::kBrake)->brake_on);
+}
+
 TEST(RowPowerPolicy, ThresholdCrossingsLockLowPriorityFirst) {
   RowPowerPolicy policy(PolicyKind::kPolca, Spec(), Control());
   EXPECT_TRUE(At(policy, 10, 0.79).empty());
@@ -124,6 +148,18 @@ TEST(RowPowerPolicy, StaleTelemetryTightensButNeverReleases) {
   // Fresh again: everything releases.
   commands = At(policy, 100, 0.3);
   EXPECT_FALSE(policy.brake_requested());
+  EXPECT_EQ(policy.level(), PolicyLevel::kNormal);
+}
+
+TEST(RowPowerPolicy, AnIncompleteReadingTightensButNeverReleases) {
+  RowPowerPolicy policy(PolicyKind::kPolca, Spec(), Control());
+  At(policy, 10, 0.85);
+  ASSERT_EQ(policy.level(), PolicyLevel::kT1);
+  EXPECT_TRUE(policy.Decide({10, 0.3, /*complete=*/false}, 11).empty()) << "low, but a server is missing: no release";
+  EXPECT_EQ(policy.level(), PolicyLevel::kT1);
+  policy.Decide({12, 0.95, /*complete=*/false}, 12);
+  EXPECT_EQ(policy.level(), PolicyLevel::kT2Low) << "high, even partial: escalate";
+  policy.Decide({13, 0.3, /*complete=*/true}, 13);
   EXPECT_EQ(policy.level(), PolicyLevel::kNormal);
 }
 
