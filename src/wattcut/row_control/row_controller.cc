@@ -1,1 +1,207 @@
-// (being written: issue 13)
+#include "wattcut/row_control/row_controller.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "wattcut/base/general_text.h"
+
+namespace wattcut::row_control {
+
+using polca::ControlCommand;
+
+namespace {
+
+polca::ControlSpec ControlFor(const RowControllerOptions& options) {
+  polca::ControlSpec control = options.config.control;
+  if (options.in_band) {
+    control.actuation_latency_s = 0;
+    control.brake_latency_s = 0;
+  }
+  return control;
+}
+
+}  // namespace
+
+RowController::RowController(RowControllerOptions options, std::vector<ControlledServer> servers, RowCalls calls)
+    : options_(std::move(options)),
+      servers_(std::move(servers)),
+      calls_(std::move(calls)),
+      policy_(options_.policy, options_.config.policy, ControlFor(options_)),
+      actuation_(options_.config.gpu.max_freq_mhz, options_.config.policy.brake_mhz),
+      budget_w_(options_.config.row_budget_w()),
+      views_(servers_.size()) {
+  lease_s_ = options_.ceiling_lease_s > 0 ? options_.ceiling_lease_s
+                                          : std::max(30.0, 10 * options_.config.control.telemetry_period_s);
+}
+
+RowPolicyState RowController::Resume(double now_s) {
+  std::vector<ObservedCeiling> all;
+  if (calls_.read_ceilings) {
+    auto observed = calls_.read_ceilings();
+    for (size_t i = 0; i < observed.size() && i < views_.size(); ++i) {
+      if (!observed[i].ok()) continue;
+      all.insert(all.end(), observed[i]->begin(), observed[i]->end());
+    }
+  }
+  const RowPolicyState state = ResumeState(all);
+  policy_.Resume(state.level, state.brake, now_s);
+  // What the agents hold is what the resumed state asks for: the settings count as in effect.
+  ControlCommand low{ControlCommand::Target::kLowPriority, now_s, now_s, policy_.requested(polca::Priority::kLow),
+                     false};
+  ControlCommand high{ControlCommand::Target::kHighPriority, now_s, now_s, policy_.requested(polca::Priority::kHigh),
+                      false};
+  actuation_.Submit(low);
+  actuation_.Submit(high);
+  actuation_.Submit({ControlCommand::Target::kBrake, now_s, now_s, {}, state.brake});
+  actuation_.ApplyUntil(now_s);
+  return state;
+}
+
+std::optional<int> RowController::DesiredCeiling(const ControlledServer& server) const {
+  const polca::GpuLimits limits = actuation_.Limits(server.priority);
+  if (limits.freq_mhz >= options_.config.gpu.max_freq_mhz) return std::nullopt;
+  return static_cast<int>(std::lround(limits.freq_mhz));
+}
+
+Decision RowController::RunPeriod(double now_s, double unix_time_s) {
+  Decision report;
+  report.now_s = now_s;
+  report.unix_time_s = unix_time_s;
+  report.shadow = options_.shadow;
+  const double max_age_s = options_.config.control.max_reading_age_s;
+
+  // 1. Read.
+  std::vector<Result<double>> readings = calls_.read_power_w ? calls_.read_power_w() : std::vector<Result<double>>{};
+  double oldest_s = now_s;
+  double total_w = 0;
+  for (size_t i = 0; i < servers_.size(); ++i) {
+    ServerView& view = views_[i];
+    if (i < readings.size() && readings[i].ok() && std::isfinite(*readings[i]) && *readings[i] >= 0) {
+      view.seen = true;
+      view.last_w = *readings[i];
+      view.last_at_s = now_s;
+      view.peak_w = std::max(view.peak_w, view.last_w);
+      total_w += view.last_w;
+      continue;
+    }
+    report.stale_servers.push_back(servers_[i].name);
+    ++stale_readings_;
+    if (!view.seen) {
+      // Never read: as if at its provisioned power, and as old as can be.
+      total_w += options_.config.row.provisioned_w_per_server;
+      oldest_s = std::min(oldest_s, now_s - max_age_s - 1);
+      continue;
+    }
+    total_w += now_s - view.last_at_s <= max_age_s ? view.last_w : view.peak_w;
+    oldest_s = std::min(oldest_s, view.last_at_s);
+  }
+  report.row_power_w = total_w;
+  report.fraction = budget_w_ > 0 ? total_w / budget_w_ : 0;
+  report.measured_at_s = oldest_s;
+
+  // 2. Decide.
+  const std::string state_before = polca::LevelName(policy_.level()) + (policy_.brake_requested() ? "+brake" : "");
+  report.commands = policy_.Decide({oldest_s, report.fraction, report.stale_servers.empty()}, now_s);
+  for (const ControlCommand& c : report.commands) actuation_.Submit(c);
+  actuation_.ApplyUntil(now_s);
+
+  // 3. Actuate: one ceiling per server, sent when it changed or its lease needs renewing.
+  const std::string reason = CeilingReason({policy_.level(), policy_.brake_requested()});
+  std::vector<CeilingCommand> to_send;
+  for (size_t i = 0; i < servers_.size(); ++i) {
+    const ServerView& view = views_[i];
+    const std::optional<int> wanted = DesiredCeiling(servers_[i]);
+    const bool changed = !view.sent_known || view.sent_mhz != wanted;
+    const bool renew = wanted.has_value() && now_s - view.sent_at_s >= lease_s_ / 3;
+    if (changed || renew) to_send.push_back({i, wanted, lease_s_, reason});
+  }
+  report.sent = to_send;
+  if (options_.shadow) {
+    // Nothing is sent; the view follows what would have been, so each change is logged once.
+    for (const CeilingCommand& c : to_send) {
+      views_[c.server].sent_known = true;
+      views_[c.server].sent_mhz = c.mhz;
+      views_[c.server].sent_at_s = now_s;
+    }
+  } else if (!to_send.empty() && calls_.send) {
+    const std::vector<Status> results = calls_.send(to_send);
+    for (size_t k = 0; k < to_send.size(); ++k) {
+      ServerView& view = views_[to_send[k].server];
+      const bool ok = k < results.size() && results[k].ok();
+      if (ok) {
+        view.sent_known = true;
+        view.sent_mhz = to_send[k].mhz;
+        view.sent_at_s = now_s;
+        ++ceilings_sent_;
+      } else {
+        view.sent_known = false;  // retried next period
+        ++command_errors_;
+        report.send_errors.push_back(servers_[to_send[k].server].name + ": " +
+                                     (k < results.size() ? results[k].error().message : "not sent"));
+      }
+    }
+  }
+
+  // Metrics: the time since the last period counts for the state it was in.
+  if (last_now_s_ >= 0 && now_s > last_now_s_) seconds_in_state_[state_before] += now_s - last_now_s_;
+  last_now_s_ = now_s;
+  ++periods_;
+
+  // 4. Log.
+  report.level = policy_.level();
+  report.brake = policy_.brake_requested();
+  if (options_.log) {
+    std::vector<std::string> names;
+    for (const ControlledServer& server : servers_) names.push_back(server.name);
+    options_.log(DecisionLogLine(report, names));
+  }
+  last_ = report;
+  return report;
+}
+
+std::string RowController::RenderMetrics() const {
+  std::string out;
+  auto gauge = [&out](const std::string& name, const std::string& help, const std::string& labels, double value) {
+    out += "# HELP " + name + " " + help + "\n# TYPE " + name + " gauge\n" + name + labels + " " + GeneralText(value) +
+           "\n";
+  };
+  auto counter = [&out](const std::string& name, const std::string& help, double value) {
+    out += "# HELP " + name + " " + help + "\n# TYPE " + name + " counter\n" + name + " " + GeneralText(value) + "\n";
+  };
+  gauge("wattcut_row_power_watts", "The row's power in the last period (W).", "", last_.row_power_w);
+  gauge("wattcut_row_budget_watts", "The row's power budget (W).", "", budget_w_);
+  gauge("wattcut_row_power_fraction", "The row's power as a fraction of its budget.", "", last_.fraction);
+  out += "# HELP wattcut_row_state The policy's level (1 for the current one).\n# TYPE wattcut_row_state gauge\n";
+  for (polca::PolicyLevel level : {polca::PolicyLevel::kNormal, polca::PolicyLevel::kT1, polca::PolicyLevel::kT2Low,
+                                   polca::PolicyLevel::kT2High}) {
+    out +=
+        "wattcut_row_state{state=\"" + polca::LevelName(level) + "\"} " + (policy_.level() == level ? "1" : "0") + "\n";
+  }
+  gauge("wattcut_row_brake", "1 while the brake is requested.", "", policy_.brake_requested() ? 1 : 0);
+  out +=
+      "# HELP wattcut_row_state_seconds_total Time spent in each state (+brake while braked).\n"
+      "# TYPE wattcut_row_state_seconds_total counter\n";
+  for (const auto& [state, seconds] : seconds_in_state_) {
+    out += "wattcut_row_state_seconds_total{state=\"" + state + "\"} " + GeneralText(seconds) + "\n";
+  }
+  out +=
+      "# HELP wattcut_row_ceiling_mhz The SM clock ceiling in effect per priority class (0: none).\n"
+      "# TYPE wattcut_row_ceiling_mhz gauge\n";
+  for (polca::Priority priority : {polca::Priority::kHigh, polca::Priority::kLow}) {
+    const polca::GpuLimits limits = actuation_.Limits(priority);
+    const double mhz = limits.freq_mhz >= options_.config.gpu.max_freq_mhz ? 0 : limits.freq_mhz;
+    out += std::string("wattcut_row_ceiling_mhz{class=\"") + (priority == polca::Priority::kHigh ? "high" : "low") +
+           "\"} " + GeneralText(mhz) + "\n";
+  }
+  counter("wattcut_row_brake_engagements_total", "Times the brake was engaged.", policy_.brake_engagements());
+  counter("wattcut_row_stale_readings_total", "Server readings that did not arrive in their period.",
+          static_cast<double>(stale_readings_));
+  counter("wattcut_row_command_errors_total", "Ceiling commands that failed (retried the next period).",
+          static_cast<double>(command_errors_));
+  counter("wattcut_row_ceilings_sent_total", "Ceiling commands that agents acknowledged.",
+          static_cast<double>(ceilings_sent_));
+  counter("wattcut_row_periods_total", "Telemetry periods run.", static_cast<double>(periods_));
+  return out;
+}
+
+}  // namespace wattcut::row_control

@@ -1,1 +1,211 @@
-// (being written: issue 13)
+// The controller's loop over a row whose readings the test writes and whose agents' answers it
+// records (RowCalls); the same loop against real agents is tests/row_control's integration test.
+#include "wattcut/row_control/row_controller.h"
+
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+namespace wattcut::row_control {
+namespace {
+
+using polca::PolicyLevel;
+using polca::Priority;
+
+// Four servers, two of each priority; budget 4 x 1000 W.
+struct ScriptedRow {
+  std::vector<double> power_w = {500, 500, 500, 500};
+  std::vector<bool> answers = {true, true, true, true};
+  std::vector<std::vector<CeilingCommand>> sends;
+  std::vector<std::string> log;
+  std::vector<Result<std::vector<ObservedCeiling>>> ceilings;
+
+  RowCalls Calls() {
+    RowCalls calls;
+    calls.read_power_w = [this] {
+      std::vector<Result<double>> out;
+      for (size_t i = 0; i < power_w.size(); ++i) {
+        out.push_back(answers[i] ? Result<double>(power_w[i]) : Result<double>(Error::Unavailable("timed out")));
+      }
+      return out;
+    };
+    calls.send = [this](const std::vector<CeilingCommand>& commands) {
+      sends.push_back(commands);
+      return std::vector<Status>(commands.size(), Status::Ok());
+    };
+    calls.read_ceilings = [this] { return ceilings; };
+    return calls;
+  }
+  void SetAll(double w) { power_w.assign(4, w); }
+};
+
+RowControllerOptions Options(ScriptedRow& row, bool shadow = false, bool in_band = true) {
+  RowControllerOptions options;
+  options.config.row.budget_w = 4000;
+  options.config.control.telemetry_period_s = 1;
+  options.config.control.max_reading_age_s = 10;
+  options.shadow = shadow;
+  options.in_band = in_band;
+  options.log = [&row](const std::string& line) { row.log.push_back(line); };
+  return options;
+}
+
+std::vector<ControlledServer> Servers() {
+  return {{"h0", Priority::kHigh}, {"h1", Priority::kHigh}, {"l0", Priority::kLow}, {"l1", Priority::kLow}};
+}
+
+// server index -> ceiling, over one period's sends.
+std::map<size_t, std::optional<int>> Sent(const std::vector<CeilingCommand>& commands) {
+  std::map<size_t, std::optional<int>> out;
+  for (const CeilingCommand& c : commands) out[c.server] = c.mhz;
+  return out;
+}
+
+TEST(RowController, LowPriorityIsCappedFirstThenHighThenEverythingIsReleased) {
+  ScriptedRow row;
+  RowController controller(Options(row), Servers(), row.Calls());
+  const polca::PolicySpec spec;
+  double t = 0;
+  controller.RunPeriod(t += 1);
+  EXPECT_EQ(row.sends.size(), 1u) << "the first period clears whatever was there";
+  row.sends.clear();
+  row.SetAll(850);  // 85 %: above T1
+  controller.RunPeriod(t += 1);
+  ASSERT_EQ(row.sends.size(), 1u);
+  EXPECT_EQ(Sent(row.sends[0]),
+            (std::map<size_t, std::optional<int>>{{2, int(spec.t1_low_mhz)}, {3, int(spec.t1_low_mhz)}}));
+  row.SetAll(950);  // above T2: low priority further down, then high priority at the next reading
+  controller.RunPeriod(t += 1);
+  EXPECT_EQ(Sent(row.sends.back())[2], int(spec.t2_low_mhz));
+  controller.RunPeriod(t += 1);
+  EXPECT_EQ(Sent(row.sends.back())[0], int(spec.t2_high_mhz));
+  EXPECT_EQ(controller.policy().level(), PolicyLevel::kT2High);
+  row.SetAll(600);  // below every release threshold
+  controller.RunPeriod(t += 1);
+  EXPECT_EQ(Sent(row.sends.back()), (std::map<size_t, std::optional<int>>{
+                                        {0, std::nullopt}, {1, std::nullopt}, {2, std::nullopt}, {3, std::nullopt}}));
+}
+
+TEST(RowController, TheBrakeCapsEveryServerAtTheBrakeClock) {
+  ScriptedRow row;
+  RowController controller(Options(row), Servers(), row.Calls());
+  controller.RunPeriod(1);
+  row.SetAll(1100);
+  controller.RunPeriod(2);
+  for (const auto& [server, mhz] : Sent(row.sends.back())) EXPECT_EQ(mhz, int(polca::PolicySpec{}.brake_mhz)) << server;
+  EXPECT_EQ(controller.policy().brake_engagements(), 1);
+}
+
+TEST(RowController, ShadowModeSendsNothingAndLogsWhatItWouldSendOnce) {
+  ScriptedRow row;
+  RowController controller(Options(row, /*shadow=*/true), Servers(), row.Calls());
+  row.SetAll(850);
+  controller.RunPeriod(1);
+  controller.RunPeriod(2);
+  EXPECT_TRUE(row.sends.empty());
+  ASSERT_EQ(row.log.size(), 2u);
+  auto first = nlohmann::json::parse(row.log[0]);
+  EXPECT_EQ(first["mode"], "shadow");
+  EXPECT_EQ(first["would_send"].size(), 4u);
+  EXPECT_EQ(first["state"], "t1");
+  EXPECT_EQ(nlohmann::json::parse(row.log[1])["would_send"].size(), 0u);
+}
+
+TEST(RowController, AStaleServerCountsAtItsLastReadingThenItsPeakAndNeverReleases) {
+  ScriptedRow row;
+  RowController controller(Options(row), Servers(), row.Calls());
+  row.power_w = {950, 600, 600, 600};  // h0's peak is 950
+  controller.RunPeriod(1);
+  row.power_w = {400, 900, 900, 900};  // 77.5 %: normal
+  controller.RunPeriod(2);
+  row.SetAll(900);  // 90 %: above T2
+  controller.RunPeriod(3);
+  EXPECT_GE(controller.policy().level(), PolicyLevel::kT2Low);
+  row.answers[0] = false;  // h0 goes quiet at 900 W
+  row.power_w = {0, 100, 100, 100};
+  auto report = controller.RunPeriod(4);
+  EXPECT_EQ(report.stale_servers, std::vector<std::string>{"h0"});
+  EXPECT_DOUBLE_EQ(report.row_power_w, 900 + 300) << "its last reading, while young";
+  EXPECT_GE(controller.policy().level(), PolicyLevel::kT2Low) << "a stale reading never releases";
+  report = controller.RunPeriod(20);
+  EXPECT_DOUBLE_EQ(report.row_power_w, 950 + 300) << "older than max_reading_age_s: its peak";
+  EXPECT_GE(controller.policy().level(), PolicyLevel::kT2Low);
+  row.answers[0] = true;
+  controller.RunPeriod(21);
+  EXPECT_EQ(controller.policy().level(), PolicyLevel::kNormal) << "seen again: the row is handled again";
+}
+
+TEST(RowController, ARestartedControllerResumesFromTheAgentsCeilings) {
+  ScriptedRow row;
+  row.ceilings = {
+      Result<std::vector<ObservedCeiling>>(std::vector<ObservedCeiling>{{"polca level=t2-low brake=off", 25}}),
+      Result<std::vector<ObservedCeiling>>(Error::Unavailable("down"))};
+  RowController controller(Options(row), Servers(), row.Calls());
+  EXPECT_EQ(controller.Resume(0), (RowPolicyState{PolicyLevel::kT2Low, false}));
+  row.SetAll(870);  // between T2's release (84 %) and T2 (89 %): stays in T2, low priority capped
+  controller.RunPeriod(1);
+  EXPECT_EQ(controller.policy().level(), PolicyLevel::kT2Low);
+  EXPECT_EQ(Sent(row.sends.back())[2], int(polca::PolicySpec{}.t2_low_mhz));
+  EXPECT_EQ(Sent(row.sends.back()).count(0), 1u);  // high priority: told "none" once (its view was unknown)
+}
+
+TEST(RowController, CeilingsAreRenewedBeforeTheirLeaseRunsOut) {
+  ScriptedRow row;
+  RowControllerOptions options = Options(row);
+  options.ceiling_lease_s = 30;
+  RowController controller(options, Servers(), row.Calls());
+  row.SetAll(850);
+  controller.RunPeriod(0);
+  row.sends.clear();
+  for (int t = 1; t <= 10; ++t) controller.RunPeriod(t);
+  ASSERT_EQ(row.sends.size(), 1u) << "one renewal at lease / 3 = 10 s";
+  EXPECT_EQ(row.sends[0].size(), 2u) << "the two capped servers";
+  EXPECT_DOUBLE_EQ(row.sends[0][0].lease_s, 30);
+  EXPECT_EQ(row.sends[0][0].reason, "polca level=t1 brake=off");
+}
+
+TEST(RowController, OutOfBandCommandsAreHeldForTheActuationLatency) {
+  ScriptedRow row;
+  RowControllerOptions options = Options(row, false, /*in_band=*/false);
+  options.config.control.actuation_latency_s = 5;
+  RowController controller(options, Servers(), row.Calls());
+  controller.RunPeriod(0);
+  row.sends.clear();
+  row.SetAll(850);
+  controller.RunPeriod(1);
+  for (int t = 2; t < 6; ++t) controller.RunPeriod(t);
+  EXPECT_TRUE(row.sends.empty()) << "effective at 6 s";
+  controller.RunPeriod(6);
+  ASSERT_EQ(row.sends.size(), 1u);
+  EXPECT_EQ(Sent(row.sends[0]).size(), 2u);
+}
+
+TEST(RowController, TheDecisionLogReplaysThroughThePolicyToTheSameCommands) {
+  ScriptedRow row;
+  RowController controller(Options(row), Servers(), row.Calls());
+  const std::vector<double> profile = {500, 850, 950, 950, 1100, 800, 700, 600, 500};
+  double t = 0;
+  for (double w : profile) {
+    row.SetAll(w);
+    controller.RunPeriod(t += 1);
+  }
+  polca::ControlSpec control;
+  control.max_reading_age_s = 10;
+  control.actuation_latency_s = 0;
+  control.brake_latency_s = 0;
+  polca::RowPowerPolicy replay(polca::PolicyKind::kPolca, polca::PolicySpec{}, control);
+  size_t commands = 0;
+  for (const std::string& line : row.log) {
+    auto doc = nlohmann::json::parse(line);
+    auto again = replay.Decide({doc["measured_at_s"], doc["fraction"], doc["stale_servers"].empty()}, doc["time"]);
+    ASSERT_EQ(again.size(), doc["commands"].size()) << line;
+    for (size_t k = 0; k < again.size(); ++k) {
+      EXPECT_DOUBLE_EQ(again[k].effective_at_s, doc["commands"][k]["effective_at_s"].get<double>());
+    }
+    commands += again.size();
+  }
+  EXPECT_GE(commands, 5u);
+}
+
+}  // namespace
+}  // namespace wattcut::row_control

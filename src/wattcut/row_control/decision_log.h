@@ -1,0 +1,66 @@
+// The row controller's decision log: one JSON object per reading, as JSON lines (JSONL) that an
+// operator reads, greps and replays (the integration test replays it through RowPowerPolicy):
+//   {"time", "measured_at_s", "row_power_w", "fraction", "state", "brake", "stale_servers",
+//    "commands": [{"target": "low"|"high"|"brake", "lock_mhz" | "brake_on", "issued_at_s",
+//                  "effective_at_s"}],
+//    "mode": "shadow"|"enforce", "sent" | "would_send": [{"server", "mhz" | null}], "send_errors"}
+// "time" and the command times are the controller's clock (seconds since it started); "unix_time"
+// is the wall clock of the reading.
+#pragma once
+
+#include <cstdio>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "wattcut/base/result.h"
+#include "wattcut/polca/row_power_policy.h"
+
+namespace wattcut::row_control {
+
+// A ceiling for one server's GPUs: set (mhz) or cleared (nullopt).
+struct CeilingCommand {
+  size_t server = 0;
+  std::optional<int> mhz;
+  double lease_s = 0;
+  std::string reason;
+};
+
+// What one period decided and did.
+struct Decision {
+  double now_s = 0;
+  double unix_time_s = 0;
+  double row_power_w = 0;
+  double fraction = 0;
+  double measured_at_s = 0;
+  polca::PolicyLevel level = polca::PolicyLevel::kNormal;
+  bool brake = false;
+  bool shadow = false;
+  std::vector<std::string> stale_servers;
+  std::vector<polca::ControlCommand> commands;  // the policy's, this period
+  std::vector<CeilingCommand> sent;             // (would be, in shadow mode) sent
+  std::vector<std::string> send_errors;
+};
+
+// One line of the log (no newline); `server_names` names CeilingCommand::server.
+std::string DecisionLogLine(const Decision& decision, const std::vector<std::string>& server_names);
+
+// An append-only JSONL file, flushed after every line (a controller killed mid-run leaves whole
+// lines behind).
+class DecisionLogFile {
+ public:
+  static Result<std::unique_ptr<DecisionLogFile>> Open(const std::string& path);
+  ~DecisionLogFile();
+  // False once a write failed (the error is kept; the controller goes on).
+  bool Write(const std::string& line);
+  const std::string& error() const { return error_; }
+
+ private:
+  DecisionLogFile(std::FILE* file, std::string path) : file_(file), path_(std::move(path)) {}
+  std::FILE* file_;
+  std::string path_;
+  std::string error_;
+};
+
+}  // namespace wattcut::row_control
