@@ -311,6 +311,8 @@ void AddPolcaCommand(CLI::App& app, CommandStatus& status) {
   sweep->callback([sweep_args, &status] { status.exit_code = RunSweepCommand(*sweep_args); });
 
   auto config_gpu = std::make_shared<std::string>("a100");
+  AddPolcaControlCommand(*polca, status);
+
   CLI::App* config = polca->add_subcommand("config", "Print a built-in config to start your own from");
   config->add_option("--gpu", *config_gpu, "a100 or h100")->capture_default_str();
   config->callback([config_gpu, &status] {

@@ -1,0 +1,321 @@
+"""POLCA live, end to end: a row of 12 `wattcut agent` processes on loopback, each on its own fake
+NVML (8 GPUs), and `wattcut polca control` over them. The test is the row's load: it moves every
+server's GPU load (the fake NVML's `load` key) so that the row's power crosses T1, T2 and the brake
+and comes back, and then breaks things: the controller is SIGKILLed and restarted, one agent is
+SIGKILLed and restarted.
+
+What must hold (issue 13): shadow mode changes no clock; the commands in the decision log are
+exactly what RowPowerPolicy emits for the logged readings (replayed here, in Python, from the same
+rule and thresholds: the C++ replay is row_controller_test); low priority is capped before high
+priority; everything is released after the release thresholds; a killed controller's ceilings
+stay until their lease and a restarted one resumes from the agents' state; a killed agent's
+readings are stale and never release, and its server is handled again when it is back.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import re
+import subprocess
+import sys
+import threading
+import time
+import unittest
+from typing import Dict, List, Optional
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python", "tests"))
+
+from fixtures import TempDir, required_env  # noqa: E402
+
+SERVERS = 12
+GPUS = 8
+PERIOD_S = 0.5
+TOKEN = "row-token-for-the-live-row-test-0123456789"
+POLICY = {"t1": 0.80, "t1_release": 0.75, "t2": 0.89, "t2_release": 0.84, "brake": 1.00, "brake_release": 0.89}
+
+
+def priority(i: int) -> str:
+    return "low" if i % 2 == 0 else "high"
+
+
+class FakeNvmlState:
+    """One agent's fake NVML state file, changed under the same lock the fake library takes."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        with open(path, "w") as f:
+            f.write(f"gpu_count={GPUS}\nmin_mhz=210\nstep_mhz=15\nload=0.3\n")
+
+    def read(self) -> Dict[str, str]:
+        with open(self.path) as f:
+            fcntl.flock(f, fcntl.LOCK_SH)
+            return dict(line.rstrip("\n").split("=", 1) for line in f if "=" in line)
+
+    def set_load(self, load: float) -> None:
+        with open(self.path, "r+") as f:
+            fcntl.flock(f, fcntl.LOCK_EX)
+            state = dict(line.rstrip("\n").split("=", 1) for line in f if "=" in line)
+            state["load"] = str(load)
+            f.seek(0)
+            f.truncate()
+            f.write("".join(f"{k}={v}\n" for k, v in state.items()))
+
+    def locked_max(self) -> List[int]:
+        state = self.read()
+        return [int(state.get(f"gpu{g}.locked_max", "0")) for g in range(GPUS)]
+
+    def lock_calls(self) -> int:
+        if not os.path.exists(self.path + ".log"):
+            return 0
+        with open(self.path + ".log") as f:
+            return sum(1 for line in f if "nvmlDeviceSetGpuLockedClocks" in line)
+
+
+class Service:
+    """A wattcut process whose output is read on a thread; `ready` is the line to wait for."""
+
+    def __init__(self, args: List[str], ready: str, env: Optional[Dict[str, str]] = None) -> None:
+        self.process = subprocess.Popen(args, env=dict(os.environ, **(env or {})), stdout=subprocess.PIPE,
+                                        stderr=subprocess.STDOUT, text=True)
+        self.output = ""
+        self.ready_line = ""
+        for line in self.process.stdout:
+            self.output += line
+            if ready in line:
+                self.ready_line = line
+                break
+        else:
+            raise RuntimeError(f"{args[1]} did not start: {self.output}")
+        threading.Thread(target=self._drain, daemon=True).start()
+
+    def _drain(self) -> None:
+        for line in self.process.stdout:
+            self.output += line
+
+    def kill(self) -> None:
+        if self.process.poll() is None:
+            self.process.kill()
+        self.process.wait()
+        self.process.stdout.close()
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.terminate()
+            self.process.wait(timeout=30)
+        self.process.stdout.close()
+
+
+class LiveRow(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.dir = TempDir("polca-live")
+        cls.binary = required_env("WATTCUT_BINARY")
+        cls.fake_dir = required_env("WATTCUT_FAKE_NVML_DIR")
+        tokens = os.path.join(cls.dir.path, "agent.tokens")
+        with open(tokens, "w") as f:
+            f.write(f"row {TOKEN}\n")
+        os.chmod(tokens, 0o600)
+        cls.token_file = os.path.join(cls.dir.path, "row.token")
+        with open(cls.token_file, "w") as f:
+            f.write(TOKEN + "\n")
+        os.chmod(cls.token_file, 0o600)
+        cls.states = [FakeNvmlState(os.path.join(cls.dir.path, f"nvml{i}")) for i in range(SERVERS)]
+        cls.agents: List[Service] = [cls.start_agent(i, 0) for i in range(SERVERS)]
+        cls.ports = [int(re.search(r"http://127\.0\.0\.1:(\d+)", a.ready_line).group(1)) for a in cls.agents]
+        cls.row = os.path.join(cls.dir.path, "row.txt")
+        with open(cls.row, "w") as f:
+            f.write("# name agent priority\n")
+            for i in range(SERVERS):
+                f.write(f"s{i:02d} http://127.0.0.1:{cls.ports[i]} {priority(i)}\n")
+        config = subprocess.run([cls.binary, "polca", "config"], check=True, stdout=subprocess.PIPE, text=True).stdout
+        # A budget the row exceeds at full load (12 x 5,380 W) and a short period, for a short test.
+        config = re.sub(r"row\.budget_w = .*", "row.budget_w = 60000", config)
+        config = re.sub(r"control\.telemetry_period_s = .*", f"control.telemetry_period_s = {PERIOD_S}", config)
+        config = re.sub(r"control\.max_reading_age_s = .*", "control.max_reading_age_s = 3", config)
+        cls.config = os.path.join(cls.dir.path, "row.conf")
+        with open(cls.config, "w") as f:
+            f.write(config)
+        cls.log = os.path.join(cls.dir.path, "decisions.jsonl")
+        cls.snapshots: Dict[str, List[List[int]]] = {}
+        try:
+            cls.run_the_day()
+        except BaseException:
+            cls.tearDownClass()
+            raise
+
+    @classmethod
+    def start_agent(cls, i: int, port: int) -> Service:
+        return Service([cls.binary, "agent", "--socket", os.path.join(cls.dir.path, f"agent{i}.sock"),
+                        "--listen", f"127.0.0.1:{port}", "--token-file", os.path.join(cls.dir.path, "agent.tokens"),
+                        "--non-gpu-power", "1700+0.15*gpu", "--state-dir", os.path.join(cls.dir.path, f"state{i}")],
+                       "wattcut agent: serving",
+                       {"LD_LIBRARY_PATH": cls.fake_dir, "WATTCUT_FAKE_NVML_STATE": cls.states[i].path})
+
+    @classmethod
+    def start_controller(cls, mode: str, log: str) -> Service:
+        return Service([cls.binary, "polca", "control", "--row", cls.row, "--config", cls.config, "--token-file",
+                        cls.token_file, "--mode", mode, "--in-band", "--log", log, "--ceiling-lease", "4"],
+                       "wattcut polca control: running")
+
+    @classmethod
+    def load(cls, value: float, seconds: float) -> None:
+        for s in cls.states:
+            s.set_load(value)
+        time.sleep(seconds)
+
+    @classmethod
+    def snapshot(cls, name: str) -> None:
+        cls.snapshots[name] = [s.locked_max() for s in cls.states]
+
+    @classmethod
+    def run_the_day(cls) -> None:
+        # Shadow first, at a load that would brake: nothing may change.
+        cls.shadow_log = os.path.join(cls.dir.path, "shadow.jsonl")
+        cls.lock_calls_before_shadow = sum(s.lock_calls() for s in cls.states)
+        shadow = cls.start_controller("shadow", cls.shadow_log)
+        cls.load(1.0, 6 * PERIOD_S)
+        shadow.stop()
+        cls.lock_calls_after_shadow = sum(s.lock_calls() for s in cls.states)
+
+        cls.controller = cls.start_controller("enforce", cls.log)
+        cls.load(0.3, 4 * PERIOD_S)    # ~64 %: normal
+        cls.load(0.64, 8 * PERIOD_S)   # ~85 %: T1, low priority capped
+        cls.snapshot("t1")
+        cls.load(1.0, 10 * PERIOD_S)   # T2: low further down, then high priority
+        cls.snapshot("t2")
+        cls.load(0.3, 8 * PERIOD_S)    # below every release threshold
+        cls.snapshot("released")
+        cls.load(1.0, 6 * PERIOD_S)    # from normal straight to 108 %: the brake
+        cls.load(0.3, 10 * PERIOD_S)
+        cls.snapshot("after_brake")
+
+        # The controller dies in T2 (reached through T1, as above, not through the brake's on and off):
+        # its ceilings stay until their lease (4 s); a restarted one resumes from them.
+        cls.load(0.64, 8 * PERIOD_S)
+        cls.load(1.0, 10 * PERIOD_S)
+        cls.controller.kill()
+        cls.snapshot("controller_killed")
+        cls.log_after_restart = os.path.join(cls.dir.path, "restarted.jsonl")
+        cls.controller = cls.start_controller("enforce", cls.log_after_restart)
+        cls.restart_output_head = cls.controller.output
+        cls.load(1.0, 4 * PERIOD_S)
+        cls.snapshot("controller_restarted")
+
+        # One agent dies while the row is capped; the load drops: its stale readings never release.
+        cls.agents[1].kill()
+        cls.load(0.3, 8 * PERIOD_S)
+        cls.snapshot("agent_down")
+        cls.agents[1] = cls.start_agent(1, cls.ports[1])
+        cls.load(0.3, 10 * PERIOD_S)
+        cls.snapshot("agent_back")
+        cls.controller.stop()
+
+    @classmethod
+    def tearDownClass(cls):
+        for service in getattr(cls, "agents", []):
+            service.stop()
+        if getattr(cls, "controller", None) is not None:
+            cls.controller.kill()
+        cls.dir.remove()
+
+    @staticmethod
+    def read_log(path: str) -> List[dict]:
+        with open(path) as f:
+            return [json.loads(line) for line in f]
+
+    def test_shadow_mode_changes_no_clock(self):
+        self.assertEqual(self.lock_calls_after_shadow, self.lock_calls_before_shadow)
+        decisions = self.read_log(self.shadow_log)
+        self.assertTrue(any(d["brake"] for d in decisions), "it would have braked")
+        self.assertTrue(all("would_send" in d and "sent" not in d for d in decisions))
+
+    def test_the_commands_are_the_policys_for_the_logged_readings(self):
+        # The policy's rule, replayed: level and brake after each reading (in-band: no latency).
+        for path in (self.log, self.log_after_restart):
+            decisions = self.read_log(path)
+            self.assertGreater(len(decisions), 10)
+            level, brake = None, None
+            for d in decisions:
+                if level is None:  # the first decision of a run starts from its resumed state
+                    level, brake = d["state"], d["brake"]
+                    continue
+                p, fresh = d["fraction"], not d["stale_servers"]
+                expected_brake = brake
+                if not brake and p > POLICY["brake"]:
+                    expected_brake = True
+                elif brake and fresh and p < POLICY["brake_release"]:
+                    expected_brake = False
+                self.assertEqual(d["brake"], expected_brake, d)
+                order = ["normal", "t1", "t2-low", "t2-high"]
+                nxt = level
+                if p > POLICY["t2"]:
+                    if order.index(level) < 2:
+                        nxt = "t2-low"
+                    elif level == "t2-low":
+                        nxt = "t2-high"
+                elif p > POLICY["t1"] and order.index(level) < 1:
+                    nxt = "t1"
+                if fresh:
+                    if order.index(level) >= 2 and p < POLICY["t2_release"]:
+                        nxt = "normal" if p < POLICY["t1_release"] else "t1"
+                    elif level == "t1" and p < POLICY["t1_release"]:
+                        nxt = "normal"
+                self.assertEqual(d["state"], nxt, d)
+                if nxt != level or expected_brake != brake:
+                    self.assertTrue(d["commands"], f"a change without a command: {d}")
+                level, brake = nxt, expected_brake
+
+    def test_every_threshold_was_crossed(self):
+        decisions = self.read_log(self.log)
+        states = {d["state"] for d in decisions}
+        self.assertTrue({"normal", "t1", "t2-low", "t2-high"} <= states, states)
+        self.assertTrue(any(d["brake"] for d in decisions))
+
+    def test_low_priority_is_capped_before_high_priority(self):
+        t1 = self.snapshots["t1"]
+        for i in range(SERVERS):
+            if priority(i) == "low":
+                self.assertEqual(set(t1[i]), {1275}, i)
+            else:
+                self.assertEqual(set(t1[i]), {0}, f"high priority s{i} is not capped at T1")
+        t2 = self.snapshots["t2"]
+        for i in range(SERVERS):
+            self.assertEqual(set(t2[i]), {1110 if priority(i) == "low" else 1305}, i)
+        # In the log: each high-priority server's first ceiling comes after every low one's first.
+        first_sent: Dict[str, float] = {}
+        for d in self.read_log(self.log):
+            for s in d["sent"]:
+                if s["mhz"] is not None:
+                    first_sent.setdefault(s["server"], d["time"])
+        low = [first_sent[f"s{i:02d}"] for i in range(SERVERS) if priority(i) == "low"]
+        high = [first_sent[f"s{i:02d}"] for i in range(SERVERS) if priority(i) == "high"]
+        self.assertLess(max(low), min(high))
+
+    def test_everything_is_released_below_the_release_thresholds(self):
+        for name in ("released", "after_brake", "agent_back"):
+            self.assertEqual({m for server in self.snapshots[name] for m in server}, {0}, name)
+
+    def test_a_killed_controllers_ceilings_stay_and_a_restarted_one_resumes(self):
+        killed = self.snapshots["controller_killed"]
+        self.assertTrue(all(m > 0 for server in killed for m in server), killed)
+        self.assertIn("resumed in state polca level=t2", self.restart_output_head)
+        first = self.read_log(self.log_after_restart)[0]
+        self.assertTrue(first["state"].startswith("t2"), first)
+        self.assertEqual(self.snapshots["controller_restarted"], killed)
+
+    def test_a_dead_agent_is_stale_never_releases_and_is_handled_again_when_back(self):
+        decisions = self.read_log(self.log_after_restart)
+        stale = [d for d in decisions if "s01" in d["stale_servers"]]
+        self.assertTrue(stale, "s01's readings were never stale")
+        for d in stale:
+            self.assertTrue(d["state"].startswith("t2") or d["brake"], f"released on a stale reading: {d}")
+        down = self.snapshots["agent_down"]
+        self.assertTrue(all(m > 0 for i, server in enumerate(down) if i != 1 for m in server), down)
+        self.assertEqual(decisions[-1]["state"], "normal")
+        self.assertEqual(decisions[-1]["stale_servers"], [])
+
+
+if __name__ == "__main__":
+    unittest.main()
