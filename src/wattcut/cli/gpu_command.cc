@@ -1,17 +1,25 @@
-// `wattcut gpu`: look at and control the GPUs through a backend (NVML or simulated).
+// `wattcut gpu`: look at and control the GPUs through a backend (NVML, simulated, or the node agent:
+// `wattcut gpu --agent SOCKET ...`, or $WATTCUT_AGENT_SOCKET; every subcommand but profile works through it).
 //   list   GPUs, clocks, power limits, power and the energy counter
 //   lock   lock SM clocks (and optionally the memory clock to max, a power limit), confirming the change;
 //          every argument is checked against every selected GPU first, and a step that still fails
-//          undoes the steps already applied
+//          undoes the steps already applied. --hold keeps the lock until SIGINT/SIGTERM, --for SECONDS
+//          that long, then undoes it. Through an agent the lock is the lease's and ends with this
+//          process, so a lock without --hold or --for is refused there
 //   reset  undo locks (SM and memory clocks; the power limit with --power-limit)
 //   watch  power, SM clock and energy over time (like nvidia-smi dmon)
 //   check  read-only check of the NVML backend with a verdict; setters run in dry-run only (gpu/backend_check.h)
 //   profile  the online profiler on simulated GPUs running a model workload: a profile CSV for the planner
 //            (runtime/simulated_pipeline_profiling.h)
 // The lock itself (plan, apply, roll back) is gpu/clock_lock_plan.h; this file reads the flags and prints.
+#include <signal.h>
+#include <time.h>
+
+#include <cerrno>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <iostream>
 #include <memory>
@@ -20,9 +28,11 @@
 
 #include "wattcut/base/fixed_decimals.h"
 #include "wattcut/cli/command.h"
+#include "wattcut/gpu/agent_backend.h"
 #include "wattcut/gpu/backend_check.h"
 #include "wattcut/gpu/clock.h"
 #include "wattcut/gpu/clock_lock_plan.h"
+#include "wattcut/gpu/dry_run_backend.h"
 #include "wattcut/gpu/open_backend.h"
 #include "wattcut/runtime/simulated_pipeline_profiling.h"
 
@@ -31,12 +41,16 @@ namespace {
 
 struct GpuArgs {
   BackendOptions backend;
+  std::string agent;  // --agent (on `gpu` itself)
+  std::string agent_token_file;
   int gpu = -1;  // -1: all
   // lock
   int sm_mhz = 0;
   int sm_max_mhz = 0;
   bool memory_max = false;
   std::optional<double> power_limit_w;
+  bool hold = false;
+  std::optional<double> for_s;
   // reset
   bool reset_power_limit = false;
   bool keep_memory = false;
@@ -145,11 +159,80 @@ std::string ClockChange(const std::optional<int>& before, const std::optional<in
 
 std::optional<int> Reading(const Result<int>& value) { return value.ok() ? std::optional<int>(*value) : std::nullopt; }
 
+// SIGINT and SIGTERM, blocked in every thread (the mask is inherited: block before any starts) so
+// that the hold below takes them with sigtimedwait instead of dying with the lock in place.
+class HeldSignals {
+ public:
+  HeldSignals() {
+    sigemptyset(&set_);
+    sigaddset(&set_, SIGINT);
+    sigaddset(&set_, SIGTERM);
+    pthread_sigmask(SIG_BLOCK, &set_, &previous_);
+  }
+  ~HeldSignals() { pthread_sigmask(SIG_SETMASK, &previous_, nullptr); }
+  HeldSignals(const HeldSignals&) = delete;
+  HeldSignals& operator=(const HeldSignals&) = delete;
+
+  // Waits for SIGINT or SIGTERM, at most `limit_s` (none: forever). The signal's name, or "" when
+  // the time ran out.
+  std::string Wait(std::optional<double> limit_s) {
+    const auto until = std::chrono::steady_clock::now() + std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                                              std::chrono::duration<double>(limit_s.value_or(0)));
+    for (;;) {
+      int signal = -1;
+      if (!limit_s) {
+        signal = sigwaitinfo(&set_, nullptr);
+      } else {
+        const auto left = until - std::chrono::steady_clock::now();
+        if (left <= std::chrono::nanoseconds(0)) return "";
+        const auto seconds = std::chrono::duration_cast<std::chrono::seconds>(left);
+        timespec timeout{
+            static_cast<time_t>(seconds.count()),
+            static_cast<long>(std::chrono::duration_cast<std::chrono::nanoseconds>(left - seconds).count())};
+        signal = sigtimedwait(&set_, nullptr, &timeout);
+        if (signal < 0 && errno == EAGAIN) return "";
+      }
+      if (signal == SIGINT) return "SIGINT";
+      if (signal == SIGTERM) return "SIGTERM";
+    }
+  }
+
+ private:
+  sigset_t set_;
+  sigset_t previous_;
+};
+
+// The agent under `backend` (through a dry run too), or null.
+AgentBackend* AgentOf(GpuBackend& backend) {
+  if (auto* agent = dynamic_cast<AgentBackend*>(&backend)) return agent;
+  if (auto* dry = dynamic_cast<DryRunBackend*>(&backend)) return dynamic_cast<AgentBackend*>(&dry->inner());
+  return nullptr;
+}
+
+// The command line's checks of --hold and --for.
+Status CheckHoldFlags(const GpuArgs& args) {
+  if (args.hold && args.for_s) return Error{"give --hold (until a signal) or --for SECONDS, not both"};
+  if (args.for_s && !(std::isfinite(*args.for_s) && *args.for_s > 0 && *args.for_s <= 1e7)) {
+    return Error{"--for: expected a number of seconds in (0, 10000000]"};
+  }
+  if (args.backend.kind == "agent" && !args.hold && !args.for_s && !args.backend.dry_run) {
+    return Error{
+        "through an agent a lock lasts only as long as this command: the lock belongs to this process's "
+        "lease, and the agent ends the lease and resets the clocks when the process exits. Add --hold "
+        "(keep the lock until Ctrl-C or SIGTERM) or --for SECONDS"};
+  }
+  return Status::Ok();
+}
+
 int Lock(const GpuArgs& args) {
   const std::string name = "gpu lock";
   if (args.sm_mhz <= 0 && args.sm_max_mhz <= 0 && !args.memory_max && !args.power_limit_w) {
     return ReportError(name, Error{"nothing to lock: give --sm MHZ, --memory-max and/or --power-limit W"});
   }
+  if (Status s = CheckHoldFlags(args); !s.ok()) return ReportError(name, s.error());
+  const bool holds = args.hold || args.for_s.has_value();
+  std::optional<HeldSignals> signals;
+  if (holds) signals.emplace();  // before the backend starts any thread
   auto selected = OpenSelectedGpus(args);
   if (!selected.ok()) return ReportError(name, selected.error());
   if (Status s = CheckLockFlags(args); !s.ok()) return ReportError(name, s.error());
@@ -161,9 +244,16 @@ int Lock(const GpuArgs& args) {
   GpuBackend& b = *selected->backend;
   auto plans = PlanClockLock(b, selected->gpus, request);
   if (!plans.ok()) return ReportError(name, plans.error());
-
   const bool dry = args.backend.dry_run;
+  // Through an agent, every GPU is leased before anything changes: a GPU another process holds
+  // stops the lock here, naming that process.
+  if (AgentBackend* agent = AgentOf(b); agent != nullptr && !dry) {
+    if (Status s = agent->LeaseGpus(selected->gpus); !s.ok()) return ReportError(name, s.error());
+  }
+
+  std::vector<ClockLockChange> changes;
   Status applied = ApplyClockLock(b, *plans, [&](const ClockLockChange& change) {
+    changes.push_back(change);
     std::cout << "GPU " << change.gpu << ": ";
     switch (change.kind) {
       case ClockLockChange::kSmClocks:
@@ -183,6 +273,16 @@ int Lock(const GpuArgs& args) {
   });
   if (!applied.ok()) return ReportError(name, applied.error());
   if (dry) std::cout << "dry run: nothing changed\n";
+  if (!holds) return 0;
+  if (args.for_s) {
+    std::cout << "holding the lock for " << FixedDecimals(*args.for_s, 1) << " s (or until SIGINT or SIGTERM)\n";
+  } else {
+    std::cout << "holding the lock until SIGINT or SIGTERM (Ctrl-C)\n";
+  }
+  std::cout.flush();
+  const std::string signal = signals->Wait(args.for_s);
+  std::cout << (signal.empty() ? std::string("time is up") : signal) << ": "
+            << (dry ? std::string("dry run: nothing to undo") : RollBackClockLock(b, changes)) << "\n";
   return 0;
 }
 
@@ -302,6 +402,37 @@ int Profile(const GpuArgs& args) {
   return 0;
 }
 
+// --agent (or $WATTCUT_AGENT_SOCKET when --backend is not given) makes the backend the node agent.
+Status ResolveAgent(GpuArgs& args, const CLI::App* sub) {
+  const bool backend_given = sub->count("--backend") > 0;
+  std::string agent = args.agent;
+  if (!agent.empty() && backend_given) return Error{"give --agent or --backend, not both"};
+  if (agent.empty() && !backend_given) {
+    const char* from_environment = std::getenv(kAgentSocketVariable);
+    if (from_environment != nullptr) agent = from_environment;
+  }
+  if (agent.empty()) {
+    if (!args.agent_token_file.empty()) return Error{"--agent-token-file needs --agent"};
+    return Status::Ok();
+  }
+  args.backend.kind = "agent";
+  args.backend.agent = agent;
+  args.backend.agent_token_file = args.agent_token_file;
+  return Status::Ok();
+}
+
+// A subcommand's callback that can work through the agent: resolves it first.
+std::function<void()> ThroughAgent(const std::shared_ptr<GpuArgs>& args, CLI::App* sub, const std::string& name,
+                                   CommandStatus& status, int (*run)(const GpuArgs&)) {
+  return [args, sub, name, &status, run] {
+    if (Status s = ResolveAgent(*args, sub); !s.ok()) {
+      status.exit_code = ReportError(name, s.error());
+      return;
+    }
+    status.exit_code = run(*args);
+  };
+}
+
 void AddBackendOptions(CLI::App* sub, GpuArgs& args, bool allow_dry_run) {
   sub->add_option("--backend", args.backend.kind, "GPU backend: nvml (real GPUs) or simulated (built-in GPU models)")
       ->check(CLI::IsMember({"nvml", "simulated"}))
@@ -320,36 +451,45 @@ void AddGpuCommand(CLI::App& app, CommandStatus& status) {
   auto args = std::make_shared<GpuArgs>();
   CLI::App* gpu = app.add_subcommand("gpu", "Look at and control GPUs: list, lock, reset, watch, check");
   gpu->require_subcommand(1);
+  gpu->fallthrough();  // `gpu list --agent S` as well as `gpu --agent S list`
+  gpu->add_option("--agent", args->agent,
+                  "Work through the node agent (`wattcut agent`) on this socket, or at this http:// URL "
+                  "(default: $WATTCUT_AGENT_SOCKET when --backend is not given)");
+  gpu->add_option("--agent-token-file", args->agent_token_file,
+                  "File holding the agent's bearer token ('TOKEN' or 'SCOPE TOKEN'): for TCP");
 
   CLI::App* list = gpu->add_subcommand("list", "GPUs, supported clocks, power limits, power and energy counter");
   AddBackendOptions(list, *args, true);
-  list->callback([args, &status] { status.exit_code = List(*args); });
+  list->callback(ThroughAgent(args, list, "gpu list", status, List));
 
-  CLI::App* lock = gpu->add_subcommand("lock", "Lock SM clocks (needs root or CAP_SYS_ADMIN on real GPUs)");
+  CLI::App* lock =
+      gpu->add_subcommand("lock", "Lock SM clocks (on real GPUs: root, CAP_SYS_ADMIN, or --agent with --hold/--for)");
   AddBackendOptions(lock, *args, true);
   lock->add_option("--sm", args->sm_mhz, "SM clock to lock to, MHz (the lower bound with --sm-max)");
   lock->add_option("--sm-max", args->sm_max_mhz, "Upper bound of the SM clock range, MHz (default: --sm)");
   lock->add_flag("--memory-max", args->memory_max, "Also lock the memory clock to its maximum");
   lock->add_option("--power-limit", args->power_limit_w, "Also set the power limit, W");
-  lock->callback([args, &status] { status.exit_code = Lock(*args); });
+  lock->add_flag("--hold", args->hold, "Keep the lock until SIGINT or SIGTERM (Ctrl-C), then undo it");
+  lock->add_option("--for", args->for_s, "Keep the lock this many seconds (or until SIGINT/SIGTERM), then undo it");
+  lock->callback(ThroughAgent(args, lock, "gpu lock", status, Lock));
 
   CLI::App* reset = gpu->add_subcommand("reset", "Reset SM and memory clocks (and the power limit with --power-limit)");
   AddBackendOptions(reset, *args, true);
   reset->add_flag("--power-limit", args->reset_power_limit, "Also reset the power limit to its default");
   reset->add_flag("--keep-memory", args->keep_memory, "Leave the memory clock locked");
-  reset->callback([args, &status] { status.exit_code = Reset(*args); });
+  reset->callback(ThroughAgent(args, reset, "gpu reset", status, Reset));
 
   CLI::App* watch = gpu->add_subcommand("watch", "Print power, SM clock and energy every interval");
   AddBackendOptions(watch, *args, false);
   watch->add_option("--interval", args->interval_s, "Seconds between samples")->capture_default_str();
   watch->add_option("--count", args->count, "Number of samples (default: until interrupted)");
-  watch->callback([args, &status] { status.exit_code = Watch(*args); });
+  watch->callback(ThroughAgent(args, watch, "gpu watch", status, Watch));
 
   CLI::App* check = gpu->add_subcommand(
       "check", "Read-only check of the GPU backend with a verdict (setters in dry-run only; changes nothing)");
   AddBackendOptions(check, *args, false);
   check->add_option("--duration", args->duration_s, "Seconds of power and energy sampling")->capture_default_str();
-  check->callback([args, &status] { status.exit_code = Check(*args); });
+  check->callback(ThroughAgent(args, check, "gpu check", status, Check));
 
   CLI::App* profile = gpu->add_subcommand(
       "profile",
@@ -373,6 +513,11 @@ void AddGpuCommand(CLI::App& app, CommandStatus& status) {
       ->capture_default_str();
   profile->add_option("--out", args->out_path, "Output CSV (default: stdout)");
   profile->callback([args, profile, &status] {
+    if (!args->agent.empty()) {
+      status.exit_code =
+          ReportError("gpu profile", Error{"--agent does not apply: the profiler runs on simulated GPUs"});
+      return;
+    }
     if (profile->count("--backend") == 0) args->backend.kind = "simulated";
     status.exit_code = Profile(*args);
   });
