@@ -29,5 +29,6 @@ void AddGpuCommand(CLI::App& app, CommandStatus& status);
 void AddAgentCommand(CLI::App& app, CommandStatus& status);
 // `polca control`, added by AddPolcaCommand under `polca`.
 void AddPolcaControlCommand(CLI::App& polca, CommandStatus& status);
+void AddPolcaReplayCommand(CLI::App& polca, CommandStatus& status);
 
 }  // namespace wattcut::cli
