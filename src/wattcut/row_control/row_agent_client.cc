@@ -115,6 +115,97 @@ Result<const json*> ArrayField(const json& object, const std::string& name) {
   return &*it;
 }
 
+// The few fields of a readings answer that the controller uses (time_s, the length of gpus,
+// server.power_w and server.source), read without building the rest: an 8-GPU agent's answer is
+// about 1 KB, and parsing all of it into a document for each of 1,000 servers every period was
+// most of the controller's CPU time (36 us against 14 us per answer here). `doc` has the shape of
+// the answer, with only those fields (gpus' elements as nulls), for the checks of the full one.
+class ReadingsFields : public nlohmann::json_sax<json> {
+ public:
+  json doc;
+  bool top_seen = false;
+
+  bool null() override { return Scalar(nullptr); }
+  bool boolean(bool value) override { return Scalar(value); }
+  bool number_integer(number_integer_t value) override { return Scalar(value); }
+  bool number_unsigned(number_unsigned_t value) override { return Scalar(value); }
+  bool number_float(number_float_t value, const string_t&) override { return Scalar(value); }
+  bool string(string_t& value) override { return Scalar(std::move(value)); }
+  bool binary(binary_t&) override { return Scalar(nullptr); }
+  bool start_object(std::size_t) override { return Open(true); }
+  bool start_array(std::size_t) override { return Open(false); }
+  bool end_object() override { return Close(); }
+  bool end_array() override { return Close(); }
+  bool key(string_t& name) override {
+    if (depth_ == 1) key1_ = std::move(name);
+    if (depth_ == 2) key2_ = std::move(name);
+    return true;
+  }
+  bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception&) override { return false; }
+
+ private:
+  bool KeptAtTop() const { return key1_ == "time_s" || key1_ == "gpus" || key1_ == "server"; }
+  bool KeptInServer() const { return in_server_ && (key2_ == "power_w" || key2_ == "source"); }
+
+  bool Scalar(json value) {
+    if (depth_ == 0) {
+      top_seen = true;
+      doc = std::move(value);
+    } else if (depth_ == 1 && top_object_ && KeptAtTop()) {
+      doc[key1_] = std::move(value);
+    } else if (depth_ == 2 && KeptInServer()) {
+      doc["server"][key2_] = std::move(value);
+    } else if (depth_ == 2 && in_gpus_) {
+      doc["gpus"].push_back(nullptr);
+    }
+    return true;
+  }
+  bool Open(bool object) {
+    json empty = object ? json::object() : json::array();
+    if (depth_ == 0) {
+      top_seen = true;
+      top_object_ = object;
+      doc = std::move(empty);
+    } else if (depth_ == 1 && top_object_ && KeptAtTop()) {
+      in_server_ = object && key1_ == "server";
+      in_gpus_ = !object && key1_ == "gpus";
+      doc[key1_] = std::move(empty);
+    } else if (depth_ == 2 && KeptInServer()) {
+      doc["server"][key2_] = std::move(empty);
+    } else if (depth_ == 2 && in_gpus_) {
+      doc["gpus"].push_back(nullptr);
+    }
+    ++depth_;
+    return true;
+  }
+  bool Close() {
+    --depth_;
+    if (depth_ == 1) {
+      in_server_ = false;
+      in_gpus_ = false;
+    }
+    return true;
+  }
+
+  int depth_ = 0;
+  bool top_object_ = false;
+  bool in_server_ = false;  // inside the top level's "server" object
+  bool in_gpus_ = false;    // inside the top level's "gpus" array
+  std::string key1_;
+  std::string key2_;
+};
+
+Result<json> ParseReadings(const std::string& body) {
+  ReadingsFields fields;
+  if (!json::sax_parse(body, &fields) || !fields.top_seen) {
+    return Error::Malformed("the answer is not JSON: '" + PrintableText(body, 120) + "'");
+  }
+  if (!fields.doc.is_object()) {
+    return Error::Malformed("the answer is not a JSON object: '" + PrintableText(body, 120) + "'");
+  }
+  return std::move(fields.doc);
+}
+
 }  // namespace
 
 AgentTimeouts AgentTimeouts::ForPeriod(double telemetry_period_s) {
@@ -206,7 +297,7 @@ Result<ServerPowerSample> RowAgentClient::ReadPower() {
   ServerPowerSample sample;
   sample.request_time_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   auto named = [&](const Error& error) { return error.WithContext(Where("GET", "/v1/readings")); };
-  auto doc = ParseObject(answer->body);
+  auto doc = ParseReadings(answer->body);
   if (!doc.ok()) return named(doc.error());
   auto server = doc->find("server");
   if (server == doc->end() || !server->is_object()) {

@@ -298,6 +298,10 @@ TEST(RowAgentClient, AMalformedAnswerNamesTheServerAndTheField) {
                 "field 'server.power_w': expected a finite number >= 0"},
            Case{R"({"time_s":1,"gpus":[],"server":{"power_w":5,"source":null}})", "field 'server.source'"},
            Case{R"({"time_s":1,"gpus":{},"server":{"power_w":5,"source":"model"}})", "field 'gpus'"},
+           Case{R"({"gpus":[],"server":{"power_w":5,"source":"model"}})", "field 'time_s' is missing"},
+           Case{R"({"time_s":1,"gpus":[],"server":[1]})", "field 'server': expected an object, got []"},
+           Case{R"({"time_s":1,"gpus":[],"server":{"power_w":{"w":1},"source":"model"}})",
+                "field 'server.power_w': expected a number, got {}"},
        }) {
     OddAgent odd(c.body);
     auto client = Client(RowServer{"gpu-b07", odd.url(), polca::Priority::kHigh, 7});
@@ -323,6 +327,30 @@ TEST(RowAgentClient, AMalformedAnswerNamesTheServerAndTheField) {
     EXPECT_THAT(ceilings.error().message, HasSubstr("server gpu-b07 (" + odd.url() + "): GET /v1/state: "));
     EXPECT_THAT(ceilings.error().message, HasSubstr(c.expected)) << c.body;
   }
+}
+
+// The readings answer is read for its few fields only: fields elsewhere that bear the same names
+// (inside a GPU's reading, deeper in server) and fields it does not know must not be taken for them.
+TEST(RowAgentClient, ReadsOnlyTheFieldsItUsesWhereverOthersOfTheSameNameAre) {
+  OddAgent odd(R"({"gpus":[{"index":0,"power_w":1,"server":{"power_w":9}},[],7],"extra":{"time_s":"x"},)"
+               R"("server":{"gpu_power_w":1.5,"nested":{"power_w":"no","source":3},"power_w":4200.5,)"
+               R"("source":"redfish","redfish_age_s":null},"time_s":1700000000.25,"power_w":"top"})");
+  auto client = Client(RowServer{"gpu-c01", odd.url(), polca::Priority::kLow, 1});
+  auto sample = client->ReadPower();
+  ASSERT_TRUE(sample.ok()) << sample.error().message;
+  EXPECT_DOUBLE_EQ(sample->power_w, 4200.5);
+  EXPECT_EQ(sample->source, "redfish");
+  EXPECT_EQ(sample->gpu_count, 3);
+  EXPECT_DOUBLE_EQ(sample->agent_time_s, 1700000000.25);
+
+  OddAgent empty("");
+  auto none = Client(RowServer{"gpu-c02", empty.url(), polca::Priority::kLow, 2})->ReadPower();
+  ASSERT_FALSE(none.ok());
+  EXPECT_THAT(none.error().message, HasSubstr("the answer is not JSON"));
+  OddAgent truncated(R"({"time_s":1,"gpus":[],"server":{"power_w":5,"source":"model"})");
+  auto cut = Client(RowServer{"gpu-c03", truncated.url(), polca::Priority::kLow, 3})->ReadPower();
+  ASSERT_FALSE(cut.ok());
+  EXPECT_THAT(cut.error().message, HasSubstr("the answer is not JSON"));
 }
 
 TEST(RowAgents, ReadsAndCommandsEveryServerAndNamesTheOnesThatFail) {
