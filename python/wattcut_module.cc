@@ -82,6 +82,7 @@ std::unique_ptr<RankClient> StartRankClient(const py::kwargs& kw) {
   o.backend.dry_run = get("dry_run").cast<bool>();
   o.backend.simulated_gpus = o.gpu + 1;
   o.watchdog_setter = get("watchdog").cast<bool>();
+  if (kw.contains("agent_socket")) o.agent_socket = get("agent_socket").cast<std::string>();
   o.freq_setter_path = get("freq_setter_path").cast<std::string>();
   o.profile = get("profile").cast<bool>();
   o.profiler.max_freq_mhz = get("profile_max_freq_mhz").cast<int>();
@@ -144,6 +145,7 @@ PYBIND11_MODULE(_wattcut, m) {
       .def("close", [](RankClient& c) { Check(Released([&] { return c.Close(); })); })
       .def("set_job_id", &RankClient::SetJobId, py::arg("job_id"))
       .def_property_readonly("job_id", &RankClient::job_id)
+      .def_property_readonly("backend_name", &RankClient::backend_name)
       .def_property_readonly("server_connected", [](const RankClient& c) { return c.watcher().connected(); })
       .def_property_readonly("missed_updates", [](const RankClient& c) { return c.watcher().missed_updates(); })
       .def_property_readonly("server_outages", [](const RankClient& c) { return c.watcher().outages(); })

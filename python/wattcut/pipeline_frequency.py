@@ -40,7 +40,10 @@ retried until acknowledged. `server_connected`, `missed_updates`, `server_outage
 `plan_version` say where it stands (docs/python.md, "When the server fails").
 
 Frequencies are set asynchronously by a watchdog process that owns the GPU's clocks and resets
-them when training ends in any way, a crash or SIGKILL included.
+them when training ends in any way, a crash or SIGKILL included. On a node with the wattcut
+agent (``agent_socket``, ``$WATTCUT_AGENT_SOCKET`` or the socket ``/run/wattcut/agent.sock``)
+the process opens no NVML and needs no privilege: the agent sets the clocks on its behalf and
+resets them when the process ends (docs/agent.md).
 """
 
 from __future__ import annotations
@@ -111,6 +114,10 @@ class PipelineFrequencyOptimizer:
         nvml_library: Path or name of libnvidia-ml (default ``libnvidia-ml.so.1``).
         dry_run: Only log the clock changes that would be made (to the watchdog's stderr).
         watchdog: Set clocks from a watchdog process (default) rather than a thread.
+        agent_socket: The node agent's socket (``wattcut agent``; or its ``http://`` URL): clocks
+            are set through it and no NVML is opened here. Default: ``$WATTCUT_AGENT_SOCKET``, else
+            ``/run/wattcut/agent.sock`` when it exists, else NVML itself (``gpu_backend="nvml"``
+            only: a simulated GPU never goes through an agent unless this is given).
         synchronize: Called before every instruction boundary; default
             ``torch.cuda.synchronize(device_id)`` when CUDA is available, else nothing.
 
@@ -150,6 +157,7 @@ class PipelineFrequencyOptimizer:
         nvml_library: Optional[str] = None,
         dry_run: bool = False,
         watchdog: bool = True,
+        agent_socket: Optional[str] = None,
         synchronize: Optional[Callable[[], None]] = None,
     ) -> None:
         _check_ranks(rank, dp_rank, pp_rank, tp_rank, dp_degree, pp_degree, tp_degree, world_size)
@@ -183,6 +191,7 @@ class PipelineFrequencyOptimizer:
             nvml_library=nvml_library or "",
             dry_run=dry_run,
             watchdog=watchdog,
+            agent_socket=agent_socket or "",
             freq_setter_path=_packaged_freq_setter(),
             profile=profile,
             profile_max_freq_mhz=profile_max_freq_mhz,
@@ -315,6 +324,12 @@ class PipelineFrequencyOptimizer:
         """The version of the deployment this rank runs (0: none yet, the highest clock). The
         server raises it whenever some rank's plan changes; it never goes back."""
         return self._client.plan_version
+
+    @property
+    def gpu_backend_name(self) -> str:
+        """What this rank's clocks go through: ``"nvml"``, ``"simulated"`` or
+        ``"agent(unix:/run/wattcut/agent.sock)"``."""
+        return self._client.backend_name
 
     @property
     def server_connected(self) -> bool:

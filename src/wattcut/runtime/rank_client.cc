@@ -1,10 +1,27 @@
 #include "wattcut/runtime/rank_client.h"
 
+#include <sys/stat.h>
+
+#include <cstdlib>
+
 #include "wattcut/base/general_text.h"
+#include "wattcut/gpu/agent_backend.h"
 
 namespace wattcut {
 
 namespace {
+
+// The agent the rank's clocks go through (see rank_client.h), or "" for its own backend.
+std::string RankAgent(const RankClientOptions& options) {
+  if (!options.agent_socket.empty()) return options.agent_socket;
+  if (options.backend.kind == "agent") return AgentAddress(options.backend);
+  if (options.backend.kind != "nvml") return "";  // a backend the caller chose (simulated: tests, demos)
+  const char* from_environment = std::getenv(kAgentSocketVariable);
+  if (from_environment != nullptr && *from_environment != '\0') return from_environment;
+  struct stat file {};
+  if (::stat(kDefaultAgentSocket, &file) == 0 && S_ISSOCK(file.st_mode)) return kDefaultAgentSocket;
+  return "";
+}
 
 std::string StragglerText(const StragglerUpdate& update) {
   std::string what = "straggler report (dp_rank " + std::to_string(update.dp_rank) + ": ";
@@ -58,8 +75,14 @@ Result<std::unique_ptr<RankClient>> RankClient::Start(const RankClientOptions& o
   if (!server) return server.error();
 
   std::unique_ptr<RankClient> client(new RankClient(options, std::move(*server)));
-  auto backend = OpenBackend(options.backend);
-  if (!backend) return backend.error();
+  BackendOptions backend_options = options.backend;
+  if (const std::string agent = RankAgent(options); !agent.empty()) {
+    backend_options.kind = "agent";
+    backend_options.agent = agent;
+    client->through_agent_ = true;
+  }
+  auto backend = OpenBackend(backend_options);
+  if (!backend) return client->through_agent_ ? backend.error().WithContext("rank client: ") : backend.error();
   client->backend_ = std::move(*backend);
   auto count = client->backend_->DeviceCount();
   if (!count) return count.error();
@@ -68,8 +91,12 @@ Result<std::unique_ptr<RankClient>> RankClient::Start(const RankClientOptions& o
   if (!freqs) return freqs.error();
   if (freqs->empty()) return Error{"GPU " + std::to_string(options.gpu) + " reports no supported SM clocks"};
   client->freqs_mhz_ = std::move(*freqs);
+  if (auto* agent = dynamic_cast<AgentBackend*>(client->backend_.get())) {
+    // The GPU is this process's from now on: another holder is found here, not by the setter later.
+    if (Status s = agent->LeaseGpus({options.gpu}); !s.ok()) return s.error().WithContext("rank client: ");
+  }
 
-  if (options.backend.kind == "nvml" && options.watchdog_setter) {
+  if (backend_options.kind == "nvml" && options.watchdog_setter) {
     WatchdogOptions watchdog;
     watchdog.gpu = options.gpu;
     watchdog.nvml_library = options.backend.nvml_library;

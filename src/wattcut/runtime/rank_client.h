@@ -4,6 +4,15 @@
 // sets the planned SM frequency before every instruction through an asynchronous frequency setter
 // (the watchdog process for NVML, which resets the clocks even if training dies).
 //
+// On a node with an agent (`wattcut agent`, docs/agent.md) the rank opens no NVML at all: it uses
+// the agent when RankClientOptions::agent_socket is set, else when $WATTCUT_AGENT_SOCKET is set,
+// else when the default socket /run/wattcut/agent.sock exists (the last two only in place of the
+// default nvml backend, not of one a caller chose). Discovery then goes through the agent, the
+// rank leases its GPU at Start (a GPU another process holds is an error naming it) and the setter
+// is a thread of this process whose locks are requests to the agent; the agent resets the GPU
+// when the lease ends, the process's death included. Without an agent, a root-run rank keeps the
+// watchdog setter.
+//
 // A step, from the training loop:
 //   OnStepBegin();                                    // plan mode: takes a deployment due now
 //   for each forward/backward: OnInstructionBegin(name); run it; OnInstructionEnd(name);
@@ -67,6 +76,7 @@ struct RankClientOptions {
   TrainingRankIds ids;
   int gpu = 0;                        // index of this rank's GPU in the backend
   BackendOptions backend;             // nvml (default) or simulated; dry_run logs setters only
+  std::string agent_socket = {};      // the node agent's socket (or http:// URL); see above
   bool watchdog_setter = true;        // with NVML: the watchdog process; else a thread of this process
   std::string freq_setter_path = {};  // the watchdog's executable; empty: see WatchdogOptions::helper_path
   bool profile = true;                // profile online first (else the server has, or gets, a profile)
@@ -123,6 +133,9 @@ class RankClient {
   const std::vector<int>& available_freqs_mhz() const { return freqs_mhz_; }
   uint64_t steps_completed() const { return steps_; }
   FrequencySetterStats setter_stats() const { return setter_->stats(); }
+  // The backend the rank's clocks go through: "nvml", "simulated", "agent(unix:/run/wattcut/agent.sock)".
+  std::string backend_name() const { return backend_->name(); }
+  bool through_agent() const { return through_agent_; }
 
   // Stops profiling and the setter, which resets the GPU's clocks. Idempotent; schedule() and
   // setter_stats() stay readable.
@@ -147,6 +160,7 @@ class RankClient {
   std::unique_ptr<FrequencyPlanRunner> runner_;  // the plans, over setter_
   RankServerCalls calls_;
   std::unique_ptr<PlanWatcher> watcher_;
+  bool through_agent_ = false;
   Phase phase_ = Phase::kPlanned;
   bool all_max_ = true;           // no plan installed: every instruction at freqs_mhz_.front()
   uint64_t ready_from_step_ = 0;  // the first step of plan mode
