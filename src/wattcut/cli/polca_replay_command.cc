@@ -41,18 +41,6 @@ struct ReplayArgs {
 
 std::string StateName(const ReplayPeriod& p) { return LevelName(p.level); }
 
-std::string TargetName(ControlCommand::Target t) {
-  switch (t) {
-    case ControlCommand::Target::kLowPriority:
-      return "low";
-    case ControlCommand::Target::kHighPriority:
-      return "high";
-    case ControlCommand::Target::kBrake:
-      return "brake";
-  }
-  return "?";
-}
-
 std::string Num(double v, int decimals) { return FixedDecimals(v, decimals); }
 
 std::string RowPowerCsv(const ReplayResult& r) {

@@ -1,19 +1,8 @@
 #include "wattcut/http/bearer_token.h"
 
+#include <strings.h>
+
 namespace wattcut::http {
-
-namespace {
-
-bool EqualsIgnoringCase(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i) {
-    auto lower = [](char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; };
-    if (lower(a[i]) != lower(b[i])) return false;
-  }
-  return true;
-}
-
-}  // namespace
 
 bool ConstantTimeEquals(std::string_view a, std::string_view b) {
   // Walk the longer length so that the time does not reveal a common prefix.
@@ -29,7 +18,7 @@ bool ConstantTimeEquals(std::string_view a, std::string_view b) {
 
 std::optional<std::string_view> BearerCredentials(std::string_view header) {
   constexpr std::string_view kScheme = "bearer";
-  if (header.size() <= kScheme.size() || !EqualsIgnoringCase(header.substr(0, kScheme.size()), kScheme) ||
+  if (header.size() <= kScheme.size() || ::strncasecmp(header.data(), kScheme.data(), kScheme.size()) != 0 ||
       header[kScheme.size()] != ' ') {
     return std::nullopt;
   }

@@ -2,29 +2,17 @@
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <strings.h>
 
 #include <string>
 
 namespace wattcut::http {
 
-namespace {
-
-bool EqualsIgnoringCase(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i) {
-    auto lower = [](char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; };
-    if (lower(a[i]) != lower(b[i])) return false;
-  }
-  return true;
-}
-
-}  // namespace
-
 bool IsLoopbackHost(std::string_view host) {
   if (host.size() >= 2 && host.front() == '[' && host.back() == ']') {
     host = host.substr(1, host.size() - 2);
   }
-  if (EqualsIgnoringCase(host, "localhost")) return true;
+  if (host.size() == 9 && ::strncasecmp(host.data(), "localhost", 9) == 0) return true;
   // Numeric addresses only: a name such as "127.evil.example" is whatever DNS says it is.
   std::string text(host);
   in_addr v4{};

@@ -43,6 +43,18 @@ std::string LevelName(PolicyLevel level) {
   return "?";
 }
 
+std::string TargetName(ControlCommand::Target target) {
+  switch (target) {
+    case ControlCommand::Target::kLowPriority:
+      return "low";
+    case ControlCommand::Target::kHighPriority:
+      return "high";
+    case ControlCommand::Target::kBrake:
+      return "brake";
+  }
+  return "?";
+}
+
 RowPowerPolicy::RowPowerPolicy(PolicyKind kind, const PolicySpec& policy, const ControlSpec& control)
     : kind_(kind), policy_(policy), control_(control) {}
 

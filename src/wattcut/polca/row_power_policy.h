@@ -63,6 +63,9 @@ struct ControlCommand {
   bool brake_on = false;  // for kBrake
 };
 
+// "low", "high", "brake": for logs and CSV files.
+std::string TargetName(ControlCommand::Target target);
+
 class RowPowerPolicy {
  public:
   RowPowerPolicy(PolicyKind kind, const PolicySpec& policy, const ControlSpec& control);

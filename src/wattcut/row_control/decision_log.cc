@@ -9,26 +9,11 @@ namespace wattcut::row_control {
 using nlohmann::json;
 using polca::ControlCommand;
 
-namespace {
-
-const char* TargetName(ControlCommand::Target target) {
-  switch (target) {
-    case ControlCommand::Target::kLowPriority:
-      return "low";
-    case ControlCommand::Target::kHighPriority:
-      return "high";
-    case ControlCommand::Target::kBrake:
-      return "brake";
-  }
-  return "?";
-}
-
-}  // namespace
-
 std::string DecisionLogLine(const Decision& d, const std::vector<std::string>& server_names) {
   json commands = json::array();
   for (const ControlCommand& c : d.commands) {
-    json doc = {{"target", TargetName(c.target)}, {"issued_at_s", c.issued_at_s}, {"effective_at_s", c.effective_at_s}};
+    json doc = {
+        {"target", polca::TargetName(c.target)}, {"issued_at_s", c.issued_at_s}, {"effective_at_s", c.effective_at_s}};
     if (c.target == ControlCommand::Target::kBrake) {
       doc["brake_on"] = c.brake_on;
     } else {
