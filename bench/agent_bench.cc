@@ -1,0 +1,221 @@
+// What going through the node agent costs (issue 11, requirement 6). A real AgentService runs in
+// this process on one simulated GPU, serving a Unix socket; the client is AgentBackend over it.
+//   BM_AgentBackend_LockRoundTrip      one SM clock lock, request to answer: the client's JSON, the
+//                                      socket both ways, the agent's parsing, lease check,
+//                                      composition with the ceiling and the (simulated) NVML call.
+//                                      Alternates two clocks so that each is a real change.
+//   BM_AgentBackend_ReadingRoundTrip   one reading (GET /v1/readings: every GPU's power, energy,
+//                                      clock and limit) parsed for one value.
+//   BM_AgentSetter_SetFrequency_SleepingWorker
+//                                      the training thread's cost of one frequency request when the
+//                                      setter's worker locks through the agent: SetFrequency alone
+//                                      (manual time), the worker's round trip happening after it.
+//   BM_RankClient_StepPath_Agent/C     BM_RankClient_StepPath (gpu_bench.cc) with the rank's
+//                                      clocks going through the agent: the training thread's whole
+//                                      cost of a planned 24-instruction step; C = 1: a new plan is
+//                                      installed at every step. per_instruction_us = step / 24.
+#include <benchmark/benchmark.h>
+#include <stdlib.h>
+
+#include <chrono>
+#include <filesystem>
+#include <memory>
+#include <thread>
+
+#include "wattcut/agent/agent_service.h"
+#include "wattcut/gpu/agent_backend.h"
+#include "wattcut/gpu/simulated_backend.h"
+#include "wattcut/runtime/frequency_setter.h"
+#include "wattcut/runtime/rank_client.h"
+
+namespace wattcut {
+namespace {
+
+// An agent on one simulated GPU, on a socket in a fresh folder (removed at the end).
+class BenchAgent {
+ public:
+  BenchAgent() {
+    std::string pattern = (std::filesystem::temp_directory_path() / "wcbench-XXXXXX").string();
+    if (::mkdtemp(pattern.data()) == nullptr) return;
+    folder_ = pattern;
+    agent::AgentServiceOptions options;
+    options.socket_path = folder_ + "/agent.sock";
+    options.socket_mode = 0600;
+    options.hostname = "bench";
+    options.node.log = [](const std::string&) {};
+    auto gpu = SimulatedBackend::Create("a100-sxm", 1);
+    if (!gpu.ok()) return;
+    auto started = agent::AgentService::Start(std::move(options), std::move(*gpu));
+    if (!started.ok()) {
+      error_ = started.error().message;
+      return;
+    }
+    service_ = std::move(*started);
+  }
+  ~BenchAgent() {
+    service_.reset();
+    std::error_code ignored;
+    if (!folder_.empty()) std::filesystem::remove_all(folder_, ignored);
+  }
+  std::string socket() const { return folder_ + "/agent.sock"; }
+  bool ok() const { return service_ != nullptr; }
+  const std::string& error() const { return error_; }
+
+  // A client; null after marking the benchmark skipped.
+  std::unique_ptr<AgentBackend> Client(benchmark::State& state) {
+    if (!ok()) {
+      state.SkipWithError(("the agent does not start: " + error_).c_str());
+      return nullptr;
+    }
+    AgentBackendOptions options;
+    options.endpoint.unix_socket = socket();
+    options.log = [](const std::string&) {};
+    auto backend = AgentBackend::Open(std::move(options));
+    if (!backend.ok()) {
+      state.SkipWithError(backend.error().message.c_str());
+      return nullptr;
+    }
+    if (Status s = (*backend)->LeaseGpus({0}); !s.ok()) {
+      state.SkipWithError(s.error().message.c_str());
+      return nullptr;
+    }
+    return std::move(*backend);
+  }
+
+ private:
+  std::string folder_;
+  std::string error_;
+  std::unique_ptr<agent::AgentService> service_;
+};
+
+void BM_AgentBackend_LockRoundTrip(benchmark::State& state) {
+  BenchAgent agent;
+  auto backend = agent.Client(state);
+  if (!backend) return;
+  int i = 0;
+  for (auto _ : state) {
+    const int mhz = (i++ & 1) ? 1200 : 1410;
+    if (Status s = backend->LockGpuClocks(0, mhz, mhz); !s.ok()) {
+      state.SkipWithError(s.error().message.c_str());
+      break;
+    }
+  }
+}
+BENCHMARK(BM_AgentBackend_LockRoundTrip)->Unit(benchmark::kMicrosecond);
+
+void BM_AgentBackend_ReadingRoundTrip(benchmark::State& state) {
+  BenchAgent agent;
+  auto backend = agent.Client(state);
+  if (!backend) return;
+  for (auto _ : state) {
+    auto clock = backend->SmClockMhz(0);
+    if (!clock.ok()) {
+      state.SkipWithError(clock.error().message.c_str());
+      break;
+    }
+    benchmark::DoNotOptimize(*clock);
+  }
+}
+BENCHMARK(BM_AgentBackend_ReadingRoundTrip)->Unit(benchmark::kMicrosecond);
+
+void BM_AgentSetter_SetFrequency_SleepingWorker(benchmark::State& state) {
+  BenchAgent agent;
+  auto backend = agent.Client(state);
+  if (!backend) return;
+  auto setter = StartThreadFrequencySetter(*backend, 0);
+  if (!setter.ok()) {
+    state.SkipWithError(setter.error().message.c_str());
+    return;
+  }
+  int i = 0;
+  for (auto _ : state) {
+    const auto start = std::chrono::steady_clock::now();
+    (*setter)->SetFrequency((i++ & 1) ? 1200 : 1410);
+    const auto end = std::chrono::steady_clock::now();
+    state.SetIterationTime(std::chrono::duration<double>(end - start).count());
+    (void)(*setter)->WaitUntilApplied();  // the agent's round trip, outside the timed part
+    std::this_thread::sleep_for(std::chrono::microseconds(200));
+  }
+  state.counters["locks_applied"] = static_cast<double>((*setter)->stats().applied);
+  (void)(*setter)->Stop();
+}
+BENCHMARK(BM_AgentSetter_SetFrequency_SleepingWorker)->UseManualTime()->Iterations(2000);
+
+void BM_RankClient_StepPath_Agent(benchmark::State& state) {
+  const bool change_every_step = state.range(0) != 0;
+  BenchAgent agent;
+  if (!agent.ok()) {
+    state.SkipWithError(("the agent does not start: " + agent.error()).c_str());
+    return;
+  }
+  auto version = std::make_shared<uint64_t>(0);
+  auto plan = [](uint64_t v) {
+    std::vector<ScheduleEntry> entries;
+    for (int i = 0; i < 12; ++i) {
+      entries.push_back({"forward", (v & 1) ? 1410 - 15 * i : 1200 - 15 * i});
+      entries.push_back({"backward", (v & 1) ? 1200 - 15 * i : 1410 - 15 * i});
+    }
+    return entries;
+  };
+  RankClientOptions options;
+  options.server.url = "http://127.0.0.1:9";
+  options.job_id = "bench";
+  options.agent_socket = agent.socket();
+  options.profile = false;
+  options.start_watcher_thread = false;
+  options.watcher.log = [](const std::string&) {};
+  options.calls.register_rank = [](const std::string&, const TrainingRankIds&, const std::vector<int>&) {
+    return Status::Ok();
+  };
+  options.calls.fetch_deployment = [version, plan, change_every_step](const std::string&, int, uint64_t step,
+                                                                      uint64_t held) -> Result<DeploymentAnswer> {
+    if (!change_every_step && *version > 0) return DeploymentAnswer{.version = held, .poll_interval_s = 1};
+    ++*version;
+    return DeploymentAnswer{.version = *version,
+                            .poll_interval_s = 1,
+                            .change = RankDeployment{.version = *version,
+                                                     .apply_from_step = step,
+                                                     .mode = DeploymentMode::kPlan,
+                                                     .plan_index = 0,
+                                                     .frequencies = plan(*version)}};
+  };
+  auto started = RankClient::Start(options);
+  if (!started.ok()) {
+    state.SkipWithError(started.error().message.c_str());
+    return;
+  }
+  RankClient& client = **started;
+  if (!client.through_agent()) {
+    state.SkipWithError("the rank does not go through the agent");
+    return;
+  }
+  const std::vector<ScheduleEntry> names = plan(1);
+  double timed_s = 0;
+  for (auto _ : state) {
+    client.watcher().RunOnce();  // the background's round, not timed
+    const auto start = std::chrono::steady_clock::now();
+    bool ok = client.OnStepBegin().ok();
+    for (const ScheduleEntry& entry : names) {
+      ok = client.OnInstructionBegin(entry.instruction).ok() && ok;
+      ok = client.OnInstructionEnd(entry.instruction).ok() && ok;
+    }
+    ok = client.OnStepEnd().ok() && ok;
+    const auto end = std::chrono::steady_clock::now();
+    const double step_s = std::chrono::duration<double>(end - start).count();
+    timed_s += step_s;
+    state.SetIterationTime(step_s);
+    if (!ok) {
+      state.SkipWithError("a step failed");
+      break;
+    }
+  }
+  state.counters["per_instruction_us"] =
+      state.iterations() > 0 ? timed_s * 1e6 / (static_cast<double>(state.iterations()) * names.size()) : 0;
+  state.counters["locks_applied"] = static_cast<double>(client.setter_stats().applied);
+  state.counters["plan_changes"] = static_cast<double>(client.plan_version());
+  (void)client.Close();
+}
+BENCHMARK(BM_RankClient_StepPath_Agent)->Arg(0)->Arg(1)->UseManualTime()->Unit(benchmark::kMicrosecond);
+
+}  // namespace
+}  // namespace wattcut
