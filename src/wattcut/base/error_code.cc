@@ -30,4 +30,14 @@ std::string_view ErrorCodeName(ErrorCode code) {
   return "unknown";
 }
 
+std::optional<ErrorCode> ErrorCodeFromName(std::string_view name) {
+  for (ErrorCode code :
+       {ErrorCode::kInvalidArgument, ErrorCode::kMalformed, ErrorCode::kNotFound, ErrorCode::kConflict,
+        ErrorCode::kCorruption, ErrorCode::kUnavailable, ErrorCode::kIOError, ErrorCode::kDeadlineExceeded,
+        ErrorCode::kAborted, ErrorCode::kPermissionDenied, ErrorCode::kDeviceError}) {
+    if (ErrorCodeName(code) == name) return code;
+  }
+  return std::nullopt;
+}
+
 }  // namespace wattcut

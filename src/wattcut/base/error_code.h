@@ -4,6 +4,7 @@
 // layer to statuses: server/http_status.h; the CLI to exit codes).
 #pragma once
 
+#include <optional>
 #include <string_view>
 
 namespace wattcut {
@@ -24,5 +25,7 @@ enum class ErrorCode {
 
 // "invalid_argument", "not_found", ...: for logs and JSON.
 std::string_view ErrorCodeName(ErrorCode code);
+// The code whose ErrorCodeName is `name` (what a service's {"code": ...} carries); nullopt for none.
+std::optional<ErrorCode> ErrorCodeFromName(std::string_view name);
 
 }  // namespace wattcut

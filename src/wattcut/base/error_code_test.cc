@@ -48,6 +48,8 @@ TEST(ErrorCode, EveryCodeHasItsOwnName) {
     names.insert(std::string(ErrorCodeName(c)));
   }
   EXPECT_EQ(names.size(), 11u);
+  for (const std::string& name : names) EXPECT_EQ(ErrorCodeName(*ErrorCodeFromName(name)), name);
+  EXPECT_EQ(ErrorCodeFromName("unauthenticated"), std::nullopt);
   EXPECT_EQ(ErrorCodeName(ErrorCode::kNotFound), "not_found");
 }
 

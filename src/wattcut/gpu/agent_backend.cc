@@ -10,6 +10,7 @@
 
 #include "wattcut/base/general_text.h"
 #include "wattcut/base/printable_text.h"
+#include "wattcut/http/http_status.h"
 
 namespace wattcut {
 
@@ -21,52 +22,14 @@ constexpr int kAgentApiVersion = 1;
 
 bool StartsWith(const std::string& text, const std::string& prefix) { return text.rfind(prefix, 0) == 0; }
 
-// The ErrorCode whose name (error_code.h) is `name`.
-std::optional<ErrorCode> ErrorCodeNamed(const std::string& name) {
-  for (ErrorCode code :
-       {ErrorCode::kInvalidArgument, ErrorCode::kMalformed, ErrorCode::kNotFound, ErrorCode::kConflict,
-        ErrorCode::kCorruption, ErrorCode::kUnavailable, ErrorCode::kIOError, ErrorCode::kDeadlineExceeded,
-        ErrorCode::kAborted, ErrorCode::kPermissionDenied, ErrorCode::kDeviceError}) {
-    if (ErrorCodeName(code) == name) return code;
-  }
-  return std::nullopt;
-}
-
-// The code of an answer without a known code, from its HTTP status.
-ErrorCode ErrorCodeOfStatus(int status) {
-  switch (status) {
-    case 400:
-      return ErrorCode::kMalformed;
-    case 401:
-    case 403:
-      return ErrorCode::kPermissionDenied;
-    case 404:
-      return ErrorCode::kNotFound;
-    case 409:
-      return ErrorCode::kConflict;
-    case 504:
-      return ErrorCode::kDeadlineExceeded;
-    case 503:
-      return ErrorCode::kUnavailable;
-    default:
-      return status >= 500 ? ErrorCode::kDeviceError : ErrorCode::kInvalidArgument;
-  }
-}
-
 // An agent's refusal: {"error": message, "code": name} (docs/agent.md), or what can be said of
 // an answer that is not one.
 Error RefusalError(const std::string& agent, const std::string& what, const http::HttpResponse& answer) {
+  Error error = http::ErrorOfAnswer(answer.status, answer.body);
+  // A refusal in the agent's own words stands alone; anything else says who answered it.
   json body = json::parse(answer.body, nullptr, /*allow_exceptions=*/false);
-  if (body.is_object() && body.contains("error") && body["error"].is_string()) {
-    ErrorCode code = ErrorCodeOfStatus(answer.status);
-    if (body.contains("code") && body["code"].is_string()) {
-      if (auto named = ErrorCodeNamed(body["code"].get<std::string>())) code = *named;
-    }
-    return Error{body["error"].get<std::string>(), code};
-  }
-  return Error{
-      agent + ": " + what + " answered HTTP " + std::to_string(answer.status) + ": " + PrintableText(answer.body, 200),
-      ErrorCodeOfStatus(answer.status)};
+  if (body.is_object() && body.contains("error")) return error;
+  return error.WithContext(agent + ": " + what + " answered ");
 }
 
 // Malformed answers of an agent (a different program on the socket, or a version mismatch).

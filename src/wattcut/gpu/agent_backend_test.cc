@@ -351,7 +351,7 @@ TEST(AgentBackend, AnAgentsRefusalKeepsItsCodeAndMessage) {
   ASSERT_FALSE(not_json.ok());
   EXPECT_EQ(not_json.error().code, ErrorCode::kDeviceError);
   EXPECT_EQ(not_json.error().message, "unix:" + served.dir.Socket("agent.sock") +
-                                          ": PUT /v1/gpus/0/power-limit answered HTTP 502: <html>bad gateway</html>");
+                                          ": PUT /v1/gpus/0/power-limit answered HTTP 502: '<html>bad gateway</html>'");
 }
 
 TEST(AgentBackend, AnAgentThatCannotBeReachedIsUnavailable) {

@@ -1,5 +1,10 @@
 #include "wattcut/http/http_status.h"
 
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "wattcut/base/printable_text.h"
+
 namespace wattcut::http {
 
 int HttpStatusFor(ErrorCode code) {
@@ -26,6 +31,40 @@ int HttpStatusFor(ErrorCode code) {
       return 500;
   }
   return 500;
+}
+
+ErrorCode ErrorCodeForStatus(int status) {
+  switch (status) {
+    case 400:
+      return ErrorCode::kMalformed;
+    case 401:
+    case 403:
+      return ErrorCode::kPermissionDenied;
+    case 404:
+      return ErrorCode::kNotFound;
+    case 409:
+      return ErrorCode::kConflict;
+    case 410:
+      return ErrorCode::kAborted;
+    case 503:
+      return ErrorCode::kUnavailable;
+    case 504:
+      return ErrorCode::kDeadlineExceeded;
+    default:
+      return status >= 500 ? ErrorCode::kDeviceError : ErrorCode::kInvalidArgument;
+  }
+}
+
+Error ErrorOfAnswer(int status, std::string_view body) {
+  const nlohmann::json doc = nlohmann::json::parse(body, nullptr, /*allow_exceptions=*/false);
+  if (doc.is_object() && doc.contains("error") && doc["error"].is_string()) {
+    ErrorCode code = ErrorCodeForStatus(status);
+    if (doc.contains("code") && doc["code"].is_string()) {
+      if (auto named = ErrorCodeFromName(doc["code"].get<std::string>())) code = *named;
+    }
+    return Error{doc["error"].get<std::string>(), code};
+  }
+  return Error{"HTTP " + std::to_string(status) + ": '" + PrintableText(body, 200) + "'", ErrorCodeForStatus(status)};
 }
 
 }  // namespace wattcut::http

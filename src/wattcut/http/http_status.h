@@ -3,7 +3,10 @@
 // with the status mapped here and {"error": message}.
 #pragma once
 
+#include <string_view>
+
 #include "wattcut/base/error_code.h"
+#include "wattcut/base/result.h"
 
 namespace wattcut::http {
 
@@ -12,5 +15,14 @@ namespace wattcut::http {
 // later; nothing was changed), kDeadlineExceeded 504, kAborted 410 (the job went away), kPermissionDenied 403,
 // kDeviceError 500 (NVML refused; the message names its error).
 int HttpStatusFor(ErrorCode code);
+
+// The other way, for a client: the code of an answer's status (401 and 403 are
+// kPermissionDenied, other 4xx kInvalidArgument, other 5xx kDeviceError).
+ErrorCode ErrorCodeForStatus(int status);
+
+// The Error of a refused request, as wattcut's services answer one ({"error": message, "code":
+// name}): that message, with the named code, else the status's. A body that is not such an
+// object gives "HTTP <status>: '<body>'".
+Error ErrorOfAnswer(int status, std::string_view body);
 
 }  // namespace wattcut::http

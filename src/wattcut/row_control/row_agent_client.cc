@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "wattcut/base/printable_text.h"
+#include "wattcut/http/http_status.h"
 
 namespace wattcut::row_control {
 
@@ -18,51 +19,12 @@ using json = nlohmann::json;
 constexpr size_t kMaxAnswerBytes = size_t{4} << 20;  // a readings answer of a 16-GPU node is ~3 KB
 constexpr size_t kDefaultMaxThreads = 32;
 
-ErrorCode CodeOfStatus(int status) {
-  switch (status) {
-    case 400:
-      return ErrorCode::kMalformed;
-    case 401:
-    case 403:
-      return ErrorCode::kPermissionDenied;
-    case 404:
-      return ErrorCode::kNotFound;
-    case 409:
-      return ErrorCode::kConflict;
-    case 422:
-      return ErrorCode::kInvalidArgument;
-    case 503:
-      return ErrorCode::kUnavailable;
-    default:
-      return status >= 500 ? ErrorCode::kDeviceError : ErrorCode::kInvalidArgument;
-  }
-}
-
-std::optional<ErrorCode> CodeNamed(const std::string& name) {
-  for (ErrorCode code :
-       {ErrorCode::kInvalidArgument, ErrorCode::kMalformed, ErrorCode::kNotFound, ErrorCode::kConflict,
-        ErrorCode::kCorruption, ErrorCode::kUnavailable, ErrorCode::kIOError, ErrorCode::kDeadlineExceeded,
-        ErrorCode::kAborted, ErrorCode::kPermissionDenied, ErrorCode::kDeviceError}) {
-    if (ErrorCodeName(code) == name) return code;
-  }
-  return std::nullopt;
-}
-
 // The agent's {"error","code"} of a refused request, or what can be said without one.
 Error RefusalOf(const http::HttpResponse& answer) {
-  ErrorCode code = CodeOfStatus(answer.status);
+  Error error = http::ErrorOfAnswer(answer.status, answer.body);
   json body = json::parse(answer.body, nullptr, /*allow_exceptions=*/false);
-  std::string message;
-  if (body.is_object() && body.contains("error") && body["error"].is_string()) {
-    message = body["error"].get<std::string>();
-    if (body.contains("code") && body["code"].is_string()) {
-      if (auto named = CodeNamed(body["code"].get<std::string>())) code = *named;
-    }
-  } else {
-    message = "'" + PrintableText(answer.body, 200) + "'";
-  }
-  if (answer.status == 401 || answer.status == 403) code = ErrorCode::kPermissionDenied;
-  return Error{"HTTP " + std::to_string(answer.status) + ": " + message, code};
+  return body.is_object() && body.contains("error") ? error.WithContext("HTTP " + std::to_string(answer.status) + ": ")
+                                                    : error;
 }
 
 Result<json> ParseObject(const std::string& body) {
