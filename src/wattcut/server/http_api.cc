@@ -51,7 +51,8 @@ Result<int> IntField(const json& object, const std::string& name, int min, int m
   // Compare as the widest integer type so that huge values do not wrap.
   if (it->is_number_unsigned()) {
     uint64_t v = it->get<uint64_t>();
-    if (v > static_cast<uint64_t>(max)) {
+    // nlohmann holds every non-negative integer as unsigned: the lower bound applies here too.
+    if (v > static_cast<uint64_t>(max) || (min > 0 && v < static_cast<uint64_t>(min))) {
       return Error{"field '" + name + "': " + std::to_string(v) + " is out of range [" + std::to_string(min) + ", " +
                    std::to_string(max) + "]"};
     }

@@ -40,6 +40,13 @@ TEST(HttpApi, RejectsWrongTypes) {
                    .ok());
 }
 
+TEST(HttpApi, ADegreeOfZeroIsBelowItsRange) {
+  auto reg =
+      JobRegistrationFromJson(json::parse(R"({"pp_degree": 0, "dp_degree": 0, "tp_degree": 0, "world_size": 0})"));
+  ASSERT_FALSE(reg.ok());
+  EXPECT_NE(reg.error().message.find("'pp_degree': 0 is out of range [1, "), std::string::npos) << reg.error().message;
+}
+
 TEST(HttpApi, NonEmptyJobIdIsRefused) {
   auto reg = JobRegistrationFromJson(
       json::parse(R"({"job_id": "x", "pp_degree": 1, "dp_degree": 1, "tp_degree": 1, "world_size": 1})"));
