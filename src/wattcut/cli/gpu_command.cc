@@ -27,6 +27,7 @@
 #include <thread>
 
 #include "wattcut/base/fixed_decimals.h"
+#include "wattcut/base/general_text.h"
 #include "wattcut/cli/command.h"
 #include "wattcut/gpu/agent_backend.h"
 #include "wattcut/gpu/backend_check.h"
@@ -275,7 +276,7 @@ int Lock(const GpuArgs& args) {
   if (dry) std::cout << "dry run: nothing changed\n";
   if (!holds) return 0;
   if (args.for_s) {
-    std::cout << "holding the lock for " << FixedDecimals(*args.for_s, 1) << " s (or until SIGINT or SIGTERM)\n";
+    std::cout << "holding the lock for " << GeneralText(*args.for_s) << " s (or until SIGINT or SIGTERM)\n";
   } else {
     std::cout << "holding the lock until SIGINT or SIGTERM (Ctrl-C)\n";
   }
