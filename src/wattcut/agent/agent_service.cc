@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
 #include <thread>
 
 #include "wattcut/agent/agent_metrics.h"
@@ -129,6 +130,15 @@ Result<std::unique_ptr<AgentService>> AgentService::Start(AgentServiceOptions op
     if (listener->server) {
       http::BoundedHttpServer* server = listener->server.get();
       listener->thread = std::thread([server] { server->listen_after_bind(); });
+    }
+  }
+  // Start returns once both listen: httplib's stop() does nothing before its listener runs, so a
+  // Stop right after Start would otherwise wait for ever.
+  for (Impl::Listener* listener : {&impl.unix_socket, &impl.tcp}) {
+    if (!listener->server) continue;
+    for (int waited_ms = 0; !listener->server->is_running(); ++waited_ms) {
+      if (waited_ms >= 10000) return Error{"the agent's listener did not start within 10 s"};
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
     }
   }
   service->options_ = std::move(options);

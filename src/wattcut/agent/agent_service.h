@@ -11,15 +11,14 @@
 #include "wattcut/agent/node_agent.h"
 #include "wattcut/agent/server_power.h"
 #include "wattcut/base/result.h"
+#include "wattcut/gpu/agent_backend.h"
 #include "wattcut/gpu/gpu_backend.h"
 #include "wattcut/http/bounded_http_server.h"
 
 namespace wattcut::agent {
 
-inline constexpr const char* kDefaultAgentSocket = "/run/wattcut/agent.sock";
-
 struct AgentServiceOptions {
-  std::string socket_path = kDefaultAgentSocket;  // empty: no Unix socket
+  std::string socket_path = wattcut::kDefaultAgentSocket;  // empty: no Unix socket
   unsigned socket_mode = 0660;
   std::string socket_group;  // a name or a gid; empty: the agent's own group
   std::string tcp_host;      // empty: no TCP listener

@@ -23,7 +23,7 @@ namespace wattcut::cli {
 namespace {
 
 struct AgentArgs {
-  std::string socket = agent::kDefaultAgentSocket;
+  std::string socket = kDefaultAgentSocket;
   std::string socket_mode = "0660";
   std::string socket_group;
   std::string listen;
