@@ -22,6 +22,7 @@
 #include <memory>
 #include <thread>
 
+#include "bench/rank_step_bench.h"
 #include "wattcut/agent/agent_service.h"
 #include "wattcut/gpu/agent_backend.h"
 #include "wattcut/gpu/simulated_backend.h"
@@ -142,43 +143,14 @@ void BM_AgentSetter_SetFrequency_SleepingWorker(benchmark::State& state) {
 BENCHMARK(BM_AgentSetter_SetFrequency_SleepingWorker)->UseManualTime()->Iterations(2000);
 
 void BM_RankClient_StepPath_Agent(benchmark::State& state) {
-  const bool change_every_step = state.range(0) != 0;
   BenchAgent agent;
   if (!agent.ok()) {
     state.SkipWithError(("the agent does not start: " + agent.error()).c_str());
     return;
   }
-  auto version = std::make_shared<uint64_t>(0);
-  auto plan = [](uint64_t v) {
-    std::vector<ScheduleEntry> entries;
-    for (int i = 0; i < 12; ++i) {
-      entries.push_back({"forward", (v & 1) ? 1410 - 15 * i : 1200 - 15 * i});
-      entries.push_back({"backward", (v & 1) ? 1200 - 15 * i : 1410 - 15 * i});
-    }
-    return entries;
-  };
   RankClientOptions options;
-  options.server.url = "http://127.0.0.1:9";
-  options.job_id = "bench";
   options.agent_socket = agent.socket();
-  options.profile = false;
-  options.start_watcher_thread = false;
-  options.watcher.log = [](const std::string&) {};
-  options.calls.register_rank = [](const std::string&, const TrainingRankIds&, const std::vector<int>&) {
-    return Status::Ok();
-  };
-  options.calls.fetch_deployment = [version, plan, change_every_step](const std::string&, int, uint64_t step,
-                                                                      uint64_t held) -> Result<DeploymentAnswer> {
-    if (!change_every_step && *version > 0) return DeploymentAnswer{.version = held, .poll_interval_s = 1};
-    ++*version;
-    return DeploymentAnswer{.version = *version,
-                            .poll_interval_s = 1,
-                            .change = RankDeployment{.version = *version,
-                                                     .apply_from_step = step,
-                                                     .mode = DeploymentMode::kPlan,
-                                                     .plan_index = 0,
-                                                     .frequencies = plan(*version)}};
-  };
+  bench::ScriptDeployments(options, /*change_every_step=*/state.range(0) != 0);
   auto started = RankClient::Start(options);
   if (!started.ok()) {
     state.SkipWithError(started.error().message.c_str());
@@ -189,28 +161,10 @@ void BM_RankClient_StepPath_Agent(benchmark::State& state) {
     state.SkipWithError("the rank does not go through the agent");
     return;
   }
-  const std::vector<ScheduleEntry> names = plan(1);
-  double timed_s = 0;
-  for (auto _ : state) {
-    client.watcher().RunOnce();  // the background's round, not timed
-    const auto start = std::chrono::steady_clock::now();
-    bool ok = client.OnStepBegin().ok();
-    for (const ScheduleEntry& entry : names) {
-      ok = client.OnInstructionBegin(entry.instruction).ok() && ok;
-      ok = client.OnInstructionEnd(entry.instruction).ok() && ok;
-    }
-    ok = client.OnStepEnd().ok() && ok;
-    const auto end = std::chrono::steady_clock::now();
-    const double step_s = std::chrono::duration<double>(end - start).count();
-    timed_s += step_s;
-    state.SetIterationTime(step_s);
-    if (!ok) {
-      state.SkipWithError("a step failed");
-      break;
-    }
-  }
+  const double timed_s = bench::RunTimedSteps(state, client);
+  const size_t instructions = bench::AlternatingPlan(1).size();
   state.counters["per_instruction_us"] =
-      state.iterations() > 0 ? timed_s * 1e6 / (static_cast<double>(state.iterations()) * names.size()) : 0;
+      state.iterations() > 0 ? timed_s * 1e6 / (static_cast<double>(state.iterations()) * instructions) : 0;
   state.counters["locks_applied"] = static_cast<double>(client.setter_stats().applied);
   state.counters["plan_changes"] = static_cast<double>(client.plan_version());
   (void)client.Close();

@@ -20,6 +20,7 @@
 #include <memory>
 #include <thread>
 
+#include "bench/rank_step_bench.h"
 #include "wattcut/gpu/fake_nvml/fake_nvml_test_support.h"
 #include "wattcut/gpu/simulated_backend.h"
 #include "wattcut/runtime/frequency_plan_runner.h"
@@ -121,67 +122,18 @@ void BM_CursorAndSetter_PerInstruction(benchmark::State& state) {
 BENCHMARK(BM_CursorAndSetter_PerInstruction);
 
 void BM_RankClient_StepPath(benchmark::State& state) {
-  const bool change_every_step = state.range(0) != 0;
-  // The scripted server: each poll answers a new version due at the rank's current step (when
-  // changes are asked for), alternating between two plans of 24 instructions.
-  auto version = std::make_shared<uint64_t>(0);
-  auto plan = [](uint64_t v) {
-    std::vector<ScheduleEntry> entries;
-    for (int i = 0; i < 12; ++i) {
-      entries.push_back({"forward", (v & 1) ? 1410 - 15 * i : 1200 - 15 * i});
-      entries.push_back({"backward", (v & 1) ? 1200 - 15 * i : 1410 - 15 * i});
-    }
-    return entries;
-  };
   RankClientOptions options;
-  options.server.url = "http://127.0.0.1:9";
-  options.job_id = "bench";
   options.backend.kind = "simulated";
   options.watchdog_setter = false;
-  options.profile = false;
-  options.start_watcher_thread = false;
-  options.watcher.log = [](const std::string&) {};
-  options.calls.register_rank = [](const std::string&, const TrainingRankIds&, const std::vector<int>&) {
-    return Status::Ok();
-  };
-  options.calls.fetch_deployment = [version, plan, change_every_step](const std::string&, int, uint64_t step,
-                                                                      uint64_t held) -> Result<DeploymentAnswer> {
-    if (!change_every_step && *version > 0) return DeploymentAnswer{.version = held, .poll_interval_s = 1};
-    ++*version;
-    return DeploymentAnswer{.version = *version,
-                            .poll_interval_s = 1,
-                            .change = RankDeployment{.version = *version,
-                                                     .apply_from_step = step,
-                                                     .mode = DeploymentMode::kPlan,
-                                                     .plan_index = 0,
-                                                     .frequencies = plan(*version)}};
-  };
+  bench::ScriptDeployments(options, /*change_every_step=*/state.range(0) != 0);
   auto started = RankClient::Start(options);
   if (!started.ok()) {
     state.SkipWithError(started.error().message.c_str());
     return;
   }
   RankClient& client = **started;
-  const std::vector<ScheduleEntry> names = plan(1);
-  uint64_t changes = 0;
-  for (auto _ : state) {
-    client.watcher().RunOnce();  // the background's round, not timed
-    const auto start = std::chrono::steady_clock::now();
-    bool ok = client.OnStepBegin().ok();
-    for (const ScheduleEntry& entry : names) {
-      ok = client.OnInstructionBegin(entry.instruction).ok() && ok;
-      ok = client.OnInstructionEnd(entry.instruction).ok() && ok;
-    }
-    ok = client.OnStepEnd().ok() && ok;
-    const auto end = std::chrono::steady_clock::now();
-    state.SetIterationTime(std::chrono::duration<double>(end - start).count());
-    if (!ok) {
-      state.SkipWithError("a step failed");
-      break;
-    }
-    changes = client.plan_version();
-  }
-  state.counters["plan_changes"] = static_cast<double>(changes);
+  bench::RunTimedSteps(state, client);
+  state.counters["plan_changes"] = static_cast<double>(client.plan_version());
   (void)client.Close();
 }
 BENCHMARK(BM_RankClient_StepPath)->Arg(0)->Arg(1)->UseManualTime()->Unit(benchmark::kMicrosecond);
