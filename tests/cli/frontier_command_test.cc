@@ -63,7 +63,8 @@ TEST(FrontierCommand, BadProfileIsRejectedWithLocationAndNoOutput) {
       RunWattcut("frontier --profile " + profile + " --microbatches 4 --p2p-power 80 --out " + dir.path() + "/out");
   EXPECT_EQ(result.exit_code, 1);
   EXPECT_EQ(result.err, "wattcut frontier: error: " + profile +
-                            ":3: column 'instruction': expected 'forward' or 'backward', got 'sideways'\n");
+                            ":3: column 'instruction': expected forward, backward, backward_input or "
+                            "backward_weight, got 'sideways'\n");
   EXPECT_FALSE(fs::exists(dir.path() + "/out"));
   // No staging directory left behind either.
   for (const auto& entry : fs::directory_iterator(dir.path())) {
@@ -86,7 +87,9 @@ TEST(FrontierCommand, RequiredOptionsAreNamed) {
             std::string::npos)
       << stages.err;
   auto schedule = RunWattcut("frontier --schedule zigzag --out " + dir.path() + "/o");
-  EXPECT_EQ(schedule.err, "wattcut frontier: error: unknown pipeline schedule 'zigzag' (expected 1f1b or gpipe)\n");
+  EXPECT_EQ(schedule.err,
+            "wattcut frontier: error: unknown pipeline schedule 'zigzag' (expected 1f1b, gpipe, interleaved or "
+            "zb-h1)\n");
   auto unit = RunWattcut("frontier --unit-time -1 --out " + dir.path() + "/o");
   EXPECT_EQ(unit.err, "wattcut frontier: error: unit_time_s must be a positive number of seconds\n");
   auto gpu = RunWattcut("frontier --gpu-model v100 --out " + dir.path() + "/o");

@@ -3,9 +3,11 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <map>
 #include <set>
 #include <sstream>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -15,14 +17,23 @@ namespace {
 constexpr auto F = InstructionKind::kForward;
 constexpr auto B = InstructionKind::kBackward;
 
-// {"F0 F1 B0 B1", ...} -> schedule.
+constexpr auto BI = InstructionKind::kBackwardInput;
+constexpr auto BW = InstructionKind::kBackwardWeight;
+
+// {"F0 F1 B0 B1", ...} -> schedule; I is backward_input, W backward_weight, and "F1.2" is
+// chunk 2's forward of microbatch 1.
 PipelineSchedule Schedule(const std::vector<std::string>& stages) {
   PipelineSchedule schedule;
   for (const std::string& text : stages) {
     std::vector<Computation> list;
     std::istringstream in(text);
     std::string token;
-    while (in >> token) list.push_back({token[0] == 'F' ? F : B, std::stoi(token.substr(1))});
+    while (in >> token) {
+      const InstructionKind kind = token[0] == 'F' ? F : token[0] == 'B' ? B : token[0] == 'I' ? BI : BW;
+      const size_t dot = token.find('.');
+      const int microbatch = std::stoi(token.substr(1, dot == std::string::npos ? std::string::npos : dot - 1));
+      list.push_back({kind, microbatch, dot == std::string::npos ? 0 : std::stoi(token.substr(dot + 1))});
+    }
     schedule.push_back(list);
   }
   return schedule;
@@ -148,6 +159,123 @@ TEST(ComputationDagTest, SingleStageIsAChain) {
   EXPECT_EQ(EdgeSet(*dag), (std::set<std::pair<int, int>>{{0, 1}, {1, 2}, {2, 3}}));
 }
 
+TEST(ComputationDagTest, ExactEdgesInterleaved) {
+  Result<PipelineSchedule> schedule = BuildPipelineSchedule(PipelineScheduleKind::kInterleaved, 2, 2, 2);
+  ASSERT_TRUE(schedule.ok()) << schedule.error().message;
+  ASSERT_EQ(*schedule, Schedule({"F0 F1 F0.1 F1.1 B0.1 B1.1 B0 B1", "F0 F1 F0.1 B0.1 F1.1 B1.1 B0 B1"}));
+  Result<ComputationDag> dag = BuildComputationDag(*schedule);
+  ASSERT_TRUE(dag.ok()) << dag.error().message;
+  // Device 0: nodes 0..7, device 1: nodes 8..15. Model pieces: device 0 chunk 0 = 0,
+  // device 1 chunk 0 = 1, device 0 chunk 1 = 2, device 1 chunk 1 = 3.
+  const std::vector<int> expected_pieces = {0, 0, 2, 2, 2, 2, 0, 0, 1, 1, 3, 3, 3, 3, 1, 1};
+  for (int v = 0; v < 16; ++v) {
+    EXPECT_EQ(dag->nodes[static_cast<size_t>(v)].stage, v / 8) << v;
+    EXPECT_EQ(dag->nodes[static_cast<size_t>(v)].profile_stage, expected_pieces[static_cast<size_t>(v)]) << v;
+  }
+  const std::set<std::pair<int, int>> expected_edges = {
+      // device orders
+      {0, 1},
+      {1, 2},
+      {2, 3},
+      {3, 4},
+      {4, 5},
+      {5, 6},
+      {6, 7},
+      {8, 9},
+      {9, 10},
+      {10, 11},
+      {11, 12},
+      {12, 13},
+      {13, 14},
+      {14, 15},
+      // F(k, m) -> F(k+1, m): piece 0 -> 1 -> 2 (back on device 0) -> 3
+      {0, 8},
+      {8, 2},
+      {2, 10},
+      {1, 9},
+      {9, 3},
+      {3, 12},
+      // B(k+1, m) -> B(k, m): piece 3 -> 2 -> 1 -> 0
+      {11, 4},
+      {4, 14},
+      {14, 6},
+      {13, 5},
+      {5, 15},
+      {15, 7},
+  };
+  EXPECT_EQ(EdgeSet(*dag), expected_edges);
+  EXPECT_EQ(dag->edges.size(), expected_edges.size());
+}
+
+TEST(ComputationDagTest, ExactEdgesZeroBubbleH1) {
+  Result<PipelineSchedule> schedule = BuildPipelineSchedule(PipelineScheduleKind::kZeroBubbleH1, 2, 2);
+  ASSERT_TRUE(schedule.ok()) << schedule.error().message;
+  ASSERT_EQ(*schedule, Schedule({"F0 F1 I0 W0 I1 W1", "F0 I0 F1 I1 W0 W1"}));
+  Result<ComputationDag> dag = BuildComputationDag(*schedule);
+  ASSERT_TRUE(dag.ok()) << dag.error().message;
+  // W passes have no cross-device edge: they depend on their own B only (through the order).
+  const std::set<std::pair<int, int>> expected_edges = {
+      {0, 1}, {1, 2}, {2, 3},  {3, 4},   {4, 5}, {6, 7},
+      {7, 8}, {8, 9}, {9, 10}, {10, 11}, {0, 6}, {1, 8},  // F(0, m) -> F(1, m)
+      {7, 2}, {9, 4},                                     // B(1, m) -> B(0, m)
+  };
+  EXPECT_EQ(EdgeSet(*dag), expected_edges);
+  EXPECT_EQ(dag->edges.size(), expected_edges.size());
+}
+
+// Every builder's DAG: acyclic, each edge a device-order edge between consecutive nodes or
+// a cross-piece edge of its documented kind, and exactly as many of each as documented.
+TEST(ComputationDagTest, EveryScheduleHasOnlyDocumentedEdges) {
+  struct Case {
+    PipelineScheduleKind kind;
+    int devices, microbatches, chunks;
+  };
+  std::vector<Case> cases;
+  for (int p = 1; p <= 4; ++p) {
+    for (int m = 1; m <= 6; ++m) {
+      cases.push_back({PipelineScheduleKind::k1F1B, p, m, 1});
+      cases.push_back({PipelineScheduleKind::kGPipe, p, m, 1});
+      cases.push_back({PipelineScheduleKind::kZeroBubbleH1, p, m, 1});
+      for (int v = 2; v <= 3; ++v) {
+        if (m % p == 0) cases.push_back({PipelineScheduleKind::kInterleaved, p, m, v});
+      }
+    }
+  }
+  for (const Case& c : cases) {
+    SCOPED_TRACE(std::string(PipelineScheduleName(c.kind)) + " " + std::to_string(c.devices) + " x " +
+                 std::to_string(c.microbatches) + " x " + std::to_string(c.chunks));
+    Result<PipelineSchedule> schedule = BuildPipelineSchedule(c.kind, c.devices, c.microbatches, c.chunks);
+    ASSERT_TRUE(schedule.ok()) << schedule.error().message;
+    Result<ComputationDag> dag = BuildComputationDag(*schedule);
+    ASSERT_TRUE(dag.ok()) << dag.error().message;
+    const int kinds = SplitsBackward(c.kind) ? 3 : 2;
+    const int pieces = c.devices * c.chunks;
+    ASSERT_EQ(dag->num_nodes(), kinds * pieces * c.microbatches);
+    // The documented edges, from the nodes' own (piece, kind, microbatch).
+    std::map<std::tuple<int, InstructionKind, int>, int> node_of;
+    for (int v = 0; v < dag->num_nodes(); ++v) {
+      const auto& n = dag->nodes[static_cast<size_t>(v)];
+      EXPECT_EQ(n.profile_stage, ProfileStageOf(n.stage, n.computation.chunk, c.devices));
+      node_of[{n.profile_stage, n.computation.kind, n.computation.microbatch}] = v;
+    }
+    std::set<std::pair<int, int>> expected;
+    for (int v = 0; v + 1 < dag->num_nodes(); ++v) {
+      if (dag->nodes[static_cast<size_t>(v)].stage == dag->nodes[static_cast<size_t>(v) + 1].stage) {
+        expected.insert({v, v + 1});
+      }
+    }
+    const InstructionKind backward = SplitsBackward(c.kind) ? BI : B;
+    for (int k = 0; k + 1 < pieces; ++k) {
+      for (int m = 0; m < c.microbatches; ++m) {
+        expected.insert({node_of.at({k, F, m}), node_of.at({k + 1, F, m})});
+        expected.insert({node_of.at({k + 1, backward, m}), node_of.at({k, backward, m})});
+      }
+    }
+    EXPECT_EQ(EdgeSet(*dag), expected);
+    EXPECT_EQ(dag->edges.size(), expected.size()) << "no duplicate edges";
+  }
+}
+
 // ---------------------------------------------------------------------------------------
 // Rejected schedules.
 
@@ -165,6 +293,23 @@ TEST(ComputationDagTest, RejectsEarlierStageBackwardBeforeItsForward) {
 TEST(ComputationDagTest, RejectsCrossStageCycle) {
   // B(0,0) -> F(0,1) -> F(1,1) -> F(1,0) -> B(1,0) -> B(0,0).
   EXPECT_EQ(ErrorOf(Schedule({"F0 B0 F1 B1", "F1 F0 B0 B1"})), "the schedule's order makes the dependencies cyclic");
+}
+
+TEST(ComputationDagTest, RejectsWeightGradientBeforeItsInputGradient) {
+  EXPECT_EQ(ErrorOf(Schedule({"F0 W0 I0"})), "the schedule's order makes the dependencies cyclic");
+  EXPECT_EQ(ErrorOf(Schedule({"F0 F1 I0 W1 I1 W0", "F0 I0 F1 I1 W0 W1"})),
+            "the schedule's order makes the dependencies cyclic");
+}
+
+TEST(ComputationDagTest, RejectsInconsistentSplitAndChunks) {
+  EXPECT_EQ(ErrorOf(Schedule({"F0 B0 W0"})),
+            "the schedule mixes backward with backward_input / backward_weight computations");
+  EXPECT_EQ(ErrorOf(Schedule({"F0 I0 W0", "F0 I0"})), "stage 1 has 2 computations, expected 3");
+  EXPECT_EQ(ErrorOf(Schedule({"F0 I0 I0"})), "stage 0: backward_input of microbatch 0 appears twice");
+  EXPECT_EQ(ErrorOf(Schedule({"F0 F0.1 B0.1 B0", "F0 F0.1 B0.1 B0.1"})),
+            "stage 1 chunk 1: backward of microbatch 0 appears twice");
+  EXPECT_EQ(ErrorOf(Schedule({"F0 F0.1 B0.1 B0", "F0 B0"})), "stage 1 has 2 computations, expected 4");
+  EXPECT_EQ(ErrorOf(Schedule({"F0 F0.-1 B0.-1 B0"})), "stage 0: chunk -1 out of range");
 }
 
 TEST(ComputationDagTest, RejectsDuplicateComputation) {

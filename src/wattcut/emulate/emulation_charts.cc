@@ -4,6 +4,7 @@
 #include <map>
 
 #include "wattcut/base/fixed_decimals.h"
+#include "wattcut/dag/schedule_notation.h"
 #include "wattcut/emulate/pipeline_execution.h"
 #include "wattcut/plot/chart.h"
 #include "wattcut/plot/timeline.h"
@@ -84,7 +85,7 @@ std::string PlanTimelineSvg(const Frontier& frontier, size_t index, double time_
     for (size_t i = 0; i < plan.stages[s].size(); ++i) {
       const PlannedComputation& c = plan.stages[s][i];
       const ComputationTiming& t = execution.timing[s][i];
-      std::string label = std::string(c.kind == InstructionKind::kForward ? "F" : "B") + std::to_string(c.microbatch);
+      const std::string label = ComputationNotation({c.kind, c.microbatch, c.chunk});
       // The tooltip shows the label, start, end and frequency.
       timeline.AddBox(
           plot::TimelineBox(lane, t.start_s * time_scale * 1000, t.end_s * time_scale * 1000, c.freq_mhz, label));

@@ -2,7 +2,8 @@
 //   * the frontier (iteration time vs energy) with AllMax, EnvPipe, T_min and T* marked;
 //   * energy saving vs straggler slowdown T'/T per method (the paper's Figure 8);
 //   * a pipeline timeline of a plan: one lane per stage, one box per computation
-//     coloured by its frequency; the gaps between boxes are blocking time.
+//     coloured by its frequency and labelled in the schedule notation (F3, B0.1, W2:
+//     dag/schedule_notation.h); the gaps between boxes are blocking time.
 #pragma once
 
 #include <string>

@@ -27,9 +27,10 @@ struct PlannedComputation {
   int microbatch = 0;
   int freq_mhz = 0;
   int64_t duration_units = 0;  // planned duration, in unit times
+  int chunk = 0;               // the device's model chunk (0 unless the schedule is interleaved)
 };
 
-// Per stage, the computations in execution order with their frequencies.
+// Per stage (pipeline device), the computations in execution order with their frequencies.
 struct FrequencyPlan {
   std::vector<std::vector<PlannedComputation>> stages;
 };
@@ -46,8 +47,11 @@ class Frontier {
     PipelineSchedule schedule;
     double unit_time_s = 0.001;
     double p2p_power_w = 0;
-    // options_by_stage_kind[stage][kind]: (duration_units, freq_mhz) sorted by duration
-    // ascending; the plan runs the slowest option whose duration <= the planned one.
+    // options[profile stage][kind]: (duration_units, freq_mhz) sorted by duration
+    // ascending; the plan runs the slowest option whose duration <= the planned one. One
+    // entry per profile stage (model piece: ProfileStageOf(device, chunk, devices), so
+    // devices x chunks of them), indexed by kind: forward and backward, or all
+    // kNumInstructionKinds (empty when unused).
     std::vector<std::vector<std::vector<std::pair<int64_t, int>>>> options;
   };
 

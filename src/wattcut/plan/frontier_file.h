@@ -19,6 +19,10 @@
 namespace wattcut {
 
 inline constexpr std::string_view kFrontierFormat = "wattcut.frontier/v1";
+// v2: v1 plus a chunk per computation and the split backward kinds (the interleaved and
+// zero-bubble schedules); written only for frontiers that need it, so v1 readers refuse
+// exactly those, at the format line.
+inline constexpr std::string_view kFrontierFormatV2 = "wattcut.frontier/v2";
 
 // The frontier as `wattcut.frontier/v1` text.
 std::string FrontierFileText(const Frontier& frontier);

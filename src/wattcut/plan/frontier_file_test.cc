@@ -96,7 +96,9 @@ TEST(FrontierFile, DamageIsNamedByLineAndField) {
     return text.replace(at, from.size(), to);
   };
   refused("", "f.wattcut:0: expected the format line 'wattcut.frontier/v1'");
-  refused(replaced("wattcut.frontier/v1", "wattcut.frontier/v2"), "f.wattcut:1: expected the format line");
+  refused(replaced("wattcut.frontier/v1", "wattcut.frontier/v3"), "f.wattcut:1: expected the format line");
+  // A v2 reader reads the v1 body as v2: the chunks line is missing.
+  refused(replaced("wattcut.frontier/v1", "wattcut.frontier/v2"), "f.wattcut:5: expected a 'chunks' line");
   refused(good.substr(0, good.size() - 4), "f.wattcut:15: the file ends early; expected a 'end' line");
   refused(good.substr(0, good.find("\np 15")), "the file ends early; expected a 'p' line");
   refused(replaced("stages 2", "stages 0"), "f.wattcut:4: stages: expected an integer in [1, 1024], got '0'");

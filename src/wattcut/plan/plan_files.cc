@@ -29,10 +29,16 @@ std::string PlanJson(const Frontier& frontier, size_t index) {
   const FrontierPoint& point = frontier.points().at(index);
   FrequencyPlan plan = frontier.PlanAt(index);
   nlohmann::json stages = nlohmann::json::array();
+  // With several model chunks per device (interleaved), each entry also names its chunk.
+  const bool chunks = ScheduleChunks(frontier.setup().schedule) > 1;
   for (const auto& stage : plan.stages) {
     nlohmann::json list = nlohmann::json::array();
     for (const PlannedComputation& c : stage) {
-      list.push_back({InstructionName(c.kind), c.microbatch, c.freq_mhz, c.duration_units});
+      if (chunks) {
+        list.push_back({InstructionName(c.kind), c.microbatch, c.freq_mhz, c.duration_units, c.chunk});
+      } else {
+        list.push_back({InstructionName(c.kind), c.microbatch, c.freq_mhz, c.duration_units});
+      }
     }
     stages.push_back(std::move(list));
   }
@@ -88,13 +94,15 @@ Result<StoredPlan> ParsePlanJson(const std::string& text, const std::string& sou
     for (size_t i = 0; i < stage.size(); ++i) {
       const auto& c = stage[i];
       std::string at = where + "[" + std::to_string(i) + "]";
-      if (!c.is_array() || c.size() != 4 || !c[0].is_string() || !c[1].is_number_integer() ||
-          !c[2].is_number_integer() || !c[3].is_number_integer()) {
-        return field_error(at, "[instruction, microbatch, freq_mhz, duration_units]");
+      if (!c.is_array() || (c.size() != 4 && c.size() != 5) || !c[0].is_string() || !c[1].is_number_integer() ||
+          !c[2].is_number_integer() || !c[3].is_number_integer() || (c.size() == 5 && !c[4].is_number_integer())) {
+        return field_error(at, "[instruction, microbatch, freq_mhz, duration_units] or [..., chunk]");
       }
       auto kind = ParseInstruction(c[0].get<std::string>());
-      if (!kind) return field_error(at + "[0]", "\"forward\" or \"backward\"");
-      out.push_back(PlannedComputation{*kind, c[1].get<int>(), c[2].get<int>(), c[3].get<int64_t>()});
+      if (!kind) return field_error(at + "[0]", std::string(InstructionNameList()));
+      const int chunk = c.size() == 5 ? c[4].get<int>() : 0;
+      if (chunk < 0) return field_error(at + "[4]", "a chunk >= 0");
+      out.push_back(PlannedComputation{*kind, c[1].get<int>(), c[2].get<int>(), c[3].get<int64_t>(), chunk});
     }
   }
   return stored;

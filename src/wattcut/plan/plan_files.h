@@ -9,8 +9,11 @@
 //   plans/NNNNN.json  one frequency plan (format "wattcut.frequency_plan/v1"):
 //                 {"format": ..., "point": N, "time_s": T, "energy_j": E, "unit_time_s": u,
 //                  "stages": [[["forward", 0, 1410, 50], ...], ...]}
-//                 per stage, the computations in execution order as
-//                 [instruction, microbatch, freq_mhz, planned duration in unit times].
+//                 per stage (device), the computations in execution order as
+//                 [instruction, microbatch, freq_mhz, planned duration in unit times],
+//                 with a fifth element, the device's model chunk, when the schedule
+//                 runs several chunks per device (interleaved). instruction: forward,
+//                 backward, backward_input or backward_weight.
 //   Zeus export:  a Python literal that Zeus's pipeline-frequency-optimizer PointSolution
 //                 reads: one list per stage of ("forward"|"backward", MHz) tuples in
 //                 execution order.

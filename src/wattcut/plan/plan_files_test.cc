@@ -76,7 +76,7 @@ TEST(PlanFiles, ParsePlanJsonNamesTheBadField) {
       R"({"format":"wattcut.frequency_plan/v1","point":0,"time_s":1,"energy_j":1,"unit_time_s":0.001,)"
       R"("stages":[[["sideways",0,1410,3]]]})";
   EXPECT_EQ(ParsePlanJson(bad_instruction, "p.json").error().message,
-            "p.json: field 'stages[0][0][0]': expected \"forward\" or \"backward\"");
+            "p.json: field 'stages[0][0][0]': expected forward, backward, backward_input or backward_weight");
 }
 
 }  // namespace

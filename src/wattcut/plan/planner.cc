@@ -9,6 +9,7 @@
 
 #include "wattcut/dag/computation_dag.h"
 #include "wattcut/plan/planning_limits.h"
+#include "wattcut/profile/backward_split.h"
 #include "wattcut/profile/operation_options.h"
 #include "wattcut/solver/frontier_solver.h"
 
@@ -54,8 +55,16 @@ std::string Where(int stage, InstructionKind kind) {
 
 }  // namespace
 
-Result<PlanningProblem> BuildPlanningProblem(const Profile& profile, const PlannerOptions& options) {
-  if (profile.num_stages() < 1) return Error{"the profile has no stages"};
+int PipelineDevices(const Profile& profile, const PlannerOptions& options) {
+  return options.virtual_stages > 0 ? profile.num_stages() / options.virtual_stages : profile.num_stages();
+}
+
+bool PlanSplitsMeasuredBackward(const Profile& profile, const PlannerOptions& options) {
+  return SplitsBackward(options.schedule) && NeedsBackwardSplit(profile);
+}
+
+Result<PlanningProblem> BuildPlanningProblem(const Profile& measured, const PlannerOptions& options) {
+  if (measured.num_stages() < 1) return Error{"the profile has no stages"};
   if (!(options.unit_time_s > 0) || !std::isfinite(options.unit_time_s)) {
     return Error{"unit_time_s must be a positive number of seconds"};
   }
@@ -65,16 +74,46 @@ Result<PlanningProblem> BuildPlanningProblem(const Profile& profile, const Plann
   if (!(options.p2p_power_w >= 0) || !std::isfinite(options.p2p_power_w)) {
     return Error{"p2p_power_w must be a non-negative number of watts"};
   }
+  if (options.virtual_stages < 1) {
+    return Error{"virtual_stages must be >= 1, got " + std::to_string(options.virtual_stages)};
+  }
+  if (measured.num_stages() % options.virtual_stages != 0) {
+    return Error{"the profile has " + std::to_string(measured.num_stages()) + " stages, not a multiple of the " +
+                 std::to_string(options.virtual_stages) +
+                 " virtual stages (the interleaved schedule needs devices x virtual stages profile stages)"};
+  }
+  const int num_devices = PipelineDevices(measured, options);
   // The limits, each before the work it bounds (planning_limits.h).
-  if (Status s = CheckPipelineShape(profile.num_stages(), options.num_microbatches); !s.ok()) return s.error();
+  if (Status s = CheckPipelineShape(measured.num_stages(), options.num_microbatches); !s.ok()) return s.error();
+  const bool split = SplitsBackward(options.schedule);
+  if (split) {
+    const int64_t computations = int64_t{3} * measured.num_stages() * options.num_microbatches;
+    if (computations > kMaxComputations) {
+      return Error{"computations per iteration (3 x " + std::to_string(measured.num_stages()) + " stages x " +
+                   std::to_string(options.num_microbatches) + " microbatches = " + std::to_string(computations) +
+                   ") must be at most " + std::to_string(kMaxComputations)};
+    }
+  }
+  // A split schedule on a profile that measured only whole backwards plans their halves.
+  const Profile split_profile = split && NeedsBackwardSplit(measured) ? WithSplitBackward(measured) : Profile();
+  const Profile& profile = split_profile.num_stages() > 0 ? split_profile : measured;
+  const std::vector<InstructionKind> kinds =
+      split ? std::vector<InstructionKind>{InstructionKind::kForward, InstructionKind::kBackwardInput,
+                                           InstructionKind::kBackwardWeight}
+            : std::vector<InstructionKind>{InstructionKind::kForward, InstructionKind::kBackward};
 
-  // The options of every (stage, instruction): as many as the profile has rows. Their
-  // quantised durations give the size of the cost tables before any is allocated.
+  // The options of every (stage, instruction) the schedule runs: as many as the profile has
+  // rows. Their quantised durations give the size of the cost tables before any is allocated.
   const auto num_stages = static_cast<size_t>(profile.num_stages());
   std::vector<std::array<OperationOptions, kNumInstructionKinds>> stage_options(num_stages);
   int64_t table_entries = 0;
   for (int s = 0; s < profile.num_stages(); ++s) {
-    for (InstructionKind kind : {InstructionKind::kForward, InstructionKind::kBackward}) {
+    for (InstructionKind kind : kinds) {
+      if (profile.measurements(s, kind).empty() && split) {
+        return Error{Where(s, kind) +
+                     ": no measurements (a zero-bubble schedule needs backward_input and "
+                     "backward_weight rows, or backward rows to split in halves)"};
+      }
       Result<OperationOptions> opts = BuildOperationOptions(profile.measurements(s, kind), options.unit_time_s,
                                                             options.noise_factor, options.p2p_power_w);
       if (!opts.ok()) return Error{Where(s, kind) + ": " + opts.error().message};
@@ -86,23 +125,26 @@ Result<PlanningProblem> BuildPlanningProblem(const Profile& profile, const Plann
   }
 
   Result<PipelineSchedule> schedule =
-      BuildPipelineSchedule(options.schedule, profile.num_stages(), options.num_microbatches);
+      BuildPipelineSchedule(options.schedule, num_devices, options.num_microbatches, options.virtual_stages);
   if (!schedule.ok()) return schedule.error();
   Result<ComputationDag> dag = BuildComputationDag(*schedule);
   if (!dag.ok()) return dag.error();
 
-  // One cost table per (stage, instruction).
+  // One cost table per (stage, instruction) the schedule runs.
   TimeCostProblem problem;
   Frontier::Setup setup;
   setup.unit_time_s = options.unit_time_s;
   setup.p2p_power_w = options.p2p_power_w;
-  setup.options.resize(num_stages);
+  // Forward and backward options per stage; all kinds' when the backward is split.
+  setup.options.assign(num_stages, std::vector<std::vector<std::pair<int64_t, int>>>(split ? kNumInstructionKinds : 2));
+  // table_of[stage][kind]: the cost table's index.
+  std::vector<std::array<int, kNumInstructionKinds>> table_of(num_stages);
   // Per table: the largest effective energy magnitude, for the energy bound.
   std::vector<double> largest_cost_j;
   for (int s = 0; s < profile.num_stages(); ++s) {
-    for (InstructionKind kind : {InstructionKind::kForward, InstructionKind::kBackward}) {
+    for (InstructionKind kind : kinds) {
       const OperationOptions& opts = stage_options[static_cast<size_t>(s)][static_cast<size_t>(kind)];
-      auto& plan_options = setup.options[static_cast<size_t>(s)].emplace_back();
+      auto& plan_options = setup.options[static_cast<size_t>(s)][static_cast<size_t>(kind)];
       for (const OperationOption& o : opts.options) plan_options.emplace_back(o.duration_units, o.freq_mhz);
       CostTable table = BuildCostTable(opts, options.cost_model);
       double largest = 0;
@@ -115,11 +157,13 @@ Result<PlanningProblem> BuildPlanningProblem(const Profile& profile, const Plann
         largest = std::max(largest, std::fabs(table.cost_j[i]));
       }
       largest_cost_j.push_back(largest);
+      table_of[static_cast<size_t>(s)][static_cast<size_t>(kind)] = static_cast<int>(problem.cost_tables.size());
       problem.cost_tables.push_back(std::move(table));
     }
   }
   for (const auto& node : dag->nodes) {
-    problem.cost_table.push_back(node.stage * kNumInstructionKinds + static_cast<int>(node.computation.kind));
+    problem.cost_table.push_back(
+        table_of[static_cast<size_t>(node.profile_stage)][static_cast<size_t>(node.computation.kind)]);
   }
 
   // The frontier's size, known before solving: one point per unit time between the
@@ -135,15 +179,18 @@ Result<PlanningProblem> BuildPlanningProblem(const Profile& profile, const Plann
   const double slowest_units = LongestPathUnits(*dag, longest);
   const double fastest_units = LongestPathUnits(*dag, shortest);
   double shortest_time_s = std::numeric_limits<double>::infinity();
-  for (const auto& pair : stage_options) {
-    for (const OperationOptions& opts : pair) shortest_time_s = std::min(shortest_time_s, opts.options.front().time_s);
+  for (const auto& by_kind : stage_options) {
+    for (InstructionKind kind : kinds) {
+      shortest_time_s = std::min(shortest_time_s, by_kind[static_cast<size_t>(kind)].options.front().time_s);
+    }
   }
   if (Status st =
           CheckFrontierSize(slowest_units, fastest_units, dag->num_nodes(), options.unit_time_s, shortest_time_s);
       !st.ok()) {
     return st.error();
   }
-  energy_bound_j += static_cast<double>(num_stages) * slowest_units * options.unit_time_s * options.p2p_power_w;
+  // Blocking power is drawn per device (GPU), however many chunks it runs.
+  energy_bound_j += static_cast<double>(num_devices) * slowest_units * options.unit_time_s * options.p2p_power_w;
   if (Status st = CheckIterationEnergy(energy_bound_j); !st.ok()) return st.error();
 
   problem.precedences = dag->edges;
@@ -157,13 +204,13 @@ Result<Frontier> ComputeFrontier(const Profile& profile, const PlannerOptions& o
   FrontierSolver solver(planning->problem);
   solver.Init();
   Frontier frontier(std::move(planning->setup), solver.durations());
-  const double stages = profile.num_stages();
+  const double devices = PipelineDevices(profile, options);  // blocking power per GPU, not per chunk
   auto record = [&](std::vector<DurationChange> changes) {
     FrontierPoint point;
     point.duration_units = solver.makespan();
     point.time_s = static_cast<double>(solver.makespan()) * options.unit_time_s;
     point.effective_energy_j = solver.total_cost();
-    point.energy_j = point.effective_energy_j + stages * point.time_s * options.p2p_power_w;
+    point.energy_j = point.effective_energy_j + devices * point.time_s * options.p2p_power_w;
     frontier.AddPoint(point, std::move(changes));
   };
   record({});

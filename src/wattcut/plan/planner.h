@@ -14,6 +14,9 @@ namespace wattcut {
 struct PlannerOptions {
   int num_microbatches = 0;
   PipelineScheduleKind schedule = PipelineScheduleKind::k1F1B;
+  // Model chunks per device (interleaved only): the profile's stages are devices x
+  // virtual_stages model pieces in model order (pipeline_schedule.h).
+  int virtual_stages = 1;
   double unit_time_s = 0.001;
   double noise_factor = 0.95;  // retry factor when <= 3 options survive the strict filter
   CostModelKind cost_model = CostModelKind::kExponential;
@@ -26,6 +29,14 @@ struct PlanningProblem {
   TimeCostProblem problem;
   Frontier::Setup setup;
 };
+
+// The pipeline devices of a profile planned with `options`: its stages / virtual_stages.
+int PipelineDevices(const Profile& profile, const PlannerOptions& options);
+
+// Whether planning `options` splits the profile's backward measurements (a split schedule
+// on a profile without backward_input / backward_weight rows): each half of the backward's
+// time and energy at every frequency (profile/backward_split.h). Callers warn about it.
+bool PlanSplitsMeasuredBackward(const Profile& profile, const PlannerOptions& options);
 
 // Validates the options against the profile and builds the problem. Errors name the offending
 // field or (stage, instruction, frequency). Every planning limit (planning_limits.h) is checked

@@ -7,6 +7,10 @@
 
 #include "wattcut/base/csv_reader.h"
 #include "wattcut/base/shared_data_testing.h"
+#include "wattcut/plan/frontier_file.h"
+#include "wattcut/plan/plan_files.h"
+#include "wattcut/profile/chunk_split.h"
+#include "wattcut/profile/gpu_model.h"
 #include "wattcut/profile/profile_csv.h"
 
 namespace wattcut {
@@ -207,6 +211,212 @@ TEST(Planner, OptionMessagesNameTheFields) {
   options.p2p_power_w = -1;
   EXPECT_EQ(BuildPlanningProblem(SmallProfile(1), options).error().message,
             "p2p_power_w must be a non-negative number of watts");
+}
+
+}  // namespace
+}  // namespace wattcut
+
+// ---------------------------------------------------------------------------------------
+// The interleaved and ZB-H1 schedules through the planner, the frontier file and the plans.
+
+namespace wattcut {
+namespace {
+
+// The built-in A100 model's profile of `stages` stages, each cut into `chunks` pieces.
+Profile ChunkedModelProfile(int stages, int chunks) {
+  Result<const GpuModel*> model = FindGpuModel("a100-sxm");
+  EXPECT_TRUE(model.ok());
+  Result<Profile> split = SplitStagesIntoChunks(MakeModelProfile(**model, stages), chunks);
+  EXPECT_TRUE(split.ok());
+  return *split;
+}
+
+PlannerOptions ScheduleOptions(PipelineScheduleKind kind, int microbatches, int virtual_stages = 1) {
+  PlannerOptions options;
+  options.schedule = kind;
+  options.num_microbatches = microbatches;
+  options.virtual_stages = virtual_stages;
+  options.p2p_power_w = kA100BlockingPowerW;
+  options.unit_time_s = 0.002;
+  return options;
+}
+
+void ExpectSamePlans(const Frontier& a, const Frontier& b) {
+  ASSERT_EQ(a.points().size(), b.points().size());
+  for (size_t i = 0; i < a.points().size(); ++i) {
+    FrequencyPlan pa = a.PlanAt(i), pb = b.PlanAt(i);
+    ASSERT_EQ(pa.stages.size(), pb.stages.size());
+    for (size_t s = 0; s < pa.stages.size(); ++s) {
+      ASSERT_EQ(pa.stages[s].size(), pb.stages[s].size());
+      for (size_t k = 0; k < pa.stages[s].size(); ++k) {
+        const PlannedComputation &x = pa.stages[s][k], &y = pb.stages[s][k];
+        ASSERT_TRUE(x.kind == y.kind && x.microbatch == y.microbatch && x.freq_mhz == y.freq_mhz &&
+                    x.duration_units == y.duration_units && x.chunk == y.chunk)
+            << "point " << i << " stage " << s << " computation " << k;
+      }
+    }
+  }
+}
+
+TEST(PlannerSchedules, InterleavedPlansEveryChunkOfEveryDevice) {
+  const Profile profile = ChunkedModelProfile(4, 2);  // 4 devices x 2 chunks = 8 pieces
+  Result<Frontier> frontier = ComputeFrontier(profile, ScheduleOptions(PipelineScheduleKind::kInterleaved, 8, 2));
+  ASSERT_TRUE(frontier.ok()) << frontier.error().message;
+  EXPECT_EQ(frontier->num_stages(), 4);
+  EXPECT_EQ(frontier->num_computations(), 4 * 2 * 2 * 8);
+  const FrequencyPlan plan = frontier->PlanAt(frontier->fastest_index());
+  ASSERT_EQ(plan.stages.size(), 4u);
+  for (size_t d = 0; d < 4; ++d) {
+    int chunk1 = 0;
+    for (const PlannedComputation& c : plan.stages[d]) chunk1 += c.chunk == 1 ? 1 : 0;
+    EXPECT_EQ(chunk1, 16) << "device " << d << " runs chunk 1's forward and backward of 8 microbatches";
+  }
+  // Blocking energy counts the 4 devices (GPUs), not the 8 chunks.
+  for (const FrontierPoint& p : frontier->points()) {
+    EXPECT_NEAR(p.energy_j, p.effective_energy_j + 4 * p.time_s * kA100BlockingPowerW, 1e-6 * p.energy_j);
+  }
+  // The point of interleaving: a smaller bubble than 1F1B on the same model over 4 devices.
+  Result<Frontier> plain = ComputeFrontier(ChunkedModelProfile(4, 1), ScheduleOptions(PipelineScheduleKind::k1F1B, 8));
+  ASSERT_TRUE(plain.ok()) << plain.error().message;
+  EXPECT_LT(frontier->points().back().time_s, plain->points().back().time_s);
+}
+
+TEST(PlannerSchedules, InterleavedRefusesShapesMegatronRefuses) {
+  Result<Frontier> not_multiple =
+      ComputeFrontier(ChunkedModelProfile(2, 2), ScheduleOptions(PipelineScheduleKind::kInterleaved, 3, 2));
+  ASSERT_FALSE(not_multiple.ok());
+  EXPECT_EQ(not_multiple.error().message,
+            "the interleaved schedule needs the microbatches (3) to be a multiple of the pipeline devices (2), as "
+            "Megatron-LM requires");
+  Result<Frontier> pieces =
+      ComputeFrontier(ChunkedModelProfile(5, 1), ScheduleOptions(PipelineScheduleKind::kInterleaved, 4, 2));
+  ASSERT_FALSE(pieces.ok());
+  EXPECT_EQ(pieces.error().message,
+            "the profile has 5 stages, not a multiple of the 2 virtual stages (the interleaved schedule needs devices "
+            "x virtual stages profile stages)");
+}
+
+TEST(PlannerSchedules, ZeroBubbleSplitsAMeasuredBackwardInHalves) {
+  const Profile profile = ChunkedModelProfile(4, 1);
+  const PlannerOptions options = ScheduleOptions(PipelineScheduleKind::kZeroBubbleH1, 8);
+  EXPECT_TRUE(PlanSplitsMeasuredBackward(profile, options));
+  EXPECT_FALSE(PlanSplitsMeasuredBackward(profile, ScheduleOptions(PipelineScheduleKind::k1F1B, 8)));
+  Result<Frontier> frontier = ComputeFrontier(profile, options);
+  ASSERT_TRUE(frontier.ok()) << frontier.error().message;
+  EXPECT_EQ(frontier->num_computations(), 3 * 4 * 8);
+  for (const auto& stage : frontier->PlanAt(0).stages) {
+    for (const PlannedComputation& c : stage) EXPECT_NE(c.kind, InstructionKind::kBackward);
+  }
+  // The same as a profile that measured those halves itself.
+  Profile measured = profile;
+  for (int s = 0; s < measured.num_stages(); ++s) {
+    for (const Measurement& m : profile.measurements(s, InstructionKind::kBackward)) {
+      measured.mutable_measurements(s, InstructionKind::kBackwardInput)
+          .push_back({m.freq_mhz, m.time_s / 2, m.energy_j / 2});
+      measured.mutable_measurements(s, InstructionKind::kBackwardWeight)
+          .push_back({m.freq_mhz, m.time_s / 2, m.energy_j / 2});
+    }
+  }
+  EXPECT_FALSE(PlanSplitsMeasuredBackward(measured, options));
+  Result<Frontier> same = ComputeFrontier(measured, options);
+  ASSERT_TRUE(same.ok()) << same.error().message;
+  ExpectSamePlans(*frontier, *same);
+  // W passes fill 1F1B's tail bubble: faster than 1F1B at every computation's fastest.
+  Result<Frontier> plain = ComputeFrontier(profile, ScheduleOptions(PipelineScheduleKind::k1F1B, 8));
+  ASSERT_TRUE(plain.ok()) << plain.error().message;
+  EXPECT_LT(frontier->points().back().time_s, plain->points().back().time_s);
+}
+
+TEST(PlannerSchedules, ZeroBubbleNeedsABackwardToSplitOrBothPasses) {
+  Profile profile = ChunkedModelProfile(2, 1);
+  profile.mutable_measurements(1, InstructionKind::kBackward).clear();
+  Result<Frontier> frontier = ComputeFrontier(profile, ScheduleOptions(PipelineScheduleKind::kZeroBubbleH1, 4));
+  ASSERT_FALSE(frontier.ok());
+  EXPECT_EQ(frontier.error().message,
+            "stage 1 backward_input: no measurements (a zero-bubble schedule needs backward_input and backward_weight "
+            "rows, or backward rows to split in halves)");
+}
+
+TEST(PlannerSchedules, FrontierFileV2RoundTripsInterleavedAndZeroBubblePlans) {
+  Result<Frontier> interleaved =
+      ComputeFrontier(ChunkedModelProfile(2, 2), ScheduleOptions(PipelineScheduleKind::kInterleaved, 4, 2));
+  Result<Frontier> zero_bubble =
+      ComputeFrontier(ChunkedModelProfile(3, 1), ScheduleOptions(PipelineScheduleKind::kZeroBubbleH1, 5));
+  Result<Frontier> plain = ComputeFrontier(ChunkedModelProfile(3, 1), ScheduleOptions(PipelineScheduleKind::k1F1B, 5));
+  ASSERT_TRUE(interleaved.ok() && zero_bubble.ok() && plain.ok());
+  for (const Frontier* f : {&*interleaved, &*zero_bubble}) {
+    const std::string text = FrontierFileText(*f);
+    EXPECT_EQ(text.substr(0, text.find('\n')), kFrontierFormatV2);
+    Result<Frontier> back = ParseFrontierFile(text, "f.wattcut");
+    ASSERT_TRUE(back.ok()) << back.error().message;
+    EXPECT_EQ(back->setup().schedule, f->setup().schedule);
+    ExpectSamePlans(*f, *back);
+    EXPECT_EQ(FrontierFileText(*back), text);
+  }
+  // What v1 can say stays v1.
+  const std::string v1 = FrontierFileText(*plain);
+  EXPECT_EQ(v1.substr(0, v1.find('\n')), kFrontierFormat);
+  EXPECT_EQ(v1.find("backward_input"), std::string::npos);
+}
+
+TEST(PlannerSchedules, FrontierFileRefusesWhatItsVersionCannotSay) {
+  Result<Frontier> zero_bubble =
+      ComputeFrontier(ChunkedModelProfile(2, 1), ScheduleOptions(PipelineScheduleKind::kZeroBubbleH1, 2));
+  ASSERT_TRUE(zero_bubble.ok());
+  std::string text = FrontierFileText(*zero_bubble);
+  // A v2 file relabelled v1: its chunks line is not what v1 expects.
+  std::string relabelled = std::string(kFrontierFormat) + text.substr(text.find('\n'));
+  Result<Frontier> as_v1 = ParseFrontierFile(relabelled, "f.wattcut");
+  ASSERT_FALSE(as_v1.ok());
+  EXPECT_EQ(as_v1.error().message, "f.wattcut:5: expected a 'schedule' line, got 'chunks'");
+  // A chunk the file does not have.
+  const size_t at = text.find("forward:0:0");
+  ASSERT_NE(at, std::string::npos);
+  std::string bad_chunk = text;
+  bad_chunk.replace(at, 11, "forward:0:1");
+  Result<Frontier> chunk = ParseFrontierFile(bad_chunk, "f.wattcut");
+  ASSERT_FALSE(chunk.ok());
+  EXPECT_EQ(chunk.error().message, "f.wattcut:6: schedule: expected a chunk in [0, 1), got 'forward:0:1'");
+  // A v1 schedule with the split kinds (v1 has no options for them).
+  const std::string v1 =
+      std::string(kFrontierFormat) +
+      "\nunit_time_s 0.001\np2p_power_w 0\nstages 1\nschedule 0 forward:0 backward_input:0 backward_weight:0\n";
+  Result<Frontier> split_v1 = ParseFrontierFile(v1, "f.wattcut");
+  ASSERT_FALSE(split_v1.ok());
+  EXPECT_EQ(split_v1.error().message,
+            "f.wattcut:5: schedule: expected INSTRUCTION:MICROBATCH such as forward:0, got 'backward_input:0'");
+}
+
+TEST(PlannerSchedules, PlanJsonNamesTheChunkOfInterleavedComputations) {
+  Result<Frontier> interleaved =
+      ComputeFrontier(ChunkedModelProfile(2, 2), ScheduleOptions(PipelineScheduleKind::kInterleaved, 2, 2));
+  ASSERT_TRUE(interleaved.ok()) << interleaved.error().message;
+  const std::string json = PlanJson(*interleaved, 0);
+  EXPECT_NE(json.find("[\"forward\",0,"), std::string::npos);
+  Result<StoredPlan> stored = ParsePlanJson(json, "p.json");
+  ASSERT_TRUE(stored.ok()) << stored.error().message;
+  const FrequencyPlan plan = interleaved->PlanAt(0);
+  ASSERT_EQ(stored->plan.stages.size(), plan.stages.size());
+  for (size_t s = 0; s < plan.stages.size(); ++s) {
+    ASSERT_EQ(stored->plan.stages[s].size(), plan.stages[s].size());
+    for (size_t k = 0; k < plan.stages[s].size(); ++k) {
+      EXPECT_EQ(stored->plan.stages[s][k].chunk, plan.stages[s][k].chunk);
+      EXPECT_EQ(stored->plan.stages[s][k].kind, plan.stages[s][k].kind);
+    }
+  }
+  EXPECT_EQ(plan.stages[0][2].chunk, 1);  // device 0: F0 F1 F0.1 ...
+  // 1F1B plans keep four elements per computation.
+  Result<Frontier> plain = ComputeFrontier(ChunkedModelProfile(2, 1), ScheduleOptions(PipelineScheduleKind::k1F1B, 2));
+  ASSERT_TRUE(plain.ok());
+  EXPECT_NE(PlanJson(*plain, 0).find("[[[\"forward\",0,"), std::string::npos);
+  Result<StoredPlan> five = ParsePlanJson(PlanJson(*interleaved, 0), "p.json");
+  ASSERT_TRUE(five.ok());
+  Result<StoredPlan> bad = ParsePlanJson(
+      R"({"format": "wattcut.frequency_plan/v1", "point": 0, "time_s": 1, "energy_j": 1, "unit_time_s": 0.001,
+          "stages": [[["backward_weight", 0, 1410, 5, -1]]]})",
+      "p.json");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.error().message, "p.json: field 'stages[0][0][4]': expected a chunk >= 0");
 }
 
 }  // namespace

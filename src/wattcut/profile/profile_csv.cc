@@ -99,7 +99,7 @@ Result<AggregatedProfile> Convert(const CsvTable& table, int expected_stages) {
     }
     auto kind = ParseInstruction(row.fields[col_inst]);
     if (!kind) {
-      return Error{table.where(row, col_inst) + "expected 'forward' or 'backward', got '" +
+      return Error{table.where(row, col_inst) + "expected " + std::string(InstructionNameList()) + ", got '" +
                    PrintableText(row.fields[col_inst]) + "'"};
     }
     Result<int64_t> freq = table.integer(row, col_freq);

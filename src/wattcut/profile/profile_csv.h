@@ -18,8 +18,10 @@
 // Rejected, with "FILE:LINE: column 'NAME': what was expected": missing or unknown
 // columns, non-numeric, negative, zero (time) or non-finite values, a time over a day
 // (86400 s) or an energy over 1e10 J for one computation, an instruction other
-// than forward/backward, duplicate rows, a stage number outside 0..S-1 when S is given,
-// stages missing from 0..S-1, and a (stage, instruction) with no measurements.
+// than forward, backward, backward_input, backward_weight, duplicate rows, a stage number outside 0..S-1 when S is
+// given, stages missing from 0..S-1, and a (stage, instruction) with no measurements. Every stage needs forward rows,
+// and backward rows or backward_input and backward_weight rows (the zero-bubble passes; a profile may have all three);
+// one of the last two alone is an error.
 #pragma once
 
 #include <string>

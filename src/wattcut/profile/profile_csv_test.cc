@@ -428,12 +428,14 @@ TEST(ProfileCsvTest, RejectsFrequencyOutOfRange) {
 }
 
 TEST(ProfileCsvTest, RejectsUnknownInstruction) {
-  EXPECT_EQ(ErrorOf(WithBadRow("0,optimizer,1410,0.05,20")),
-            "p.csv:2: column 'instruction': expected 'forward' or 'backward', got 'optimizer'");
-  EXPECT_EQ(ErrorOf(WithBadRow("0,Forward,1410,0.05,20")),
-            "p.csv:2: column 'instruction': expected 'forward' or 'backward', got 'Forward'");
+  EXPECT_EQ(
+      ErrorOf(WithBadRow("0,optimizer,1410,0.05,20")),
+      "p.csv:2: column 'instruction': expected forward, backward, backward_input or backward_weight, got 'optimizer'");
+  EXPECT_EQ(
+      ErrorOf(WithBadRow("0,Forward,1410,0.05,20")),
+      "p.csv:2: column 'instruction': expected forward, backward, backward_input or backward_weight, got 'Forward'");
   EXPECT_EQ(ErrorOf(WithBadRow("0,,1410,0.05,20")),
-            "p.csv:2: column 'instruction': expected 'forward' or 'backward', got ''");
+            "p.csv:2: column 'instruction': expected forward, backward, backward_input or backward_weight, got ''");
 }
 
 TEST(ProfileCsvTest, RejectsDuplicateRowNamingTheFirstLine) {
@@ -542,7 +544,8 @@ TEST(ProfileCsvTest, ReadsPerseusGpt3Profile) {
 TEST(ProfileCsvTest, ByteOrderMarkIsSkippedAndQuotedInputIsPrintable) {
   EXPECT_TRUE(ParseProfileCsv("\xEF\xBB\xBF" + kHeader + kValidRows, "p.csv").ok());
   EXPECT_EQ(ErrorOf(WithBadRow("0,\x1b[2Jforward" + std::string("\0", 1) + ",1410,0.05,20")),
-            "p.csv:2: column 'instruction': expected 'forward' or 'backward', got '\\x1b[2Jforward\\x00'");
+            "p.csv:2: column 'instruction': expected forward, backward, backward_input or backward_weight, got "
+            "'\\x1b[2Jforward\\x00'");
   const std::string unknown = ErrorOf("stage,instruction,frequency,time,\x1b]0;x\x07\n" + kValidRows);
   EXPECT_EQ(unknown.rfind("p.csv:1: unknown column '\\x1b]0;x\\x07'; ", 0), 0u) << unknown;
 }
@@ -575,6 +578,49 @@ TEST(ProfileCsvText, ReadsBackAsTheSameProfile) {
     }
   }
   EXPECT_EQ(ProfileCsvText(*back), text);
+}
+
+}  // namespace
+}  // namespace wattcut
+
+namespace wattcut {
+namespace {
+
+// The zero-bubble passes: a stage's backward measured as backward_input and
+// backward_weight rows, in place of (or beside) the whole backward.
+TEST(ProfileCsvSplitBackwardTest, ReadsBackwardInputAndWeightRows) {
+  Result<Profile> p = ParseProfileCsv(kHeader +
+                                          "0,forward,1410,0.05,20\n"
+                                          "0,backward_input,1410,0.06,24\n"
+                                          "0,backward_weight,1410,0.04,16\n"
+                                          "1,forward,1410,0.06,22\n"
+                                          "1,backward,1410,0.12,44\n"
+                                          "1,backward_input,1410,0.07,25\n"
+                                          "1,backward_weight,1410,0.05,19\n",
+                                      "p.csv");
+  ASSERT_TRUE(p.ok()) << p.error().message;
+  EXPECT_TRUE(p->measurements(0, B).empty());
+  ASSERT_EQ(p->measurements(0, InstructionKind::kBackwardInput).size(), 1u);
+  EXPECT_DOUBLE_EQ(p->measurements(0, InstructionKind::kBackwardInput)[0].time_s, 0.06);
+  EXPECT_DOUBLE_EQ(p->measurements(1, InstructionKind::kBackwardWeight)[0].energy_j, 19);
+  EXPECT_DOUBLE_EQ(p->measurements(1, B)[0].time_s, 0.12);
+  // Written and read back as itself.
+  Result<Profile> again = ParseProfileCsv(ProfileCsvText(*p), "again.csv");
+  ASSERT_TRUE(again.ok()) << again.error().message;
+  EXPECT_EQ(ProfileCsvText(*again), ProfileCsvText(*p));
+}
+
+TEST(ProfileCsvSplitBackwardTest, RefusesHalfASplit) {
+  EXPECT_EQ(ErrorOf(kHeader + "0,forward,1410,0.05,20\n"
+                              "0,backward_input,1410,0.06,24\n"),
+            "p.csv: stage 0 has 'backward_input' but no 'backward_weight' measurements (a split backward needs both)");
+  EXPECT_EQ(ErrorOf(kHeader + "0,forward,1410,0.05,20\n"
+                              "0,backward,1410,0.1,40\n"
+                              "0,backward_weight,1410,0.06,24\n"),
+            "p.csv: stage 0 has 'backward_weight' but no 'backward_input' measurements (a split backward needs both)");
+  EXPECT_EQ(ErrorOf(kHeader + "0,backward_input,1410,0.06,24\n0,backward_weight,1410,0.04,16\n"),
+            "p.csv: stage 0 has no 'forward' measurements (expected every stage 0..0 to have forward and backward "
+            "rows)");
 }
 
 }  // namespace

@@ -64,7 +64,7 @@ Result<AggregatedProfile> AggregateRankMeasurements(std::vector<RankMeasurement>
 
   AggregatedProfile out{Profile(num_stages), {}};
   // Per (stage, kind): whether it had any measurement, and how many frequencies were dropped.
-  std::vector<std::array<int, kNumInstructionKinds>> seen(static_cast<size_t>(num_stages), {0, 0});
+  std::vector<std::array<int, kNumInstructionKinds>> seen(static_cast<size_t>(num_stages), {0, 0, 0, 0});
   for (size_t begin = 0; begin < measurements.size();) {
     const RankMeasurement& first = measurements[begin];
     size_t end = begin + 1;
@@ -115,7 +115,23 @@ Result<AggregatedProfile> AggregateRankMeasurements(std::vector<RankMeasurement>
   }
 
   for (int s = 0; s < num_stages; ++s) {
-    for (InstructionKind kind : {InstructionKind::kForward, InstructionKind::kBackward}) {
+    const auto had = [&](InstructionKind kind) { return seen[static_cast<size_t>(s)][static_cast<size_t>(kind)] > 0; };
+    // A stage's backward is measured whole, or split into backward_input and
+    // backward_weight (the zero-bubble passes), or both; never half a split.
+    const bool split_input = had(InstructionKind::kBackwardInput), split_weight = had(InstructionKind::kBackwardWeight);
+    if (split_input != split_weight) {
+      return Error{"stage " + std::to_string(s) + " has '" +
+                   std::string(split_input ? "backward_input" : "backward_weight") + "' but no '" +
+                   std::string(split_input ? "backward_weight" : "backward_input") +
+                   "' measurements (a split backward needs both)"};
+    }
+    std::vector<InstructionKind> required = {InstructionKind::kForward};
+    if (!split_input || had(InstructionKind::kBackward)) required.push_back(InstructionKind::kBackward);
+    if (split_input) {
+      required.push_back(InstructionKind::kBackwardInput);
+      required.push_back(InstructionKind::kBackwardWeight);
+    }
+    for (InstructionKind kind : required) {
       if (!out.profile.measurements(s, kind).empty()) continue;
       if (seen[static_cast<size_t>(s)][static_cast<size_t>(kind)] == 0) {
         return Error{"stage " + std::to_string(s) + " has no '" + std::string(InstructionName(kind)) +
