@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "wattcut/dag/pipeline_schedule.h"
@@ -20,6 +21,10 @@ struct FrontierPoint {
   double time_s = 0;              // duration_units * unit_time_s
   double energy_j = 0;            // whole pipeline, blocking energy included (see Frontier)
   double effective_energy_j = 0;  // sum of the computations' effective energies (cost model)
+  // The largest average power of the whole pipeline over any 1-s window of its execution
+  // timeline (emulate/frontier_power.h); absent when it was not computed (a frontier file
+  // written without it).
+  std::optional<double> peak_1s_power_w = std::nullopt;
 };
 
 struct PlannedComputation {
@@ -60,6 +65,8 @@ class Frontier {
 
   // Appends a point whose durations differ from the previous one by `changes`.
   void AddPoint(const FrontierPoint& point, std::vector<DurationChange> changes);
+  // Sets point `index`'s peak 1-s power (computed after the points, from their timelines).
+  void SetPeakPower(size_t index, double peak_1s_power_w) { points_.at(index).peak_1s_power_w = peak_1s_power_w; }
 
   const Setup& setup() const { return setup_; }
   const std::vector<FrontierPoint>& points() const { return points_; }

@@ -2,6 +2,8 @@
 
 #include <charconv>
 #include <cmath>
+#include <filesystem>
+#include <fstream>
 #include <optional>
 #include <vector>
 
@@ -217,6 +219,17 @@ std::string FrontierFileText(const Frontier& frontier) {
     }
     out += '\n';
   }
+  // The peak 1-s power of every point, when every point has it (an optional line).
+  bool every_peak = !frontier.points().empty();
+  for (const FrontierPoint& p : frontier.points()) every_peak = every_peak && p.peak_1s_power_w.has_value();
+  if (every_peak) {
+    out += "peak_1s_power_w";
+    for (const FrontierPoint& p : frontier.points()) {
+      out += ' ';
+      AppendNumber(out, *p.peak_1s_power_w);
+    }
+    out += '\n';
+  }
   out += "end\n";
   return out;
 }
@@ -257,7 +270,8 @@ Result<Frontier> ParseFrontierFile(std::string_view text, const std::string& sou
       return in.Fail("more than " + std::to_string(kMaxComputations) + " computations");
     }
     auto& order = setup.schedule[static_cast<size_t>(stage)];
-    const char* expected = v2 ? "INSTRUCTION:MICROBATCH:CHUNK such as forward:0:0" : "INSTRUCTION:MICROBATCH such as forward:0";
+    const char* expected =
+        v2 ? "INSTRUCTION:MICROBATCH:CHUNK such as forward:0:0" : "INSTRUCTION:MICROBATCH such as forward:0";
     for (size_t i = 2; i < in.size(); ++i) {
       std::string_view t = in.Token(i);
       size_t colon = t.find(':');
@@ -371,9 +385,52 @@ Result<Frontier> ParseFrontierFile(std::string_view text, const std::string& sou
     }
     frontier.AddPoint(point, std::move(changes));
   }
-  if (auto st = in.Expect("end"); !st) return st.error();
+  if (!in.Next()) return in.Fail("the file ends early; expected a 'end' line");
+  if (in.Token(0) == "peak_1s_power_w") {
+    if (static_cast<int64_t>(in.size()) - 1 != num_points) {
+      return in.Fail("peak_1s_power_w: expected " + std::to_string(num_points) + " powers (one per point), got " +
+                     std::to_string(in.size() - 1));
+    }
+    for (int64_t i = 0; i < num_points; ++i) {
+      double watts = 0;
+      WATTCUT_ASSIGN(watts, in.Number(static_cast<size_t>(i) + 1, "peak_1s_power_w"));
+      frontier.SetPeakPower(static_cast<size_t>(i), watts);
+    }
+    if (!in.Next()) return in.Fail("the file ends early; expected a 'end' line");
+  }
+  if (in.Token(0) != "end") return in.Fail("expected a 'end' line, got '" + PrintableText(in.Token(0), 40) + "'");
+  if (in.size() != 1) return in.Fail("end: expected nothing after 'end', got '" + PrintableText(in.Token(1), 40) + "'");
   if (in.Next()) return in.Fail("text after the 'end' line");
   return frontier;
+}
+
+Result<Frontier> ReadFrontierFile(const std::string& path) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::file_status given = fs::status(path, ec);
+  if (!fs::exists(given)) return Error::NotFound(path + ": no such file or directory");
+  std::string file = path;
+  if (fs::is_directory(given)) {
+    file = (fs::path(path) / kFrontierFileName).string();
+    if (!fs::exists(file, ec)) {
+      return Error::NotFound(path + ": no " + std::string(kFrontierFileName) +
+                             " in this folder (is it a `wattcut frontier --out` folder? older versions wrote no "
+                             "frontier.wattcut: run wattcut frontier again)");
+    }
+  }
+  if (fs::is_directory(file, ec)) return Error{file + ": is a directory, expected a frontier file"};
+  const uintmax_t size = fs::file_size(file, ec);
+  if (ec) return Error::IOError(file + ": cannot read its size: " + ec.message());
+  if (size > kMaxFrontierFileBytes) {
+    return Error{file + ": file is " + std::to_string(size) + " bytes, more than the " +
+                 std::to_string(kMaxFrontierFileBytes) + " a frontier file may have"};
+  }
+  std::ifstream in(file, std::ios::binary);
+  if (!in) return Error::IOError(file + ": cannot open file for reading");
+  std::string text(static_cast<size_t>(size), '\0');
+  in.read(text.data(), static_cast<std::streamsize>(size));
+  if (static_cast<uintmax_t>(in.gcount()) != size) return Error::IOError(file + ": read error");
+  return ParseFrontierFile(text, file);
 }
 
 #undef WATTCUT_ASSIGN

@@ -10,6 +10,7 @@
 // the planner's limits (plan/planning_limits.h) bound what a file may make it allocate.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 
@@ -28,5 +29,14 @@ inline constexpr std::string_view kFrontierFormatV2 = "wattcut.frontier/v2";
 std::string FrontierFileText(const Frontier& frontier);
 // Reads FrontierFileText's output back; `source` names the text in errors ("FILE:LINE: ...").
 Result<Frontier> ParseFrontierFile(std::string_view text, const std::string& source);
+
+// The file `wattcut frontier` writes into its output folder.
+inline constexpr std::string_view kFrontierFileName = "frontier.wattcut";
+// The largest frontier file read (kMaxFrontierPoints points of GPT-3-sized plans fit).
+inline constexpr uint64_t kMaxFrontierFileBytes = uint64_t{1} << 30;
+// Reads a frontier from `path`: a `wattcut frontier` output folder (its frontier.wattcut)
+// or the file itself. Errors name the path: missing, not readable, too large, or the line
+// and field ParseFrontierFile refuses.
+Result<Frontier> ReadFrontierFile(const std::string& path);
 
 }  // namespace wattcut

@@ -6,6 +6,7 @@
 
 #include "wattcut/base/shared_data_testing.h"
 #include "wattcut/plan/planner.h"
+#include "wattcut/profile/gpu_model.h"
 #include "wattcut/profile/profile_csv.h"
 
 namespace wattcut {
@@ -23,6 +24,7 @@ void ExpectSameFrontier(const Frontier& a, const Frontier& b) {
     EXPECT_EQ(a.points()[i].time_s, b.points()[i].time_s) << i;
     EXPECT_EQ(a.points()[i].energy_j, b.points()[i].energy_j) << i;
     EXPECT_EQ(a.points()[i].effective_energy_j, b.points()[i].effective_energy_j) << i;
+    EXPECT_EQ(a.points()[i].peak_1s_power_w, b.points()[i].peak_1s_power_w) << i;
     ASSERT_EQ(a.DurationsAt(i), b.DurationsAt(i)) << i;
   }
   EXPECT_EQ(a.fastest_index(), b.fastest_index());
@@ -116,6 +118,77 @@ TEST(FrontierFile, DamageIsNamedByLineAndField) {
   refused(replaced("schedule 1 forward:0", "schedule 1 sideways:0"), "schedule: expected INSTRUCTION:MICROBATCH");
   refused(replaced("points 3", "points 4"), "expected a 'p' line, got 'end'");
   refused(good + "p 1 1 1 1\n", "text after the 'end' line");
+}
+
+// Every plan of a frontier of more than 10,000 points (the built-in A40 model, 8 stages x 24
+// microbatches at 0.2 ms) reads back exactly: every point's durations and frequencies.
+TEST(FrontierFile, EveryPlanOfALargeFrontierReadsBack) {
+  PlannerOptions options;
+  options.num_microbatches = 24;
+  options.unit_time_s = 0.0002;
+  options.p2p_power_w = (*FindGpuModel("a40"))->p2p_power_w;
+  Result<Frontier> frontier = ComputeFrontier(MakeModelProfile(**FindGpuModel("a40"), 8), options);
+  ASSERT_TRUE(frontier.ok()) << frontier.error().message;
+  ASSERT_GT(frontier->points().size(), 10000u);
+  for (size_t i = 0; i < frontier->points().size(); ++i) frontier->SetPeakPower(i, 1000.0 + 1.0 / (1 + i));
+  const std::string text = FrontierFileText(*frontier);
+  auto back = ParseFrontierFile(text, "a40.wattcut");
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  ExpectSameFrontier(*frontier, *back);
+  for (size_t i = 0; i < frontier->points().size(); ++i) {
+    FrequencyPlan a = frontier->PlanAt(i);
+    FrequencyPlan b = back->PlanAt(i);
+    ASSERT_EQ(a.stages.size(), b.stages.size()) << i;
+    for (size_t s = 0; s < a.stages.size(); ++s) {
+      ASSERT_EQ(a.stages[s].size(), b.stages[s].size()) << i;
+      for (size_t c = 0; c < a.stages[s].size(); ++c) {
+        const PlannedComputation& x = a.stages[s][c];
+        const PlannedComputation& y = b.stages[s][c];
+        ASSERT_TRUE(x.kind == y.kind && x.microbatch == y.microbatch && x.freq_mhz == y.freq_mhz &&
+                    x.duration_units == y.duration_units && x.chunk == y.chunk)
+            << "point " << i << " stage " << s << " computation " << c;
+      }
+    }
+  }
+  EXPECT_LT(static_cast<double>(text.size()) / static_cast<double>(frontier->points().size()), 200.0);
+}
+
+// The peak 1-s power is an optional line before 'end': written when every point has it, read
+// back exactly, and a file without it (as written before it existed) still reads.
+TEST(FrontierFile, ThePeakPowerLineIsOptional) {
+  Frontier frontier = Small();
+  const std::string without = FrontierFileText(frontier);
+  EXPECT_EQ(without.find("peak_1s_power_w"), std::string::npos);
+  auto old = ParseFrontierFile(without, "old.wattcut");
+  ASSERT_TRUE(old.ok()) << old.error().message;
+  EXPECT_FALSE(old->points()[0].peak_1s_power_w.has_value());
+
+  frontier.SetPeakPower(0, 250.5);
+  frontier.SetPeakPower(1, 0.1 + 0.2);
+  EXPECT_EQ(FrontierFileText(frontier), without) << "written only when every point has it";
+  frontier.SetPeakPower(2, 300);
+  const std::string with = FrontierFileText(frontier);
+  EXPECT_NE(with.find("\npeak_1s_power_w 250.5 0.30000000000000004 300\nend\n"), std::string::npos) << with;
+  auto back = ParseFrontierFile(with, "new.wattcut");
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  ExpectSameFrontier(frontier, *back);
+  EXPECT_EQ(FrontierFileText(*back), with);
+
+  auto refused = [&](const std::string& from, const std::string& to, const std::string& expected) {
+    std::string text = with;
+    size_t at = text.find(from);
+    ASSERT_NE(at, std::string::npos) << from;
+    auto read = ParseFrontierFile(text.replace(at, from.size(), to), "f.wattcut");
+    ASSERT_FALSE(read.ok()) << expected;
+    EXPECT_EQ(read.error().code, ErrorCode::kCorruption);
+    EXPECT_EQ(read.error().message, expected);
+  };
+  refused("peak_1s_power_w 250.5 0.30000000000000004 300", "peak_1s_power_w 250.5 300",
+          "f.wattcut:16: peak_1s_power_w: expected 3 powers (one per point), got 2");
+  refused(" 300\nend", " inf\nend", "f.wattcut:16: peak_1s_power_w: expected a finite number >= 0, got 'inf'");
+  refused(" 300\nend\n", " 300\n", "f.wattcut:16: the file ends early; expected a 'end' line");
+  refused("\nend\n", "\nen\n", "f.wattcut:17: expected a 'end' line, got 'en'");
+  refused("\nend\n", "\nend 1\n", "f.wattcut:17: end: expected nothing after 'end', got '1'");
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "wattcut/base/general_text.h"
+#include "wattcut/plan/plan_lookup.h"
 
 namespace wattcut {
 
@@ -16,11 +17,14 @@ std::string PlanFileStem(size_t index) {
 }
 
 std::string FrontierCsv(const Frontier& frontier) {
-  std::string out = "plan,time,energy,duration_units,effective_energy\n";
+  std::string out =
+      "plan,time,energy,duration_units,effective_energy,avg_power_w,avg_power_per_gpu_w,peak_1s_power_w\n";
   for (size_t i = 0; i < frontier.points().size(); ++i) {
     const FrontierPoint& p = frontier.points()[i];
     out += std::to_string(i) + ',' + GeneralText(p.time_s) + ',' + GeneralText(p.energy_j) + ',' +
-           std::to_string(p.duration_units) + ',' + GeneralText(p.effective_energy_j) + '\n';
+           std::to_string(p.duration_units) + ',' + GeneralText(p.effective_energy_j) + ',' +
+           GeneralText(AveragePowerW(p)) + ',' + GeneralText(AveragePowerPerGpuW(frontier, i)) + ',' +
+           (p.peak_1s_power_w ? GeneralText(*p.peak_1s_power_w) : std::string()) + '\n';
   }
   return out;
 }

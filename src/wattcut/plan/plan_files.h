@@ -1,11 +1,16 @@
 // Files the planner writes, in formats users already have.
 //
 //   frontier.csv  one row per point, slowest first:
-//                 plan,time,energy,duration_units,effective_energy
-//                 plan: the point's index (its plan is plans/<plan padded to 5 digits>.json);
+//                 plan,time,energy,duration_units,effective_energy,avg_power_w,
+//                 avg_power_per_gpu_w,peak_1s_power_w
+//                 plan: the point's index (`wattcut plan show DIR --point N`; with
+//                 --plans json, plans/<plan padded to 5 digits>.json);
 //                 time: iteration time in s (critical path, quantised); energy: J for the
 //                 whole pipeline, blocking energy included:
 //                 effective_energy + stages * time * p2p_power.
+//                 avg_power_w: energy / time; avg_power_per_gpu_w: that / stages;
+//                 peak_1s_power_w: the pipeline's peak 1-s power (emulate/frontier_power.h),
+//                 empty when not computed. New columns go at the end.
 //   plans/NNNNN.json  one frequency plan (format "wattcut.frequency_plan/v1"):
 //                 {"format": ..., "point": N, "time_s": T, "energy_j": E, "unit_time_s": u,
 //                  "stages": [[["forward", 0, 1410, 50], ...], ...]}

@@ -23,9 +23,18 @@ Frontier TwoStageFrontier() {
 
 TEST(PlanFiles, FrontierCsvHasOneRowPerPointSlowestFirst) {
   EXPECT_EQ(FrontierCsv(TwoStageFrontier()),
-            "plan,time,energy,duration_units,effective_energy\n"
-            "0,0.048,50.5,48,40\n"
-            "1,0.047,51.25,47,41\n");
+            "plan,time,energy,duration_units,effective_energy,avg_power_w,avg_power_per_gpu_w,peak_1s_power_w\n"
+            "0,0.048,50.5,48,40,1052.0833333333333,526.0416666666666,\n"
+            "1,0.047,51.25,47,41,1090.4255319148936,545.2127659574468,\n");
+}
+
+// The power columns come after the first five, so readers of those by position still work;
+// the peak is empty when it was not computed.
+TEST(PlanFiles, FrontierCsvHasThePowerColumnsAtTheEnd) {
+  Frontier frontier = TwoStageFrontier();
+  frontier.SetPeakPower(1, 1234.5);
+  const std::string csv = FrontierCsv(frontier);
+  EXPECT_NE(csv.find("\n1,0.047,51.25,47,41,1090.4255319148936,545.2127659574468,1234.5\n"), std::string::npos) << csv;
 }
 
 TEST(PlanFiles, FrontierCsvCellsReadBackAsTheSameDoubles) {
@@ -33,17 +42,20 @@ TEST(PlanFiles, FrontierCsvCellsReadBackAsTheSameDoubles) {
   frontier.AddPoint({46, 0.1 + 0.2, 1.0 / 3 + 60, 1e7 / 3}, {{1, 10}, {2, 10}});
   const std::string csv = FrontierCsv(frontier);
   const std::string last = csv.substr(csv.rfind('\n', csv.size() - 2) + 1);
-  EXPECT_EQ(last, "2,0.30000000000000004,60.333333333333336,46,3.3333333333333335e+06\n");
+  EXPECT_EQ(last,
+            "2,0.30000000000000004,60.333333333333336,46,3.3333333333333335e+06,201.1111111111111,"
+            "100.55555555555554,\n");
   std::vector<double> cells;
   for (size_t from = 0; from < last.size();) {
     size_t comma = last.find_first_of(",\n", from);
     cells.push_back(std::strtod(last.substr(from, comma - from).c_str(), nullptr));
     from = comma + 1;
   }
-  ASSERT_EQ(cells.size(), 5u);
+  ASSERT_EQ(cells.size(), 8u);
   EXPECT_EQ(cells[1], 0.1 + 0.2);
   EXPECT_EQ(cells[2], 1.0 / 3 + 60);
   EXPECT_EQ(cells[4], 1e7 / 3);
+  EXPECT_EQ(cells[5], (1.0 / 3 + 60) / (0.1 + 0.2));
 }
 
 TEST(PlanFiles, PlanJsonRoundTrips) {

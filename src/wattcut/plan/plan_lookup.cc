@@ -1,0 +1,96 @@
+#include "wattcut/plan/plan_lookup.h"
+
+#include <cmath>
+#include <string>
+
+#include "wattcut/base/general_text.h"
+
+namespace wattcut {
+namespace {
+
+Status CheckNotEmpty(const Frontier& frontier) {
+  if (frontier.points().empty()) return Error{"the frontier has no points"};
+  return Status::Ok();
+}
+
+std::string PointText(const Frontier& frontier, size_t index) {
+  return "plan " + std::to_string(index) + ", " + GeneralText(frontier.points()[index].time_s) + " s";
+}
+
+}  // namespace
+
+double AveragePowerW(const FrontierPoint& point) { return point.time_s > 0 ? point.energy_j / point.time_s : 0.0; }
+
+double AveragePowerPerGpuW(const Frontier& frontier, size_t index) {
+  const int stages = frontier.num_stages();
+  return stages > 0 ? AveragePowerW(frontier.points().at(index)) / stages : 0.0;
+}
+
+Result<size_t> PointByIndex(const Frontier& frontier, int64_t index) {
+  if (Status s = CheckNotEmpty(frontier); !s.ok()) return s.error();
+  const auto points = static_cast<int64_t>(frontier.points().size());
+  if (index < 0 || index >= points) {
+    return Error{"point " + std::to_string(index) + " is not on the frontier: its points are 0.." +
+                 std::to_string(points - 1)};
+  }
+  return static_cast<size_t>(index);
+}
+
+Result<size_t> PointForIterationTime(const Frontier& frontier, double time_s) {
+  if (Status s = CheckNotEmpty(frontier); !s.ok()) return s.error();
+  if (!std::isfinite(time_s) || time_s <= 0) {
+    return Error{"iteration time: expected a number of seconds > 0, got " + GeneralText(time_s)};
+  }
+  const size_t fastest = frontier.fastest_index();
+  const double t_min = frontier.points()[fastest].time_s;
+  // The same tolerance as Frontier::IndexForIterationTime's.
+  if (time_s + 1e-12 < t_min) {
+    return Error{"no plan is as fast as " + GeneralText(time_s) + " s: the fastest, T_min, takes " +
+                 GeneralText(t_min) + " s (plan " + std::to_string(fastest) + ")"};
+  }
+  return frontier.IndexForIterationTime(time_s);
+}
+
+Result<size_t> PointForSlowdown(const Frontier& frontier, double slowdown) {
+  if (Status s = CheckNotEmpty(frontier); !s.ok()) return s.error();
+  if (!std::isfinite(slowdown) || slowdown < 1) {
+    return Error{"slowdown: expected a factor >= 1 of T_min, got " + GeneralText(slowdown)};
+  }
+  return PointForIterationTime(frontier, slowdown * frontier.points()[frontier.fastest_index()].time_s);
+}
+
+Result<size_t> PointForPowerPerGpu(const Frontier& frontier, double watts) {
+  if (Status s = CheckNotEmpty(frontier); !s.ok()) return s.error();
+  if (!std::isfinite(watts) || watts <= 0) {
+    return Error{"power per GPU: expected a number of watts > 0, got " + GeneralText(watts)};
+  }
+  // Points run slowest -> fastest: the first from the end that fits is the fastest.
+  size_t lowest = frontier.fastest_index();
+  for (size_t i = frontier.points().size(); i-- > 0;) {
+    const double power = AveragePowerPerGpuW(frontier, i);
+    if (power <= watts) return i;
+    if (power < AveragePowerPerGpuW(frontier, lowest)) lowest = i;
+  }
+  return Error{"no plan draws " + GeneralText(watts) + " W per GPU or less on average: the lowest is " +
+               GeneralText(AveragePowerPerGpuW(frontier, lowest), 6) + " W per GPU (" + PointText(frontier, lowest) +
+               ")"};
+}
+
+Result<size_t> LookUpPlan(const Frontier& frontier, const PlanQuery& query) {
+  switch (query.kind) {
+    case PlanQuery::Kind::kPoint:
+      if (!std::isfinite(query.value) || query.value != std::floor(query.value) || std::fabs(query.value) > 1e15) {
+        return Error{"point: expected an integer index, got " + GeneralText(query.value)};
+      }
+      return PointByIndex(frontier, static_cast<int64_t>(query.value));
+    case PlanQuery::Kind::kIterationTime:
+      return PointForIterationTime(frontier, query.value);
+    case PlanQuery::Kind::kSlowdown:
+      return PointForSlowdown(frontier, query.value);
+    case PlanQuery::Kind::kPowerPerGpu:
+      return PointForPowerPerGpu(frontier, query.value);
+  }
+  return Error{"unknown plan query"};
+}
+
+}  // namespace wattcut

@@ -1,0 +1,46 @@
+// Looking up one plan of a frontier the ways users ask for one: by point index, by the
+// iteration time it must not exceed, by a slowdown against the fastest plan, or by the
+// average power per GPU it must not exceed. `wattcut plan show`, Python's
+// wattcut.Frontier.plan and the planning server use these rules; the time rule is
+// Frontier::IndexForIterationTime's (the least-energy point no slower than T), the one the
+// server deploys for a straggler, written once.
+//
+// Every bad query is an error naming what was asked and what the frontier offers (its
+// point count, T_min, the lowest power), never a silently different plan.
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+
+#include "wattcut/base/result.h"
+#include "wattcut/plan/frontier.h"
+
+namespace wattcut {
+
+// Average power of a point over one iteration: energy_j / time_s, the whole pipeline's
+// (blocking power included, one GPU per stage, unscaled by tensor parallelism as the
+// energy is); 0 for a point of zero time.
+double AveragePowerW(const FrontierPoint& point);
+// AveragePowerW divided by the number of pipeline stages (one GPU each).
+double AveragePowerPerGpuW(const Frontier& frontier, size_t index);
+
+// Point `index` itself; an error when it is not in [0, points).
+Result<size_t> PointByIndex(const Frontier& frontier, int64_t index);
+// The least-energy point no slower than `time_s` (Frontier::IndexForIterationTime); an
+// error naming T_min when time_s is faster than every point.
+Result<size_t> PointForIterationTime(const Frontier& frontier, double time_s);
+// PointForIterationTime(slowdown * T_min); slowdown must be >= 1.
+Result<size_t> PointForSlowdown(const Frontier& frontier, double slowdown);
+// The fastest point whose average power per GPU is <= `watts`; an error naming the lowest
+// average power per GPU on the frontier when no point draws that little.
+Result<size_t> PointForPowerPerGpu(const Frontier& frontier, double watts);
+
+// One query, as the CLI and Python pass it.
+struct PlanQuery {
+  enum class Kind { kPoint, kIterationTime, kSlowdown, kPowerPerGpu };
+  Kind kind = Kind::kPoint;
+  double value = 0;  // the point index, seconds, the factor, or watts
+};
+Result<size_t> LookUpPlan(const Frontier& frontier, const PlanQuery& query);
+
+}  // namespace wattcut
