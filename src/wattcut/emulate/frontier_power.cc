@@ -1,0 +1,228 @@
+#include "wattcut/emulate/frontier_power.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <string>
+
+namespace wattcut {
+
+Result<FrontierPower> FrontierPower::Create(const Frontier& frontier, const TimeCostProblem& problem) {
+  const auto n = static_cast<size_t>(problem.num_activities());
+  if (n != static_cast<size_t>(frontier.num_computations())) {
+    return Error{"power: the planning problem has " + std::to_string(n) + " computations, the frontier " +
+                 std::to_string(frontier.num_computations())};
+  }
+  if (!(frontier.setup().unit_time_s > 0)) return Error{"power: the frontier's unit time must be > 0"};
+  FrontierPower power;
+  power.problem_ = &problem;
+  power.unit_time_s_ = frontier.setup().unit_time_s;
+  power.blocking_power_w_ = frontier.num_stages() * frontier.setup().p2p_power_w;
+  std::vector<int> indegree(n, 0);
+  power.first_in_.assign(n + 1, 0);
+  for (auto [u, v] : problem.precedences) {
+    if (u < 0 || v < 0 || static_cast<size_t>(u) >= n || static_cast<size_t>(v) >= n) {
+      return Error{"power: a precedence names a computation out of range"};
+    }
+    ++power.first_in_[static_cast<size_t>(v) + 1];
+    ++indegree[static_cast<size_t>(v)];
+  }
+  for (size_t v = 0; v < n; ++v) power.first_in_[v + 1] += power.first_in_[v];
+  power.in_.resize(problem.precedences.size());
+  std::vector<int> next(power.first_in_.begin(), power.first_in_.end() - 1);
+  std::vector<std::vector<int>> out(n);
+  for (auto [u, v] : problem.precedences) {
+    power.in_[static_cast<size_t>(next[static_cast<size_t>(v)]++)] = u;
+    out[static_cast<size_t>(u)].push_back(v);
+  }
+  std::vector<int> ready;
+  for (size_t v = 0; v < n; ++v) {
+    if (indegree[v] == 0) ready.push_back(static_cast<int>(v));
+  }
+  while (!ready.empty()) {
+    int u = ready.back();
+    ready.pop_back();
+    power.topological_order_.push_back(u);
+    for (int v : out[static_cast<size_t>(u)]) {
+      if (--indegree[static_cast<size_t>(v)] == 0) ready.push_back(v);
+    }
+  }
+  if (power.topological_order_.size() != n) return Error{"power: the computations' dependencies are cyclic"};
+  return power;
+}
+
+Result<double> FrontierPower::ExcessPower(size_t computation, int64_t duration_units) const {
+  const CostTable& table = problem_->table_of(static_cast<int>(computation));
+  if (duration_units < table.min_duration || duration_units > table.max_duration) {
+    return Error{"power: computation " + std::to_string(computation) + " is planned for " +
+                 std::to_string(duration_units) + " unit times, outside its cost table's " +
+                 std::to_string(table.min_duration) + ".." + std::to_string(table.max_duration)};
+  }
+  if (duration_units == 0) return 0.0;  // takes no time: no power
+  return table.at(duration_units) / (static_cast<double>(duration_units) * unit_time_s_);
+}
+
+int64_t FrontierPower::Schedule(const std::vector<int64_t>& durations, std::vector<int64_t>& start) const {
+  start.assign(durations.size(), 0);
+  int64_t makespan = 0;
+  for (int v : topological_order_) {
+    const auto vs = static_cast<size_t>(v);
+    int64_t earliest = 0;
+    for (int k = first_in_[vs]; k < first_in_[vs + 1]; ++k) {
+      const auto p = static_cast<size_t>(in_[static_cast<size_t>(k)]);
+      earliest = std::max(earliest, start[p] + durations[p]);
+    }
+    start[vs] = earliest;
+    makespan = std::max(makespan, earliest + durations[vs]);
+  }
+  return makespan;
+}
+
+int64_t FrontierPower::Steps(const std::vector<int64_t>& durations, const std::vector<double>& excess_w,
+                             std::vector<Step>& steps) const {
+  const int64_t makespan = Schedule(durations, start_);
+  steps.clear();
+  for (size_t v = 0; v < durations.size(); ++v) {
+    if (durations[v] == 0 || excess_w[v] == 0) continue;
+    steps.push_back({start_[v], excess_w[v]});
+    steps.push_back({start_[v] + durations[v], -excess_w[v]});
+  }
+  std::sort(steps.begin(), steps.end(), [](const Step& a, const Step& b) { return a.time_units < b.time_units; });
+  return makespan;
+}
+
+void FrontierPower::BuildBreakpoints(const std::vector<Step>& steps, int64_t makespan_units) const {
+  // The step function as breakpoints B[0] = 0 < ... < B[m] = T with the rate on
+  // [B[j], B[j+1]) and the integral F(B[j]) in watt-units.
+  breakpoints_.assign(1, 0.0);
+  rates_.assign(1, blocking_power_w_);
+  for (size_t i = 0; i < steps.size();) {
+    const int64_t t = steps[i].time_units;
+    double delta = 0;
+    for (; i < steps.size() && steps[i].time_units == t; ++i) delta += steps[i].delta_w;
+    if (t >= makespan_units) break;
+    if (static_cast<double>(t) == breakpoints_.back()) {
+      rates_.back() += delta;
+    } else {
+      breakpoints_.push_back(static_cast<double>(t));
+      rates_.push_back(rates_.back() + delta);
+    }
+  }
+  const size_t m = breakpoints_.size();
+  breakpoints_.push_back(static_cast<double>(makespan_units));
+  rates_.push_back(0);
+  integral_.assign(m + 1, 0.0);
+  for (size_t j = 0; j < m; ++j) integral_[j + 1] = integral_[j] + rates_[j] * (breakpoints_[j + 1] - breakpoints_[j]);
+}
+
+double FrontierPower::PeakOfSteps(const std::vector<Step>& steps, int64_t makespan_units, double window_units) const {
+  BuildBreakpoints(steps, makespan_units);
+  const auto period = static_cast<double>(makespan_units);
+  const size_t m = breakpoints_.size() - 1;
+  const double iteration = integral_[m];
+  if (makespan_units <= 0) return blocking_power_w_;
+
+  // Whole iterations in the window, and the part W' in [0, T) that is left.
+  const double whole = std::floor(window_units / period);
+  const double part = window_units - whole * period;
+  double best = 0;
+  if (part > 0) {
+    // F(t) for t in [0, T], t not decreasing between calls of one cursor.
+    struct Cursor {
+      const FrontierPower& self;
+      size_t j = 0;
+      double At(double t) {
+        while (j + 1 < self.breakpoints_.size() && self.breakpoints_[j + 1] <= t) ++j;
+        return self.integral_[j] + self.rates_[j] * (t - self.breakpoints_[j]);
+      }
+    };
+    // The integral over [a, a + W'] with a in [0, T), the periodic extension past T.
+    best = -std::numeric_limits<double>::infinity();
+    // Windows that start at a step.
+    Cursor inside{*this}, wrapped{*this};
+    for (size_t j = 0; j < m; ++j) {
+      const double a = breakpoints_[j];
+      const double end = a + part;
+      const double to_end = end <= period ? inside.At(end) : iteration + wrapped.At(end - period);
+      best = std::max(best, to_end - integral_[j]);
+    }
+    // Windows that end at a step: first the ends in [W', T], then those past T.
+    Cursor from{*this};
+    for (int pass = 0; pass < 2; ++pass) {
+      for (size_t j = 0; j <= m; ++j) {
+        const double b = breakpoints_[j];
+        const bool past = b < part;
+        if (past != (pass == 1) || (pass == 1 && j == m)) continue;
+        const double end = past ? b + period : b;
+        const double a = end - part;
+        if (a >= period) continue;
+        const double to_end = past ? iteration + integral_[j] : integral_[j];
+        best = std::max(best, to_end - from.At(a));
+      }
+    }
+  }
+  return (whole * iteration + best) / window_units;
+}
+
+Result<PowerTimeline> FrontierPower::Timeline(const std::vector<int64_t>& durations) const {
+  if (durations.size() != topological_order_.size()) return Error{"power: wrong number of durations"};
+  std::vector<double> excess(durations.size());
+  for (size_t v = 0; v < durations.size(); ++v) {
+    Result<double> e = ExcessPower(v, durations[v]);
+    if (!e.ok()) return e.error();
+    excess[v] = *e;
+  }
+  std::vector<Step> steps;
+  const int64_t makespan = Steps(durations, excess, steps);
+  BuildBreakpoints(steps, makespan);
+  PowerTimeline timeline;
+  for (size_t j = 0; j + 1 < breakpoints_.size(); ++j) {
+    timeline.time_s.push_back(breakpoints_[j] * unit_time_s_);
+    timeline.power_w.push_back(rates_[j]);
+  }
+  timeline.time_s.push_back(static_cast<double>(makespan) * unit_time_s_);
+  return timeline;
+}
+
+Result<double> FrontierPower::PeakPower(const std::vector<int64_t>& durations, double window_s) const {
+  if (!(window_s > 0) || !std::isfinite(window_s)) return Error{"power: the window must be a positive time"};
+  if (durations.size() != topological_order_.size()) return Error{"power: wrong number of durations"};
+  std::vector<double> excess(durations.size());
+  for (size_t v = 0; v < durations.size(); ++v) {
+    Result<double> e = ExcessPower(v, durations[v]);
+    if (!e.ok()) return e.error();
+    excess[v] = *e;
+  }
+  std::vector<Step> steps;
+  const int64_t makespan = Steps(durations, excess, steps);
+  return PeakOfSteps(steps, makespan, window_s / unit_time_s_);
+}
+
+Status FrontierPower::SetPeakPowers(Frontier& frontier, double window_s) const {
+  if (!(window_s > 0) || !std::isfinite(window_s)) return Error{"power: the window must be a positive time"};
+  if (frontier.points().empty()) return Status::Ok();
+  std::vector<int64_t> durations = frontier.start_durations();
+  if (durations.size() != topological_order_.size()) return Error{"power: wrong number of durations"};
+  std::vector<double> excess(durations.size());
+  for (size_t v = 0; v < durations.size(); ++v) {
+    Result<double> e = ExcessPower(v, durations[v]);
+    if (!e.ok()) return e.error();
+    excess[v] = *e;
+  }
+  const double window_units = window_s / unit_time_s_;
+  std::vector<Step> steps;
+  for (size_t i = 0; i < frontier.points().size(); ++i) {
+    for (const DurationChange& c : frontier.ChangesAt(i)) {
+      const auto v = static_cast<size_t>(c.computation);
+      durations[v] = c.duration_units;
+      Result<double> e = ExcessPower(v, c.duration_units);
+      if (!e.ok()) return e.error();
+      excess[v] = *e;
+    }
+    const int64_t makespan = Steps(durations, excess, steps);
+    frontier.SetPeakPower(i, PeakOfSteps(steps, makespan, window_units));
+  }
+  return Status::Ok();
+}
+
+}  // namespace wattcut

@@ -1,0 +1,86 @@
+// Power per plan: the execution timeline of a frontier point and the peak of its power.
+//
+// A point's plan is executed as ExecutePipeline (pipeline_execution.h) executes it: every
+// computation starts as soon as its dependencies (the DAG the frontier was solved on) allow
+// and runs its planned duration. While a computation runs, its GPU draws the computation's
+// energy over its duration, energy = cost(d) + p2p_power * d (the cost model's effective
+// energy plus the blocking energy it stands for); otherwise the GPU draws the blocking
+// power. The pipeline's power P(t) is the sum over its GPUs, so its integral over one
+// iteration is the point's energy_j exactly.
+//
+// The peak 1-s power of a point is the largest average of P over any window of `window_s`
+// seconds, with iterations repeated back to back (P periodic with the iteration time T), so
+// a window may span the end of one iteration and the start of the next, and a window
+// longer than T holds whole iterations plus a part of one:
+//     peak = max over a of (1/W) * integral of P over [a, a + W].
+// P is piecewise constant with steps at computation starts and ends, so the integral is
+// piecewise linear in a and its maximum is found exactly at a window whose start or end is
+// a step: O(computations) per point after one sort of the steps.
+//
+// The whole frontier is swept point after point: the durations are updated by each point's
+// changes, and only the changed computations' powers are recomputed.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "wattcut/base/result.h"
+#include "wattcut/plan/frontier.h"
+#include "wattcut/solver/time_cost_problem.h"
+
+namespace wattcut {
+
+inline constexpr double kPeakPowerWindowS = 1.0;
+
+// A step function of time: `power_w[i]` from `time_s[i]` to `time_s[i + 1]` (the last
+// entry of time_s is the end of the iteration, with no power after it).
+struct PowerTimeline {
+  std::vector<double> time_s;
+  std::vector<double> power_w;
+};
+
+class FrontierPower {
+ public:
+  // `problem` is the one `frontier` was solved on (plan/planner.h's BuildPlanningProblem):
+  // its precedences order the computations, its cost tables give their energies. Fails when
+  // the two do not match (a different number of computations, a cyclic DAG).
+  static Result<FrontierPower> Create(const Frontier& frontier, const TimeCostProblem& problem);
+
+  // The pipeline's power over one iteration of the plan with these durations (flat, as
+  // Frontier::DurationsAt gives them).
+  Result<PowerTimeline> Timeline(const std::vector<int64_t>& durations) const;
+  // The peak `window_s` power of that timeline (see above).
+  Result<double> PeakPower(const std::vector<int64_t>& durations, double window_s = kPeakPowerWindowS) const;
+
+  // Sets every point's peak_1s_power_w, sweeping the frontier once.
+  Status SetPeakPowers(Frontier& frontier, double window_s = kPeakPowerWindowS) const;
+
+ private:
+  struct Step {
+    int64_t time_units;
+    double delta_w;
+  };
+  FrontierPower() = default;
+  // The computation's power above blocking power at duration d (cost(d) / (d * unit)).
+  Result<double> ExcessPower(size_t computation, int64_t duration_units) const;
+  // Start time of every computation (in units) and the makespan.
+  int64_t Schedule(const std::vector<int64_t>& durations, std::vector<int64_t>& start) const;
+  // The steps of P (sorted) and the makespan, for these durations and excess powers.
+  int64_t Steps(const std::vector<int64_t>& durations, const std::vector<double>& excess_w,
+                std::vector<Step>& steps) const;
+  // breakpoints_, rates_ and integral_ of the step function (see the .cc).
+  void BuildBreakpoints(const std::vector<Step>& steps, int64_t makespan_units) const;
+  // The peak over windows of `window_units` of the periodic step function.
+  double PeakOfSteps(const std::vector<Step>& steps, int64_t makespan_units, double window_units) const;
+
+  const TimeCostProblem* problem_ = nullptr;
+  double unit_time_s_ = 0;
+  double blocking_power_w_ = 0;  // all GPUs blocked: stages * p2p_power
+  std::vector<int> topological_order_;
+  std::vector<int> first_in_, in_;  // CSR predecessors
+  // Scratch space of the sweep (the object is used by one thread at a time).
+  mutable std::vector<int64_t> start_;
+  mutable std::vector<double> breakpoints_, rates_, integral_;
+};
+
+}  // namespace wattcut
