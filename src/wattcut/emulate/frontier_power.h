@@ -18,7 +18,8 @@
 // a step: O(computations) per point after one sort of the steps.
 //
 // The whole frontier is swept point after point: the durations are updated by each point's
-// changes, and only the changed computations' powers are recomputed.
+// changes, and only the changed computations' powers are recomputed; the steps are sorted by
+// a radix sort on their integer times. Ranges of points can be swept on several threads.
 #pragma once
 
 #include <cstdint>
@@ -52,8 +53,10 @@ class FrontierPower {
   // The peak `window_s` power of that timeline (see above).
   Result<double> PeakPower(const std::vector<int64_t>& durations, double window_s = kPeakPowerWindowS) const;
 
-  // Sets every point's peak_1s_power_w, sweeping the frontier once.
-  Status SetPeakPowers(Frontier& frontier, double window_s = kPeakPowerWindowS) const;
+  // Sets every point's peak_1s_power_w, sweeping the frontier once, in `threads` ranges of
+  // points at once (each from the frontier's checkpoint before it; at least 1,000 points a
+  // range).
+  Status SetPeakPowers(Frontier& frontier, double window_s = kPeakPowerWindowS, int threads = 1) const;
 
  private:
   struct Step {
@@ -61,6 +64,8 @@ class FrontierPower {
     double delta_w;
   };
   FrontierPower() = default;
+  // SetPeakPowers on points [begin, end).
+  Status SetPeakPowersOf(Frontier& frontier, size_t begin, size_t end, double window_s) const;
   // The computation's power above blocking power at duration d (cost(d) / (d * unit)).
   Result<double> ExcessPower(size_t computation, int64_t duration_units) const;
   // Start time of every computation (in units) and the makespan.
@@ -77,9 +82,12 @@ class FrontierPower {
   double unit_time_s_ = 0;
   double blocking_power_w_ = 0;  // all GPUs blocked: stages * p2p_power
   std::vector<int> topological_order_;
-  std::vector<int> first_in_, in_;  // CSR predecessors
+  std::vector<int> first_in_, in_;     // CSR predecessors
+  std::vector<char> first_on_device_;  // per computation: the first of its device's schedule
   // Scratch space of the sweep (the object is used by one thread at a time).
   mutable std::vector<int64_t> start_;
+  mutable std::vector<Step> sorted_;   // the radix sort's other buffer
+  mutable std::vector<size_t> count_;  // and its buckets
   mutable std::vector<double> breakpoints_, rates_, integral_;
 };
 

@@ -162,6 +162,30 @@ TEST(FrontierPower, EveryPointMatchesTheEmulatorsTimelineAndItsEnergy) {
   }
 }
 
+// Ranges of points on several threads give every point the same power as one sweep.
+TEST(FrontierPower, ThreadsGiveTheSamePowers) {
+  PlannerOptions options;
+  options.num_microbatches = 12;
+  options.unit_time_s = 0.0002;
+  options.p2p_power_w = 83.64;
+  Profile profile = MakeModelProfile(**FindGpuModel("a100-sxm"), 8);
+  Result<PlanningProblem> planning = BuildPlanningProblem(profile, options);
+  Result<Frontier> frontier = ComputeFrontier(profile, options);
+  ASSERT_TRUE(planning.ok() && frontier.ok());
+  ASSERT_GT(frontier->points().size(), 3000u);
+  auto power = FrontierPower::Create(*frontier, planning->problem);
+  ASSERT_TRUE(power.ok());
+  Frontier one = *frontier;
+  Frontier three = *frontier;
+  ASSERT_TRUE(power->SetPeakPowers(one, 1.0, 1).ok());
+  ASSERT_TRUE(power->SetPeakPowers(three, 1.0, 3).ok());
+  for (size_t i = 0; i < one.points().size(); ++i) {
+    ASSERT_TRUE(three.points()[i].peak_1s_power_w.has_value()) << i;
+    ASSERT_EQ(one.points()[i].peak_1s_power_w, three.points()[i].peak_1s_power_w) << i;
+    ASSERT_EQ(one.points()[i].peak_1s_power_w, power->PeakPower(one.DurationsAt(i)).value()) << i;
+  }
+}
+
 TEST(FrontierPower, MismatchedProblemsAreRefused) {
   Planned p = SmallPlanned();
   TimeCostProblem other = p.planning.problem;
