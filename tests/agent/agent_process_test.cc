@@ -133,6 +133,28 @@ TEST_F(AgentProcessTest, ATrainingLockUnderACeilingAndBack) {
   EXPECT_EQ(LockedClocks(fake_, 0), "1410-1410");
 }
 
+// The row controller's reading: the server part of the readings, with the GPUs counted, not listed.
+TEST_F(AgentProcessTest, TheServerReadingIsTheReadingsServerPart) {
+  auto agent = StartAgent();
+  auto client = agent->UnixClient();
+  AgentReply full = Call(*client, "GET", "/v1/readings");
+  AgentReply server = Call(*client, "GET", "/v1/readings/server");
+  ASSERT_EQ(full.status, 200) << full.text;
+  ASSERT_EQ(server.status, 200) << server.text;
+  EXPECT_FALSE(server.body.contains("gpus"));
+  EXPECT_EQ(server.body["gpu_count"], full.body["gpus"].size());
+  EXPECT_GT(server.body["time_s"].get<double>(), 1.6e9);
+  ASSERT_TRUE(server.body["server"].is_object()) << server.text;
+  for (const char* field : {"power_w", "gpu_power_w", "non_gpu_power_w", "source", "redfish_age_s"}) {
+    EXPECT_TRUE(server.body["server"].contains(field)) << field;
+  }
+  EXPECT_EQ(server.body["server"]["source"], "model");
+  EXPECT_DOUBLE_EQ(
+      server.body["server"]["power_w"].get<double>(),
+      server.body["server"]["gpu_power_w"].get<double>() + server.body["server"]["non_gpu_power_w"].get<double>());
+  EXPECT_LT(server.text.size(), full.text.size());
+}
+
 TEST_F(AgentProcessTest, TokensAndScopesOverTcp) {
   const AgentTokenFile tokens = WriteTokenFile(dir_);
   auto agent = StartAgent({"--token-file", tokens.path});

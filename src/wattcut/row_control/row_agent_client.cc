@@ -2,9 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <condition_variable>
-#include <map>
-#include <mutex>
 #include <nlohmann/json.hpp>
 
 #include "wattcut/base/printable_text.h"
@@ -17,7 +14,26 @@ namespace {
 using json = nlohmann::json;
 
 constexpr size_t kMaxAnswerBytes = size_t{4} << 20;  // a readings answer of a 16-GPU node is ~3 KB
-constexpr size_t kDefaultMaxThreads = 32;
+// The server's power alone (docs/agent.md): an eighth of the bytes of every GPU's readings.
+constexpr const char* kPowerPath = "/v1/readings/server";
+
+// A ceiling every agent refuses (0 MHz is out of range) whatever the token may do: the scope check.
+constexpr std::string_view kScopeProbe = R"({"mhz":0,"lease_s":1,"reason":"scope-check"})";
+
+// How the controller reaches a server's agent (both transports: HttpClient, ConcurrentRequests).
+http::HttpEndpoint AgentEndpoint(const RowServer& server, const std::string& token, const AgentTimeouts& timeouts) {
+  http::HttpEndpoint endpoint;
+  endpoint.base_url = server.agent_url;
+  endpoint.bearer_token = token;
+  endpoint.connect_timeout_s = timeouts.connect_timeout_s;
+  endpoint.timeout_s = timeouts.request_timeout_s;
+  endpoint.max_response_bytes = kMaxAnswerBytes;
+  return endpoint;
+}
+
+std::string CeilingsBody(int mhz, int lease_s, const std::string& reason) {
+  return json{{"mhz", mhz}, {"lease_s", lease_s}, {"reason", reason}}.dump();
+}
 
 // The agent's {"error","code"} of a refused request, or what can be said without one.
 Error RefusalOf(const http::HttpResponse& answer) {
@@ -77,97 +93,6 @@ Result<const json*> ArrayField(const json& object, const std::string& name) {
   return &*it;
 }
 
-// The few fields of a readings answer that the controller uses (time_s, the length of gpus,
-// server.power_w and server.source), read without building the rest: an 8-GPU agent's answer is
-// about 1 KB, and parsing all of it into a document for each of 1,000 servers every period was
-// most of the controller's CPU time (36 us against 14 us per answer here). `doc` has the shape of
-// the answer, with only those fields (gpus' elements as nulls), for the checks of the full one.
-class ReadingsFields : public nlohmann::json_sax<json> {
- public:
-  json doc;
-  bool top_seen = false;
-
-  bool null() override { return Scalar(nullptr); }
-  bool boolean(bool value) override { return Scalar(value); }
-  bool number_integer(number_integer_t value) override { return Scalar(value); }
-  bool number_unsigned(number_unsigned_t value) override { return Scalar(value); }
-  bool number_float(number_float_t value, const string_t&) override { return Scalar(value); }
-  bool string(string_t& value) override { return Scalar(std::move(value)); }
-  bool binary(binary_t&) override { return Scalar(nullptr); }
-  bool start_object(std::size_t) override { return Open(true); }
-  bool start_array(std::size_t) override { return Open(false); }
-  bool end_object() override { return Close(); }
-  bool end_array() override { return Close(); }
-  bool key(string_t& name) override {
-    if (depth_ == 1) key1_ = std::move(name);
-    if (depth_ == 2) key2_ = std::move(name);
-    return true;
-  }
-  bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception&) override { return false; }
-
- private:
-  bool KeptAtTop() const { return key1_ == "time_s" || key1_ == "gpus" || key1_ == "server"; }
-  bool KeptInServer() const { return in_server_ && (key2_ == "power_w" || key2_ == "source"); }
-
-  bool Scalar(json value) {
-    if (depth_ == 0) {
-      top_seen = true;
-      doc = std::move(value);
-    } else if (depth_ == 1 && top_object_ && KeptAtTop()) {
-      doc[key1_] = std::move(value);
-    } else if (depth_ == 2 && KeptInServer()) {
-      doc["server"][key2_] = std::move(value);
-    } else if (depth_ == 2 && in_gpus_) {
-      doc["gpus"].push_back(nullptr);
-    }
-    return true;
-  }
-  bool Open(bool object) {
-    json empty = object ? json::object() : json::array();
-    if (depth_ == 0) {
-      top_seen = true;
-      top_object_ = object;
-      doc = std::move(empty);
-    } else if (depth_ == 1 && top_object_ && KeptAtTop()) {
-      in_server_ = object && key1_ == "server";
-      in_gpus_ = !object && key1_ == "gpus";
-      doc[key1_] = std::move(empty);
-    } else if (depth_ == 2 && KeptInServer()) {
-      doc["server"][key2_] = std::move(empty);
-    } else if (depth_ == 2 && in_gpus_) {
-      doc["gpus"].push_back(nullptr);
-    }
-    ++depth_;
-    return true;
-  }
-  bool Close() {
-    --depth_;
-    if (depth_ == 1) {
-      in_server_ = false;
-      in_gpus_ = false;
-    }
-    return true;
-  }
-
-  int depth_ = 0;
-  bool top_object_ = false;
-  bool in_server_ = false;  // inside the top level's "server" object
-  bool in_gpus_ = false;    // inside the top level's "gpus" array
-  std::string key1_;
-  std::string key2_;
-};
-
-Result<json> ParseReadings(const std::string& body) {
-  ReadingsFields fields;
-  if (!json::sax_parse(body, &fields) || !fields.top_seen) {
-    return Error::Malformed("the answer is not JSON: '" + PrintableText(body, 120) + "'");
-  }
-  if (!fields.doc.is_object()) {
-    return Error::Malformed("the answer is not a JSON object: '" + PrintableText(body, 120) + "'");
-  }
-  return std::move(fields.doc);
-}
-
 }  // namespace
 
 AgentTimeouts AgentTimeouts::ForPeriod(double telemetry_period_s) {
@@ -185,13 +110,7 @@ Result<std::unique_ptr<RowAgentClient>> RowAgentClient::Create(const RowServer& 
                                                                const AgentTimeouts& timeouts) {
   const std::string where = "server " + server.name + " (" + server.agent_url + "): ";
   if (token.empty()) return Error{where + "no token: the row controller presents the row's token to every agent"};
-  http::HttpEndpoint endpoint;
-  endpoint.base_url = server.agent_url;
-  endpoint.bearer_token = token;
-  endpoint.connect_timeout_s = timeouts.connect_timeout_s;
-  endpoint.timeout_s = timeouts.request_timeout_s;
-  endpoint.max_response_bytes = kMaxAnswerBytes;
-  auto client = http::HttpClient::Create(std::move(endpoint));
+  auto client = http::HttpClient::Create(AgentEndpoint(server, token, timeouts));
   if (!client.ok()) return client.error().WithContext(where);
   return std::unique_ptr<RowAgentClient>(new RowAgentClient(server, std::move(*client)));
 }
@@ -201,8 +120,8 @@ std::string RowAgentClient::Where(std::string_view method, std::string_view path
          ": ";
 }
 
-Result<http::HttpResponse> RowAgentClient::Call(std::string_view method, std::string_view path, std::string_view body) {
-  auto answer = client_->Request(method, path, body);
+Result<http::HttpResponse> RowAgentClient::Accepted(Result<http::HttpResponse> answer, std::string_view method,
+                                                    std::string_view path) const {
   if (!answer.ok()) return answer.error().WithContext(Where(method, path));
   if (answer->status < 200 || answer->status >= 300) {
     Error refusal = RefusalOf(*answer);
@@ -219,7 +138,14 @@ Result<http::HttpResponse> RowAgentClient::Call(std::string_view method, std::st
 }
 
 Result<AgentIdentity> RowAgentClient::Check() {
-  auto answer = Call("GET", "/v1/agent");
+  auto agent = client_->Request("GET", "/v1/agent");
+  if (!Accepted(agent, "GET", "/v1/agent").ok()) return IdentityOf(std::move(agent), Error{"not asked"});
+  return IdentityOf(std::move(agent), client_->Request("PUT", "/v1/ceilings", kScopeProbe));
+}
+
+Result<AgentIdentity> RowAgentClient::IdentityOf(Result<http::HttpResponse> agent,
+                                                 Result<http::HttpResponse> probe) const {
+  auto answer = Accepted(std::move(agent), "GET", "/v1/agent");
   if (!answer.ok()) return answer.error();
   auto doc = ParseObject(answer->body);
   if (!doc.ok()) return doc.error().WithContext(Where("GET", "/v1/agent"));
@@ -236,7 +162,6 @@ Result<AgentIdentity> RowAgentClient::Check() {
 
   // The scope probe: a ceiling the agent refuses as out of range when the token may set ceilings,
   // with a 403 when it may not. Either way nothing changes.
-  auto probe = client_->Request("PUT", "/v1/ceilings", R"({"mhz":0,"lease_s":1,"reason":"scope-check"})");
   if (!probe.ok()) return probe.error().WithContext(Where("PUT", "/v1/ceilings"));
   if (probe->status == 401 || probe->status == 403) {
     return Error::PermissionDenied("the token lacks the 'row' scope (" + RefusalOf(*probe).message +
@@ -252,14 +177,13 @@ Result<AgentIdentity> RowAgentClient::Check() {
   return identity;
 }
 
-Result<ServerPowerSample> RowAgentClient::ReadPower() {
-  const auto start = std::chrono::steady_clock::now();
-  auto answer = Call("GET", "/v1/readings");
+Result<ServerPowerSample> RowAgentClient::ReadPower() { return PowerOf(client_->Request("GET", kPowerPath)); }
+
+Result<ServerPowerSample> RowAgentClient::PowerOf(Result<http::HttpResponse> reading) const {
+  auto answer = Accepted(std::move(reading), "GET", kPowerPath);
   if (!answer.ok()) return answer.error();
-  ServerPowerSample sample;
-  sample.request_time_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  auto named = [&](const Error& error) { return error.WithContext(Where("GET", "/v1/readings")); };
-  auto doc = ParseReadings(answer->body);
+  auto named = [&](const Error& error) { return error.WithContext(Where("GET", kPowerPath)); };
+  auto doc = ParseObject(answer->body);
   if (!doc.ok()) return named(doc.error());
   auto server = doc->find("server");
   if (server == doc->end() || !server->is_object()) {
@@ -272,30 +196,36 @@ Result<ServerPowerSample> RowAgentClient::ReadPower() {
   if (!source.ok()) return named(source.error());
   auto time_s = NumberField(*doc, "time_s", "time_s", 0);
   if (!time_s.ok()) return named(time_s.error());
-  auto gpus = ArrayField(*doc, "gpus");
-  if (!gpus.ok()) return named(gpus.error());
+  auto gpu_count = IntField(*doc, "gpu_count", "gpu_count", 0);
+  if (!gpu_count.ok()) return named(gpu_count.error());
+  ServerPowerSample sample;
   sample.power_w = *power_w;
   sample.source = std::move(*source);
   sample.agent_time_s = *time_s;
-  sample.gpu_count = static_cast<int>((*gpus)->size());
+  sample.gpu_count = *gpu_count;
   return sample;
 }
 
 Status RowAgentClient::SetCeilings(int mhz, int lease_s, const std::string& reason) {
-  json body = {{"mhz", mhz}, {"lease_s", lease_s}, {"reason", reason}};
-  auto answer = Call("PUT", "/v1/ceilings", body.dump());
-  if (!answer.ok()) return answer.error();
-  return Status::Ok();
+  return CommandDone(client_->Request("PUT", "/v1/ceilings", CeilingsBody(mhz, lease_s, reason)), "PUT",
+                     "/v1/ceilings");
 }
 
 Status RowAgentClient::ClearCeilings() {
-  auto answer = Call("DELETE", "/v1/ceilings");
-  if (!answer.ok()) return answer.error();
+  return CommandDone(client_->Request("DELETE", "/v1/ceilings"), "DELETE", "/v1/ceilings");
+}
+
+Status RowAgentClient::CommandDone(Result<http::HttpResponse> answer, std::string_view method,
+                                   std::string_view path) const {
+  auto accepted = Accepted(std::move(answer), method, path);
+  if (!accepted.ok()) return accepted.error();
   return Status::Ok();
 }
 
-Result<AgentCeilings> RowAgentClient::ReadCeilings() {
-  auto answer = Call("GET", "/v1/state");
+Result<AgentCeilings> RowAgentClient::ReadCeilings() { return CeilingsOf(client_->Request("GET", "/v1/state")); }
+
+Result<AgentCeilings> RowAgentClient::CeilingsOf(Result<http::HttpResponse> state) const {
+  auto answer = Accepted(std::move(state), "GET", "/v1/state");
   if (!answer.ok()) return answer.error();
   auto named = [&](const Error& error) { return error.WithContext(Where("GET", "/v1/state")); };
   auto doc = ParseObject(answer->body);
@@ -308,9 +238,7 @@ Result<AgentCeilings> RowAgentClient::ReadCeilings() {
     const json& gpu = (**gpus)[i];
     const std::string at = "gpus[" + std::to_string(i) + "]";
     if (!gpu.is_object()) return named(Error::Malformed("field '" + at + "': expected an object, got " + Shown(gpu)));
-    // The agent names a GPU "gpu" in its state (docs/agent.md's table says "index", as in readings).
-    const std::string index_name = gpu.contains("gpu") || !gpu.contains("index") ? "gpu" : "index";
-    auto index = IntField(gpu, index_name, at + "." + index_name, 0);
+    auto index = IntField(gpu, "gpu", at + ".gpu", 0);
     if (!index.ok()) return named(index.error());
     auto ceiling = gpu.find("ceiling");
     if (ceiling == gpu.end()) {
@@ -341,105 +269,44 @@ Result<AgentCeilings> RowAgentClient::ReadCeilings() {
 // ---------------------------------------------------------------------------------------------
 // RowAgents
 
-namespace {
-
-// One call's results. Shared with the pool's jobs: a job still running after the call returned
-// (an answer that missed the deadline) writes here, and nobody reads it.
-template <typename R>
-struct Batch {
-  std::vector<size_t> servers;  // item -> server
-  std::function<R(size_t)> work;
-  RowAgents::Clock::time_point deadline;
-  std::atomic<size_t> next{0};
-  std::mutex mu;
-  std::condition_variable done;
-  std::vector<std::optional<R>> results;
-  size_t remaining = 0;
-};
-
-}  // namespace
-
 Result<std::unique_ptr<RowAgents>> RowAgents::Create(const std::vector<RowServer>& servers, const std::string& token,
-                                                     const AgentTimeouts& timeouts, size_t threads) {
+                                                     const AgentTimeouts& timeouts) {
   std::unique_ptr<RowAgents> agents(new RowAgents());
+  std::vector<http::HttpEndpoint> endpoints;
   for (const RowServer& server : servers) {
     auto client = RowAgentClient::Create(server, token, timeouts);
     if (!client.ok()) return client.error();
     agents->clients_.push_back(std::move(*client));
+    endpoints.push_back(AgentEndpoint(server, token, timeouts));
   }
-  agents->busy_ = std::make_unique<std::atomic<bool>[]>(servers.size());
-  for (size_t i = 0; i < servers.size(); ++i) agents->busy_[i] = false;
-  if (threads == 0) threads = std::min(servers.size(), kDefaultMaxThreads);
-  threads = std::max<size_t>(threads, 1);
-  Status started = agents->pool_.Start(threads);
-  if (!started.ok()) return started.error().WithContext("the row controller's agent threads: ");
+  auto requests = http::ConcurrentRequests::Create(std::move(endpoints));
+  if (!requests.ok()) return requests.error().WithContext("the row controller's agent connections: ");
+  agents->requests_ = std::move(*requests);
   return agents;
 }
 
-RowAgents::~RowAgents() { pool_.shutdown(); }
-
-template <typename R>
-std::vector<R> RowAgents::RunAll(std::vector<size_t> servers, std::function<R(size_t)> work,
-                                 Clock::time_point deadline) {
-  auto batch = std::make_shared<Batch<R>>();
-  const size_t count = servers.size();
-  batch->servers = std::move(servers);
-  batch->work = std::move(work);
-  batch->deadline = deadline;
-  batch->results.resize(count);
-  batch->remaining = count;
-  std::atomic<bool>* busy = busy_.get();
-  const size_t jobs = std::min(count, pool_.num_threads());
-  for (size_t j = 0; j < jobs; ++j) {
-    pool_.enqueue([batch, busy, this] {
-      for (size_t item = batch->next++; item < batch->servers.size(); item = batch->next++) {
-        const size_t index = batch->servers[item];
-        std::optional<R> result;
-        if (Clock::now() >= batch->deadline) {
-          result.emplace(Error::DeadlineExceeded("server " + this->server(index).name + " (" +
-                                                 this->server(index).agent_url +
-                                                 "): not asked: the period's deadline passed first"));
-        } else if (busy[index].exchange(true)) {
-          result.emplace(Error::Unavailable("server " + this->server(index).name + " (" +
-                                            this->server(index).agent_url +
-                                            "): its previous request is still waiting for an answer"));
-        } else {
-          result.emplace(batch->work(item));
-          busy[index] = false;
-        }
-        std::lock_guard<std::mutex> lock(batch->mu);
-        batch->results[item] = std::move(result);
-        if (--batch->remaining == 0) batch->done.notify_all();
-      }
-    });
-  }
-  std::vector<R> results;
-  results.reserve(count);
-  std::unique_lock<std::mutex> lock(batch->mu);
-  batch->done.wait_until(lock, deadline, [&] { return batch->remaining == 0; });
-  for (size_t item = 0; item < count; ++item) {
-    if (batch->results[item]) {
-      results.push_back(std::move(*batch->results[item]));
-    } else {
-      const RowServer& named = server(batch->servers[item]);
-      results.push_back(Error::DeadlineExceeded("server " + named.name + " (" + named.agent_url +
-                                                "): no answer by the period's "
-                                                "deadline"));
-    }
-  }
-  return results;
+std::vector<Result<http::HttpResponse>> RowAgents::AskEvery(const std::string& method, const std::string& path,
+                                                            const std::string& body, Clock::time_point deadline) {
+  std::vector<http::HttpCall> calls;
+  calls.reserve(size());
+  for (size_t i = 0; i < size(); ++i) calls.push_back({i, method, path, body});
+  return requests_->Run(calls, deadline);
 }
 
 Result<std::vector<AgentIdentity>> RowAgents::CheckAll(Clock::time_point deadline) {
-  std::vector<size_t> servers(size());
-  for (size_t i = 0; i < servers.size(); ++i) servers[i] = i;
-  std::vector<Result<AgentIdentity>> checked = RunAll<Result<AgentIdentity>>(
-      servers, [this](size_t i) { return clients_[i]->Check(); }, deadline);
+  // Each agent's two requests in one run: they go one after the other on its connection.
+  std::vector<http::HttpCall> calls;
+  for (size_t i = 0; i < size(); ++i) {
+    calls.push_back({i, "GET", "/v1/agent", ""});
+    calls.push_back({i, "PUT", "/v1/ceilings", std::string(kScopeProbe)});
+  }
+  std::vector<Result<http::HttpResponse>> answers = requests_->Run(calls, deadline);
   std::vector<AgentIdentity> identities;
   std::string failures;
   size_t failed = 0;
   ErrorCode code = ErrorCode::kUnavailable;
-  for (Result<AgentIdentity>& one : checked) {
+  for (size_t i = 0; i < size(); ++i) {
+    Result<AgentIdentity> one = clients_[i]->IdentityOf(std::move(answers[2 * i]), std::move(answers[2 * i + 1]));
     if (one.ok()) {
       identities.push_back(std::move(*one));
       continue;
@@ -457,59 +324,46 @@ Result<std::vector<AgentIdentity>> RowAgents::CheckAll(Clock::time_point deadlin
 }
 
 std::vector<Result<ServerPowerSample>> RowAgents::ReadAll(Clock::time_point deadline) {
-  std::vector<size_t> servers(size());
-  for (size_t i = 0; i < servers.size(); ++i) servers[i] = i;
-  return RunAll<Result<ServerPowerSample>>(
-      std::move(servers), [this](size_t i) { return clients_[i]->ReadPower(); }, deadline);
+  std::vector<Result<http::HttpResponse>> answers = AskEvery("GET", kPowerPath, "", deadline);
+  std::vector<Result<ServerPowerSample>> samples;
+  samples.reserve(size());
+  for (size_t i = 0; i < size(); ++i) samples.push_back(clients_[i]->PowerOf(std::move(answers[i])));
+  return samples;
 }
 
 std::vector<Result<AgentCeilings>> RowAgents::ReadAllCeilings(Clock::time_point deadline) {
-  std::vector<size_t> servers(size());
-  for (size_t i = 0; i < servers.size(); ++i) servers[i] = i;
-  return RunAll<Result<AgentCeilings>>(
-      std::move(servers), [this](size_t i) { return clients_[i]->ReadCeilings(); }, deadline);
+  std::vector<Result<http::HttpResponse>> answers = AskEvery("GET", "/v1/state", "", deadline);
+  std::vector<Result<AgentCeilings>> ceilings;
+  ceilings.reserve(size());
+  for (size_t i = 0; i < size(); ++i) ceilings.push_back(clients_[i]->CeilingsOf(std::move(answers[i])));
+  return ceilings;
 }
 
 std::vector<Status> RowAgents::SendAll(const std::vector<AgentCommand>& commands, Clock::time_point deadline) {
   std::vector<Status> statuses(commands.size());
-  // Each server's commands, in the order given.
-  std::map<size_t, std::vector<size_t>> by_server;
+  std::vector<http::HttpCall> calls;
+  std::vector<size_t> command_of;  // call -> command
   for (size_t c = 0; c < commands.size(); ++c) {
-    if (commands[c].server >= size()) {
-      statuses[c] = Error{"command " + std::to_string(c) + " names server " + std::to_string(commands[c].server) +
+    const AgentCommand& command = commands[c];
+    if (command.server >= size()) {
+      statuses[c] = Error{"command " + std::to_string(c) + " names server " + std::to_string(command.server) +
                           " of a row of " + std::to_string(size())};
       continue;
     }
-    by_server[commands[c].server].push_back(c);
-  }
-  std::vector<size_t> servers;
-  std::vector<std::vector<AgentCommand>> groups;
-  std::vector<std::vector<size_t>> positions;
-  for (auto& [server, indices] : by_server) {
-    servers.push_back(server);
-    std::vector<AgentCommand> group;
-    for (size_t c : indices) group.push_back(commands[c]);
-    groups.push_back(std::move(group));
-    positions.push_back(indices);
-  }
-  auto shared_groups = std::make_shared<std::vector<std::vector<AgentCommand>>>(std::move(groups));
-  std::vector<Result<std::vector<Status>>> sent = RunAll<Result<std::vector<Status>>>(
-      servers,
-      [this, shared_groups](size_t item) -> Result<std::vector<Status>> {
-        std::vector<Status> done;
-        for (const AgentCommand& command : (*shared_groups)[item]) {
-          RowAgentClient& agent = *clients_[command.server];
-          done.push_back(command.kind == AgentCommand::Kind::kSetCeilings
-                             ? agent.SetCeilings(command.mhz, command.lease_s, command.reason)
-                             : agent.ClearCeilings());
-        }
-        return done;
-      },
-      deadline);
-  for (size_t item = 0; item < sent.size(); ++item) {
-    for (size_t k = 0; k < positions[item].size(); ++k) {
-      statuses[positions[item][k]] = sent[item].ok() ? (*sent[item])[k] : Status(sent[item].error());
+    if (command.kind == AgentCommand::Kind::kSetCeilings) {
+      calls.push_back(
+          {command.server, "PUT", "/v1/ceilings", CeilingsBody(command.mhz, command.lease_s, command.reason)});
+    } else {
+      calls.push_back({command.server, "DELETE", "/v1/ceilings", ""});
     }
+    command_of.push_back(c);
+  }
+  // A server's calls run in the order given (ConcurrentRequests' rule for one endpoint).
+  std::vector<Result<http::HttpResponse>> answers = requests_->Run(calls, deadline);
+  for (size_t k = 0; k < calls.size(); ++k) {
+    const AgentCommand& command = commands[command_of[k]];
+    statuses[command_of[k]] =
+        clients_[command.server]->CommandDone(std::move(answers[k]), calls[k].method, calls[k].path);
   }
   return statuses;
 }

@@ -23,8 +23,8 @@
 #include <vector>
 
 #include "wattcut/base/result.h"
+#include "wattcut/http/concurrent_requests.h"
 #include "wattcut/http/http_client.h"
-#include "wattcut/http/http_thread_pool.h"
 #include "wattcut/row_control/row_file.h"
 
 namespace wattcut::row_control {
@@ -37,13 +37,12 @@ struct AgentTimeouts {
   static AgentTimeouts ForPeriod(double telemetry_period_s);
 };
 
-// One reading of a server's power (GET /v1/readings).
+// One reading of a server's power (GET /v1/readings/server).
 struct ServerPowerSample {
-  double power_w = 0;         // server.power_w: GPUs plus the rest of the server
-  std::string source;         // server.source: "model" or "redfish"
-  int gpu_count = 0;          // GPUs in the reading
-  double agent_time_s = 0;    // time_s: the agent's Unix time of the reading
-  double request_time_s = 0;  // how long the request took, for metrics
+  double power_w = 0;       // server.power_w: GPUs plus the rest of the server
+  std::string source;       // server.source: "model" or "redfish"
+  int gpu_count = 0;        // GPUs in the reading
+  double agent_time_s = 0;  // time_s: the agent's Unix time of the reading
 };
 
 // One GPU's ceiling as the agent holds it (GET /v1/state).
@@ -80,7 +79,7 @@ class RowAgentClient {
   // refuse whatever the scope allows (mhz 0 is out of range), so a check never changes a clock.
   Result<AgentIdentity> Check();
 
-  // GET /v1/readings: the server's power. A malformed answer is an error naming the field.
+  // GET /v1/readings/server: the server's power. A malformed answer is an error naming the field.
   Result<ServerPowerSample> ReadPower();
   // PUT /v1/ceilings {"mhz","lease_s","reason"} on every GPU of the server.
   Status SetCeilings(int mhz, int lease_s, const std::string& reason);
@@ -92,9 +91,17 @@ class RowAgentClient {
   const RowServer& server() const { return server_; }
 
  private:
+  friend class RowAgents;
   RowAgentClient(RowServer server, std::unique_ptr<http::HttpClient> client);
-  // The request's answer when it is a 2xx; otherwise the error, named.
-  Result<http::HttpResponse> Call(std::string_view method, std::string_view path, std::string_view body = {});
+
+  // What each request's answer means, the same whether it was asked alone (the calls above) or
+  // with the row's other servers (RowAgents). `answer` is the transport's result.
+  Result<http::HttpResponse> Accepted(Result<http::HttpResponse> answer, std::string_view method,
+                                      std::string_view path) const;
+  Result<AgentIdentity> IdentityOf(Result<http::HttpResponse> agent, Result<http::HttpResponse> probe) const;
+  Result<ServerPowerSample> PowerOf(Result<http::HttpResponse> readings) const;
+  Status CommandDone(Result<http::HttpResponse> answer, std::string_view method, std::string_view path) const;
+  Result<AgentCeilings> CeilingsOf(Result<http::HttpResponse> state) const;
   std::string Where(std::string_view method, std::string_view path) const;
 
   RowServer server_;
@@ -111,24 +118,22 @@ struct AgentCommand {
   std::string reason;  // kSetCeilings
 };
 
-// Every server of a row, asked concurrently on a fixed pool of threads (never a thread per server
-// or per period). A call returns by its deadline: a server whose answer has not come by then is an
-// error for this call (kDeadlineExceeded: a stale reading) and its late answer is dropped; while a
-// request to a server is still under way, the next call does not queue behind it but reports that
-// server as unavailable at once.
+// Every server of a row, asked at once from the calling thread (http/concurrent_requests.h: one
+// poll over every agent's connection, never a thread per server or per period; the connections are
+// kept from one period to the next). A call returns by its deadline: a server whose answer has not
+// come by then is an error for this call (kDeadlineExceeded: a stale reading), its request is
+// abandoned and its connection closed (the next call connects again), so nothing of a call is left
+// running after it returns. Calls from several threads take turns.
 class RowAgents {
  public:
   using Clock = std::chrono::steady_clock;
 
-  // `threads`: 0 picks min(servers, 32).
   static Result<std::unique_ptr<RowAgents>> Create(const std::vector<RowServer>& servers, const std::string& token,
-                                                   const AgentTimeouts& timeouts, size_t threads = 0);
-  ~RowAgents();
+                                                   const AgentTimeouts& timeouts);
 
   size_t size() const { return clients_.size(); }
   const RowServer& server(size_t i) const { return clients_[i]->server(); }
   RowAgentClient& client(size_t i) { return *clients_[i]; }
-  size_t threads() const { return pool_.num_threads(); }
 
   // Check() on every agent; the error lists every server that failed (each with its reason).
   Result<std::vector<AgentIdentity>> CheckAll(Clock::time_point deadline);
@@ -143,12 +148,12 @@ class RowAgents {
 
  private:
   RowAgents() = default;
-  template <typename R>
-  std::vector<R> RunAll(std::vector<size_t> servers, std::function<R(size_t)> work, Clock::time_point deadline);
+  // The same request to every server, in row order.
+  std::vector<Result<http::HttpResponse>> AskEvery(const std::string& method, const std::string& path,
+                                                   const std::string& body, Clock::time_point deadline);
 
   std::vector<std::unique_ptr<RowAgentClient>> clients_;
-  std::unique_ptr<std::atomic<bool>[]> busy_;  // a request to the server is under way
-  http::HttpThreadPool pool_;                  // last: joined before the clients go
+  std::unique_ptr<http::ConcurrentRequests> requests_;  // one keep-alive connection per server
 };
 
 }  // namespace wattcut::row_control
