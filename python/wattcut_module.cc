@@ -7,6 +7,9 @@
 
 #include <stdexcept>
 
+#include "wattcut/plan/frontier_file.h"
+#include "wattcut/plan/plan_files.h"
+#include "wattcut/plan/plan_lookup.h"
 #include "wattcut/runtime/rank_client.h"
 
 namespace py = pybind11;
@@ -108,6 +111,40 @@ const char* PhaseName(RankClient::Phase phase) {
   return "unknown";
 }
 
+// Frontier points as dicts, for wattcut.Frontier.points.
+py::list FrontierPoints(const Frontier& frontier) {
+  py::list points;
+  for (size_t i = 0; i < frontier.points().size(); ++i) {
+    const FrontierPoint& p = frontier.points()[i];
+    py::dict point;
+    point["plan"] = i;
+    point["time_s"] = p.time_s;
+    point["energy_j"] = p.energy_j;
+    point["duration_units"] = p.duration_units;
+    point["effective_energy_j"] = p.effective_energy_j;
+    point["avg_power_w"] = AveragePowerW(p);
+    point["avg_power_per_gpu_w"] = AveragePowerPerGpuW(frontier, i);
+    point["peak_1s_power_w"] = p.peak_1s_power_w ? py::object(py::float_(*p.peak_1s_power_w)) : py::object(py::none());
+    points.append(std::move(point));
+  }
+  return points;
+}
+
+// plan/plan_lookup.h's rules by name: "point", "time_s", "slowdown" or "power_per_gpu_w".
+size_t LookUp(const Frontier& frontier, const std::string& kind, double value) {
+  PlanQuery query{PlanQuery::Kind::kPoint, value};
+  if (kind == "time_s") {
+    query.kind = PlanQuery::Kind::kIterationTime;
+  } else if (kind == "slowdown") {
+    query.kind = PlanQuery::Kind::kSlowdown;
+  } else if (kind == "power_per_gpu_w") {
+    query.kind = PlanQuery::Kind::kPowerPerGpu;
+  } else if (kind != "point") {
+    throw WattcutError("unknown lookup '" + kind + "' (expected point, time_s, slowdown or power_per_gpu_w)");
+  }
+  return Take(LookUpPlan(frontier, query));
+}
+
 }  // namespace
 }  // namespace wattcut
 
@@ -120,6 +157,25 @@ PYBIND11_MODULE(_wattcut, m) {
         py::arg("dp_degree"), py::arg("tp_degree"), py::arg("world_size"), py::arg("job_metadata"),
         py::arg("num_microbatches"), py::arg("schedule"), py::arg("unit_time_s"), py::arg("p2p_power_w"),
         "Registers a training job with the planning server; returns its id.");
+
+  // A computed frontier read from a `wattcut frontier` folder (python/wattcut/frontier.py wraps it).
+  py::class_<Frontier>(m, "Frontier")
+      .def_static(
+          "load", [](const std::string& path) { return Take(ReadFrontierFile(path)); }, py::arg("path"),
+          "Reads DIR/frontier.wattcut (or the file itself).")
+      .def("points", &FrontierPoints)
+      .def("look_up", &LookUp, py::arg("kind"), py::arg("value"))
+      .def("plan_json",
+           [](const Frontier& f, size_t i) { return PlanJson(f, Take(PointByIndex(f, static_cast<int64_t>(i)))); })
+      .def("zeus_literal",
+           [](const Frontier& f, size_t i) {
+             return ZeusPlanLiteral(f.PlanAt(Take(PointByIndex(f, static_cast<int64_t>(i)))));
+           })
+      .def_property_readonly("num_points", [](const Frontier& f) { return f.points().size(); })
+      .def_property_readonly("num_stages", &Frontier::num_stages)
+      .def_property_readonly("unit_time_s", [](const Frontier& f) { return f.setup().unit_time_s; })
+      .def_property_readonly("fastest_index", &Frontier::fastest_index)
+      .def_property_readonly("min_energy_index", &Frontier::min_energy_index);
 
   py::class_<RankClient>(m, "RankClient")
       .def(py::init(&StartRankClient), "Starts the client of one rank (keyword arguments only).")

@@ -2,9 +2,11 @@
 
 The training-side API. `PipelineFrequencyOptimizer` is a drop-in replacement for Zeus's
 `zeus.optimizer.pipeline_frequency.PipelineFrequencyOptimizer` that talks to `wattcut serve`.
-Hook points for Megatron-LM and DeepSpeed: docs/python.md.
+Hook points for Megatron-LM and DeepSpeed: docs/python.md. `Frontier.load(DIR)` reads the plans of
+a `wattcut frontier --out DIR` run and looks them up as the CLI and the server do.
 """
 
+from wattcut.frontier import Frontier, Plan
 from wattcut.pipeline_frequency import PipelineFrequencyOptimizer, WattcutError
 
-__all__ = ["PipelineFrequencyOptimizer", "WattcutError"]
+__all__ = ["Frontier", "Plan", "PipelineFrequencyOptimizer", "WattcutError"]

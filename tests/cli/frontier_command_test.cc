@@ -3,9 +3,12 @@
 
 #include <filesystem>
 #include <fstream>
+#include <sstream>
+#include <vector>
 
 #include "tests/cli/command_runner.h"
 #include "wattcut/base/shared_data_testing.h"
+#include "wattcut/plan/frontier_file.h"
 #include "wattcut/plan/plan_files.h"
 
 namespace wattcut {
@@ -18,29 +21,119 @@ using testing::TempDir;
 
 size_t CountLines(const std::string& text) { return static_cast<size_t>(std::count(text.begin(), text.end(), '\n')); }
 
-TEST(FrontierCommand, RunsOnBuiltInDefaultsAndWritesEveryPlan) {
+TEST(FrontierCommand, RunsOnBuiltInDefaultsAndWritesTheCompactFile) {
   TempDir dir;
   std::string out = dir.path() + "/demo";
   auto result = RunWattcut("frontier --out " + out);
   ASSERT_EQ(result.exit_code, 0) << result.err;
   EXPECT_NE(result.out.find("built-in GPU model a100-sxm"), std::string::npos) << result.out;
   EXPECT_NE(result.out.find("intrinsic saving of the fastest plan vs AllMax"), std::string::npos);
+  EXPECT_NE(result.out.find("/demo/frontier.wattcut (every plan, "), std::string::npos) << result.out;
   std::string csv = ReadFile(out + "/frontier.csv");
-  ASSERT_EQ(csv.rfind("plan,time,energy,", 0), 0u);
+  ASSERT_EQ(csv.rfind("plan,time,energy,duration_units,effective_energy,avg_power_w,avg_power_per_gpu_w,"
+                      "peak_1s_power_w\n",
+                      0),
+            0u);
   size_t points = CountLines(csv) - 1;
   EXPECT_GT(points, 100u);
-  size_t plans = 0;
-  for (const auto& entry : fs::directory_iterator(out + "/plans")) {
-    (void)entry;
-    ++plans;
-  }
-  EXPECT_EQ(plans, points);
-  Result<StoredPlan> last = ParsePlanJson(ReadFile(out + "/plans/" + PlanFileStem(points - 1) + ".json"), "last");
-  ASSERT_TRUE(last.ok()) << last.error().message;
-  ASSERT_EQ(last->plan.stages.size(), 8u);
-  EXPECT_EQ(last->plan.stages[0].size(), 24u);
+  // By default no per-point files: every plan is in frontier.wattcut.
+  EXPECT_FALSE(fs::exists(out + "/plans"));
+  Result<Frontier> frontier = ReadFrontierFile(out);
+  ASSERT_TRUE(frontier.ok()) << frontier.error().message;
+  ASSERT_EQ(frontier->points().size(), points);
+  ASSERT_EQ(frontier->PlanAt(points - 1).stages.size(), 8u);
+  EXPECT_EQ(frontier->PlanAt(points - 1).stages[0].size(), 24u);
+  EXPECT_TRUE(frontier->points().back().peak_1s_power_w.has_value());
   std::string zeus = ReadFile(out + "/zeus/fastest.py");
   EXPECT_EQ(zeus.rfind("[\n    [(\"forward\", ", 0), 0u) << zeus.substr(0, 80);
+  EXPECT_EQ(zeus, ZeusPlanLiteral(frontier->PlanAt(points - 1)));
+  size_t files = 0;
+  for (const auto& entry : fs::recursive_directory_iterator(out)) files += entry.is_regular_file() ? 1 : 0;
+  EXPECT_EQ(files, 4u);  // frontier.wattcut, frontier.csv, zeus/fastest.py, zeus/min_energy.py
+}
+
+// The compact file's size per point is bounded (issue 14: the 65,844-point case under 50 MB).
+TEST(FrontierCommand, TheCompactFileTakesFewBytesAPoint) {
+  TempDir dir;
+  auto result = RunWattcut("frontier --gpu-model a40 --microbatches 24 --unit-time 0.0002 --out " + dir.path() + "/f");
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  const size_t points = CountLines(ReadFile(dir.path() + "/f/frontier.csv")) - 1;
+  ASSERT_GT(points, 1000u);
+  const auto bytes = static_cast<double>(fs::file_size(dir.path() + "/f/frontier.wattcut"));
+  EXPECT_LT(bytes / static_cast<double>(points), 200.0) << bytes << " bytes for " << points << " points";
+}
+
+// The power columns: energy / time per pipeline and per GPU, and a peak 1-s power at least the average.
+TEST(FrontierCommand, FrontierCsvHasThePowerOfEveryPlan) {
+  TempDir dir;
+  auto result = RunWattcut("frontier --stages 4 --microbatches 4 --out " + dir.path() + "/f");
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  EXPECT_NE(result.out.find(" W a GPU on average, peak 1-s "), std::string::npos) << result.out;
+  std::istringstream csv(ReadFile(dir.path() + "/f/frontier.csv"));
+  std::string line;
+  std::getline(csv, line);
+  size_t rows = 0;
+  while (std::getline(csv, line)) {
+    std::vector<double> cells;
+    std::istringstream fields(line);
+    for (std::string cell; std::getline(fields, cell, ',');) cells.push_back(std::stod(cell));
+    ASSERT_EQ(cells.size(), 8u) << line;
+    EXPECT_DOUBLE_EQ(cells[5], cells[2] / cells[1]) << line;
+    EXPECT_DOUBLE_EQ(cells[6], cells[5] / 4) << line;
+    EXPECT_GE(cells[7], cells[5] * (1 - 1e-12)) << line;
+    ++rows;
+  }
+  EXPECT_GT(rows, 10u);
+}
+
+// --plans json|zeus|ends write per-point files besides the compact file; all is json, with a warning.
+TEST(FrontierCommand, PlansOnRequest) {
+  TempDir dir;
+  auto count = [](const std::string& folder) {
+    size_t n = 0;
+    if (!fs::exists(folder)) return n;
+    for (const auto& entry : fs::directory_iterator(folder)) n += entry.is_regular_file() ? 1 : 0;
+    return n;
+  };
+  const std::string base = "frontier --stages 4 --microbatches 4 --out " + dir.path();
+  auto json = RunWattcut(base + "/json --plans json");
+  ASSERT_EQ(json.exit_code, 0) << json.err;
+  EXPECT_EQ(json.err, "");
+  Result<Frontier> frontier = ReadFrontierFile(dir.path() + "/json/frontier.wattcut");
+  ASSERT_TRUE(frontier.ok()) << frontier.error().message;
+  const size_t points = frontier->points().size();
+  EXPECT_EQ(count(dir.path() + "/json/plans"), points);
+  EXPECT_EQ(count(dir.path() + "/json/zeus"), 2u);
+  for (size_t i = 0; i < points; ++i) {
+    ASSERT_EQ(ReadFile(dir.path() + "/json/plans/" + PlanFileStem(i) + ".json"), PlanJson(*frontier, i)) << i;
+  }
+  Result<StoredPlan> last =
+      ParsePlanJson(ReadFile(dir.path() + "/json/plans/" + PlanFileStem(points - 1) + ".json"), "last");
+  ASSERT_TRUE(last.ok()) << last.error().message;
+  EXPECT_EQ(last->plan.stages.size(), 4u);
+
+  auto all = RunWattcut(base + "/all --plans all");
+  ASSERT_EQ(all.exit_code, 0) << all.err;
+  EXPECT_EQ(all.err, "wattcut frontier: warning: --plans all is deprecated: it is --plans json\n");
+  EXPECT_EQ(count(dir.path() + "/all/plans"), points);
+
+  auto zeus = RunWattcut(base + "/zeus --plans zeus");
+  ASSERT_EQ(zeus.exit_code, 0) << zeus.err;
+  EXPECT_FALSE(fs::exists(dir.path() + "/zeus/plans"));
+  EXPECT_EQ(count(dir.path() + "/zeus/zeus"), points + 2);
+  EXPECT_EQ(ReadFile(dir.path() + "/zeus/zeus/" + PlanFileStem(1) + ".py"), ZeusPlanLiteral(frontier->PlanAt(1)));
+
+  auto ends = RunWattcut(base + "/ends --plans ends");
+  ASSERT_EQ(ends.exit_code, 0) << ends.err;
+  EXPECT_EQ(count(dir.path() + "/ends/plans"), 3u);
+  EXPECT_EQ(count(dir.path() + "/ends/zeus"), 5u);
+  for (size_t i : {size_t{0}, frontier->min_energy_index(), frontier->fastest_index()}) {
+    EXPECT_TRUE(fs::exists(dir.path() + "/ends/plans/" + PlanFileStem(i) + ".json")) << i;
+    EXPECT_TRUE(fs::exists(dir.path() + "/ends/zeus/" + PlanFileStem(i) + ".py")) << i;
+  }
+  auto bad = RunWattcut(base + "/bad --plans every");
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.err.find("every"), std::string::npos) << bad.err;
 }
 
 TEST(FrontierCommand, ReadsTheArtifactProfile) {

@@ -1,12 +1,17 @@
 // `wattcut frontier`: compute a pipeline's iteration time-energy frontier and its plans.
+#include <algorithm>
 #include <iostream>
+#include <thread>
 
 #include "wattcut/base/fixed_decimals.h"
 #include "wattcut/cli/command.h"
 #include "wattcut/cli/output_directory.h"
 #include "wattcut/cli/planner_arguments.h"
 #include "wattcut/emulate/all_max.h"
+#include "wattcut/emulate/frontier_power.h"
+#include "wattcut/plan/frontier_file.h"
 #include "wattcut/plan/plan_files.h"
+#include "wattcut/plan/plan_lookup.h"
 #include "wattcut/plan/planner.h"
 
 namespace wattcut::cli {
@@ -16,7 +21,7 @@ constexpr int kDefaultMicrobatches = 12;
 
 struct FrontierArgs {
   PlannerArguments planner;
-  std::string plans = "all";
+  std::string plans = "none";
   std::string out_dir;
   bool overwrite = false;
 };
@@ -33,18 +38,39 @@ int Run(const FrontierArgs& args) {
   Result<OutputDirectory> out = OutputDirectory::Create(args.out_dir, args.overwrite);
   if (!out.ok()) return ReportError(name, out.error());
 
+  if (args.plans == "all") ReportWarning(name, "--plans all is deprecated: it is --plans json");
+  const std::string plans = args.plans == "all" ? "json" : args.plans;
+
+  // The problem is built twice (here and in ComputeFrontier): the power sweep needs its cost
+  // tables and DAG, and building it is a few milliseconds against the solve.
+  Result<PlanningProblem> planning = BuildPlanningProblem(profile, options);
+  if (!planning.ok()) return ReportError(name, planning.error());
   Result<Frontier> frontier = ComputeFrontier(profile, options);
   if (!frontier.ok()) return ReportError(name, frontier.error());
+  Result<FrontierPower> power = FrontierPower::Create(*frontier, planning->problem);
+  if (!power.ok()) return ReportError(name, power.error());
+  const int threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  if (Status s = power->SetPeakPowers(*frontier, kPeakPowerWindowS, threads); !s.ok()) {
+    return ReportError(name, s.error());
+  }
 
-  Status status = out->Write("frontier.csv", FrontierCsv(*frontier));
+  const std::string compact = FrontierFileText(*frontier);
+  Status status = out->Write("frontier.wattcut", compact);
+  if (status.ok()) status = out->Write("frontier.csv", FrontierCsv(*frontier));
   const size_t fastest = frontier->fastest_index();
   const size_t cheapest = frontier->min_energy_index();
-  size_t plans_written = 0;
+  size_t json_written = 0;
+  size_t zeus_written = 0;
   for (size_t i = 0; status.ok() && i < frontier->points().size(); ++i) {
-    bool wanted = args.plans == "all" || (args.plans == "ends" && (i == 0 || i == fastest || i == cheapest));
-    if (!wanted) continue;
-    status = out->Write("plans/" + PlanFileStem(i) + ".json", PlanJson(*frontier, i));
-    ++plans_written;
+    const bool end = i == 0 || i == fastest || i == cheapest;
+    if (plans == "json" || (plans == "ends" && end)) {
+      status = out->Write("plans/" + PlanFileStem(i) + ".json", PlanJson(*frontier, i));
+      ++json_written;
+    }
+    if (status.ok() && (plans == "zeus" || (plans == "ends" && end))) {
+      status = out->Write("zeus/" + PlanFileStem(i) + ".py", ZeusPlanLiteral(frontier->PlanAt(i)));
+      ++zeus_written;
+    }
   }
   if (status.ok()) status = out->Write("zeus/fastest.py", ZeusPlanLiteral(frontier->PlanAt(fastest)));
   if (status.ok()) status = out->Write("zeus/min_energy.py", ZeusPlanLiteral(frontier->PlanAt(cheapest)));
@@ -55,24 +81,38 @@ int Run(const FrontierArgs& args) {
   const FrontierPoint& t_star = frontier->points()[cheapest];
   const FrontierPoint& slowest = frontier->points().front();
   double all_max = AllMaxEnergy(profile, frontier->setup().schedule, t_min.time_s, options.p2p_power_w);
+  auto power_text = [&](size_t i) {
+    const FrontierPoint& p = frontier->points()[i];
+    return FixedDecimals(AveragePowerPerGpuW(*frontier, i), 1) + " W a GPU on average, peak 1-s " +
+           FixedDecimals(p.peak_1s_power_w.value_or(0) / frontier->num_stages(), 1) + " W a GPU";
+  };
   std::cout << "profile: " << source << "\n"
-            << "pipeline: " << profile.num_stages() << " stages x " << options.num_microbatches << " microbatches, "
+            << "pipeline: " << PipelineDevices(profile, options) << " stages"
+            << (options.virtual_stages > 1 ? " x " + std::to_string(options.virtual_stages) + " chunks" : "") << " x "
+            << options.num_microbatches << " microbatches, "
             << PipelineScheduleName(options.schedule) << ", unit time " << options.unit_time_s << " s, "
             << CostModelName(options.cost_model) << " cost model, blocking power " << options.p2p_power_w << " W\n"
             << "frontier: " << frontier->points().size() << " points from " << FixedDecimals(slowest.time_s, 4)
             << " s to " << FixedDecimals(t_min.time_s, 4) << " s\n"
             << "  T_min  " << FixedDecimals(t_min.time_s, 4) << " s  " << FixedDecimals(t_min.energy_j, 2)
-            << " J  (plan " << PlanFileStem(fastest) << ")\n"
+            << " J  (plan " << PlanFileStem(fastest) << "; " << power_text(fastest) << ")\n"
             << "  T*     " << FixedDecimals(t_star.time_s, 4) << " s  " << FixedDecimals(t_star.energy_j, 2)
             << " J  (plan " << PlanFileStem(cheapest)
-            << ", T*/T_min = " << FixedDecimals(t_star.time_s / t_min.time_s, 3) << ")\n"
+            << ", T*/T_min = " << FixedDecimals(t_star.time_s / t_min.time_s, 3) << "; " << power_text(cheapest)
+            << ")\n"
             << "  AllMax " << FixedDecimals(t_min.time_s, 4) << " s  " << FixedDecimals(all_max, 2)
             << " J  (every computation at max frequency, blocking until T_min)\n"
             << "intrinsic saving of the fastest plan vs AllMax: "
             << FixedDecimals(100 * (1 - t_min.energy_j / all_max), 2) << " %\n"
-            << "wrote " << DisplayPath(args.out_dir) << "/frontier.csv, " << plans_written << " plans in "
-            << DisplayPath(args.out_dir) << "/plans/, Zeus PointSolution exports in " << DisplayPath(args.out_dir)
-            << "/zeus/\n";
+            << "wrote " << DisplayPath(args.out_dir) << "/frontier.wattcut (every plan, "
+            << (compact.size() < 1000000 ? FixedDecimals(static_cast<double>(compact.size()) / 1e3, 1) + " kB"
+                                         : FixedDecimals(static_cast<double>(compact.size()) / 1e6, 1) + " MB")
+            << "), " << DisplayPath(args.out_dir) << "/frontier.csv";
+  if (json_written > 0) std::cout << ", " << json_written << " plans in " << DisplayPath(args.out_dir) << "/plans/";
+  if (zeus_written > 0) std::cout << ", " << zeus_written << " Zeus plans in " << DisplayPath(args.out_dir) << "/zeus/";
+  std::cout << ", Zeus PointSolution exports of T_min and T* in " << DisplayPath(args.out_dir) << "/zeus/\n"
+            << "look plans up with: wattcut plan show " << DisplayPath(args.out_dir)
+            << " --point N | --time T | --slowdown K | --power-per-gpu W\n";
   return 0;
 }
 
@@ -83,8 +123,11 @@ void AddFrontierCommand(CLI::App& app, CommandStatus& status) {
   CLI::App* sub = app.add_subcommand(
       "frontier", "Compute a pipeline's iteration time-energy frontier and the frequency plan of every point");
   AddPlannerOptions(*sub, args->planner, kDefaultMicrobatches);
-  sub->add_option("--plans", args->plans, "Which plans to write to DIR/plans: all, ends (T_max, T*, T_min) or none")
-      ->check(CLI::IsMember({"all", "ends", "none"}))
+  sub->add_option("--plans", args->plans,
+                  "Plans written besides DIR/frontier.wattcut (which holds them all): none, json (every plan as "
+                  "DIR/plans/NNNNN.json), zeus (every plan as DIR/zeus/NNNNN.py), ends (both, for T_max, T* and "
+                  "T_min); all is a deprecated name of json")
+      ->check(CLI::IsMember({"none", "json", "zeus", "ends", "all"}))
       ->capture_default_str();
   sub->add_option("--out", args->out_dir, "Output directory")->required();
   sub->add_flag("--overwrite", args->overwrite, "Replace DIR if it exists and is not empty");

@@ -1,0 +1,149 @@
+// `wattcut plan`: look at the plans of a computed frontier (a `wattcut frontier --out DIR`
+// folder, or its frontier.wattcut file).
+//
+//   wattcut plan show DIR --point N | --time T | --slowdown K | --power-per-gpu W [--format json|zeus]
+//   wattcut plan list DIR [--all]
+//
+// `show` prints one plan: the wattcut.frequency_plan/v1 JSON that `--plans json` writes as
+// plans/NNNNN.json, or the Zeus PointSolution literal; the lookups are plan/plan_lookup.h's.
+// `list` prints the frontier's summary and a few rows of its table (every row with --all).
+#include <algorithm>
+#include <cstdio>
+#include <iostream>
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "wattcut/base/fixed_decimals.h"
+#include "wattcut/cli/command.h"
+#include "wattcut/plan/frontier_file.h"
+#include "wattcut/plan/plan_files.h"
+#include "wattcut/plan/plan_lookup.h"
+
+namespace wattcut::cli {
+namespace {
+
+constexpr size_t kListRows = 10;  // rows `plan list` prints without --all, ends included
+
+struct PlanArgs {
+  std::string dir;
+  std::optional<int64_t> point;
+  std::optional<double> time_s;
+  std::optional<double> slowdown;
+  std::optional<double> power_per_gpu_w;
+  std::string format = "json";
+  bool all = false;
+};
+
+int Show(const PlanArgs& args) {
+  const std::string name = "plan show";
+  PlanQuery query;
+  int given = 0;
+  if (args.point) query = {PlanQuery::Kind::kPoint, static_cast<double>(*args.point)}, ++given;
+  if (args.time_s) query = {PlanQuery::Kind::kIterationTime, *args.time_s}, ++given;
+  if (args.slowdown) query = {PlanQuery::Kind::kSlowdown, *args.slowdown}, ++given;
+  if (args.power_per_gpu_w) query = {PlanQuery::Kind::kPowerPerGpu, *args.power_per_gpu_w}, ++given;
+  if (given != 1) {
+    return ReportError(name, Error{"give exactly one of --point N, --time T, --slowdown K or --power-per-gpu W (got " +
+                                   std::to_string(given) + ")"});
+  }
+  Result<Frontier> frontier = ReadFrontierFile(args.dir);
+  if (!frontier.ok()) return ReportError(name, frontier.error());
+  // A point is looked up as the integer given (a double would round the largest ones).
+  Result<size_t> index = args.point ? PointByIndex(*frontier, *args.point) : LookUpPlan(*frontier, query);
+  if (!index.ok()) return ReportError(name, index.error());
+  if (args.format == "zeus") {
+    std::cout << ZeusPlanLiteral(frontier->PlanAt(*index));
+  } else {
+    std::cout << PlanJson(*frontier, *index);
+  }
+  return 0;
+}
+
+// One table row, columns as in the header List prints.
+void PrintRow(const Frontier& frontier, size_t i, const char* label) {
+  const FrontierPoint& p = frontier.points()[i];
+  char peak[64] = "-";
+  char peak_per_gpu[64] = "-";
+  if (p.peak_1s_power_w) {
+    std::snprintf(peak, sizeof(peak), "%.2f", *p.peak_1s_power_w);
+    std::snprintf(peak_per_gpu, sizeof(peak_per_gpu), "%.2f", *p.peak_1s_power_w / frontier.num_stages());
+  }
+  char row[320];
+  std::snprintf(row, sizeof(row), "%-6s %8zu %10.4f %12.2f %14.2f %14.2f %14s %14s\n", label, i, p.time_s, p.energy_j,
+                AveragePowerW(p), AveragePowerPerGpuW(frontier, i), peak, peak_per_gpu);
+  std::cout << row;
+}
+
+int List(const PlanArgs& args) {
+  const std::string name = "plan list";
+  Result<Frontier> frontier = ReadFrontierFile(args.dir);
+  if (!frontier.ok()) return ReportError(name, frontier.error());
+  const Frontier& f = *frontier;
+  const size_t points = f.points().size();
+  const size_t fastest = f.fastest_index();
+  const size_t cheapest = f.min_energy_index();
+  std::cout << "frontier: " << points << " points, " << f.num_stages() << " stages, " << f.num_computations()
+            << " computations, unit time " << f.setup().unit_time_s << " s, blocking power " << f.setup().p2p_power_w
+            << " W\n"
+            << "  T_max  " << FixedDecimals(f.points().front().time_s, 4) << " s  "
+            << FixedDecimals(f.points().front().energy_j, 2) << " J  (plan 0)\n"
+            << "  T*     " << FixedDecimals(f.points()[cheapest].time_s, 4) << " s  "
+            << FixedDecimals(f.points()[cheapest].energy_j, 2) << " J  (plan " << cheapest << ")\n"
+            << "  T_min  " << FixedDecimals(f.points()[fastest].time_s, 4) << " s  "
+            << FixedDecimals(f.points()[fastest].energy_j, 2) << " J  (plan " << fastest << ")\n"
+            << "power per GPU on average: " << FixedDecimals(AveragePowerPerGpuW(f, 0), 2) << " W (T_max) to "
+            << FixedDecimals(AveragePowerPerGpuW(f, fastest), 2) << " W (T_min)";
+  if (!f.points().front().peak_1s_power_w) std::cout << "; peak 1-s power not in this file";
+  char header[320];
+  std::snprintf(header, sizeof(header), "%-6s %8s %10s %12s %14s %14s %14s %14s\n", "", "plan", "time_s", "energy_j",
+                "avg_power_w", "avg_w_per_gpu", "peak_1s_w", "peak_1s_w_gpu");
+  std::cout << "\n\n" << header;
+  auto label = [&](size_t i) -> const char* {
+    if (i == fastest) return "T_min";
+    if (i == cheapest) return "T*";
+    if (i == 0) return "T_max";
+    return "";
+  };
+  if (args.all || points <= kListRows) {
+    for (size_t i = 0; i < points; ++i) PrintRow(f, i, label(i));
+    return 0;
+  }
+  // Evenly spaced rows with T_max, T* and T_min among them, in point order.
+  std::vector<size_t> rows;
+  for (size_t k = 0; k < kListRows - 1; ++k) rows.push_back(k * (points - 1) / (kListRows - 1));
+  rows.push_back(fastest);
+  rows.push_back(cheapest);
+  std::sort(rows.begin(), rows.end());
+  rows.erase(std::unique(rows.begin(), rows.end()), rows.end());
+  for (size_t i : rows) PrintRow(f, i, label(i));
+  std::cout << "(" << rows.size() << " of " << points << " rows; --all prints every one)\n";
+  return 0;
+}
+
+}  // namespace
+
+void AddPlanCommand(CLI::App& app, CommandStatus& status) {
+  auto args = std::make_shared<PlanArgs>();
+  CLI::App* plan = app.add_subcommand("plan", "Look up the plans of a computed frontier: show, list");
+  plan->require_subcommand(1);
+
+  CLI::App* show = plan->add_subcommand("show", "Print one plan of a frontier (JSON or the Zeus literal)");
+  show->add_option("DIR", args->dir, "A `wattcut frontier --out` folder or its frontier.wattcut file")->required();
+  show->add_option("--point", args->point, "The plan with this index (frontier.csv's plan column)");
+  show->add_option("--time", args->time_s, "The least-energy plan no slower than T seconds (as the server picks)");
+  show->add_option("--slowdown", args->slowdown, "The least-energy plan no slower than K x T_min (K >= 1)");
+  show->add_option("--power-per-gpu", args->power_per_gpu_w,
+                   "The fastest plan whose average power per GPU is at most W watts");
+  show->add_option("--format", args->format, "json (wattcut.frequency_plan/v1) or zeus (PointSolution literal)")
+      ->check(CLI::IsMember({"json", "zeus"}))
+      ->capture_default_str();
+  show->callback([args, &status] { status.exit_code = Show(*args); });
+
+  CLI::App* list = plan->add_subcommand("list", "Print a frontier's summary and a few rows of its table");
+  list->add_option("DIR", args->dir, "A `wattcut frontier --out` folder or its frontier.wattcut file")->required();
+  list->add_flag("--all", args->all, "Print every point's row");
+  list->callback([args, &status] { status.exit_code = List(*args); });
+}
+
+}  // namespace wattcut::cli
