@@ -47,7 +47,7 @@ class ArgumentChecks(unittest.TestCase):
         self.assertTrue(issubclass(WattcutError, RuntimeError))
 
     def test_the_package_says_what_it_exports(self):
-        self.assertEqual(sorted(wattcut.__all__), ["PipelineFrequencyOptimizer", "WattcutError"])
+        self.assertEqual(sorted(wattcut.__all__), ["Frontier", "PipelineFrequencyOptimizer", "Plan", "WattcutError"])
 
 
 class OneRankJob(unittest.TestCase):

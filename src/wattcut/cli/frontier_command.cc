@@ -89,9 +89,9 @@ int Run(const FrontierArgs& args) {
   std::cout << "profile: " << source << "\n"
             << "pipeline: " << PipelineDevices(profile, options) << " stages"
             << (options.virtual_stages > 1 ? " x " + std::to_string(options.virtual_stages) + " chunks" : "") << " x "
-            << options.num_microbatches << " microbatches, "
-            << PipelineScheduleName(options.schedule) << ", unit time " << options.unit_time_s << " s, "
-            << CostModelName(options.cost_model) << " cost model, blocking power " << options.p2p_power_w << " W\n"
+            << options.num_microbatches << " microbatches, " << PipelineScheduleName(options.schedule) << ", unit time "
+            << options.unit_time_s << " s, " << CostModelName(options.cost_model) << " cost model, blocking power "
+            << options.p2p_power_w << " W\n"
             << "frontier: " << frontier->points().size() << " points from " << FixedDecimals(slowest.time_s, 4)
             << " s to " << FixedDecimals(t_min.time_s, 4) << " s\n"
             << "  T_min  " << FixedDecimals(t_min.time_s, 4) << " s  " << FixedDecimals(t_min.energy_j, 2)
