@@ -130,7 +130,8 @@ py::list FrontierPoints(const Frontier& frontier) {
   return points;
 }
 
-// plan/plan_lookup.h's rules by name: "point", "time_s", "slowdown" or "power_per_gpu_w".
+// plan/plan_lookup.h's rules by name: "point", "time_s", "slowdown", "power_per_gpu_w" or
+// "peak_power_per_gpu_w".
 size_t LookUp(const Frontier& frontier, const std::string& kind, double value) {
   PlanQuery query{PlanQuery::Kind::kPoint, value};
   if (kind == "time_s") {
@@ -139,8 +140,11 @@ size_t LookUp(const Frontier& frontier, const std::string& kind, double value) {
     query.kind = PlanQuery::Kind::kSlowdown;
   } else if (kind == "power_per_gpu_w") {
     query.kind = PlanQuery::Kind::kPowerPerGpu;
+  } else if (kind == "peak_power_per_gpu_w") {
+    query.kind = PlanQuery::Kind::kPeakPowerPerGpu;
   } else if (kind != "point") {
-    throw WattcutError("unknown lookup '" + kind + "' (expected point, time_s, slowdown or power_per_gpu_w)");
+    throw WattcutError("unknown lookup '" + kind +
+                       "' (expected point, time_s, slowdown, power_per_gpu_w or peak_power_per_gpu_w)");
   }
   return Take(LookUpPlan(frontier, query));
 }

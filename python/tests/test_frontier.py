@@ -73,6 +73,7 @@ class FrontierLoadTest(unittest.TestCase):
             (("--time", "1.1"), {"time_s": 1.1}),
             (("--slowdown", "1.07"), {"slowdown": 1.07}),
             (("--power-per-gpu", "230"), {"power_per_gpu_w": 230}),
+            (("--peak-power-per-gpu", "240"), {"peak_power_per_gpu_w": 240}),
         ):
             self.assertEqual(f.plan(**kwargs).document, json.loads(self.show(*flags)), kwargs)
         self.assertEqual(f.index(time_s=t_min), f.fastest_index)
@@ -90,7 +91,7 @@ class FrontierLoadTest(unittest.TestCase):
             f.plan(power_per_gpu_w=1)
         with self.assertRaisesRegex(WattcutError, r"slowdown: expected a factor >= 1 of T_min, got 0.5"):
             f.plan(slowdown=0.5)
-        with self.assertRaisesRegex(ValueError, r"give exactly one of point, time_s, slowdown or power_per_gpu_w"):
+        with self.assertRaisesRegex(ValueError, r"give exactly one of point, time_s, slowdown, power_per_gpu_w or peak_power_per_gpu_w"):
             f.plan()
         with self.assertRaisesRegex(ValueError, r"\(got 2: \['point', 'time_s'\]\)"):
             f.plan(point=1, time_s=2)

@@ -2,13 +2,14 @@
 
     frontier = wattcut.Frontier.load("out/gpt3")
     frontier.points[0]["avg_power_per_gpu_w"]
-    plan = frontier.plan(slowdown=1.05)       # or point=, time_s=, power_per_gpu_w=
+    plan = frontier.plan(slowdown=1.05)       # or point=, time_s=, power_per_gpu_w=, peak_power_per_gpu_w=
     plan.stages[0][0]                         # ("forward", 0, 1410, 50): instruction, microbatch, MHz, units
     plan.to_zeus()                            # the Zeus PointSolution literal
 
 The lookups are the CLI's and the server's (`wattcut plan show`, docs/planner.md): `time_s` the
 least-energy plan no slower than T, `slowdown` the same at K x T_min, `power_per_gpu_w` the
-fastest plan whose average power per GPU is at most W. A bad file or lookup raises
+fastest plan whose average power per GPU is at most W, `peak_power_per_gpu_w` the same with the
+peak 1-s power. A bad file or lookup raises
 wattcut.WattcutError with the C++ message (the file's line and field, T_min, the lowest power).
 """
 
@@ -89,16 +90,21 @@ class Frontier:
         time_s: Optional[float] = None,
         slowdown: Optional[float] = None,
         power_per_gpu_w: Optional[float] = None,
+        peak_power_per_gpu_w: Optional[float] = None,
     ) -> int:
         """The index of the plan plan() returns for the same lookup."""
-        given = {
-            k: v
-            for k, v in (("point", point), ("time_s", time_s), ("slowdown", slowdown), ("power_per_gpu_w", power_per_gpu_w))
-            if v is not None
-        }
+        asked = (
+            ("point", point),
+            ("time_s", time_s),
+            ("slowdown", slowdown),
+            ("power_per_gpu_w", power_per_gpu_w),
+            ("peak_power_per_gpu_w", peak_power_per_gpu_w),
+        )
+        given = {k: v for k, v in asked if v is not None}
         if len(given) != 1:
             raise ValueError(
-                f"give exactly one of point, time_s, slowdown or power_per_gpu_w (got {len(given)}: {sorted(given)})"
+                "give exactly one of point, time_s, slowdown, power_per_gpu_w or peak_power_per_gpu_w "
+                f"(got {len(given)}: {sorted(given)})"
             )
         (kind, value), = given.items()
         if kind == "point" and (isinstance(value, bool) or not isinstance(value, int)):
@@ -111,10 +117,18 @@ class Frontier:
         time_s: Optional[float] = None,
         slowdown: Optional[float] = None,
         power_per_gpu_w: Optional[float] = None,
+        peak_power_per_gpu_w: Optional[float] = None,
     ) -> Plan:
         """One plan, by exactly one of: its index, the iteration time it must not exceed, a
-        slowdown factor (>= 1) against T_min, or the average power per GPU it must not exceed."""
-        i = self.index(point=point, time_s=time_s, slowdown=slowdown, power_per_gpu_w=power_per_gpu_w)
+        slowdown factor (>= 1) against T_min, or the average or peak 1-s power per GPU it must
+        not exceed (the fastest plan that fits)."""
+        i = self.index(
+            point=point,
+            time_s=time_s,
+            slowdown=slowdown,
+            power_per_gpu_w=power_per_gpu_w,
+            peak_power_per_gpu_w=peak_power_per_gpu_w,
+        )
         return Plan(json.loads(self._native.plan_json(i)), self._native.zeus_literal(i))
 
     def __repr__(self) -> str:

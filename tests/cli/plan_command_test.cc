@@ -77,6 +77,7 @@ TEST_F(PlanCommand, ShowLooksUpByTimeSlowdownAndPower) {
       {"--slowdown 1.05", F().IndexForIterationTime(1.05 * t_min)},
       {"--power-per-gpu 100000", F().fastest_index()},
       {"--power-per-gpu 230", *PointForPowerPerGpu(F(), 230)},
+      {"--peak-power-per-gpu 240", *PointForPeakPowerPerGpu(F(), 240)},
   };
   for (const Case& c : cases) {
     auto run = RunWattcut("plan show " + Dir() + " " + c.flags);
@@ -87,6 +88,9 @@ TEST_F(PlanCommand, ShowLooksUpByTimeSlowdownAndPower) {
   const size_t at_230 = *PointForPowerPerGpu(F(), 230);
   EXPECT_LE(AveragePowerPerGpuW(F(), at_230), 230);
   EXPECT_GT(AveragePowerPerGpuW(F(), at_230 + 1), 230);
+  const size_t peak_240 = *PointForPeakPowerPerGpu(F(), 240);
+  EXPECT_LE(*F().points()[peak_240].peak_1s_power_w / 4, 240);
+  EXPECT_GT(*F().points()[peak_240 + 1].peak_1s_power_w / 4, 240);
 }
 
 TEST_F(PlanCommand, BadLookupsAreNamed) {
@@ -104,9 +108,11 @@ TEST_F(PlanCommand, BadLookupsAreNamed) {
                                  std::to_string(F().fastest_index()) + ")");
   expect_error("--slowdown 0.9", "slowdown: expected a factor >= 1 of T_min, got 0.9");
   expect_error("--power-per-gpu 10", "no plan draws 10 W per GPU or less on average: the lowest is ");
-  expect_error("", "give exactly one of --point N, --time T, --slowdown K or --power-per-gpu W (got 0)");
-  expect_error("--point 1 --time 2",
-               "give exactly one of --point N, --time T, --slowdown K or --power-per-gpu W (got 2)");
+  expect_error(
+      "", "give exactly one of --point N, --time T, --slowdown K, --power-per-gpu W or --peak-power-per-gpu W (got 0)");
+  expect_error(
+      "--point 1 --time 2",
+      "give exactly one of --point N, --time T, --slowdown K, --power-per-gpu W or --peak-power-per-gpu W (got 2)");
   auto format = RunWattcut("plan show " + Dir() + " --point 1 --format yaml");
   EXPECT_EQ(format.exit_code, 2);
   auto not_number = RunWattcut("plan show " + Dir() + " --time soon");

@@ -1,7 +1,8 @@
 // `wattcut plan`: look at the plans of a computed frontier (a `wattcut frontier --out DIR`
 // folder, or its frontier.wattcut file).
 //
-//   wattcut plan show DIR --point N | --time T | --slowdown K | --power-per-gpu W [--format json|zeus]
+//   wattcut plan show DIR --point N | --time T | --slowdown K | --power-per-gpu W | --peak-power-per-gpu W
+//                         [--format json|zeus]
 //   wattcut plan list DIR [--all]
 //
 // `show` prints one plan: the wattcut.frequency_plan/v1 JSON that `--plans json` writes as
@@ -31,6 +32,7 @@ struct PlanArgs {
   std::optional<double> time_s;
   std::optional<double> slowdown;
   std::optional<double> power_per_gpu_w;
+  std::optional<double> peak_power_per_gpu_w;
   std::string format = "json";
   bool all = false;
 };
@@ -43,8 +45,10 @@ int Show(const PlanArgs& args) {
   if (args.time_s) query = {PlanQuery::Kind::kIterationTime, *args.time_s}, ++given;
   if (args.slowdown) query = {PlanQuery::Kind::kSlowdown, *args.slowdown}, ++given;
   if (args.power_per_gpu_w) query = {PlanQuery::Kind::kPowerPerGpu, *args.power_per_gpu_w}, ++given;
+  if (args.peak_power_per_gpu_w) query = {PlanQuery::Kind::kPeakPowerPerGpu, *args.peak_power_per_gpu_w}, ++given;
   if (given != 1) {
-    return ReportError(name, Error{"give exactly one of --point N, --time T, --slowdown K or --power-per-gpu W (got " +
+    return ReportError(name, Error{"give exactly one of --point N, --time T, --slowdown K, --power-per-gpu W or "
+                                   "--peak-power-per-gpu W (got " +
                                    std::to_string(given) + ")"});
   }
   Result<Frontier> frontier = ReadFrontierFile(args.dir);
@@ -135,6 +139,8 @@ void AddPlanCommand(CLI::App& app, CommandStatus& status) {
   show->add_option("--slowdown", args->slowdown, "The least-energy plan no slower than K x T_min (K >= 1)");
   show->add_option("--power-per-gpu", args->power_per_gpu_w,
                    "The fastest plan whose average power per GPU is at most W watts");
+  show->add_option("--peak-power-per-gpu", args->peak_power_per_gpu_w,
+                   "The fastest plan whose peak 1-s power per GPU is at most W watts");
   show->add_option("--format", args->format, "json (wattcut.frequency_plan/v1) or zeus (PointSolution literal)")
       ->check(CLI::IsMember({"json", "zeus"}))
       ->capture_default_str();

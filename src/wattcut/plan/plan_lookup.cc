@@ -76,6 +76,28 @@ Result<size_t> PointForPowerPerGpu(const Frontier& frontier, double watts) {
                ")"};
 }
 
+Result<size_t> PointForPeakPowerPerGpu(const Frontier& frontier, double watts) {
+  if (Status s = CheckNotEmpty(frontier); !s.ok()) return s.error();
+  if (!std::isfinite(watts) || watts <= 0) {
+    return Error{"peak power per GPU: expected a number of watts > 0, got " + GeneralText(watts)};
+  }
+  for (const FrontierPoint& p : frontier.points()) {
+    if (!p.peak_1s_power_w) {
+      return Error::NotFound(
+          "this frontier has no peak 1-s power (a file written without it): compute it again with wattcut frontier");
+    }
+  }
+  const double stages = frontier.num_stages();
+  auto peak = [&](size_t i) { return *frontier.points()[i].peak_1s_power_w / stages; };
+  size_t lowest = frontier.fastest_index();
+  for (size_t i = frontier.points().size(); i-- > 0;) {
+    if (peak(i) <= watts) return i;
+    if (peak(i) < peak(lowest)) lowest = i;
+  }
+  return Error{"no plan's peak 1-s power is " + GeneralText(watts) + " W per GPU or less: the lowest is " +
+               GeneralText(peak(lowest), 6) + " W per GPU (" + PointText(frontier, lowest) + ")"};
+}
+
 Result<size_t> LookUpPlan(const Frontier& frontier, const PlanQuery& query) {
   switch (query.kind) {
     case PlanQuery::Kind::kPoint:
@@ -89,6 +111,8 @@ Result<size_t> LookUpPlan(const Frontier& frontier, const PlanQuery& query) {
       return PointForSlowdown(frontier, query.value);
     case PlanQuery::Kind::kPowerPerGpu:
       return PointForPowerPerGpu(frontier, query.value);
+    case PlanQuery::Kind::kPeakPowerPerGpu:
+      return PointForPeakPowerPerGpu(frontier, query.value);
   }
   return Error{"unknown plan query"};
 }

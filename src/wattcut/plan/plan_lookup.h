@@ -1,6 +1,6 @@
 // Looking up one plan of a frontier the ways users ask for one: by point index, by the
 // iteration time it must not exceed, by a slowdown against the fastest plan, or by the
-// average power per GPU it must not exceed. `wattcut plan show`, Python's
+// average or peak 1-s power per GPU it must not exceed. `wattcut plan show`, Python's
 // wattcut.Frontier.plan and the planning server use these rules; the time rule is
 // Frontier::IndexForIterationTime's (the least-energy point no slower than T), the one the
 // server deploys for a straggler, written once.
@@ -35,9 +35,14 @@ Result<size_t> PointForSlowdown(const Frontier& frontier, double slowdown);
 // average power per GPU on the frontier when no point draws that little.
 Result<size_t> PointForPowerPerGpu(const Frontier& frontier, double watts);
 
+// The fastest point whose peak 1-s power per GPU (peak_1s_power_w / stages) is <= `watts`;
+// an error naming the lowest when none is, or saying the frontier has no peak power (a file
+// written without it).
+Result<size_t> PointForPeakPowerPerGpu(const Frontier& frontier, double watts);
+
 // One query, as the CLI and Python pass it.
 struct PlanQuery {
-  enum class Kind { kPoint, kIterationTime, kSlowdown, kPowerPerGpu };
+  enum class Kind { kPoint, kIterationTime, kSlowdown, kPowerPerGpu, kPeakPowerPerGpu };
   Kind kind = Kind::kPoint;
   double value = 0;  // the point index, seconds, the factor, or watts
 };

@@ -90,5 +90,23 @@ TEST(PlanLookup, PowerPerGpuIsTheFastestPlanAtOrBelowIt) {
   EXPECT_EQ(*LookUpPlan(f, {PlanQuery::Kind::kPoint, 3}), 3u);
 }
 
+TEST(PlanLookup, PeakPowerPerGpuIsTheFastestPlanAtOrBelowIt) {
+  Frontier f = Sample();
+  EXPECT_EQ(ErrorOf(PointForPeakPowerPerGpu(f, 100)),
+            "this frontier has no peak 1-s power (a file written without it): compute it again with wattcut frontier");
+  // Peaks per GPU (2 stages): 6, 5.5, 7, 10, 12 W.
+  const double peaks[] = {12, 11, 14, 20, 24};
+  for (size_t i = 0; i < 5; ++i) f.SetPeakPower(i, peaks[i]);
+  EXPECT_EQ(*PointForPeakPowerPerGpu(f, 12), 4u);
+  EXPECT_EQ(*PointForPeakPowerPerGpu(f, 11), 3u);
+  EXPECT_EQ(*PointForPeakPowerPerGpu(f, 7), 2u);
+  EXPECT_EQ(*PointForPeakPowerPerGpu(f, 6.5), 1u);  // 9 s at 5.5 W, faster than 10 s at 6 W
+  EXPECT_EQ(*PointForPeakPowerPerGpu(f, 5.5), 1u);
+  EXPECT_EQ(ErrorOf(PointForPeakPowerPerGpu(f, 5)),
+            "no plan's peak 1-s power is 5 W per GPU or less: the lowest is 5.5 W per GPU (plan 1, 9 s)");
+  EXPECT_EQ(*LookUpPlan(f, {PlanQuery::Kind::kPeakPowerPerGpu, 7}), 2u);
+  EXPECT_EQ(ErrorOf(PointForPeakPowerPerGpu(f, -1)), "peak power per GPU: expected a number of watts > 0, got -1");
+}
+
 }  // namespace
 }  // namespace wattcut
