@@ -7,6 +7,8 @@
 #include <random>
 #include <string>
 
+#include "wattcut/profile/cost_model.h"
+#include "wattcut/profile/operation_options.h"
 #include "wattcut/solver/glpk_oracle_testing.h"
 
 namespace wattcut {
@@ -129,6 +131,26 @@ TEST(FrontierSolver, ChainSpeedsUpCheapestActivityFirst) {
   EXPECT_EQ(solver.makespan(), 2);
   EXPECT_FALSE(solver.Step());
   EXPECT_EQ(solver.makespan(), 2);
+}
+
+// Issue 14's hand-checked case, from measured options through the convex-hull cost model: a chain
+// A -> B, A {(2 s, 10 J), (1 s, 14 J)}, B {(3 s, 6 J), (2 s, 9 J)}, unit time 1 s, no blocking power.
+// Slowest (5, 16); then B is the cheaper to speed up (+3 J against A's +4 J): (4, 19); then A: (3, 23).
+TEST(FrontierSolver, TheTwoOperationChainFromMeasuredOptions) {
+  auto a = BuildOperationOptions({{1410, 2, 10}, {1980, 1, 14}}, 1.0, 1.0, 0);
+  auto b = BuildOperationOptions({{1410, 3, 6}, {1980, 2, 9}}, 1.0, 1.0, 0);
+  ASSERT_TRUE(a.ok()) << a.error().message;
+  ASSERT_TRUE(b.ok()) << b.error().message;
+  TimeCostProblem problem;
+  problem.cost_tables = {BuildCostTable(*a, CostModelKind::kConvexHull),
+                         BuildCostTable(*b, CostModelKind::kConvexHull)};
+  problem.cost_table = {0, 1};
+  problem.precedences = {{0, 1}};
+  FrontierSolver solver(problem);
+  solver.Init();
+  std::vector<std::pair<int64_t, double>> frontier = {{solver.makespan(), solver.total_cost()}};
+  while (solver.Step()) frontier.emplace_back(solver.makespan(), solver.total_cost());
+  EXPECT_EQ(frontier, (std::vector<std::pair<int64_t, double>>{{5, 16}, {4, 19}, {3, 23}}));
 }
 
 TEST(FrontierSolver, ParallelBranchesAreSpedUpTogether) {
