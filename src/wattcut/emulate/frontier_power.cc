@@ -22,7 +22,6 @@ Result<FrontierPower> FrontierPower::Create(const Frontier& frontier, const Time
   power.blocking_power_w_ = frontier.num_stages() * frontier.setup().p2p_power_w;
   size_t scheduled = 0;
   for (const auto& device : frontier.setup().schedule) {
-    for (size_t i = 0; i < device.size(); ++i) power.first_on_device_.push_back(i == 0);
     scheduled += device.size();
   }
   if (scheduled != n) {
@@ -89,48 +88,51 @@ int64_t FrontierPower::Schedule(const std::vector<int64_t>& durations, std::vect
   return makespan;
 }
 
-int64_t FrontierPower::Steps(const std::vector<int64_t>& durations, const std::vector<double>& excess_w,
-                             std::vector<Step>& steps) const {
+int64_t FrontierPower::BuildTimeline(const std::vector<int64_t>& durations, const std::vector<double>& excess_w) const {
   const int64_t makespan = Schedule(durations, start_);
-  // At most two steps per computation, sorted by time with an LSD radix sort on the integer times
-  // (11 bits a pass: two passes up to 4 million unit times), several times faster here than
-  // a comparison sort or a merge of the devices' (already sorted) lists.
-  // A computation that starts when the one before it on its device ends shares that step.
-  steps.clear();
+  // Two steps per computation (2v its start, 2v + 1 its end), in time order. Consecutive
+  // points of a frontier move few steps past each other, so the order of the point before
+  // is sorted again by insertion, nearly linear; when that would take long (the first point,
+  // a point far from the one before) the steps are sorted from scratch. Ties go by step
+  // number, so the order, hence every sum below, is the same however the point was reached
+  // (one sweep or ranges on threads give the same bits).
+  const size_t n = 2 * durations.size();
+  time_.resize(n);
   for (size_t v = 0; v < durations.size(); ++v) {
-    if (!first_on_device_[v] && steps.back().time_units == start_[v]) {
-      steps.back().delta_w += excess_w[v];
-    } else {
-      steps.push_back({start_[v], excess_w[v]});
+    time_[2 * v] = start_[v];
+    time_[2 * v + 1] = start_[v] + durations[v];
+  }
+  bool sorted = order_.size() == n;
+  if (sorted) {
+    size_t moves = 0;
+    const size_t budget = 8 * n;
+    for (size_t i = 1; i < n && sorted; ++i) {
+      const uint32_t id = order_[i];
+      const int64_t t = time_[id];
+      size_t j = i;
+      for (; j > 0 && (time_[order_[j - 1]] > t || (time_[order_[j - 1]] == t && order_[j - 1] > id)); --j) {
+        order_[j] = order_[j - 1];
+      }
+      order_[j] = id;
+      moves += i - j;
+      sorted = moves <= budget;
     }
-    steps.push_back({start_[v] + durations[v], -excess_w[v]});
   }
-  constexpr int kBits = 11;
-  constexpr size_t kBuckets = size_t{1} << kBits;
-  sorted_.resize(steps.size());
-  count_.resize(kBuckets);
-  for (int shift = 0; shift < 64 && (makespan >> shift) > 0; shift += kBits) {
-    std::fill(count_.begin(), count_.end(), 0);
-    for (const Step& step : steps) ++count_[static_cast<size_t>(step.time_units >> shift) & (kBuckets - 1)];
-    size_t sum = 0;
-    for (size_t& c : count_) sum += std::exchange(c, sum);
-    for (const Step& step : steps)
-      sorted_[count_[static_cast<size_t>(step.time_units >> shift) & (kBuckets - 1)]++] = step;
-    steps.swap(sorted_);
+  if (!sorted) {
+    order_.resize(n);
+    for (size_t i = 0; i < n; ++i) order_[i] = static_cast<uint32_t>(i);
+    std::sort(order_.begin(), order_.end(),
+              [&](uint32_t a, uint32_t b) { return time_[a] < time_[b] || (time_[a] == time_[b] && a < b); });
   }
-  return makespan;
-}
-
-void FrontierPower::BuildBreakpoints(const std::vector<Step>& steps, int64_t makespan_units) const {
   // The step function as breakpoints B[0] = 0 < ... < B[m] = T with the rate on
-  // [B[j], B[j+1]) and the integral F(B[j]) in watt-units.
+  // [B[j], B[j+1]) and the integral F(B[j]) in watt-units; steps at the same time are one.
   breakpoints_.assign(1, 0.0);
   rates_.assign(1, blocking_power_w_);
-  for (size_t i = 0; i < steps.size();) {
-    const int64_t t = steps[i].time_units;
-    double delta = 0;
-    for (; i < steps.size() && steps[i].time_units == t; ++i) delta += steps[i].delta_w;
-    if (t >= makespan_units) break;
+  for (size_t i = 0; i < n; ++i) {
+    const uint32_t id = order_[i];
+    const int64_t t = time_[id];
+    if (t >= makespan) break;
+    const double delta = id % 2 == 0 ? excess_w[id / 2] : -excess_w[id / 2];
     if (static_cast<double>(t) == breakpoints_.back()) {
       rates_.back() += delta;
     } else {
@@ -139,14 +141,14 @@ void FrontierPower::BuildBreakpoints(const std::vector<Step>& steps, int64_t mak
     }
   }
   const size_t m = breakpoints_.size();
-  breakpoints_.push_back(static_cast<double>(makespan_units));
+  breakpoints_.push_back(static_cast<double>(makespan));
   rates_.push_back(0);
   integral_.assign(m + 1, 0.0);
   for (size_t j = 0; j < m; ++j) integral_[j + 1] = integral_[j] + rates_[j] * (breakpoints_[j + 1] - breakpoints_[j]);
+  return makespan;
 }
 
-double FrontierPower::PeakOfSteps(const std::vector<Step>& steps, int64_t makespan_units, double window_units) const {
-  BuildBreakpoints(steps, makespan_units);
+double FrontierPower::PeakOfTimeline(int64_t makespan_units, double window_units) const {
   const auto period = static_cast<double>(makespan_units);
   const size_t m = breakpoints_.size() - 1;
   const double iteration = integral_[m];
@@ -202,9 +204,7 @@ Result<PowerTimeline> FrontierPower::Timeline(const std::vector<int64_t>& durati
     if (!e.ok()) return e.error();
     excess[v] = *e;
   }
-  std::vector<Step> steps;
-  const int64_t makespan = Steps(durations, excess, steps);
-  BuildBreakpoints(steps, makespan);
+  const int64_t makespan = BuildTimeline(durations, excess);
   PowerTimeline timeline;
   for (size_t j = 0; j + 1 < breakpoints_.size(); ++j) {
     timeline.time_s.push_back(breakpoints_[j] * unit_time_s_);
@@ -223,9 +223,8 @@ Result<double> FrontierPower::PeakPower(const std::vector<int64_t>& durations, d
     if (!e.ok()) return e.error();
     excess[v] = *e;
   }
-  std::vector<Step> steps;
-  const int64_t makespan = Steps(durations, excess, steps);
-  return PeakOfSteps(steps, makespan, window_s / unit_time_s_);
+  const int64_t makespan = BuildTimeline(durations, excess);
+  return PeakOfTimeline(makespan, window_s / unit_time_s_);
 }
 
 Status FrontierPower::SetPeakPowersOf(Frontier& frontier, size_t begin, size_t end, double window_s) const {
@@ -239,7 +238,6 @@ Status FrontierPower::SetPeakPowersOf(Frontier& frontier, size_t begin, size_t e
     excess[v] = *e;
   }
   const double window_units = window_s / unit_time_s_;
-  std::vector<Step> steps;
   for (size_t i = begin; i < end; ++i) {
     if (i > begin) {
       for (const DurationChange& c : frontier.ChangesAt(i)) {
@@ -250,8 +248,8 @@ Status FrontierPower::SetPeakPowersOf(Frontier& frontier, size_t begin, size_t e
         excess[v] = *e;
       }
     }
-    const int64_t makespan = Steps(durations, excess, steps);
-    frontier.SetPeakPower(i, PeakOfSteps(steps, makespan, window_units));
+    const int64_t makespan = BuildTimeline(durations, excess);
+    frontier.SetPeakPower(i, PeakOfTimeline(makespan, window_units));
   }
   return Status::Ok();
 }

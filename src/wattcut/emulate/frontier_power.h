@@ -18,8 +18,9 @@
 // a step: O(computations) per point after one sort of the steps.
 //
 // The whole frontier is swept point after point: the durations are updated by each point's
-// changes, and only the changed computations' powers are recomputed; the steps are sorted by
-// a radix sort on their integer times. Ranges of points can be swept on several threads.
+// changes, and only the changed computations' powers are recomputed; the steps stay nearly in
+// order from one point to the next and are sorted again by insertion. Ranges of points can be
+// swept on several threads.
 #pragma once
 
 #include <cstdint>
@@ -59,10 +60,6 @@ class FrontierPower {
   Status SetPeakPowers(Frontier& frontier, double window_s = kPeakPowerWindowS, int threads = 1) const;
 
  private:
-  struct Step {
-    int64_t time_units;
-    double delta_w;
-  };
   FrontierPower() = default;
   // SetPeakPowers on points [begin, end).
   Status SetPeakPowersOf(Frontier& frontier, size_t begin, size_t end, double window_s) const;
@@ -70,24 +67,21 @@ class FrontierPower {
   Result<double> ExcessPower(size_t computation, int64_t duration_units) const;
   // Start time of every computation (in units) and the makespan.
   int64_t Schedule(const std::vector<int64_t>& durations, std::vector<int64_t>& start) const;
-  // The steps of P (sorted) and the makespan, for these durations and excess powers.
-  int64_t Steps(const std::vector<int64_t>& durations, const std::vector<double>& excess_w,
-                std::vector<Step>& steps) const;
-  // breakpoints_, rates_ and integral_ of the step function (see the .cc).
-  void BuildBreakpoints(const std::vector<Step>& steps, int64_t makespan_units) const;
-  // The peak over windows of `window_units` of the periodic step function.
-  double PeakOfSteps(const std::vector<Step>& steps, int64_t makespan_units, double window_units) const;
+  // The step function of the pipeline's power for these durations and excess powers, as
+  // breakpoints_, rates_ and integral_ (see the .cc); returns the makespan.
+  int64_t BuildTimeline(const std::vector<int64_t>& durations, const std::vector<double>& excess_w) const;
+  // The peak over windows of `window_units` of the periodic step function BuildTimeline built.
+  double PeakOfTimeline(int64_t makespan_units, double window_units) const;
 
   const TimeCostProblem* problem_ = nullptr;
   double unit_time_s_ = 0;
   double blocking_power_w_ = 0;  // all GPUs blocked: stages * p2p_power
   std::vector<int> topological_order_;
-  std::vector<int> first_in_, in_;     // CSR predecessors
-  std::vector<char> first_on_device_;  // per computation: the first of its device's schedule
+  std::vector<int> first_in_, in_;  // CSR predecessors
   // Scratch space of the sweep (the object is used by one thread at a time).
   mutable std::vector<int64_t> start_;
-  mutable std::vector<Step> sorted_;   // the radix sort's other buffer
-  mutable std::vector<size_t> count_;  // and its buckets
+  mutable std::vector<int64_t> time_;    // per step (2 per computation): its time
+  mutable std::vector<uint32_t> order_;  // the steps in time order, kept from point to point
   mutable std::vector<double> breakpoints_, rates_, integral_;
 };
 
