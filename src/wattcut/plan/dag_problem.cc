@@ -1,0 +1,183 @@
+#include "wattcut/plan/dag_problem.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <string>
+
+#include "wattcut/plan/planning_limits.h"
+#include "wattcut/profile/operation_options.h"
+#include "wattcut/solver/frontier_solver.h"
+
+namespace wattcut {
+
+namespace {
+
+// The longest path with `units[v]` per operation, in doubles (exact up to 2^53, no overflow
+// before the limits are checked). The DAG is acyclic (ReadDag checked).
+double LongestPathUnits(size_t n, const std::vector<std::pair<int, int>>& edges, const std::vector<double>& units) {
+  std::vector<int> first_out(n + 1, 0), out(edges.size()), indegree(n, 0);
+  for (auto [u, v] : edges) {
+    ++first_out[static_cast<size_t>(u) + 1];
+    ++indegree[static_cast<size_t>(v)];
+  }
+  for (size_t v = 0; v < n; ++v) first_out[v + 1] += first_out[v];
+  std::vector<int> next(first_out.begin(), first_out.end() - 1);
+  for (auto [u, v] : edges) out[static_cast<size_t>(next[static_cast<size_t>(u)]++)] = v;
+  std::vector<double> start(n, 0.0);
+  std::vector<int> ready;
+  for (size_t v = 0; v < n; ++v) {
+    if (indegree[v] == 0) ready.push_back(static_cast<int>(v));
+  }
+  double longest = 0;
+  while (!ready.empty()) {
+    const auto u = static_cast<size_t>(ready.back());
+    ready.pop_back();
+    const double end = start[u] + units[u];
+    longest = std::max(longest, end);
+    for (int k = first_out[u]; k < first_out[u + 1]; ++k) {
+      const auto v = static_cast<size_t>(out[static_cast<size_t>(k)]);
+      start[v] = std::max(start[v], end);
+      if (--indegree[v] == 0) ready.push_back(static_cast<int>(v));
+    }
+  }
+  return longest;
+}
+
+std::string Where(const GenericDag& dag, size_t op) {
+  return "operation '" + dag.operations[op].name + "' (operations[" + std::to_string(op) + "])";
+}
+
+}  // namespace
+
+double DagUnitTime(const GenericDag& dag, std::optional<double> flag_s, double default_s) {
+  if (flag_s) return *flag_s;
+  return dag.unit_time_s.value_or(default_s);
+}
+
+Result<DagPlanningProblem> BuildDagProblem(const GenericDag& dag, const DagPlannerOptions& options) {
+  if (!(options.unit_time_s > 0) || !std::isfinite(options.unit_time_s)) {
+    return Error{"unit_time_s must be a positive number of seconds"};
+  }
+  if (!(options.noise_factor > 0 && options.noise_factor <= 1)) return Error{"noise_factor must be in (0, 1]"};
+  if (dag.operations.empty()) return Error{"the DAG has no operations"};
+  if (static_cast<int64_t>(dag.operations.size()) > kMaxComputations) {
+    return Error{"the DAG has " + std::to_string(dag.operations.size()) + " operations, more than " +
+                 std::to_string(kMaxComputations)};
+  }
+  DagPlanningProblem result;
+  result.unit_time_s = options.unit_time_s;
+  for (const DagDevice& device : dag.devices) result.blocking_power_w += device.blocking_power_w;
+
+  const size_t n = dag.operations.size();
+  std::vector<OperationOptions> op_options(n);
+  int64_t table_entries = 0;
+  double shortest_time_s = std::numeric_limits<double>::infinity();
+  for (size_t i = 0; i < n; ++i) {
+    const DagOperation& op = dag.operations[i];
+    const double blocking_w = op.device >= 0 ? dag.devices.at(static_cast<size_t>(op.device)).blocking_power_w : 0.0;
+    std::vector<Measurement> measurements;
+    measurements.reserve(op.options.size());
+    for (const DagOption& o : op.options) measurements.push_back({o.knob, o.time_s, o.energy_j});
+    Result<OperationOptions> built =
+        BuildOperationOptions(measurements, options.unit_time_s, options.noise_factor, blocking_w);
+    if (!built.ok()) return built.error().WithContext(Where(dag, i) + ": ");
+    table_entries += built->options.back().duration_units - built->options.front().duration_units + 1;
+    if (Status s = CheckDurationTableEntries(table_entries, options.unit_time_s); !s.ok()) return s.error();
+    shortest_time_s = std::min(shortest_time_s, built->options.front().time_s);
+    op_options[i] = std::move(*built);
+  }
+
+  std::vector<double> longest(n), shortest(n);
+  double energy_bound_j = 0;
+  result.options.resize(n);
+  for (size_t i = 0; i < n; ++i) {
+    for (const OperationOption& o : op_options[i].options) result.options[i].emplace_back(o.duration_units, o.freq_mhz);
+    CostTable table = BuildCostTable(op_options[i], options.cost_model);
+    double largest = 0;
+    for (size_t k = 0; k < table.cost_j.size(); ++k) {
+      if (!std::isfinite(table.cost_j[k])) {
+        return Error{Where(dag, i) + ": the " + std::string(CostModelName(options.cost_model)) +
+                     " cost model is not finite at " + std::to_string(table.min_duration + static_cast<int64_t>(k)) +
+                     " unit times"};
+      }
+      largest = std::max(largest, std::fabs(table.cost_j[k]));
+    }
+    energy_bound_j += largest;
+    longest[i] = static_cast<double>(table.max_duration);
+    shortest[i] = static_cast<double>(table.min_duration);
+    result.problem.cost_table.push_back(static_cast<int>(i));
+    result.problem.cost_tables.push_back(std::move(table));
+  }
+  const double slowest_units = LongestPathUnits(n, dag.edges, longest);
+  const double fastest_units = LongestPathUnits(n, dag.edges, shortest);
+  if (Status s = CheckFrontierSize(slowest_units, fastest_units, static_cast<int64_t>(n), options.unit_time_s,
+                                   shortest_time_s);
+      !s.ok()) {
+    return s.error();
+  }
+  energy_bound_j += slowest_units * options.unit_time_s * result.blocking_power_w;
+  if (Status s = CheckIterationEnergy(energy_bound_j); !s.ok()) return s.error();
+  result.problem.precedences = dag.edges;
+  return result;
+}
+
+void DagFrontier::AddPoint(const FrontierPoint& point, std::vector<DurationChange> changes) {
+  points_.push_back(point);
+  changes_.push_back(std::move(changes));
+}
+
+int DagFrontier::KnobFor(int op, int64_t duration_units) const {
+  const auto& options = options_.at(static_cast<size_t>(op));
+  // Sorted by duration ascending: the last whose duration <= duration_units; the fastest when
+  // none is (a cost table never goes below its fastest option).
+  auto it = std::upper_bound(options.begin(), options.end(), duration_units,
+                             [](int64_t d, const std::pair<int64_t, int>& o) { return d < o.first; });
+  return it == options.begin() ? options.front().second : std::prev(it)->second;
+}
+
+std::vector<int64_t> DagFrontier::DurationsAt(size_t index) const {
+  std::vector<int64_t> durations = start_durations_;
+  for (size_t i = 1; i <= index && i < changes_.size(); ++i) {
+    for (const DurationChange& c : changes_[i]) durations[static_cast<size_t>(c.computation)] = c.duration_units;
+  }
+  return durations;
+}
+
+std::vector<int> DagFrontier::KnobsAt(size_t index) const {
+  const std::vector<int64_t> durations = DurationsAt(index);
+  std::vector<int> knobs(durations.size());
+  for (size_t op = 0; op < durations.size(); ++op) knobs[op] = KnobFor(static_cast<int>(op), durations[op]);
+  return knobs;
+}
+
+Result<DagFrontier> ComputeDagFrontier(const GenericDag& dag, const DagPlannerOptions& options) {
+  Result<DagPlanningProblem> planning = BuildDagProblem(dag, options);
+  if (!planning.ok()) return planning.error();
+  FrontierSolver solver(planning->problem);
+  solver.Init();
+  DagFrontier frontier(std::move(planning->options), solver.durations());
+  auto record = [&](std::vector<DurationChange> changes) {
+    FrontierPoint point;
+    point.duration_units = solver.makespan();
+    point.time_s = static_cast<double>(solver.makespan()) * options.unit_time_s;
+    point.effective_energy_j = solver.total_cost();
+    point.energy_j = point.effective_energy_j + point.time_s * planning->blocking_power_w;
+    frontier.AddPoint(point, std::move(changes));
+  };
+  record({});
+  int64_t previous = solver.makespan();
+  while (solver.Step()) {
+    if (solver.makespan() >= previous) {
+      return Error{"internal error: a solver step did not shorten the iteration (" + std::to_string(previous) + " -> " +
+                   std::to_string(solver.makespan()) + " units); please report this DAG"};
+    }
+    previous = solver.makespan();
+    std::vector<DurationChange> changes;
+    for (int32_t a : solver.last_changes()) changes.push_back({a, solver.durations()[static_cast<size_t>(a)]});
+    record(std::move(changes));
+  }
+  return frontier;
+}
+
+}  // namespace wattcut
