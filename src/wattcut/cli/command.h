@@ -28,6 +28,7 @@ void AddServeCommand(CLI::App& app, CommandStatus& status);
 void AddGpuCommand(CLI::App& app, CommandStatus& status);
 void AddAgentCommand(CLI::App& app, CommandStatus& status);
 void AddPlanCommand(CLI::App& app, CommandStatus& status);
+void AddDagCommand(CLI::App& app, CommandStatus& status);
 // `polca control`, added by AddPolcaCommand under `polca`.
 void AddPolcaControlCommand(CLI::App& polca, CommandStatus& status);
 void AddPolcaReplayCommand(CLI::App& polca, CommandStatus& status);

@@ -25,6 +25,7 @@ int Run(int argc, char** argv) {
   wattcut::cli::CommandStatus status;
   wattcut::cli::AddFrontierCommand(app, status);
   wattcut::cli::AddPlanCommand(app, status);
+  wattcut::cli::AddDagCommand(app, status);
   wattcut::cli::AddEmulateCommand(app, status);
   wattcut::cli::AddPolcaCommand(app, status);
   wattcut::cli::AddServeCommand(app, status);

@@ -1,0 +1,208 @@
+// `wattcut dag`: generic DAGs (plan/dag_problem.h, dag/dag_file.h).
+//   wattcut dag frontier --dag FILE.json --out DIR   plans any DAG: DIR/frontier.csv, DIR/plans.jsonl
+//   wattcut dag export --profile P --stages S ... --out FILE.json   the DAG a pipeline schedule builds
+#include <unistd.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <optional>
+
+#include "wattcut/base/fixed_decimals.h"
+#include "wattcut/base/general_text.h"
+#include "wattcut/cli/command.h"
+#include "wattcut/cli/output_directory.h"
+#include "wattcut/cli/planner_arguments.h"
+#include "wattcut/plan/dag_export.h"
+#include "wattcut/plan/dag_problem.h"
+
+namespace wattcut::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct DagFrontierArgs {
+  std::string dag_path;
+  std::string out_dir;
+  std::optional<double> unit_time_s;
+  double noise_factor = 0.95;
+  std::string cost_model = "exponential";
+  bool overwrite = false;
+};
+
+struct DagExportArgs {
+  PlannerArguments planner;
+  std::string out_file;
+  bool overwrite = false;
+};
+
+constexpr double kDefaultUnitTimeS = 0.001;
+// plans.jsonl writes every operation's knob on every this many lines (and the first).
+constexpr size_t kKnobsEveryPoints = 256;
+
+std::string FrontierCsvOfDag(const DagFrontier& frontier) {
+  std::string out = "plan,time,energy,duration_units,effective_energy,avg_power_w\n";
+  for (size_t i = 0; i < frontier.points().size(); ++i) {
+    const FrontierPoint& p = frontier.points()[i];
+    out += std::to_string(i) + ',' + GeneralText(p.time_s) + ',' + GeneralText(p.energy_j) + ',' +
+           std::to_string(p.duration_units) + ',' + GeneralText(p.effective_energy_j) + ',' +
+           GeneralText(p.energy_j / p.time_s) + '\n';
+  }
+  return out;
+}
+
+// One line per point: {"point", "time_s", "energy_j", "knobs" | "changed_knobs"}; "knobs" (every
+// operation, in the file's order) on the first line and every kKnobsEveryPoints-th, else
+// "changed_knobs" (the operations whose knob differs from the line before).
+std::string PlansJsonl(const GenericDag& dag, const DagFrontier& frontier) {
+  std::vector<std::string> quoted_names;
+  quoted_names.reserve(dag.operations.size());
+  for (const DagOperation& op : dag.operations) quoted_names.push_back(nlohmann::json(op.name).dump());
+  std::vector<int64_t> durations = frontier.start_durations();
+  std::vector<int> knobs(durations.size());
+  for (size_t op = 0; op < durations.size(); ++op) knobs[op] = frontier.KnobFor(static_cast<int>(op), durations[op]);
+  std::string out;
+  for (size_t i = 0; i < frontier.points().size(); ++i) {
+    const FrontierPoint& p = frontier.points()[i];
+    std::vector<size_t> changed;
+    for (const DurationChange& c : frontier.ChangesAt(i)) {
+      const auto op = static_cast<size_t>(c.computation);
+      durations[op] = c.duration_units;
+      const int knob = frontier.KnobFor(c.computation, c.duration_units);
+      if (knob != knobs[op]) changed.push_back(op);
+      knobs[op] = knob;
+    }
+    out += "{\"point\": " + std::to_string(i) + ", \"time_s\": " + nlohmann::json(p.time_s).dump() +
+           ", \"energy_j\": " + nlohmann::json(p.energy_j).dump();
+    const bool full = i % kKnobsEveryPoints == 0;
+    out += full ? ", \"knobs\": {" : ", \"changed_knobs\": {";
+    auto add = [&](size_t op, bool first) {
+      out += (first ? "" : ", ") + quoted_names[op] + ": " + std::to_string(knobs[op]);
+    };
+    if (full) {
+      for (size_t op = 0; op < knobs.size(); ++op) add(op, op == 0);
+    } else {
+      std::sort(changed.begin(), changed.end());
+      for (size_t k = 0; k < changed.size(); ++k) add(changed[k], k == 0);
+    }
+    out += "}}\n";
+  }
+  return out;
+}
+
+int RunFrontier(const DagFrontierArgs& args) {
+  const std::string name = "dag frontier";
+  Result<CostModelKind> cost_model = ParseCostModel(args.cost_model);
+  if (!cost_model.ok()) return ReportError(name, cost_model.error());
+  Result<GenericDag> dag = ReadDagFile(args.dag_path);
+  if (!dag.ok()) return ReportError(name, dag.error());
+  Result<OutputDirectory> out = OutputDirectory::Create(args.out_dir, args.overwrite);
+  if (!out.ok()) return ReportError(name, out.error());
+
+  DagPlannerOptions options;
+  options.unit_time_s = DagUnitTime(*dag, args.unit_time_s, kDefaultUnitTimeS);
+  options.noise_factor = args.noise_factor;
+  options.cost_model = *cost_model;
+  Result<DagFrontier> frontier = ComputeDagFrontier(*dag, options);
+  if (!frontier.ok()) return ReportError(name, frontier.error().WithContext(args.dag_path + ": "));
+
+  Status status = out->Write("frontier.csv", FrontierCsvOfDag(*frontier));
+  if (status.ok()) status = out->Write("plans.jsonl", PlansJsonl(*dag, *frontier));
+  if (status.ok()) status = out->Commit();
+  if (!status.ok()) return ReportError(name, status.error());
+
+  const auto& points = frontier->points();
+  size_t cheapest = 0;
+  for (size_t i = 0; i < points.size(); ++i) {
+    if (points[i].energy_j <= points[cheapest].energy_j) cheapest = i;
+  }
+  const FrontierPoint& slowest = points.front();
+  const FrontierPoint& fastest = points.back();
+  std::cout << "dag: " << args.dag_path << ", " << dag->operations.size() << " operations, " << dag->edges.size()
+            << " edges, " << dag->devices.size() << " devices; unit time " << options.unit_time_s << " s, "
+            << CostModelName(options.cost_model) << " cost model\n"
+            << "frontier: " << points.size() << " points from " << FixedDecimals(slowest.time_s, 4) << " s to "
+            << FixedDecimals(fastest.time_s, 4) << " s\n"
+            << "  T_min  " << FixedDecimals(fastest.time_s, 4) << " s  " << FixedDecimals(fastest.energy_j, 2)
+            << " J  (point " << points.size() - 1 << ")\n"
+            << "  T*     " << FixedDecimals(points[cheapest].time_s, 4) << " s  "
+            << FixedDecimals(points[cheapest].energy_j, 2) << " J  (point " << cheapest << ")\n"
+            << "wrote " << DisplayPath(args.out_dir) << "/frontier.csv, " << DisplayPath(args.out_dir)
+            << "/plans.jsonl\n";
+  return 0;
+}
+
+// Writes `text` to `path` through a sibling temporary file renamed into place.
+Status WriteFileAtomically(const std::string& path, const std::string& text, bool overwrite) {
+  std::error_code ec;
+  if (fs::is_directory(path, ec)) return Error{path + ": is a directory; --out names the DAG file to write"};
+  if (!overwrite && fs::exists(path, ec)) return Error::Conflict(path + ": exists (use --overwrite to replace it)");
+  const std::string partial = path + ".partial-" + std::to_string(::getpid());
+  {
+    std::ofstream out(partial, std::ios::binary | std::ios::trunc);
+    if (!out) return Error::IOError(path + ": cannot create " + partial);
+    out << text;
+    out.close();
+    if (!out) {
+      fs::remove(partial, ec);
+      return Error::IOError(path + ": cannot write " + partial);
+    }
+  }
+  fs::rename(partial, path, ec);
+  if (ec) {
+    fs::remove(partial, ec);
+    return Error::IOError(path + ": cannot move the written file into place");
+  }
+  return Status::Ok();
+}
+
+int RunExport(const DagExportArgs& args) {
+  const std::string name = "dag export";
+  // The profile, as `wattcut frontier` reads it; with --profile, --microbatches is required.
+  Result<PlanningInput> input = ResolvePlannerArguments(args.planner, /*default_microbatches=*/12);
+  if (!input.ok()) return ReportError(name, input.error());
+  for (const DroppedFrequency& dropped : input->dropped) ReportWarning(name, DroppedFrequencyMessage(dropped));
+  for (const std::string& note : input->notes) ReportWarning(name, note);
+  Result<GenericDag> dag = PipelineDag(input->profile, input->options);
+  if (!dag.ok()) return ReportError(name, dag.error());
+  if (Status s = WriteFileAtomically(args.out_file, DagText(*dag), args.overwrite); !s.ok()) {
+    return ReportError(name, s.error());
+  }
+  std::cout << "wrote " << args.out_file << ": " << dag->operations.size() << " operations, " << dag->edges.size()
+            << " edges, " << dag->devices.size() << " devices (" << input->source << ", "
+            << PipelineScheduleName(input->options.schedule) << ", " << input->options.num_microbatches
+            << " microbatches); plan it with: wattcut dag frontier --dag " << args.out_file << " --out DIR\n";
+  return 0;
+}
+
+}  // namespace
+
+void AddDagCommand(CLI::App& app, CommandStatus& status) {
+  CLI::App* dag = app.add_subcommand("dag", "Generic DAGs (wattcut.dag/v1): plan any DAG, or export a pipeline's");
+  dag->require_subcommand(1);
+
+  auto frontier_args = std::make_shared<DagFrontierArgs>();
+  CLI::App* frontier =
+      dag->add_subcommand("frontier", "Compute the time-energy frontier of a DAG file and every point's knobs");
+  frontier->add_option("--dag", frontier_args->dag_path, "The wattcut.dag/v1 file")->required();
+  frontier->add_option("--out", frontier_args->out_dir, "Output directory (frontier.csv, plans.jsonl)")->required();
+  frontier->add_option("--unit-time", frontier_args->unit_time_s,
+                       "Seconds per unit of planned time (overrides the file's unit_time_s; 0.001 when neither)");
+  frontier->add_option("--noise-factor", frontier_args->noise_factor, "Soft Pareto filter factor in (0, 1]")
+      ->capture_default_str();
+  frontier->add_option("--cost-model", frontier_args->cost_model, "exponential or convex-hull")->capture_default_str();
+  frontier->add_flag("--overwrite", frontier_args->overwrite, "Replace DIR if it exists and is not empty");
+  frontier->callback([frontier_args, &status] { status.exit_code = RunFrontier(*frontier_args); });
+
+  auto export_args = std::make_shared<DagExportArgs>();
+  CLI::App* exporter =
+      dag->add_subcommand("export", "Write the DAG a pipeline schedule builds, with the profile's measurements");
+  AddPlannerOptions(*exporter, export_args->planner, /*default_microbatches=*/12);
+  exporter->add_option("--out", export_args->out_file, "The wattcut.dag/v1 file to write")->required();
+  exporter->add_flag("--overwrite", export_args->overwrite, "Replace the file if it exists");
+  exporter->callback([export_args, &status] { status.exit_code = RunExport(*export_args); });
+}
+
+}  // namespace wattcut::cli
