@@ -69,7 +69,7 @@ TEST(DagCommand, TheTwoOperationChainEndToEnd) {
 
 // A pipeline exported as a DAG file and planned as one gives `wattcut frontier`'s frontier.
 TEST(DagCommand, AnExportedPipelinePlansToWattcutFrontiersFrontier) {
-  for (const std::string schedule : {"1f1b", "zb-h1"}) {
+  for (const std::string schedule : {"1f1b", "gpipe"}) {
     SCOPED_TRACE(schedule);
     TempDir dir;
     const std::string shape = "--stages 4 --microbatches 4 --schedule " + schedule;
@@ -153,7 +153,7 @@ TEST(DagCommand, ExportRefusesToOverwriteUnlessAsked) {
   EXPECT_EQ(ReadFile(out), first);
   ASSERT_EQ(RunWattcut("dag export --stages 2 --microbatches 3 --overwrite --out " + out).exit_code, 0);
   EXPECT_NE(ReadFile(out), first);
-  auto bad = RunWattcut("dag export --stages 2 --microbatches 2 --virtual-stages 2 --out " + dir.path() + "/q.json");
+  auto bad = RunWattcut("dag export --stages 2 --microbatches 2 --unit-time 0 --out " + dir.path() + "/q.json");
   EXPECT_EQ(bad.exit_code, 1);
   EXPECT_FALSE(fs::exists(dir.path() + "/q.json"));
 }
