@@ -70,6 +70,7 @@ std::unique_ptr<RankClient> StartRankClient(const py::kwargs& kw) {
                                      .job_metadata = get("job_metadata").cast<std::string>(),
                                      .num_microbatches = get("num_microbatches").cast<int>(),
                                      .schedule = get("schedule").cast<std::string>(),
+                                     .virtual_stages = get("virtual_stages").cast<int>(),
                                      .unit_time_s = get("unit_time_s").cast<double>(),
                                      .p2p_power_w = get("p2p_power_w").cast<double>()};
   }

@@ -33,8 +33,15 @@ class ArgumentChecks(unittest.TestCase):
             PipelineFrequencyOptimizer(**dict(ZEUS_ARGS, pp_rank=3), server_url="http://127.0.0.1:1")
 
     def test_schedule_and_backend_names(self):
-        with self.assertRaisesRegex(ValueError, "schedule must be '1f1b' or 'gpipe'"):
+        with self.assertRaisesRegex(ValueError, "schedule must be one of 1f1b, gpipe, interleaved, zb-h1, zbh1"):
+            PipelineFrequencyOptimizer(**ZEUS_ARGS, server_url="http://127.0.0.1:1", schedule="zigzag")
+        with self.assertRaisesRegex(ValueError, "virtual_stages goes with schedule='interleaved'"):
             PipelineFrequencyOptimizer(**ZEUS_ARGS, server_url="http://127.0.0.1:1", schedule="interleaved")
+        with self.assertRaisesRegex(ValueError, "virtual_stages goes with schedule='interleaved'"):
+            PipelineFrequencyOptimizer(**ZEUS_ARGS, server_url="http://127.0.0.1:1", virtual_stages=2)
+        with self.assertRaisesRegex(ValueError, "virtual_stages must be >= 2, got 1"):
+            PipelineFrequencyOptimizer(**ZEUS_ARGS, server_url="http://127.0.0.1:1", schedule="interleaved",
+                                       virtual_stages=1)
         with self.assertRaisesRegex(ValueError, "gpu_backend must be 'nvml' or 'simulated'"):
             PipelineFrequencyOptimizer(**ZEUS_ARGS, server_url="http://127.0.0.1:1", gpu_backend="rocm")
 
@@ -118,6 +125,13 @@ class OneRankJob(unittest.TestCase):
         self.assertEqual(pfo.schedule, [])
         pfo.on_instruction_begin("backward")
         self.assertEqual(pfo.last_frequency_mhz, 1410)
+        pfo.on_instruction_end("backward")
+        # The zero-bubble passes are instructions too; anything else is refused by name.
+        pfo.on_instruction_begin("backward_weight")
+        pfo.on_instruction_end("backward_weight")
+        with self.assertRaisesRegex(ValueError, "instruction must be one of forward, backward, backward_input, "
+                                                "backward_weight, got 'optimizer'"):
+            pfo.on_instruction_begin("optimizer")
         with self.assertRaisesRegex(WattcutError, "on_step_begin twice"):
             pfo.on_step_begin()
         pfo.close()

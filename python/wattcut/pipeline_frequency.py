@@ -14,7 +14,7 @@ switches to wattcut by changing one import::
     for batch in data:
         pfo.on_step_begin()
         for each forward / backward of the pipeline schedule:
-            pfo.on_instruction_begin("forward")   # or "backward"
+            pfo.on_instruction_begin("forward")   # or "backward" (INSTRUCTIONS)
             ...
             pfo.on_instruction_end("forward")
         optimizer.step()
@@ -56,7 +56,13 @@ from wattcut import _wattcut
 WattcutError = _wattcut.WattcutError
 WattcutError.__module__ = "wattcut"  # shown as wattcut.WattcutError in tracebacks
 
-__all__ = ["PipelineFrequencyOptimizer", "WattcutError"]
+__all__ = ["PipelineFrequencyOptimizer", "WattcutError", "INSTRUCTIONS", "SCHEDULES"]
+
+# The instruction names a training loop reports (on_instruction_begin / _end), as the
+# planner's plans name them.
+INSTRUCTIONS = ("forward", "backward", "backward_input", "backward_weight")
+# The pipeline schedules the planner plans ("zbh1" is read as "zb-h1").
+SCHEDULES = ("1f1b", "gpipe", "interleaved", "zb-h1", "zbh1")
 
 
 def _default_synchronize(device_id: int) -> Callable[[], None]:
@@ -74,6 +80,11 @@ def _packaged_freq_setter() -> str:
     """The watchdog executable shipped beside the compiled module, if there is one."""
     path = os.path.join(os.path.dirname(os.path.abspath(_wattcut.__file__)), "wattcut-freq-setter")
     return path if os.access(path, os.X_OK) else ""
+
+
+def _check_instruction(name: str) -> None:
+    if name not in INSTRUCTIONS:
+        raise ValueError(f"instruction must be one of {', '.join(INSTRUCTIONS)}, got {name!r}")
 
 
 class PipelineFrequencyOptimizer:
@@ -96,7 +107,11 @@ class PipelineFrequencyOptimizer:
     wattcut's keyword arguments:
         num_microbatches: Microbatches per iteration; the planner needs it (or the server's
             ``--microbatches``).
-        schedule: ``"1f1b"`` (default) or ``"gpipe"``: the pipeline schedule the job runs.
+        schedule: The pipeline schedule the job runs: ``"1f1b"`` (default), ``"gpipe"``,
+            ``"interleaved"`` (Megatron-LM's, with ``virtual_stages``) or ``"zb-h1"`` (zero
+            bubble: the loop reports each backward as ``"backward_input"`` then, where the
+            schedule puts it, ``"backward_weight"``).
+        virtual_stages: Model chunks per rank for ``schedule="interleaved"`` (2 or more).
         unit_time_s: Planner time unit in seconds (server default 1 ms).
         p2p_power_w: Power of a GPU blocked on communication, in W (server default 0).
         profile: Profile this job's own iterations first (default). ``False`` when the operator
@@ -142,6 +157,7 @@ class PipelineFrequencyOptimizer:
         *,
         num_microbatches: Optional[int] = None,
         schedule: str = "1f1b",
+        virtual_stages: Optional[int] = None,
         unit_time_s: Optional[float] = None,
         p2p_power_w: Optional[float] = None,
         profile: bool = True,
@@ -161,8 +177,12 @@ class PipelineFrequencyOptimizer:
         synchronize: Optional[Callable[[], None]] = None,
     ) -> None:
         _check_ranks(rank, dp_rank, pp_rank, tp_rank, dp_degree, pp_degree, tp_degree, world_size)
-        if schedule not in ("1f1b", "gpipe"):
-            raise ValueError(f"schedule must be '1f1b' or 'gpipe', got {schedule!r}")
+        if schedule not in SCHEDULES:
+            raise ValueError(f"schedule must be one of {', '.join(SCHEDULES)}, got {schedule!r}")
+        if (schedule == "interleaved") != (virtual_stages is not None):
+            raise ValueError("virtual_stages goes with schedule='interleaved' (and it needs virtual_stages)")
+        if virtual_stages is not None and virtual_stages < 2:
+            raise ValueError(f"virtual_stages must be >= 2, got {virtual_stages}")
         if num_microbatches is not None and num_microbatches < 1:
             raise ValueError(f"num_microbatches must be >= 1, got {num_microbatches}")
         if gpu_backend not in ("nvml", "simulated"):
@@ -207,6 +227,7 @@ class PipelineFrequencyOptimizer:
             job_metadata=job_metadata or "",
             num_microbatches=num_microbatches or 0,
             schedule=schedule,
+            virtual_stages=virtual_stages or 0,
             unit_time_s=unit_time_s or 0.0,
             p2p_power_w=p2p_power_w or 0.0,
         )
@@ -270,12 +291,15 @@ class PipelineFrequencyOptimizer:
             self._share_job_id()
 
     def on_instruction_begin(self, name: str) -> None:
-        """Before a computation ("forward" or "backward"): requests its planned GPU clock."""
+        """Before a computation (one of INSTRUCTIONS: "forward", "backward", and for zero-bubble
+        schedules "backward_input" / "backward_weight"): requests its planned GPU clock."""
+        _check_instruction(name)
         self._synchronize()
         self.last_frequency_mhz = self._client.on_instruction_begin(name)
 
     def on_instruction_end(self, name: str) -> None:
         """After a computation: ends its measurement while profiling."""
+        _check_instruction(name)
         self._synchronize()
         self._client.on_instruction_end(name)
 

@@ -265,7 +265,7 @@ TEST(ZeusCompat, ZeusDefaultProfilingResultIsStored) {
   EXPECT_EQ(refused.status, 422);
   EXPECT_EQ(refused.body.value("error", ""),
             "rank 0: this round profiles 1410 MHz; time_breakdown and energy_breakdown need non-empty 'forward' and "
-            "'backward' lists");
+            "'backward' (or 'backward_input' and 'backward_weight') lists");
 }
 
 }  // namespace

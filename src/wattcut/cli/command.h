@@ -32,5 +32,6 @@ void AddDagCommand(CLI::App& app, CommandStatus& status);
 // `polca control`, added by AddPolcaCommand under `polca`.
 void AddPolcaControlCommand(CLI::App& polca, CommandStatus& status);
 void AddPolcaReplayCommand(CLI::App& polca, CommandStatus& status);
+void AddScheduleCommand(CLI::App& app, CommandStatus& status);
 
 }  // namespace wattcut::cli

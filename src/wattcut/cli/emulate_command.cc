@@ -73,6 +73,14 @@ int Run(const EmulateArgs& args) {
   const Profile& profile = input->profile;
   const PlannerOptions& options = input->options;
   const std::string& source = input->source;
+  // The baselines (EnvPipe, the Zeus-like global frequency) model one chunk per stage and a
+  // whole backward.
+  if (options.schedule != PipelineScheduleKind::k1F1B && options.schedule != PipelineScheduleKind::kGPipe) {
+    return ReportError(name, Error{"--schedule " + std::string(PipelineScheduleName(options.schedule)) +
+                                   ": the emulation's EnvPipe and Zeus baselines model 1f1b and gpipe only; "
+                                   "'wattcut frontier' and 'wattcut schedule' plan and draw this schedule"});
+  }
+  for (const std::string& note : input->notes) ReportWarning(name, note);
   Result<std::vector<double>> slowdowns = ParseSlowdowns(args.slowdown);
   if (!slowdowns.ok()) return ReportError(name, slowdowns.error());
   if (args.pipelines < 1)

@@ -31,6 +31,7 @@ int Run(int argc, char** argv) {
   wattcut::cli::AddServeCommand(app, status);
   wattcut::cli::AddGpuCommand(app, status);
   wattcut::cli::AddAgentCommand(app, status);
+  wattcut::cli::AddScheduleCommand(app, status);
 
   // CLI11 says only "A subcommand is required" for a mistyped one.
   if (argc > 1 && argv[1][0] != '-') {

@@ -23,13 +23,14 @@ struct PlannerArguments {
   int microbatches = 0;
   std::optional<double> p2p_power_w;
   std::string schedule = "1f1b";
+  int virtual_stages = 1;
   double unit_time_s = 0.001;
   double noise_factor = 0.95;
   std::string cost_model = "exponential";
 };
 
 // Adds --profile, --gpu-model, --stages, --microbatches, --p2p-power, --schedule,
-// --unit-time, --noise-factor and --cost-model to `command`. `default_microbatches` is
+// --virtual-stages, --unit-time, --noise-factor and --cost-model to `command`. `default_microbatches` is
 // used with a built-in GPU model (with --profile, --microbatches is required).
 void AddPlannerOptions(CLI::App& command, PlannerArguments& args, int default_microbatches);
 
@@ -40,6 +41,9 @@ struct PlanningInput {
   // Frequencies of a per-rank profile left out because some rank of their stage lacks them
   // (each command prints them as warnings).
   std::vector<DroppedFrequency> dropped;
+  // Assumptions made about the profile (a split backward, stages cut into chunks), which
+  // each command prints as warnings.
+  std::vector<std::string> notes;
 };
 
 Result<PlanningInput> ResolvePlannerArguments(const PlannerArguments& args, int default_microbatches);

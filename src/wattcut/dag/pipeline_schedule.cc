@@ -104,8 +104,7 @@ int ScheduleChunks(const PipelineSchedule& schedule) {
   return chunks;
 }
 
-Result<PipelineSchedule> BuildPipelineSchedule(PipelineScheduleKind kind, int num_devices, int num_microbatches,
-                                               int virtual_stages) {
+Status CheckScheduleShape(PipelineScheduleKind kind, int num_devices, int num_microbatches, int virtual_stages) {
   if (num_devices < 1) return Error{"number of stages must be >= 1, got " + std::to_string(num_devices)};
   if (num_microbatches < 1) {
     return Error{"number of microbatches must be >= 1, got " + std::to_string(num_microbatches)};
@@ -128,6 +127,12 @@ Result<PipelineSchedule> BuildPipelineSchedule(PipelineScheduleKind kind, int nu
                    "), as Megatron-LM requires"};
     }
   }
+  return Status::Ok();
+}
+
+Result<PipelineSchedule> BuildPipelineSchedule(PipelineScheduleKind kind, int num_devices, int num_microbatches,
+                                               int virtual_stages) {
+  if (Status s = CheckScheduleShape(kind, num_devices, num_microbatches, virtual_stages); !s.ok()) return s.error();
   PipelineSchedule schedule(static_cast<size_t>(num_devices));
   const int per_device = (SplitsBackward(kind) ? 3 : 2) * virtual_stages * num_microbatches;
   for (int d = 0; d < num_devices; ++d) {

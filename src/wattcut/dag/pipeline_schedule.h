@@ -49,6 +49,10 @@ inline int ProfileStageOf(int device, int chunk, int num_devices) { return chunk
 // The number of chunks per device of a schedule (the largest chunk + 1; 1 for an empty one).
 int ScheduleChunks(const PipelineSchedule& schedule);
 
+// The shape checks of BuildPipelineSchedule without building anything, for callers that
+// accept a job's settings long before its schedule is built (the planning server).
+Status CheckScheduleShape(PipelineScheduleKind kind, int num_devices, int num_microbatches, int virtual_stages);
+
 // Fails on num_devices < 1, num_microbatches < 1, virtual_stages < 1; virtual_stages
 // other than 1 for a schedule other than interleaved; for interleaved, virtual_stages < 2
 // or num_microbatches not a multiple of num_devices (Megatron-LM's requirement). The size

@@ -10,6 +10,7 @@
 #include "wattcut/dag/computation_dag.h"
 #include "wattcut/plan/planning_limits.h"
 #include "wattcut/profile/backward_split.h"
+#include "wattcut/profile/chunk_split.h"
 #include "wattcut/profile/operation_options.h"
 #include "wattcut/solver/frontier_solver.h"
 
@@ -226,6 +227,13 @@ Result<Frontier> ComputeFrontier(const Profile& profile, const PlannerOptions& o
     record(std::move(changes));
   }
   return frontier;
+}
+
+Result<Frontier> ComputeFrontierFromDeviceProfile(const Profile& per_device, const PlannerOptions& options) {
+  if (options.virtual_stages <= 1) return ComputeFrontier(per_device, options);
+  Result<Profile> chunks = RepeatDeviceRowsPerChunk(per_device, options.virtual_stages);
+  if (!chunks.ok()) return chunks.error();
+  return ComputeFrontier(*chunks, options);
 }
 
 }  // namespace wattcut

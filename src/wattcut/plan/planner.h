@@ -47,4 +47,9 @@ Result<PlanningProblem> BuildPlanningProblem(const Profile& profile, const Plann
 // BuildPlanningProblem, then the whole frontier.
 Result<Frontier> ComputeFrontier(const Profile& profile, const PlannerOptions& options);
 
+// The same from a profile with one stage per device, as ranks measure it (the planning
+// server's): with options.virtual_stages > 1, each of a device's chunks gets its device's
+// rows (profile/chunk_split.h, RepeatDeviceRowsPerChunk); else the profile as it is.
+Result<Frontier> ComputeFrontierFromDeviceProfile(const Profile& per_device, const PlannerOptions& options);
+
 }  // namespace wattcut

@@ -21,4 +21,19 @@ Result<Profile> SplitStagesIntoChunks(const Profile& profile, int chunks) {
   return out;
 }
 
+Result<Profile> RepeatDeviceRowsPerChunk(const Profile& per_device, int chunks) {
+  if (chunks < 1) return Error{"chunks per device must be >= 1, got " + std::to_string(chunks)};
+  const int devices = per_device.num_stages();
+  Profile out(devices * chunks);
+  for (int c = 0; c < chunks; ++c) {
+    for (int d = 0; d < devices; ++d) {
+      for (int k = 0; k < kNumInstructionKinds; ++k) {
+        const auto kind = static_cast<InstructionKind>(k);
+        out.mutable_measurements(c * devices + d, kind) = per_device.measurements(d, kind);
+      }
+    }
+  }
+  return out;
+}
+
 }  // namespace wattcut

@@ -51,6 +51,20 @@ TEST(ChunkSplitTest, OneChunkIsTheProfileAndZeroIsRefused) {
   EXPECT_EQ(zero.error().message, "chunks per stage must be >= 1, got 0");
 }
 
+TEST(ChunkSplitTest, DeviceRowsRepeatForEachChunkOfTheDevice) {
+  Result<Profile> chunks = RepeatDeviceRowsPerChunk(TwoStages(), 3);
+  ASSERT_TRUE(chunks.ok()) << chunks.error().message;
+  ASSERT_EQ(chunks->num_stages(), 6);
+  // Profile stage c * 2 + d is device d's chunk c.
+  for (int stage = 0; stage < 6; ++stage) {
+    ExpectMeasurements(chunks->measurements(stage, F), TwoStages().measurements(stage % 2, F));
+    ExpectMeasurements(chunks->measurements(stage, B), TwoStages().measurements(stage % 2, B));
+  }
+  Result<Profile> zero = RepeatDeviceRowsPerChunk(TwoStages(), 0);
+  ASSERT_FALSE(zero.ok());
+  EXPECT_EQ(zero.error().message, "chunks per device must be >= 1, got 0");
+}
+
 TEST(BackwardSplitTest, HalvesTheBackwardWhereNoSplitIsMeasured) {
   Profile p = TwoStages();
   // Stage 1 measured its own B and W passes: they stay.

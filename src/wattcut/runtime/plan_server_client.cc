@@ -125,6 +125,7 @@ Result<std::string> PlanServerClient::RegisterJob(const TrainingJobInfo& job) co
   json planner = json::object();
   if (job.num_microbatches > 0) planner["num_microbatches"] = job.num_microbatches;
   if (!job.schedule.empty()) planner["schedule"] = job.schedule;
+  if (job.virtual_stages > 0) planner["virtual_stages"] = job.virtual_stages;
   if (job.unit_time_s > 0) planner["unit_time_s"] = job.unit_time_s;
   if (job.p2p_power_w > 0) planner["p2p_power_w"] = job.p2p_power_w;
   if (!planner.empty()) body["planner"] = planner;
@@ -177,13 +178,35 @@ Result<std::string> RankProfileJson(const TrainingRankIds& ids, const std::vecto
                                         {"forward_energy", json::object()},
                                         {"backward_time", json::object()},
                                         {"backward_energy", json::object()}};
+  // A zero-bubble job's rank runs backward_input and backward_weight: their sum at a
+  // frequency is the backward the server stores (the planner splits it again in halves,
+  // profile/backward_split.h), unless the rank also measured a whole backward there.
+  std::map<int, std::pair<double, double>> split_backward;  // MHz -> (time, energy) summed
+  std::map<int, int> split_parts;                           // MHz -> how many of the two
   for (const ProfiledRow& row : rows) {
+    if (row.instruction == "backward_input" || row.instruction == "backward_weight") {
+      auto& sum = split_backward[row.freq_mhz];
+      sum.first += row.time_s;
+      sum.second += row.energy_j;
+      ++split_parts[row.freq_mhz];
+      continue;
+    }
     if (row.instruction != "forward" && row.instruction != "backward") {
       return Error{"rank profile: instruction '" + row.instruction +
-                   "' cannot be uploaded (the server plans forward and backward only)"};
+                   "' cannot be uploaded (expected forward, backward, backward_input or backward_weight)"};
     }
     fields[row.instruction + "_time"][std::to_string(row.freq_mhz)] = row.time_s;
     fields[row.instruction + "_energy"][std::to_string(row.freq_mhz)] = row.energy_j;
+  }
+  for (const auto& [freq, sum] : split_backward) {
+    if (split_parts[freq] != 2) {
+      return Error{"rank profile: " + std::to_string(freq) +
+                   " MHz has only one of backward_input and backward_weight (a split backward needs both)"};
+    }
+    const std::string key = std::to_string(freq);
+    if (fields["backward_time"].contains(key)) continue;
+    fields["backward_time"][key] = sum.first;
+    fields["backward_energy"][key] = sum.second;
   }
   for (auto& [name, value] : fields) {
     if (value.empty()) return Error{"rank profile: no " + name.substr(0, name.find('_')) + " measurements to upload"};

@@ -35,7 +35,8 @@ struct TrainingJobInfo {
   int world_size = 1;
   std::string job_metadata = {};  // appended to the job id by the server; empty: none
   int num_microbatches = 0;
-  std::string schedule = {};  // "1f1b" | "gpipe"
+  std::string schedule = {};  // "1f1b" | "gpipe" | "interleaved" | "zb-h1"
+  int virtual_stages = 0;     // model chunks per rank (interleaved)
   double unit_time_s = 0;
   double p2p_power_w = 0;
 };

@@ -1,6 +1,7 @@
 #include "wattcut/runtime/plan_server_client.h"
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include <filesystem>
 #include <thread>
@@ -143,6 +144,25 @@ TEST(PlanServerClient, RefusesToUploadAnIncompleteProfile) {
   Status other = client->UploadRankProfile("job", {}, {{.instruction = "optimizer", .freq_mhz = 1410}});
   ASSERT_FALSE(other.ok());
   EXPECT_NE(other.error().message.find("instruction 'optimizer' cannot be uploaded"), std::string::npos);
+}
+
+// A zero-bubble rank measures backward_input and backward_weight: the server stores their
+// sum as the backward (and its planner splits it again).
+TEST(PlanServerClient, UploadsASplitBackwardAsItsSum) {
+  const std::vector<ProfiledRow> rows = {
+      {.instruction = "forward", .freq_mhz = 1410, .time_s = 1, .energy_j = 10},
+      {.instruction = "backward_input", .freq_mhz = 1410, .time_s = 1.5, .energy_j = 15},
+      {.instruction = "backward_weight", .freq_mhz = 1410, .time_s = 0.5, .energy_j = 6},
+  };
+  Result<std::string> body = RankProfileJson({.rank = 2, .pp_rank = 1}, rows);
+  ASSERT_TRUE(body.ok()) << body.error().message;
+  const nlohmann::json j = nlohmann::json::parse(*body);
+  EXPECT_DOUBLE_EQ(j["backward_time"]["1410"].get<double>(), 2.0);
+  EXPECT_DOUBLE_EQ(j["backward_energy"]["1410"].get<double>(), 21.0);
+  Result<std::string> half = RankProfileJson({}, {rows[0], rows[1]});
+  ASSERT_FALSE(half.ok());
+  EXPECT_EQ(half.error().message,
+            "rank profile: 1410 MHz has only one of backward_input and backward_weight (a split backward needs both)");
 }
 
 }  // namespace

@@ -58,7 +58,7 @@ void FrontierWorker::Run() {
       // A planner that runs out of memory (or fails in any other way) fails this job, not
       // the server.
       try {
-        return ComputeFrontier(*task.profile, task.options);
+        return ComputeFrontierFromDeviceProfile(*task.profile, task.options);
       } catch (const std::bad_alloc&) {
         return Error{
             "the planner ran out of memory (std::bad_alloc): use a coarser unit_time_s "

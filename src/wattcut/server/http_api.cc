@@ -171,6 +171,7 @@ PlannerOptions PlannerSettings::ToPlannerOptions() const {
   PlannerOptions options;
   options.num_microbatches = num_microbatches;
   options.schedule = schedule;
+  options.virtual_stages = virtual_stages;
   options.unit_time_s = unit_time_s;
   options.noise_factor = noise_factor;
   options.cost_model = cost_model;
@@ -320,10 +321,13 @@ Result<PlannerSettings> PlannerSettingsFromJson(const json& j) {
     std::string name = it->is_string() ? it->get<std::string>() : std::string();
     Result<PipelineScheduleKind> schedule = ParsePipelineSchedule(name);
     if (!schedule) {
-      return Error{"field 'schedule': expected \"1f1b\" or \"gpipe\", got " + Shown(*it)};
+      return Error{"field 'schedule': expected \"1f1b\", \"gpipe\", \"interleaved\" or \"zb-h1\", got " + Shown(*it)};
     }
     settings.schedule = *schedule;
   }
+  auto chunks = IntField(j, "virtual_stages", 1, kMaxStages, 1);
+  if (!chunks) return chunks.error();
+  settings.virtual_stages = *chunks;
   if (auto it = j.find("cost_model"); it != j.end() && !it->is_null()) {
     std::string name = it->is_string() ? it->get<std::string>() : std::string();
     // The CLI's spellings; "convex_hull" is how this API wrote it until 2026-12, still read so
@@ -489,13 +493,10 @@ json ToJson(const RankProfile& p) {
 }
 
 json ToJson(const PlannerSettings& s) {
-  return {{"num_microbatches", s.num_microbatches},
-          {"schedule", std::string(PipelineScheduleName(s.schedule))},
-          {"unit_time_s", s.unit_time_s},
-          {"noise_factor", s.noise_factor},
-          {"cost_model", std::string(CostModelName(s.cost_model))},
-          {"p2p_power_w", s.p2p_power_w},
-          {"profiling_min_freq_mhz", s.profiling_min_freq_mhz}};
+  return {{"num_microbatches", s.num_microbatches}, {"schedule", std::string(PipelineScheduleName(s.schedule))},
+          {"virtual_stages", s.virtual_stages},     {"unit_time_s", s.unit_time_s},
+          {"noise_factor", s.noise_factor},         {"cost_model", std::string(CostModelName(s.cost_model))},
+          {"p2p_power_w", s.p2p_power_w},           {"profiling_min_freq_mhz", s.profiling_min_freq_mhz}};
 }
 
 json ToJson(const ProfilingResult& r) {

@@ -68,6 +68,9 @@ struct RankProfile {
 struct PlannerSettings {
   int num_microbatches = 0;
   PipelineScheduleKind schedule = PipelineScheduleKind::k1F1B;
+  // Model chunks per rank (the interleaved schedule): the job's profile stays one stage per
+  // pp rank, each chunk planned with its rank's rows (ComputeFrontierFromDeviceProfile).
+  int virtual_stages = 1;
   double unit_time_s = 0.001;
   double noise_factor = 0.95;
   CostModelKind cost_model = CostModelKind::kExponential;

@@ -157,6 +157,27 @@ TEST(HttpApi, PlannerSettingsDefaultsAndChecks) {
   EXPECT_NE(escape.error().message.find("\\x1b[2J"), std::string::npos) << escape.error().message;
 }
 
+TEST(HttpApi, PlannerSettingsNameEverySchedule) {
+  auto s = PlannerSettingsFromJson(json{{"num_microbatches", 8}, {"schedule", "interleaved"}, {"virtual_stages", 2}});
+  ASSERT_TRUE(s.ok()) << s.error().message;
+  EXPECT_EQ(s->schedule, PipelineScheduleKind::kInterleaved);
+  EXPECT_EQ(s->virtual_stages, 2);
+  EXPECT_EQ(s->ToPlannerOptions().virtual_stages, 2);
+  EXPECT_EQ(ToJson(*s)["virtual_stages"], 2);
+  EXPECT_EQ(PlannerSettingsFromJson(ToJson(*s)).value(), *s);
+  auto zb = PlannerSettingsFromJson(json{{"schedule", "zbh1"}});
+  ASSERT_TRUE(zb.ok()) << zb.error().message;
+  EXPECT_EQ(zb->schedule, PipelineScheduleKind::kZeroBubbleH1);
+  EXPECT_EQ(zb->virtual_stages, 1);
+  auto bad = PlannerSettingsFromJson(json{{"schedule", "zigzag"}});
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.error().message,
+            "field 'schedule': expected \"1f1b\", \"gpipe\", \"interleaved\" or \"zb-h1\", got \"zigzag\"");
+  auto zero = PlannerSettingsFromJson(json{{"virtual_stages", 0}});
+  ASSERT_FALSE(zero.ok());
+  EXPECT_NE(zero.error().message.find("virtual_stages"), std::string::npos) << zero.error().message;
+}
+
 TEST(HttpApi, QueryIntegers) {
   EXPECT_EQ(*ParseNonNegativeInteger("rank", "12"), 12);
   EXPECT_FALSE(ParseNonNegativeInteger("rank", "-1").ok());

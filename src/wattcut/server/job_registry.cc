@@ -43,8 +43,13 @@ Error RankOutOfRange(const std::string& prefix, int64_t rank, int world_size) {
 // when the settings arrive, before any work.
 Status CheckPipelineLimits(const JobInfo& info, const PlannerSettings& planner) {
   if (planner.num_microbatches < 1) return Status::Ok();
-  if (auto s = CheckPipelineShape(info.pp_degree, planner.num_microbatches); !s) {
+  if (auto s = CheckPipelineShape(info.pp_degree * planner.virtual_stages, planner.num_microbatches); !s) {
     return Error{"planner settings beyond the planner's limits: " + s.error().message};
+  }
+  // The schedule's own requirements (interleaved: M a multiple of pp_degree, V >= 2).
+  if (auto s = CheckScheduleShape(planner.schedule, info.pp_degree, planner.num_microbatches, planner.virtual_stages);
+      !s) {
+    return Error{"planner settings: " + s.error().message};
   }
   return Status::Ok();
 }
@@ -443,7 +448,8 @@ ScheduleDecision JobRegistry::Decide(Job& job, bool may_start_profiling) {
   in.profiling_min_freq_mhz = job.planner.profiling_min_freq_mhz;
   in.may_start_profiling = may_start_profiling;
   if (job.frontier_state != FrontierState::kReady && job.planner.num_microbatches >= 1 && !job.schedule) {
-    auto schedule = BuildPipelineSchedule(job.planner.schedule, job.info.pp_degree, job.planner.num_microbatches);
+    auto schedule = BuildPipelineSchedule(job.planner.schedule, job.info.pp_degree, job.planner.num_microbatches,
+                                          job.planner.virtual_stages);
     if (schedule) {
       job.schedule = std::move(*schedule);
     } else {

@@ -313,7 +313,7 @@ TEST(JobRegistry, ZeusDefaultResultIsStoredAndMeasuresNoSweepStep) {
   EXPECT_EQ(refused.error().code, ErrorCode::kInvalidArgument);
   EXPECT_EQ(refused.error().message,
             "rank 0: this round profiles 1410 MHz; time_breakdown and energy_breakdown need non-empty 'forward' and "
-            "'backward' lists");
+            "'backward' (or 'backward_input' and 'backward_weight') lists");
   // The measurement itself moves the sweep on.
   ProfilingResult measured = forward_only;
   measured.time_breakdown["backward"] = {{0.2, 0.2}};

@@ -56,9 +56,20 @@ Result<SweepMeasurement> ProfilingSweep::MeasurementOf(const ProfilingResult& re
   auto fe = mean(result.energy_breakdown, "forward");
   auto bt = mean(result.time_breakdown, "backward");
   auto be = mean(result.energy_breakdown, "backward");
+  // A zero-bubble schedule's rank reports backward_input and backward_weight: one backward
+  // is one of each (the planner splits the sum again, profile/backward_split.h).
+  auto sum = [&](const std::map<std::string, std::vector<std::vector<double>>>& breakdown) -> std::optional<double> {
+    auto input = mean(breakdown, "backward_input");
+    auto weight = mean(breakdown, "backward_weight");
+    if (!input || !weight) return std::nullopt;
+    return *input + *weight;
+  };
+  if (!bt) bt = sum(result.time_breakdown);
+  if (!be) be = sum(result.energy_breakdown);
   if (!ft || !fe || !bt || !be) {
     return Error{"rank " + std::to_string(result.rank) + ": this round profiles " + std::to_string(freq_mhz) +
-                 " MHz; time_breakdown and energy_breakdown need non-empty 'forward' and 'backward' lists"};
+                 " MHz; time_breakdown and energy_breakdown need non-empty 'forward' and 'backward' (or "
+                 "'backward_input' and 'backward_weight') lists"};
   }
   return SweepMeasurement{*ft, *fe, *bt, *be};
 }

@@ -61,8 +61,21 @@ TEST(ProfilingSweep, TheMeanOfEachBreakdown) {
   ASSERT_FALSE(missing.ok());
   EXPECT_EQ(missing.error().message,
             "rank 3: this round profiles 1410 MHz; time_breakdown and energy_breakdown need non-empty 'forward' and "
-            "'backward' lists");
+            "'backward' (or 'backward_input' and 'backward_weight') lists");
   EXPECT_EQ(missing.error().code, ErrorCode::kInvalidArgument);
+}
+
+// A zero-bubble schedule's rank runs B and W passes: one backward is one of each.
+TEST(ProfilingSweep, ASplitBackwardIsTheSumOfItsPasses) {
+  ProfilingResult result;
+  result.time_breakdown = {{"forward", {{1}}}, {"backward_input", {{3, 5}}}, {"backward_weight", {{1}}}};
+  result.energy_breakdown = {{"forward", {{10}}}, {"backward_input", {{30}}}, {"backward_weight", {{12, 8}}}};
+  auto m = ProfilingSweep::MeasurementOf(result, 1410);
+  ASSERT_TRUE(m.ok()) << m.error().message;
+  EXPECT_DOUBLE_EQ(m->backward_time_s, 4 + 1);
+  EXPECT_DOUBLE_EQ(m->backward_energy_j, 30 + 10);
+  result.time_breakdown.erase("backward_weight");
+  EXPECT_FALSE(ProfilingSweep::MeasurementOf(result, 1410).ok());
 }
 
 TEST(ProfilingSweep, ZeusDefaultResultHasNoBreakdowns) {

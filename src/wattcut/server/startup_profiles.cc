@@ -77,13 +77,13 @@ Status ComputeStartupFrontier(StartupProfile& profile, const PlannerSettings& pl
   if (planner.num_microbatches < 1) {
     return Error{where + "its frontier needs num_microbatches (--microbatches)"};
   }
-  if (auto s = CheckPipelineShape(profile.num_stages(), planner.num_microbatches); !s) {
+  if (auto s = CheckPipelineShape(profile.num_stages() * planner.virtual_stages, planner.num_microbatches); !s) {
     return Error{where + s.error().message};
   }
   const auto start = std::chrono::steady_clock::now();
   Result<Frontier> frontier = [&]() -> Result<Frontier> {
     try {
-      return ComputeFrontier(*profile.profile, planner.ToPlannerOptions());
+      return ComputeFrontierFromDeviceProfile(*profile.profile, planner.ToPlannerOptions());
     } catch (const std::bad_alloc&) {
       return Error{"the planner ran out of memory"};
     } catch (const std::exception& e) {

@@ -1,0 +1,132 @@
+// The interleaved and ZB-H1 schedules through the planning server: a job's planner settings
+// name the schedule (and its virtual stages), the job's profile stays one stage per pp rank,
+// and each rank's schedule carries its device's computations with their instruction names.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "tests/server/server_process.h"
+#include "tests/server/test_profiles.h"
+#include "wattcut/plan/planner.h"
+#include "wattcut/profile/profile_csv.h"
+
+namespace wattcut::testing {
+namespace {
+
+using nlohmann::json;
+
+constexpr int kStages = 2;
+
+// Registers a pp_degree x 1 x 1 job with these planner settings and its ranks.
+std::string RegisterJobAndRanks(httplib::Client& c, const json& planner) {
+  auto job =
+      Post(c, "/register_job",
+           {{"pp_degree", kStages}, {"dp_degree", 1}, {"tp_degree", 1}, {"world_size", kStages}, {"planner", planner}});
+  EXPECT_EQ(job.status, 200) << job.text;
+  std::string id = job.body.is_string() ? job.body.get<std::string>() : "";
+  for (int p = 0; p < kStages; ++p) {
+    auto r = Post(
+        c, "/register_rank/" + id,
+        {{"rank", p}, {"dp_rank", 0}, {"pp_rank", p}, {"tp_rank", 0}, {"available_frequencies", TestFrequencies()}});
+    EXPECT_EQ(r.status, 200) << r.text;
+  }
+  return id;
+}
+
+// Uploads the test profile, waits for the frontier, and checks each rank's first schedule
+// against the frontier the planner computes for `options` from the per-device profile.
+void ExpectFastestSchedules(httplib::Client& c, const std::string& id, const PlannerOptions& options) {
+  auto upload = Put(c, "/v1/jobs/" + id + "/profile", {{"csv", TestProfileCsv(kStages)}});
+  ASSERT_EQ(upload.status, 202) << upload.text;
+  json status = WaitForFrontier(c, id);
+  ASSERT_EQ(status["state"], "ready") << status.dump();
+  Result<Profile> profile = ParseProfileCsv(TestProfileCsv(kStages), "test profile", kStages);
+  ASSERT_TRUE(profile.ok()) << profile.error().message;
+  Result<Frontier> expected = ComputeFrontierFromDeviceProfile(*profile, options);
+  ASSERT_TRUE(expected.ok()) << expected.error().message;
+  ASSERT_EQ(status["num_points"].get<size_t>(), expected->points().size());
+  for (int rank = 0; rank < kStages; ++rank) {
+    auto reply = Get(c, "/v1/jobs/" + id + "/schedule?rank=" + std::to_string(rank));  // no waiting for a round
+    ASSERT_EQ(reply.status, 200) << reply.text;
+    EXPECT_EQ(reply.body["frequencies"].dump(), StageScheduleJson(*expected, expected->fastest_index(), rank))
+        << "rank " << rank;
+  }
+}
+
+TEST(ServerSchedules, ZeroBubbleRanksGetTheirBAndWPasses) {
+  ServerProcess server;
+  ASSERT_TRUE(server.running()) << server.startup_output();
+  auto c = server.Client();
+  PlannerOptions options = TestPlannerOptions(4);
+  options.schedule = PipelineScheduleKind::kZeroBubbleH1;
+  std::string id =
+      RegisterJobAndRanks(*c, {{"num_microbatches", 4}, {"p2p_power_w", options.p2p_power_w}, {"schedule", "zb-h1"}});
+  ExpectFastestSchedules(*c, id, options);
+  // Rank 1 (the last stage) delays its W passes by one backward: F0 B0 F1 B1 W0 F2 B2 W1 ...
+  auto reply = Get(*c, "/v1/jobs/" + id + "/schedule?rank=1");
+  std::vector<std::string> names;
+  for (const auto& entry : reply.body["frequencies"]) names.push_back(entry[0].get<std::string>());
+  const std::vector<std::string> expected = {"forward",         "backward_input", "forward",         "backward_input",
+                                             "backward_weight", "forward",        "backward_input",  "backward_weight",
+                                             "forward",         "backward_input", "backward_weight", "backward_weight"};
+  EXPECT_EQ(names, expected);
+  EXPECT_EQ(Get(*c, "/v1/jobs/" + id).body["planner"]["schedule"], "zb-h1");
+}
+
+TEST(ServerSchedules, InterleavedRanksRunEachOfTheirChunks) {
+  ServerProcess server;
+  ASSERT_TRUE(server.running()) << server.startup_output();
+  auto c = server.Client();
+  PlannerOptions options = TestPlannerOptions(4);
+  options.schedule = PipelineScheduleKind::kInterleaved;
+  options.virtual_stages = 2;
+  std::string id = RegisterJobAndRanks(*c, {{"num_microbatches", 4},
+                                            {"p2p_power_w", options.p2p_power_w},
+                                            {"schedule", "interleaved"},
+                                            {"virtual_stages", 2}});
+  ExpectFastestSchedules(*c, id, options);
+  auto reply = Get(*c, "/v1/jobs/" + id + "/schedule?rank=0");
+  EXPECT_EQ(reply.body["frequencies"].size(), 2u * 2 * 4) << "forward and backward of 4 microbatches x 2 chunks";
+  EXPECT_EQ(Get(*c, "/v1/jobs/" + id).body["planner"]["virtual_stages"], 2);
+}
+
+TEST(ServerSchedules, SettingsTheScheduleCannotRunAreRefused) {
+  ServerProcess server;
+  ASSERT_TRUE(server.running()) << server.startup_output();
+  auto c = server.Client();
+  auto not_multiple =
+      Post(*c, "/register_job",
+           {{"pp_degree", kStages},
+            {"dp_degree", 1},
+            {"tp_degree", 1},
+            {"world_size", kStages},
+            {"planner", {{"num_microbatches", 3}, {"schedule", "interleaved"}, {"virtual_stages", 2}}}});
+  EXPECT_EQ(not_multiple.status, 422) << not_multiple.text;
+  EXPECT_NE(not_multiple.text.find("the interleaved schedule needs the microbatches (3) to be a multiple of the "
+                                   "pipeline devices (2)"),
+            std::string::npos)
+      << not_multiple.text;
+  auto unknown = Post(*c, "/register_job",
+                      {{"pp_degree", kStages},
+                       {"dp_degree", 1},
+                       {"tp_degree", 1},
+                       {"world_size", kStages},
+                       {"planner", {{"schedule", "zigzag"}}}});
+  EXPECT_EQ(unknown.status, 422) << unknown.text;
+  EXPECT_NE(unknown.text.find("expected \\\"1f1b\\\", \\\"gpipe\\\", \\\"interleaved\\\" or \\\"zb-h1\\\""),
+            std::string::npos)
+      << unknown.text;
+  auto stray = Post(*c, "/register_job",
+                    {{"pp_degree", kStages},
+                     {"dp_degree", 1},
+                     {"tp_degree", 1},
+                     {"world_size", kStages},
+                     {"planner", {{"num_microbatches", 4}, {"virtual_stages", 2}}}});
+  EXPECT_EQ(stray.status, 422) << stray.text;
+  EXPECT_NE(stray.text.find("virtual stages (2) need the interleaved schedule, not 1f1b"), std::string::npos)
+      << stray.text;
+}
+
+}  // namespace
+}  // namespace wattcut::testing
