@@ -69,12 +69,16 @@ TEST(DagCommand, TheTwoOperationChainEndToEnd) {
 
 // A pipeline exported as a DAG file and planned as one gives `wattcut frontier`'s frontier.
 TEST(DagCommand, AnExportedPipelinePlansToWattcutFrontiersFrontier) {
-  for (const std::string schedule : {"1f1b", "gpipe"}) {
+  for (const std::string schedule : {"1f1b", "gpipe", "zb-h1", "interleaved --virtual-stages 2"}) {
     SCOPED_TRACE(schedule);
     TempDir dir;
     const std::string shape = "--stages 4 --microbatches 4 --schedule " + schedule;
     auto exported = RunWattcut("dag export " + shape + " --out " + dir.path() + "/pipeline.json");
     ASSERT_EQ(exported.exit_code, 0) << exported.err;
+    // The same assumptions as wattcut frontier's (a split backward, stages cut into chunks).
+    if (schedule != "1f1b" && schedule != "gpipe") {
+      EXPECT_NE(exported.err.find("wattcut dag export: warning: "), std::string::npos) << exported.err;
+    }
     EXPECT_NE(exported.out.find("operations"), std::string::npos) << exported.out;
     auto generic = RunWattcut("dag frontier --dag " + dir.path() + "/pipeline.json --out " + dir.path() + "/dag");
     ASSERT_EQ(generic.exit_code, 0) << generic.err;

@@ -164,6 +164,7 @@ int RunExport(const DagExportArgs& args) {
   Result<PlanningInput> input = ResolvePlannerArguments(args.planner, /*default_microbatches=*/12);
   if (!input.ok()) return ReportError(name, input.error());
   for (const DroppedFrequency& dropped : input->dropped) ReportWarning(name, DroppedFrequencyMessage(dropped));
+  for (const std::string& note : input->notes) ReportWarning(name, note);
   Result<GenericDag> dag = PipelineDag(input->profile, input->options);
   if (!dag.ok()) return ReportError(name, dag.error());
   if (Status s = WriteFileAtomically(args.out_file, DagText(*dag), args.overwrite); !s.ok()) {
