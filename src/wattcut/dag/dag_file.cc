@@ -90,6 +90,69 @@ class Reader {
   const std::string& source_;
 };
 
+// nlohmann keeps the last of repeated keys without a word: this finds the first repeated
+// one, and its JSON path, as the parser goes (a parse callback that keeps every object's
+// keys and every array's position until the container ends).
+class DuplicateFieldFinder {
+ public:
+  json::parser_callback_t Callback() {
+    return [this](int, json::parse_event_t event, json& parsed) {
+      switch (event) {
+        case json::parse_event_t::object_start:
+        case json::parse_event_t::array_start:
+          NoteElement();
+          frames_.push_back(Frame{event == json::parse_event_t::array_start, -1, {}, {}});
+          break;
+        case json::parse_event_t::object_end:
+        case json::parse_event_t::array_end:
+          if (!frames_.empty()) frames_.pop_back();
+          break;
+        case json::parse_event_t::key:
+          if (!frames_.empty() && parsed.is_string()) {
+            Frame& top = frames_.back();
+            top.key = parsed.get<std::string>();
+            if (!top.keys.insert(top.key).second && !found_) {
+              found_ = true;
+              path_ = Path();
+            }
+          }
+          break;
+        case json::parse_event_t::value:
+          NoteElement();
+          break;
+      }
+      return true;
+    };
+  }
+  bool found() const { return found_; }
+  const std::string& path() const { return path_; }
+
+ private:
+  struct Frame {
+    bool array = false;
+    int64_t index = -1;  // arrays: the current element
+    std::string key;     // objects: the current key
+    std::unordered_set<std::string> keys;
+  };
+  void NoteElement() {
+    if (!frames_.empty() && frames_.back().array) ++frames_.back().index;
+  }
+  std::string Path() const {
+    std::string path;
+    for (size_t i = 0; i < frames_.size(); ++i) {
+      if (frames_[i].array) {
+        path += "[" + std::to_string(frames_[i].index) + "]";
+      } else {
+        path += (path.empty() ? "" : ".") + frames_[i].key;
+      }
+    }
+    return path;
+  }
+  std::vector<Frame> frames_;
+  bool found_ = false;
+  std::string path_;
+};
+
 std::string Index(const std::string& array, size_t i) { return array + "[" + std::to_string(i) + "]"; }
 
 // Operations on one cycle, from the first in the file, among `left` (operations whose in-degree never reached 0): each
@@ -224,8 +287,9 @@ Result<DagOperation> ParseOperation(const json& value, const std::string& path, 
 Result<GenericDag> ParseDag(std::string_view text, const std::string& source) {
   const Reader reader(source);
   json doc;
+  DuplicateFieldFinder duplicates;
   try {
-    doc = json::parse(text.begin(), text.end());
+    doc = json::parse(text.begin(), text.end(), duplicates.Callback());
   } catch (const json::parse_error& e) {
     // e.byte is 1-based: the byte where parsing failed.
     const size_t byte = e.byte > 0 ? std::min(static_cast<size_t>(e.byte - 1), text.size()) : 0;
@@ -236,6 +300,7 @@ Result<GenericDag> ParseDag(std::string_view text, const std::string& source) {
     return reader.Fail("", "line " + std::to_string(line) + ", column " + std::to_string(column) +
                                ": not valid JSON (" + e.what() + ")");
   }
+  if (duplicates.found()) return reader.Fail(duplicates.path(), "the field appears twice in its object");
   if (!doc.is_object()) return reader.Expected("", "a JSON object {\"format\": \"wattcut.dag/v1\", ...}", doc);
   if (!doc.contains("format") || doc["format"] != kDagFormat) {
     return reader.Expected("format", "\"wattcut.dag/v1\"", doc.contains("format") ? doc["format"] : json("nothing"));

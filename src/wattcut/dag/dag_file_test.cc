@@ -141,6 +141,19 @@ TEST(DagFile, StructuralErrorsNameWhatIsWrong) {
             "dag.json: operations[1].name: expected a name of 1 to 256 bytes, got \"\"");
 }
 
+TEST(DagFile, AFieldTwiceInAnObjectIsRefused) {
+  // nlohmann would keep the last "time" without a word: the plan would use a time the user
+  // may not have meant.
+  EXPECT_EQ(ErrorOf(Edited("\"time\": 2, \"energy\": 9", "\"time\": 2, \"time\": 5, \"energy\": 9")),
+            "dag.json: operations[1].options[1].time: the field appears twice in its object");
+  EXPECT_EQ(ErrorOf(Edited("\"unit_time_s\": 1,", "\"unit_time_s\": 1, \"unit_time_s\": 2,")),
+            "dag.json: unit_time_s: the field appears twice in its object");
+  EXPECT_EQ(ErrorOf(Edited("{\"name\": \"gpu1\"}", "{\"name\": \"gpu1\", \"name\": \"gpu2\"}")),
+            "dag.json: devices[1].name: the field appears twice in its object");
+  // The same key in different objects is fine.
+  EXPECT_EQ(ErrorOf(kChain), "");
+}
+
 TEST(DagFile, ALongCycleIsNamedShortly) {
   std::string text = R"({"format": "wattcut.dag/v1", "operations": [)";
   std::string edges;
