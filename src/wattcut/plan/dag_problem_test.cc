@@ -90,6 +90,30 @@ TEST(DagProblem, ErrorsNameTheOperation) {
   EXPECT_EQ(BuildDagProblem(dag, bad).error().message, "unit_time_s must be a positive number of seconds");
 }
 
+// The planning limits (planning_limits.h) hold for DAGs as for pipelines, before any work.
+TEST(DagProblem, ThePlanningLimitsAreChecked) {
+  const GenericDag chain = Parsed(kChain);
+  DagPlannerOptions fine = Options(chain, CostModelKind::kConvexHull);
+  fine.unit_time_s = 1e-7;  // 2 x 10^7 cost table entries
+  Result<DagPlanningProblem> tables = BuildDagProblem(chain, fine);
+  ASSERT_FALSE(tables.ok());
+  EXPECT_NE(tables.error().message.find("more than the limit of 16777216"), std::string::npos)
+      << tables.error().message;
+
+  // A chain of 2,000 operations, each 1 or 2 s at a unit time of 1 ms: 2 M points.
+  GenericDag long_chain;
+  for (int i = 0; i < 2000; ++i) {
+    long_chain.operations.push_back({"op" + std::to_string(i), -1, {{1.0, 2.0, 1}, {2.0, 1.0, 2}}});
+    if (i > 0) long_chain.edges.emplace_back(i - 1, i);
+  }
+  DagPlannerOptions options;
+  options.unit_time_s = 0.001;
+  options.cost_model = CostModelKind::kConvexHull;
+  Result<DagPlanningProblem> points = BuildDagProblem(long_chain, options);
+  ASSERT_FALSE(points.ok());
+  EXPECT_NE(points.error().message.find("1000000"), std::string::npos) << points.error().message;
+}
+
 TEST(DagProblem, TheFlagOverridesTheFilesUnitTime) {
   const GenericDag dag = Parsed(kChain);
   EXPECT_EQ(DagUnitTime(dag, std::nullopt, 0.001), 1.0);
