@@ -59,7 +59,8 @@ std::string FrontierCsvOfDag(const DagFrontier& frontier) {
 std::string PlansJsonl(const GenericDag& dag, const DagFrontier& frontier) {
   std::vector<std::string> quoted_names;
   quoted_names.reserve(dag.operations.size());
-  for (const DagOperation& op : dag.operations) quoted_names.push_back(nlohmann::json(op.name).dump());
+  for (const DagOperation& op : dag.operations)
+    quoted_names.push_back(nlohmann::json(op.name).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
   std::vector<int64_t> durations = frontier.start_durations();
   std::vector<int> knobs(durations.size());
   for (size_t op = 0; op < durations.size(); ++op) knobs[op] = frontier.KnobFor(static_cast<int>(op), durations[op]);

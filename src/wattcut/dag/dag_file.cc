@@ -412,13 +412,17 @@ Result<GenericDag> ReadDagFile(const std::string& path) {
 
 std::string DagText(const GenericDag& dag) {
   using ordered = nlohmann::ordered_json;
+  // Names are UTF-8 when ParseDag read them; a name built otherwise with bytes that are not
+  // has them replaced (U+FFFD) rather than an exception.
+  constexpr auto kReplace = ordered::error_handler_t::replace;
   std::string out = "{\"format\": \"" + std::string(kDagFormat) + "\"";
   if (dag.unit_time_s) out += ",\n \"unit_time_s\": " + ordered(*dag.unit_time_s).dump();
   if (!dag.devices.empty()) {
     out += ",\n \"devices\": [";
     for (size_t i = 0; i < dag.devices.size(); ++i) {
       const DagDevice& d = dag.devices[i];
-      out += (i ? ",\n  " : "\n  ") + ordered{{"name", d.name}, {"blocking_power_w", d.blocking_power_w}}.dump();
+      out += (i ? ",\n  " : "\n  ") +
+             ordered{{"name", d.name}, {"blocking_power_w", d.blocking_power_w}}.dump(-1, ' ', false, kReplace);
     }
     out += "]";
   }
@@ -431,14 +435,14 @@ std::string DagText(const GenericDag& dag) {
     for (const DagOption& o : op.options)
       options.push_back({{"time", o.time_s}, {"energy", o.energy_j}, {"knob", o.knob}});
     line["options"] = std::move(options);
-    out += (i ? ",\n  " : "\n  ") + line.dump();
+    out += (i ? ",\n  " : "\n  ") + line.dump(-1, ' ', false, kReplace);
   }
   out += "],\n \"edges\": [";
   for (size_t i = 0; i < dag.edges.size(); ++i) {
     const auto [u, v] = dag.edges[i];
     out += (i ? ",\n  " : "\n  ") + ordered::array({dag.operations.at(static_cast<size_t>(u)).name,
                                                     dag.operations.at(static_cast<size_t>(v)).name})
-                                        .dump();
+                                        .dump(-1, ' ', false, kReplace);
   }
   out += "]}\n";
   return out;

@@ -78,6 +78,15 @@ TEST(DagFile, TextRoundTripsExactly) {
   EXPECT_EQ(DagText(*back), text);
 }
 
+TEST(DagFile, TextOfANameThatIsNotUtf8IsWrittenNotThrown) {
+  GenericDag dag;
+  dag.operations = {{"bad \xff name", -1, {{1, 1, 1}}}};
+  const std::string text = DagText(dag);
+  Result<GenericDag> back = ParseDag(text, "x");
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  EXPECT_EQ(back->operations[0].name, "bad \xef\xbf\xbd name");
+}
+
 TEST(DagFile, OptionalFieldsMayBeLeftOut) {
   Result<GenericDag> dag =
       ParseDag(R"({"format": "wattcut.dag/v1", "operations": [{"name": "only", "options": [{"time": 1, "energy": 0,
