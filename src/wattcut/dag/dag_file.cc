@@ -9,6 +9,8 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "wattcut/dag/topological_order.h"
+
 namespace wattcut {
 
 namespace {
@@ -155,19 +157,19 @@ class DuplicateFieldFinder {
 
 std::string Index(const std::string& array, size_t i) { return array + "[" + std::to_string(i) + "]"; }
 
-// Operations on one cycle, from the first in the file, among `left` (operations whose in-degree never reached 0): each
-// has a predecessor in `left`, so walking predecessors repeats an operation.
-std::vector<int> FindCycle(const GenericDag& dag, const std::vector<int>& indegree) {
+// Operations on one cycle, from the first in the file, among `left_out` (non-zero for the operations the
+// topological order left out): each has a predecessor among them, so walking predecessors repeats an operation.
+std::vector<int> FindCycle(const GenericDag& dag, const std::vector<int>& left_out) {
   const size_t n = dag.operations.size();
   std::vector<int> predecessor(n, -1);
   for (auto [u, v] : dag.edges) {
-    if (indegree[static_cast<size_t>(u)] > 0 && indegree[static_cast<size_t>(v)] > 0) {
+    if (left_out[static_cast<size_t>(u)] > 0 && left_out[static_cast<size_t>(v)] > 0) {
       predecessor[static_cast<size_t>(v)] = u;
     }
   }
   int start = -1;
   for (size_t v = 0; v < n && start < 0; ++v) {
-    if (indegree[v] > 0) start = static_cast<int>(v);
+    if (left_out[v] > 0) start = static_cast<int>(v);
   }
   std::vector<int> seen_at(n, -1), walk;
   int v = start;
@@ -184,30 +186,12 @@ std::vector<int> FindCycle(const GenericDag& dag, const std::vector<int>& indegr
 
 Status CheckAcyclic(const GenericDag& dag, const Reader& reader) {
   const size_t n = dag.operations.size();
-  std::vector<int> first_out(n + 1, 0), out(dag.edges.size()), indegree(n, 0);
-  for (auto [u, v] : dag.edges) {
-    ++first_out[static_cast<size_t>(u) + 1];
-    ++indegree[static_cast<size_t>(v)];
-  }
-  for (size_t v = 0; v < n; ++v) first_out[v + 1] += first_out[v];
-  std::vector<int> next(first_out.begin(), first_out.end() - 1);
-  for (auto [u, v] : dag.edges) out[static_cast<size_t>(next[static_cast<size_t>(u)]++)] = v;
-  std::vector<int> ready;
-  for (size_t v = 0; v < n; ++v) {
-    if (indegree[v] == 0) ready.push_back(static_cast<int>(v));
-  }
-  size_t done = 0;
-  while (!ready.empty()) {
-    const auto u = static_cast<size_t>(ready.back());
-    ready.pop_back();
-    ++done;
-    for (int k = first_out[u]; k < first_out[u + 1]; ++k) {
-      if (--indegree[static_cast<size_t>(out[static_cast<size_t>(k)])] == 0)
-        ready.push_back(out[static_cast<size_t>(k)]);
-    }
-  }
-  if (done == n) return Status::Ok();
-  const std::vector<int> cycle = FindCycle(dag, indegree);
+  const std::vector<int> order = TopologicalOrder(n, dag.edges);
+  if (order.size() == n) return Status::Ok();
+  // The operations left out of the order: on a cycle or after one (FindCycle walks them).
+  std::vector<int> left_out(n, 1);
+  for (int v : order) left_out[static_cast<size_t>(v)] = 0;
+  const std::vector<int> cycle = FindCycle(dag, left_out);
   std::string names;
   constexpr size_t kShown = 8;
   for (size_t i = 0; i < std::min(cycle.size(), kShown); ++i) {

@@ -5,6 +5,7 @@
 #include <limits>
 #include <string>
 
+#include "wattcut/dag/topological_order.h"
 #include "wattcut/plan/planning_limits.h"
 #include "wattcut/profile/operation_options.h"
 #include "wattcut/solver/frontier_solver.h"
@@ -12,37 +13,6 @@
 namespace wattcut {
 
 namespace {
-
-// The longest path with `units[v]` per operation, in doubles (exact up to 2^53, no overflow
-// before the limits are checked). The DAG is acyclic (ReadDag checked).
-double LongestPathUnits(size_t n, const std::vector<std::pair<int, int>>& edges, const std::vector<double>& units) {
-  std::vector<int> first_out(n + 1, 0), out(edges.size()), indegree(n, 0);
-  for (auto [u, v] : edges) {
-    ++first_out[static_cast<size_t>(u) + 1];
-    ++indegree[static_cast<size_t>(v)];
-  }
-  for (size_t v = 0; v < n; ++v) first_out[v + 1] += first_out[v];
-  std::vector<int> next(first_out.begin(), first_out.end() - 1);
-  for (auto [u, v] : edges) out[static_cast<size_t>(next[static_cast<size_t>(u)]++)] = v;
-  std::vector<double> start(n, 0.0);
-  std::vector<int> ready;
-  for (size_t v = 0; v < n; ++v) {
-    if (indegree[v] == 0) ready.push_back(static_cast<int>(v));
-  }
-  double longest = 0;
-  while (!ready.empty()) {
-    const auto u = static_cast<size_t>(ready.back());
-    ready.pop_back();
-    const double end = start[u] + units[u];
-    longest = std::max(longest, end);
-    for (int k = first_out[u]; k < first_out[u + 1]; ++k) {
-      const auto v = static_cast<size_t>(out[static_cast<size_t>(k)]);
-      start[v] = std::max(start[v], end);
-      if (--indegree[v] == 0) ready.push_back(static_cast<int>(v));
-    }
-  }
-  return longest;
-}
 
 std::string Where(const GenericDag& dag, size_t op) {
   return "operation '" + dag.operations[op].name + "' (operations[" + std::to_string(op) + "])";
@@ -109,8 +79,8 @@ Result<DagPlanningProblem> BuildDagProblem(const GenericDag& dag, const DagPlann
     result.problem.cost_table.push_back(static_cast<int>(i));
     result.problem.cost_tables.push_back(std::move(table));
   }
-  const double slowest_units = LongestPathUnits(n, dag.edges, longest);
-  const double fastest_units = LongestPathUnits(n, dag.edges, shortest);
+  const double slowest_units = LongestPath(n, dag.edges, longest);
+  const double fastest_units = LongestPath(n, dag.edges, shortest);
   if (Status s = CheckFrontierSize(slowest_units, fastest_units, static_cast<int64_t>(n), options.unit_time_s,
                                    shortest_time_s);
       !s.ok()) {

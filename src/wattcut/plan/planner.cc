@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "wattcut/dag/computation_dag.h"
+#include "wattcut/dag/topological_order.h"
 #include "wattcut/plan/planning_limits.h"
 #include "wattcut/profile/backward_split.h"
 #include "wattcut/profile/chunk_split.h"
@@ -17,38 +18,6 @@
 namespace wattcut {
 
 namespace {
-
-// The longest path through the DAG with `units[v]` per node, in doubles (exact up to
-// 2^53, and no overflow before the limits are checked).
-double LongestPathUnits(const ComputationDag& dag, const std::vector<double>& units) {
-  const auto n = static_cast<size_t>(dag.num_nodes());
-  std::vector<int> first_out(n + 1, 0), out(dag.edges.size()), indegree(n, 0);
-  for (auto [u, v] : dag.edges) {
-    ++first_out[static_cast<size_t>(u) + 1];
-    ++indegree[static_cast<size_t>(v)];
-  }
-  for (size_t v = 0; v < n; ++v) first_out[v + 1] += first_out[v];
-  std::vector<int> next(first_out.begin(), first_out.end() - 1);
-  for (auto [u, v] : dag.edges) out[static_cast<size_t>(next[static_cast<size_t>(u)]++)] = v;
-  std::vector<double> start(n, 0.0);
-  std::vector<int> ready;
-  for (size_t v = 0; v < n; ++v) {
-    if (indegree[v] == 0) ready.push_back(static_cast<int>(v));
-  }
-  double longest = 0;
-  while (!ready.empty()) {
-    const auto u = static_cast<size_t>(ready.back());
-    ready.pop_back();
-    const double end = start[u] + units[u];
-    longest = std::max(longest, end);
-    for (int k = first_out[u]; k < first_out[u + 1]; ++k) {
-      const auto v = static_cast<size_t>(out[static_cast<size_t>(k)]);
-      start[v] = std::max(start[v], end);
-      if (--indegree[v] == 0) ready.push_back(static_cast<int>(v));
-    }
-  }
-  return longest;
-}
 
 std::string Where(int stage, InstructionKind kind) {
   return "stage " + std::to_string(stage) + " " + std::string(InstructionName(kind));
@@ -177,8 +146,8 @@ Result<PlanningProblem> BuildPlanningProblem(const Profile& measured, const Plan
     shortest[v] = static_cast<double>(problem.cost_tables[table].min_duration);
     energy_bound_j += largest_cost_j[table];
   }
-  const double slowest_units = LongestPathUnits(*dag, longest);
-  const double fastest_units = LongestPathUnits(*dag, shortest);
+  const double slowest_units = LongestPath(dag->nodes.size(), dag->edges, longest);
+  const double fastest_units = LongestPath(dag->nodes.size(), dag->edges, shortest);
   double shortest_time_s = std::numeric_limits<double>::infinity();
   for (const auto& by_kind : stage_options) {
     for (InstructionKind kind : kinds) {
