@@ -20,6 +20,7 @@
 namespace wattcut::http {
 namespace {
 
+using testing::Gate;
 using ::testing::HasSubstr;
 using testing::TestHttpServer;
 
@@ -29,25 +30,6 @@ struct Seen {
   std::vector<std::string> bodies;
   std::vector<uint64_t> connections;
   std::atomic<int> slow_entered{0};
-};
-
-// A handler that waits until the test lets it go (at most 10 s, so a broken test cannot hang).
-class Gate {
- public:
-  void Wait() {
-    std::unique_lock lock(mutex_);
-    cv_.wait_for(lock, std::chrono::seconds(10), [this] { return open_; });
-  }
-  void Open() {
-    std::lock_guard lock(mutex_);
-    open_ = true;
-    cv_.notify_all();
-  }
-
- private:
-  std::mutex mutex_;
-  std::condition_variable cv_;
-  bool open_ = false;
 };
 
 TestHttpServer::Routes Routes(Seen& seen, Gate* gate = nullptr) {

@@ -22,6 +22,7 @@
 namespace wattcut::http {
 namespace {
 
+using testing::Gate;
 using testing::TempSocketDir;
 using testing::TestHttpServer;
 
@@ -267,25 +268,6 @@ TEST(HttpClient, ARefusedTcpConnectionIsUnavailable) {
   EXPECT_EQ(refused.error().message.rfind("cannot reach " + endpoint.base_url + ": ", 0), 0u)
       << refused.error().message;
 }
-
-// A handler that waits until the test lets it go (at most 10 s, so a broken test cannot hang).
-class Gate {
- public:
-  void Wait() {
-    std::unique_lock lock(mutex_);
-    cv_.wait_for(lock, std::chrono::seconds(10), [this] { return open_; });
-  }
-  void Open() {
-    std::lock_guard lock(mutex_);
-    open_ = true;
-    cv_.notify_all();
-  }
-
- private:
-  std::mutex mutex_;
-  std::condition_variable cv_;
-  bool open_ = false;
-};
 
 TEST(HttpClient, AHandlerSlowerThanTheTimeoutIsAnErrorNotAHang) {
   TempSocketDir dir;

@@ -2,8 +2,11 @@
 // folder or on an ephemeral 127.0.0.1 port, stopped (and its folder removed) by the destructor.
 #pragma once
 
+#include <chrono>
+#include <condition_variable>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <thread>
 
@@ -24,6 +27,25 @@ class TempSocketDir {
 
  private:
   std::string path_;
+};
+
+// A handler that waits until the test lets it go (at most 10 s, so a broken test cannot hang).
+class Gate {
+ public:
+  void Wait() {
+    std::unique_lock lock(mutex_);
+    cv_.wait_for(lock, std::chrono::seconds(10), [this] { return open_; });
+  }
+  void Open() {
+    std::lock_guard lock(mutex_);
+    open_ = true;
+    cv_.notify_all();
+  }
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable cv_;
+  bool open_ = false;
 };
 
 class TestHttpServer {
