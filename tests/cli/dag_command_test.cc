@@ -162,5 +162,44 @@ TEST(DagCommand, ExportRefusesToOverwriteUnlessAsked) {
   EXPECT_FALSE(fs::exists(dir.path() + "/q.json"));
 }
 
+// The issue's own spelling: `wattcut frontier --export-dag` writes DIR/dag.json beside the pipeline's
+// frontier, and `wattcut frontier --dag` plans it as `wattcut dag frontier` does, to the same
+// times and energies; a pipeline's options with --dag are refused, naming them.
+TEST(DagCommand, FrontierExportsAndPlansTheDagItself) {
+  TempDir dir;
+  auto pipeline = RunWattcut("frontier --gpu-model a100-sxm --stages 4 --microbatches 4 --export-dag --out " +
+                             dir.path() + "/pipeline");
+  ASSERT_EQ(pipeline.exit_code, 0) << pipeline.err;
+  EXPECT_NE(pipeline.out.find("/dag.json"), std::string::npos) << pipeline.out;
+  ASSERT_TRUE(fs::exists(dir.path() + "/pipeline/dag.json"));
+
+  auto dag = RunWattcut("frontier --dag " + dir.path() + "/pipeline/dag.json --out " + dir.path() + "/dag");
+  ASSERT_EQ(dag.exit_code, 0) << dag.err;
+  auto same = RunWattcut("dag frontier --dag " + dir.path() + "/pipeline/dag.json --out " + dir.path() + "/same");
+  ASSERT_EQ(same.exit_code, 0) << same.err;
+  EXPECT_EQ(ReadFile(dir.path() + "/dag/frontier.csv"), ReadFile(dir.path() + "/same/frontier.csv"));
+  EXPECT_EQ(ReadFile(dir.path() + "/dag/plans.jsonl"), ReadFile(dir.path() + "/same/plans.jsonl"));
+
+  const auto from_pipeline = CsvNumbers(dir.path() + "/pipeline/frontier.csv");
+  const auto from_dag = CsvNumbers(dir.path() + "/dag/frontier.csv");
+  ASSERT_EQ(from_dag.size(), from_pipeline.size());
+  for (size_t i = 0; i < from_dag.size(); ++i) {
+    for (size_t column = 1; column <= 4; ++column) {  // time, energy, duration_units, effective_energy
+      EXPECT_DOUBLE_EQ(from_dag[i][column], from_pipeline[i][column]) << "point " << i << " column " << column;
+    }
+  }
+
+  auto refused = RunWattcut("frontier --dag " + dir.path() +
+                            "/pipeline/dag.json --microbatches 8 --schedule gpipe "
+                            "--out " +
+                            dir.path() + "/refused");
+  EXPECT_EQ(refused.exit_code, 1);
+  EXPECT_NE(refused.err.find("--dag plans the DAG file's operations and options: --microbatches, --schedule "
+                             "describe a pipeline and do not apply"),
+            std::string::npos)
+      << refused.err;
+  EXPECT_FALSE(fs::exists(dir.path() + "/refused"));
+}
+
 }  // namespace
 }  // namespace wattcut

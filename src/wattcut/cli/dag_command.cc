@@ -13,6 +13,7 @@
 #include "wattcut/base/fixed_decimals.h"
 #include "wattcut/base/general_text.h"
 #include "wattcut/cli/command.h"
+#include "wattcut/cli/dag_frontier.h"
 #include "wattcut/cli/output_directory.h"
 #include "wattcut/cli/planner_arguments.h"
 #include "wattcut/plan/dag_export.h"
@@ -22,15 +23,6 @@ namespace wattcut::cli {
 namespace {
 
 namespace fs = std::filesystem;
-
-struct DagFrontierArgs {
-  std::string dag_path;
-  std::string out_dir;
-  std::optional<double> unit_time_s;
-  double noise_factor = 0.95;
-  std::string cost_model = "exponential";
-  bool overwrite = false;
-};
 
 struct DagExportArgs {
   PlannerArguments planner;
@@ -93,48 +85,6 @@ std::string PlansJsonl(const GenericDag& dag, const DagFrontier& frontier) {
   return out;
 }
 
-int RunFrontier(const DagFrontierArgs& args) {
-  const std::string name = "dag frontier";
-  Result<CostModelKind> cost_model = ParseCostModel(args.cost_model);
-  if (!cost_model.ok()) return ReportError(name, cost_model.error());
-  Result<GenericDag> dag = ReadDagFile(args.dag_path);
-  if (!dag.ok()) return ReportError(name, dag.error());
-  Result<OutputDirectory> out = OutputDirectory::Create(args.out_dir, args.overwrite);
-  if (!out.ok()) return ReportError(name, out.error());
-
-  DagPlannerOptions options;
-  options.unit_time_s = DagUnitTime(*dag, args.unit_time_s, kDefaultUnitTimeS);
-  options.noise_factor = args.noise_factor;
-  options.cost_model = *cost_model;
-  Result<DagFrontier> frontier = ComputeDagFrontier(*dag, options);
-  if (!frontier.ok()) return ReportError(name, frontier.error().WithContext(args.dag_path + ": "));
-
-  Status status = out->Write("frontier.csv", FrontierCsvOfDag(*frontier));
-  if (status.ok()) status = out->Write("plans.jsonl", PlansJsonl(*dag, *frontier));
-  if (status.ok()) status = out->Commit();
-  if (!status.ok()) return ReportError(name, status.error());
-
-  const auto& points = frontier->points();
-  size_t cheapest = 0;
-  for (size_t i = 0; i < points.size(); ++i) {
-    if (points[i].energy_j <= points[cheapest].energy_j) cheapest = i;
-  }
-  const FrontierPoint& slowest = points.front();
-  const FrontierPoint& fastest = points.back();
-  std::cout << "dag: " << args.dag_path << ", " << dag->operations.size() << " operations, " << dag->edges.size()
-            << " edges, " << dag->devices.size() << " devices; unit time " << options.unit_time_s << " s, "
-            << CostModelName(options.cost_model) << " cost model\n"
-            << "frontier: " << points.size() << " points from " << FixedDecimals(slowest.time_s, 4) << " s to "
-            << FixedDecimals(fastest.time_s, 4) << " s\n"
-            << "  T_min  " << FixedDecimals(fastest.time_s, 4) << " s  " << FixedDecimals(fastest.energy_j, 2)
-            << " J  (point " << points.size() - 1 << ")\n"
-            << "  T*     " << FixedDecimals(points[cheapest].time_s, 4) << " s  "
-            << FixedDecimals(points[cheapest].energy_j, 2) << " J  (point " << cheapest << ")\n"
-            << "wrote " << DisplayPath(args.out_dir) << "/frontier.csv, " << DisplayPath(args.out_dir)
-            << "/plans.jsonl\n";
-  return 0;
-}
-
 // Writes `text` to `path` through a sibling temporary file renamed into place.
 Status WriteFileAtomically(const std::string& path, const std::string& text, bool overwrite) {
   std::error_code ec;
@@ -180,6 +130,47 @@ int RunExport(const DagExportArgs& args) {
 
 }  // namespace
 
+int RunDagFrontier(const std::string& name, const DagFrontierArgs& args) {
+  Result<CostModelKind> cost_model = ParseCostModel(args.cost_model);
+  if (!cost_model.ok()) return ReportError(name, cost_model.error());
+  Result<GenericDag> dag = ReadDagFile(args.dag_path);
+  if (!dag.ok()) return ReportError(name, dag.error());
+  Result<OutputDirectory> out = OutputDirectory::Create(args.out_dir, args.overwrite);
+  if (!out.ok()) return ReportError(name, out.error());
+
+  DagPlannerOptions options;
+  options.unit_time_s = DagUnitTime(*dag, args.unit_time_s, kDefaultUnitTimeS);
+  options.noise_factor = args.noise_factor;
+  options.cost_model = *cost_model;
+  Result<DagFrontier> frontier = ComputeDagFrontier(*dag, options);
+  if (!frontier.ok()) return ReportError(name, frontier.error().WithContext(args.dag_path + ": "));
+
+  Status status = out->Write("frontier.csv", FrontierCsvOfDag(*frontier));
+  if (status.ok()) status = out->Write("plans.jsonl", PlansJsonl(*dag, *frontier));
+  if (status.ok()) status = out->Commit();
+  if (!status.ok()) return ReportError(name, status.error());
+
+  const auto& points = frontier->points();
+  size_t cheapest = 0;
+  for (size_t i = 0; i < points.size(); ++i) {
+    if (points[i].energy_j <= points[cheapest].energy_j) cheapest = i;
+  }
+  const FrontierPoint& slowest = points.front();
+  const FrontierPoint& fastest = points.back();
+  std::cout << "dag: " << args.dag_path << ", " << dag->operations.size() << " operations, " << dag->edges.size()
+            << " edges, " << dag->devices.size() << " devices; unit time " << options.unit_time_s << " s, "
+            << CostModelName(options.cost_model) << " cost model\n"
+            << "frontier: " << points.size() << " points from " << FixedDecimals(slowest.time_s, 4) << " s to "
+            << FixedDecimals(fastest.time_s, 4) << " s\n"
+            << "  T_min  " << FixedDecimals(fastest.time_s, 4) << " s  " << FixedDecimals(fastest.energy_j, 2)
+            << " J  (point " << points.size() - 1 << ")\n"
+            << "  T*     " << FixedDecimals(points[cheapest].time_s, 4) << " s  "
+            << FixedDecimals(points[cheapest].energy_j, 2) << " J  (point " << cheapest << ")\n"
+            << "wrote " << DisplayPath(args.out_dir) << "/frontier.csv, " << DisplayPath(args.out_dir)
+            << "/plans.jsonl\n";
+  return 0;
+}
+
 void AddDagCommand(CLI::App& app, CommandStatus& status) {
   CLI::App* dag = app.add_subcommand("dag", "Generic DAGs (wattcut.dag/v1): plan any DAG, or export a pipeline's");
   dag->require_subcommand(1);
@@ -195,7 +186,7 @@ void AddDagCommand(CLI::App& app, CommandStatus& status) {
       ->capture_default_str();
   frontier->add_option("--cost-model", frontier_args->cost_model, "exponential or convex-hull")->capture_default_str();
   frontier->add_flag("--overwrite", frontier_args->overwrite, "Replace DIR if it exists and is not empty");
-  frontier->callback([frontier_args, &status] { status.exit_code = RunFrontier(*frontier_args); });
+  frontier->callback([frontier_args, &status] { status.exit_code = RunDagFrontier("dag frontier", *frontier_args); });
 
   auto export_args = std::make_shared<DagExportArgs>();
   CLI::App* exporter =

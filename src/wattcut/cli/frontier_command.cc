@@ -1,14 +1,18 @@
 // `wattcut frontier`: compute a pipeline's iteration time-energy frontier and its plans.
 #include <algorithm>
 #include <iostream>
+#include <string>
 #include <thread>
+#include <vector>
 
 #include "wattcut/base/fixed_decimals.h"
 #include "wattcut/cli/command.h"
+#include "wattcut/cli/dag_frontier.h"
 #include "wattcut/cli/output_directory.h"
 #include "wattcut/cli/planner_arguments.h"
 #include "wattcut/emulate/all_max.h"
 #include "wattcut/emulate/frontier_power.h"
+#include "wattcut/plan/dag_export.h"
 #include "wattcut/plan/frontier_file.h"
 #include "wattcut/plan/plan_files.h"
 #include "wattcut/plan/plan_lookup.h"
@@ -24,13 +28,47 @@ struct FrontierArgs {
   std::string plans = "none";
   std::string out_dir;
   bool overwrite = false;
+  std::string dag_path;     // --dag: plan this wattcut.dag/v1 file instead of a pipeline
+  bool export_dag = false;  // --export-dag: DIR/dag.json, the DAG the pipeline's schedule builds
+  // The options given on the command line that only a pipeline has (refused with --dag).
+  std::vector<std::string> pipeline_options_given;
+  bool unit_time_given = false;
 };
 
+// The options of a pipeline that a DAG file replaces.
+const std::vector<std::string>& PipelineOnlyOptions() {
+  static const std::vector<std::string> names = {"--profile",        "--gpu-model", "--stages",
+                                                 "--microbatches",   "--p2p-power", "--schedule",
+                                                 "--virtual-stages", "--plans",     "--export-dag"};
+  return names;
+}
+
+int RunDag(const FrontierArgs& args) {
+  if (!args.pipeline_options_given.empty()) {
+    std::string given;
+    for (const std::string& option : args.pipeline_options_given) given += (given.empty() ? "" : ", ") + option;
+    const bool one = args.pipeline_options_given.size() == 1;
+    return ReportError("frontier", Error::InvalidArgument("--dag plans the DAG file's operations and options: " +
+                                                          given + (one ? " describes" : " describe") +
+                                                          " a pipeline and " + (one ? "does" : "do") + " not apply"));
+  }
+  DagFrontierArgs dag;
+  dag.dag_path = args.dag_path;
+  dag.out_dir = args.out_dir;
+  if (args.unit_time_given) dag.unit_time_s = args.planner.unit_time_s;
+  dag.noise_factor = args.planner.noise_factor;
+  dag.cost_model = args.planner.cost_model;
+  dag.overwrite = args.overwrite;
+  return RunDagFrontier("frontier", dag);
+}
+
 int Run(const FrontierArgs& args) {
+  if (!args.dag_path.empty()) return RunDag(args);
   const std::string name = "frontier";
   Result<PlanningInput> input = ResolvePlannerArguments(args.planner, kDefaultMicrobatches);
   if (!input.ok()) return ReportError(name, input.error());
   for (const DroppedFrequency& dropped : input->dropped) ReportWarning(name, DroppedFrequencyMessage(dropped));
+  for (const std::string& note : input->notes) ReportWarning(name, note);
   const Profile& profile = input->profile;
   const PlannerOptions& options = input->options;
   const std::string& source = input->source;
@@ -74,6 +112,10 @@ int Run(const FrontierArgs& args) {
   }
   if (status.ok()) status = out->Write("zeus/fastest.py", ZeusPlanLiteral(frontier->PlanAt(fastest)));
   if (status.ok()) status = out->Write("zeus/min_energy.py", ZeusPlanLiteral(frontier->PlanAt(cheapest)));
+  if (status.ok() && args.export_dag) {
+    Result<GenericDag> dag = PipelineDag(profile, options);
+    status = dag.ok() ? out->Write("dag.json", DagText(*dag)) : Status(dag.error());
+  }
   if (status.ok()) status = out->Commit();
   if (!status.ok()) return ReportError(name, status.error());
 
@@ -110,6 +152,7 @@ int Run(const FrontierArgs& args) {
             << "), " << DisplayPath(args.out_dir) << "/frontier.csv";
   if (json_written > 0) std::cout << ", " << json_written << " plans in " << DisplayPath(args.out_dir) << "/plans/";
   if (zeus_written > 0) std::cout << ", " << zeus_written << " Zeus plans in " << DisplayPath(args.out_dir) << "/zeus/";
+  if (args.export_dag) std::cout << ", the pipeline's DAG in " << DisplayPath(args.out_dir) << "/dag.json";
   std::cout << ", Zeus PointSolution exports of T_min and T* in " << DisplayPath(args.out_dir) << "/zeus/\n"
             << "look plans up with: wattcut plan show " << DisplayPath(args.out_dir)
             << " --point N | --time T | --slowdown K | --power-per-gpu W\n";
@@ -129,9 +172,21 @@ void AddFrontierCommand(CLI::App& app, CommandStatus& status) {
                   "T_min); all is a deprecated name of json")
       ->check(CLI::IsMember({"none", "json", "zeus", "ends", "all"}))
       ->capture_default_str();
+  sub->add_option("--dag", args->dag_path,
+                  "Plan this wattcut.dag/v1 file (any DAG: operations with measured options, edges) instead of a "
+                  "pipeline: DIR/frontier.csv and DIR/plans.jsonl, as `wattcut dag frontier` writes them");
+  sub->add_flag("--export-dag", args->export_dag,
+                "Also write DIR/dag.json: the DAG the pipeline's schedule builds, with the profile's measurements, "
+                "to edit and plan with --dag");
   sub->add_option("--out", args->out_dir, "Output directory")->required();
   sub->add_flag("--overwrite", args->overwrite, "Replace DIR if it exists and is not empty");
-  sub->callback([args, &status] { status.exit_code = Run(*args); });
+  sub->callback([args, sub, &status] {
+    for (const std::string& option : PipelineOnlyOptions()) {
+      if (sub->get_option(option)->count() > 0) args->pipeline_options_given.push_back(option);
+    }
+    args->unit_time_given = sub->get_option("--unit-time")->count() > 0;
+    status.exit_code = Run(*args);
+  });
 }
 
 }  // namespace wattcut::cli
