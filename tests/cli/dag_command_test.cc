@@ -199,6 +199,14 @@ TEST(DagCommand, FrontierExportsAndPlansTheDagItself) {
             std::string::npos)
       << refused.err;
   EXPECT_FALSE(fs::exists(dir.path() + "/refused"));
+
+  // `wattcut plan` reads a pipeline's frontier; a DAG's folder says where its plans are.
+  auto show = RunWattcut("plan show " + dir.path() + "/dag --point 0");
+  EXPECT_EQ(show.exit_code, 1);
+  EXPECT_NE(show.err.find(dir.path() + "/dag: a DAG's frontier (wattcut frontier --dag): its plans are " + dir.path() +
+                          "/dag/plans.jsonl"),
+            std::string::npos)
+      << show.err;
 }
 
 }  // namespace

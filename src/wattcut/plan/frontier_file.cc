@@ -412,6 +412,12 @@ Result<Frontier> ReadFrontierFile(const std::string& path) {
   std::string file = path;
   if (fs::is_directory(given)) {
     file = (fs::path(path) / kFrontierFileName).string();
+    if (!fs::exists(file, ec) && fs::exists(fs::path(path) / "plans.jsonl", ec)) {
+      return Error::NotFound(path + ": a DAG's frontier (wattcut frontier --dag): its plans are " + path +
+                             "/plans.jsonl, one JSON line per point (docs/planner.md, Generic DAGs); this reads "
+                             "a pipeline's " +
+                             std::string(kFrontierFileName));
+    }
     if (!fs::exists(file, ec)) {
       return Error::NotFound(path + ": no " + std::string(kFrontierFileName) +
                              " in this folder (is it a `wattcut frontier --out` folder? older versions wrote no "
