@@ -33,7 +33,7 @@ int HttpStatusFor(ErrorCode code) {
   return 500;
 }
 
-ErrorCode ErrorCodeForStatus(int status) {
+ErrorCode ErrorCodeForStatus(int status, ErrorCode server_error) {
   switch (status) {
     case 400:
       return ErrorCode::kMalformed;
@@ -51,7 +51,7 @@ ErrorCode ErrorCodeForStatus(int status) {
     case 504:
       return ErrorCode::kDeadlineExceeded;
     default:
-      return status >= 500 ? ErrorCode::kDeviceError : ErrorCode::kInvalidArgument;
+      return status >= 500 ? server_error : ErrorCode::kInvalidArgument;
   }
 }
 

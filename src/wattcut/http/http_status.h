@@ -17,8 +17,10 @@ namespace wattcut::http {
 int HttpStatusFor(ErrorCode code);
 
 // The other way, for a client: the code of an answer's status (401 and 403 are
-// kPermissionDenied, other 4xx kInvalidArgument, other 5xx kDeviceError).
-ErrorCode ErrorCodeForStatus(int status);
+// kPermissionDenied, other 4xx kInvalidArgument, 503 kUnavailable, 504 kDeadlineExceeded). What
+// any other 5xx means is the service's: `server_error`, kDeviceError for the node agent (a 500 is
+// NVML refusing), kUnavailable for the planning server (any 5xx: retry later).
+ErrorCode ErrorCodeForStatus(int status, ErrorCode server_error = ErrorCode::kDeviceError);
 
 // The Error of a refused request, as wattcut's services answer one ({"error": message, "code":
 // name}): that message, with the named code, else the status's. A body that is not such an

@@ -33,6 +33,11 @@ TEST(HttpStatus, AnAnswersErrorKeepsTheServicesMessageAndCode) {
   EXPECT_EQ(plain.code, ErrorCode::kDeviceError);
   EXPECT_EQ(ErrorCodeForStatus(422), ErrorCode::kInvalidArgument);
   EXPECT_EQ(ErrorCodeForStatus(404), ErrorCode::kNotFound);
+  // A service's own meaning of a 5xx (the planning server's: retry later); 503 and 504 keep theirs.
+  EXPECT_EQ(ErrorCodeForStatus(500, ErrorCode::kUnavailable), ErrorCode::kUnavailable);
+  EXPECT_EQ(ErrorCodeForStatus(502, ErrorCode::kUnavailable), ErrorCode::kUnavailable);
+  EXPECT_EQ(ErrorCodeForStatus(504, ErrorCode::kUnavailable), ErrorCode::kDeadlineExceeded);
+  EXPECT_EQ(ErrorCodeForStatus(500), ErrorCode::kDeviceError);
   for (ErrorCode code : {ErrorCode::kMalformed, ErrorCode::kNotFound, ErrorCode::kConflict, ErrorCode::kAborted,
                          ErrorCode::kUnavailable, ErrorCode::kDeadlineExceeded, ErrorCode::kPermissionDenied,
                          ErrorCode::kDeviceError, ErrorCode::kInvalidArgument}) {

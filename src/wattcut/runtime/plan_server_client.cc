@@ -7,6 +7,8 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
+#include "wattcut/http/http_status.h"
+
 namespace wattcut {
 namespace {
 
@@ -17,25 +19,6 @@ std::string ErrorMessage(const std::string& body) {
   json doc = json::parse(body, nullptr, /*allow_exceptions=*/false);
   if (doc.is_object() && doc.contains("error") && doc["error"].is_string()) return doc["error"].get<std::string>();
   return body.size() > 500 ? body.substr(0, 500) + "..." : body;
-}
-
-// The kind of failure an HTTP status means to the client (the inverse of the server's
-// http_status.h, so that the rank's background thread knows what to retry).
-ErrorCode CodeOfStatus(int status) {
-  switch (status) {
-    case 400:
-      return ErrorCode::kMalformed;
-    case 404:
-      return ErrorCode::kNotFound;
-    case 409:
-      return ErrorCode::kConflict;
-    case 410:
-      return ErrorCode::kAborted;
-    case 504:
-      return ErrorCode::kDeadlineExceeded;
-    default:
-      return status >= 500 ? ErrorCode::kUnavailable : ErrorCode::kInvalidArgument;
-  }
 }
 
 std::pair<time_t, time_t> SecondsAndMicros(double s) {
@@ -110,7 +93,9 @@ Result<std::string> PlanServerClient::Call(const std::string& method, const std:
   }
   if (result->status != 200) {
     return Error{method + " " + path + ": HTTP " + std::to_string(result->status) + ": " + ErrorMessage(result->body),
-                 CodeOfStatus(result->status)};
+                 // Any 5xx of the planning server means "retry later" (the rank's background thread
+                 // keeps asking); the agent's 500 (an NVML error) is http_status.h's default.
+                 http::ErrorCodeForStatus(result->status, ErrorCode::kUnavailable)};
   }
   return result->body;
 }
