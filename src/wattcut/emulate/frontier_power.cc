@@ -7,6 +7,8 @@
 #include <thread>
 #include <utility>
 
+#include "wattcut/dag/topological_order.h"
+
 namespace wattcut {
 
 Result<FrontierPower> FrontierPower::Create(const Frontier& frontier, const TimeCostProblem& problem) {
@@ -28,35 +30,18 @@ Result<FrontierPower> FrontierPower::Create(const Frontier& frontier, const Time
     return Error{"power: the frontier's schedule has " + std::to_string(scheduled) + " computations, its durations " +
                  std::to_string(n)};
   }
-  std::vector<int> indegree(n, 0);
   power.first_in_.assign(n + 1, 0);
   for (auto [u, v] : problem.precedences) {
     if (u < 0 || v < 0 || static_cast<size_t>(u) >= n || static_cast<size_t>(v) >= n) {
       return Error{"power: a precedence names a computation out of range"};
     }
     ++power.first_in_[static_cast<size_t>(v) + 1];
-    ++indegree[static_cast<size_t>(v)];
   }
   for (size_t v = 0; v < n; ++v) power.first_in_[v + 1] += power.first_in_[v];
   power.in_.resize(problem.precedences.size());
   std::vector<int> next(power.first_in_.begin(), power.first_in_.end() - 1);
-  std::vector<std::vector<int>> out(n);
-  for (auto [u, v] : problem.precedences) {
-    power.in_[static_cast<size_t>(next[static_cast<size_t>(v)]++)] = u;
-    out[static_cast<size_t>(u)].push_back(v);
-  }
-  std::vector<int> ready;
-  for (size_t v = 0; v < n; ++v) {
-    if (indegree[v] == 0) ready.push_back(static_cast<int>(v));
-  }
-  while (!ready.empty()) {
-    int u = ready.back();
-    ready.pop_back();
-    power.topological_order_.push_back(u);
-    for (int v : out[static_cast<size_t>(u)]) {
-      if (--indegree[static_cast<size_t>(v)] == 0) ready.push_back(v);
-    }
-  }
+  for (auto [u, v] : problem.precedences) power.in_[static_cast<size_t>(next[static_cast<size_t>(v)]++)] = u;
+  power.topological_order_ = TopologicalOrder(n, problem.precedences);
   if (power.topological_order_.size() != n) return Error{"power: the computations' dependencies are cyclic"};
   return power;
 }
@@ -196,7 +181,7 @@ double FrontierPower::PeakOfTimeline(int64_t makespan_units, double window_units
   return (whole * iteration + best) / window_units;
 }
 
-Result<PowerTimeline> FrontierPower::Timeline(const std::vector<int64_t>& durations) const {
+Result<std::vector<double>> FrontierPower::ExcessPowers(const std::vector<int64_t>& durations) const {
   if (durations.size() != topological_order_.size()) return Error{"power: wrong number of durations"};
   std::vector<double> excess(durations.size());
   for (size_t v = 0; v < durations.size(); ++v) {
@@ -204,7 +189,13 @@ Result<PowerTimeline> FrontierPower::Timeline(const std::vector<int64_t>& durati
     if (!e.ok()) return e.error();
     excess[v] = *e;
   }
-  const int64_t makespan = BuildTimeline(durations, excess);
+  return excess;
+}
+
+Result<PowerTimeline> FrontierPower::Timeline(const std::vector<int64_t>& durations) const {
+  Result<std::vector<double>> excess = ExcessPowers(durations);
+  if (!excess.ok()) return excess.error();
+  const int64_t makespan = BuildTimeline(durations, *excess);
   PowerTimeline timeline;
   for (size_t j = 0; j + 1 < breakpoints_.size(); ++j) {
     timeline.time_s.push_back(breakpoints_[j] * unit_time_s_);
@@ -216,27 +207,17 @@ Result<PowerTimeline> FrontierPower::Timeline(const std::vector<int64_t>& durati
 
 Result<double> FrontierPower::PeakPower(const std::vector<int64_t>& durations, double window_s) const {
   if (!(window_s > 0) || !std::isfinite(window_s)) return Error{"power: the window must be a positive time"};
-  if (durations.size() != topological_order_.size()) return Error{"power: wrong number of durations"};
-  std::vector<double> excess(durations.size());
-  for (size_t v = 0; v < durations.size(); ++v) {
-    Result<double> e = ExcessPower(v, durations[v]);
-    if (!e.ok()) return e.error();
-    excess[v] = *e;
-  }
-  const int64_t makespan = BuildTimeline(durations, excess);
+  Result<std::vector<double>> excess = ExcessPowers(durations);
+  if (!excess.ok()) return excess.error();
+  const int64_t makespan = BuildTimeline(durations, *excess);
   return PeakOfTimeline(makespan, window_s / unit_time_s_);
 }
 
 Status FrontierPower::SetPeakPowersOf(Frontier& frontier, size_t begin, size_t end, double window_s) const {
   // Start from point `begin`'s durations (the frontier's checkpoints), then follow the changes.
   std::vector<int64_t> durations = frontier.DurationsAt(begin);
-  if (durations.size() != topological_order_.size()) return Error{"power: wrong number of durations"};
-  std::vector<double> excess(durations.size());
-  for (size_t v = 0; v < durations.size(); ++v) {
-    Result<double> e = ExcessPower(v, durations[v]);
-    if (!e.ok()) return e.error();
-    excess[v] = *e;
-  }
+  Result<std::vector<double>> excess = ExcessPowers(durations);
+  if (!excess.ok()) return excess.error();
   const double window_units = window_s / unit_time_s_;
   for (size_t i = begin; i < end; ++i) {
     if (i > begin) {
@@ -245,10 +226,10 @@ Status FrontierPower::SetPeakPowersOf(Frontier& frontier, size_t begin, size_t e
         durations[v] = c.duration_units;
         Result<double> e = ExcessPower(v, c.duration_units);
         if (!e.ok()) return e.error();
-        excess[v] = *e;
+        (*excess)[v] = *e;
       }
     }
-    const int64_t makespan = BuildTimeline(durations, excess);
+    const int64_t makespan = BuildTimeline(durations, *excess);
     frontier.SetPeakPower(i, PeakOfTimeline(makespan, window_units));
   }
   return Status::Ok();

@@ -65,6 +65,8 @@ class FrontierPower {
   Status SetPeakPowersOf(Frontier& frontier, size_t begin, size_t end, double window_s) const;
   // The computation's power above blocking power at duration d (cost(d) / (d * unit)).
   Result<double> ExcessPower(size_t computation, int64_t duration_units) const;
+  // ExcessPower of every computation at `durations` (one duration per computation, else an error).
+  Result<std::vector<double>> ExcessPowers(const std::vector<int64_t>& durations) const;
   // Start time of every computation (in units) and the makespan.
   int64_t Schedule(const std::vector<int64_t>& durations, std::vector<int64_t>& start) const;
   // The step function of the pipeline's power for these durations and excess powers, as
