@@ -10,59 +10,22 @@
 #include "wattcut/profile/cost_model.h"
 #include "wattcut/profile/operation_options.h"
 #include "wattcut/solver/glpk_oracle_testing.h"
+#include "wattcut/solver/time_cost_testing.h"
 
 namespace wattcut {
 namespace {
-
-// A random convex, non-increasing cost table over [min_d, max_d].
-CostTable RandomConvexTable(std::mt19937& rng) {
-  std::uniform_int_distribution<int> min_d(0, 4), span(0, 5);
-  std::uniform_real_distribution<double> slope(0.05, 3.0), base(0.0, 10.0);
-  CostTable table;
-  table.min_duration = min_d(rng);
-  table.max_duration = table.min_duration + span(rng);
-  const int n = static_cast<int>(table.max_duration - table.min_duration);
-  // Decreasing slopes in magnitude: convex and non-increasing.
-  std::vector<double> slopes;
-  for (int i = 0; i < n; ++i) slopes.push_back(slope(rng));
-  std::sort(slopes.begin(), slopes.end(), std::greater<>());
-  double cost = base(rng) + 20;
-  table.cost_j.push_back(cost);
-  for (double s : slopes) {
-    cost -= s;
-    table.cost_j.push_back(cost);
-  }
-  return table;
-}
 
 TimeCostProblem RandomProblem(std::mt19937& rng, int num_activities) {
   TimeCostProblem problem;
   std::bernoulli_distribution edge(0.35);
   for (int v = 0; v < num_activities; ++v) {
-    problem.cost_tables.push_back(RandomConvexTable(rng));
+    problem.cost_tables.push_back(RandomConvexCostTable(rng, 0, 4, 5));
     problem.cost_table.push_back(v);
     for (int u = 0; u < v; ++u) {
       if (edge(rng)) problem.precedences.emplace_back(u, v);
     }
   }
   return problem;
-}
-
-int64_t LongestPath(const TimeCostProblem& problem, const std::vector<int64_t>& durations) {
-  const int n = problem.num_activities();
-  std::vector<int64_t> finish(static_cast<size_t>(n), 0);
-  // Precedences go from lower to higher index in these tests: index order is topological.
-  std::vector<int64_t> start(static_cast<size_t>(n), 0);
-  int64_t makespan = 0;
-  for (int v = 0; v < n; ++v) {
-    for (auto [a, b] : problem.precedences) {
-      if (b == v)
-        start[static_cast<size_t>(v)] = std::max(start[static_cast<size_t>(v)], finish[static_cast<size_t>(a)]);
-    }
-    finish[static_cast<size_t>(v)] = start[static_cast<size_t>(v)] + durations[static_cast<size_t>(v)];
-    makespan = std::max(makespan, finish[static_cast<size_t>(v)]);
-  }
-  return makespan;
 }
 
 // Every frontier point is the least cost for its makespan (checked by an exact integer
@@ -84,7 +47,7 @@ TEST_P(FrontierSolverOptimality, EveryPointIsOptimalOnRandomDags) {
       shortest.push_back(problem.table_of(i).min_duration);
       longest.push_back(problem.table_of(i).max_duration);
     }
-    ASSERT_EQ(solver.makespan(), LongestPath(problem, longest));
+    ASSERT_EQ(solver.makespan(), MakespanOf(problem, longest));
     int64_t previous = -1;
     do {
       SCOPED_TRACE("trial " + std::to_string(trial) + ", makespan " + std::to_string(solver.makespan()));
@@ -92,7 +55,7 @@ TEST_P(FrontierSolverOptimality, EveryPointIsOptimalOnRandomDags) {
         ASSERT_EQ(solver.makespan(), previous - 1) << "points must be one unit apart";
       }
       previous = solver.makespan();
-      ASSERT_EQ(LongestPath(problem, solver.durations()), solver.makespan());
+      ASSERT_EQ(MakespanOf(problem, solver.durations()), solver.makespan());
       double oracle = OracleMinCost(problem, solver.makespan());
       ASSERT_FALSE(std::isnan(oracle));
       double gap = solver.total_cost() - oracle;
@@ -100,7 +63,7 @@ TEST_P(FrontierSolverOptimality, EveryPointIsOptimalOnRandomDags) {
       EXPECT_NEAR(solver.total_cost(), oracle, 1e-6);
       ++points_checked;
     } while (solver.Step());
-    EXPECT_EQ(solver.makespan(), LongestPath(problem, shortest)) << "trial " << trial;
+    EXPECT_EQ(solver.makespan(), MakespanOf(problem, shortest)) << "trial " << trial;
     ++instances;
   }
   EXPECT_GE(instances, 100);

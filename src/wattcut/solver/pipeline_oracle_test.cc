@@ -13,52 +13,10 @@
 #include "wattcut/dag/computation_dag.h"
 #include "wattcut/solver/frontier_solver.h"
 #include "wattcut/solver/glpk_oracle_testing.h"
+#include "wattcut/solver/time_cost_testing.h"
 
 namespace wattcut {
 namespace {
-
-// A random convex, non-increasing cost table over [min_d, min_d + span].
-CostTable RandomConvexTable(std::mt19937& rng) {
-  std::uniform_int_distribution<int> min_d(1, 4), span(0, 4);
-  std::uniform_real_distribution<double> slope(0.05, 3.0), base(0.0, 10.0);
-  CostTable table;
-  table.min_duration = min_d(rng);
-  table.max_duration = table.min_duration + span(rng);
-  std::vector<double> slopes;
-  for (int64_t i = table.min_duration; i < table.max_duration; ++i) slopes.push_back(slope(rng));
-  std::sort(slopes.begin(), slopes.end(), std::greater<>());
-  double cost = base(rng) + 20;
-  table.cost_j.push_back(cost);
-  for (double s : slopes) table.cost_j.push_back(cost -= s);
-  return table;
-}
-
-// The critical path of the DAG at `durations`, in any node order (Kahn).
-int64_t LongestPath(const TimeCostProblem& problem, const std::vector<int64_t>& durations) {
-  const auto n = static_cast<size_t>(problem.num_activities());
-  std::vector<std::vector<int>> out(n);
-  std::vector<int> indegree(n, 0), ready;
-  for (auto [u, v] : problem.precedences) {
-    out[static_cast<size_t>(u)].push_back(v);
-    ++indegree[static_cast<size_t>(v)];
-  }
-  for (size_t v = 0; v < n; ++v) {
-    if (indegree[v] == 0) ready.push_back(static_cast<int>(v));
-  }
-  std::vector<int64_t> start(n, 0);
-  int64_t makespan = 0;
-  while (!ready.empty()) {
-    const auto u = static_cast<size_t>(ready.back());
-    ready.pop_back();
-    const int64_t end = start[u] + durations[u];
-    makespan = std::max(makespan, end);
-    for (int v : out[u]) {
-      start[static_cast<size_t>(v)] = std::max(start[static_cast<size_t>(v)], end);
-      if (--indegree[static_cast<size_t>(v)] == 0) ready.push_back(v);
-    }
-  }
-  return makespan;
-}
 
 struct Shape {
   PipelineScheduleKind kind;
@@ -96,7 +54,7 @@ TEST(PipelineOracle, EveryFrontierPointOfEveryScheduleIsOptimal) {
                                                 static_cast<int>(node.computation.kind))];
       if (table < 0) {
         table = static_cast<int>(problem.cost_tables.size());
-        problem.cost_tables.push_back(RandomConvexTable(rng));
+        problem.cost_tables.push_back(RandomConvexCostTable(rng, 1, 4, 4));
       }
       problem.cost_table.push_back(table);
     }
@@ -108,7 +66,7 @@ TEST(PipelineOracle, EveryFrontierPointOfEveryScheduleIsOptimal) {
     }
     FrontierSolver solver(problem);
     solver.Init();
-    ASSERT_EQ(solver.makespan(), LongestPath(problem, longest));
+    ASSERT_EQ(solver.makespan(), MakespanOf(problem, longest));
     int64_t previous = -1;
     do {
       SCOPED_TRACE("makespan " + std::to_string(solver.makespan()));
@@ -116,13 +74,13 @@ TEST(PipelineOracle, EveryFrontierPointOfEveryScheduleIsOptimal) {
         ASSERT_EQ(solver.makespan(), previous - 1) << "points must be one unit apart";
       }
       previous = solver.makespan();
-      ASSERT_EQ(LongestPath(problem, solver.durations()), solver.makespan());
+      ASSERT_EQ(MakespanOf(problem, solver.durations()), solver.makespan());
       const double oracle = OracleMinCost(problem, solver.makespan());
       ASSERT_FALSE(std::isnan(oracle));
       EXPECT_NEAR(solver.total_cost(), oracle, 1e-6);
       ++points_checked;
     } while (solver.Step());
-    EXPECT_EQ(solver.makespan(), LongestPath(problem, shortest));
+    EXPECT_EQ(solver.makespan(), MakespanOf(problem, shortest));
   }
   EXPECT_GT(points_checked, 100);
   RecordProperty("points_checked", std::to_string(points_checked));
