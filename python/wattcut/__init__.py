@@ -6,7 +6,8 @@ Hook points for Megatron-LM and DeepSpeed: docs/python.md. `Frontier.load(DIR)` 
 a `wattcut frontier --out DIR` run and looks them up as the CLI and the server do.
 """
 
+from wattcut._version import __version__
 from wattcut.frontier import Frontier, Plan
 from wattcut.pipeline_frequency import PipelineFrequencyOptimizer, WattcutError
 
-__all__ = ["Frontier", "Plan", "PipelineFrequencyOptimizer", "WattcutError"]
+__all__ = ["Frontier", "Plan", "PipelineFrequencyOptimizer", "WattcutError", "__version__"]
