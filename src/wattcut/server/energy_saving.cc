@@ -1,0 +1,66 @@
+#include "wattcut/server/energy_saving.h"
+
+#include <algorithm>
+
+#include "wattcut/emulate/all_max.h"
+#include "wattcut/profile/chunk_split.h"
+
+namespace wattcut::server {
+
+std::optional<AllMaxPoint> AllMaxReference(const Profile& per_device_profile, const Frontier& frontier,
+                                           int virtual_stages) {
+  const PipelineSchedule& schedule = frontier.setup().schedule;
+  if (schedule.empty() || per_device_profile.num_stages() != static_cast<int>(schedule.size())) return std::nullopt;
+  std::optional<Profile> chunks;
+  if (virtual_stages > 1) {
+    Result<Profile> repeated = RepeatDeviceRowsPerChunk(per_device_profile, virtual_stages);
+    if (!repeated.ok()) return std::nullopt;
+    chunks = std::move(*repeated);
+  }
+  const Profile& profile = chunks ? *chunks : per_device_profile;
+  if (profile.num_stages() != static_cast<int>(schedule.size()) * ScheduleChunks(schedule)) return std::nullopt;
+  AllMaxPoint point;
+  point.time_s = AllMaxIterationTime(profile, schedule);
+  point.energy_j = AllMaxEnergy(profile, schedule, point.time_s, frontier.setup().p2p_power_w);
+  return point;
+}
+
+double StepSavingJ(const Frontier& frontier, const AllMaxPoint& all_max, const DeploymentTarget& target, int dp_degree,
+                   int tp_degree) {
+  const auto& points = frontier.points();
+  if (!target.plan || target.base_index >= points.size() || target.non_straggler_index >= points.size()) return 0;
+  const double base_saving_j = all_max.energy_j - points[target.base_index].energy_j;
+  double pipelines_j = base_saving_j * dp_degree;
+  if (!target.straggler_dp.empty()) {
+    const auto stragglers = std::count_if(target.straggler_dp.begin(), target.straggler_dp.end(),
+                                          [dp_degree](int dp) { return dp >= 0 && dp < dp_degree; });
+    const double others_saving_j = all_max.energy_j - points[target.non_straggler_index].energy_j;
+    pipelines_j =
+        base_saving_j * static_cast<double>(stragglers) + others_saving_j * static_cast<double>(dp_degree - stragglers);
+  }
+  return pipelines_j * tp_degree;
+}
+
+void EnergySavingTally::Count(int64_t steps, const Rate& rate) {
+  if (steps <= 0) return;
+  saved_j_ += rate.saving_j * static_cast<double>(steps);
+  counted_steps_ += steps;
+  if (rate.is_plan) plan_steps_ += steps;
+}
+
+void EnergySavingTally::Advance(int64_t job_step, double saving_j, bool is_plan, int64_t from_step) {
+  const Rate now{saving_j, is_plan};
+  if (!counted_through_ || job_step < *counted_through_) {
+    counted_through_ = job_step;
+    if (job_step >= from_step) previous_ = now;
+    return;
+  }
+  const int64_t begin = *counted_through_;
+  // Steps [begin, from_step) ran the target before this one; [from_step, job_step) this one.
+  if (begin < from_step) Count(std::min(job_step, from_step) - begin, previous_);
+  Count(job_step - std::max(begin, from_step), now);
+  counted_through_ = job_step;
+  if (job_step >= from_step) previous_ = now;
+}
+
+}  // namespace wattcut::server

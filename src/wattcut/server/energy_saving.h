@@ -1,0 +1,72 @@
+// The energy a job's plans have saved against AllMax, as the server can know it: the
+// planner's estimate, not a measurement.
+//
+//   AllMaxReference   the AllMax point (every computation at its highest clock) of a job's
+//                     frontier, from the job's profile (emulate/all_max.h);
+//   StepSavingJ       what one training step of a deployment target saves against it:
+//                     tp_degree x the sum over the data-parallel pipelines of
+//                     (AllMax energy - the energy of the frontier point that pipeline runs),
+//                     every tensor-parallel GPU of a stage taken to use what the profile
+//                     measured for the stage; 0 for an AllMax target;
+//   EnergySavingTally the sum of that over the steps the ranks report completing
+//                     (GET /v1/jobs/{id}/deployment?step=N; the job's step is the largest
+//                     any rank reported), each step at the saving of the target it ran:
+//                     a change counts from its apply step on.
+// Pure values, no lock and no I/O: the registry holds the job's mutex.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+
+#include "wattcut/plan/frontier.h"
+#include "wattcut/profile/profile.h"
+#include "wattcut/server/deployment.h"
+
+namespace wattcut::server {
+
+struct AllMaxPoint {
+  double time_s = 0;
+  double energy_j = 0;  // one pipeline, blocking energy at the frontier's p2p power included
+};
+
+// The AllMax point of `frontier`'s schedule with `per_device_profile` (one stage per pipeline
+// device, as the server keeps a job's profile; with virtual_stages > 1 each chunk gets its
+// device's rows, as the planner did). nullopt when the profile does not fit the schedule.
+std::optional<AllMaxPoint> AllMaxReference(const Profile& per_device_profile, const Frontier& frontier,
+                                           int virtual_stages);
+
+// Joules one step of the whole job saves against AllMax when it runs `target` (see above).
+double StepSavingJ(const Frontier& frontier, const AllMaxPoint& all_max, const DeploymentTarget& target, int dp_degree,
+                   int tp_degree);
+
+class EnergySavingTally {
+ public:
+  // The job has completed `job_step` steps; the target deployed now saves `saving_j` a step
+  // (`is_plan`: it is a plan, not AllMax) from step `from_step` on, the steps before it
+  // saved what the target before did. The first call only sets where counting starts (the
+  // steps run before the server knew of them are not counted); a step lower than one seen
+  // before (a rank restarted from a checkpoint) counts nothing and moves the start back.
+  void Advance(int64_t job_step, double saving_j, bool is_plan, int64_t from_step);
+
+  double saved_j() const { return saved_j_; }
+  // Steps counted while a plan ran, and all steps counted.
+  int64_t plan_steps() const { return plan_steps_; }
+  int64_t counted_steps() const { return counted_steps_; }
+  // Whether any step report arrived.
+  bool started() const { return counted_through_.has_value(); }
+
+ private:
+  struct Rate {
+    double saving_j = 0;
+    bool is_plan = false;
+  };
+  void Count(int64_t steps, const Rate& rate);
+
+  std::optional<int64_t> counted_through_;  // steps [0, counted_through_) are counted or before the start
+  Rate previous_;                           // the rate of the steps before the latest from_step
+  double saved_j_ = 0;
+  int64_t plan_steps_ = 0;
+  int64_t counted_steps_ = 0;
+};
+
+}  // namespace wattcut::server
