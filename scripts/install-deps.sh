@@ -18,6 +18,7 @@ packages=(
   python3 python3-dev pybind11-dev             # the Python module wattcut (for /usr/bin/python3)
   python3-torch python3-numpy                  # the PyTorch example and its end-to-end test
   python3-yaml                                 # tests/deploy: the DaemonSet and the agent's OpenAPI parse
+  python3-venv python3-setuptools python3-wheel # pip install of wattcut into a venv (tests/install)
   chromium tesseract-ocr tesseract-ocr-eng fonts-dejavu-core  # status page browser test: screenshot, OCR
 )
 
