@@ -28,6 +28,7 @@ from pathlib import Path
 
 from setuptools import Extension, setup
 from setuptools.command.build_ext import build_ext
+from setuptools.command.editable_wheel import editable_wheel
 from setuptools.errors import SetupError
 
 SOURCE_DIR = Path(__file__).resolve().parent
@@ -98,14 +99,24 @@ def run_logged(command, log_path, what):
                      f"\nA package missing? {INSTALL_DEPS_HINT}")
 
 
+EDITABLE_REFUSED = ("an editable install (pip install -e) is not supported: it would build into "
+                    "python/wattcut; install normally, or put a CMake build's python/ folder on "
+                    "PYTHONPATH (docs/python.md)")
+
+
+class NoEditableWheel(editable_wheel):
+    """pip install -e: refused with one line (setuptools would wrap build_ext's error in a traceback)."""
+
+    def run(self):
+        raise SetupError(EDITABLE_REFUSED)
+
+
 class CMakeBuild(build_ext):
     """build_ext that builds the package with CMake and copies the assembled folder into build_lib."""
 
     def run(self):
         if self.inplace:
-            raise SetupError("an editable install (pip install -e) is not supported: it would build "
-                             "into python/wattcut; install normally, or put a CMake build's "
-                             "python/ folder on PYTHONPATH (docs/python.md)")
+            raise SetupError(EDITABLE_REFUSED)
         require_tools()
         build_dir = cmake_build_dir()
         if build_dir == (SOURCE_DIR / "build").resolve():
@@ -165,7 +176,7 @@ setup(
     package_data={"wattcut": ["py.typed", "_wattcut.pyi"]},
     # Built by CMakeBuild; declaring it makes the wheel platform-specific (cp311-cp311-linux_x86_64).
     ext_modules=[Extension("wattcut._wattcut", sources=[])],
-    cmdclass={"build_ext": CMakeBuild},
+    cmdclass={"build_ext": CMakeBuild, "editable_wheel": NoEditableWheel},
     options={"build": {"build_base": str(SETUPTOOLS_DIR)}, "egg_info": {"egg_base": str(SETUPTOOLS_DIR)}},
     zip_safe=False,
 )

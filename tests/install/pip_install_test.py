@@ -5,7 +5,7 @@ A `/usr/bin/python3 -m venv --system-site-packages` venv, `pip install --no-buil
 version is CMake's project() version, the frequency-setter helper is installed and runs, and the
 compiled module loads a frontier the CLI wrote. `pip wheel` makes a platform wheel holding the
 module and the helper; `pip uninstall` removes it all; a missing build tool or -dev package is a
-short error naming scripts/install-deps.sh.
+short error naming scripts/install-deps.sh; `pip install -e` is refused in one line.
 
 Environment (set by tests/install/CMakeLists.txt):
     WATTCUT_SOURCE_DIR          the repository root (what pip installs)
@@ -178,16 +178,21 @@ class PipInstallTest(unittest.TestCase):
                   clean_environment(PYTHONPATH=BUILD_PYTHON_DIR), "import wattcut from the build tree")
         self.assertEqual(out.strip(), VERSION)
 
-    def failed_build_output(self, **env):
-        """pip wheel with a changed environment, expected to fail; returns its output."""
-        result = subprocess.run([self.pip, "wheel", "--no-build-isolation", "--no-index", "--no-deps",
-                                 "--no-cache-dir", "-w", os.path.join(self.tmp, "no-wheels"), SOURCE_DIR],
+    def failed_pip_output(self, pip_args, **env):
+        """pip with a changed environment, expected to fail without a traceback; returns its output."""
+        result = subprocess.run([self.pip, *pip_args, "--no-build-isolation", "--no-index", "--no-cache-dir"],
                                 cwd=self.elsewhere, env=clean_environment(**env), stdout=subprocess.PIPE,
                                 stderr=subprocess.STDOUT, text=True, timeout=PIP_STEP_LIMIT_S, check=False)
         self.assertNotEqual(result.returncode, 0, result.stdout)
-        self.assertIn("scripts/install-deps.sh", result.stdout)
         self.assertNotIn("Traceback", result.stdout)
         return result.stdout
+
+    def failed_build_output(self, **env):
+        """pip wheel with a changed environment, expected to fail naming install-deps.sh."""
+        out = self.failed_pip_output(["wheel", "--no-deps", "-w", os.path.join(self.tmp, "no-wheels"), SOURCE_DIR],
+                                     **env)
+        self.assertIn("scripts/install-deps.sh", out)
+        return out
 
     def test_missing_build_tool_is_a_short_error(self):
         empty_bin = os.path.join(self.tmp, "empty-bin")
@@ -202,6 +207,14 @@ class PipInstallTest(unittest.TestCase):
         self.assertIn("CMake configure failed", out)
         self.assertIn("nlohmann_json", out)
         self.assertLess(len(out.splitlines()), 120, out)
+
+    def test_editable_install_is_refused_in_one_line(self):
+        out = self.failed_pip_output(["install", "-e", SOURCE_DIR],
+                                     WATTCUT_CMAKE_BUILD_DIR=os.path.join(self.tmp, "editable"))
+        self.assertIn("error: an editable install (pip install -e) is not supported", out)
+        built_in_source = [name for name in os.listdir(os.path.join(SOURCE_DIR, "python", "wattcut"))
+                           if name.endswith(".so") or name == "wattcut-freq-setter"]
+        self.assertEqual(built_in_source, [])
 
 
 if __name__ == "__main__":
