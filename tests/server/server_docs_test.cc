@@ -32,7 +32,7 @@ int ExpectedStatus(const std::string& method, const std::string& path) {
       {"POST", R"(/v1/jobs/[^/]+/frontier)", 202},
       {"", R"(/(register_job|register_rank/[^/]+|schedule/[^/]+|result/[^/]+))", 200},
       {"", R"(/v1/jobs(/[^/]+(/(planner|rank_profiles|frontier(/points)?|plan|stragglers|schedule))?)?)", 200},
-      {"GET", R"(/(healthz|metrics|openapi\.yaml))", 200},
+      {"GET", R"(/(healthz|metrics|openapi\.yaml)?)", 200},
   };
   for (const Route& r : kRoutes) {
     if ((*r.method == 0 || method == r.method) && std::regex_match(path, std::regex(r.path))) {

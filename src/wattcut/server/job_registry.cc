@@ -14,6 +14,7 @@
 #include "wattcut/plan/planning_limits.h"
 #include "wattcut/profile/profile_csv.h"
 #include "wattcut/server/deployment.h"
+#include "wattcut/server/energy_saving.h"
 #include "wattcut/server/frontier_state.h"
 #include "wattcut/server/job_state_codec.h"
 #include "wattcut/server/job_views.h"
@@ -101,6 +102,13 @@ struct JobRegistry::Job {
   // Barrier-free plan delivery (deployment.h).
   Deployment deployment;
   StepProgress progress;
+  // The energy the deployed plans saved against AllMax over the reported steps (status page;
+  // in memory only: counted again from the first report after a restart).
+  EnergySavingTally saving;
+  // The AllMax point of the frontier of generation all_max_generation (computed when first
+  // needed).
+  std::optional<AllMaxPoint> all_max;
+  uint64_t all_max_generation = 0;
   bool deleted = false;
 
   // Sizes the per-rank state for info.world_size ranks, all empty.
@@ -159,6 +167,28 @@ struct JobRegistry::Job {
   }
 
   size_t SelectedPoint() const { return SelectedIndex(*frontier, selection); }
+
+  // The AllMax point of the ready frontier; nullopt without one or when the profile does not
+  // give it.
+  const std::optional<AllMaxPoint>& AllMax() {
+    if (!frontier || !profile) {
+      all_max.reset();
+      return all_max;
+    }
+    if (all_max_generation != frontier_generation) {
+      all_max = AllMaxReference(*profile, *frontier, planner.virtual_stages);
+      all_max_generation = frontier_generation;
+    }
+    return all_max;
+  }
+
+  // What one step of the deployed target saves against AllMax (energy_saving.h).
+  double StepSaving() {
+    const DeploymentTarget& target = deployment.target;
+    if (!target.plan || !frontier || target.frontier_generation != frontier_generation) return 0;
+    const auto& reference = AllMax();
+    return reference ? StepSavingJ(*frontier, *reference, target, info.dp_degree, info.tp_degree) : 0;
+  }
 
   // The frontier as it stands, with the frontier fields of the job.
   void SetFrontierReady(std::shared_ptr<const Frontier> ready, double seconds) {
@@ -495,6 +525,8 @@ Answer JobRegistry::FetchDeployment(const std::string& job_id, int64_t rank, int
   const RankInfo* registered = *found;
   if (shutting_down_) return Error::Unavailable("the server is shutting down");
   job->progress.Report(static_cast<size_t>(rank), step, SteadyNowS());
+  job->saving.Advance(job->progress.max_step(), job->StepSaving(), job->deployment.target.plan,
+                      job->deployment.apply_from_step);
   const Deployment& d = job->deployment;
   const std::string head = "{\"version\":" + std::to_string(d.version) +
                            ",\"poll_interval_s\":" + Text(json(DeploymentPollIntervalS(job->info.world_size)));
@@ -663,6 +695,83 @@ Answer JobRegistry::ListJobs() {
     quarantined.push_back({{"job_id", q.job_id}, {"error", q.error}});
   }
   return Text(json{{"jobs", out}, {"quarantined", quarantined}});
+}
+
+namespace {
+
+// The frontier as the status page draws it: at most kStatusChartMaxPoints evenly spaced
+// points, both ends kept, and the marked ones.
+StatusFrontierView StatusFrontier(const Frontier& frontier, size_t selected, double compute_seconds) {
+  const auto& points = frontier.points();
+  auto point = [&points](size_t i) { return StatusPoint{i, points[i].time_s, points[i].energy_j}; };
+  StatusFrontierView view;
+  view.num_points = points.size();
+  const size_t shown = std::min(points.size(), kStatusChartMaxPoints);
+  for (size_t k = 0; k < shown; ++k) {
+    view.curve.push_back(point(shown == 1 ? 0 : k * (points.size() - 1) / (shown - 1)));
+  }
+  view.fastest = point(frontier.fastest_index());
+  view.min_energy = point(frontier.min_energy_index());
+  view.selected = point(selected);
+  view.compute_seconds = compute_seconds;
+  return view;
+}
+
+}  // namespace
+
+void JobRegistry::FillStatusView(ServerStatusView& view, size_t max_jobs) {
+  std::vector<std::shared_ptr<Job>> jobs;
+  {
+    std::shared_lock lock(mu_);
+    view.num_jobs = jobs_.size();
+    view.num_quarantined = quarantined_.size();
+    // Ids start with the registration time: the last ones in the map are the newest.
+    for (auto it = jobs_.rbegin(); it != jobs_.rend() && jobs.size() < max_jobs; ++it) jobs.push_back(it->second);
+  }
+  for (const auto& job : jobs) {
+    std::lock_guard lock(job->mu);
+    JobStatusView v;
+    v.job_id = job->info.job_id;
+    v.name = job->info.job_metadata;
+    v.pp_degree = job->info.pp_degree;
+    v.dp_degree = job->info.dp_degree;
+    v.tp_degree = job->info.tp_degree;
+    v.world_size = job->info.world_size;
+    v.ranks_registered = job->num_registered;
+    v.rounds = job->barrier.completed_rounds();
+    v.num_microbatches = job->planner.num_microbatches;
+    v.schedule = job->planner.schedule;
+    v.virtual_stages = job->planner.virtual_stages;
+    v.frontier_state = job->frontier_state;
+    v.frontier_error = job->frontier_error;
+    v.profile_source = job->profile_source;
+    if (job->sweep.active()) v.profiling_freq_mhz = job->sweep.current_freq_mhz();
+    v.deployment_version = job->deployment.version;
+    v.deployment_mode = job->deployment.version == 0 ? "none" : job->deployment.target.plan ? "plan" : "all_max";
+    v.job_step = job->progress.max_step();
+    for (const auto& [dp, s] : job->stragglers) v.stragglers.push_back({dp, s.kind, s.value});
+    if (job->frontier_state == FrontierState::kReady && job->frontier) {
+      const Frontier& frontier = *job->frontier;
+      const size_t selected = job->SelectedPoint();
+      v.frontier = StatusFrontier(frontier, selected, job->frontier_seconds);
+      if (!job->stragglers.empty()) {
+        v.straggler_time_s = StragglerIterationTime(frontier, selected, job->stragglers);
+        const size_t i = frontier.IndexForIterationTime(v.straggler_time_s);
+        v.frontier->non_straggler = StatusPoint{i, frontier.points()[i].time_s, frontier.points()[i].energy_j};
+      }
+      if (const auto& all_max = job->AllMax()) {
+        v.frontier->all_max_time_s = all_max->time_s;
+        v.frontier->all_max_energy_j = all_max->energy_j;
+      }
+    }
+    v.saving.all_max_known = job->AllMax().has_value();
+    v.saving.started = job->saving.started();
+    v.saving.counted_steps = job->saving.counted_steps();
+    v.saving.plan_steps = job->saving.plan_steps();
+    v.saving.saved_j = job->saving.saved_j();
+    v.saving.step_saving_j = job->StepSaving();
+    view.jobs.push_back(std::move(v));
+  }
 }
 
 Answer JobRegistry::GetJob(const std::string& job_id) {

@@ -55,6 +55,7 @@
 #include "wattcut/server/metrics.h"
 #include "wattcut/server/schedule_decision.h"
 #include "wattcut/server/startup_profiles.h"
+#include "wattcut/server/status_page.h"
 
 namespace wattcut::server {
 
@@ -119,6 +120,10 @@ class JobRegistry {
   // with the job's deployment when its version is not `version` (else just the version and the
   // poll interval). Never waits.
   Answer FetchDeployment(const std::string& job_id, int64_t rank, int64_t step, uint64_t version);
+  // GET /: the jobs as the status page shows them (status_page.h), the `max_jobs` most recently
+  // registered (by id, which starts with the registration time) newest first, with the counts
+  // of loaded and quarantined jobs.
+  void FillStatusView(ServerStatusView& view, size_t max_jobs);
 
  private:
   struct Job;

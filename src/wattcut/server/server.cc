@@ -20,6 +20,7 @@
 #include "wattcut/http/loopback.h"
 #include "wattcut/server/auth.h"
 #include "wattcut/server/data_dir_lock.h"
+#include "wattcut/server/status_page.h"
 
 namespace wattcut::server {
 
@@ -112,6 +113,8 @@ struct Server::Impl {
   std::atomic<bool> stop_requested{false};
   std::atomic<bool> run_started{false};
   std::atomic<bool> run_finished{false};
+  // For the status page's uptime.
+  Clock::time_point created_at = Clock::now();
   // /healthz writes to the store at most once a second and reuses the answer in between.
   std::mutex health_mu;
   std::optional<Clock::time_point> health_checked_at;
@@ -270,6 +273,15 @@ void Server::Impl::AddRoutes() {
     std::string job_id = req.matches[1];
     WithBody<ProfilingResult>(body, res, &ProfilingResultFromJson,
                               [&](const ProfilingResult& r) { return reg.PostResult(job_id, r); });
+  });
+
+  // ---- the status page (status_page.h) -------------------------------------------
+  Route("GET", "/", "status_page", false, [this, &reg](const auto&, const std::string&, auto& res) {
+    ServerStatusView view;
+    view.version = WATTCUT_VERSION;
+    view.uptime_s = std::chrono::duration<double>(Clock::now() - created_at).count();
+    reg.FillStatusView(view, kStatusPageMaxJobs);
+    res.set_content(StatusPageHtml(view), "text/html; charset=utf-8");
   });
 
   // ---- wattcut API, version 1 ------------------------------------------------------
