@@ -227,7 +227,10 @@ void JobRegistry::Shutdown() {
   if (worker_) worker_->Stop();
 }
 
-void JobRegistry::UpdateGauges() { metrics_.SetGauges(num_jobs_.load(), num_ranks_.load()); }
+void JobRegistry::UpdateGauges() {
+  metrics_.SetGauges(num_jobs_.load(), num_ranks_.load());
+  metrics_.SetStragglers(num_stragglers_.load());
+}
 
 Error JobRegistry::MissingJob(const std::string& job_id) {
   std::shared_lock lock(mu_);
@@ -359,6 +362,7 @@ Status JobRegistry::Load() {
           DeploymentTarget::From(Decide(loaded, /*may_start_profiling=*/false), loaded.frontier_generation);
     }
     num_ranks_ += (*job)->num_registered;
+    num_stragglers_ += static_cast<int64_t>((*job)->stragglers.size());
     std::unique_lock lock(mu_);
     jobs_[s.job_id] = std::move(*job);
     ++num_jobs_;
@@ -509,6 +513,7 @@ void JobRegistry::RedeployLocked(Job& job) {
   if (!target.plan && job.frontier_state == FrontierState::kComputing) return;
   job.deployment.target = std::move(target);
   ++job.deployment.version;
+  metrics_.RecordPlanSwitch();
   job.deployment.apply_from_step = job.progress.ApplyStep(DeploymentLeadS(job.info.world_size));
   // Bookkeeping like the round number: if this write fails the ranks still get the new
   // version (they compare versions for equality, so a lower stored one after a restart is
@@ -814,6 +819,7 @@ Answer JobRegistry::DeleteJob(const std::string& job_id) {
     job->deleted = true;
     ++job->frontier_generation;
     num_ranks_ -= job->num_registered;
+    num_stragglers_ -= static_cast<int64_t>(job->stragglers.size());
     job->barrier.NotifyAll();
   }
   UpdateGauges();
@@ -1093,8 +1099,11 @@ Answer JobRegistry::ReportStraggler(const std::string& job_id, const StragglerRe
       job->stragglers = saved;
       return StoreFailed(s.error());
     }
+    num_stragglers_ += static_cast<int64_t>(job->stragglers.size()) - static_cast<int64_t>(saved.size());
+    metrics_.RecordStragglerReport(report.kind == StragglerReport::Kind::kRecovered);
     RedeployLocked(*job);
   }
+  UpdateGauges();
   return ListStragglers(job_id);
 }
 

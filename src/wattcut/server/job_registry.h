@@ -168,6 +168,7 @@ class JobRegistry {
   std::map<std::string, std::string> quarantined_;  // job id -> why
   std::atomic<int64_t> num_jobs_{0};
   std::atomic<int64_t> num_ranks_{0};
+  std::atomic<int64_t> num_stragglers_{0};  // over all jobs
   std::atomic<bool> shutting_down_{false};
   std::unique_ptr<FrontierWorker> worker_;  // last: stopped first
 };

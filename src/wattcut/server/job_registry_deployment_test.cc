@@ -126,6 +126,12 @@ TEST(JobRegistryDeployment, AStragglerSwitchesTheOtherPipelineFromOneStepOnAndRe
     r.Ok(r.registry->ReportStraggler(id, StragglerReport{1, StragglerReport::Kind::kRecovered, 0}));
     EXPECT_EQ(r.Ok(r.registry->FetchDeployment(id, 0, 14, version + 2)).size(), 2u);
     version += 2;
+    // Each new version is a plan switch in /metrics (the first one: the frontier replacing AllMax).
+    const std::string text = r.metrics.Render();
+    EXPECT_NE(text.find("wattcut_plan_switches_total " + std::to_string(version) + "\n"), std::string::npos) << text;
+    EXPECT_NE(text.find("wattcut_straggler_reports_total{kind=\"straggler\"} 1\n"), std::string::npos);
+    EXPECT_NE(text.find("wattcut_straggler_reports_total{kind=\"recovered\"} 2\n"), std::string::npos);
+    EXPECT_NE(text.find("wattcut_stragglers 0\n"), std::string::npos);
   }
   // After a restart the version is the same: a rank that has it is told nothing new.
   Registry again(dir);
@@ -134,6 +140,30 @@ TEST(JobRegistryDeployment, AStragglerSwitchesTheOtherPipelineFromOneStepOnAndRe
   json fresh = again.Ok(again.registry->FetchDeployment(id, 3, 0, 0));  // a restarted rank
   EXPECT_EQ(fresh["version"], version);
   EXPECT_EQ(fresh["mode"], "plan");
+  std::filesystem::remove_all(dir);
+}
+
+// The stragglers gauge counts the pipelines reported and not recovered, over all jobs: after a
+// report, after a restart (from the stored job), and not after the job is deleted.
+TEST(JobRegistryDeployment, TheStragglersGaugeFollowsReportsRestartsAndDeletes) {
+  std::string dir = Dir("straggler_gauge");
+  std::string id;
+  {
+    Registry r(dir);
+    id = JobOfTwoPipelines(r);
+    r.Ok(r.registry->ReportStraggler(id, StragglerReport{0, StragglerReport::Kind::kSlowdown, 1.2}));
+    r.Ok(r.registry->ReportStraggler(id, StragglerReport{1, StragglerReport::Kind::kSlowdown, 1.1}));
+    r.Ok(r.registry->ReportStraggler(id, StragglerReport{1, StragglerReport::Kind::kSlowdown, 1.3}));  // again
+    EXPECT_NE(r.metrics.Render().find("wattcut_stragglers 2\n"), std::string::npos) << r.metrics.Render();
+    r.Ok(r.registry->ReportStraggler(id, StragglerReport{0, StragglerReport::Kind::kRecovered, 0}));
+    EXPECT_NE(r.metrics.Render().find("wattcut_stragglers 1\n"), std::string::npos) << r.metrics.Render();
+    EXPECT_FALSE(r.registry->ReportStraggler(id, StragglerReport{5, StragglerReport::Kind::kSlowdown, 1.1}).ok());
+    EXPECT_NE(r.metrics.Render().find("wattcut_straggler_reports_total{kind=\"straggler\"} 3\n"), std::string::npos);
+  }
+  Registry again(dir);
+  EXPECT_NE(again.metrics.Render().find("wattcut_stragglers 1\n"), std::string::npos) << again.metrics.Render();
+  again.Ok(again.registry->DeleteJob(id));
+  EXPECT_NE(again.metrics.Render().find("wattcut_stragglers 0\n"), std::string::npos) << again.metrics.Render();
   std::filesystem::remove_all(dir);
 }
 

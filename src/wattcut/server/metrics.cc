@@ -82,6 +82,19 @@ std::string Metrics::Render() const {
       "# HELP wattcut_long_polls_waiting Schedule long polls waiting for their barrier.\n"
       "# TYPE wattcut_long_polls_waiting gauge\n";
   out += "wattcut_long_polls_waiting " + std::to_string(long_polls_waiting_.load()) + "\n";
+  out +=
+      "# HELP wattcut_stragglers Pipelines reported as stragglers and not recovered, over all jobs.\n"
+      "# TYPE wattcut_stragglers gauge\n";
+  out += "wattcut_stragglers " + std::to_string(stragglers_.load()) + "\n";
+  out +=
+      "# HELP wattcut_plan_switches_total New deployment versions: what a job's ranks run changed (a plan "
+      "selection, a frontier, a straggler report or recovery).\n# TYPE wattcut_plan_switches_total counter\n";
+  out += "wattcut_plan_switches_total " + std::to_string(plan_switches_.load()) + "\n";
+  out +=
+      "# HELP wattcut_straggler_reports_total Straggler reports stored, by kind: a straggler (slowdown or "
+      "iteration time) or its recovery.\n# TYPE wattcut_straggler_reports_total counter\n";
+  out += "wattcut_straggler_reports_total{kind=\"straggler\"} " + std::to_string(straggler_reports_.load()) + "\n";
+  out += "wattcut_straggler_reports_total{kind=\"recovered\"} " + std::to_string(recoveries_.load()) + "\n";
   std::lock_guard lock(mu_);
   out +=
       "# HELP wattcut_http_requests_total HTTP requests by endpoint, method and status.\n"

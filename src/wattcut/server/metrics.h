@@ -2,11 +2,14 @@
 // hand: a handful of counters, gauges and histograms need no client library.
 //
 //   wattcut_jobs, wattcut_ranks, wattcut_long_polls_waiting          gauges
+//   wattcut_stragglers                                                gauge
 //   wattcut_http_requests_total{endpoint,method,status}               counter
 //   wattcut_http_request_duration_seconds{endpoint}                   histogram
 //   wattcut_frontier_computations_total{outcome}                      counter
 //   wattcut_frontier_computation_seconds                              histogram
 //   wattcut_http_connections_cut_total{reason}                        counter
+//   wattcut_plan_switches_total                                       counter
+//   wattcut_straggler_reports_total{kind}                             counter
 //
 // Every label value comes from a fixed set, whatever clients send: endpoints are route
 // names (or "unmatched", "unauthorized"), methods outside the standard ones are "other",
@@ -45,6 +48,12 @@ class Metrics {
   void RecordFrontier(bool ok, double seconds);
   // `reason` is "client_limit" or "request_timeout".
   void RecordConnectionCut(const char* reason);
+  // A job's deployment got a new version: what its ranks run changed.
+  void RecordPlanSwitch() { ++plan_switches_; }
+  // A straggler report (`recovered`: a recovery) that the server stored.
+  void RecordStragglerReport(bool recovered) { ++(recovered ? recoveries_ : straggler_reports_); }
+  // Pipelines reported as stragglers and not recovered, over all jobs.
+  void SetStragglers(int64_t stragglers) { stragglers_ = stragglers; }
   void SetGauges(int64_t jobs, int64_t ranks) {
     jobs_ = jobs;
     ranks_ = ranks;
@@ -65,6 +74,10 @@ class Metrics {
   std::atomic<int64_t> jobs_{0};
   std::atomic<int64_t> ranks_{0};
   std::atomic<int64_t> long_polls_waiting_{0};
+  std::atomic<int64_t> stragglers_{0};
+  std::atomic<uint64_t> plan_switches_{0};
+  std::atomic<uint64_t> straggler_reports_{0};
+  std::atomic<uint64_t> recoveries_{0};
 };
 
 }  // namespace wattcut::server

@@ -25,6 +25,28 @@ TEST(Metrics, RendersPrometheusText) {
   EXPECT_NE(text.find("wattcut_frontier_computation_seconds_bucket{le=\"2.5\"} 1\n"), std::string::npos);
 }
 
+// Plan switches and stragglers: zero at first (the families are there for dashboards), then
+// counted as the registry reports them.
+TEST(Metrics, CountsPlanSwitchesAndStragglers) {
+  Metrics m;
+  std::string text = m.Render();
+  EXPECT_NE(text.find("# TYPE wattcut_plan_switches_total counter\nwattcut_plan_switches_total 0\n"), std::string::npos)
+      << text;
+  EXPECT_NE(text.find("wattcut_stragglers 0\n"), std::string::npos);
+  EXPECT_NE(text.find("wattcut_straggler_reports_total{kind=\"recovered\"} 0\n"), std::string::npos);
+  m.RecordPlanSwitch();
+  m.RecordPlanSwitch();
+  m.RecordStragglerReport(false);
+  m.RecordStragglerReport(false);
+  m.RecordStragglerReport(true);
+  m.SetStragglers(1);
+  text = m.Render();
+  EXPECT_NE(text.find("wattcut_plan_switches_total 2\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("wattcut_stragglers 1\n"), std::string::npos);
+  EXPECT_NE(text.find("wattcut_straggler_reports_total{kind=\"straggler\"} 2\n"), std::string::npos);
+  EXPECT_NE(text.find("wattcut_straggler_reports_total{kind=\"recovered\"} 1\n"), std::string::npos);
+}
+
 // Methods come from clients: anything but the standard ones shares one label value.
 TEST(Metrics, UnknownMethodsShareOneSeries) {
   Metrics m;
