@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <utility>
 
 #include "wattcut/base/general_text.h"
 
@@ -171,6 +172,17 @@ std::string RowController::RenderMetrics() const {
   gauge("wattcut_row_power_watts", "The row's power in the last period (W).", "", last_.row_power_w);
   gauge("wattcut_row_budget_watts", "The row's power budget (W).", "", budget_w_);
   gauge("wattcut_row_power_fraction", "The row's power as a fraction of its budget.", "", last_.fraction);
+  out +=
+      "# HELP wattcut_row_threshold_fraction The policy's thresholds (policy.* of the config) as fractions of the "
+      "budget.\n# TYPE wattcut_row_threshold_fraction gauge\n";
+  const polca::PolicySpec& policy = options_.config.policy;
+  const std::pair<const char*, double> thresholds[] = {
+      {"t1", policy.t1},       {"t1_release", policy.t1_release},
+      {"t2", policy.t2},       {"t2_release", policy.t2_release},
+      {"brake", policy.brake}, {"brake_release", policy.brake_release}};
+  for (const auto& [name, fraction] : thresholds) {
+    out += std::string("wattcut_row_threshold_fraction{threshold=\"") + name + "\"} " + GeneralText(fraction) + "\n";
+  }
   out += "# HELP wattcut_row_state The policy's level (1 for the current one).\n# TYPE wattcut_row_state gauge\n";
   for (polca::PolicyLevel level : {polca::PolicyLevel::kNormal, polca::PolicyLevel::kT1, polca::PolicyLevel::kT2Low,
                                    polca::PolicyLevel::kT2High}) {

@@ -86,6 +86,26 @@ TEST(RowController, LowPriorityIsCappedFirstThenHighThenEverythingIsReleased) {
                                         {0, std::nullopt}, {1, std::nullopt}, {2, std::nullopt}, {3, std::nullopt}}));
 }
 
+// /metrics: the row's power against its budget and the policy's thresholds (what a dashboard
+// draws them against), and the state.
+TEST(RowController, MetricsShowThePowerTheBudgetTheThresholdsAndTheState) {
+  ScriptedRow row;
+  RowControllerOptions options = Options(row);
+  options.config.policy.t1 = 0.7;
+  RowController controller(options, Servers(), row.Calls());
+  row.SetAll(900);  // 90 % of the budget: above T2
+  controller.RunPeriod(0);
+  const std::string text = controller.RenderMetrics();
+  EXPECT_NE(text.find("wattcut_row_power_watts 3600\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("wattcut_row_budget_watts 4000\n"), std::string::npos);
+  EXPECT_NE(text.find("# TYPE wattcut_row_threshold_fraction gauge\n"), std::string::npos);
+  EXPECT_NE(text.find("wattcut_row_threshold_fraction{threshold=\"t1\"} 0.7\n"), std::string::npos);
+  EXPECT_NE(text.find("wattcut_row_threshold_fraction{threshold=\"t2\"} 0.89\n"), std::string::npos);
+  EXPECT_NE(text.find("wattcut_row_threshold_fraction{threshold=\"brake_release\"} 0.89\n"), std::string::npos);
+  EXPECT_NE(text.find("wattcut_row_state{state=\"t2-low\"} 1\n"), std::string::npos);
+  EXPECT_NE(text.find("wattcut_row_brake 0\n"), std::string::npos);
+}
+
 TEST(RowController, TheBrakeCapsEveryServerAtTheBrakeClock) {
   ScriptedRow row;
   RowController controller(Options(row), Servers(), row.Calls());
