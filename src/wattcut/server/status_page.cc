@@ -226,12 +226,22 @@ std::string StatusFrontierChartSvg(const StatusFrontierView& f, const std::strin
     s.point_labels = {label};
     chart.AddSeries(std::move(s));
   };
-  mark("T_min", "T_min", f.fastest.time_s, f.fastest.energy_j, "#d62728", 4);
-  mark("T*", "T*", f.min_energy.time_s, f.min_energy.energy_j, "#9467bd", 4);
+  // A point that is also T_min or T* is labelled once: "T_min, selected".
+  auto label = [&f](const StatusPoint& p, std::string own) {
+    if (p.index == f.selected.index && own != "selected") own += ", selected";
+    if (f.non_straggler && p.index == f.non_straggler->index && own != "non-straggler") own += ", non-straggler";
+    return own;
+  };
+  const bool selected_marked = f.selected.index == f.fastest.index || f.selected.index == f.min_energy.index;
+  const bool non_straggler_marked =
+      f.non_straggler && (f.non_straggler->index == f.fastest.index || f.non_straggler->index == f.min_energy.index);
   if (f.non_straggler) {
-    mark("non-straggler plan", "non-straggler", f.non_straggler->time_s, f.non_straggler->energy_j, "#ff7f0e", 5);
+    mark("non-straggler plan", non_straggler_marked ? "" : "non-straggler", f.non_straggler->time_s,
+         f.non_straggler->energy_j, "#ff7f0e", 5);
   }
-  mark("selected plan", "selected", f.selected.time_s, f.selected.energy_j, "#2ca02c", 6);
+  mark("selected plan", selected_marked ? "" : "selected", f.selected.time_s, f.selected.energy_j, "#2ca02c", 6);
+  mark("T_min", label(f.fastest, "T_min"), f.fastest.time_s, f.fastest.energy_j, "#d62728", 4);
+  mark("T*", label(f.min_energy, "T*"), f.min_energy.time_s, f.min_energy.energy_j, "#9467bd", 4);
   if (f.all_max_time_s && f.all_max_energy_j) {
     mark("AllMax", "AllMax", *f.all_max_time_s, *f.all_max_energy_j, "#444444", 4);
   }

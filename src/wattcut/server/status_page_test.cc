@@ -126,6 +126,12 @@ TEST(StatusPage, APlannedJobShowsItsFrontierChartAndTheSaving) {
   for (const char* mark : {">T_min<", ">T*<", ">selected<", ">AllMax<"}) {
     EXPECT_NE(page.find(mark), std::string::npos) << mark;
   }
+  // The selected plan at T_min is labelled once, beside T_min.
+  job.frontier->selected = job.frontier->fastest;
+  const std::string at_fastest = StatusFrontierChartSvg(*job.frontier, "");
+  EXPECT_NE(at_fastest.find(">T_min, selected<"), std::string::npos);
+  EXPECT_EQ(at_fastest.find(">selected<"), std::string::npos);
+  job.frontier = Frontier();
   EXPECT_NE(page.find("5 points, computed in 0.25 s"), std::string::npos);
   EXPECT_NE(page.find("point 3: 1.700 s, 1.010 kJ"), std::string::npos);  // the selected one
   EXPECT_NE(page.find("<span class=\"saved\">2.500 MJ</span> over 120 steps"), std::string::npos);
