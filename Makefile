@@ -3,7 +3,7 @@ BUILD_DIR ?= build
 PRESET ?= release
 JOBS ?= $(shell nproc)
 
-.PHONY: deps configure build test bench demo clean
+.PHONY: deps configure build test bench demo deb clean
 
 deps:
 	bash scripts/install-deps.sh
@@ -25,6 +25,14 @@ bench: build
 demo: configure
 	cmake --build $(BUILD_DIR) -j $(JOBS) --target wattcut
 	$(BUILD_DIR)/src/wattcut/cli/wattcut frontier --gpu-model a100-sxm --out out/demo --overwrite
+
+# The Debian package (docs/install.md): builds only what it holds, packs it with cpack and prints
+# the .deb's path (BUILD_DIR/wattcut_VERSION_ARCH.deb).
+deb: configure
+	cmake --build $(BUILD_DIR) -j $(JOBS) --target wattcut_package_files
+	cd $(BUILD_DIR) && cpack -G DEB
+	@deb=$$(sed -n 's/^set(CPACK_DEBIAN_FILE_NAME "\(.*\)")$$/\1/p' $(BUILD_DIR)/CPackConfig.cmake); \
+	  test -f "$(BUILD_DIR)/$$deb" && echo "$(abspath $(BUILD_DIR))/$$deb"
 
 clean:
 	rm -rf $(BUILD_DIR)

@@ -19,6 +19,7 @@ packages=(
   python3-torch python3-numpy                  # the PyTorch example and its end-to-end test
   python3-yaml                                 # tests/deploy: the DaemonSet and the agent's OpenAPI parse
   python3-venv python3-setuptools python3-wheel # pip install of wattcut into a venv (tests/install)
+  lintian                                      # tests/deploy: the Debian package's check (make deb)
   chromium tesseract-ocr tesseract-ocr-eng fonts-dejavu-core  # status page browser test: screenshot, OCR
 )
 

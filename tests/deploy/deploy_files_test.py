@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
-"""Checks deploy/: the systemd unit and the Kubernetes DaemonSet of the node agent parse, run
-`wattcut agent` with flags that `wattcut agent --help` lists, and hold what the agent needs (the
-socket's directory, the state directory, hostPID, a token file only its owner can read); the token
-file example is one the agent accepts (`wattcut agent --check-config`).
+"""Checks deploy/: the systemd units of the node agent and the planning server and the Kubernetes
+DaemonSet parse, run `wattcut agent` / `wattcut serve` with flags their --help lists, and hold what
+each needs (the socket's directory, the state directory, hostPID, a token file only its owner can
+read, the server's user and no capabilities); the configs in deploy/etc/wattcut set only the
+variable their unit expands and name only real flags; the token file example is one the agent
+accepts (`wattcut agent --check-config`).
 
 Usage: deploy_files_test.py --wattcut BIN --deploy DIR. Exits 0 when every check holds; prints
 each failure otherwise."""
@@ -28,7 +30,8 @@ ARGS = None
 KNOWN_DIRECTIVES = {
     "Unit": {"Description", "Documentation", "After", "Wants", "Requires", "Before"},
     "Service": {
-        "Type", "ExecStart", "Restart", "RestartSec", "TimeoutStopSec", "KillSignal",
+        "Type", "ExecStart", "EnvironmentFile", "User", "Group", "LimitNOFILE", "ProtectProc",
+        "MemoryDenyWriteExecute", "Restart", "RestartSec", "TimeoutStopSec", "KillSignal",
         "RuntimeDirectory", "RuntimeDirectoryMode", "RuntimeDirectoryPreserve",
         "StateDirectory", "StateDirectoryMode", "UMask",
         "CapabilityBoundingSet", "AmbientCapabilities", "NoNewPrivileges",
@@ -43,6 +46,9 @@ KNOWN_DIRECTIVES = {
 }
 # Directives that may appear more than once (systemd adds them up).
 REPEATABLE = {"After", "Wants", "DeviceAllow", "SystemCallFilter", "ExecStart"}
+# The variable of each unit's config (deploy/etc/wattcut/NAME.conf, an EnvironmentFile) that ends
+# its ExecStart line.
+CONFIG_VARIABLE = {"agent": "WATTCUT_AGENT_ARGS", "server": "WATTCUT_SERVE_ARGS"}
 # What NVML's setters and the socket's group need; anything more is a privilege the agent does not use.
 ALLOWED_CAPABILITIES = {"CAP_SYS_ADMIN", "CAP_CHOWN"}
 
@@ -83,14 +89,28 @@ def parse_unit(path):
     return sections
 
 
-def agent_help_flags():
-    out = subprocess.run([ARGS.wattcut, "agent", "--help"], capture_output=True, text=True, timeout=60)
+def help_flags(subcommand, expected):
+    out = subprocess.run([ARGS.wattcut, subcommand, "--help"], capture_output=True, text=True, timeout=60)
     if out.returncode != 0:
-        raise AssertionError(f"wattcut agent --help exited {out.returncode}: {out.stderr}")
+        raise AssertionError(f"wattcut {subcommand} --help exited {out.returncode}: {out.stderr}")
     flags = set(re.findall(r"(?<![\w-])(--[a-z][a-z0-9-]*)", out.stdout))
-    if "--socket" not in flags:
-        raise AssertionError("wattcut agent --help lists no --socket: " + out.stdout[:500])
+    if expected not in flags:
+        raise AssertionError(f"wattcut {subcommand} --help lists no {expected}: " + out.stdout[:500])
     return flags
+
+
+def agent_help_flags():
+    return help_flags("agent", "--socket")
+
+
+def exec_start_flags(exec_start, subcommand, variable):
+    """The flags of a unit's `ExecStart=/usr/bin/wattcut SUBCOMMAND ... $VARIABLE` line."""
+    argv = shlex.split(exec_start)
+    if argv[:2] != ["/usr/bin/wattcut", subcommand]:
+        raise AssertionError(f"ExecStart= runs {argv[:2]}, not /usr/bin/wattcut {subcommand}")
+    if argv[-1] != "$" + variable:
+        raise AssertionError(f"ExecStart= does not end with ${variable} (the config's flags): {exec_start}")
+    return flag_values(argv[2:-1])
 
 
 def flag_values(argv):
@@ -142,9 +162,7 @@ class SystemdUnit(unittest.TestCase):
         self.assertEqual(dict(self.unit["Install"]).get("WantedBy"), "multi-user.target")
 
     def test_exec_start_runs_the_agent_with_listed_flags(self):
-        argv = shlex.split(self.one("ExecStart"))
-        self.assertEqual(argv[:2], ["/usr/bin/wattcut", "agent"])
-        values = flag_values(argv[2:])
+        values = exec_start_flags(self.one("ExecStart"), "agent", CONFIG_VARIABLE["agent"])
         help_flags = agent_help_flags()
         for flag in values:
             self.assertIn(flag, help_flags, f"{flag} is not a flag of `wattcut agent --help`")
@@ -153,7 +171,7 @@ class SystemdUnit(unittest.TestCase):
         self.assertEqual(values.get("--state-dir"), "/var/lib/wattcut-agent")
 
     def test_the_socket_and_state_directories_are_the_units(self):
-        values = flag_values(shlex.split(self.one("ExecStart"))[2:])
+        values = exec_start_flags(self.one("ExecStart"), "agent", CONFIG_VARIABLE["agent"])
         # RuntimeDirectory=NAME is /run/NAME; StateDirectory=NAME is /var/lib/NAME.
         self.assertEqual(posixpath.dirname(values["--socket"]), "/run/" + self.one("RuntimeDirectory"))
         self.assertEqual(values["--state-dir"], "/var/lib/" + self.one("StateDirectory"))
@@ -190,7 +208,10 @@ class SystemdUnit(unittest.TestCase):
                 text = f.read()
             with open(copy, "w", encoding="utf-8") as f:
                 f.write(text.replace("ExecStart=/usr/bin/wattcut ", "ExecStart=" + os.path.abspath(ARGS.wattcut) + " "))
-            out = subprocess.run(["systemd-analyze", "verify", copy], capture_output=True, text=True, timeout=60)
+            # --man=no: Documentation= names the package's man pages, which this machine may lack
+            # (deb_package_test checks them from the package).
+            out = subprocess.run(["systemd-analyze", "verify", "--man=no", copy], capture_output=True, text=True,
+                                 timeout=60)
             self.assertEqual(out.returncode, 0, out.stderr)
             self.assertEqual(out.stdout + out.stderr, "", "systemd-analyze verify complained")
 
@@ -205,6 +226,127 @@ class SystemdUnit(unittest.TestCase):
             self.assertEqual(self.one(key), value, key)
         # The agent serves a Unix socket and TCP; nothing else.
         self.assertEqual(set(self.one("RestrictAddressFamilies").split()), {"AF_UNIX", "AF_INET", "AF_INET6"})
+
+
+class ServerUnit(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.path = os.path.join(ARGS.deploy, "systemd", "wattcut-server.service")
+        cls.unit = parse_unit(cls.path)
+        cls.service = {}
+        for key, value in cls.unit["Service"]:
+            cls.service.setdefault(key, []).append(value)
+
+    def one(self, key):
+        values = self.service.get(key, [])
+        self.assertEqual(len(values), 1, f"{key}= should appear once, got {values}")
+        return values[0]
+
+    def test_sections_and_directives_are_known(self):
+        self.assertEqual(set(self.unit), {"Unit", "Service", "Install"})
+        for section, settings in self.unit.items():
+            seen = set()
+            for key, _ in settings:
+                self.assertIn(key, KNOWN_DIRECTIVES[section], f"[{section}] {key}= is not a directive this unit uses")
+                if key not in REPEATABLE:
+                    self.assertNotIn(key, seen, f"[{section}] {key}= twice")
+                seen.add(key)
+        self.assertEqual(dict(self.unit["Install"]).get("WantedBy"), "multi-user.target")
+
+    def test_exec_start_serves_from_the_state_directory(self):
+        values = exec_start_flags(self.one("ExecStart"), "serve", CONFIG_VARIABLE["server"])
+        help_flags_ = help_flags("serve", "--data-dir")
+        for flag in values:
+            self.assertIn(flag, help_flags_, f"{flag} is not a flag of `wattcut serve --help`")
+        # StateDirectory=NAME is /var/lib/NAME, created by systemd and owned by User=.
+        self.assertEqual(values.get("--data-dir"), "/var/lib/" + self.one("StateDirectory"))
+        self.assertEqual(self.one("StateDirectoryMode"), "0700")
+        self.assertEqual(self.one("EnvironmentFile"), "-/etc/wattcut/server.conf")
+
+    def test_runs_as_wattcut_without_capabilities(self):
+        self.assertEqual(self.one("User"), "wattcut")
+        self.assertEqual(self.one("Group"), "wattcut")
+        self.assertEqual(self.one("CapabilityBoundingSet"), "")
+        self.assertNotIn("AmbientCapabilities", self.service)
+        self.assertEqual(self.one("NoNewPrivileges"), "yes")
+        self.assertEqual(self.one("Restart"), "on-failure")
+
+    def test_hardening_without_devices(self):
+        expected = {
+            "PrivateDevices": "yes", "ProtectSystem": "strict", "ProtectHome": "yes", "PrivateTmp": "yes",
+            "ProtectKernelTunables": "yes", "ProtectKernelModules": "yes", "ProtectControlGroups": "yes",
+            "RestrictSUIDSGID": "yes", "LockPersonality": "yes", "SystemCallArchitectures": "native",
+            "MemoryDenyWriteExecute": "yes", "UMask": "0077",
+        }
+        for key, value in expected.items():
+            self.assertEqual(self.one(key), value, key)
+        self.assertNotIn("DeviceAllow", self.service)
+        self.assertEqual(set(self.one("RestrictAddressFamilies").split()), {"AF_UNIX", "AF_INET", "AF_INET6"})
+
+    @unittest.skipUnless(shutil.which("systemd-analyze"), "systemd-analyze is not installed")
+    def test_systemd_reads_every_directive(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            copy = os.path.join(tmp, "wattcut-server.service")
+            with open(self.path, encoding="utf-8") as f:
+                text = f.read()
+            with open(copy, "w", encoding="utf-8") as f:
+                f.write(text.replace("ExecStart=/usr/bin/wattcut ", "ExecStart=" + os.path.abspath(ARGS.wattcut) + " "))
+            # --man=no: Documentation= names the package's man pages, which this machine may lack
+            # (deb_package_test checks them from the package).
+            out = subprocess.run(["systemd-analyze", "verify", "--man=no", copy], capture_output=True, text=True,
+                                 timeout=60)
+            self.assertEqual(out.returncode, 0, out.stderr)
+            self.assertEqual(out.stdout + out.stderr, "", "systemd-analyze verify complained")
+
+
+def help_defaults(subcommand):
+    """{--flag: default} of the flags whose help shows one (`--listen TEXT=127.0.0.1:7787`)."""
+    out = subprocess.run([ARGS.wattcut, subcommand, "--help"], capture_output=True, text=True, timeout=60)
+    defaults = {}
+    for line in out.stdout.splitlines():
+        match = re.match(r"^  (--[a-z0-9-]+) (\S+(?: \S+)*)", line)
+        if match and "=" in match.group(2):
+            defaults[match.group(1)] = match.group(2).removesuffix(" REQUIRED").rsplit("=", 1)[1]
+    return defaults
+
+
+class UnitConfigs(unittest.TestCase):
+    """deploy/etc/wattcut/{agent,server}.conf: installed as /etc/wattcut/NAME.conf, each unit's
+    EnvironmentFile."""
+
+    CONFIGS = {"agent": ("agent", "wattcut-agent.service"), "server": ("serve", "wattcut-server.service")}
+
+    def read(self, name):
+        with open(os.path.join(ARGS.deploy, "etc", "wattcut", name + ".conf"), encoding="utf-8") as f:
+            return f.read().splitlines()
+
+    def test_one_assignment_of_the_units_variable_with_real_flags(self):
+        for name, (subcommand, unit) in self.CONFIGS.items():
+            settings = [line for line in self.read(name) if line.strip() and not line.lstrip().startswith("#")]
+            self.assertEqual(len(settings), 1, f"{name}.conf: expected one assignment, got {settings}")
+            variable, _, value = settings[0].partition("=")
+            self.assertEqual(variable, CONFIG_VARIABLE[name], f"{name}.conf")
+            self.assertRegex(value, r'^"[^"$`\\]*"$', f"{name}.conf: the value is one double-quoted string")
+            listed = help_flags(subcommand, "--help")
+            for flag in flag_values(shlex.split(value.strip('"'))):
+                self.assertIn(flag, listed, f"{name}.conf sets {flag}, which `wattcut {subcommand}` lacks")
+            environment = dict(parse_unit(os.path.join(ARGS.deploy, "systemd", unit))["Service"])["EnvironmentFile"]
+            self.assertEqual(environment, f"-/etc/wattcut/{name}.conf", unit)
+
+    def test_the_documented_flags_and_defaults_are_the_clis(self):
+        for name, (subcommand, _) in self.CONFIGS.items():
+            listed = help_flags(subcommand, "--help")
+            defaults = help_defaults(subcommand)
+            for number, line in enumerate(self.read(name), 1):
+                if not line.startswith("#"):
+                    continue
+                for flag in re.findall(r"(?<![\w-])(--[a-z][a-z0-9-]*)", line):
+                    self.assertIn(flag, listed, f"{name}.conf:{number} names {flag}, which `wattcut {subcommand}` lacks")
+                # The defaults' table: "#   --flag VALUE    what it does".
+                match = re.match(r"^#\s+(--[a-z0-9-]+) (\S+)(\s{2,}|$)", line)
+                if match and match.group(1) in defaults and not re.search(r"[A-Z]", match.group(2)):
+                    self.assertEqual(match.group(2), defaults[match.group(1)],
+                                     f"{name}.conf:{number}: the default of {match.group(1)}")
 
 
 class KubernetesDaemonSet(unittest.TestCase):
