@@ -86,7 +86,7 @@ def cmake_error_blocks(lines):
 
 
 def run_logged(command, log_path, what):
-    """Runs a CMake configure with its output in log_path; on failure, raises with its last lines."""
+    """Runs a CMake configure with its output in log_path; on failure, raises with its errors."""
     with open(log_path, "w", encoding="utf-8") as log:
         result = subprocess.run(command, stdout=log, stderr=subprocess.STDOUT, check=False)
     if result.returncode == 0:
@@ -119,9 +119,10 @@ class CMakeBuild(build_ext):
             raise SetupError(EDITABLE_REFUSED)
         require_tools()
         build_dir = cmake_build_dir()
-        if build_dir == (SOURCE_DIR / "build").resolve():
-            raise SetupError(f"WATTCUT_CMAKE_BUILD_DIR={build_dir} is the developers' CMake build "
-                             "folder; choose another one (the default is build/pip-cpXY)")
+        if build_dir in (SOURCE_DIR, (SOURCE_DIR / "build").resolve()):
+            raise SetupError(f"WATTCUT_CMAKE_BUILD_DIR={build_dir} is the source tree or the "
+                             "developers' CMake build folder; choose another one (the default is "
+                             "build/pip-cpXY)")
         build_dir.mkdir(parents=True, exist_ok=True)
         configure = ["cmake", "-S", str(SOURCE_DIR), "-B", str(build_dir),
                      f"-DPython_EXECUTABLE={sys.executable}", "-DBUILD_TESTING=OFF",
@@ -145,20 +146,18 @@ class CMakeBuild(build_ext):
 
     def copy_package(self, assembled, destination):
         """Copies the files of CMake's assembled package, keeping their modes (the helper's x bit)."""
-        extension = next(iter(assembled.glob("_wattcut*.so")), None)
+        # The module's name for this interpreter (_wattcut.cpython-311-x86_64-linux-gnu.so); a build
+        # folder used by another interpreter before may hold others, which are not copied.
+        extension = Path(self.get_ext_fullpath("wattcut._wattcut")).name
         helper = assembled / "wattcut-freq-setter"
-        if extension is None or not os.access(helper, os.X_OK):
-            raise SetupError(f"{assembled}: the CMake build left no _wattcut*.so or no executable "
+        if not (assembled / extension).is_file() or not os.access(helper, os.X_OK):
+            raise SetupError(f"{assembled}: the CMake build left no {extension} or no executable "
                              "wattcut-freq-setter")
         destination.mkdir(parents=True, exist_ok=True)
         for source in sorted(assembled.iterdir()):
-            if source.is_file():
+            other_module = source.name.startswith("_wattcut.") and source.suffix == ".so"
+            if source.is_file() and (source.name == extension or not other_module):
                 shutil.copy2(source, destination / source.name)
-        # build_ext's own bookkeeping (get_outputs) names the module by the extension's file name.
-        expected = Path(self.get_ext_fullpath("wattcut._wattcut"))
-        if expected.name != extension.name:
-            raise SetupError(f"CMake built {extension.name} for {sys.executable}, but this "
-                             f"interpreter loads {expected.name}")
 
 
 # setuptools' own files (build/lib, bdist, egg-info) go under the CMake build folder, not into the
