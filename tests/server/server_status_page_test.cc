@@ -94,6 +94,30 @@ TEST(ServerStatusPage, FollowsAJobFromRegistrationToTheEnergyItsPlanSaved) {
   EXPECT_NEAR(SavedJoules(page), expected_j, expected_j * 1e-3) << page;
 }
 
+TEST(ServerStatusPage, ShowsTheTwentyNewestJobsAndCountsTheOthers) {
+  ServerProcess server;
+  ASSERT_TRUE(server.running()) << server.startup_output();
+  auto c = server.Client();
+  // Registered within a second or two: their ids differ only in the sequence number.
+  for (int i = 0; i < 22; ++i) {
+    const std::string name = "job-" + std::string(i < 10 ? "0" : "") + std::to_string(i);
+    auto job = Post(*c, "/register_job",
+                    {{"pp_degree", 1}, {"dp_degree", 1}, {"tp_degree", 1}, {"world_size", 1}, {"job_metadata", name}});
+    ASSERT_EQ(job.status, 200) << job.text;
+  }
+  const std::string page = c->Get("/")->body;
+  EXPECT_NE(page.find("22 jobs (the 20 most recently registered shown)"), std::string::npos);
+  EXPECT_EQ(page.find(">job-00<"), std::string::npos);
+  EXPECT_EQ(page.find(">job-01<"), std::string::npos);
+  for (int i = 2; i < 22; ++i) {
+    const std::string name = "job-" + std::string(i < 10 ? "0" : "") + std::to_string(i);
+    EXPECT_NE(page.find(">" + name + "<"), std::string::npos) << name;
+  }
+  EXPECT_LT(page.find(">job-21<"), page.find(">job-10<"));  // newest first
+  EXPECT_LT(page.find(">job-10<"), page.find(">job-02<"));
+  EXPECT_LT(page.find(">job-03<"), page.find(">job-02<"));
+}
+
 TEST(ServerStatusPage, NeedsTheTokenLikeEveryEndpoint) {
   ScopedTempDir dir("status_token");
   const std::string token_file = dir.path() + "/token";

@@ -105,6 +105,9 @@ struct JobRegistry::Job {
   // The energy the deployed plans saved against AllMax over the reported steps (status page;
   // in memory only: counted again from the first report after a restart).
   EnergySavingTally saving;
+  // Set once, before the job is in the registry's map: 1 for the first job registered (or
+  // loaded, in the store's order), then 2, ... (the status page shows the newest).
+  uint64_t registration_order = 0;
   // The AllMax point of the frontier of generation all_max_generation (computed when first
   // needed).
   std::optional<AllMaxPoint> all_max;
@@ -364,6 +367,7 @@ Status JobRegistry::Load() {
     num_ranks_ += (*job)->num_registered;
     num_stragglers_ += static_cast<int64_t>((*job)->stragglers.size());
     std::unique_lock lock(mu_);
+    (*job)->registration_order = ++last_registration_order_;
     jobs_[s.job_id] = std::move(*job);
     ++num_jobs_;
   }
@@ -429,6 +433,7 @@ Answer JobRegistry::RegisterJob(const JobRegistration& registration) {
   job->info.job_id = *id;
   {
     std::unique_lock lock(mu_);
+    job->registration_order = ++last_registration_order_;
     jobs_[*id] = job;
     ++num_jobs_;
   }
@@ -730,9 +735,14 @@ void JobRegistry::FillStatusView(ServerStatusView& view, size_t max_jobs) {
     std::shared_lock lock(mu_);
     view.num_jobs = jobs_.size();
     view.num_quarantined = quarantined_.size();
-    // Ids start with the registration time: the last ones in the map are the newest.
-    for (auto it = jobs_.rbegin(); it != jobs_.rend() && jobs.size() < max_jobs; ++it) jobs.push_back(it->second);
+    jobs.reserve(jobs_.size());
+    for (const auto& [id, job] : jobs_) jobs.push_back(job);
   }
+  // The newest first (registration_order never changes once the job is in the map).
+  const auto newer = [](const auto& a, const auto& b) { return a->registration_order > b->registration_order; };
+  const size_t shown = std::min(max_jobs, jobs.size());
+  std::partial_sort(jobs.begin(), jobs.begin() + static_cast<std::ptrdiff_t>(shown), jobs.end(), newer);
+  jobs.resize(shown);
   for (const auto& job : jobs) {
     std::lock_guard lock(job->mu);
     JobStatusView v;

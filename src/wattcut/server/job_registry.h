@@ -121,8 +121,8 @@ class JobRegistry {
   // poll interval). Never waits.
   Answer FetchDeployment(const std::string& job_id, int64_t rank, int64_t step, uint64_t version);
   // GET /: the jobs as the status page shows them (status_page.h), the `max_jobs` most recently
-  // registered (by id, which starts with the registration time) newest first, with the counts
-  // of loaded and quarantined jobs.
+  // registered newest first (after a restart, in the store's order of registration), with the
+  // counts of loaded and quarantined jobs.
   void FillStatusView(ServerStatusView& view, size_t max_jobs);
 
  private:
@@ -166,6 +166,7 @@ class JobRegistry {
   std::shared_mutex mu_;
   std::map<std::string, std::shared_ptr<Job>> jobs_;
   std::map<std::string, std::string> quarantined_;  // job id -> why
+  uint64_t last_registration_order_ = 0;            // guarded by mu_ (Job::registration_order)
   std::atomic<int64_t> num_jobs_{0};
   std::atomic<int64_t> num_ranks_{0};
   std::atomic<int64_t> num_stragglers_{0};  // over all jobs
