@@ -12,8 +12,10 @@ subcommands, recursively), parses CLI11's help layout (a description line, `Usag
                     the choices of a {a,b} flag, file names for other value flags)
 
 Usage: cli_docs.py --wattcut BIN --version X.Y.Z [--man-dir DIR] [--completion FILE] [--stamp FILE]
-Bad help text (a section it does not know, an entry without a description) is an error naming the
-command and the line: the generator does not guess."""
+A section other than Positionals and Subcommands holds flags (Options, or an option group); text
+after the sections is a footer, printed on the page. Help it cannot read (an entry without a
+description, a flag not starting with '-', a subcommand name that is not a word) is an error naming
+the command and the line, and fails the build: the generator does not guess."""
 
 import argparse
 import gzip
@@ -72,6 +74,7 @@ class Command:
         self.positionals = []  # [(spec, description)]
         self.options = []
         self.subcommands = []  # [(name, description)]
+        self.footer = []  # lines of text after the sections
         self.children = []
         self._parse(help_text)
 
@@ -99,13 +102,15 @@ class Command:
                 description.append(line.strip())
                 continue
             header = line.rstrip()
-            if not line.startswith(" ") and header.endswith(":"):
-                section = header[:-1]
-                if section not in SECTIONS:
-                    raise HelpError(f"{where}: unknown section {section!r} (expected one of {', '.join(SECTIONS)})")
+            if not line.startswith(" ") and header.endswith(":") and not pending:
+                # Another header is an option group (CLI11's option_group): its entries are flags.
+                section = header[:-1] if header[:-1] in SECTIONS else "Options"
+                continue
+            if not line.startswith(" ") and not pending:
+                self.footer.append(line.strip())  # CLI11's footer: text after the sections
                 continue
             if section == "Usage":
-                raise HelpError(f"{where}: text after the Usage line outside a section: {line!r}")
+                raise HelpError(f"{where}: an indented line after the Usage line outside a section: {line!r}")
             if pending:
                 match = CONTINUATION.match(line)
                 if not match:
@@ -196,6 +201,8 @@ def roff_option(spec):
 
 
 def man_entries(command, lines):
+    if command.footer:
+        lines += [".PP", roff(" ".join(command.footer))]
     if command.positionals:
         lines.append(".PP\nArguments:")
         for spec, description in command.positionals:
