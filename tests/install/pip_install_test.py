@@ -1,11 +1,12 @@
 """pip install of wattcut into a fresh virtual environment, offline (issue 16, "What must be true" 1).
 
 A `/usr/bin/python3 -m venv --system-site-packages` venv, `pip install --no-build-isolation
---no-index <repository root>`, then `import wattcut` from another folder without PYTHONPATH: the
-version is CMake's project() version, the frequency-setter helper is installed and runs, and the
-compiled module loads a frontier the CLI wrote. `pip wheel` makes a platform wheel holding the
-module and the helper; `pip uninstall` removes it all; a missing build tool or -dev package is a
-short error naming scripts/install-deps.sh; `pip install -e` is refused in one line.
+--no-index <repository root>`, then `import wattcut` from another folder without PYTHONPATH: Debian's
+torch is visible, the version is CMake's project() version, the frequency-setter helper is
+installed and runs, and the compiled module loads a frontier the CLI wrote. `pip wheel` makes a
+platform wheel holding the module and the helper; `pip uninstall` removes it all; a missing build
+tool or -dev package is a short error naming scripts/install-deps.sh; `pip install -e` is refused
+in one line.
 
 Environment (set by tests/install/CMakeLists.txt):
     WATTCUT_SOURCE_DIR          the repository root (what pip installs)
@@ -52,7 +53,9 @@ try:
     error = "none"
 except wattcut.WattcutError as e:
     error = type(e).__name__
-import importlib.metadata
+import importlib.metadata, importlib.util
+torch = importlib.util.find_spec("torch")  # Debian's, through --system-site-packages (not imported)
+print("torch=" + (torch.origin if torch else "none"))
 print("file=" + wattcut.__file__)
 print("native=" + native.__file__)
 print("version=" + wattcut.__version__)
@@ -138,6 +141,7 @@ class PipInstallTest(unittest.TestCase):
         self.assertEqual(int(found["num_points"]), self.frontier_rows)
         self.assertEqual(int(found["num_stages"]), 4)
         self.assertEqual(found["missing_folder_error"], "WattcutError")
+        self.assertTrue(found["torch"].startswith("/usr/lib/python3/dist-packages/torch/"), found["torch"])
         for name in ("_wattcut.pyi", "py.typed", "_version.py"):
             self.assertTrue(os.path.isfile(os.path.join(package, name)), name)
 
