@@ -54,7 +54,9 @@ class ArgumentChecks(unittest.TestCase):
         self.assertTrue(issubclass(WattcutError, RuntimeError))
 
     def test_the_package_says_what_it_exports(self):
-        self.assertEqual(sorted(wattcut.__all__), ["Frontier", "PipelineFrequencyOptimizer", "Plan", "WattcutError"])
+        self.assertEqual(
+            sorted(wattcut.__all__), ["Frontier", "PipelineFrequencyOptimizer", "Plan", "WattcutError", "__version__"]
+        )
 
 
 class OneRankJob(unittest.TestCase):
