@@ -7,6 +7,7 @@
 
 #include <stdexcept>
 
+#include "wattcut/plan/dag_frontier_file.h"
 #include "wattcut/plan/frontier_file.h"
 #include "wattcut/plan/plan_files.h"
 #include "wattcut/plan/plan_lookup.h"
@@ -112,8 +113,8 @@ const char* PhaseName(RankClient::Phase phase) {
   return "unknown";
 }
 
-// Frontier points as dicts, for wattcut.Frontier.points.
-py::list FrontierPoints(const Frontier& frontier) {
+// Frontier points as dicts, for wattcut.Frontier.points (a pipeline's or a DAG's).
+py::list FrontierPoints(const DurationFrontier& frontier) {
   py::list points;
   for (size_t i = 0; i < frontier.points().size(); ++i) {
     const FrontierPoint& p = frontier.points()[i];
@@ -124,7 +125,8 @@ py::list FrontierPoints(const Frontier& frontier) {
     point["duration_units"] = p.duration_units;
     point["effective_energy_j"] = p.effective_energy_j;
     point["avg_power_w"] = AveragePowerW(p);
-    point["avg_power_per_gpu_w"] = AveragePowerPerGpuW(frontier, i);
+    point["avg_power_per_gpu_w"] =
+        frontier.num_devices() > 0 ? py::object(py::float_(AveragePowerPerGpuW(frontier, i))) : py::object(py::none());
     point["peak_1s_power_w"] = p.peak_1s_power_w ? py::object(py::float_(*p.peak_1s_power_w)) : py::object(py::none());
     points.append(std::move(point));
   }
@@ -133,7 +135,7 @@ py::list FrontierPoints(const Frontier& frontier) {
 
 // plan/plan_lookup.h's rules by name: "point", "time_s", "slowdown", "power_per_gpu_w" or
 // "peak_power_per_gpu_w".
-size_t LookUp(const Frontier& frontier, const std::string& kind, double value) {
+size_t LookUp(const DurationFrontier& frontier, const std::string& kind, double value) {
   PlanQuery query{PlanQuery::Kind::kPoint, value};
   if (kind == "time_s") {
     query.kind = PlanQuery::Kind::kIterationTime;
@@ -168,8 +170,10 @@ PYBIND11_MODULE(_wattcut, m) {
       .def_static(
           "load", [](const std::string& path) { return Take(ReadFrontierFile(path)); }, py::arg("path"),
           "Reads DIR/frontier.wattcut (or the file itself).")
-      .def("points", &FrontierPoints)
-      .def("look_up", &LookUp, py::arg("kind"), py::arg("value"))
+      .def("points", [](const Frontier& f) { return FrontierPoints(f); })
+      .def(
+          "look_up", [](const Frontier& f, const std::string& kind, double value) { return LookUp(f, kind, value); },
+          py::arg("kind"), py::arg("value"))
       .def("plan_json",
            [](const Frontier& f, size_t i) { return PlanJson(f, Take(PointByIndex(f, static_cast<int64_t>(i)))); })
       .def("zeus_literal",
@@ -179,8 +183,33 @@ PYBIND11_MODULE(_wattcut, m) {
       .def_property_readonly("num_points", [](const Frontier& f) { return f.points().size(); })
       .def_property_readonly("num_stages", &Frontier::num_stages)
       .def_property_readonly("unit_time_s", [](const Frontier& f) { return f.setup().unit_time_s; })
-      .def_property_readonly("fastest_index", &Frontier::fastest_index)
-      .def_property_readonly("min_energy_index", &Frontier::min_energy_index);
+      .def_property_readonly("fastest_index", [](const Frontier& f) { return f.fastest_index(); })
+      .def_property_readonly("min_energy_index", [](const Frontier& f) { return f.min_energy_index(); });
+
+  // A generic DAG's frontier (`wattcut frontier --dag`), with the same lookups; its plans are
+  // every operation's knob.
+  py::class_<DagFrontier>(m, "DagFrontier")
+      .def_static(
+          "load", [](const std::string& path) { return Take(ReadDagFrontierFile(path)); }, py::arg("path"),
+          "Reads DIR/frontier.wattcut (or the file itself) of a generic DAG.")
+      .def("points", [](const DagFrontier& f) { return FrontierPoints(f); })
+      .def(
+          "look_up", [](const DagFrontier& f, const std::string& kind, double value) { return LookUp(f, kind, value); },
+          py::arg("kind"), py::arg("value"))
+      .def("plan_json", [](const DagFrontier& f,
+                           size_t i) { return DagPlanJson(f, Take(PointByIndex(f, static_cast<int64_t>(i)))); })
+      .def_property_readonly("num_points", [](const DagFrontier& f) { return f.points().size(); })
+      .def_property_readonly("num_devices", [](const DagFrontier& f) { return f.num_devices(); })
+      .def_property_readonly("num_operations", [](const DagFrontier& f) { return f.num_computations(); })
+      .def_property_readonly("unit_time_s", [](const DagFrontier& f) { return f.setup().unit_time_s; })
+      .def_property_readonly("fastest_index", [](const DagFrontier& f) { return f.fastest_index(); })
+      .def_property_readonly("min_energy_index", [](const DagFrontier& f) { return f.min_energy_index(); });
+  m.def(
+      "frontier_kind",
+      [](const std::string& path) {
+        return Take(ReadFrontierFileKind(path)) == FrontierFileKind::kDag ? "dag" : "pipeline";
+      },
+      py::arg("path"), "'pipeline' or 'dag': which frontier DIR/frontier.wattcut (or the file) holds.");
 
   py::class_<RankClient>(m, "RankClient")
       .def(py::init(&StartRankClient), "Starts the client of one rank (keyword arguments only).")

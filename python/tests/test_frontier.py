@@ -125,5 +125,59 @@ class FrontierLoadTest(unittest.TestCase):
         self.assertEqual(len(Frontier.load(os.path.join(self.dir, "frontier.wattcut"))), len(self.frontier))
 
 
+# Issue 14's two-operation chain, with a device so that it has power per GPU.
+CHAIN = {
+    "format": "wattcut.dag/v1",
+    "unit_time_s": 1,
+    "devices": [{"name": "gpu0", "blocking_power_w": 0}],
+    "operations": [
+        {"name": "A", "device": "gpu0",
+         "options": [{"time": 2, "energy": 10, "knob": 1410}, {"time": 1, "energy": 14, "knob": 1980}]},
+        {"name": "B", "device": "gpu0",
+         "options": [{"time": 3, "energy": 6, "knob": 1410}, {"time": 2, "energy": 9, "knob": 1980}]},
+    ],
+    "edges": [["A", "B"]],
+}
+
+
+class DagFrontierLoadTest(unittest.TestCase):
+    """A generic DAG's frontier (`wattcut frontier --dag`) loads through the same Frontier.load."""
+
+    @classmethod
+    def setUpClass(cls) -> None:
+        cls.tmp = TempDir("dag-frontier")
+        dag = os.path.join(cls.tmp.path, "chain.json")
+        with open(dag, "w") as f:
+            json.dump(CHAIN, f)
+        cls.dir = os.path.join(cls.tmp.path, "out")
+        run = run_wattcut("frontier", "--dag", dag, "--cost-model", "convex-hull", "--out", cls.dir)
+        assert run.returncode == 0, run.stderr
+        cls.frontier = Frontier.load(cls.dir)
+
+    @classmethod
+    def tearDownClass(cls) -> None:
+        cls.tmp.remove()
+
+    def test_points_plans_and_lookups(self) -> None:
+        f = self.frontier
+        self.assertEqual(f.kind, "dag")
+        self.assertEqual([(p["time_s"], p["energy_j"]) for p in f.points], [(5, 16), (4, 19), (3, 23)])
+        self.assertEqual([p["peak_1s_power_w"] for p in f.points], [5, 5, 14])
+        self.assertEqual(f.num_stages, 1)
+        plan = f.plan(time_s=4.5)
+        self.assertIsInstance(plan, wattcut.DagPlan)
+        self.assertEqual((plan.point, plan.knobs, plan.duration_units), (1, {"A": 1410, "B": 1980}, {"A": 2, "B": 2}))
+        self.assertEqual(f.plan(power_per_gpu_w=5).point, 1)  # 4.75 W: the fastest at or below 5 W
+        self.assertEqual(f.plan(peak_power_per_gpu_w=13).point, 1)
+        self.assertEqual(f.plan(point=2).knobs, {"A": 1980, "B": 1980})
+        show = run_wattcut("plan", "show", self.dir, "--slowdown", "1")
+        self.assertEqual(show.returncode, 0, show.stderr)
+        self.assertEqual(json.loads(show.stdout), f.plan(slowdown=1).document)
+        with self.assertRaisesRegex(WattcutError, "no Zeus form"):
+            plan.to_zeus()
+        with self.assertRaisesRegex(WattcutError, "no plan draws 1 W per GPU or less on average: the lowest is 3.2"):
+            f.plan(power_per_gpu_w=1)
+
+
 if __name__ == "__main__":
     unittest.main()

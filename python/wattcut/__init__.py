@@ -7,7 +7,7 @@ a `wattcut frontier --out DIR` run and looks them up as the CLI and the server d
 """
 
 from wattcut._version import __version__
-from wattcut.frontier import Frontier, Plan
+from wattcut.frontier import DagPlan, Frontier, Plan
 from wattcut.pipeline_frequency import PipelineFrequencyOptimizer, WattcutError
 
-__all__ = ["Frontier", "Plan", "PipelineFrequencyOptimizer", "WattcutError", "__version__"]
+__all__ = ["DagPlan", "Frontier", "Plan", "PipelineFrequencyOptimizer", "WattcutError", "__version__"]

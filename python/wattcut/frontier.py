@@ -6,6 +6,9 @@
     plan.stages[0][0]                         # ("forward", 0, 1410, 50): instruction, microbatch, MHz, units
     plan.to_zeus()                            # the Zeus PointSolution literal
 
+A generic DAG's frontier (`wattcut frontier --dag FILE --out DIR`) loads the same way; its plans
+are DagPlan objects, every operation's knob by name (`plan.knobs["F0"]`), with the same lookups.
+
 The lookups are the CLI's and the server's (`wattcut plan show`, docs/planner.md): `time_s` the
 least-energy plan no slower than T, `slowdown` the same at K x T_min, `power_per_gpu_w` the
 fastest plan whose average power per GPU is at most W, `peak_power_per_gpu_w` the same with the
@@ -16,7 +19,7 @@ wattcut.WattcutError with the C++ message (the file's line and field, T_min, the
 from __future__ import annotations
 
 import json
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, List, Optional, Tuple, Union
 
 from wattcut import _wattcut
 
@@ -49,23 +52,54 @@ class Plan:
         return f"Plan(point={self.point}, time_s={self.time_s}, energy_j={self.energy_j})"
 
 
+class DagPlan:
+    """One plan of a generic DAG's frontier: the `wattcut.dag_plan/v1` document as attributes."""
+
+    def __init__(self, document: Dict[str, Any]) -> None:
+        self.document = document
+        self.point: int = document["point"]
+        self.time_s: float = document["time_s"]
+        self.energy_j: float = document["energy_j"]
+        self.unit_time_s: float = document["unit_time_s"]
+        # Every operation's knob and planned duration (unit times), by its name in the DAG file.
+        self.knobs: Dict[str, int] = document["knobs"]
+        self.duration_units: Dict[str, int] = document["duration_units"]
+
+    def to_json(self) -> str:
+        """The plan as `wattcut plan show` prints it."""
+        return json.dumps(self.document)
+
+    def to_zeus(self) -> str:
+        raise WattcutError("a generic DAG's plan has no Zeus form (Zeus plans pipelines)")
+
+    def __repr__(self) -> str:
+        return f"DagPlan(point={self.point}, time_s={self.time_s}, energy_j={self.energy_j})"
+
+
 class Frontier:
     """Every plan of a frontier; load with Frontier.load(DIR)."""
 
     def __init__(self, native: Any) -> None:
         self._native = native
+        self.kind: str = "dag" if isinstance(native, _wattcut.DagFrontier) else "pipeline"
+        """'pipeline' (`wattcut frontier`) or 'dag' (`wattcut frontier --dag`)."""
         self.points: List[Dict[str, Any]] = native.points()
         """Per point, slowest first: plan, time_s, energy_j, duration_units, effective_energy_j,
-        avg_power_w, avg_power_per_gpu_w and peak_1s_power_w (None in files written without it)."""
+        avg_power_w, avg_power_per_gpu_w (None for a DAG without devices) and peak_1s_power_w (None in
+        files written without it)."""
 
     @classmethod
     def load(cls, path: str) -> "Frontier":
-        """Reads a `wattcut frontier --out` folder (its frontier.wattcut) or the file itself."""
+        """Reads a `wattcut frontier --out` folder (its frontier.wattcut) or the file itself, a
+        pipeline's or a generic DAG's."""
+        if _wattcut.frontier_kind(str(path)) == "dag":
+            return cls(_wattcut.DagFrontier.load(str(path)))
         return cls(_wattcut.Frontier.load(str(path)))
 
     @property
     def num_stages(self) -> int:
-        return self._native.num_stages
+        """A pipeline's stages (one GPU each); a DAG's devices."""
+        return self._native.num_devices if self.kind == "dag" else self._native.num_stages
 
     @property
     def unit_time_s(self) -> float:
@@ -118,8 +152,8 @@ class Frontier:
         slowdown: Optional[float] = None,
         power_per_gpu_w: Optional[float] = None,
         peak_power_per_gpu_w: Optional[float] = None,
-    ) -> Plan:
-        """One plan, by exactly one of: its index, the iteration time it must not exceed, a
+    ) -> Union[Plan, DagPlan]:
+        """One plan (a DagPlan for a DAG's frontier), by exactly one of: its index, the iteration time it must not exceed, a
         slowdown factor (>= 1) against T_min, or the average or peak 1-s power per GPU it must
         not exceed (the fastest plan that fits)."""
         i = self.index(
@@ -129,7 +163,11 @@ class Frontier:
             power_per_gpu_w=power_per_gpu_w,
             peak_power_per_gpu_w=peak_power_per_gpu_w,
         )
+        if self.kind == "dag":
+            return DagPlan(json.loads(self._native.plan_json(i)))
         return Plan(json.loads(self._native.plan_json(i)), self._native.zeus_literal(i))
 
     def __repr__(self) -> str:
+        if self.kind == "dag":
+            return f"Frontier({len(self.points)} points, a DAG of {self._native.num_operations} operations)"
         return f"Frontier({len(self.points)} points, {self.num_stages} stages)"

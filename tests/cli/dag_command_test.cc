@@ -55,8 +55,11 @@ TEST(DagCommand, TheTwoOperationChainEndToEnd) {
   ASSERT_EQ(run.exit_code, 0) << run.err;
   EXPECT_NE(run.out.find("frontier: 3 points from 5.0000 s to 3.0000 s"), std::string::npos) << run.out;
   const std::vector<std::string> csv = Lines(ReadFile(dir.path() + "/out/frontier.csv"));
-  EXPECT_EQ(csv, (std::vector<std::string>{"plan,time,energy,duration_units,effective_energy,avg_power_w",
-                                           "0,5,16,5,16,3.2", "1,4,19,4,19,4.75", "2,3,23,3,23,7.666666666666667"}));
+  // No devices: no power per GPU. Peak 1-s power: the faster operation's power, A's at first
+  // (10 J over 2 s, then B's 6 J over 3 s: 5 W), A's 14 J over 1 s at the end.
+  EXPECT_EQ(csv, (std::vector<std::string>{
+                     "plan,time,energy,duration_units,effective_energy,avg_power_w,avg_power_per_gpu_w,peak_1s_power_w",
+                     "0,5,16,5,16,3.2,,5", "1,4,19,4,19,4.75,,5", "2,3,23,3,23,7.666666666666667,,14"}));
   const std::vector<std::string> plans = Lines(ReadFile(dir.path() + "/out/plans.jsonl"));
   ASSERT_EQ(plans.size(), 3u);
   EXPECT_EQ(nlohmann::json::parse(plans[0]),
@@ -95,6 +98,10 @@ TEST(DagCommand, AnExportedPipelinePlansToWattcutFrontiersFrontier) {
       EXPECT_EQ(dag_rows[i][3], pipeline_rows[i][3]);                                // duration_units
       EXPECT_NEAR(dag_rows[i][4], pipeline_rows[i][4], 1e-9 * std::abs(pipeline_rows[i][4]));
       EXPECT_NEAR(dag_rows[i][5], pipeline_rows[i][5], 1e-9 * pipeline_rows[i][5]);  // avg_power_w
+      // The exported DAG names the pipeline's devices and their blocking power, so its power per
+      // GPU and its execution timeline's peak 1-s power are the pipeline's.
+      EXPECT_NEAR(dag_rows[i][6], pipeline_rows[i][6], 1e-9 * pipeline_rows[i][6]);  // avg_power_per_gpu_w
+      EXPECT_NEAR(dag_rows[i][7], pipeline_rows[i][7], 1e-9 * pipeline_rows[i][7]);  // peak_1s_power_w
     }
   }
 }
@@ -200,13 +207,17 @@ TEST(DagCommand, FrontierExportsAndPlansTheDagItself) {
       << refused.err;
   EXPECT_FALSE(fs::exists(dir.path() + "/refused"));
 
-  // `wattcut plan` reads a pipeline's frontier; a DAG's folder says where its plans are.
+  // `wattcut plan` reads a DAG's frontier.wattcut too: the same lookups, every operation's knob.
   auto show = RunWattcut("plan show " + dir.path() + "/dag --point 0");
-  EXPECT_EQ(show.exit_code, 1);
-  EXPECT_NE(show.err.find(dir.path() + "/dag: a DAG's frontier (wattcut frontier --dag): its plans are " + dir.path() +
-                          "/dag/plans.jsonl"),
-            std::string::npos)
-      << show.err;
+  ASSERT_EQ(show.exit_code, 0) << show.err;
+  const nlohmann::json plan = nlohmann::json::parse(show.out);
+  EXPECT_EQ(plan["format"], "wattcut.dag_plan/v1");
+  EXPECT_EQ(plan["point"], 0);
+  EXPECT_DOUBLE_EQ(plan["time_s"].get<double>(), from_dag[0][1]);
+  EXPECT_EQ(plan["knobs"].size(), 4u * 4u * 2u) << show.out;  // 4 stages x 4 microbatches x (F, B)
+  auto zeus = RunWattcut("plan show " + dir.path() + "/dag --point 0 --format zeus");
+  EXPECT_EQ(zeus.exit_code, 1);
+  EXPECT_NE(zeus.err.find("a generic DAG's plan has no Zeus form"), std::string::npos) << zeus.err;
 }
 
 }  // namespace

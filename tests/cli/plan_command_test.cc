@@ -158,8 +158,9 @@ TEST_F(PlanCommand, MissingTruncatedAndCorruptFilesAreRefusedWithTheirLine) {
   // Not a frontier file at all.
   std::ofstream(dir.path() + "/csv.wattcut") << "plan,time,energy\n";
   expect_error(dir.path() + "/csv.wattcut", dir.path() +
-                                                "/csv.wattcut:1: expected the format line 'wattcut.frontier/v1' or "
-                                                "'wattcut.frontier/v2', got 'plan,time,energy'");
+                                                "/csv.wattcut:1: expected the format line 'wattcut.frontier/v1', "
+                                                "'wattcut.frontier/v2' or 'wattcut.dag_frontier/v1', got "
+                                                "'plan,time,energy'");
 }
 
 TEST_F(PlanCommand, ListSummarisesTheFrontier) {

@@ -1,5 +1,6 @@
 // `wattcut dag`: generic DAGs (plan/dag_problem.h, dag/dag_file.h).
-//   wattcut dag frontier --dag FILE.json --out DIR   plans any DAG: DIR/frontier.csv, DIR/plans.jsonl
+//   wattcut dag frontier --dag FILE.json --out DIR   plans any DAG: DIR/frontier.wattcut, DIR/frontier.csv,
+//                                                    DIR/plans.jsonl
 //   wattcut dag export --profile P --stages S ... --out FILE.json   the DAG a pipeline schedule builds
 #include <unistd.h>
 
@@ -9,6 +10,7 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <thread>
 
 #include "wattcut/base/fixed_decimals.h"
 #include "wattcut/base/general_text.h"
@@ -16,8 +18,12 @@
 #include "wattcut/cli/dag_frontier.h"
 #include "wattcut/cli/output_directory.h"
 #include "wattcut/cli/planner_arguments.h"
+#include "wattcut/emulate/frontier_power.h"
 #include "wattcut/plan/dag_export.h"
+#include "wattcut/plan/dag_frontier_file.h"
 #include "wattcut/plan/dag_problem.h"
+#include "wattcut/plan/frontier_file.h"
+#include "wattcut/plan/plan_files.h"
 
 namespace wattcut::cli {
 namespace {
@@ -33,17 +39,6 @@ struct DagExportArgs {
 constexpr double kDefaultUnitTimeS = 0.001;
 // plans.jsonl writes every operation's knob on every this many lines (and the first).
 constexpr size_t kKnobsEveryPoints = 256;
-
-std::string FrontierCsvOfDag(const DagFrontier& frontier) {
-  std::string out = "plan,time,energy,duration_units,effective_energy,avg_power_w\n";
-  for (size_t i = 0; i < frontier.points().size(); ++i) {
-    const FrontierPoint& p = frontier.points()[i];
-    out += std::to_string(i) + ',' + GeneralText(p.time_s) + ',' + GeneralText(p.energy_j) + ',' +
-           std::to_string(p.duration_units) + ',' + GeneralText(p.effective_energy_j) + ',' +
-           GeneralText(p.energy_j / p.time_s) + '\n';
-  }
-  return out;
-}
 
 // One line per point: {"point", "time_s", "energy_j", "knobs" | "changed_knobs"}; "knobs" (every
 // operation, in the file's order) on the first line and every kKnobsEveryPoints-th, else
@@ -142,19 +137,27 @@ int RunDagFrontier(const std::string& name, const DagFrontierArgs& args) {
   options.unit_time_s = DagUnitTime(*dag, args.unit_time_s, kDefaultUnitTimeS);
   options.noise_factor = args.noise_factor;
   options.cost_model = *cost_model;
-  Result<DagFrontier> frontier = ComputeDagFrontier(*dag, options);
+  Result<DagPlanningProblem> planning = BuildDagProblem(*dag, options);
+  if (!planning.ok()) return ReportError(name, planning.error().WithContext(args.dag_path + ": "));
+  Result<DagFrontier> frontier = SolveDagFrontier(*dag, *planning);
   if (!frontier.ok()) return ReportError(name, frontier.error().WithContext(args.dag_path + ": "));
+  // Every point's peak 1-s power, from its execution timeline (as a pipeline's).
+  Result<FrontierPower> power =
+      FrontierPower::Create(*frontier, planning->problem, planning->unit_time_s, planning->blocking_power_w);
+  if (!power.ok()) return ReportError(name, power.error());
+  const int threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  if (Status s = power->SetPeakPowers(*frontier, kPeakPowerWindowS, threads); !s.ok()) {
+    return ReportError(name, s.error());
+  }
 
-  Status status = out->Write("frontier.csv", FrontierCsvOfDag(*frontier));
+  Status status = out->Write(std::string(kFrontierFileName), DagFrontierFileText(*frontier));
+  if (status.ok()) status = out->Write("frontier.csv", FrontierCsv(*frontier));
   if (status.ok()) status = out->Write("plans.jsonl", PlansJsonl(*dag, *frontier));
   if (status.ok()) status = out->Commit();
   if (!status.ok()) return ReportError(name, status.error());
 
   const auto& points = frontier->points();
-  size_t cheapest = 0;
-  for (size_t i = 0; i < points.size(); ++i) {
-    if (points[i].energy_j <= points[cheapest].energy_j) cheapest = i;
-  }
+  const size_t cheapest = frontier->min_energy_index();
   const FrontierPoint& slowest = points.front();
   const FrontierPoint& fastest = points.back();
   std::cout << "dag: " << args.dag_path << ", " << dag->operations.size() << " operations, " << dag->edges.size()
@@ -166,8 +169,8 @@ int RunDagFrontier(const std::string& name, const DagFrontierArgs& args) {
             << " J  (point " << points.size() - 1 << ")\n"
             << "  T*     " << FixedDecimals(points[cheapest].time_s, 4) << " s  "
             << FixedDecimals(points[cheapest].energy_j, 2) << " J  (point " << cheapest << ")\n"
-            << "wrote " << DisplayPath(args.out_dir) << "/frontier.csv, " << DisplayPath(args.out_dir)
-            << "/plans.jsonl\n";
+            << "wrote " << DisplayPath(args.out_dir) << "/frontier.wattcut, frontier.csv, plans.jsonl; look up a "
+            << "plan with: wattcut plan show " << DisplayPath(args.out_dir) << " --time T\n";
   return 0;
 }
 
@@ -179,7 +182,9 @@ void AddDagCommand(CLI::App& app, CommandStatus& status) {
   CLI::App* frontier =
       dag->add_subcommand("frontier", "Compute the time-energy frontier of a DAG file and every point's knobs");
   frontier->add_option("--dag", frontier_args->dag_path, "The wattcut.dag/v1 file")->required();
-  frontier->add_option("--out", frontier_args->out_dir, "Output directory (frontier.csv, plans.jsonl)")->required();
+  frontier
+      ->add_option("--out", frontier_args->out_dir, "Output directory (frontier.wattcut, frontier.csv, plans.jsonl)")
+      ->required();
   frontier->add_option("--unit-time", frontier_args->unit_time_s,
                        "Seconds per unit of planned time (overrides the file's unit_time_s; 0.001 when neither)");
   frontier->add_option("--noise-factor", frontier_args->noise_factor, "Soft Pareto filter factor in (0, 1]")

@@ -1,5 +1,6 @@
-// A wattcut.dag/v1 file's frontier and its outputs (DIR/frontier.csv, DIR/plans.jsonl): what
-// `wattcut dag frontier` and `wattcut frontier --dag` both run (cli/dag_command.cc).
+// A wattcut.dag/v1 file's frontier and its outputs (DIR/frontier.wattcut, DIR/frontier.csv,
+// DIR/plans.jsonl): what `wattcut dag frontier` and `wattcut frontier --dag` both run
+// (cli/dag_command.cc).
 #pragma once
 
 #include <optional>

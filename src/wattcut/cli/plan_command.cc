@@ -6,17 +6,21 @@
 //   wattcut plan list DIR [--all]
 //
 // `show` prints one plan: the wattcut.frequency_plan/v1 JSON that `--plans json` writes as
-// plans/NNNNN.json, or the Zeus PointSolution literal; the lookups are plan/plan_lookup.h's.
+// plans/NNNNN.json, or the Zeus PointSolution literal; a generic DAG's frontier (`wattcut
+// frontier --dag`) prints wattcut.dag_plan/v1, every operation's knob. The lookups are
+// plan/plan_lookup.h's, the same for both.
 // `list` prints the frontier's summary and a few rows of its table (every row with --all).
 #include <algorithm>
 #include <cstdio>
 #include <iostream>
 #include <memory>
 #include <optional>
+#include <sstream>
 #include <vector>
 
 #include "wattcut/base/fixed_decimals.h"
 #include "wattcut/cli/command.h"
+#include "wattcut/plan/dag_frontier_file.h"
 #include "wattcut/plan/frontier_file.h"
 #include "wattcut/plan/plan_files.h"
 #include "wattcut/plan/plan_lookup.h"
@@ -51,10 +55,27 @@ int Show(const PlanArgs& args) {
                                    "--peak-power-per-gpu W (got " +
                                    std::to_string(given) + ")"});
   }
+  Result<FrontierFileKind> kind = ReadFrontierFileKind(args.dir);
+  if (!kind.ok()) return ReportError(name, kind.error());
+  // A point is looked up as the integer given (a double would round the largest ones).
+  auto look_up = [&](const DurationFrontier& f) {
+    return args.point ? PointByIndex(f, *args.point) : LookUpPlan(f, query);
+  };
+  if (*kind == FrontierFileKind::kDag) {
+    if (args.format == "zeus") {
+      return ReportError(name, Error{args.dir + ": a generic DAG's plan has no Zeus form (Zeus plans pipelines); "
+                                                "use --format json"});
+    }
+    Result<DagFrontier> dag = ReadDagFrontierFile(args.dir);
+    if (!dag.ok()) return ReportError(name, dag.error());
+    Result<size_t> index = look_up(*dag);
+    if (!index.ok()) return ReportError(name, index.error());
+    std::cout << DagPlanJson(*dag, *index);
+    return 0;
+  }
   Result<Frontier> frontier = ReadFrontierFile(args.dir);
   if (!frontier.ok()) return ReportError(name, frontier.error());
-  // A point is looked up as the integer given (a double would round the largest ones).
-  Result<size_t> index = args.point ? PointByIndex(*frontier, *args.point) : LookUpPlan(*frontier, query);
+  Result<size_t> index = look_up(*frontier);
   if (!index.ok()) return ReportError(name, index.error());
   if (args.format == "zeus") {
     std::cout << ZeusPlanLiteral(frontier->PlanAt(*index));
@@ -65,39 +86,43 @@ int Show(const PlanArgs& args) {
 }
 
 // One table row, columns as in the header List prints.
-void PrintRow(const Frontier& frontier, size_t i, const char* label) {
+void PrintRow(const DurationFrontier& frontier, size_t i, const char* label) {
   const FrontierPoint& p = frontier.points()[i];
+  const bool devices = frontier.num_devices() > 0;
   char peak[64] = "-";
   char peak_per_gpu[64] = "-";
+  char average_per_gpu[64] = "-";
   if (p.peak_1s_power_w) {
     std::snprintf(peak, sizeof(peak), "%.2f", *p.peak_1s_power_w);
-    std::snprintf(peak_per_gpu, sizeof(peak_per_gpu), "%.2f", *p.peak_1s_power_w / frontier.num_stages());
+    if (devices) std::snprintf(peak_per_gpu, sizeof(peak_per_gpu), "%.2f", *p.peak_1s_power_w / frontier.num_devices());
   }
+  if (devices) std::snprintf(average_per_gpu, sizeof(average_per_gpu), "%.2f", AveragePowerPerGpuW(frontier, i));
   char row[320];
-  std::snprintf(row, sizeof(row), "%-6s %8zu %10.4f %12.2f %14.2f %14.2f %14s %14s\n", label, i, p.time_s, p.energy_j,
-                AveragePowerW(p), AveragePowerPerGpuW(frontier, i), peak, peak_per_gpu);
+  std::snprintf(row, sizeof(row), "%-6s %8zu %10.4f %12.2f %14.2f %14s %14s %14s\n", label, i, p.time_s, p.energy_j,
+                AveragePowerW(p), average_per_gpu, peak, peak_per_gpu);
   std::cout << row;
 }
 
-int List(const PlanArgs& args) {
-  const std::string name = "plan list";
-  Result<Frontier> frontier = ReadFrontierFile(args.dir);
-  if (!frontier.ok()) return ReportError(name, frontier.error());
-  const Frontier& f = *frontier;
+// The summary and rows of any frontier; `what` describes it ("8 stages, 96 computations, ...").
+int PrintList(const PlanArgs& args, const DurationFrontier& f, const std::string& what) {
   const size_t points = f.points().size();
   const size_t fastest = f.fastest_index();
   const size_t cheapest = f.min_energy_index();
-  std::cout << "frontier: " << points << " points, " << f.num_stages() << " stages, " << f.num_computations()
-            << " computations, unit time " << f.setup().unit_time_s << " s, blocking power " << f.setup().p2p_power_w
-            << " W\n"
+  std::cout << "frontier: " << points << " points, " << what << "\n"
             << "  T_max  " << FixedDecimals(f.points().front().time_s, 4) << " s  "
             << FixedDecimals(f.points().front().energy_j, 2) << " J  (plan 0)\n"
             << "  T*     " << FixedDecimals(f.points()[cheapest].time_s, 4) << " s  "
             << FixedDecimals(f.points()[cheapest].energy_j, 2) << " J  (plan " << cheapest << ")\n"
             << "  T_min  " << FixedDecimals(f.points()[fastest].time_s, 4) << " s  "
             << FixedDecimals(f.points()[fastest].energy_j, 2) << " J  (plan " << fastest << ")\n"
-            << "power per GPU on average: " << FixedDecimals(AveragePowerPerGpuW(f, 0), 2) << " W (T_max) to "
-            << FixedDecimals(AveragePowerPerGpuW(f, fastest), 2) << " W (T_min)";
+            << "power on average: " << FixedDecimals(AveragePowerW(f.points().front()), 2) << " W (T_max) to "
+            << FixedDecimals(AveragePowerW(f.points()[fastest]), 2) << " W (T_min)";
+  if (f.num_devices() > 0) {
+    std::cout << ", per GPU " << FixedDecimals(AveragePowerPerGpuW(f, 0), 2) << " W to "
+              << FixedDecimals(AveragePowerPerGpuW(f, fastest), 2) << " W";
+  } else {
+    std::cout << "; no power per GPU (the DAG names no devices)";
+  }
   if (!f.points().front().peak_1s_power_w) std::cout << "; peak 1-s power not in this file";
   char header[320];
   std::snprintf(header, sizeof(header), "%-6s %8s %10s %12s %14s %14s %14s %14s\n", "", "plan", "time_s", "energy_j",
@@ -123,6 +148,26 @@ int List(const PlanArgs& args) {
   for (size_t i : rows) PrintRow(f, i, label(i));
   std::cout << "(" << rows.size() << " of " << points << " rows; --all prints every one)\n";
   return 0;
+}
+
+int List(const PlanArgs& args) {
+  const std::string name = "plan list";
+  Result<FrontierFileKind> kind = ReadFrontierFileKind(args.dir);
+  if (!kind.ok()) return ReportError(name, kind.error());
+  std::ostringstream what;
+  if (*kind == FrontierFileKind::kDag) {
+    Result<DagFrontier> dag = ReadDagFrontierFile(args.dir);
+    if (!dag.ok()) return ReportError(name, dag.error());
+    what << "a generic DAG of " << dag->num_computations() << " operations on " << dag->num_devices()
+         << " devices, unit time " << dag->setup().unit_time_s << " s, blocking power " << dag->blocking_power_w()
+         << " W in all";
+    return PrintList(args, *dag, what.str());
+  }
+  Result<Frontier> frontier = ReadFrontierFile(args.dir);
+  if (!frontier.ok()) return ReportError(name, frontier.error());
+  what << frontier->num_stages() << " stages, " << frontier->num_computations() << " computations, unit time "
+       << frontier->setup().unit_time_s << " s, blocking power " << frontier->setup().p2p_power_w << " W";
+  return PrintList(args, *frontier, what.str());
 }
 
 }  // namespace

@@ -12,24 +12,30 @@
 namespace wattcut {
 
 Result<FrontierPower> FrontierPower::Create(const Frontier& frontier, const TimeCostProblem& problem) {
+  size_t scheduled = 0;
+  for (const auto& device : frontier.setup().schedule) scheduled += device.size();
+  if (scheduled != static_cast<size_t>(frontier.num_computations())) {
+    return Error{"power: the frontier's schedule has " + std::to_string(scheduled) + " computations, its durations " +
+                 std::to_string(frontier.num_computations())};
+  }
+  return Create(frontier, problem, frontier.setup().unit_time_s, frontier.num_stages() * frontier.setup().p2p_power_w);
+}
+
+Result<FrontierPower> FrontierPower::Create(const DurationFrontier& frontier, const TimeCostProblem& problem,
+                                            double unit_time_s, double blocking_power_w) {
   const auto n = static_cast<size_t>(problem.num_activities());
   if (n != static_cast<size_t>(frontier.num_computations())) {
     return Error{"power: the planning problem has " + std::to_string(n) + " computations, the frontier " +
                  std::to_string(frontier.num_computations())};
   }
-  if (!(frontier.setup().unit_time_s > 0)) return Error{"power: the frontier's unit time must be > 0"};
+  if (!(unit_time_s > 0)) return Error{"power: the frontier's unit time must be > 0"};
+  if (!(blocking_power_w >= 0) || !std::isfinite(blocking_power_w)) {
+    return Error{"power: the blocking power must be a finite number of watts >= 0"};
+  }
   FrontierPower power;
   power.problem_ = &problem;
-  power.unit_time_s_ = frontier.setup().unit_time_s;
-  power.blocking_power_w_ = frontier.num_stages() * frontier.setup().p2p_power_w;
-  size_t scheduled = 0;
-  for (const auto& device : frontier.setup().schedule) {
-    scheduled += device.size();
-  }
-  if (scheduled != n) {
-    return Error{"power: the frontier's schedule has " + std::to_string(scheduled) + " computations, its durations " +
-                 std::to_string(n)};
-  }
+  power.unit_time_s_ = unit_time_s;
+  power.blocking_power_w_ = blocking_power_w;
   power.first_in_.assign(n + 1, 0);
   for (auto [u, v] : problem.precedences) {
     if (u < 0 || v < 0 || static_cast<size_t>(u) >= n || static_cast<size_t>(v) >= n) {
@@ -213,7 +219,7 @@ Result<double> FrontierPower::PeakPower(const std::vector<int64_t>& durations, d
   return PeakOfTimeline(makespan, window_s / unit_time_s_);
 }
 
-Status FrontierPower::SetPeakPowersOf(Frontier& frontier, size_t begin, size_t end, double window_s) const {
+Status FrontierPower::SetPeakPowersOf(DurationFrontier& frontier, size_t begin, size_t end, double window_s) const {
   // Start from point `begin`'s durations (the frontier's checkpoints), then follow the changes.
   std::vector<int64_t> durations = frontier.DurationsAt(begin);
   Result<std::vector<double>> excess = ExcessPowers(durations);
@@ -235,7 +241,7 @@ Status FrontierPower::SetPeakPowersOf(Frontier& frontier, size_t begin, size_t e
   return Status::Ok();
 }
 
-Status FrontierPower::SetPeakPowers(Frontier& frontier, double window_s, int threads) const {
+Status FrontierPower::SetPeakPowers(DurationFrontier& frontier, double window_s, int threads) const {
   if (!(window_s > 0) || !std::isfinite(window_s)) return Error{"power: the window must be a positive time"};
   const size_t points = frontier.points().size();
   if (points == 0) return Status::Ok();

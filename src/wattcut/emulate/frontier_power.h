@@ -1,4 +1,6 @@
-// Power per plan: the execution timeline of a frontier point and the peak of its power.
+// Power per plan: the execution timeline of a frontier point and the peak of its power, for a
+// pipeline's frontier (plan/frontier.h) or a generic DAG's (plan/dag_frontier.h): a GPU below
+// is a pipeline's stage or a DAG's device, a computation a DAG's operation.
 //
 // A point's plan is executed as ExecutePipeline (pipeline_execution.h) executes it: every
 // computation starts as soon as its dependencies (the DAG the frontier was solved on) allow
@@ -47,6 +49,10 @@ class FrontierPower {
   // its precedences order the computations, its cost tables give their energies. Fails when
   // the two do not match (a different number of computations, a cyclic DAG).
   static Result<FrontierPower> Create(const Frontier& frontier, const TimeCostProblem& problem);
+  // The same for any frontier (a generic DAG's, plan/dag_frontier.h): `blocking_power_w` is
+  // what all its devices draw while none of their computations runs.
+  static Result<FrontierPower> Create(const DurationFrontier& frontier, const TimeCostProblem& problem,
+                                      double unit_time_s, double blocking_power_w);
 
   // The pipeline's power over one iteration of the plan with these durations (flat, as
   // Frontier::DurationsAt gives them).
@@ -57,12 +63,12 @@ class FrontierPower {
   // Sets every point's peak_1s_power_w, sweeping the frontier once, in `threads` ranges of
   // points at once (each from the frontier's checkpoint before it; at least 1,000 points a
   // range).
-  Status SetPeakPowers(Frontier& frontier, double window_s = kPeakPowerWindowS, int threads = 1) const;
+  Status SetPeakPowers(DurationFrontier& frontier, double window_s = kPeakPowerWindowS, int threads = 1) const;
 
  private:
   FrontierPower() = default;
   // SetPeakPowers on points [begin, end).
-  Status SetPeakPowersOf(Frontier& frontier, size_t begin, size_t end, double window_s) const;
+  Status SetPeakPowersOf(DurationFrontier& frontier, size_t begin, size_t end, double window_s) const;
   // The computation's power above blocking power at duration d (cost(d) / (d * unit)).
   Result<double> ExcessPower(size_t computation, int64_t duration_units) const;
   // ExcessPower of every computation at `durations` (one duration per computation, else an error).
@@ -77,7 +83,7 @@ class FrontierPower {
 
   const TimeCostProblem* problem_ = nullptr;
   double unit_time_s_ = 0;
-  double blocking_power_w_ = 0;  // all GPUs blocked: stages * p2p_power
+  double blocking_power_w_ = 0;  // all GPUs blocked: a pipeline's stages * p2p_power
   std::vector<int> topological_order_;
   std::vector<int> first_in_, in_;  // CSR predecessors
   // Scratch space of the sweep (the object is used by one thread at a time).

@@ -92,47 +92,32 @@ Result<DagPlanningProblem> BuildDagProblem(const GenericDag& dag, const DagPlann
   return result;
 }
 
-void DagFrontier::AddPoint(const FrontierPoint& point, std::vector<DurationChange> changes) {
-  points_.push_back(point);
-  changes_.push_back(std::move(changes));
-}
-
-int DagFrontier::KnobFor(int op, int64_t duration_units) const {
-  const auto& options = options_.at(static_cast<size_t>(op));
-  // Sorted by duration ascending: the last whose duration <= duration_units; the fastest when
-  // none is (a cost table never goes below its fastest option).
-  auto it = std::upper_bound(options.begin(), options.end(), duration_units,
-                             [](int64_t d, const std::pair<int64_t, int>& o) { return d < o.first; });
-  return it == options.begin() ? options.front().second : std::prev(it)->second;
-}
-
-std::vector<int64_t> DagFrontier::DurationsAt(size_t index) const {
-  std::vector<int64_t> durations = start_durations_;
-  for (size_t i = 1; i <= index && i < changes_.size(); ++i) {
-    for (const DurationChange& c : changes_[i]) durations[static_cast<size_t>(c.computation)] = c.duration_units;
-  }
-  return durations;
-}
-
-std::vector<int> DagFrontier::KnobsAt(size_t index) const {
-  const std::vector<int64_t> durations = DurationsAt(index);
-  std::vector<int> knobs(durations.size());
-  for (size_t op = 0; op < durations.size(); ++op) knobs[op] = KnobFor(static_cast<int>(op), durations[op]);
-  return knobs;
-}
-
 Result<DagFrontier> ComputeDagFrontier(const GenericDag& dag, const DagPlannerOptions& options) {
   Result<DagPlanningProblem> planning = BuildDagProblem(dag, options);
   if (!planning.ok()) return planning.error();
-  FrontierSolver solver(planning->problem);
+  return SolveDagFrontier(dag, *planning);
+}
+
+Result<DagFrontier> SolveDagFrontier(const GenericDag& dag, const DagPlanningProblem& planning) {
+  if (planning.options.size() != dag.operations.size()) {
+    return Error{"internal error: the planning problem has " + std::to_string(planning.options.size()) +
+                 " operations, the DAG " + std::to_string(dag.operations.size())};
+  }
+  DagFrontier::Setup setup;
+  setup.unit_time_s = planning.unit_time_s;
+  for (const DagDevice& device : dag.devices) setup.devices.push_back({device.name, device.blocking_power_w});
+  for (size_t i = 0; i < dag.operations.size(); ++i) {
+    setup.operations.push_back({dag.operations[i].name, dag.operations[i].device, planning.options[i]});
+  }
+  FrontierSolver solver(planning.problem);
   solver.Init();
-  DagFrontier frontier(std::move(planning->options), solver.durations());
+  DagFrontier frontier(std::move(setup), solver.durations());
   auto record = [&](std::vector<DurationChange> changes) {
     FrontierPoint point;
     point.duration_units = solver.makespan();
-    point.time_s = static_cast<double>(solver.makespan()) * options.unit_time_s;
+    point.time_s = static_cast<double>(solver.makespan()) * planning.unit_time_s;
     point.effective_energy_j = solver.total_cost();
-    point.energy_j = point.effective_energy_j + point.time_s * planning->blocking_power_w;
+    point.energy_j = point.effective_energy_j + point.time_s * planning.blocking_power_w;
     frontier.AddPoint(point, std::move(changes));
   };
   record({});

@@ -9,19 +9,23 @@
 
 #include "wattcut/base/general_text.h"
 #include "wattcut/base/printable_text.h"
+#include "wattcut/plan/dag_frontier_file.h"
+#include "wattcut/plan/frontier_text.h"
 #include "wattcut/plan/planning_limits.h"
 #include "wattcut/profile/operation_options.h"
 
 namespace wattcut {
 namespace {
 
-void AppendInt(std::string& out, int64_t value) {
-  char buffer[24];
-  auto result = std::to_chars(buffer, buffer + sizeof(buffer), value);
-  out.append(buffer, result.ptr);
-}
-
-void AppendNumber(std::string& out, double value) { out += GeneralText(value); }
+using frontier_text::AppendInt;
+using frontier_text::AppendNumber;
+using frontier_text::AppendPoints;
+using frontier_text::FormatLine;
+using frontier_text::FrontierText;
+using frontier_text::LineReader;
+using frontier_text::ReadPoints;
+using frontier_text::ReadStart;
+using frontier_text::ReadText;
 
 // v2 (wattcut.frontier/v2) is written only for what v1 cannot say: chunks (the interleaved
 // schedule) or the split backward kinds (zero-bubble schedules); everything else stays v1,
@@ -53,99 +57,6 @@ void AppendOptionsLine(std::string& out, const Frontier::Setup& setup, size_t st
   }
   out += '\n';
 }
-
-// The file's lines, one at a time, with their numbers, split into space-separated tokens.
-class LineReader {
- public:
-  LineReader(std::string_view text, const std::string& source) : text_(text), source_(source) {}
-
-  // The next line's tokens; false at the end of the text.
-  bool Next() {
-    if (pos_ >= text_.size()) return false;
-    size_t end = text_.find('\n', pos_);
-    if (end == std::string_view::npos) end = text_.size();
-    std::string_view line = text_.substr(pos_, end - pos_);
-    pos_ = end + 1;
-    ++line_number_;
-    tokens_.clear();
-    size_t i = 0;
-    while (i < line.size()) {
-      while (i < line.size() && line[i] == ' ') ++i;
-      size_t start = i;
-      while (i < line.size() && line[i] != ' ') ++i;
-      if (i > start) tokens_.push_back(line.substr(start, i - start));
-    }
-    return true;
-  }
-  // The next line, which must exist and start with `keyword`.
-  Status Expect(std::string_view keyword) {
-    if (!Next()) return Fail("the file ends early; expected a '" + std::string(keyword) + "' line");
-    if (tokens_.empty() || tokens_[0] != keyword) {
-      return Fail("expected a '" + std::string(keyword) + "' line, got '" + PrintableText(Token(0), 40) + "'");
-    }
-    return Status::Ok();
-  }
-
-  size_t size() const { return tokens_.size(); }
-  std::string_view Token(size_t i) const { return i < tokens_.size() ? tokens_[i] : std::string_view(); }
-  Error Fail(const std::string& what) const {
-    return Error::Corruption(source_ + ":" + std::to_string(line_number_) + ": " + what);
-  }
-
-  Result<int64_t> Integer(size_t i, const char* field, int64_t min, int64_t max) const {
-    std::string_view t = Token(i);
-    int64_t value = 0;
-    auto [ptr, ec] = std::from_chars(t.data(), t.data() + t.size(), value);
-    if (t.empty() || ec != std::errc() || ptr != t.data() + t.size() || value < min || value > max) {
-      return Fail(std::string(field) + ": expected an integer in [" + std::to_string(min) + ", " + std::to_string(max) +
-                  "], got '" + PrintableText(t, 40) + "'");
-    }
-    return value;
-  }
-  Result<double> Number(size_t i, const char* field) const {
-    std::string_view t = Token(i);
-    double value = 0;
-    auto [ptr, ec] = std::from_chars(t.data(), t.data() + t.size(), value);
-    if (t.empty() || ec != std::errc() || ptr != t.data() + t.size() || !std::isfinite(value) || value < 0) {
-      return Fail(std::string(field) + ": expected a finite number >= 0, got '" + PrintableText(t, 40) + "'");
-    }
-    return value;
-  }
-  // "A:B" as two integers in their ranges.
-  Result<std::pair<int64_t, int64_t>> Pair(size_t i, const char* field, int64_t max_a, int64_t max_b) const {
-    std::string_view t = Token(i);
-    size_t colon = t.find(':');
-    int64_t a = 0;
-    int64_t b = 0;
-    bool ok = colon != std::string_view::npos;
-    if (ok) {
-      auto ra = std::from_chars(t.data(), t.data() + colon, a);
-      auto rb = std::from_chars(t.data() + colon + 1, t.data() + t.size(), b);
-      ok = colon > 0 && ra.ec == std::errc() && ra.ptr == t.data() + colon && rb.ec == std::errc() &&
-           rb.ptr == t.data() + t.size() && a >= 0 && a <= max_a && b >= 0 && b <= max_b;
-    }
-    if (!ok) {
-      return Fail(std::string(field) + ": expected A:B with A in [0, " + std::to_string(max_a) + "] and B in [0, " +
-                  std::to_string(max_b) + "], got '" + PrintableText(t, 40) + "'");
-    }
-    return std::pair{a, b};
-  }
-
- private:
-  std::string_view text_;
-  const std::string& source_;
-  size_t pos_ = 0;
-  int line_number_ = 0;
-  std::vector<std::string_view> tokens_;
-};
-
-// `lhs = *expr`, or return expr's error.
-#define WATTCUT_CONCAT_INNER(a, b) a##b
-#define WATTCUT_CONCAT(a, b) WATTCUT_CONCAT_INNER(a, b)
-#define WATTCUT_ASSIGN(lhs, expr)                                                       \
-  auto WATTCUT_CONCAT(read_, __LINE__) = (expr);                                        \
-  if (!WATTCUT_CONCAT(read_, __LINE__)) return WATTCUT_CONCAT(read_, __LINE__).error(); \
-  lhs = *WATTCUT_CONCAT(read_, __LINE__)
 
 }  // namespace
 
@@ -193,44 +104,7 @@ std::string FrontierFileText(const Frontier& frontier) {
       for (int k = 0; k < kNumInstructionKinds; ++k) AppendOptionsLine(out, setup, stage, k);
     }
   }
-  out += "start";
-  for (int64_t d : frontier.start_durations()) {
-    out += ' ';
-    AppendInt(out, d);
-  }
-  out += "\npoints ";
-  AppendInt(out, static_cast<int64_t>(frontier.points().size()));
-  out += '\n';
-  for (size_t i = 0; i < frontier.points().size(); ++i) {
-    const FrontierPoint& p = frontier.points()[i];
-    out += "p ";
-    AppendInt(out, p.duration_units);
-    out += ' ';
-    AppendNumber(out, p.time_s);
-    out += ' ';
-    AppendNumber(out, p.energy_j);
-    out += ' ';
-    AppendNumber(out, p.effective_energy_j);
-    for (const DurationChange& c : frontier.ChangesAt(i)) {
-      out += ' ';
-      AppendInt(out, c.computation);
-      out += ':';
-      AppendInt(out, c.duration_units);
-    }
-    out += '\n';
-  }
-  // The peak 1-s power of every point, when every point has it (an optional line).
-  bool every_peak = !frontier.points().empty();
-  for (const FrontierPoint& p : frontier.points()) every_peak = every_peak && p.peak_1s_power_w.has_value();
-  if (every_peak) {
-    out += "peak_1s_power_w";
-    for (const FrontierPoint& p : frontier.points()) {
-      out += ' ';
-      AppendNumber(out, *p.peak_1s_power_w);
-    }
-    out += '\n';
-  }
-  out += "end\n";
+  AppendPoints(out, frontier);
   return out;
 }
 
@@ -243,17 +117,17 @@ Result<Frontier> ParseFrontierFile(std::string_view text, const std::string& sou
   const bool v2 = in.Token(0) == kFrontierFormatV2;
   Frontier::Setup setup;
   if (auto s = in.Expect("unit_time_s"); !s) return s.error();
-  WATTCUT_ASSIGN(setup.unit_time_s, in.Number(1, "unit_time_s"));
+  WATTCUT_TEXT_ASSIGN(setup.unit_time_s, in.Number(1, "unit_time_s"));
   if (!(setup.unit_time_s > 0)) return in.Fail("unit_time_s: expected a number > 0");
   if (auto s = in.Expect("p2p_power_w"); !s) return s.error();
-  WATTCUT_ASSIGN(setup.p2p_power_w, in.Number(1, "p2p_power_w"));
+  WATTCUT_TEXT_ASSIGN(setup.p2p_power_w, in.Number(1, "p2p_power_w"));
   if (auto s = in.Expect("stages"); !s) return s.error();
   int64_t num_stages = 0;
-  WATTCUT_ASSIGN(num_stages, in.Integer(1, "stages", 1, kMaxStages));
+  WATTCUT_TEXT_ASSIGN(num_stages, in.Integer(1, "stages", 1, kMaxStages));
   int64_t chunks = 1;
   if (v2) {
     if (auto s = in.Expect("chunks"); !s) return s.error();
-    WATTCUT_ASSIGN(chunks, in.Integer(1, "chunks", 1, kMaxStages / num_stages));
+    WATTCUT_TEXT_ASSIGN(chunks, in.Integer(1, "chunks", 1, kMaxStages / num_stages));
   }
   const int64_t num_pieces = num_stages * chunks;  // profile stages
   int64_t num_computations = 0;
@@ -265,7 +139,7 @@ Result<Frontier> ParseFrontierFile(std::string_view text, const std::string& sou
   auto read_schedule = [&](int64_t s) -> Status {
     if (auto st = in.Expect("schedule"); !st) return st.error();
     int64_t stage = 0;
-    WATTCUT_ASSIGN(stage, in.Integer(1, "schedule stage", s, s));
+    WATTCUT_TEXT_ASSIGN(stage, in.Integer(1, "schedule stage", s, s));
     if (num_computations + static_cast<int64_t>(in.size()) - 2 > kMaxComputations) {
       return in.Fail("more than " + std::to_string(kMaxComputations) + " computations");
     }
@@ -316,7 +190,7 @@ Result<Frontier> ParseFrontierFile(std::string_view text, const std::string& sou
     auto& options = setup.options[static_cast<size_t>(piece)][static_cast<size_t>(k)];
     for (size_t i = 3; i < in.size(); ++i) {
       std::pair<int64_t, int64_t> option;
-      WATTCUT_ASSIGN(option, in.Pair(i, "options DURATION_UNITS:FREQ_MHZ", kMaxDurationUnits, 100000));
+      WATTCUT_TEXT_ASSIGN(option, in.Pair(i, "options DURATION_UNITS:FREQ_MHZ", kMaxDurationUnits, 100000));
       if (!options.empty() && option.first < options.back().first) {
         return in.Fail("options: durations must not decrease, got " + std::to_string(option.first) + " after " +
                        std::to_string(options.back().first));
@@ -354,93 +228,21 @@ Result<Frontier> ParseFrontierFile(std::string_view text, const std::string& sou
       }
     }
   }
-  if (auto st = in.Expect("start"); !st) return st.error();
-  if (static_cast<int64_t>(in.size()) - 1 != num_computations) {
-    return in.Fail("start: expected " + std::to_string(num_computations) + " durations (one per computation), got " +
-                   std::to_string(in.size() - 1));
-  }
-  std::vector<int64_t> start(static_cast<size_t>(num_computations));
-  for (size_t i = 0; i < start.size(); ++i) {
-    WATTCUT_ASSIGN(start[i], in.Integer(i + 1, "start duration", 0, kMaxDurationUnits));
-  }
-  if (auto st = in.Expect("points"); !st) return st.error();
-  int64_t num_points = 0;
-  WATTCUT_ASSIGN(num_points, in.Integer(1, "points", 1, kMaxFrontierPoints));
+  std::vector<int64_t> start;
+  WATTCUT_TEXT_ASSIGN(start, ReadStart(in, num_computations));
   Frontier frontier(std::move(setup), std::move(start));
-  for (int64_t i = 0; i < num_points; ++i) {
-    if (auto st = in.Expect("p"); !st) return st.error();
-    if (in.size() < 5) return in.Fail("p: expected DURATION_UNITS TIME_S ENERGY_J EFFECTIVE_ENERGY_J [CHANGES]");
-    FrontierPoint point;
-    WATTCUT_ASSIGN(point.duration_units, in.Integer(1, "duration_units", 0, kMaxIterationUnits));
-    WATTCUT_ASSIGN(point.time_s, in.Number(2, "time_s"));
-    WATTCUT_ASSIGN(point.energy_j, in.Number(3, "energy_j"));
-    WATTCUT_ASSIGN(point.effective_energy_j, in.Number(4, "effective_energy_j"));
-    if (i == 0 && in.size() > 5) return in.Fail("the first point is the start durations: it lists no changes");
-    std::vector<DurationChange> changes;
-    changes.reserve(in.size() - 5);
-    for (size_t t = 5; t < in.size(); ++t) {
-      std::pair<int64_t, int64_t> change;
-      WATTCUT_ASSIGN(change, in.Pair(t, "change COMPUTATION:DURATION_UNITS", num_computations - 1, kMaxDurationUnits));
-      changes.push_back(DurationChange{static_cast<int32_t>(change.first), change.second});
-    }
-    frontier.AddPoint(point, std::move(changes));
-  }
-  if (!in.Next()) return in.Fail("the file ends early; expected a 'end' line");
-  if (in.Token(0) == "peak_1s_power_w") {
-    if (static_cast<int64_t>(in.size()) - 1 != num_points) {
-      return in.Fail("peak_1s_power_w: expected " + std::to_string(num_points) + " powers (one per point), got " +
-                     std::to_string(in.size() - 1));
-    }
-    for (int64_t i = 0; i < num_points; ++i) {
-      double watts = 0;
-      WATTCUT_ASSIGN(watts, in.Number(static_cast<size_t>(i) + 1, "peak_1s_power_w"));
-      frontier.SetPeakPower(static_cast<size_t>(i), watts);
-    }
-    if (!in.Next()) return in.Fail("the file ends early; expected a 'end' line");
-  }
-  if (in.Token(0) != "end") return in.Fail("expected a 'end' line, got '" + PrintableText(in.Token(0), 40) + "'");
-  if (in.size() != 1) return in.Fail("end: expected nothing after 'end', got '" + PrintableText(in.Token(1), 40) + "'");
-  if (in.Next()) return in.Fail("text after the 'end' line");
+  if (Status st = ReadPoints(in, frontier); !st.ok()) return st.error();
   return frontier;
 }
 
 Result<Frontier> ReadFrontierFile(const std::string& path) {
-  namespace fs = std::filesystem;
-  std::error_code ec;
-  const fs::file_status given = fs::status(path, ec);
-  if (!fs::exists(given)) return Error::NotFound(path + ": no such file or directory");
-  std::string file = path;
-  if (fs::is_directory(given)) {
-    file = (fs::path(path) / kFrontierFileName).string();
-    if (!fs::exists(file, ec) && fs::exists(fs::path(path) / "plans.jsonl", ec)) {
-      return Error::NotFound(path + ": a DAG's frontier (wattcut frontier --dag): its plans are " + path +
-                             "/plans.jsonl, one JSON line per point (docs/planner.md, Generic DAGs); this reads "
-                             "a pipeline's " +
-                             std::string(kFrontierFileName));
-    }
-    if (!fs::exists(file, ec)) {
-      return Error::NotFound(path + ": no " + std::string(kFrontierFileName) +
-                             " in this folder (is it a `wattcut frontier --out` folder? older versions wrote no "
-                             "frontier.wattcut: run wattcut frontier again)");
-    }
+  Result<FrontierText> read = ReadText(path);
+  if (!read.ok()) return read.error();
+  if (FormatLine(read->text) == kDagFrontierFormat) {
+    return Error{read->file + ": a generic DAG's frontier (" + std::string(kDagFrontierFormat) +
+                 "), not a pipeline's: read it with ReadDagFrontierFile (plan/dag_frontier_file.h)"};
   }
-  if (fs::is_directory(file, ec)) return Error{file + ": is a directory, expected a frontier file"};
-  const uintmax_t size = fs::file_size(file, ec);
-  if (ec) return Error::IOError(file + ": cannot read its size: " + ec.message());
-  if (size > kMaxFrontierFileBytes) {
-    return Error{file + ": file is " + std::to_string(size) + " bytes, more than the " +
-                 std::to_string(kMaxFrontierFileBytes) + " a frontier file may have"};
-  }
-  std::ifstream in(file, std::ios::binary);
-  if (!in) return Error::IOError(file + ": cannot open file for reading");
-  std::string text(static_cast<size_t>(size), '\0');
-  in.read(text.data(), static_cast<std::streamsize>(size));
-  if (static_cast<uintmax_t>(in.gcount()) != size) return Error::IOError(file + ": read error");
-  return ParseFrontierFile(text, file);
+  return ParseFrontierFile(read->text, read->file);
 }
-
-#undef WATTCUT_ASSIGN
-#undef WATTCUT_CONCAT
-#undef WATTCUT_CONCAT_INNER
 
 }  // namespace wattcut

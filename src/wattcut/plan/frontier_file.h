@@ -16,6 +16,7 @@
 
 #include "wattcut/base/result.h"
 #include "wattcut/plan/frontier.h"
+#include "wattcut/plan/frontier_text.h"
 
 namespace wattcut {
 
@@ -30,13 +31,14 @@ std::string FrontierFileText(const Frontier& frontier);
 // Reads FrontierFileText's output back; `source` names the text in errors ("FILE:LINE: ...").
 Result<Frontier> ParseFrontierFile(std::string_view text, const std::string& source);
 
-// The file `wattcut frontier` writes into its output folder.
-inline constexpr std::string_view kFrontierFileName = "frontier.wattcut";
+// The file `wattcut frontier` writes into its output folder (a generic DAG's frontier has the
+// same name: plan/dag_frontier_file.h).
+inline constexpr std::string_view kFrontierFileName = frontier_text::kFileName;
 // The largest frontier file read (kMaxFrontierPoints points of GPT-3-sized plans fit).
-inline constexpr uint64_t kMaxFrontierFileBytes = uint64_t{1} << 30;
+inline constexpr uint64_t kMaxFrontierFileBytes = frontier_text::kMaxFileBytes;
 // Reads a frontier from `path`: a `wattcut frontier` output folder (its frontier.wattcut)
-// or the file itself. Errors name the path: missing, not readable, too large, or the line
-// and field ParseFrontierFile refuses.
+// or the file itself. Errors name the path: missing, not readable, too large, a DAG's
+// frontier, or the line and field ParseFrontierFile refuses.
 Result<Frontier> ReadFrontierFile(const std::string& path);
 
 }  // namespace wattcut

@@ -16,14 +16,15 @@ std::string PlanFileStem(size_t index) {
   return buffer;
 }
 
-std::string FrontierCsv(const Frontier& frontier) {
+std::string FrontierCsv(const DurationFrontier& frontier) {
   std::string out =
       "plan,time,energy,duration_units,effective_energy,avg_power_w,avg_power_per_gpu_w,peak_1s_power_w\n";
   for (size_t i = 0; i < frontier.points().size(); ++i) {
     const FrontierPoint& p = frontier.points()[i];
     out += std::to_string(i) + ',' + GeneralText(p.time_s) + ',' + GeneralText(p.energy_j) + ',' +
            std::to_string(p.duration_units) + ',' + GeneralText(p.effective_energy_j) + ',' +
-           GeneralText(AveragePowerW(p)) + ',' + GeneralText(AveragePowerPerGpuW(frontier, i)) + ',' +
+           GeneralText(AveragePowerW(p)) + ',' +
+           (frontier.num_devices() > 0 ? GeneralText(AveragePowerPerGpuW(frontier, i)) : std::string()) + ',' +
            (p.peak_1s_power_w ? GeneralText(*p.peak_1s_power_w) : std::string()) + '\n';
   }
   return out;
@@ -53,6 +54,26 @@ std::string PlanJson(const Frontier& frontier, size_t index) {
                         {"unit_time_s", frontier.setup().unit_time_s},
                         {"stages", std::move(stages)}};
   return doc.dump() + "\n";
+}
+
+std::string DagPlanJson(const DagFrontier& frontier, size_t index) {
+  const FrontierPoint& point = frontier.points().at(index);
+  const std::vector<int64_t> durations = frontier.DurationsAt(index);
+  nlohmann::json knobs = nlohmann::json::object();
+  nlohmann::json units = nlohmann::json::object();
+  const auto& operations = frontier.setup().operations;
+  for (size_t op = 0; op < operations.size(); ++op) {
+    knobs[operations[op].name] = frontier.KnobFor(static_cast<int>(op), durations[op]);
+    units[operations[op].name] = durations[op];
+  }
+  nlohmann::json doc = {{"format", kDagPlanFormat},
+                        {"point", index},
+                        {"time_s", point.time_s},
+                        {"energy_j", point.energy_j},
+                        {"unit_time_s", frontier.setup().unit_time_s},
+                        {"knobs", std::move(knobs)},
+                        {"duration_units", std::move(units)}};
+  return doc.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
 
 std::string ZeusPlanLiteral(const FrequencyPlan& plan) {

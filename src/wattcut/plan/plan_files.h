@@ -19,20 +19,30 @@
 //                 with a fifth element, the device's model chunk, when the schedule
 //                 runs several chunks per device (interleaved). instruction: forward,
 //                 backward, backward_input or backward_weight.
+//   a DAG's plan (format "wattcut.dag_plan/v1", `wattcut plan show` on a DAG's frontier):
+//                 {"format": ..., "point": N, "time_s": T, "energy_j": E, "unit_time_s": u,
+//                  "knobs": {"OPERATION": knob, ...}, "duration_units": {"OPERATION": d, ...}}
+//                 every operation's knob and planned duration, by its name in the DAG file.
 //   Zeus export:  a Python literal that Zeus's pipeline-frequency-optimizer PointSolution
 //                 reads: one list per stage of ("forward"|"backward", MHz) tuples in
 //                 execution order.
 #pragma once
 
 #include <string>
+#include <string_view>
 
 #include "wattcut/base/result.h"
+#include "wattcut/plan/dag_frontier.h"
 #include "wattcut/plan/frontier.h"
 
 namespace wattcut {
 
-std::string FrontierCsv(const Frontier& frontier);
+inline constexpr std::string_view kDagPlanFormat = "wattcut.dag_plan/v1";
+
+// avg_power_per_gpu_w is empty for a frontier without devices (a DAG that names none).
+std::string FrontierCsv(const DurationFrontier& frontier);
 std::string PlanJson(const Frontier& frontier, size_t index);
+std::string DagPlanJson(const DagFrontier& frontier, size_t index);
 std::string ZeusPlanLiteral(const FrequencyPlan& plan);
 // "00042" for 42.
 std::string PlanFileStem(size_t index);

@@ -8,12 +8,20 @@
 namespace wattcut {
 namespace {
 
-Status CheckNotEmpty(const Frontier& frontier) {
+Status CheckNotEmpty(const DurationFrontier& frontier) {
   if (frontier.points().empty()) return Error{"the frontier has no points"};
   return Status::Ok();
 }
 
-std::string PointText(const Frontier& frontier, size_t index) {
+// Power per GPU needs devices to divide by; a DAG file may name none.
+Status CheckDevices(const DurationFrontier& frontier) {
+  if (frontier.num_devices() > 0) return Status::Ok();
+  return Error{
+      "this frontier's DAG names no devices, so it has no power per GPU: give its operations devices "
+      "(\"devices\" and each operation's \"device\" in the wattcut.dag/v1 file)"};
+}
+
+std::string PointText(const DurationFrontier& frontier, size_t index) {
   return "plan " + std::to_string(index) + ", " + GeneralText(frontier.points()[index].time_s) + " s";
 }
 
@@ -21,12 +29,12 @@ std::string PointText(const Frontier& frontier, size_t index) {
 
 double AveragePowerW(const FrontierPoint& point) { return point.time_s > 0 ? point.energy_j / point.time_s : 0.0; }
 
-double AveragePowerPerGpuW(const Frontier& frontier, size_t index) {
-  const int stages = frontier.num_stages();
-  return stages > 0 ? AveragePowerW(frontier.points().at(index)) / stages : 0.0;
+double AveragePowerPerGpuW(const DurationFrontier& frontier, size_t index) {
+  const int devices = frontier.num_devices();
+  return devices > 0 ? AveragePowerW(frontier.points().at(index)) / devices : 0.0;
 }
 
-Result<size_t> PointByIndex(const Frontier& frontier, int64_t index) {
+Result<size_t> PointByIndex(const DurationFrontier& frontier, int64_t index) {
   if (Status s = CheckNotEmpty(frontier); !s.ok()) return s.error();
   const auto points = static_cast<int64_t>(frontier.points().size());
   if (index < 0 || index >= points) {
@@ -36,7 +44,7 @@ Result<size_t> PointByIndex(const Frontier& frontier, int64_t index) {
   return static_cast<size_t>(index);
 }
 
-Result<size_t> PointForIterationTime(const Frontier& frontier, double time_s) {
+Result<size_t> PointForIterationTime(const DurationFrontier& frontier, double time_s) {
   if (Status s = CheckNotEmpty(frontier); !s.ok()) return s.error();
   if (!std::isfinite(time_s) || time_s <= 0) {
     return Error{"iteration time: expected a number of seconds > 0, got " + GeneralText(time_s)};
@@ -51,7 +59,7 @@ Result<size_t> PointForIterationTime(const Frontier& frontier, double time_s) {
   return frontier.IndexForIterationTime(time_s);
 }
 
-Result<size_t> PointForSlowdown(const Frontier& frontier, double slowdown) {
+Result<size_t> PointForSlowdown(const DurationFrontier& frontier, double slowdown) {
   if (Status s = CheckNotEmpty(frontier); !s.ok()) return s.error();
   if (!std::isfinite(slowdown) || slowdown < 1) {
     return Error{"slowdown: expected a factor >= 1 of T_min, got " + GeneralText(slowdown)};
@@ -59,11 +67,12 @@ Result<size_t> PointForSlowdown(const Frontier& frontier, double slowdown) {
   return PointForIterationTime(frontier, slowdown * frontier.points()[frontier.fastest_index()].time_s);
 }
 
-Result<size_t> PointForPowerPerGpu(const Frontier& frontier, double watts) {
+Result<size_t> PointForPowerPerGpu(const DurationFrontier& frontier, double watts) {
   if (Status s = CheckNotEmpty(frontier); !s.ok()) return s.error();
   if (!std::isfinite(watts) || watts <= 0) {
     return Error{"power per GPU: expected a number of watts > 0, got " + GeneralText(watts)};
   }
+  if (Status s = CheckDevices(frontier); !s.ok()) return s.error();
   // Points run slowest -> fastest: the first from the end that fits is the fastest.
   size_t lowest = frontier.fastest_index();
   for (size_t i = frontier.points().size(); i-- > 0;) {
@@ -76,19 +85,20 @@ Result<size_t> PointForPowerPerGpu(const Frontier& frontier, double watts) {
                ")"};
 }
 
-Result<size_t> PointForPeakPowerPerGpu(const Frontier& frontier, double watts) {
+Result<size_t> PointForPeakPowerPerGpu(const DurationFrontier& frontier, double watts) {
   if (Status s = CheckNotEmpty(frontier); !s.ok()) return s.error();
   if (!std::isfinite(watts) || watts <= 0) {
     return Error{"peak power per GPU: expected a number of watts > 0, got " + GeneralText(watts)};
   }
+  if (Status s = CheckDevices(frontier); !s.ok()) return s.error();
   for (const FrontierPoint& p : frontier.points()) {
     if (!p.peak_1s_power_w) {
       return Error::NotFound(
           "this frontier has no peak 1-s power (a file written without it): compute it again with wattcut frontier");
     }
   }
-  const double stages = frontier.num_stages();
-  auto peak = [&](size_t i) { return *frontier.points()[i].peak_1s_power_w / stages; };
+  const double devices = frontier.num_devices();
+  auto peak = [&](size_t i) { return *frontier.points()[i].peak_1s_power_w / devices; };
   size_t lowest = frontier.fastest_index();
   for (size_t i = frontier.points().size(); i-- > 0;) {
     if (peak(i) <= watts) return i;
@@ -98,7 +108,7 @@ Result<size_t> PointForPeakPowerPerGpu(const Frontier& frontier, double watts) {
                GeneralText(peak(lowest), 6) + " W per GPU (" + PointText(frontier, lowest) + ")"};
 }
 
-Result<size_t> LookUpPlan(const Frontier& frontier, const PlanQuery& query) {
+Result<size_t> LookUpPlan(const DurationFrontier& frontier, const PlanQuery& query) {
   switch (query.kind) {
     case PlanQuery::Kind::kPoint:
       if (!std::isfinite(query.value) || query.value != std::floor(query.value) || std::fabs(query.value) > 1e15) {

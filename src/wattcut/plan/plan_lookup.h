@@ -13,7 +13,7 @@
 #include <string_view>
 
 #include "wattcut/base/result.h"
-#include "wattcut/plan/frontier.h"
+#include "wattcut/plan/duration_frontier.h"
 
 namespace wattcut {
 
@@ -21,24 +21,26 @@ namespace wattcut {
 // (blocking power included, one GPU per stage, unscaled by tensor parallelism as the
 // energy is); 0 for a point of zero time.
 double AveragePowerW(const FrontierPoint& point);
-// AveragePowerW divided by the number of pipeline stages (one GPU each).
-double AveragePowerPerGpuW(const Frontier& frontier, size_t index);
+// AveragePowerW divided by the frontier's devices (a pipeline's stages, one GPU each; a
+// DAG's devices); 0 when it has none.
+double AveragePowerPerGpuW(const DurationFrontier& frontier, size_t index);
 
 // Point `index` itself; an error when it is not in [0, points).
-Result<size_t> PointByIndex(const Frontier& frontier, int64_t index);
+Result<size_t> PointByIndex(const DurationFrontier& frontier, int64_t index);
 // The least-energy point no slower than `time_s` (Frontier::IndexForIterationTime); an
 // error naming T_min when time_s is faster than every point.
-Result<size_t> PointForIterationTime(const Frontier& frontier, double time_s);
+Result<size_t> PointForIterationTime(const DurationFrontier& frontier, double time_s);
 // PointForIterationTime(slowdown * T_min); slowdown must be >= 1.
-Result<size_t> PointForSlowdown(const Frontier& frontier, double slowdown);
+Result<size_t> PointForSlowdown(const DurationFrontier& frontier, double slowdown);
 // The fastest point whose average power per GPU is <= `watts`; an error naming the lowest
-// average power per GPU on the frontier when no point draws that little.
-Result<size_t> PointForPowerPerGpu(const Frontier& frontier, double watts);
+// average power per GPU on the frontier when no point draws that little, or saying the
+// frontier has no devices (a DAG file that names none) to divide its power by.
+Result<size_t> PointForPowerPerGpu(const DurationFrontier& frontier, double watts);
 
-// The fastest point whose peak 1-s power per GPU (peak_1s_power_w / stages) is <= `watts`;
+// The fastest point whose peak 1-s power per GPU (peak_1s_power_w / devices) is <= `watts`;
 // an error naming the lowest when none is, or saying the frontier has no peak power (a file
 // written without it).
-Result<size_t> PointForPeakPowerPerGpu(const Frontier& frontier, double watts);
+Result<size_t> PointForPeakPowerPerGpu(const DurationFrontier& frontier, double watts);
 
 // One query, as the CLI and Python pass it.
 struct PlanQuery {
@@ -46,6 +48,6 @@ struct PlanQuery {
   Kind kind = Kind::kPoint;
   double value = 0;  // the point index, seconds, the factor, or watts
 };
-Result<size_t> LookUpPlan(const Frontier& frontier, const PlanQuery& query);
+Result<size_t> LookUpPlan(const DurationFrontier& frontier, const PlanQuery& query);
 
 }  // namespace wattcut

@@ -5,6 +5,8 @@
 #include <cmath>
 #include <limits>
 
+#include "wattcut/plan/frontier.h"
+
 namespace wattcut {
 namespace {
 
