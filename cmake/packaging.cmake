@@ -93,6 +93,9 @@ file(WRITE ${WATTCUT_PACKAGING_DIR}/control/conffiles "${conffiles}")
 file(COPY ${WATTCUT_DEBIAN_DIR}/postinst ${WATTCUT_DEBIAN_DIR}/prerm ${WATTCUT_DEBIAN_DIR}/postrm
      DESTINATION ${WATTCUT_PACKAGING_DIR}/control
      FILE_PERMISSIONS OWNER_READ OWNER_WRITE OWNER_EXECUTE GROUP_READ GROUP_EXECUTE WORLD_READ WORLD_EXECUTE)
+# Copied when CMake configures: an edited script re-runs the configure step at the next build.
+set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${WATTCUT_DEBIAN_DIR}/postinst
+                                                              ${WATTCUT_DEBIAN_DIR}/prerm ${WATTCUT_DEBIAN_DIR}/postrm)
 
 set(CPACK_GENERATOR DEB)
 set(CPACK_PACKAGE_NAME wattcut)

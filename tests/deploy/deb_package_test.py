@@ -286,6 +286,70 @@ class Units(unittest.TestCase):
         self.assertEqual(out.stdout + out.stderr, "", "systemd-analyze verify complained")
 
 
+class MaintainerScripts(unittest.TestCase):
+    """The package's postinst and postrm run with every command they call replaced by a stub that
+    logs its arguments (rm and rmdir too: nothing of this machine is touched)."""
+
+    STUBS = ("getent", "addgroup", "adduser", "deb-systemd-helper", "deb-systemd-invoke", "systemctl", "rm", "rmdir")
+
+    def run_script(self, script, args, existing=(), installed=False, enabled=False):
+        with tempfile.TemporaryDirectory() as tmp:
+            log = os.path.join(tmp, "log")
+            for name in self.STUBS:
+                if name == "getent":  # getent group|passwd NAME: found when "group"/"passwd" is in existing
+                    body = 'case " $EXISTING " in *" $1 "*) exit 0 ;; esac; exit 2'
+                elif name == "deb-systemd-helper":
+                    body = ('[ "$1" = --quiet ] && shift; case "$1" in debian-installed) [ -n "$INSTALLED" ]; exit ;; '
+                            'was-enabled) [ -n "$ENABLED" ]; exit ;; esac; exit 0')
+                else:
+                    body = "exit 0"
+                with open(os.path.join(tmp, name), "w", encoding="utf-8") as f:
+                    f.write(f'#!/bin/sh\necho "{name} $*" >> "$STUB_LOG"\n{body}\n')
+                os.chmod(os.path.join(tmp, name), 0o755)
+            env = {"PATH": tmp + ":/usr/bin:/bin", "STUB_LOG": log, "EXISTING": " ".join(existing),
+                   "INSTALLED": "1" if installed else "", "ENABLED": "1" if enabled else ""}
+            out = run(["/bin/sh", os.path.join(PACKAGE["control"], script), *args], env=env, timeout=60)
+            self.assertEqual(out.returncode, 0, out.stdout + out.stderr)
+            if not os.path.exists(log):  # no command called
+                return []
+            with open(log, encoding="utf-8") as f:
+                return [line.split() for line in f]
+
+    def test_first_install_makes_the_group_and_the_user_and_enables_nothing(self):
+        calls = self.run_script("postinst", ["configure"])
+        self.assertIn(["addgroup", "--system", "--quiet", "wattcut"], calls)
+        adduser = [c for c in calls if c[0] == "adduser"]
+        self.assertEqual(len(adduser), 1, calls)
+        for expected in ("--system", "--ingroup", "--no-create-home", "/usr/sbin/nologin"):
+            self.assertIn(expected, adduser[0])
+        self.assertEqual(adduser[0][-1], "wattcut")
+        self.assertFalse([c for c in calls if c[:2] == ["deb-systemd-helper", "enable"]], calls)
+        for unit in ("wattcut-server.service", "wattcut-agent.service"):
+            self.assertIn(["deb-systemd-helper", "update-state", unit], calls)
+
+    def test_an_existing_group_and_user_are_kept(self):
+        calls = self.run_script("postinst", ["configure"], existing=("group",))
+        self.assertFalse([c for c in calls if c[0] == "addgroup"], calls)
+        self.assertEqual(len([c for c in calls if c[0] == "adduser"]), 1, calls)
+        calls = self.run_script("postinst", ["configure", "0.0.9"], existing=("group", "passwd"))
+        self.assertFalse([c for c in calls if c[0] in ("addgroup", "adduser")], calls)
+
+    def test_an_upgrade_keeps_an_enabled_unit_enabled(self):
+        calls = self.run_script("postinst", ["configure", "0.0.9"], existing=("group", "passwd"), installed=True,
+                                enabled=True)
+        for unit in ("wattcut-server.service", "wattcut-agent.service"):
+            self.assertIn(["deb-systemd-helper", "enable", unit], calls)
+
+    def test_purge_removes_the_state_and_remove_does_not(self):
+        calls = self.run_script("postrm", ["purge"])
+        self.assertIn(["rm", "-rf", "/var/lib/wattcut-server", "/var/lib/wattcut-agent"], calls)
+        for unit in ("wattcut-server.service", "wattcut-agent.service"):
+            self.assertIn(["deb-systemd-helper", "purge", unit], calls)
+        self.assertFalse([c for c in calls if c[0] in ("adduser", "deluser")], "the user stays")
+        calls = self.run_script("postrm", ["remove"])
+        self.assertFalse([c for c in calls if c[0] in ("rm", "rmdir")], calls)
+
+
 class Lintian(unittest.TestCase):
     def test_no_errors_and_every_warning_documented(self):
         if not shutil.which("lintian"):
