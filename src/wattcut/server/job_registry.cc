@@ -729,6 +729,22 @@ StatusFrontierView StatusFrontier(const Frontier& frontier, size_t selected, dou
 
 }  // namespace
 
+JobStateCounts JobRegistry::CountJobStates() {
+  JobStateCounts counts;
+  std::vector<std::shared_ptr<Job>> jobs;
+  {
+    std::shared_lock lock(mu_);
+    counts.quarantined = static_cast<int64_t>(quarantined_.size());
+    jobs.reserve(jobs_.size());
+    for (const auto& [id, job] : jobs_) jobs.push_back(job);
+  }
+  for (const auto& job : jobs) {
+    std::lock_guard lock(job->mu);
+    ++counts.by_frontier_state[static_cast<size_t>(job->frontier_state)];
+  }
+  return counts;
+}
+
 void JobRegistry::FillStatusView(ServerStatusView& view, size_t max_jobs) {
   std::vector<std::shared_ptr<Job>> jobs;
   {

@@ -124,6 +124,8 @@ class JobRegistry {
   // registered newest first (after a restart, in the store's order of registration), with the
   // counts of loaded and quarantined jobs.
   void FillStatusView(ServerStatusView& view, size_t max_jobs);
+  // Jobs by frontier state, and the quarantined ones (GET /metrics).
+  JobStateCounts CountJobStates();
 
  private:
   struct Job;

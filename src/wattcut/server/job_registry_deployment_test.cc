@@ -143,6 +143,28 @@ TEST(JobRegistryDeployment, AStragglerSwitchesTheOtherPipelineFromOneStepOnAndRe
   std::filesystem::remove_all(dir);
 }
 
+// Jobs by frontier state: none before a profile, ready once it is planned; a deleted job is gone.
+TEST(JobRegistryDeployment, JobsAreCountedByFrontierState) {
+  std::string dir = Dir("job_states");
+  Registry r(dir);
+  std::string planned = JobOfTwoPipelines(r);
+  std::string waiting = JobOfTwoPipelines(r);
+  ProfileUpload upload;
+  upload.csv = ProfileCsv();
+  r.Ok(r.registry->UploadProfile(planned, upload));
+  ASSERT_EQ(WaitReady(r, planned)["state"], "ready");
+  JobStateCounts counts = r.registry->CountJobStates();
+  EXPECT_EQ(counts.by_frontier_state[static_cast<size_t>(FrontierState::kNone)], 1);
+  EXPECT_EQ(counts.by_frontier_state[static_cast<size_t>(FrontierState::kReady)], 1);
+  EXPECT_EQ(counts.by_frontier_state[static_cast<size_t>(FrontierState::kComputing)], 0);
+  EXPECT_EQ(counts.quarantined, 0);
+  r.Ok(r.registry->DeleteJob(waiting));
+  counts = r.registry->CountJobStates();
+  EXPECT_EQ(counts.by_frontier_state[static_cast<size_t>(FrontierState::kNone)], 0);
+  EXPECT_EQ(counts.by_frontier_state[static_cast<size_t>(FrontierState::kReady)], 1);
+  std::filesystem::remove_all(dir);
+}
+
 // The stragglers gauge counts the pipelines reported and not recovered, over all jobs: after a
 // report, after a restart (from the stored job), and not after the job is deleted.
 TEST(JobRegistryDeployment, TheStragglersGaugeFollowsReportsRestartsAndDeletes) {

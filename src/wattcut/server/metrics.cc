@@ -97,6 +97,16 @@ std::string Metrics::Render() const {
   out += "wattcut_straggler_reports_total{kind=\"recovered\"} " + std::to_string(recoveries_.load()) + "\n";
   std::lock_guard lock(mu_);
   out +=
+      "# HELP wattcut_jobs_by_frontier_state Jobs by where their frontier is: none (no profile yet), computing, "
+      "ready, failed; quarantined: stored jobs the server could not load.\n"
+      "# TYPE wattcut_jobs_by_frontier_state gauge\n";
+  for (FrontierState state :
+       {FrontierState::kNone, FrontierState::kComputing, FrontierState::kReady, FrontierState::kFailed}) {
+    out += std::string("wattcut_jobs_by_frontier_state{state=\"") + FrontierStateName(state) + "\"} " +
+           std::to_string(job_states_.by_frontier_state[static_cast<size_t>(state)]) + "\n";
+  }
+  out += "wattcut_jobs_by_frontier_state{state=\"quarantined\"} " + std::to_string(job_states_.quarantined) + "\n";
+  out +=
       "# HELP wattcut_http_requests_total HTTP requests by endpoint, method and status.\n"
       "# TYPE wattcut_http_requests_total counter\n";
   for (const auto& [key, count] : requests_) {

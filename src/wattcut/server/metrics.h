@@ -3,6 +3,7 @@
 //
 //   wattcut_jobs, wattcut_ranks, wattcut_long_polls_waiting          gauges
 //   wattcut_stragglers                                                gauge
+//   wattcut_jobs_by_frontier_state{state}                             gauge
 //   wattcut_http_requests_total{endpoint,method,status}               counter
 //   wattcut_http_request_duration_seconds{endpoint}                   histogram
 //   wattcut_frontier_computations_total{outcome}                      counter
@@ -23,6 +24,8 @@
 #include <string>
 #include <tuple>
 
+#include "wattcut/server/frontier_state.h"
+
 namespace wattcut::server {
 
 class Histogram {
@@ -42,6 +45,13 @@ class Histogram {
 // The method label of a request: the standard methods as they are, anything else "other".
 const char* MethodLabel(const std::string& method);
 
+// Jobs by where their frontier is (indexed by FrontierState), and the stored jobs the server
+// could not load (quarantined): counted when /metrics is asked.
+struct JobStateCounts {
+  std::array<int64_t, 4> by_frontier_state{};
+  int64_t quarantined = 0;
+};
+
 class Metrics {
  public:
   void RecordRequest(const std::string& endpoint, const std::string& method, int status, double seconds);
@@ -54,6 +64,10 @@ class Metrics {
   void RecordStragglerReport(bool recovered) { ++(recovered ? recoveries_ : straggler_reports_); }
   // Pipelines reported as stragglers and not recovered, over all jobs.
   void SetStragglers(int64_t stragglers) { stragglers_ = stragglers; }
+  void SetJobStates(const JobStateCounts& counts) {
+    std::lock_guard lock(mu_);
+    job_states_ = counts;
+  }
   void SetGauges(int64_t jobs, int64_t ranks) {
     jobs_ = jobs;
     ranks_ = ranks;
@@ -71,6 +85,7 @@ class Metrics {
   uint64_t frontier_ok_ = 0;
   uint64_t frontier_error_ = 0;
   Histogram frontier_seconds_;
+  JobStateCounts job_states_;
   std::atomic<int64_t> jobs_{0};
   std::atomic<int64_t> ranks_{0};
   std::atomic<int64_t> long_polls_waiting_{0};

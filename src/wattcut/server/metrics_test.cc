@@ -47,6 +47,23 @@ TEST(Metrics, CountsPlanSwitchesAndStragglers) {
   EXPECT_NE(text.find("wattcut_straggler_reports_total{kind=\"recovered\"} 1\n"), std::string::npos);
 }
 
+TEST(Metrics, CountsJobsByFrontierState) {
+  Metrics m;
+  EXPECT_NE(m.Render().find("wattcut_jobs_by_frontier_state{state=\"ready\"} 0\n"), std::string::npos);
+  JobStateCounts counts;
+  counts.by_frontier_state[static_cast<size_t>(FrontierState::kReady)] = 3;
+  counts.by_frontier_state[static_cast<size_t>(FrontierState::kComputing)] = 1;
+  counts.quarantined = 2;
+  m.SetJobStates(counts);
+  const std::string text = m.Render();
+  EXPECT_NE(text.find("# TYPE wattcut_jobs_by_frontier_state gauge\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("wattcut_jobs_by_frontier_state{state=\"none\"} 0\n"), std::string::npos);
+  EXPECT_NE(text.find("wattcut_jobs_by_frontier_state{state=\"computing\"} 1\n"), std::string::npos);
+  EXPECT_NE(text.find("wattcut_jobs_by_frontier_state{state=\"ready\"} 3\n"), std::string::npos);
+  EXPECT_NE(text.find("wattcut_jobs_by_frontier_state{state=\"failed\"} 0\n"), std::string::npos);
+  EXPECT_NE(text.find("wattcut_jobs_by_frontier_state{state=\"quarantined\"} 2\n"), std::string::npos);
+}
+
 // Methods come from clients: anything but the standard ones shares one label value.
 TEST(Metrics, UnknownMethodsShareOneSeries) {
   Metrics m;

@@ -287,7 +287,8 @@ void Server::Impl::AddRoutes() {
   // ---- wattcut API, version 1 ------------------------------------------------------
   Route("GET", "/healthz", "healthz", false,
         [this](const auto&, const std::string&, auto& res) { SetReply(res, Health()); });
-  Route("GET", "/metrics", "metrics", false, [this](const auto&, const std::string&, auto& res) {
+  Route("GET", "/metrics", "metrics", false, [this, &reg](const auto&, const std::string&, auto& res) {
+    metrics.SetJobStates(reg.CountJobStates());
     res.set_content(metrics.Render(), "text/plain; version=0.0.4; charset=utf-8");
   });
   Route("GET", "/openapi.yaml", "openapi", false,
