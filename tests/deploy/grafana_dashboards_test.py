@@ -20,6 +20,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+import time
 import unittest
 import urllib.request
 
@@ -517,7 +518,7 @@ class Dashboards(unittest.TestCase):
             cls.controller_metrics = scrape(controller_url + "/metrics")
             if "wattcut_row_state_seconds_total{" in cls.controller_metrics:
                 break
-            threading.Event().wait(0.1)
+            time.sleep(0.1)
 
         # A ceiling on GPU 0 (after the controller started, which resumes from the agents'
         # ceilings), so that the ceiling, applied-lock and command series have samples.
@@ -532,7 +533,7 @@ class Dashboards(unittest.TestCase):
             cls.agent_metrics = scrape(agent_url + "/metrics", TOKEN)
             if "wattcut_agent_redfish_reading_age_seconds " in cls.agent_metrics:
                 break
-            threading.Event().wait(0.1)
+            time.sleep(0.1)
 
     @classmethod
     def tearDownClass(cls):
@@ -577,10 +578,10 @@ class Dashboards(unittest.TestCase):
             return {m for p in all_panels(self.load(name)) for t in p.get("targets", [])
                     for m, _ in promql_selectors(expand_variables(t["expr"]))[0]}
         server = queried("wattcut-server.json")
-        for metric in ("wattcut_jobs", "wattcut_ranks", "wattcut_http_requests_total",
-                       "wattcut_http_request_duration_seconds_bucket", "wattcut_frontier_computations_total",
-                       "wattcut_frontier_computation_seconds_bucket", "wattcut_plan_switches_total",
-                       "wattcut_stragglers"):
+        for metric in ("wattcut_jobs", "wattcut_jobs_by_frontier_state", "wattcut_ranks",
+                       "wattcut_http_requests_total", "wattcut_http_request_duration_seconds_bucket",
+                       "wattcut_frontier_computations_total", "wattcut_frontier_computation_seconds_bucket",
+                       "wattcut_plan_switches_total", "wattcut_stragglers"):
             self.assertIn(metric, server)
         row = queried("wattcut-row.json")
         for metric in ("DCGM_FI_DEV_POWER_USAGE", "DCGM_FI_DEV_SM_CLOCK", "wattcut_agent_server_power_watts",
