@@ -1,7 +1,9 @@
 #include "wattcut/server/http_api.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <iterator>
 #include <limits>
 
 #include "wattcut/base/printable_text.h"
@@ -286,8 +288,20 @@ Result<RankProfile> RankProfileFromJson(const json& j) {
     const char* name;
     std::map<int, double>* target;
   };
-  for (Slot slot : {Slot{"forward_time", &p.forward_time}, Slot{"forward_energy", &p.forward_energy},
-                    Slot{"backward_time", &p.backward_time}, Slot{"backward_energy", &p.backward_energy}}) {
+  const Slot split[] = {
+      Slot{"backward_input_time", &p.backward_input_time}, Slot{"backward_input_energy", &p.backward_input_energy},
+      Slot{"backward_weight_time", &p.backward_weight_time}, Slot{"backward_weight_energy", &p.backward_weight_energy}};
+  // The split backward (a zero-bubble rank's B and W passes) is all four maps or none; with
+  // it, the whole backward's maps are optional.
+  const bool has_split =
+      std::any_of(std::begin(split), std::end(split), [&](const Slot& slot) { return j.contains(slot.name); });
+  std::vector<Slot> slots = {Slot{"forward_time", &p.forward_time}, Slot{"forward_energy", &p.forward_energy}};
+  if (!has_split || j.contains("backward_time") || j.contains("backward_energy")) {
+    slots.push_back(Slot{"backward_time", &p.backward_time});
+    slots.push_back(Slot{"backward_energy", &p.backward_energy});
+  }
+  if (has_split) slots.insert(slots.end(), std::begin(split), std::end(split));
+  for (Slot slot : slots) {
     auto map = FrequencyMap(j, slot.name);
     if (!map) return map.error();
     *slot.target = std::move(*map);
@@ -299,14 +313,33 @@ Result<RankProfile> RankProfileFromJson(const json& j) {
     }
     return true;
   };
-  if (p.forward_time.empty() || p.backward_time.empty()) {
-    return Error{"fields 'forward_time' and 'backward_time' must each hold at least one frequency"};
+  if (p.forward_time.empty()) return Error{"field 'forward_time' must hold at least one frequency"};
+  if (!has_split && p.backward_time.empty()) {
+    return Error{
+        "field 'backward_time' must hold at least one frequency (or send the split backward: "
+        "'backward_input_time', 'backward_input_energy', 'backward_weight_time' and "
+        "'backward_weight_energy')"};
   }
-  if (!same_keys(p.forward_time, p.forward_energy)) {
-    return Error{"fields 'forward_time' and 'forward_energy' must have the same frequencies"};
+  if (has_split && p.backward_input_time.empty()) {
+    return Error{"field 'backward_input_time' must hold at least one frequency"};
   }
-  if (!same_keys(p.backward_time, p.backward_energy)) {
-    return Error{"fields 'backward_time' and 'backward_energy' must have the same frequencies"};
+  const struct {
+    const char* a;
+    const char* b;
+    const std::map<int, double>& first;
+    const std::map<int, double>& second;
+  } pairs[] = {{"forward_time", "forward_energy", p.forward_time, p.forward_energy},
+               {"backward_time", "backward_energy", p.backward_time, p.backward_energy},
+               {"backward_input_time", "backward_input_energy", p.backward_input_time, p.backward_input_energy},
+               {"backward_weight_time", "backward_weight_energy", p.backward_weight_time, p.backward_weight_energy},
+               {"backward_input_time", "backward_weight_time", p.backward_input_time, p.backward_weight_time}};
+  for (const auto& pair : pairs) {
+    if (!same_keys(pair.first, pair.second)) {
+      return Error{std::string("fields '") + pair.a + "' and '" + pair.b + "' must have the same frequencies" +
+                   (std::string(pair.b) == "backward_weight_time"
+                        ? " (each frequency of a split backward needs both its passes)"
+                        : "")};
+    }
   }
   return p;
 }
@@ -482,14 +515,22 @@ json ToJson(const RankProfile& p) {
     for (const auto& [f, v] : m) out[std::to_string(f)] = v;
     return out;
   };
-  return {{"rank", p.rank},
-          {"dp_rank", p.dp_rank},
-          {"pp_rank", p.pp_rank},
-          {"tp_rank", p.tp_rank},
-          {"forward_time", map(p.forward_time)},
-          {"forward_energy", map(p.forward_energy)},
-          {"backward_time", map(p.backward_time)},
-          {"backward_energy", map(p.backward_energy)}};
+  json out = {{"rank", p.rank},
+              {"dp_rank", p.dp_rank},
+              {"pp_rank", p.pp_rank},
+              {"tp_rank", p.tp_rank},
+              {"forward_time", map(p.forward_time)},
+              {"forward_energy", map(p.forward_energy)},
+              {"backward_time", map(p.backward_time)},
+              {"backward_energy", map(p.backward_energy)}};
+  // The split only when measured: a Zeus-shaped profile stays as it was.
+  if (p.has_split_backward()) {
+    out["backward_input_time"] = map(p.backward_input_time);
+    out["backward_input_energy"] = map(p.backward_input_energy);
+    out["backward_weight_time"] = map(p.backward_weight_time);
+    out["backward_weight_energy"] = map(p.backward_weight_energy);
+  }
+  return out;
 }
 
 json ToJson(const PlannerSettings& s) {

@@ -51,7 +51,12 @@ struct ProfilingResult {
 };
 
 // Zeus OfflineProfilingResult: one rank's mean time (s) and energy (J) of one forward
-// and one backward computation at each frequency (MHz).
+// and one backward computation at each frequency (MHz). A zero-bubble rank's backward is
+// split into its input-gradient pass (backward_input, B) and its weight-gradient pass
+// (backward_weight, W), each measured on its own: the backward_input_* and
+// backward_weight_* maps (wattcut's, absent from Zeus; empty when not measured). A rank
+// sends the whole backward, the split, or both; where it sends only the split, its
+// backward at a frequency is B + W there (rank_profile_aggregation.h).
 struct RankProfile {
   int rank = 0;
   int dp_rank = 0;
@@ -61,6 +66,12 @@ struct RankProfile {
   std::map<int, double> forward_energy;
   std::map<int, double> backward_time;
   std::map<int, double> backward_energy;
+  std::map<int, double> backward_input_time;
+  std::map<int, double> backward_input_energy;
+  std::map<int, double> backward_weight_time;
+  std::map<int, double> backward_weight_energy;
+
+  bool has_split_backward() const { return !backward_input_time.empty(); }
 };
 
 // wattcut's planner settings for a job (PlannerOptions as JSON). num_microbatches 0

@@ -99,6 +99,86 @@ TEST(HttpApi, RankProfileFrequencyKeys) {
   EXPECT_NE(bad.error().message.find("'fast'"), std::string::npos);
 }
 
+// A zero-bubble rank's split backward: B and W as measured, with or without the whole
+// backward, and each inconsistency refused naming its fields.
+TEST(HttpApi, RankProfileSplitBackward) {
+  const json split = json::parse(R"({"rank": 3, "dp_rank": 0, "pp_rank": 1, "tp_rank": 0,
+      "forward_time": {"1410": 0.01, "900": 0.02}, "forward_energy": {"1410": 2.0, "900": 1.5},
+      "backward_input_time": {"1410": 0.008, "900": 0.016}, "backward_input_energy": {"1410": 1.6, "900": 1.2},
+      "backward_weight_time": {"1410": 0.012, "900": 0.024}, "backward_weight_energy": {"1410": 2.4, "900": 1.8}})");
+  auto p = RankProfileFromJson(split);
+  ASSERT_TRUE(p.ok()) << p.error().message;
+  EXPECT_TRUE(p->has_split_backward());
+  EXPECT_TRUE(p->backward_time.empty());
+  EXPECT_EQ(p->backward_input_time.at(1410), 0.008);
+  EXPECT_EQ(p->backward_input_energy.at(900), 1.2);
+  EXPECT_EQ(p->backward_weight_time.at(900), 0.024);
+  EXPECT_EQ(p->backward_weight_energy.at(1410), 2.4);
+  // Stored and read back as it was; a profile without the split has no split fields.
+  auto again = RankProfileFromJson(ToJson(*p));
+  ASSERT_TRUE(again.ok()) << again.error().message;
+  EXPECT_EQ(again->backward_input_time, p->backward_input_time);
+  EXPECT_EQ(again->backward_weight_energy, p->backward_weight_energy);
+  EXPECT_TRUE(again->backward_time.empty());
+  RankProfile whole = *p;
+  whole.backward_input_time.clear();
+  whole.backward_input_energy.clear();
+  whole.backward_weight_time.clear();
+  whole.backward_weight_energy.clear();
+  whole.backward_time = {{1410, 0.02}};
+  whole.backward_energy = {{1410, 4.0}};
+  EXPECT_FALSE(ToJson(whole).contains("backward_input_time"));
+  EXPECT_FALSE(ToJson(whole).contains("backward_weight_energy"));
+
+  // Both the whole backward and the split at one frequency: both kept.
+  json both = split;
+  both["backward_time"] = {{"1410", 0.021}};
+  both["backward_energy"] = {{"1410", 4.1}};
+  auto kept = RankProfileFromJson(both);
+  ASSERT_TRUE(kept.ok()) << kept.error().message;
+  EXPECT_EQ(kept->backward_time.at(1410), 0.021);
+  EXPECT_EQ(kept->backward_input_time.at(1410), 0.008);
+
+  auto error = [](const json& j) { return RankProfileFromJson(j).error().message; };
+  json missing = split;
+  missing.erase("backward_weight_energy");
+  EXPECT_EQ(error(missing), "field 'backward_weight_energy' is required");
+  json no_backward = split;
+  for (const char* name :
+       {"backward_input_time", "backward_input_energy", "backward_weight_time", "backward_weight_energy"}) {
+    no_backward.erase(name);
+  }
+  EXPECT_EQ(error(no_backward), "field 'backward_time' is required");
+  json other_keys = split;
+  other_keys["backward_weight_time"].erase("900");
+  other_keys["backward_weight_energy"].erase("900");
+  EXPECT_EQ(error(other_keys),
+            "fields 'backward_input_time' and 'backward_weight_time' must have the same frequencies (each frequency "
+            "of a split backward needs both its passes)");
+  json energy_keys = split;
+  energy_keys["backward_input_energy"].erase("900");
+  EXPECT_EQ(error(energy_keys),
+            "fields 'backward_input_time' and 'backward_input_energy' must have the same frequencies");
+  json negative = split;
+  negative["backward_input_time"]["900"] = -0.1;
+  EXPECT_EQ(error(negative), "field 'backward_input_time.900': must not be negative");
+  json key = split;
+  key["backward_weight_time"] = {{"fast", 0.01}};
+  EXPECT_NE(error(key).find("field 'backward_weight_time': key 'fast' is not a frequency"), std::string::npos);
+  json not_object = split;
+  not_object["backward_input_energy"] = json::array();
+  EXPECT_NE(error(not_object).find("field 'backward_input_energy': expected an object"), std::string::npos);
+  json empty = split;
+  for (const char* name :
+       {"backward_input_time", "backward_input_energy", "backward_weight_time", "backward_weight_energy"}) {
+    empty[name] = json::object();
+  }
+  EXPECT_EQ(error(empty), "field 'backward_input_time' must hold at least one frequency");
+  json half_whole = split;
+  half_whole["backward_time"] = {{"1410", 0.02}};
+  EXPECT_EQ(error(half_whole), "field 'backward_energy' is required");
+}
+
 TEST(HttpApi, StragglerReportNeedsExactlyOneKind) {
   EXPECT_TRUE(StragglerReportFromJson(json::parse(R"({"dp_rank": 1, "slowdown": 1.2})")).ok());
   EXPECT_TRUE(StragglerReportFromJson(json::parse(R"({"dp_rank": 1, "recovered": true})")).ok());

@@ -645,10 +645,7 @@ Status JobRegistry::RecordProfilingResultLocked(Job& job, const ProfilingResult&
   p.dp_rank = info.dp_rank;
   p.pp_rank = info.pp_rank;
   p.tp_rank = info.tp_rank;
-  p.forward_time[*freq] = measured->forward_time_s;
-  p.forward_energy[*freq] = measured->forward_energy_j;
-  p.backward_time[*freq] = measured->backward_time_s;
-  p.backward_energy[*freq] = measured->backward_energy_j;
+  measured->RecordInto(p, *freq);  // a zero-bubble rank's B and W as measured
   const ProfilingSweep saved = job.sweep;
   job.sweep.Record(r);
   if (auto s =

@@ -120,6 +120,32 @@ TEST(JobStateCodec, AStoredJobDecodes) {
   EXPECT_EQ(job->state.completed_rounds, 17);
 }
 
+// A zero-bubble rank's profile keeps its B and W through the store; a row stored before
+// the split existed (StoredSample's) still decodes, without a split.
+TEST(JobStateCodec, ASplitBackwardRankProfileRoundTrips) {
+  RankProfile split;
+  split.rank = 0;
+  split.forward_time = {{1410, 0.1}};
+  split.forward_energy = {{1410, 10}};
+  split.backward_input_time = {{1410, 0.08}};
+  split.backward_input_energy = {{1410, 8}};
+  split.backward_weight_time = {{1410, 0.12}};
+  split.backward_weight_energy = {{1410, 12}};
+  StoredJob s = StoredSample();
+  s.rank_profiles.emplace_back(0, ToJson(split).dump());
+  auto job = DecodeStoredJob(s);
+  ASSERT_TRUE(job.ok()) << job.error().message;
+  ASSERT_TRUE(job->rank_profiles[0]);
+  EXPECT_EQ(job->rank_profiles[0]->backward_input_time, split.backward_input_time);
+  EXPECT_EQ(job->rank_profiles[0]->backward_input_energy, split.backward_input_energy);
+  EXPECT_EQ(job->rank_profiles[0]->backward_weight_time, split.backward_weight_time);
+  EXPECT_EQ(job->rank_profiles[0]->backward_weight_energy, split.backward_weight_energy);
+  EXPECT_TRUE(job->rank_profiles[0]->backward_time.empty());
+  ASSERT_TRUE(job->rank_profiles[1]);
+  EXPECT_FALSE(job->rank_profiles[1]->has_split_backward());
+  EXPECT_EQ(job->rank_profiles[1]->backward_time.at(1410), 0.2);
+}
+
 TEST(JobStateCodec, ABrokenRowNamesItself) {
   StoredJob mislabelled = StoredSample();
   mislabelled.ranks[1].first = 5;

@@ -56,22 +56,40 @@ Result<SweepMeasurement> ProfilingSweep::MeasurementOf(const ProfilingResult& re
   auto fe = mean(result.energy_breakdown, "forward");
   auto bt = mean(result.time_breakdown, "backward");
   auto be = mean(result.energy_breakdown, "backward");
-  // A zero-bubble schedule's rank reports backward_input and backward_weight: one backward
-  // is one of each (the planner splits the sum again, profile/backward_split.h).
-  auto sum = [&](const std::map<std::string, std::vector<std::vector<double>>>& breakdown) -> std::optional<double> {
-    auto input = mean(breakdown, "backward_input");
-    auto weight = mean(breakdown, "backward_weight");
-    if (!input || !weight) return std::nullopt;
-    return *input + *weight;
-  };
-  if (!bt) bt = sum(result.time_breakdown);
-  if (!be) be = sum(result.energy_breakdown);
+  // A zero-bubble schedule's rank reports backward_input and backward_weight: their means
+  // are kept, and one backward is one of each.
+  auto bit = mean(result.time_breakdown, "backward_input");
+  auto bie = mean(result.energy_breakdown, "backward_input");
+  auto bwt = mean(result.time_breakdown, "backward_weight");
+  auto bwe = mean(result.energy_breakdown, "backward_weight");
+  std::optional<SweepMeasurement::SplitBackward> split;
+  if (bit && bie && bwt && bwe) split = SweepMeasurement::SplitBackward{*bit, *bie, *bwt, *bwe};
+  const bool whole = bt && be;
+  if (!whole && split) {
+    bt = split->input_time_s + split->weight_time_s;
+    be = split->input_energy_j + split->weight_energy_j;
+  }
   if (!ft || !fe || !bt || !be) {
     return Error{"rank " + std::to_string(result.rank) + ": this round profiles " + std::to_string(freq_mhz) +
                  " MHz; time_breakdown and energy_breakdown need non-empty 'forward' and 'backward' (or "
                  "'backward_input' and 'backward_weight') lists"};
   }
-  return SweepMeasurement{*ft, *fe, *bt, *be};
+  return SweepMeasurement{*ft, *fe, *bt, *be, whole, split};
+}
+
+void SweepMeasurement::RecordInto(RankProfile& profile, int freq_mhz) const {
+  profile.forward_time[freq_mhz] = forward_time_s;
+  profile.forward_energy[freq_mhz] = forward_energy_j;
+  if (measured_whole_backward || !split) {
+    profile.backward_time[freq_mhz] = backward_time_s;
+    profile.backward_energy[freq_mhz] = backward_energy_j;
+  }
+  if (split) {
+    profile.backward_input_time[freq_mhz] = split->input_time_s;
+    profile.backward_input_energy[freq_mhz] = split->input_energy_j;
+    profile.backward_weight_time[freq_mhz] = split->weight_time_s;
+    profile.backward_weight_energy[freq_mhz] = split->weight_energy_j;
+  }
 }
 
 bool ProfilingSweep::HasBreakdowns(const ProfilingResult& result) {

@@ -17,12 +17,28 @@
 namespace wattcut::server {
 
 // One rank's mean time and energy of one forward and one backward computation at one
-// frequency, from a ProfilingResult's breakdowns.
+// frequency, from a ProfilingResult's breakdowns. A zero-bubble rank's breakdowns list
+// backward_input (B) and backward_weight (W): their means are kept as the split, and the
+// backward, when the breakdowns have no 'backward' list, is B + W.
 struct SweepMeasurement {
+  struct SplitBackward {
+    double input_time_s = 0;
+    double input_energy_j = 0;
+    double weight_time_s = 0;
+    double weight_energy_j = 0;
+  };
   double forward_time_s = 0;
   double forward_energy_j = 0;
   double backward_time_s = 0;
   double backward_energy_j = 0;
+  // Whether the breakdowns had a 'backward' list (false: the backward is the split's sum).
+  bool measured_whole_backward = true;
+  std::optional<SplitBackward> split;
+
+  // Writes this measurement into `profile` at `freq_mhz`: forward, the whole backward where
+  // measured, and the split where measured (the rank profile keeps what the rank measured;
+  // the aggregation takes B + W as the backward of a rank that measured only the split).
+  void RecordInto(RankProfile& profile, int freq_mhz) const;
 };
 
 class ProfilingSweep {
@@ -43,8 +59,9 @@ class ProfilingSweep {
   // The frequencies a sweep measures: those every rank declared (one list per registered
   // rank), at or above min_freq_mhz, highest first. Empty when they share none.
   static std::vector<int> SweepFrequencies(const std::vector<std::vector<int>>& declared_mhz, int min_freq_mhz);
-  // Mean time and energy per forward and per backward computation of `result`; an error
-  // when a breakdown lacks a non-empty 'forward' or 'backward' list.
+  // Mean time and energy per forward and per backward computation of `result` (and per B
+  // and W pass, when both breakdowns list both); an error when a breakdown lacks a
+  // non-empty 'forward' list, or both a non-empty 'backward' list and the two passes.
   static Result<SweepMeasurement> MeasurementOf(const ProfilingResult& result, int freq_mhz);
   // False for a result without any breakdown (time_breakdown and energy_breakdown both {},
   // Zeus's default ProfilingResult): it measured iterations only, so it is stored but is no

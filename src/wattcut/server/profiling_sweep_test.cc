@@ -78,6 +78,40 @@ TEST(ProfilingSweep, ASplitBackwardIsTheSumOfItsPasses) {
   EXPECT_FALSE(ProfilingSweep::MeasurementOf(result, 1410).ok());
 }
 
+// The B and W means are kept too, and written into the rank profile as measured.
+TEST(ProfilingSweep, ASplitBackwardKeepsBothPasses) {
+  ProfilingResult result;
+  result.time_breakdown = {{"forward", {{1}}}, {"backward_input", {{2, 2}}}, {"backward_weight", {{3}}}};
+  result.energy_breakdown = {{"forward", {{10}}}, {"backward_input", {{20}}}, {"backward_weight", {{30, 30}}}};
+  auto m = ProfilingSweep::MeasurementOf(result, 1410);
+  ASSERT_TRUE(m.ok()) << m.error().message;
+  ASSERT_TRUE(m->split);
+  EXPECT_DOUBLE_EQ(m->split->input_time_s, 2);
+  EXPECT_DOUBLE_EQ(m->split->weight_time_s, 3);
+  EXPECT_DOUBLE_EQ(m->split->input_energy_j, 20);
+  EXPECT_DOUBLE_EQ(m->split->weight_energy_j, 30);
+  EXPECT_FALSE(m->measured_whole_backward);
+  RankProfile profile;
+  m->RecordInto(profile, 1410);
+  EXPECT_EQ(profile.forward_time.at(1410), 1);
+  EXPECT_TRUE(profile.backward_time.empty()) << "only the split was measured";
+  EXPECT_EQ(profile.backward_input_time.at(1410), 2);
+  EXPECT_EQ(profile.backward_input_energy.at(1410), 20);
+  EXPECT_EQ(profile.backward_weight_time.at(1410), 3);
+  EXPECT_EQ(profile.backward_weight_energy.at(1410), 30);
+
+  // A rank of a 1F1B schedule: no split.
+  ProfilingResult whole;
+  whole.time_breakdown = {{"forward", {{1}}}, {"backward", {{2}}}};
+  whole.energy_breakdown = {{"forward", {{10}}}, {"backward", {{20}}}};
+  auto w = ProfilingSweep::MeasurementOf(whole, 900);
+  ASSERT_TRUE(w.ok()) << w.error().message;
+  EXPECT_FALSE(w->split);
+  w->RecordInto(profile, 900);
+  EXPECT_EQ(profile.backward_time.at(900), 2);
+  EXPECT_FALSE(profile.backward_input_time.count(900));
+}
+
 TEST(ProfilingSweep, ZeusDefaultResultHasNoBreakdowns) {
   ProfilingResult zeus_default;  // time_breakdown = {}, energy_breakdown = {}
   zeus_default.iter_time = {1.5};

@@ -58,5 +58,63 @@ TEST(RankProfileAggregation, AStageOutsideThePipelineIsRefused) {
   EXPECT_FALSE(AggregateRankProfiles({Rank(0, 0, 0, 1.0)}, 2).ok());  // stage 1 has nothing
 }
 
+// A zero-bubble rank that measured B and W at a 40:60 ratio: the stage keeps them as its
+// backward_input and backward_weight rows (aggregated by the same rule), not halves of a
+// backward, and its backward is B + W.
+RankProfile SplitRank(int rank, int tp, double scale) {
+  RankProfile p = Rank(rank, 0, tp, scale);
+  for (auto& [f, time_s] : p.backward_time) {
+    p.backward_input_time[f] = 0.4 * time_s;
+    p.backward_weight_time[f] = 0.6 * time_s;
+    p.backward_input_energy[f] = 0.4 * p.backward_energy.at(f);
+    p.backward_weight_energy[f] = 0.6 * p.backward_energy.at(f);
+  }
+  p.backward_time.clear();
+  p.backward_energy.clear();
+  return p;
+}
+
+TEST(RankProfileAggregation, AMeasuredSplitBackwardKeepsItsRatio) {
+  auto profile = AggregateRankProfiles({SplitRank(0, 0, 1.0), SplitRank(1, 1, 1.5)}, 1);
+  ASSERT_TRUE(profile.ok()) << profile.error().message;
+  const auto& input = profile->profile.measurements(0, InstructionKind::kBackwardInput);
+  const auto& weight = profile->profile.measurements(0, InstructionKind::kBackwardWeight);
+  const auto& backward = profile->profile.measurements(0, InstructionKind::kBackward);
+  ASSERT_EQ(input.size(), 2u);
+  ASSERT_EQ(weight.size(), 2u);
+  ASSERT_EQ(backward.size(), 2u);
+  EXPECT_EQ(input[0].freq_mhz, 1410);
+  EXPECT_EQ(weight[1].freq_mhz, 900);
+  // The slower tp rank's time, both ranks' energy: 40 % and 60 % of the backward's.
+  EXPECT_DOUBLE_EQ(input[0].time_s, 0.4 * 3.0);
+  EXPECT_DOUBLE_EQ(weight[0].time_s, 0.6 * 3.0);
+  EXPECT_DOUBLE_EQ(input[0].energy_j, 0.4 * 500);
+  EXPECT_DOUBLE_EQ(weight[0].energy_j, 0.6 * 500);
+  EXPECT_DOUBLE_EQ(weight[1].time_s, 0.6 * 3.0 * 1410.0 / 900);
+  EXPECT_DOUBLE_EQ(backward[0].time_s, 3.0);  // B + W
+  EXPECT_DOUBLE_EQ(backward[0].energy_j, 500);
+  EXPECT_TRUE(profile->dropped.empty());
+}
+
+TEST(RankProfileAggregation, AWholeBackwardSentWithTheSplitIsKept) {
+  RankProfile both = SplitRank(0, 0, 1.0);
+  both.backward_time = {{1410, 2.5}, {900, 4.0}};
+  both.backward_energy = {{1410, 210}, {900, 190}};
+  auto profile = AggregateRankProfiles({both}, 1);
+  ASSERT_TRUE(profile.ok()) << profile.error().message;
+  EXPECT_DOUBLE_EQ(profile->profile.measurements(0, InstructionKind::kBackward)[0].time_s, 2.5);
+  EXPECT_DOUBLE_EQ(profile->profile.measurements(0, InstructionKind::kBackwardInput)[0].time_s, 0.4 * 2);
+}
+
+TEST(RankProfileAggregation, ASplitSomeRanksOfAStageLackIsAnError) {
+  auto refused = AggregateRankProfiles({SplitRank(0, 0, 1.0), Rank(1, 0, 1, 1.0)}, 1);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.error().message,
+            "stage 0 has no 'backward_input' frequency that every rank of the stage measured (2 frequencies left "
+            "out; the first: stage 0 backward_input 1410 MHz is not used: rank 1 (dp_rank 0, tp_rank 1) did not "
+            "measure it (1 of 2 ranks of the stage); a frequency is used only where every rank of the stage "
+            "measured it)");
+}
+
 }  // namespace
 }  // namespace wattcut::server
