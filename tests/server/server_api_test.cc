@@ -8,6 +8,8 @@
 
 #include "tests/server/server_process.h"
 #include "tests/server/test_profiles.h"
+#include "wattcut/emulate/frontier_power.h"
+#include "wattcut/plan/plan_lookup.h"
 #include "wattcut/profile/profile_csv.h"
 
 namespace wattcut::testing {
@@ -132,6 +134,24 @@ TEST(ServerApi, ServesTheFastestPlanThenStragglerPlansToOtherPipelines) {
   ASSERT_EQ(points.body["points"].size(), 2u);
   EXPECT_EQ(points.body["points"][0]["index"], 1);
   EXPECT_DOUBLE_EQ(points.body["points"][0]["time_s"].get<double>(), expected.points()[1].time_s);
+
+  // Power per plan, as `wattcut frontier` writes it: every point's average power and the peak
+  // 1-s power of its execution timeline (emulate/frontier_power.h), computed by the server.
+  auto profile = ParseProfileCsv(TestProfileCsv(kStages), "t", kStages);
+  ASSERT_TRUE(profile.ok());
+  Result<Frontier> powered = ComputeFrontierWithPeakPowers(*profile, TestPlannerOptions(kMicrobatches));
+  ASSERT_TRUE(powered.ok()) << powered.error().message;
+  auto all = Get(*c, "/v1/jobs/" + id + "/frontier/points?offset=0&limit=10000");
+  ASSERT_EQ(all.status, 200);
+  ASSERT_EQ(all.body["points"].size(), powered->points().size());
+  for (size_t i = 0; i < powered->points().size(); ++i) {
+    const json& point = all.body["points"][i];
+    ASSERT_TRUE(point["peak_1s_power_w"].is_number()) << point.dump();
+    EXPECT_DOUBLE_EQ(point["peak_1s_power_w"].get<double>(), *powered->points()[i].peak_1s_power_w) << i;
+    EXPECT_DOUBLE_EQ(point["avg_power_w"].get<double>(), AveragePowerW(powered->points()[i])) << i;
+    EXPECT_DOUBLE_EQ(point["avg_power_per_gpu_w"].get<double>(), AveragePowerPerGpuW(*powered, i)) << i;
+    EXPECT_GE(point["peak_1s_power_w"].get<double>(), point["avg_power_w"].get<double>() * (1 - 1e-12)) << i;
+  }
 }
 
 TEST(ServerApi, PerRankProfilesAreAggregatedPerStage) {

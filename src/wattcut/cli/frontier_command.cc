@@ -79,18 +79,9 @@ int Run(const FrontierArgs& args) {
   if (args.plans == "all") ReportWarning(name, "--plans all is deprecated: it is --plans json");
   const std::string plans = args.plans == "all" ? "json" : args.plans;
 
-  // The problem is built twice (here and in ComputeFrontier): the power sweep needs its cost
-  // tables and DAG, and building it is a few milliseconds against the solve.
-  Result<PlanningProblem> planning = BuildPlanningProblem(profile, options);
-  if (!planning.ok()) return ReportError(name, planning.error());
-  Result<Frontier> frontier = ComputeFrontier(profile, options);
-  if (!frontier.ok()) return ReportError(name, frontier.error());
-  Result<FrontierPower> power = FrontierPower::Create(*frontier, planning->problem);
-  if (!power.ok()) return ReportError(name, power.error());
   const int threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  if (Status s = power->SetPeakPowers(*frontier, kPeakPowerWindowS, threads); !s.ok()) {
-    return ReportError(name, s.error());
-  }
+  Result<Frontier> frontier = ComputeFrontierWithPeakPowers(profile, options, threads);
+  if (!frontier.ok()) return ReportError(name, frontier.error());
 
   const std::string compact = FrontierFileText(*frontier);
   Status status = out->Write("frontier.wattcut", compact);

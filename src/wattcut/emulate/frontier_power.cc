@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "wattcut/dag/topological_order.h"
+#include "wattcut/profile/chunk_split.h"
 
 namespace wattcut {
 
@@ -261,6 +262,27 @@ Status FrontierPower::SetPeakPowers(DurationFrontier& frontier, double window_s,
     if (!result.ok()) return result;
   }
   return Status::Ok();
+}
+
+Result<Frontier> ComputeFrontierWithPeakPowers(const Profile& profile, const PlannerOptions& options, int threads) {
+  // The problem is built twice (here and in ComputeFrontier): the power sweep needs its cost
+  // tables and DAG, and building it is a few milliseconds against the solve.
+  Result<PlanningProblem> planning = BuildPlanningProblem(profile, options);
+  if (!planning.ok()) return planning.error();
+  Result<Frontier> frontier = ComputeFrontier(profile, options);
+  if (!frontier.ok()) return frontier.error();
+  Result<FrontierPower> power = FrontierPower::Create(*frontier, planning->problem);
+  if (!power.ok()) return power.error();
+  if (Status s = power->SetPeakPowers(*frontier, kPeakPowerWindowS, threads); !s.ok()) return s.error();
+  return frontier;
+}
+
+Result<Frontier> ComputeFrontierWithPeakPowersFromDeviceProfile(const Profile& per_device,
+                                                                const PlannerOptions& options, int threads) {
+  if (options.virtual_stages <= 1) return ComputeFrontierWithPeakPowers(per_device, options, threads);
+  Result<Profile> chunks = RepeatDeviceRowsPerChunk(per_device, options.virtual_stages);
+  if (!chunks.ok()) return chunks.error();
+  return ComputeFrontierWithPeakPowers(*chunks, options, threads);
 }
 
 }  // namespace wattcut

@@ -30,6 +30,7 @@
 
 #include "wattcut/base/result.h"
 #include "wattcut/plan/frontier.h"
+#include "wattcut/plan/planner.h"
 #include "wattcut/solver/time_cost_problem.h"
 
 namespace wattcut {
@@ -92,5 +93,13 @@ class FrontierPower {
   mutable std::vector<uint32_t> order_;  // the steps in time order, kept from point to point
   mutable std::vector<double> breakpoints_, rates_, integral_;
 };
+
+// The planner's frontier of `profile` (plan/planner.h, ComputeFrontier) with every point's
+// peak 1-s power set, on `threads` threads: what `wattcut frontier` writes.
+Result<Frontier> ComputeFrontierWithPeakPowers(const Profile& profile, const PlannerOptions& options, int threads = 1);
+// The same from a profile with one stage per device, as ranks measure it (the planning
+// server's; plan/planner.h, ComputeFrontierFromDeviceProfile).
+Result<Frontier> ComputeFrontierWithPeakPowersFromDeviceProfile(const Profile& per_device,
+                                                                const PlannerOptions& options, int threads = 1);
 
 }  // namespace wattcut

@@ -6,6 +6,8 @@
 #include <exception>
 #include <new>
 
+#include "wattcut/emulate/frontier_power.h"
+
 namespace wattcut::server {
 
 FrontierWorker::FrontierWorker(int num_threads, Started started, Done done)
@@ -58,7 +60,8 @@ void FrontierWorker::Run() {
       // A planner that runs out of memory (or fails in any other way) fails this job, not
       // the server.
       try {
-        return ComputeFrontierFromDeviceProfile(*task.profile, task.options);
+        // With every point's peak 1-s power, as `wattcut frontier` writes it (stored with it).
+        return ComputeFrontierWithPeakPowersFromDeviceProfile(*task.profile, task.options);
       } catch (const std::bad_alloc&) {
         return Error{
             "the planner ran out of memory (std::bad_alloc): use a coarser unit_time_s "

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "wattcut/plan/plan_lookup.h"
+
 namespace wattcut::server {
 
 using nlohmann::json;
@@ -48,11 +50,16 @@ json FrontierPointsJson(const Frontier& frontier, int64_t offset, int64_t limit)
   json list = json::array();
   for (int64_t i = offset; i < static_cast<int64_t>(points.size()) && i < offset + limit; ++i) {
     const FrontierPoint& p = points[static_cast<size_t>(i)];
+    // Power per plan as frontier.csv has it (plan/plan_lookup.h); the peak is null in a
+    // frontier stored before the server computed it.
     list.push_back({{"index", i},
                     {"duration_units", p.duration_units},
                     {"time_s", p.time_s},
                     {"energy_j", p.energy_j},
-                    {"effective_energy_j", p.effective_energy_j}});
+                    {"effective_energy_j", p.effective_energy_j},
+                    {"avg_power_w", AveragePowerW(p)},
+                    {"avg_power_per_gpu_w", AveragePowerPerGpuW(frontier, static_cast<size_t>(i))},
+                    {"peak_1s_power_w", p.peak_1s_power_w ? json(*p.peak_1s_power_w) : json(nullptr)}});
   }
   return json{{"total", points.size()}, {"offset", offset}, {"points", list}};
 }

@@ -50,6 +50,10 @@ TEST(JobViews, PointsArePagedAndCapped) {
   EXPECT_EQ(page["points"][0]["index"], 1);
   EXPECT_EQ(page["points"][0]["duration_units"], 11);
   EXPECT_EQ(page["points"][0]["effective_energy_j"], 95);
+  // A frontier stored before the server computed peak powers has none: null, not 0.
+  EXPECT_TRUE(page["points"][0]["peak_1s_power_w"].is_null());
+  EXPECT_DOUBLE_EQ(page["points"][0]["avg_power_w"].get<double>(),
+                   frontier.points()[1].energy_j / frontier.points()[1].time_s);
   EXPECT_EQ(FrontierPointsJson(frontier, 0, 1000000)["points"].size(), 3u);
   EXPECT_EQ(FrontierPointsJson(frontier, 7, 10)["points"].size(), 0u);
 }
