@@ -159,43 +159,39 @@ Result<DeploymentAnswer> PlanServerClient::FetchDeployment(const std::string& jo
 
 Result<std::string> RankProfileJson(const TrainingRankIds& ids, const std::vector<ProfiledRow>& rows) {
   json body = {{"rank", ids.rank}, {"dp_rank", ids.dp_rank}, {"pp_rank", ids.pp_rank}, {"tp_rank", ids.tp_rank}};
-  std::map<std::string, json> fields = {{"forward_time", json::object()},
-                                        {"forward_energy", json::object()},
-                                        {"backward_time", json::object()},
-                                        {"backward_energy", json::object()}};
-  // A zero-bubble job's rank runs backward_input and backward_weight: their sum at a
-  // frequency is the backward the server stores (the planner splits it again in halves,
-  // profile/backward_split.h), unless the rank also measured a whole backward there.
-  std::map<int, std::pair<double, double>> split_backward;  // MHz -> (time, energy) summed
-  std::map<int, int> split_parts;                           // MHz -> how many of the two
+  // A zero-bubble job's rank runs backward_input (B) and backward_weight (W): both are
+  // uploaded as measured (backward_input_time, ...), so the server plans their measured
+  // ratio; a whole backward the rank measured goes as backward_time / backward_energy.
+  std::map<std::string, json> fields;
+  for (const char* name : {"forward", "backward", "backward_input", "backward_weight"}) {
+    fields[std::string(name) + "_time"] = json::object();
+    fields[std::string(name) + "_energy"] = json::object();
+  }
   for (const ProfiledRow& row : rows) {
-    if (row.instruction == "backward_input" || row.instruction == "backward_weight") {
-      auto& sum = split_backward[row.freq_mhz];
-      sum.first += row.time_s;
-      sum.second += row.energy_j;
-      ++split_parts[row.freq_mhz];
-      continue;
-    }
-    if (row.instruction != "forward" && row.instruction != "backward") {
+    if (row.instruction != "forward" && row.instruction != "backward" && row.instruction != "backward_input" &&
+        row.instruction != "backward_weight") {
       return Error{"rank profile: instruction '" + row.instruction +
                    "' cannot be uploaded (expected forward, backward, backward_input or backward_weight)"};
     }
     fields[row.instruction + "_time"][std::to_string(row.freq_mhz)] = row.time_s;
     fields[row.instruction + "_energy"][std::to_string(row.freq_mhz)] = row.energy_j;
   }
-  for (const auto& [freq, sum] : split_backward) {
-    if (split_parts[freq] != 2) {
-      return Error{"rank profile: " + std::to_string(freq) +
-                   " MHz has only one of backward_input and backward_weight (a split backward needs both)"};
+  const json& input = fields["backward_input_time"];
+  const json& weight = fields["backward_weight_time"];
+  for (const auto& [one, other] : {std::pair{&input, &weight}, std::pair{&weight, &input}}) {
+    for (const auto& [freq, value] : one->items()) {
+      if (!other->contains(freq)) {
+        return Error{"rank profile: " + freq +
+                     " MHz has only one of backward_input and backward_weight (a split backward needs both)"};
+      }
     }
-    const std::string key = std::to_string(freq);
-    if (fields["backward_time"].contains(key)) continue;
-    fields["backward_time"][key] = sum.first;
-    fields["backward_energy"][key] = sum.second;
+  }
+  if (fields["forward_time"].empty()) return Error{"rank profile: no forward measurements to upload"};
+  if (fields["backward_time"].empty() && input.empty()) {
+    return Error{"rank profile: no backward measurements to upload (backward, or backward_input and backward_weight)"};
   }
   for (auto& [name, value] : fields) {
-    if (value.empty()) return Error{"rank profile: no " + name.substr(0, name.find('_')) + " measurements to upload"};
-    body[name] = value;
+    if (!value.empty()) body[name] = value;
   }
   return body.dump();
 }

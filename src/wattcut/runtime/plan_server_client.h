@@ -74,7 +74,8 @@ class PlanServerClient {
   // when it differs from `version`, checked (deployment.h; errors name the field).
   Result<DeploymentAnswer> FetchDeployment(const std::string& job_id, int rank, uint64_t step, uint64_t version) const;
   // POST /v1/jobs/{job}/rank_profiles from the online profiler's rows (Zeus
-  // OfflineProfilingResult: mean forward/backward time and energy per frequency).
+  // OfflineProfilingResult: mean forward/backward time and energy per frequency, and a
+  // zero-bubble rank's backward_input / backward_weight as measured).
   Status UploadRankProfile(const std::string& job_id, const TrainingRankIds& ids,
                            const std::vector<ProfiledRow>& rows) const;
   // POST /v1/jobs/{job}/stragglers.
@@ -94,8 +95,11 @@ class PlanServerClient {
   int port_ = 80;
 };
 
-// The body of POST /v1/jobs/{job}/rank_profiles from the online profiler's rows; fails on an
-// instruction other than forward/backward or when either has no measurement.
+// The body of POST /v1/jobs/{job}/rank_profiles from the online profiler's rows: forward and
+// backward as forward_time / forward_energy and backward_time / backward_energy, a zero-bubble rank's backward_input
+// and backward_weight rows as backward_input_time / _energy and backward_weight_time / _energy (each map only when it
+// has rows). Fails on another instruction, when forward or every backward has no measurement, or when a frequency has
+// only one of B and W.
 Result<std::string> RankProfileJson(const TrainingRankIds& ids, const std::vector<ProfiledRow>& rows);
 // Exactly one of slowdown, iteration_time_s, recovered; dp_rank >= 0.
 Status CheckStragglerUpdate(const StragglerUpdate& update);

@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "wattcut/runtime/test_plan_server.h"
+#include "wattcut/server/http_api.h"
 
 namespace wattcut {
 namespace {
@@ -146,23 +147,64 @@ TEST(PlanServerClient, RefusesToUploadAnIncompleteProfile) {
   EXPECT_NE(other.error().message.find("instruction 'optimizer' cannot be uploaded"), std::string::npos);
 }
 
-// A zero-bubble rank measures backward_input and backward_weight: the server stores their
-// sum as the backward (and its planner splits it again).
-TEST(PlanServerClient, UploadsASplitBackwardAsItsSum) {
+// A zero-bubble rank measures backward_input and backward_weight: both go to the server as
+// measured (their ratio is planned), not their sum; a whole backward goes as before.
+TEST(PlanServerClient, UploadsASplitBackwardAsMeasured) {
   const std::vector<ProfiledRow> rows = {
       {.instruction = "forward", .freq_mhz = 1410, .time_s = 1, .energy_j = 10},
-      {.instruction = "backward_input", .freq_mhz = 1410, .time_s = 1.5, .energy_j = 15},
-      {.instruction = "backward_weight", .freq_mhz = 1410, .time_s = 0.5, .energy_j = 6},
+      {.instruction = "backward_input", .freq_mhz = 1410, .time_s = 0.8, .energy_j = 8.4},
+      {.instruction = "backward_weight", .freq_mhz = 1410, .time_s = 1.2, .energy_j = 12.6},
+      {.instruction = "forward", .freq_mhz = 900, .time_s = 1.5, .energy_j = 9},
+      {.instruction = "backward_input", .freq_mhz = 900, .time_s = 1.2, .energy_j = 7.2},
+      {.instruction = "backward_weight", .freq_mhz = 900, .time_s = 1.8, .energy_j = 10.8},
   };
   Result<std::string> body = RankProfileJson({.rank = 2, .pp_rank = 1}, rows);
   ASSERT_TRUE(body.ok()) << body.error().message;
   const nlohmann::json j = nlohmann::json::parse(*body);
-  EXPECT_DOUBLE_EQ(j["backward_time"]["1410"].get<double>(), 2.0);
-  EXPECT_DOUBLE_EQ(j["backward_energy"]["1410"].get<double>(), 21.0);
-  Result<std::string> half = RankProfileJson({}, {rows[0], rows[1]});
-  ASSERT_FALSE(half.ok());
-  EXPECT_EQ(half.error().message,
-            "rank profile: 1410 MHz has only one of backward_input and backward_weight (a split backward needs both)");
+  EXPECT_EQ(j["backward_input_time"], nlohmann::json::parse(R"({"1410": 0.8, "900": 1.2})"));
+  EXPECT_EQ(j["backward_input_energy"], nlohmann::json::parse(R"({"1410": 8.4, "900": 7.2})"));
+  EXPECT_EQ(j["backward_weight_time"], nlohmann::json::parse(R"({"1410": 1.2, "900": 1.8})"));
+  EXPECT_EQ(j["backward_weight_energy"], nlohmann::json::parse(R"({"1410": 12.6, "900": 10.8})"));
+  EXPECT_FALSE(j.contains("backward_time")) << "no whole backward was measured";
+  EXPECT_FALSE(j.contains("backward_energy"));
+  EXPECT_EQ(j["forward_time"], nlohmann::json::parse(R"({"1410": 1.0, "900": 1.5})"));
+  EXPECT_EQ(j["pp_rank"], 1);
+
+  // A 1F1B rank's profile has no split fields.
+  Result<std::string> whole =
+      RankProfileJson({}, {rows[0], {.instruction = "backward", .freq_mhz = 1410, .time_s = 2, .energy_j = 21}});
+  ASSERT_TRUE(whole.ok()) << whole.error().message;
+  const nlohmann::json w = nlohmann::json::parse(*whole);
+  EXPECT_EQ(w["backward_time"]["1410"], 2.0);
+  EXPECT_FALSE(w.contains("backward_input_time"));
+  EXPECT_FALSE(w.contains("backward_weight_energy"));
+
+  for (const auto& half : {std::vector<ProfiledRow>{rows[0], rows[1]}, std::vector<ProfiledRow>{rows[0], rows[2]}}) {
+    Result<std::string> refused = RankProfileJson({}, half);
+    ASSERT_FALSE(refused.ok());
+    EXPECT_EQ(refused.error().message,
+              "rank profile: 1410 MHz has only one of backward_input and backward_weight (a split backward needs "
+              "both)");
+  }
+  Result<std::string> no_forward = RankProfileJson({}, {rows[1], rows[2]});
+  ASSERT_FALSE(no_forward.ok());
+  EXPECT_EQ(no_forward.error().message, "rank profile: no forward measurements to upload");
+}
+
+// What the rank uploads is what the planning server parses, split included.
+TEST(PlanServerClient, TheServerParsesTheSplitItUploads) {
+  const std::vector<ProfiledRow> rows = {
+      {.instruction = "forward", .freq_mhz = 1410, .time_s = 1, .energy_j = 10},
+      {.instruction = "backward_input", .freq_mhz = 1410, .time_s = 0.8, .energy_j = 8.4},
+      {.instruction = "backward_weight", .freq_mhz = 1410, .time_s = 1.2, .energy_j = 12.6},
+  };
+  Result<std::string> body = RankProfileJson({.rank = 0}, rows);
+  ASSERT_TRUE(body.ok()) << body.error().message;
+  auto parsed = server::RankProfileFromJson(nlohmann::json::parse(*body));
+  ASSERT_TRUE(parsed.ok()) << parsed.error().message;
+  EXPECT_EQ(parsed->backward_input_time.at(1410), 0.8);
+  EXPECT_EQ(parsed->backward_weight_energy.at(1410), 12.6);
+  EXPECT_TRUE(parsed->backward_time.empty());
 }
 
 }  // namespace
