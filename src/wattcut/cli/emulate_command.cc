@@ -1,7 +1,9 @@
 // `wattcut emulate`: what Perseus saves on a data-parallel job of pipelines when one
-// pipeline straggles, against AllMax, EnvPipe and a ZeusGlobal-like baseline.
+// pipeline straggles, against AllMax, EnvPipe and a ZeusGlobal-like baseline; with
+// --power-sweep, power reduction vs slowdown of uniform clock locks against Perseus.
 #include <nlohmann/json.hpp>
 
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -15,6 +17,7 @@
 #include "wattcut/cli/planner_arguments.h"
 #include "wattcut/emulate/emulation_charts.h"
 #include "wattcut/emulate/envpipe.h"
+#include "wattcut/emulate/power_sweep.h"
 #include "wattcut/emulate/straggler_emulation.h"
 #include "wattcut/plan/plan_files.h"
 #include "wattcut/plan/planner.h"
@@ -33,6 +36,8 @@ struct EmulateArgs {
   std::string slowdown = "1.0:1.5:0.05";
   std::string out_dir;
   bool overwrite = false;
+  bool power_sweep = false;
+  double peak_window_s = 1.0;
 };
 
 // Checks that the frontier.csv of an earlier `wattcut frontier` run in `dir` is the
@@ -65,11 +70,90 @@ Status CheckStoredFrontier(const std::string& dir, const Frontier& frontier) {
   return Status::Ok();
 }
 
+// `--power-sweep`: power reduction vs slowdown, uniform clock locks against Perseus's plans
+// (emulate/power_sweep.h, docs/power-capped-training.md).
+int RunPowerSweep(const EmulateArgs& args, const PlanningInput& input) {
+  const std::string name = "emulate";
+  const Profile& profile = input.profile;
+  const PlannerOptions& options = input.options;
+  if (args.tp < 1) return ReportError(name, Error{"--tp must be >= 1, got " + std::to_string(args.tp)});
+  if (!(args.time_scale > 0)) return ReportError(name, Error{"--time-scale must be > 0"});
+  if (!(args.peak_window_s > 0) || !std::isfinite(args.peak_window_s)) {
+    return ReportError(name, Error{"--peak-window must be a positive number of seconds"});
+  }
+  Result<OutputDirectory> out = OutputDirectory::Create(args.out_dir, args.overwrite);
+  if (!out.ok()) return ReportError(name, out.error());
+  Result<PlanningProblem> planning = BuildPlanningProblem(profile, options);
+  if (!planning.ok()) return ReportError(name, planning.error());
+  Result<Frontier> frontier = ComputeFrontier(profile, options);
+  if (!frontier.ok()) return ReportError(name, frontier.error());
+  PowerSweepSetup setup;
+  setup.window_s = args.peak_window_s;
+  setup.time_scale = args.time_scale;
+  setup.tensor_parallel = args.tp;
+  Result<PowerSweep> sweep = SweepPower(profile, *planning, *frontier, setup);
+  if (!sweep.ok()) return ReportError(name, sweep.error());
+  if (!sweep->skipped_clocks_mhz.empty()) {
+    std::string list;
+    for (int clock : sweep->skipped_clocks_mhz) list += (list.empty() ? "" : ", ") + std::to_string(clock);
+    ReportWarning(name, "uniform-lock leaves out clocks some stage and instruction did not measure: " + list + " MHz");
+  }
+  const int devices = PipelineDevices(profile, options);
+  nlohmann::json config = {{"profile", input.source},
+                           {"stages", devices},
+                           {"microbatches", options.num_microbatches},
+                           {"tensor_parallel", args.tp},
+                           {"gpus_per_pipeline", devices * args.tp},
+                           {"time_scale", args.time_scale},
+                           {"p2p_power_w", options.p2p_power_w},
+                           {"schedule", std::string(PipelineScheduleName(options.schedule))},
+                           {"virtual_stages", options.virtual_stages},
+                           {"unit_time_s", options.unit_time_s},
+                           {"cost_model", std::string(CostModelName(options.cost_model))},
+                           {"peak_window_s", args.peak_window_s}};
+  Status status = out->Write("power_sweep.json", PowerSweepToJson(*sweep, config).dump(2) + "\n");
+  const std::string workload =
+      std::to_string(devices) + " stages x " + std::to_string(options.num_microbatches) + " microbatches";
+  const PowerSweepReference& ref = sweep->reference;
+  if (status.ok()) {
+    status = out->Write(
+        "power_sweep.svg",
+        PowerSweepChartSvg(*sweep, "Power reduction vs slowdown, uniform clock lock vs Perseus (" + workload + ")",
+                           ref.slowdown, ref.peak_reduction, "POLCA: 22 % peak at 10 % slowdown"));
+  }
+  if (status.ok()) status = out->Commit();
+  if (!status.ok()) return ReportError(name, status.error());
+
+  auto percent = [](const std::optional<double>& r) {
+    return r ? FixedDecimals(100 * *r, 2) + " %" : std::string("none");
+  };
+  std::cout << "profile: " << input.source << "\n"
+            << "pipeline: " << workload << ", " << args.tp << " tensor-parallel GPUs per stage\n"
+            << "AllMax: iteration " << FixedDecimals(sweep->all_max.iteration_time_s, 4) << " s, average power "
+            << FixedDecimals(sweep->all_max.avg_power_w, 1) << " W, peak " << GeneralText(args.peak_window_s)
+            << "-s power " << FixedDecimals(sweep->all_max.peak_power_w, 1) << " W\n"
+            << "uniform-lock: " << sweep->uniform_lock.size() << " clocks; perseus: " << sweep->perseus.size()
+            << " frontier plans\n"
+            << "least slowdown (T / T_AllMax) reaching each power reduction (first point that reaches it);\n"
+            << "ratio = (perseus - 1) / (uniform-lock - 1):\n"
+            << PowerSweepTableText(*sweep) << "POLCA's uniform lock: " << percent(ref.peak_reduction)
+            << " peak server power for 10 % slowdown; here at slowdown <= " << FixedDecimals(ref.slowdown, 2)
+            << ": uniform-lock " << percent(ref.uniform_lock_peak_reduction) << " (on the curve "
+            << percent(ref.uniform_lock_interpolated_peak_reduction) << "), perseus "
+            << percent(ref.perseus_peak_reduction) << " peak power reduction\n"
+            << "wrote " << DisplayPath(args.out_dir) << "/{power_sweep.json, power_sweep.svg}\n";
+  return 0;
+}
+
 int Run(const EmulateArgs& args) {
   const std::string name = "emulate";
   Result<PlanningInput> input = ResolvePlannerArguments(args.planner, kDefaultMicrobatches);
   if (!input.ok()) return ReportError(name, input.error());
   for (const DroppedFrequency& dropped : input->dropped) ReportWarning(name, DroppedFrequencyMessage(dropped));
+  if (args.power_sweep) {
+    for (const std::string& note : input->notes) ReportWarning(name, note);
+    return RunPowerSweep(args, *input);
+  }
   const Profile& profile = input->profile;
   const PlannerOptions& options = input->options;
   const std::string& source = input->source;
@@ -206,15 +290,25 @@ void AddEmulateCommand(CLI::App& app, CommandStatus& status) {
   CLI::App* sub = app.add_subcommand(
       "emulate", "Emulate a data-parallel job of pipelines with one straggler: Perseus vs AllMax, EnvPipe, ZeusGlobal");
   AddPlannerOptions(*sub, args->planner, kDefaultMicrobatches);
-  sub->add_option("--frontier", args->frontier_dir,
-                  "Directory of a `wattcut frontier` run for the same profile and options: checked against this run");
-  sub->add_option("--pipelines", args->pipelines, "Data-parallel pipelines")->capture_default_str();
+  CLI::Option* frontier = sub->add_option(
+      "--frontier", args->frontier_dir,
+      "Directory of a `wattcut frontier` run for the same profile and options: checked against this run");
+  CLI::Option* pipelines =
+      sub->add_option("--pipelines", args->pipelines, "Data-parallel pipelines")->capture_default_str();
   sub->add_option("--tp", args->tp, "Tensor-parallel degree: multiplies computation energy and blocking power")
       ->capture_default_str();
   sub->add_option("--time-scale", args->time_scale, "Scales profiled times and energies (the artifact used 10)")
       ->capture_default_str();
-  sub->add_option("--slowdown", args->slowdown, "Straggler slowdown: a factor (1.2) or a range start:stop:step")
-      ->capture_default_str();
+  CLI::Option* slowdown =
+      sub->add_option("--slowdown", args->slowdown, "Straggler slowdown: a factor (1.2) or a range start:stop:step")
+          ->capture_default_str();
+  CLI::Option* sweep = sub->add_flag("--power-sweep", args->power_sweep,
+                                     "Instead of the straggler emulation: power reduction vs slowdown of one pipeline, "
+                                     "uniform clock locks against Perseus's plans (power_sweep.json, power_sweep.svg)");
+  sweep->excludes(frontier)->excludes(pipelines)->excludes(slowdown);
+  sub->add_option("--peak-window", args->peak_window_s, "With --power-sweep: the peak power's window (s)")
+      ->capture_default_str()
+      ->needs(sweep);
   sub->add_option("--out", args->out_dir, "Output directory")->required();
   sub->add_flag("--overwrite", args->overwrite, "Replace DIR if it exists and is not empty");
   sub->callback([args, &status] { status.exit_code = Run(*args); });

@@ -94,4 +94,43 @@ std::string PlanTimelineSvg(const Frontier& frontier, size_t index, double time_
   return timeline.ToSvg();
 }
 
+std::string PowerSweepChartSvg(const PowerSweep& sweep, const std::string& title, double reference_slowdown,
+                               double reference_reduction, const std::string& reference_label) {
+  double perseus_slowest = 1;
+  double slowest = 1;
+  for (const PowerSweepPoint& p : sweep.perseus) perseus_slowest = std::max(perseus_slowest, p.slowdown);
+  for (const PowerSweepPoint& p : sweep.uniform_lock) slowest = std::max(slowest, p.slowdown);
+  slowest = std::max(slowest, perseus_slowest);
+  const double x_max = std::min(slowest, std::max({1.3, perseus_slowest + 0.05, reference_slowdown + 0.05}));
+  plot::Chart chart(title, plot::AxisSpec("slowdown T / T_AllMax", 1.0 - 0.01 * (x_max - 1), x_max),
+                    plot::AxisSpec("power reduction vs AllMax (%): peak 1-s, average"));
+  auto curve = [&](const std::vector<PowerSweepPoint>& points, PowerMetric metric) {
+    std::vector<plot::Point> line;
+    for (const PowerSweepPoint& p : points)
+      line.push_back({p.slowdown, 100 * PowerReduction(p, sweep.all_max, metric)});
+    std::stable_sort(line.begin(), line.end(), [](const plot::Point& a, const plot::Point& b) { return a.x < b.x; });
+    return line;
+  };
+  const std::string uniform_color = "#1f77b4", perseus_color = "#d62728";
+  plot::Series uniform_peak("uniform lock, peak", curve(sweep.uniform_lock, PowerMetric::kPeak),
+                            plot::SeriesKind::kLine, uniform_color);
+  uniform_peak.markers = true;
+  plot::Series uniform_avg("uniform lock, average", curve(sweep.uniform_lock, PowerMetric::kAverage),
+                           plot::SeriesKind::kLine, uniform_color);
+  uniform_avg.dash = "6 3";
+  plot::Series perseus_peak("Perseus, peak", curve(sweep.perseus, PowerMetric::kPeak), plot::SeriesKind::kLine,
+                            perseus_color);
+  plot::Series perseus_avg("Perseus, average", curve(sweep.perseus, PowerMetric::kAverage), plot::SeriesKind::kLine,
+                           perseus_color);
+  perseus_avg.dash = "6 3";
+  for (plot::Series* s : {&uniform_peak, &uniform_avg, &perseus_peak, &perseus_avg}) chart.AddSeries(*s);
+  if (!reference_label.empty()) {
+    plot::Series mark("", {{reference_slowdown, 100 * reference_reduction}}, plot::SeriesKind::kScatter, "#000000");
+    mark.width = 4;
+    mark.point_labels = {reference_label};
+    chart.AddSeries(mark);
+  }
+  return chart.ToSvg();
+}
+
 }  // namespace wattcut
