@@ -74,6 +74,61 @@ TEST(ServerSchedules, ZeroBubbleRanksGetTheirBAndWPasses) {
   EXPECT_EQ(Get(*c, "/v1/jobs/" + id).body["planner"]["schedule"], "zb-h1");
 }
 
+// ZB-H1 ranks that measured B and W at 40:60 and upload them as rank profiles: the job is
+// planned with the measured split, not with halves of the backward.
+TEST(ServerSchedules, ZeroBubbleRanksMeasuredSplitIsPlannedAsMeasured) {
+  ServerProcess server;
+  ASSERT_TRUE(server.running()) << server.startup_output();
+  auto c = server.Client();
+  PlannerOptions options = TestPlannerOptions(4);
+  options.schedule = PipelineScheduleKind::kZeroBubbleH1;
+  std::string id =
+      RegisterJobAndRanks(*c, {{"num_microbatches", 4}, {"p2p_power_w", options.p2p_power_w}, {"schedule", "zb-h1"}});
+  Result<Profile> whole = ParseProfileCsv(TestProfileCsv(kStages), "test profile", kStages);
+  ASSERT_TRUE(whole.ok()) << whole.error().message;
+  Profile split = *whole;
+  for (int s = 0; s < kStages; ++s) {
+    json body = {{"rank", s}, {"dp_rank", 0}, {"pp_rank", s}, {"tp_rank", 0}};
+    for (const Measurement& m : whole->measurements(s, InstructionKind::kForward)) {
+      body["forward_time"][std::to_string(m.freq_mhz)] = m.time_s;
+      body["forward_energy"][std::to_string(m.freq_mhz)] = m.energy_j;
+    }
+    for (const Measurement& m : whole->measurements(s, InstructionKind::kBackward)) {
+      const Measurement input{m.freq_mhz, 0.4 * m.time_s, 0.4 * m.energy_j};
+      const Measurement weight{m.freq_mhz, 0.6 * m.time_s, 0.6 * m.energy_j};
+      split.mutable_measurements(s, InstructionKind::kBackwardInput).push_back(input);
+      split.mutable_measurements(s, InstructionKind::kBackwardWeight).push_back(weight);
+      const std::string f = std::to_string(m.freq_mhz);
+      body["backward_input_time"][f] = input.time_s;
+      body["backward_input_energy"][f] = input.energy_j;
+      body["backward_weight_time"][f] = weight.time_s;
+      body["backward_weight_energy"][f] = weight.energy_j;
+    }
+    auto upload = Post(*c, "/v1/jobs/" + id + "/rank_profiles", body);
+    ASSERT_EQ(upload.status, 200) << upload.text;
+  }
+  json status = WaitForFrontier(*c, id);
+  ASSERT_EQ(status["state"], "ready") << status.dump();
+  Result<Frontier> expected = ComputeFrontierFromDeviceProfile(split, options);
+  ASSERT_TRUE(expected.ok()) << expected.error().message;
+  Result<Frontier> halves = ComputeFrontierFromDeviceProfile(*whole, options);
+  ASSERT_TRUE(halves.ok()) << halves.error().message;
+  auto points = Get(*c, "/v1/jobs/" + id + "/frontier/points?offset=0&limit=100000").body["points"];
+  ASSERT_EQ(points.size(), expected->points().size());
+  std::vector<std::pair<double, double>> served, planned, planned_in_halves;
+  for (const json& p : points) served.emplace_back(p["time_s"].get<double>(), p["energy_j"].get<double>());
+  for (const FrontierPoint& p : expected->points()) planned.emplace_back(p.time_s, p.energy_j);
+  for (const FrontierPoint& p : halves->points()) planned_in_halves.emplace_back(p.time_s, p.energy_j);
+  EXPECT_EQ(served, planned);
+  EXPECT_NE(served, planned_in_halves) << "40:60 and 50:50 plan alike; the test shows nothing";
+  for (int rank = 0; rank < kStages; ++rank) {
+    auto reply = Get(*c, "/v1/jobs/" + id + "/schedule?rank=" + std::to_string(rank));
+    ASSERT_EQ(reply.status, 200) << reply.text;
+    EXPECT_EQ(reply.body["frequencies"].dump(), StageScheduleJson(*expected, expected->fastest_index(), rank))
+        << "rank " << rank;
+  }
+}
+
 TEST(ServerSchedules, InterleavedRanksRunEachOfTheirChunks) {
   ServerProcess server;
   ASSERT_TRUE(server.running()) << server.startup_output();
