@@ -290,28 +290,40 @@ void AddEmulateCommand(CLI::App& app, CommandStatus& status) {
   CLI::App* sub = app.add_subcommand(
       "emulate", "Emulate a data-parallel job of pipelines with one straggler: Perseus vs AllMax, EnvPipe, ZeusGlobal");
   AddPlannerOptions(*sub, args->planner, kDefaultMicrobatches);
-  CLI::Option* frontier = sub->add_option(
-      "--frontier", args->frontier_dir,
-      "Directory of a `wattcut frontier` run for the same profile and options: checked against this run");
-  CLI::Option* pipelines =
-      sub->add_option("--pipelines", args->pipelines, "Data-parallel pipelines")->capture_default_str();
+  sub->add_option("--frontier", args->frontier_dir,
+                  "Directory of a `wattcut frontier` run for the same profile and options: checked against this run");
+  sub->add_option("--pipelines", args->pipelines, "Data-parallel pipelines")->capture_default_str();
   sub->add_option("--tp", args->tp, "Tensor-parallel degree: multiplies computation energy and blocking power")
       ->capture_default_str();
   sub->add_option("--time-scale", args->time_scale, "Scales profiled times and energies (the artifact used 10)")
       ->capture_default_str();
-  CLI::Option* slowdown =
-      sub->add_option("--slowdown", args->slowdown, "Straggler slowdown: a factor (1.2) or a range start:stop:step")
-          ->capture_default_str();
-  CLI::Option* sweep = sub->add_flag("--power-sweep", args->power_sweep,
-                                     "Instead of the straggler emulation: power reduction vs slowdown of one pipeline, "
-                                     "uniform clock locks against Perseus's plans (power_sweep.json, power_sweep.svg)");
-  sweep->excludes(frontier)->excludes(pipelines)->excludes(slowdown);
+  sub->add_option("--slowdown", args->slowdown, "Straggler slowdown: a factor (1.2) or a range start:stop:step")
+      ->capture_default_str();
+  sub->add_flag("--power-sweep", args->power_sweep,
+                "Instead of the straggler emulation: power reduction vs slowdown of one pipeline, uniform clock "
+                "locks against Perseus's plans (power_sweep.json, power_sweep.svg)");
   sub->add_option("--peak-window", args->peak_window_s, "With --power-sweep: the peak power's window (s)")
-      ->capture_default_str()
-      ->needs(sweep);
+      ->capture_default_str();
   sub->add_option("--out", args->out_dir, "Output directory")->required();
   sub->add_flag("--overwrite", args->overwrite, "Replace DIR if it exists and is not empty");
-  sub->callback([args, &status] { status.exit_code = Run(*args); });
+  sub->callback([args, sub, &status] {
+    // Checked here rather than with CLI11's excludes / needs, which would print themselves into
+    // the option column of --help (and the man page made from it).
+    if (args->power_sweep) {
+      for (const char* straggler_only : {"--slowdown", "--pipelines", "--frontier"}) {
+        if (sub->count(straggler_only) > 0) {
+          status.exit_code =
+              ReportError("emulate", Error{std::string(straggler_only) + " is an option of the straggler emulation, "
+                                                                         "not of --power-sweep"});
+          return;
+        }
+      }
+    } else if (sub->count("--peak-window") > 0) {
+      status.exit_code = ReportError("emulate", Error{"--peak-window is an option of --power-sweep"});
+      return;
+    }
+    status.exit_code = Run(*args);
+  });
 }
 
 }  // namespace wattcut::cli
