@@ -6,8 +6,13 @@
 
 #include "wattcut/dag/pipeline_schedule.h"
 #include "wattcut/plot/chart.h"
+#include "wattcut/plot/svg_document.h"
 
 namespace wattcut::server {
+
+// Text into the page: the SVG writer's escaping (& < > " ' as entities, control bytes
+// dropped), which is HTML5's too.
+using plot::EscapeXml;
 
 namespace {
 
@@ -109,12 +114,12 @@ void SavingSection(std::string& out, const JobStatusView& job) {
 
 void JobSection(std::string& out, const JobStatusView& job, size_t number) {
   out += "<section class=\"job\">\n";
-  out += "<h2 class=\"job-name\">" + EscapeHtml(job.name && !job.name->empty() ? *job.name : job.job_id) + "</h2>\n";
-  out += "<p class=\"job-id\">job " + EscapeHtml(job.job_id) + "</p>\n";
+  out += "<h2 class=\"job-name\">" + EscapeXml(job.name && !job.name->empty() ? *job.name : job.job_id) + "</h2>\n";
+  out += "<p class=\"job-id\">job " + EscapeXml(job.job_id) + "</p>\n";
   out += "<table class=\"facts\">\n";
-  Row(out, "phase", "<span class=\"phase\">" + EscapeHtml(PhaseText(job)) + "</span>");
+  Row(out, "phase", "<span class=\"phase\">" + EscapeXml(PhaseText(job)) + "</span>");
   if (job.frontier_state == FrontierState::kFailed && !job.frontier_error.empty()) {
-    Row(out, "error", "<span class=\"error\">" + EscapeHtml(job.frontier_error) + "</span>");
+    Row(out, "error", "<span class=\"error\">" + EscapeXml(job.frontier_error) + "</span>");
   }
   Row(out, "ranks",
       std::to_string(job.ranks_registered) + " of " + std::to_string(job.world_size) + " registered (pp " +
@@ -123,13 +128,13 @@ void JobSection(std::string& out, const JobStatusView& job, size_t number) {
   std::string schedule = std::string(PipelineScheduleName(job.schedule));
   if (job.virtual_stages > 1) schedule += ", " + std::to_string(job.virtual_stages) + " chunks per rank";
   Row(out, "microbatches", job.num_microbatches > 0 ? std::to_string(job.num_microbatches) : "not set");
-  Row(out, "schedule", EscapeHtml(schedule));
-  Row(out, "profile", job.profile_source.empty() ? "none yet" : EscapeHtml(job.profile_source));
+  Row(out, "schedule", EscapeXml(schedule));
+  Row(out, "profile", job.profile_source.empty() ? "none yet" : EscapeXml(job.profile_source));
   Row(out, "rounds served", std::to_string(job.rounds));
   Row(out, "deployment",
       job.deployment_version == 0
           ? std::string("nothing deployed")
-          : "version " + std::to_string(job.deployment_version) + ", " + EscapeHtml(job.deployment_mode) +
+          : "version " + std::to_string(job.deployment_version) + ", " + EscapeXml(job.deployment_mode) +
                 ", largest reported step " + std::to_string(job.job_step));
   out += "</table>\n";
   if (job.frontier) FrontierSection(out, job, number);
@@ -157,34 +162,6 @@ td { padding: 2px 12px 2px 0; }
 )";
 
 }  // namespace
-
-std::string EscapeHtml(std::string_view text) {
-  std::string out;
-  out.reserve(text.size());
-  for (char c : text) {
-    switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      case '\'':
-        out += "&#39;";
-        break;
-      default:
-        if ((static_cast<unsigned char>(c) < 0x20 && c != '\t' && c != '\n') || c == 0x7f) break;
-        out += c;
-    }
-  }
-  return out;
-}
 
 std::string PhaseText(const JobStatusView& job) {
   switch (job.frontier_state) {
@@ -257,8 +234,8 @@ std::string StatusPageHtml(const ServerStatusView& view) {
       "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\"/>\n"
       "<title>wattcut serve: status</title>\n<style>" +
       std::string(kStyle) + "</style>\n</head>\n<body>\n<header>\n<h1>wattcut planning server</h1>\n";
-  out += "<p class=\"server\">version " + EscapeHtml(view.version) + " &#183; up " + Uptime(view.uptime_s) +
-         " &#183; " + std::to_string(view.num_jobs) + (view.num_jobs == 1 ? " job" : " jobs");
+  out += "<p class=\"server\">version " + EscapeXml(view.version) + " &#183; up " + Uptime(view.uptime_s) + " &#183; " +
+         std::to_string(view.num_jobs) + (view.num_jobs == 1 ? " job" : " jobs");
   if (view.jobs.size() < view.num_jobs) {
     out += " (the " + std::to_string(view.jobs.size()) + " most recently registered shown)";
   }

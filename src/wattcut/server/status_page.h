@@ -97,9 +97,6 @@ struct ServerStatusView {
 // "planned", "frontier failed", "waiting for a profile".
 std::string PhaseText(const JobStatusView& job);
 
-// & < > " ' as entities; control bytes (other than tab and newline) dropped.
-std::string EscapeHtml(std::string_view text);
-
 // The frontier chart as inline SVG (no XML declaration), element ids prefixed by `id_prefix`
 // so that several charts share a page.
 std::string StatusFrontierChartSvg(const StatusFrontierView& frontier, const std::string& id_prefix);
