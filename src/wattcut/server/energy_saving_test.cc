@@ -10,17 +10,7 @@
 namespace wattcut::server {
 namespace {
 
-// Points of 110 J, 100 J and 120 J (slowest first).
-Frontier ThreePoints() {
-  Frontier::Setup setup;
-  setup.schedule = {{{InstructionKind::kForward, 0}, {InstructionKind::kBackward, 0}}};
-  setup.options = {{{{1, 1410}}, {{1, 1410}}}};
-  Frontier frontier(setup, {1, 1});
-  frontier.AddPoint({12, 0.012, 110, 100}, {});
-  frontier.AddPoint({11, 0.011, 100, 95}, {});
-  frontier.AddPoint({10, 0.010, 120, 99}, {});
-  return frontier;
-}
+using testing::ThreePointFrontier;
 
 DeploymentTarget Plan(size_t base, size_t others, std::set<int> stragglers = {}) {
   DeploymentTarget target;
@@ -32,7 +22,7 @@ DeploymentTarget Plan(size_t base, size_t others, std::set<int> stragglers = {})
 }
 
 TEST(EnergySaving, AStepSavesAllMaxMinusEachPipelinesPointTimesTensorParallelism) {
-  const Frontier frontier = ThreePoints();
+  const Frontier frontier = ThreePointFrontier();
   const AllMaxPoint all_max{0.010, 130};
   // 4 pipelines at point 2 (120 J): 4 x 10 J, x 2 tensor-parallel GPUs a stage.
   EXPECT_DOUBLE_EQ(StepSavingJ(frontier, all_max, Plan(2, 2), 4, 2), 80);

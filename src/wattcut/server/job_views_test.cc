@@ -2,22 +2,15 @@
 
 #include <gtest/gtest.h>
 
+#include "wattcut/server/registry_testing.h"
+
 namespace wattcut::server {
 namespace {
 
-Frontier ThreePoints() {
-  Frontier::Setup setup;
-  setup.schedule = {{{InstructionKind::kForward, 0}, {InstructionKind::kBackward, 0}}};
-  setup.options = {{{{1, 1410}}, {{1, 1410}}}};
-  Frontier frontier(setup, {1, 1});
-  frontier.AddPoint({12, 0.012, 110, 100}, {});
-  frontier.AddPoint({11, 0.011, 100, 95}, {});
-  frontier.AddPoint({10, 0.010, 120, 99}, {});
-  return frontier;
-}
+using testing::ThreePointFrontier;
 
 TEST(JobViews, AReadyFrontiersStatusShowsItsEndsAndTheSelectedPoint) {
-  Frontier frontier = ThreePoints();
+  Frontier frontier = ThreePointFrontier();
   auto status = FrontierStatusJson(FrontierState::kReady, &frontier, 1, 2.5, "", "");
   EXPECT_EQ(status["state"], "ready");
   EXPECT_EQ(status["num_points"], 3);
@@ -42,7 +35,7 @@ TEST(JobViews, OtherStatesShowTheirErrorAndNote) {
 }
 
 TEST(JobViews, PointsArePagedAndCapped) {
-  Frontier frontier = ThreePoints();
+  Frontier frontier = ThreePointFrontier();
   auto page = FrontierPointsJson(frontier, 1, 1);
   EXPECT_EQ(page["total"], 3);
   EXPECT_EQ(page["offset"], 1);
@@ -59,7 +52,7 @@ TEST(JobViews, PointsArePagedAndCapped) {
 }
 
 TEST(JobViews, SummaryAndStragglers) {
-  Frontier frontier = ThreePoints();
+  Frontier frontier = ThreePointFrontier();
   auto summary = FrontierSummaryJson(frontier, 1.5);
   EXPECT_EQ(summary["num_points"], 3);
   EXPECT_EQ(summary["fastest_time_s"], 0.010);

@@ -1,7 +1,10 @@
-// For the server's unit tests: a small profile CSV whose frontier has a few points.
+// For the server's unit tests: a small profile CSV whose frontier has a few points, and a
+// hand-made frontier of three.
 #pragma once
 
 #include <string>
+
+#include "wattcut/plan/frontier.h"
 
 namespace wattcut::server::testing {
 
@@ -18,6 +21,19 @@ inline std::string SmallProfileCsv(int stages = 2) {
     }
   }
   return csv;
+}
+
+// One stage, two computations; points of 110 J, 100 J and 120 J at 12, 11 and 10 ms
+// (slowest first), effective energies 100, 95 and 99 J.
+inline Frontier ThreePointFrontier() {
+  Frontier::Setup setup;
+  setup.schedule = {{{InstructionKind::kForward, 0}, {InstructionKind::kBackward, 0}}};
+  setup.options = {{{{1, 1410}}, {{1, 1410}}}};
+  Frontier frontier(setup, {1, 1});
+  frontier.AddPoint({12, 0.012, 110, 100}, {});
+  frontier.AddPoint({11, 0.011, 100, 95}, {});
+  frontier.AddPoint({10, 0.010, 120, 99}, {});
+  return frontier;
 }
 
 }  // namespace wattcut::server::testing
