@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "wattcut/server/job_registry.h"
+#include "wattcut/server/registry_harness_testing.h"
 #include "wattcut/server/registry_testing.h"
 
 namespace wattcut::server {
@@ -15,32 +16,11 @@ namespace {
 
 using nlohmann::json;
 
-std::string Dir(const std::string& name) {
-  auto dir =
-      std::filesystem::temp_directory_path() / ("wattcut_deployment_test_" + name + "_" + std::to_string(::getpid()));
-  std::filesystem::remove_all(dir);
-  std::filesystem::create_directories(dir);
-  return dir.string();
-}
+using testing::TempDir;
 
 std::string ProfileCsv() { return testing::SmallProfileCsv(2); }
 
-struct Registry {
-  explicit Registry(const std::string& dir) {
-    auto opened = JobStore::Open(dir, SyncMode::kNormal);
-    EXPECT_TRUE(opened.ok());
-    store = std::move(opened).value();
-    registry = std::make_unique<JobRegistry>(*store, metrics, JobRegistry::Options{});
-    EXPECT_TRUE(registry->Load().ok());
-  }
-  json Ok(const Answer& answer) {
-    EXPECT_TRUE(answer.ok()) << answer.error().message;
-    return answer.ok() ? json::parse(*answer) : json();
-  }
-  Metrics metrics;
-  std::unique_ptr<JobStore> store;
-  std::unique_ptr<JobRegistry> registry;
-};
+using Registry = testing::RegistryHarness;
 
 // pp 2 x dp 2: ranks 0, 1 are pipeline 0 (stages 0, 1), ranks 2, 3 pipeline 1.
 std::string JobOfTwoPipelines(Registry& r) {
@@ -58,18 +38,9 @@ std::string JobOfTwoPipelines(Registry& r) {
   return id;
 }
 
-json WaitReady(Registry& r, const std::string& id) {
-  json status;
-  for (int naps = 0; naps < 60000; ++naps) {
-    status = r.Ok(r.registry->FrontierStatus(id));
-    if (status["state"] != "computing") break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  }
-  return status;
-}
-
 TEST(JobRegistryDeployment, BeforeAPlanEveryRankRunsAtItsHighestClock) {
-  std::string dir = Dir("allmax");
+  TempDir temp("deployment_allmax");
+  const std::string& dir = temp.path();
   Registry r(dir);
   std::string id = JobOfTwoPipelines(r);
   json d = r.Ok(r.registry->FetchDeployment(id, 1, 0, 7));  // any other version: the whole deployment
@@ -82,11 +53,11 @@ TEST(JobRegistryDeployment, BeforeAPlanEveryRankRunsAtItsHighestClock) {
   EXPECT_EQ(same, (json{{"version", 0}, {"poll_interval_s", 0.5}}));
   EXPECT_EQ(r.registry->FetchDeployment(id, 9, 0, 0).error().code, ErrorCode::kInvalidArgument);
   EXPECT_EQ(r.registry->FetchDeployment("nope", 0, 0, 0).error().code, ErrorCode::kNotFound);
-  std::filesystem::remove_all(dir);
 }
 
 TEST(JobRegistryDeployment, AStragglerSwitchesTheOtherPipelineFromOneStepOnAndRecoverySwitchesBack) {
-  std::string dir = Dir("straggler");
+  TempDir temp("deployment_straggler");
+  const std::string& dir = temp.path();
   std::string id;
   uint64_t version = 0;
   {
@@ -95,7 +66,7 @@ TEST(JobRegistryDeployment, AStragglerSwitchesTheOtherPipelineFromOneStepOnAndRe
     ProfileUpload upload;
     upload.csv = ProfileCsv();
     r.Ok(r.registry->UploadProfile(id, upload));
-    json status = WaitReady(r, id);
+    json status = r.FrontierWhenDone(id);
     ASSERT_EQ(status["state"], "ready");
     const int fastest = status["fastest"]["index"];
     json first = r.Ok(r.registry->FetchDeployment(id, 0, 5, 0));
@@ -140,19 +111,19 @@ TEST(JobRegistryDeployment, AStragglerSwitchesTheOtherPipelineFromOneStepOnAndRe
   json fresh = again.Ok(again.registry->FetchDeployment(id, 3, 0, 0));  // a restarted rank
   EXPECT_EQ(fresh["version"], version);
   EXPECT_EQ(fresh["mode"], "plan");
-  std::filesystem::remove_all(dir);
 }
 
 // Jobs by frontier state: none before a profile, ready once it is planned; a deleted job is gone.
 TEST(JobRegistryDeployment, JobsAreCountedByFrontierState) {
-  std::string dir = Dir("job_states");
+  TempDir temp("deployment_job_states");
+  const std::string& dir = temp.path();
   Registry r(dir);
   std::string planned = JobOfTwoPipelines(r);
   std::string waiting = JobOfTwoPipelines(r);
   ProfileUpload upload;
   upload.csv = ProfileCsv();
   r.Ok(r.registry->UploadProfile(planned, upload));
-  ASSERT_EQ(WaitReady(r, planned)["state"], "ready");
+  ASSERT_EQ(r.FrontierWhenDone(planned)["state"], "ready");
   JobStateCounts counts = r.registry->CountJobStates();
   EXPECT_EQ(counts.by_frontier_state[static_cast<size_t>(FrontierState::kNone)], 1);
   EXPECT_EQ(counts.by_frontier_state[static_cast<size_t>(FrontierState::kReady)], 1);
@@ -162,13 +133,13 @@ TEST(JobRegistryDeployment, JobsAreCountedByFrontierState) {
   counts = r.registry->CountJobStates();
   EXPECT_EQ(counts.by_frontier_state[static_cast<size_t>(FrontierState::kNone)], 0);
   EXPECT_EQ(counts.by_frontier_state[static_cast<size_t>(FrontierState::kReady)], 1);
-  std::filesystem::remove_all(dir);
 }
 
 // The stragglers gauge counts the pipelines reported and not recovered, over all jobs: after a
 // report, after a restart (from the stored job), and not after the job is deleted.
 TEST(JobRegistryDeployment, TheStragglersGaugeFollowsReportsRestartsAndDeletes) {
-  std::string dir = Dir("straggler_gauge");
+  TempDir temp("deployment_straggler_gauge");
+  const std::string& dir = temp.path();
   std::string id;
   {
     Registry r(dir);
@@ -186,7 +157,6 @@ TEST(JobRegistryDeployment, TheStragglersGaugeFollowsReportsRestartsAndDeletes) 
   EXPECT_NE(again.metrics.Render().find("wattcut_stragglers 1\n"), std::string::npos) << again.metrics.Render();
   again.Ok(again.registry->DeleteJob(id));
   EXPECT_NE(again.metrics.Render().find("wattcut_stragglers 0\n"), std::string::npos) << again.metrics.Render();
-  std::filesystem::remove_all(dir);
 }
 
 }  // namespace

@@ -12,6 +12,7 @@
 
 #include "wattcut/plan/planner.h"
 #include "wattcut/server/job_registry.h"
+#include "wattcut/server/registry_harness_testing.h"
 
 namespace wattcut::server {
 namespace {
@@ -22,45 +23,10 @@ constexpr int kStages = 2;
 constexpr int kMicrobatches = 4;
 constexpr double kInputShare = 0.4;  // B's share of the backward; W has the rest
 
-class TempDir {
- public:
-  explicit TempDir(const std::string& name)
-      : path_((std::filesystem::temp_directory_path() /
-               ("wattcut_split_backward_test_" + name + "_" + std::to_string(::getpid())))
-                  .string()) {
-    std::filesystem::remove_all(path_);
-    std::filesystem::create_directories(path_);
-  }
-  ~TempDir() { std::filesystem::remove_all(path_); }
-  const std::string& path() const { return path_; }
+using testing::TempDir;
 
- private:
-  std::string path_;
-};
-
-struct Registry {
-  explicit Registry(const std::string& dir) {
-    auto opened = JobStore::Open(dir, SyncMode::kNormal);
-    EXPECT_TRUE(opened.ok()) << opened.error().message;
-    store = std::move(*opened);
-    registry = std::make_unique<JobRegistry>(*store, metrics, JobRegistry::Options{});
-    Status loaded = registry->Load();
-    EXPECT_TRUE(loaded.ok()) << loaded.error().message;
-  }
-  json Ok(const Answer& answer) {
-    EXPECT_TRUE(answer.ok()) << answer.error().message;
-    return answer.ok() ? json::parse(*answer) : json();
-  }
-  // Until the frontier is no longer computing (bounded: 60,000 naps of 1 ms).
-  json FrontierWhenDone(const std::string& id) {
-    json status;
-    for (int naps = 0; naps < 60000; ++naps) {
-      status = Ok(registry->FrontierStatus(id));
-      if (status["state"] != "computing") break;
-      std::this_thread::sleep_for(std::chrono::milliseconds(1));
-    }
-    return status;
-  }
+struct Registry : testing::RegistryHarness {
+  using RegistryHarness::RegistryHarness;
   // A pp = kStages ZB-H1 job and its ranks (rank = pp_rank).
   std::string ZeroBubbleJob() {
     JobRegistration reg;
@@ -74,10 +40,6 @@ struct Registry {
     for (int p = 0; p < kStages; ++p) Ok(registry->RegisterRank(id, RankInfo{p, 0, p, 0, {1410, 1200, 900}}));
     return id;
   }
-
-  Metrics metrics;
-  std::unique_ptr<JobStore> store;
-  std::unique_ptr<JobRegistry> registry;
 };
 
 // Stage s's forward and whole backward at f MHz (slower and cheaper at lower clocks).

@@ -2,6 +2,7 @@
 // error codes each endpoint answers with, write-through, and a stored frontier served at
 // once after a restart (or recomputed, saying so, when it cannot be read).
 #include "wattcut/server/job_registry.h"
+#include "wattcut/server/registry_harness_testing.h"
 #include "wattcut/server/registry_testing.h"
 
 #include <gtest/gtest.h>
@@ -17,47 +18,12 @@ namespace {
 
 using nlohmann::json;
 
-class TempDir {
- public:
-  explicit TempDir(const std::string& name)
-      : path_((std::filesystem::temp_directory_path() /
-               ("wattcut_registry_test_" + name + "_" + std::to_string(::getpid())))
-                  .string()) {
-    std::filesystem::remove_all(path_);
-    std::filesystem::create_directories(path_);
-  }
-  ~TempDir() { std::filesystem::remove_all(path_); }
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
-};
+using testing::TempDir;
 
 std::string ProfileCsv() { return testing::SmallProfileCsv(2); }
 
-struct Registry {
-  explicit Registry(const std::string& dir, JobRegistry::Options options = {}) {
-    auto opened = JobStore::Open(dir, SyncMode::kNormal);
-    EXPECT_TRUE(opened.ok()) << opened.error().message;
-    store = std::move(*opened);
-    registry = std::make_unique<JobRegistry>(*store, metrics, std::move(options));
-    Status loaded = registry->Load();
-    EXPECT_TRUE(loaded.ok()) << loaded.error().message;
-  }
-  json Ok(const Answer& answer) {
-    EXPECT_TRUE(answer.ok()) << answer.error().message;
-    return answer.ok() ? json::parse(*answer) : json();
-  }
-  // Until the frontier is no longer computing (bounded: 60,000 naps of 1 ms).
-  json FrontierWhenDone(const std::string& id) {
-    json status;
-    for (int naps = 0; naps < 60000; ++naps) {
-      status = Ok(registry->FrontierStatus(id));
-      if (status["state"] != "computing") break;
-      std::this_thread::sleep_for(std::chrono::milliseconds(1));
-    }
-    return status;
-  }
+struct Registry : testing::RegistryHarness {
+  using RegistryHarness::RegistryHarness;
   std::string JobWithFrontier() {
     JobRegistration reg;
     reg.info.pp_degree = 2;
@@ -72,10 +38,6 @@ struct Registry {
     EXPECT_EQ(FrontierWhenDone(id)["state"], "ready");
     return id;
   }
-
-  Metrics metrics;
-  std::unique_ptr<JobStore> store;
-  std::unique_ptr<JobRegistry> registry;
 };
 
 TEST(JobRegistry, EachFailureHasTheCodeOfWhatWentWrong) {

@@ -1,0 +1,75 @@
+// For the registry's unit tests: a JobRegistry over a real JobStore in a temporary folder,
+// without a server process (job_registry_test, job_registry_deployment_test,
+// job_registry_split_backward_test).
+#pragma once
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <thread>
+#include <utility>
+
+#include "wattcut/server/job_registry.h"
+#include "wattcut/server/job_store.h"
+#include "wattcut/server/metrics.h"
+
+namespace wattcut::server::testing {
+
+// An empty folder under the system's temporary folder, named for the test and the process,
+// removed with its contents when the object goes.
+class TempDir {
+ public:
+  explicit TempDir(const std::string& name)
+      : path_((std::filesystem::temp_directory_path() /
+               ("wattcut_registry_test_" + name + "_" + std::to_string(::getpid())))
+                  .string()) {
+    std::filesystem::remove_all(path_);
+    std::filesystem::create_directories(path_);
+  }
+  ~TempDir() { std::filesystem::remove_all(path_); }
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+// The store in `dir` opened and loaded into a registry (a second one on the same folder is a
+// restart).
+struct RegistryHarness {
+  explicit RegistryHarness(const std::string& dir, JobRegistry::Options options = {}) {
+    auto opened = JobStore::Open(dir, SyncMode::kNormal);
+    EXPECT_TRUE(opened.ok()) << opened.error().message;
+    store = std::move(*opened);
+    registry = std::make_unique<JobRegistry>(*store, metrics, std::move(options));
+    Status loaded = registry->Load();
+    EXPECT_TRUE(loaded.ok()) << loaded.error().message;
+  }
+  // The answer's JSON; a failed answer fails the test and gives null.
+  nlohmann::json Ok(const Answer& answer) {
+    EXPECT_TRUE(answer.ok()) << answer.error().message;
+    return answer.ok() ? nlohmann::json::parse(*answer) : nlohmann::json();
+  }
+  // The frontier's status once it is no longer computing (bounded: 60,000 naps of 1 ms).
+  nlohmann::json FrontierWhenDone(const std::string& id) {
+    nlohmann::json status;
+    for (int naps = 0; naps < 60000; ++naps) {
+      status = Ok(registry->FrontierStatus(id));
+      if (status["state"] != "computing") break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    return status;
+  }
+
+  Metrics metrics;
+  std::unique_ptr<JobStore> store;
+  std::unique_ptr<JobRegistry> registry;
+};
+
+}  // namespace wattcut::server::testing
