@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "wattcut/plan/plan_lookup.h"
+
 namespace wattcut::server {
 
 DeploymentTarget DeploymentTarget::From(const ScheduleDecision& decision, uint64_t frontier_generation) {
@@ -14,6 +16,52 @@ DeploymentTarget DeploymentTarget::From(const ScheduleDecision& decision, uint64
   target.non_straggler_index = decision.non_straggler_index;
   target.straggler_dp = decision.straggler_dp;
   return target;
+}
+
+double AveragePowerPerGpuAt(const Frontier& frontier, size_t index) { return AveragePowerPerGpuW(frontier, index); }
+
+std::optional<double> PeakPowerPerGpuAt(const Frontier& frontier, size_t index) {
+  const auto& peak = frontier.points().at(index).peak_1s_power_w;
+  if (!peak || frontier.num_devices() <= 0) return std::nullopt;
+  return *peak / frontier.num_devices();
+}
+
+PowerCapPoint PointForPowerTarget(const Frontier& frontier, const PowerTarget& target) {
+  PowerCapPoint cap;
+  bool by_peak = target.kind == PowerTarget::Kind::kPeak1s;
+  Result<size_t> found =
+      by_peak ? PointForPeakPowerPerGpu(frontier, target.per_gpu_w) : PointForPowerPerGpu(frontier, target.per_gpu_w);
+  if (by_peak && !found && found.error().code == ErrorCode::kNotFound) {
+    // No peak powers on this frontier: the average power decides, and the answer says so.
+    cap.decided_by_target_kind = false;
+    cap.note = found.error().message + "; the average power per GPU decided instead";
+    by_peak = false;
+    found = PointForPowerPerGpu(frontier, target.per_gpu_w);
+  }
+  auto power = [&](size_t i) {
+    return by_peak ? PeakPowerPerGpuAt(frontier, i).value_or(0.0) : AveragePowerPerGpuAt(frontier, i);
+  };
+  if (found) {
+    cap.index = *found;
+    cap.met = true;
+    cap.power_per_gpu_w = power(cap.index);
+    return cap;
+  }
+  // Not met: the lowest-power point (the fastest among equals).
+  size_t lowest = frontier.fastest_index();
+  for (size_t i = frontier.points().size(); i-- > 0;) {
+    if (power(i) < power(lowest)) lowest = i;
+  }
+  cap.index = lowest;
+  cap.power_per_gpu_w = power(lowest);
+  cap.note = cap.note.empty() ? found.error().message : cap.note + "; " + found.error().message;
+  return cap;
+}
+
+void CapDecision(ScheduleDecision& decision, size_t cap_index) {
+  if (decision.mode != ScheduleDecision::Mode::kPlan) return;
+  decision.base_index = std::min(decision.base_index, cap_index);
+  decision.non_straggler_index = std::min(decision.non_straggler_index, cap_index);
 }
 
 double DeploymentPollIntervalS(int world_size) {

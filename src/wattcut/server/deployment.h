@@ -5,13 +5,19 @@
 // Pure parts, no I/O and no lock (the registry holds the job's mutex):
 //   DeploymentTarget  which plan each pipeline should run now (from the schedule decision);
 //   StepProgress      each rank's latest reported step, and the apply step of a change;
-//   DeploymentPollIntervalS  how often a rank of a job of W ranks polls.
+//   DeploymentPollIntervalS  how often a rank of a job of W ranks polls;
+//   PointForPowerTarget, CapDecision  a power target's point, and every pipeline held to it.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <set>
+#include <string>
 #include <vector>
+
+#include "wattcut/plan/frontier.h"
+#include "wattcut/server/http_api.h"
 
 #include "wattcut/server/schedule_decision.h"
 
@@ -33,6 +39,31 @@ struct DeploymentTarget {
   }
   bool operator==(const DeploymentTarget&) const = default;
 };
+
+// The point a power target gives on a frontier (plan/plan_lookup.h's PointForPeakPowerPerGpu
+// and PointForPowerPerGpu): the fastest point whose power of the target's kind per GPU is at
+// or below the target (met), or, when no point is, the lowest-power point (not met: the
+// least power the job can draw, never a target silently ignored).
+struct PowerCapPoint {
+  size_t index = 0;
+  bool met = false;
+  // The point's power per GPU (W) of the kind the cap was decided by.
+  double power_per_gpu_w = 0;
+  // The lookup's message when not met; for a peak target on a frontier without peak powers
+  // (a file written without them), that the average power decided instead.
+  std::string note;
+  // False when a peak target had to be decided by average power (no peak powers).
+  bool decided_by_target_kind = true;
+};
+PowerCapPoint PointForPowerTarget(const Frontier& frontier, const PowerTarget& target);
+// A point's average and peak 1-s power per GPU (W); the peak is nullopt when not computed.
+double AveragePowerPerGpuAt(const Frontier& frontier, size_t index);
+std::optional<double> PeakPowerPerGpuAt(const Frontier& frontier, size_t index);
+
+// Holds every pipeline of a kPlan decision to the cap point: each runs the slower of the point
+// it would run without a target (the selection's, or the non-straggler point) and `cap_index`
+// (points run slowest -> fastest, so the slower is the lower index). A straggler pipeline too.
+void CapDecision(ScheduleDecision& decision, size_t cap_index);
 
 // A deployment: its version (0: nothing deployed yet) and the step from which it applies.
 struct Deployment {

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "wattcut/server/registry_testing.h"
+
 namespace wattcut::server {
 namespace {
 
@@ -71,6 +73,79 @@ TEST(Deployment, AfterARestartTheStoredRateStandsInUntilOneIsMeasured) {
   EXPECT_EQ(progress.ApplyStep(2.0), 50 + 1 + 16);
   progress.Report(0, 60, 12.0);
   EXPECT_EQ(progress.steps_per_s(), 5);
+}
+
+// ThreePointFrontier: one GPU; average powers 9166.7, 9090.9 and 12000 W (slowest first).
+TEST(Deployment, APowerTargetGivesTheFastestPointAtOrBelowIt) {
+  Frontier frontier = testing::ThreePointFrontier();
+  PowerTarget avg{PowerTarget::Kind::kAverage, 9100, ""};
+  PowerCapPoint cap = PointForPowerTarget(frontier, avg);
+  EXPECT_TRUE(cap.met);
+  EXPECT_EQ(cap.index, 1u);
+  EXPECT_NEAR(cap.power_per_gpu_w, 100 / 0.011, 1e-9);
+  avg.per_gpu_w = 12000;
+  EXPECT_EQ(PointForPowerTarget(frontier, avg).index, 2u);
+
+  // Peak 1-s powers: 10000, 9500, 13000 W.
+  frontier.SetPeakPower(0, 10000);
+  frontier.SetPeakPower(1, 9500);
+  frontier.SetPeakPower(2, 13000);
+  PowerTarget peak{PowerTarget::Kind::kPeak1s, 10000, "row 7 at 95 %"};
+  cap = PointForPowerTarget(frontier, peak);
+  EXPECT_TRUE(cap.met);
+  EXPECT_TRUE(cap.decided_by_target_kind);
+  EXPECT_EQ(cap.index, 1u);
+  EXPECT_EQ(cap.power_per_gpu_w, 9500);
+  EXPECT_EQ(PeakPowerPerGpuAt(frontier, 2), 13000);
+}
+
+TEST(Deployment, APowerTargetNoPlanMeetsGivesTheLowestPowerPointAndSaysSo) {
+  Frontier frontier = testing::ThreePointFrontier();
+  PowerCapPoint cap = PointForPowerTarget(frontier, PowerTarget{PowerTarget::Kind::kAverage, 9000, ""});
+  EXPECT_FALSE(cap.met);
+  EXPECT_EQ(cap.index, 1u);
+  EXPECT_NEAR(cap.power_per_gpu_w, 100 / 0.011, 1e-9);
+  EXPECT_NE(cap.note.find("the lowest is"), std::string::npos) << cap.note;
+
+  // A peak target on a frontier without peak powers: the average decides, and says so.
+  cap = PointForPowerTarget(frontier, PowerTarget{PowerTarget::Kind::kPeak1s, 9100, ""});
+  EXPECT_FALSE(cap.decided_by_target_kind);
+  EXPECT_TRUE(cap.met);
+  EXPECT_EQ(cap.index, 1u);
+  EXPECT_NE(cap.note.find("average power per GPU decided instead"), std::string::npos) << cap.note;
+
+  frontier.SetPeakPower(0, 10000);
+  frontier.SetPeakPower(1, 9500);
+  frontier.SetPeakPower(2, 13000);
+  cap = PointForPowerTarget(frontier, PowerTarget{PowerTarget::Kind::kPeak1s, 9000, ""});
+  EXPECT_FALSE(cap.met);
+  EXPECT_EQ(cap.index, 1u);
+  EXPECT_EQ(cap.power_per_gpu_w, 9500);
+}
+
+TEST(Deployment, ACapHoldsEveryPipelineToTheSlowerPoint) {
+  ScheduleDecision plan;
+  plan.mode = ScheduleDecision::Mode::kPlan;
+  plan.base_index = 9;           // the straggler pipeline's
+  plan.non_straggler_index = 4;  // the others'
+  plan.straggler_dp = {1};
+  ScheduleDecision capped = plan;
+  CapDecision(capped, 6);
+  EXPECT_EQ(capped.base_index, 6u);
+  EXPECT_EQ(capped.non_straggler_index, 4u);
+  capped = plan;
+  CapDecision(capped, 2);
+  EXPECT_EQ(capped.base_index, 2u);
+  EXPECT_EQ(capped.non_straggler_index, 2u);
+  capped = plan;
+  CapDecision(capped, 20);  // above every point: no change
+  EXPECT_EQ(capped.base_index, 9u);
+  EXPECT_EQ(capped.non_straggler_index, 4u);
+  ScheduleDecision all_max;
+  all_max.mode = ScheduleDecision::Mode::kAllMax;
+  CapDecision(all_max, 0);
+  EXPECT_EQ(all_max.base_index, 0u);
+  EXPECT_EQ(all_max.mode, ScheduleDecision::Mode::kAllMax);
 }
 
 }  // namespace

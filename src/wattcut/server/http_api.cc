@@ -5,7 +5,9 @@
 #include <cmath>
 #include <iterator>
 #include <limits>
+#include <utility>
 
+#include "wattcut/base/general_text.h"
 #include "wattcut/base/printable_text.h"
 #include "wattcut/dag/pipeline_schedule.h"
 #include "wattcut/plan/planning_limits.h"
@@ -489,6 +491,46 @@ json PlanSelection::ToJson() const {
       return {{"iteration_time_s", value}};
   }
   return {{"point", "fastest"}};
+}
+
+Result<PowerTarget> PowerTargetFromJson(const json& j) { return PowerTarget::FromJson(j); }
+
+Result<PowerTarget> PowerTarget::FromJson(const json& j) {
+  if (auto s = RequireObject(j, "power target"); !s) return s.error();
+  PowerTarget target;
+  int given = 0;
+  for (const auto& [name, kind] :
+       {std::pair{"peak_power_per_gpu_w", Kind::kPeak1s}, std::pair{"avg_power_per_gpu_w", Kind::kAverage}}) {
+    auto it = j.find(name);
+    if (it == j.end() || it->is_null()) continue;
+    auto v = NumberValue(*it, std::string("field '") + name + "'");
+    if (!v) return v.error();
+    if (*v <= 0) return Error{std::string("field '") + name + "': expected watts > 0, got " + GeneralText(*v)};
+    target.kind = kind;
+    target.per_gpu_w = *v;
+    ++given;
+  }
+  if (given != 1) {
+    return Error{
+        "give exactly one of 'peak_power_per_gpu_w' (the 1-s peak power per GPU, W) or "
+        "'avg_power_per_gpu_w' (the average power per GPU, W)"};
+  }
+  if (auto it = j.find("reason"); it != j.end() && !it->is_null()) {
+    if (!it->is_string()) return Error{"field 'reason': expected a string, got " + TypeName(*it)};
+    const std::string& reason = it->get_ref<const std::string&>();
+    if (reason.size() > kPowerTargetReasonMaxBytes) {
+      return Error{"field 'reason': at most " + std::to_string(kPowerTargetReasonMaxBytes) + " bytes, got " +
+                   std::to_string(reason.size())};
+    }
+    target.reason = PrintableText(reason, kPowerTargetReasonMaxBytes);
+  }
+  return target;
+}
+
+json PowerTarget::ToJson() const {
+  json j = {{kind == Kind::kPeak1s ? "peak_power_per_gpu_w" : "avg_power_per_gpu_w", per_gpu_w}};
+  if (!reason.empty()) j["reason"] = reason;
+  return j;
 }
 
 json ToJson(const JobInfo& info) {

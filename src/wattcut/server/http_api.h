@@ -125,6 +125,26 @@ struct PlanSelection {
   static Result<PlanSelection> FromJson(const nlohmann::json& json);
 };
 
+// PUT /v1/jobs/{id}/power_target body: exactly one of peak_power_per_gpu_w (the largest
+// average power of any 1-s window of an iteration, per GPU: what a row breaker sees) or
+// avg_power_per_gpu_w (the iteration's average power per GPU), in watts (> 0, finite), and an
+// optional "reason" (at most kPowerTargetReasonMaxBytes bytes of text, kept for the logs and
+// shown in the answer).
+struct PowerTarget {
+  enum class Kind { kPeak1s, kAverage };
+  Kind kind = Kind::kPeak1s;
+  double per_gpu_w = 0;
+  std::string reason;
+
+  // "peak_1s" or "average" (the metrics' kind label).
+  const char* KindName() const { return kind == Kind::kPeak1s ? "peak_1s" : "average"; }
+  // The request's shape: {"peak_power_per_gpu_w": W, "reason": "..."} (reason when not empty).
+  nlohmann::json ToJson() const;
+  static Result<PowerTarget> FromJson(const nlohmann::json& json);
+  bool operator==(const PowerTarget&) const = default;
+};
+inline constexpr size_t kPowerTargetReasonMaxBytes = 512;
+
 // Parses a request body as JSON; a syntax error is ErrorCode::kMalformed (a 400) naming
 // the byte offset.
 Result<nlohmann::json> ParseJsonBody(std::string_view body);
@@ -138,6 +158,7 @@ Result<PlannerSettings> PlannerSettingsFromJson(const nlohmann::json& json);
 Result<ProfileUpload> ProfileUploadFromJson(const nlohmann::json& json);
 Result<StragglerReport> StragglerReportFromJson(const nlohmann::json& json);
 Result<PlanSelection> PlanSelectionFromJson(const nlohmann::json& json);
+Result<PowerTarget> PowerTargetFromJson(const nlohmann::json& json);
 
 // The other direction, for storage and responses.
 nlohmann::json ToJson(const JobInfo& info);

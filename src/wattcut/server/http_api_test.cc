@@ -197,6 +197,41 @@ TEST(HttpApi, PlanSelectionRoundTrips) {
   EXPECT_FALSE(PlanSelectionFromJson(json::parse(R"({"point": "slowest"})")).ok());
 }
 
+TEST(HttpApi, PowerTargetNeedsExactlyOneKindOfPositiveWatts) {
+  auto peak = PowerTargetFromJson(json::parse(R"({"peak_power_per_gpu_w": 310.5, "reason": "row 7 at 95 %"})"));
+  ASSERT_TRUE(peak.ok()) << peak.error().message;
+  EXPECT_EQ(peak->kind, PowerTarget::Kind::kPeak1s);
+  EXPECT_EQ(peak->per_gpu_w, 310.5);
+  EXPECT_EQ(peak->reason, "row 7 at 95 %");
+  EXPECT_EQ(peak->ToJson(), json::parse(R"({"peak_power_per_gpu_w": 310.5, "reason": "row 7 at 95 %"})"));
+  auto avg = PowerTargetFromJson(json::parse(R"({"avg_power_per_gpu_w": 250})"));
+  ASSERT_TRUE(avg.ok());
+  EXPECT_EQ(avg->kind, PowerTarget::Kind::kAverage);
+  EXPECT_STREQ(avg->KindName(), "average");
+  EXPECT_EQ(avg->ToJson(), json::parse(R"({"avg_power_per_gpu_w": 250})"));
+
+  const std::pair<const char*, const char*> bad[] = {
+      {R"({})", "exactly one of 'peak_power_per_gpu_w'"},
+      {R"({"peak_power_per_gpu_w": 300, "avg_power_per_gpu_w": 200})", "exactly one"},
+      {R"({"peak_power_per_gpu_w": 0})", "expected watts > 0, got 0"},
+      {R"({"avg_power_per_gpu_w": -5})", "expected watts > 0, got -5"},
+      {R"({"peak_power_per_gpu_w": "300"})", "field 'peak_power_per_gpu_w': expected a number, got string"},
+      {R"({"peak_power_per_gpu_w": 300, "reason": 7})", "field 'reason': expected a string"},
+      {R"([300])", "power target: expected a JSON object"},
+  };
+  for (const auto& [text, expected] : bad) {
+    auto parsed = PowerTargetFromJson(json::parse(text));
+    ASSERT_FALSE(parsed.ok()) << text;
+    EXPECT_EQ(parsed.error().code, ErrorCode::kInvalidArgument) << text;
+    EXPECT_NE(parsed.error().message.find(expected), std::string::npos) << text << ": " << parsed.error().message;
+  }
+  auto huge = PowerTargetFromJson(json{{"peak_power_per_gpu_w", 1e308 * 10}});
+  EXPECT_FALSE(huge.ok());
+  auto long_reason = PowerTargetFromJson(json{{"avg_power_per_gpu_w", 200}, {"reason", std::string(513, 'x')}});
+  ASSERT_FALSE(long_reason.ok());
+  EXPECT_NE(long_reason.error().message.find("at most 512 bytes"), std::string::npos);
+}
+
 TEST(HttpApi, CostModelIsSpelledAsInTheCli) {
   for (const char* name : {"convex-hull", "convex_hull"}) {  // the second: the spelling until 2026-12
     auto s = PlannerSettingsFromJson(json{{"cost_model", name}});

@@ -8,6 +8,7 @@
 #include <optional>
 #include <set>
 
+#include "wattcut/base/general_text.h"
 #include "wattcut/base/printable_text.h"
 #include "wattcut/dag/pipeline_schedule.h"
 #include "wattcut/plan/frontier_file.h"
@@ -83,6 +84,7 @@ struct JobRegistry::Job {
   ProfilingSweep sweep;
   PlanSelection selection;
   Stragglers stragglers;
+  std::optional<PowerTarget> power_target;  // PUT /v1/jobs/{id}/power_target
   // Profile and frontier.
   std::string profile_source;
   std::shared_ptr<const Profile> profile;
@@ -133,7 +135,8 @@ struct JobRegistry::Job {
                     sweep.state(),
                     deployment.version,
                     deployment.apply_from_step,
-                    progress.steps_per_s()};
+                    progress.steps_per_s(),
+                    power_target};
   }
 
   // Every rank profile received so far, aggregated into one pipeline profile.
@@ -287,6 +290,7 @@ Result<std::shared_ptr<JobRegistry::Job>> JobRegistry::LoadStoredJob(const Store
   job->sweep = ProfilingSweep(state.sweep, ws);
   job->selection = state.selection;
   job->stragglers = state.stragglers;
+  job->power_target = state.power_target;
   job->frontier_attempts = state.frontier_attempts;
   job->deployment.version = state.deployment_version;
   job->deployment.apply_from_step = state.deployment_apply_from_step;
@@ -502,6 +506,10 @@ ScheduleDecision JobRegistry::Decide(Job& job, bool may_start_profiling) {
   }
   ScheduleDecision d = DecideSchedule(in);
   if (!d.start_sweep_freqs_mhz.empty()) job.sweep.Start(d.start_sweep_freqs_mhz);
+  // A power target holds every pipeline (stragglers too) to its point.
+  if (d.mode == ScheduleDecision::Mode::kPlan && job.power_target && job.frontier) {
+    CapDecision(d, PointForPowerTarget(*job.frontier, *job.power_target).index);
+  }
   return d;
 }
 
@@ -1128,6 +1136,139 @@ Answer JobRegistry::ReportStraggler(const std::string& job_id, const StragglerRe
   }
   UpdateGauges();
   return ListStragglers(job_id);
+}
+
+namespace {
+
+// A point's time and powers, as the power target's answer shows them.
+json PowerPointJson(const Frontier& frontier, size_t index) {
+  const FrontierPoint& p = frontier.points()[index];
+  const double t_min = frontier.points()[frontier.fastest_index()].time_s;
+  const auto peak = PeakPowerPerGpuAt(frontier, index);
+  return json{{"index", index},
+              {"time_s", p.time_s},
+              {"slowdown", t_min > 0 ? p.time_s / t_min : 1.0},
+              {"avg_power_per_gpu_w", AveragePowerPerGpuAt(frontier, index)},
+              {"peak_1s_power_per_gpu_w", peak ? json(*peak) : json(nullptr)}};
+}
+
+// Point `index`'s power per GPU of the kind `cap` was decided by.
+double CapKindPower(const Frontier& frontier, const PowerTarget& target, const PowerCapPoint& cap, size_t index) {
+  const bool peak = target.kind == PowerTarget::Kind::kPeak1s && cap.decided_by_target_kind;
+  return peak ? PeakPowerPerGpuAt(frontier, index).value_or(0.0) : AveragePowerPerGpuAt(frontier, index);
+}
+
+// What GET /v1/jobs/{id}/power_target answers (the job's mutex held); `met_out` and
+// `point_power_out`, when given, get what /metrics shows.
+json PowerTargetJson(const std::string& job_id, const std::optional<PowerTarget>& target, FrontierState frontier_state,
+                     const Frontier* frontier, size_t selected, const Deployment& deployment, bool* met_out,
+                     double* point_power_out) {
+  json out = {{"job_id", job_id},
+              {"power_target", target ? target->ToJson() : json(nullptr)},
+              {"frontier", FrontierStateName(frontier_state)},
+              {"deployment", {{"version", deployment.version}, {"apply_from_step", deployment.apply_from_step}}}};
+  if (target) out["kind"] = target->KindName();
+  const bool ready = frontier_state == FrontierState::kReady && frontier != nullptr;
+  out["applied"] = target && ready;
+  if (ready) out["selected"] = PowerPointJson(*frontier, selected);
+  if (!target) return out;
+  if (!ready) {
+    out["note"] = "the frontier is " + std::string(FrontierStateName(frontier_state)) +
+                  ": the target is kept and applied when the frontier is ready";
+    return out;
+  }
+  const PowerCapPoint cap = PointForPowerTarget(*frontier, *target);
+  out["point"] = PowerPointJson(*frontier, cap.index);
+  out["point_power_per_gpu_w"] = cap.power_per_gpu_w;
+  if (!cap.decided_by_target_kind) out["kind"] = "average";
+  // Met: every pipeline's deployed point is at or below the target.
+  bool met = cap.met;
+  json pipelines = json::array();
+  if (deployment.target.plan) {
+    std::set<size_t> deployed = {deployment.target.base_index};
+    if (!deployment.target.straggler_dp.empty()) deployed.insert(deployment.target.non_straggler_index);
+    for (size_t i : deployed) {
+      if (i >= frontier->points().size()) continue;
+      if (CapKindPower(*frontier, *target, cap, i) > target->per_gpu_w) met = false;
+    }
+    out["deployment"]["plan_index"] = deployment.target.base_index;
+    if (!deployment.target.straggler_dp.empty()) {
+      out["deployment"]["non_straggler_plan_index"] = deployment.target.non_straggler_index;
+    }
+  }
+  out["met"] = met;
+  if (!cap.met) out["lowest_power_per_gpu_w"] = cap.power_per_gpu_w;
+  if (!cap.note.empty()) out["note"] = cap.note;
+  if (met_out) *met_out = met;
+  if (point_power_out) *point_power_out = cap.power_per_gpu_w;
+  return out;
+}
+
+}  // namespace
+
+Answer JobRegistry::ChangePowerTarget(const std::string& job_id, std::optional<PowerTarget> target) {
+  auto job = Find(job_id);
+  if (!job) return MissingJob(job_id);
+  std::lock_guard lock(job->mu);
+  const std::optional<PowerTarget> saved = job->power_target;
+  job->power_target = std::move(target);
+  if (auto s = PutStateLocked(*job); !s) {
+    job->power_target = saved;
+    return StoreFailed(s.error());
+  }
+  const uint64_t version = job->deployment.version;
+  RedeployLocked(*job);
+  std::string what = "cleared";
+  if (const auto& now = job->power_target) {
+    what = std::string(now->KindName()) + " " + GeneralText(now->per_gpu_w) + " W per GPU";
+    if (!now->reason.empty()) what += " (" + now->reason + ")";
+  }
+  std::fprintf(stderr, "wattcut serve: job %s: power target %s: deployment version %llu%s\n",
+               PrintableText(job_id).c_str(), what.c_str(), static_cast<unsigned long long>(job->deployment.version),
+               job->deployment.version != version ? " (new)" : " (unchanged)");
+  const bool ready = job->frontier_state == FrontierState::kReady && job->frontier;
+  return Text(PowerTargetJson(job_id, job->power_target, job->frontier_state, ready ? job->frontier.get() : nullptr,
+                              ready ? job->SelectedPoint() : 0, job->deployment, nullptr, nullptr));
+}
+
+Answer JobRegistry::SetPowerTarget(const std::string& job_id, const PowerTarget& target) {
+  return ChangePowerTarget(job_id, target);
+}
+
+Answer JobRegistry::ClearPowerTarget(const std::string& job_id) { return ChangePowerTarget(job_id, std::nullopt); }
+
+Answer JobRegistry::GetPowerTarget(const std::string& job_id) {
+  auto job = Find(job_id);
+  if (!job) return MissingJob(job_id);
+  std::lock_guard lock(job->mu);
+  const bool ready = job->frontier_state == FrontierState::kReady && job->frontier;
+  return Text(PowerTargetJson(job_id, job->power_target, job->frontier_state, ready ? job->frontier.get() : nullptr,
+                              ready ? job->SelectedPoint() : 0, job->deployment, nullptr, nullptr));
+}
+
+std::vector<PowerTargetGauge> JobRegistry::PowerTargetGauges() {
+  std::vector<std::shared_ptr<Job>> jobs;
+  {
+    std::shared_lock lock(mu_);
+    for (const auto& [id, job] : jobs_) jobs.push_back(job);
+  }
+  std::vector<PowerTargetGauge> out;
+  for (const auto& job : jobs) {
+    std::lock_guard lock(job->mu);
+    if (!job->power_target || job->deleted) continue;
+    PowerTargetGauge g;
+    g.job_id = job->info.job_id;
+    g.kind = job->power_target->KindName();
+    g.target_per_gpu_w = job->power_target->per_gpu_w;
+    const bool ready = job->frontier_state == FrontierState::kReady && job->frontier;
+    if (ready) {
+      g.applied = true;
+      (void)PowerTargetJson(g.job_id, job->power_target, job->frontier_state, job->frontier.get(), job->SelectedPoint(),
+                            job->deployment, &g.met, &g.point_per_gpu_w);
+    }
+    out.push_back(std::move(g));
+  }
+  return out;
 }
 
 Answer JobRegistry::PreviewSchedule(const std::string& job_id, int64_t rank) {

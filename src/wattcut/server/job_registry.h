@@ -43,6 +43,7 @@
 #include <chrono>
 #include <map>
 #include <memory>
+#include <optional>
 #include <shared_mutex>
 #include <string>
 #include <vector>
@@ -116,6 +117,16 @@ class JobRegistry {
   Answer ReportStraggler(const std::string& job_id, const StragglerReport& report);
   Answer ListStragglers(const std::string& job_id);
   Answer PreviewSchedule(const std::string& job_id, int64_t rank);  // no waiting
+  // PUT / DELETE / GET /v1/jobs/{id}/power_target. A target holds every pipeline to the
+  // fastest plan at or below it (deployment.h: PointForPowerTarget, CapDecision), through a new
+  // deployment version when that changes what a pipeline runs; no plan that low: the
+  // lowest-power plan, and the answer says "met": false. A target set before the frontier is
+  // ready is stored and applied when it is. Each answers the target as it stands.
+  Answer SetPowerTarget(const std::string& job_id, const PowerTarget& target);
+  Answer ClearPowerTarget(const std::string& job_id);
+  Answer GetPowerTarget(const std::string& job_id);
+  // The jobs with a power target, for /metrics.
+  std::vector<PowerTargetGauge> PowerTargetGauges();
   // GET /v1/jobs/{id}/deployment: records that `rank` has completed `step` steps and answers
   // with the job's deployment when its version is not `version` (else just the version and the
   // poll interval). Never waits.
@@ -160,6 +171,8 @@ class JobRegistry {
   static Result<const RankInfo*> RegisteredRank(const Job& job, int64_t rank);
   // Stores the job's state document (PutState).
   Status PutStateLocked(const Job& job);
+  // Stores `target` as the job's power target (none: cleared) and redeploys.
+  Answer ChangePowerTarget(const std::string& job_id, std::optional<PowerTarget> target);
   void UpdateGauges();
 
   JobStore& store_;

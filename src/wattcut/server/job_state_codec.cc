@@ -25,22 +25,23 @@ std::string EncodeJobState(const JobState& state) {
   for (size_t r = 0; r < state.sweep.got.size(); ++r) {
     if (state.sweep.got[r]) got.push_back(r);
   }
-  return json{{"schema_version", kJobStateSchemaVersion},
-              {"round", state.completed_rounds},
-              {"selection", state.selection.ToJson()},
-              {"stragglers", StragglersJson(state.stragglers)},
-              {"frontier_attempts", state.frontier_attempts},
-              {"deployment",
-               {{"version", state.deployment_version},
-                {"apply_from_step", state.deployment_apply_from_step},
-                {"steps_per_s", state.deployment_steps_per_s}}},
-              {"profiling",
-               {{"active", state.sweep.active},
-                {"done", state.sweep.done},
-                {"freqs", state.sweep.freqs_mhz},
-                {"step", state.sweep.step},
-                {"got", got}}}}
-      .dump();
+  json doc = json{{"schema_version", kJobStateSchemaVersion},
+                  {"round", state.completed_rounds},
+                  {"selection", state.selection.ToJson()},
+                  {"stragglers", StragglersJson(state.stragglers)},
+                  {"frontier_attempts", state.frontier_attempts},
+                  {"deployment",
+                   {{"version", state.deployment_version},
+                    {"apply_from_step", state.deployment_apply_from_step},
+                    {"steps_per_s", state.deployment_steps_per_s}}},
+                  {"profiling",
+                   {{"active", state.sweep.active},
+                    {"done", state.sweep.done},
+                    {"freqs", state.sweep.freqs_mhz},
+                    {"step", state.sweep.step},
+                    {"got", got}}}};
+  if (state.power_target) doc["power_target"] = state.power_target->ToJson();
+  return doc.dump();
 }
 
 Result<JobState> DecodeJobState(std::string_view text) {
@@ -83,6 +84,11 @@ Result<JobState> DecodeJobState(std::string_view text) {
       state.deployment_version = it->at("version").get<uint64_t>();
       state.deployment_apply_from_step = it->at("apply_from_step").get<int64_t>();
       state.deployment_steps_per_s = it->value("steps_per_s", 0.0);
+    }
+    if (auto it = doc.find("power_target"); it != doc.end() && !it->is_null()) {  // absent before issue 17
+      auto target = PowerTarget::FromJson(*it);
+      if (!target) return Error::Corruption("job state: power_target: " + target.error().message);
+      state.power_target = std::move(*target);
     }
     const json& prof = doc.at("profiling");
     state.sweep.active = prof.at("active").get<bool>();

@@ -40,6 +40,10 @@ struct JobState {
   // The fastest rank's steps a second when it was chosen: after a restart, until a rate is
   // measured again.
   double deployment_steps_per_s = 0;
+  // PUT /v1/jobs/{id}/power_target: kept with the selection and the stragglers it combines
+  // with, and written in the same document as the deployment version it caused. Absent in a
+  // document written before issue 17 (no target).
+  std::optional<PowerTarget> power_target;
 };
 
 std::string EncodeJobState(const JobState& state);

@@ -57,6 +57,29 @@ TEST(JobStateCodec, TheDeploymentVersionAndApplyStepRoundTrip) {
   EXPECT_EQ(DecodeJobState(old.dump())->deployment_version, 0u);
 }
 
+// The power target (issue 17): kept as the request gave it; a document from before it has none;
+// a damaged one is a corruption naming the field.
+TEST(JobStateCodec, ThePowerTargetRoundTripsAndAnOlderDocumentHasNone) {
+  JobState state = Sample();
+  auto without = DecodeJobState(EncodeJobState(state));
+  ASSERT_TRUE(without.ok()) << without.error().message;
+  EXPECT_FALSE(without->power_target.has_value());
+  EXPECT_FALSE(nlohmann::json::parse(EncodeJobState(state)).contains("power_target"));
+  state.power_target = PowerTarget{PowerTarget::Kind::kPeak1s, 287.5, "row 2: 96 % of its budget"};
+  auto back = DecodeJobState(EncodeJobState(state));
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  ASSERT_TRUE(back->power_target.has_value());
+  EXPECT_EQ(*back->power_target, *state.power_target);
+
+  nlohmann::json damaged = nlohmann::json::parse(EncodeJobState(state));
+  damaged["power_target"] = {{"peak_power_per_gpu_w", -1}};
+  auto bad = DecodeJobState(damaged.dump());
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.error().code, ErrorCode::kCorruption);
+  EXPECT_NE(bad.error().message.find("job state: power_target: field 'peak_power_per_gpu_w'"), std::string::npos)
+      << bad.error().message;
+}
+
 TEST(JobStateCodec, ADocumentWithoutAVersionIsVersionOne) {
   // As servers before schema versions wrote it.
   auto old = DecodeJobState(R"({"round":3,"selection":{"point":"fastest"},"stragglers":[],)"

@@ -136,6 +136,30 @@ std::string Metrics::Render() const {
       "# HELP wattcut_frontier_computation_seconds Time to compute one frontier.\n"
       "# TYPE wattcut_frontier_computation_seconds histogram\n";
   frontier_seconds_.Write(out, "wattcut_frontier_computation_seconds", "");
+  out +=
+      "# HELP wattcut_power_target_per_gpu_watts A job's power target per GPU (PUT /v1/jobs/{id}/power_target), "
+      "by kind: peak_1s (the largest 1-s average) or average.\n"
+      "# TYPE wattcut_power_target_per_gpu_watts gauge\n";
+  for (const PowerTargetGauge& t : power_targets_) {
+    out += "wattcut_power_target_per_gpu_watts{job=\"" + Escape(t.job_id) + "\",kind=\"" + t.kind + "\"} " +
+           Number(t.target_per_gpu_w) + "\n";
+  }
+  out +=
+      "# HELP wattcut_power_target_point_per_gpu_watts The power per GPU, of the target's kind, of the plan the "
+      "target gives: at or below the target when met, the lowest the job can draw when not.\n"
+      "# TYPE wattcut_power_target_point_per_gpu_watts gauge\n";
+  for (const PowerTargetGauge& t : power_targets_) {
+    if (!t.applied) continue;
+    out += "wattcut_power_target_point_per_gpu_watts{job=\"" + Escape(t.job_id) + "\",kind=\"" + t.kind + "\"} " +
+           Number(t.point_per_gpu_w) + "\n";
+  }
+  out +=
+      "# HELP wattcut_power_target_met 1 when every pipeline of the job runs a plan at or below its power target; "
+      "0 when no plan is that low (the lowest-power plan runs) or the frontier is not ready yet.\n"
+      "# TYPE wattcut_power_target_met gauge\n";
+  for (const PowerTargetGauge& t : power_targets_) {
+    out += "wattcut_power_target_met{job=\"" + Escape(t.job_id) + "\"} " + (t.met ? "1" : "0") + "\n";
+  }
   return out;
 }
 

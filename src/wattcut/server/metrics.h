@@ -11,10 +11,17 @@
 //   wattcut_http_connections_cut_total{reason}                        counter
 //   wattcut_plan_switches_total                                       counter
 //   wattcut_straggler_reports_total{kind}                             counter
+//   wattcut_power_target_per_gpu_watts{job,kind}                      gauge
+//   wattcut_power_target_point_per_gpu_watts{job,kind}                gauge
+//   wattcut_power_target_met{job}                                     gauge
 //
 // Every label value comes from a fixed set, whatever clients send: endpoints are route
 // names (or "unmatched", "unauthorized"), methods outside the standard ones are "other",
-// statuses are the server's own, so no request can add a series beyond that set.
+// statuses are the server's own, so no request can add a series beyond that set. The one
+// exception is the power target's `job` label: a job id the server assigned (never text a
+// request chooses freely), and only for the jobs that have a power target now (a row
+// controller sets one per training job it manages), so these series are as many as those
+// jobs and go when the target is cleared or the job deleted.
 #pragma once
 
 #include <array>
@@ -23,6 +30,8 @@
 #include <mutex>
 #include <string>
 #include <tuple>
+#include <utility>
+#include <vector>
 
 #include "wattcut/server/frontier_state.h"
 
@@ -52,6 +61,18 @@ struct JobStateCounts {
   int64_t quarantined = 0;
 };
 
+// One job's power target as /metrics shows it (JobRegistry::PowerTargetGauges).
+struct PowerTargetGauge {
+  std::string job_id;
+  const char* kind = "peak_1s";  // PowerTarget::KindName
+  double target_per_gpu_w = 0;
+  // The frontier is ready and the target decided a point; until then met is 0 and there is
+  // no point power.
+  bool applied = false;
+  bool met = false;
+  double point_per_gpu_w = 0;  // the deployed cap point's power (the lowest when not met)
+};
+
 class Metrics {
  public:
   void RecordRequest(const std::string& endpoint, const std::string& method, int status, double seconds);
@@ -72,6 +93,10 @@ class Metrics {
     jobs_ = jobs;
     ranks_ = ranks;
   }
+  void SetPowerTargets(std::vector<PowerTargetGauge> targets) {
+    std::lock_guard lock(mu_);
+    power_targets_ = std::move(targets);
+  }
   std::atomic<int64_t>& long_polls_waiting() { return long_polls_waiting_; }
 
   std::string Render() const;
@@ -86,6 +111,7 @@ class Metrics {
   uint64_t frontier_error_ = 0;
   Histogram frontier_seconds_;
   JobStateCounts job_states_;
+  std::vector<PowerTargetGauge> power_targets_;
   std::atomic<int64_t> jobs_{0};
   std::atomic<int64_t> ranks_{0};
   std::atomic<int64_t> long_polls_waiting_{0};

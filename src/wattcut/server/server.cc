@@ -289,6 +289,7 @@ void Server::Impl::AddRoutes() {
         [this](const auto&, const std::string&, auto& res) { SetReply(res, Health()); });
   Route("GET", "/metrics", "metrics", false, [this, &reg](const auto&, const std::string&, auto& res) {
     metrics.SetJobStates(reg.CountJobStates());
+    metrics.SetPowerTargets(reg.PowerTargetGauges());
     res.set_content(metrics.Render(), "text/plain; version=0.0.4; charset=utf-8");
   });
   Route("GET", "/openapi.yaml", "openapi", false,
@@ -338,6 +339,17 @@ void Server::Impl::AddRoutes() {
           WithBody<PlanSelection>(body, res, &PlanSelectionFromJson,
                                   [&](const PlanSelection& s) { return reg.SelectPlan(job_id, s); });
         });
+  Route("PUT", R"(/v1/jobs/([^/]+)/power_target)", "v1_power_target", true,
+        [&reg](const auto& req, const std::string& body, auto& res) {
+          std::string job_id = req.matches[1];
+          WithBody<PowerTarget>(body, res, &PowerTargetFromJson,
+                                [&](const PowerTarget& t) { return reg.SetPowerTarget(job_id, t); });
+        });
+  Route(
+      "DELETE", R"(/v1/jobs/([^/]+)/power_target)", "v1_power_target", true,
+      [&reg](const auto& req, const std::string&, auto& res) { SetAnswer(res, reg.ClearPowerTarget(req.matches[1])); });
+  Route("GET", R"(/v1/jobs/([^/]+)/power_target)", "v1_power_target", false,
+        [&reg](const auto& req, const std::string&, auto& res) { SetAnswer(res, reg.GetPowerTarget(req.matches[1])); });
   Route("GET", R"(/v1/jobs/([^/]+)/stragglers)", "v1_stragglers", false,
         [&reg](const auto& req, const std::string&, auto& res) { SetAnswer(res, reg.ListStragglers(req.matches[1])); });
   Route("POST", R"(/v1/jobs/([^/]+)/stragglers)", "v1_stragglers", true,

@@ -1,0 +1,275 @@
+// The registry's power targets (PUT/DELETE/GET /v1/jobs/{id}/power_target) over a real
+// JobStore, without a server process: the point a peak or average target gives, how it
+// combines with the plan selection and a straggler, a target no plan meets, one set before the
+// frontier is ready, clearing it, and a restart.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "wattcut/server/job_registry.h"
+#include "wattcut/server/registry_harness_testing.h"
+#include "wattcut/server/registry_testing.h"
+
+namespace wattcut::server {
+namespace {
+
+using nlohmann::json;
+using testing::TempDir;
+using Registry = testing::RegistryHarness;
+
+constexpr int kStages = 2;
+
+// pp 2 x dp 2: ranks 0, 1 are pipeline 0 (dp 0), ranks 2, 3 pipeline 1 (dp 1).
+std::string JobOfTwoPipelines(Registry& r) {
+  JobRegistration reg;
+  reg.info.pp_degree = kStages;
+  reg.info.dp_degree = 2;
+  reg.info.world_size = 4;
+  PlannerSettings planner;
+  planner.num_microbatches = 4;
+  reg.planner = planner;
+  std::string id = r.Ok(r.registry->RegisterJob(reg)).get<std::string>();
+  for (int rank = 0; rank < 4; ++rank) {
+    r.Ok(r.registry->RegisterRank(id, RankInfo{rank, rank / kStages, rank % kStages, 0, {1410, 1200, 900}}));
+  }
+  return id;
+}
+
+void UploadProfile(Registry& r, const std::string& id) {
+  ProfileUpload upload;
+  upload.csv = testing::SmallProfileCsv(kStages);
+  r.Ok(r.registry->UploadProfile(id, upload));
+  ASSERT_EQ(r.FrontierWhenDone(id)["state"], "ready");
+}
+
+// Each point's powers per GPU, as GET /v1/jobs/{id}/frontier/points shows them.
+struct PointPowers {
+  std::vector<double> avg_per_gpu_w;
+  std::vector<double> peak_per_gpu_w;
+  size_t size() const { return avg_per_gpu_w.size(); }
+};
+PointPowers Powers(Registry& r, const std::string& id) {
+  PointPowers out;
+  json points = r.Ok(r.registry->FrontierPoints(id, 0, 10000))["points"];
+  for (const json& p : points) {
+    out.avg_per_gpu_w.push_back(p["avg_power_per_gpu_w"].get<double>());
+    out.peak_per_gpu_w.push_back(p["peak_1s_power_w"].get<double>() / kStages);
+  }
+  return out;
+}
+
+// The fastest index whose power is <= watts (points run slowest -> fastest); -1 when none.
+int FastestAtOrBelow(const std::vector<double>& powers, double watts) {
+  for (size_t i = powers.size(); i-- > 0;) {
+    if (powers[i] <= watts) return static_cast<int>(i);
+  }
+  return -1;
+}
+
+// The plan index rank `rank` is given by a fresh fetch (version 0: the whole deployment).
+int PlanIndexOf(Registry& r, const std::string& id, int rank) {
+  json d = r.Ok(r.registry->FetchDeployment(id, rank, 0, 0));
+  EXPECT_EQ(d["mode"], "plan") << d.dump();
+  return d.value("plan_index", -1);
+}
+
+TEST(JobRegistryPowerTarget, APeakOrAverageTargetDeploysTheFastestPlanAtOrBelowItToEveryRank) {
+  TempDir temp("power_target_point");
+  Registry r(temp.path());
+  std::string id = JobOfTwoPipelines(r);
+  UploadProfile(r, id);
+  const PointPowers powers = Powers(r, id);
+  ASSERT_GE(powers.size(), 4u);
+  const int fastest = static_cast<int>(powers.size()) - 1;
+  for (int rank = 0; rank < 4; ++rank) EXPECT_EQ(PlanIndexOf(r, id, rank), fastest);
+
+  for (PowerTarget::Kind kind : {PowerTarget::Kind::kPeak1s, PowerTarget::Kind::kAverage}) {
+    const auto& of_kind = kind == PowerTarget::Kind::kPeak1s ? powers.peak_per_gpu_w : powers.avg_per_gpu_w;
+    const double watts = of_kind[powers.size() / 2];
+    const int expected = FastestAtOrBelow(of_kind, watts);
+    ASSERT_GE(expected, 0);
+    ASSERT_LT(expected, fastest) << "the target must slow the job for this test to mean anything";
+    r.Ok(r.registry->ClearPowerTarget(id));  // from the fastest plan again
+    const uint64_t before = r.Ok(r.registry->FetchDeployment(id, 0, 0, 0))["version"];
+    json answer = r.Ok(r.registry->SetPowerTarget(id, PowerTarget{kind, watts, "row 3 over its budget"}));
+    EXPECT_EQ(answer["applied"], true);
+    EXPECT_EQ(answer["met"], true);
+    EXPECT_EQ(answer["kind"], kind == PowerTarget::Kind::kPeak1s ? "peak_1s" : "average");
+    EXPECT_EQ(answer["point"]["index"], expected);
+    EXPECT_LE(answer["point_power_per_gpu_w"].get<double>(), watts);
+    EXPECT_EQ(answer["power_target"]["reason"], "row 3 over its budget");
+    EXPECT_EQ(answer["deployment"]["version"], before + 1);
+    EXPECT_EQ(answer["selected"]["index"], fastest);
+    for (int rank = 0; rank < 4; ++rank) {
+      json d = r.Ok(r.registry->FetchDeployment(id, rank, 0, before));
+      EXPECT_EQ(d["version"], before + 1);
+      EXPECT_EQ(d["plan_index"], expected) << "rank " << rank;
+    }
+    EXPECT_EQ(r.Ok(r.registry->GetPowerTarget(id)), answer);
+  }
+  // The metrics name the job, the kind and whether it is met.
+  const std::vector<PowerTargetGauge> gauges = r.registry->PowerTargetGauges();
+  ASSERT_EQ(gauges.size(), 1u);
+  r.metrics.SetPowerTargets(gauges);
+  const std::string text = r.metrics.Render();
+  EXPECT_NE(text.find("wattcut_power_target_per_gpu_watts{job=\"" + id + "\",kind=\"average\"} "), std::string::npos)
+      << text;
+  EXPECT_NE(text.find("wattcut_power_target_met{job=\"" + id + "\"} 1\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("wattcut_power_target_point_per_gpu_watts{job=\"" + id + "\",kind=\"average\"} "),
+            std::string::npos);
+}
+
+TEST(JobRegistryPowerTarget, EveryPipelineRunsTheSlowerOfItsPlanAndTheTargetsAStragglerToo) {
+  TempDir temp("power_target_combination");
+  Registry r(temp.path());
+  std::string id = JobOfTwoPipelines(r);
+  UploadProfile(r, id);
+  const PointPowers powers = Powers(r, id);
+  const int fastest = static_cast<int>(powers.size()) - 1;
+  const int t_star = r.Ok(r.registry->FrontierStatus(id))["min_energy"]["index"];
+  ASSERT_LT(t_star, fastest);
+
+  // Selected T*; a target whose point is faster than T* leaves T*.
+  PlanSelection min_energy;
+  min_energy.kind = PlanSelection::Kind::kMinEnergy;
+  r.Ok(r.registry->SelectPlan(id, min_energy));
+  const double above_t_star = powers.avg_per_gpu_w[fastest];
+  json answer = r.Ok(r.registry->SetPowerTarget(id, PowerTarget{PowerTarget::Kind::kAverage, above_t_star, ""}));
+  EXPECT_EQ(answer["point"]["index"], fastest);
+  EXPECT_EQ(answer["met"], true);
+  for (int rank = 0; rank < 4; ++rank) EXPECT_EQ(PlanIndexOf(r, id, rank), t_star);
+
+  // Back to the fastest, a straggler pipeline (dp 1): the other pipeline gets the plan at the
+  // straggler's time, the straggler the selected one; a target between the two holds the
+  // straggler to its point and leaves the slower non-straggler plan.
+  PlanSelection fastest_selection;
+  r.Ok(r.registry->SelectPlan(id, fastest_selection));
+  r.Ok(r.registry->ClearPowerTarget(id));
+  r.Ok(r.registry->ReportStraggler(id, StragglerReport{1, StragglerReport::Kind::kSlowdown, 1.2}));
+  const int non_straggler = PlanIndexOf(r, id, 0);
+  EXPECT_EQ(PlanIndexOf(r, id, 2), fastest);
+  ASSERT_LT(non_straggler, fastest - 1) << "the test needs a point between the two";
+  const int between = (non_straggler + fastest) / 2 + 1;
+  ASSERT_GT(between, non_straggler);
+  ASSERT_LT(between, fastest);
+  // The fastest point whose average power is at or below `between`'s.
+  const int cap = FastestAtOrBelow(powers.avg_per_gpu_w, powers.avg_per_gpu_w[between]);
+  ASSERT_GE(cap, between);
+  ASSERT_LT(cap, fastest);
+  answer =
+      r.Ok(r.registry->SetPowerTarget(id, PowerTarget{PowerTarget::Kind::kAverage, powers.avg_per_gpu_w[between], ""}));
+  EXPECT_EQ(answer["point"]["index"], cap);
+  EXPECT_EQ(answer["deployment"]["plan_index"], cap);  // the straggler pipeline's
+  EXPECT_EQ(answer["deployment"]["non_straggler_plan_index"], std::min(non_straggler, cap));
+  for (int rank : {2, 3}) EXPECT_EQ(PlanIndexOf(r, id, rank), cap);
+  for (int rank : {0, 1}) EXPECT_EQ(PlanIndexOf(r, id, rank), std::min(non_straggler, cap));
+}
+
+TEST(JobRegistryPowerTarget, ATargetNoPlanMeetsDeploysTheLowestPowerPlanAndSaysNotMet) {
+  TempDir temp("power_target_not_met");
+  Registry r(temp.path());
+  std::string id = JobOfTwoPipelines(r);
+  UploadProfile(r, id);
+  const PointPowers powers = Powers(r, id);
+  size_t lowest = powers.size() - 1;
+  for (size_t i = powers.size(); i-- > 0;) {
+    if (powers.peak_per_gpu_w[i] < powers.peak_per_gpu_w[lowest]) lowest = i;
+  }
+  json answer = r.Ok(r.registry->SetPowerTarget(id, PowerTarget{PowerTarget::Kind::kPeak1s, 1.0, ""}));
+  EXPECT_EQ(answer["applied"], true);
+  EXPECT_EQ(answer["met"], false);
+  EXPECT_EQ(answer["point"]["index"], lowest);
+  EXPECT_DOUBLE_EQ(answer["lowest_power_per_gpu_w"].get<double>(), powers.peak_per_gpu_w[lowest]);
+  EXPECT_NE(answer.value("note", "").find("the lowest is"), std::string::npos) << answer.dump();
+  for (int rank = 0; rank < 4; ++rank) EXPECT_EQ(PlanIndexOf(r, id, rank), static_cast<int>(lowest));
+  r.metrics.SetPowerTargets(r.registry->PowerTargetGauges());
+  const std::string text = r.metrics.Render();
+  EXPECT_NE(text.find("wattcut_power_target_met{job=\"" + id + "\"} 0\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("wattcut_power_target_per_gpu_watts{job=\"" + id + "\",kind=\"peak_1s\"} 1\n"), std::string::npos)
+      << text;
+}
+
+TEST(JobRegistryPowerTarget, ATargetSetBeforeTheFrontierIsKeptAndAppliedWhenItIsReady) {
+  TempDir temp("power_target_before_frontier");
+  Registry r(temp.path());
+  std::string id = JobOfTwoPipelines(r);
+  json answer = r.Ok(r.registry->SetPowerTarget(id, PowerTarget{PowerTarget::Kind::kPeak1s, 1.0, ""}));
+  EXPECT_EQ(answer["applied"], false);
+  EXPECT_EQ(answer["frontier"], "none");
+  EXPECT_NE(answer.value("note", "").find("applied when the frontier is ready"), std::string::npos) << answer.dump();
+  EXPECT_FALSE(answer.contains("met"));
+  // No plan yet: the ranks run AllMax, and the target changes nothing there.
+  EXPECT_EQ(r.Ok(r.registry->FetchDeployment(id, 0, 0, 7))["mode"], "all_max");  // 7: not the version it has
+  r.metrics.SetPowerTargets(r.registry->PowerTargetGauges());
+  EXPECT_NE(r.metrics.Render().find("wattcut_power_target_met{job=\"" + id + "\"} 0\n"), std::string::npos);
+
+  UploadProfile(r, id);
+  const PointPowers powers = Powers(r, id);
+  size_t lowest = powers.size() - 1;
+  for (size_t i = powers.size(); i-- > 0;) {
+    if (powers.peak_per_gpu_w[i] < powers.peak_per_gpu_w[lowest]) lowest = i;
+  }
+  for (int rank = 0; rank < 4; ++rank) EXPECT_EQ(PlanIndexOf(r, id, rank), static_cast<int>(lowest));
+  answer = r.Ok(r.registry->GetPowerTarget(id));
+  EXPECT_EQ(answer["applied"], true);
+  EXPECT_EQ(answer["met"], false);
+}
+
+TEST(JobRegistryPowerTarget, ClearingBringsTheSelectedPlanBackAndARestartKeepsTheTarget) {
+  TempDir temp("power_target_clear_restart");
+  std::string id;
+  uint64_t version = 0;
+  int capped = 0;
+  int fastest = 0;
+  PowerTarget target{PowerTarget::Kind::kAverage, 0, "budget"};
+  {
+    Registry r(temp.path());
+    id = JobOfTwoPipelines(r);
+    UploadProfile(r, id);
+    const PointPowers powers = Powers(r, id);
+    fastest = static_cast<int>(powers.size()) - 1;
+    version = r.Ok(r.registry->FetchDeployment(id, 0, 0, 0))["version"];
+    // Every rank has run 20 steps: a change applies after them.
+    for (int rank = 0; rank < 4; ++rank) r.Ok(r.registry->FetchDeployment(id, rank, 20, version));
+    target.per_gpu_w = powers.avg_per_gpu_w[powers.size() / 3];
+    capped = FastestAtOrBelow(powers.avg_per_gpu_w, target.per_gpu_w);
+    ASSERT_LT(capped, fastest);
+    json set = r.Ok(r.registry->SetPowerTarget(id, target));
+    EXPECT_EQ(set["deployment"]["version"], version + 1);
+    EXPECT_EQ(set["deployment"]["apply_from_step"], 21);
+    for (int rank = 0; rank < 4; ++rank) {
+      json d = r.Ok(r.registry->FetchDeployment(id, rank, 20, version));
+      EXPECT_EQ(d["apply_from_step"], 21);
+      EXPECT_EQ(d["plan_index"], capped);
+    }
+    json cleared = r.Ok(r.registry->ClearPowerTarget(id));
+    EXPECT_TRUE(cleared["power_target"].is_null());
+    EXPECT_EQ(cleared["deployment"]["version"], version + 2);
+    for (int rank = 0; rank < 4; ++rank) EXPECT_EQ(PlanIndexOf(r, id, rank), fastest);
+    EXPECT_TRUE(r.registry->PowerTargetGauges().empty());
+    // Clearing again changes nothing and is no error.
+    EXPECT_EQ(r.Ok(r.registry->ClearPowerTarget(id))["deployment"]["version"], version + 2);
+    r.Ok(r.registry->SetPowerTarget(id, target));
+    version += 3;
+  }
+  // After a restart: the same target, the same version (nothing new to a rank that has it), and
+  // a restarted rank gets the capped plan.
+  Registry again(temp.path());
+  json got = again.Ok(again.registry->GetPowerTarget(id));
+  EXPECT_EQ(got["power_target"], target.ToJson());
+  EXPECT_EQ(got["deployment"]["version"], version);
+  EXPECT_EQ(got["point"]["index"], capped);
+  EXPECT_EQ(again.Ok(again.registry->FetchDeployment(id, 1, 30, version)),
+            (json{{"version", version}, {"poll_interval_s", 0.5}}));
+  EXPECT_EQ(PlanIndexOf(again, id, 3), capped);
+  EXPECT_EQ(again.Ok(again.registry->GetJob(id))["state"]["power_target"], target.ToJson());
+  again.Ok(again.registry->ClearPowerTarget(id));
+  EXPECT_EQ(PlanIndexOf(again, id, 3), fastest);
+  EXPECT_EQ(again.registry->SetPowerTarget("nope", target).error().code, ErrorCode::kNotFound);
+  EXPECT_EQ(again.registry->GetPowerTarget("nope").error().code, ErrorCode::kNotFound);
+}
+
+}  // namespace
+}  // namespace wattcut::server
