@@ -1,0 +1,163 @@
+// Power targets (PUT/DELETE/GET /v1/jobs/{id}/power_target) on the real `wattcut serve`: a
+// target is a new deployment version that every rank's GET /deployment gives from the same
+// apply step, with the power-capped plan's frequencies; clearing it brings the selected plan
+// back the same way; bad requests get clear errors; /metrics shows it; and a SIGKILL and a
+// restart keep it.
+#include <gtest/gtest.h>
+
+#include <set>
+#include <string>
+#include <vector>
+
+#include "tests/server/server_process.h"
+#include "tests/server/test_profiles.h"
+
+namespace wattcut::testing {
+namespace {
+
+using nlohmann::json;
+
+constexpr int kPp = 2, kDp = 2, kWorld = kPp * kDp, kMicrobatches = 4;
+
+std::string RegisterPlannedJob(httplib::Client& c) {
+  auto job = Post(c, "/register_job",
+                  {{"pp_degree", kPp},
+                   {"dp_degree", kDp},
+                   {"tp_degree", 1},
+                   {"world_size", kWorld},
+                   {"planner", {{"num_microbatches", kMicrobatches}}}});
+  EXPECT_EQ(job.status, 200) << job.text;
+  const std::string path = EncodeJobIdForPath(job.body.get<std::string>());
+  for (int r = 0; r < kWorld; ++r) {
+    auto reply = Post(c, "/register_rank/" + path,
+                      {{"rank", r},
+                       {"dp_rank", r / kPp},
+                       {"pp_rank", r % kPp},
+                       {"tp_rank", 0},
+                       {"available_frequencies", TestFrequencies()}});
+    EXPECT_EQ(reply.status, 200) << reply.text;
+  }
+  EXPECT_EQ(Put(c, "/v1/jobs/" + path + "/profile", {{"csv", TestProfileCsv(kPp)}}).status, 202);
+  EXPECT_EQ(WaitForFrontier(c, path).value("state", ""), "ready");
+  return path;
+}
+
+// Every rank's GET /deployment after `step` steps, running `version`.
+std::vector<json> FetchAll(httplib::Client& c, const std::string& path, int step, uint64_t version) {
+  std::vector<json> out;
+  for (int r = 0; r < kWorld; ++r) {
+    auto d = Get(c, "/v1/jobs/" + path + "/deployment?rank=" + std::to_string(r) + "&step=" + std::to_string(step) +
+                        "&version=" + std::to_string(version));
+    EXPECT_EQ(d.status, 200) << d.text;
+    out.push_back(d.body);
+  }
+  return out;
+}
+
+// Every rank got version `version` of the deployment, from one apply step, with plan `index`'s
+// frequencies for its stage; returns the apply step.
+int64_t ExpectEveryRankRuns(const std::vector<json>& deployments, uint64_t version, size_t index,
+                            const Frontier& frontier) {
+  std::set<int64_t> apply_steps;
+  for (int r = 0; r < kWorld; ++r) {
+    const json& d = deployments[static_cast<size_t>(r)];
+    EXPECT_EQ(d["version"], version) << "rank " << r << ": " << d.dump();
+    EXPECT_EQ(d["mode"], "plan") << "rank " << r;
+    EXPECT_EQ(d["plan_index"], index) << "rank " << r;
+    EXPECT_EQ(d["frequencies"].dump(), StageScheduleJson(frontier, index, r % kPp)) << "rank " << r;
+    apply_steps.insert(d.value("apply_from_step", int64_t{-1}));
+  }
+  EXPECT_EQ(apply_steps.size(), 1u) << "the ranks were given different apply steps";
+  return *apply_steps.begin();
+}
+
+TEST(ServerPowerTarget, EveryRankSwitchesToThePowerCappedPlanAtOneStepAndBackWhenCleared) {
+  ScopedTempDir dir("power_target");
+  auto server = std::make_unique<ServerProcess>(std::vector<std::string>{}, dir.path());
+  ASSERT_TRUE(server->running()) << server->startup_output();
+  auto c = server->Client();
+  const std::string path = RegisterPlannedJob(*c);
+  const Frontier frontier = TestFrontier(kPp, kMicrobatches);
+  const size_t fastest = frontier.fastest_index();
+
+  // The ranks run the fastest plan, and have run 10 steps.
+  std::vector<json> first = FetchAll(*c, path, 0, 0);
+  const uint64_t v1 = first[0]["version"];
+  ExpectEveryRankRuns(first, v1, fastest, frontier);
+  FetchAll(*c, path, 10, v1);
+
+  // A peak target half-way down the frontier's peak powers.
+  json points = Get(*c, "/v1/jobs/" + path + "/frontier/points?limit=10000").body["points"];
+  ASSERT_EQ(points.size(), frontier.points().size());
+  auto peak_per_gpu = [&](size_t i) { return points[i]["peak_1s_power_w"].get<double>() / kPp; };
+  const double watts = peak_per_gpu(points.size() / 2);
+  size_t capped = 0;
+  for (size_t i = points.size(); i-- > 0;) {
+    if (peak_per_gpu(i) <= watts) {
+      capped = i;
+      break;
+    }
+  }
+  ASSERT_LT(capped, fastest);
+  auto set = Put(*c, "/v1/jobs/" + path + "/power_target", {{"peak_power_per_gpu_w", watts}, {"reason", "row 4"}});
+  ASSERT_EQ(set.status, 200) << set.text;
+  EXPECT_EQ(set.body["met"], true);
+  EXPECT_EQ(set.body["kind"], "peak_1s");
+  EXPECT_EQ(set.body["point"]["index"], capped);
+  EXPECT_EQ(set.body["deployment"]["version"], v1 + 1);
+  const int64_t switch_step = ExpectEveryRankRuns(FetchAll(*c, path, 10, v1), v1 + 1, capped, frontier);
+  EXPECT_GT(switch_step, 10);
+  EXPECT_EQ(set.body["deployment"]["apply_from_step"], switch_step);
+  auto got = Get(*c, "/v1/jobs/" + path + "/power_target");
+  ASSERT_EQ(got.status, 200);
+  EXPECT_EQ(got.body["power_target"], (json{{"peak_power_per_gpu_w", watts}, {"reason", "row 4"}}));
+  const std::string job_label = "job=\"" + got.body["job_id"].get<std::string>() + "\"";
+  std::string metrics = Get(*c, "/metrics").text;
+  EXPECT_NE(metrics.find("wattcut_power_target_met{" + job_label + "} 1\n"), std::string::npos) << metrics;
+  EXPECT_NE(metrics.find("wattcut_power_target_per_gpu_watts{" + job_label + ",kind=\"peak_1s\"}"), std::string::npos);
+
+  // Bad requests change nothing and say what was wrong.
+  struct Bad {
+    HttpReply reply;
+    int status;
+    const char* says;
+  };
+  const Bad bad[] = {
+      {Put(*c, "/v1/jobs/" + path + "/power_target", json::object()), 422, "exactly one of"},
+      {Put(*c, "/v1/jobs/" + path + "/power_target", {{"peak_power_per_gpu_w", 300}, {"avg_power_per_gpu_w", 200}}),
+       422, "exactly one of"},
+      {Put(*c, "/v1/jobs/" + path + "/power_target", {{"avg_power_per_gpu_w", 0}}), 422, "expected watts > 0"},
+      {PostRaw(*c, "/v1/jobs/" + path + "/power_target", "{}"), 404, ""},  // no POST route
+      {Put(*c, "/v1/jobs/no-such-job/power_target", {{"avg_power_per_gpu_w", 200}}), 404, "unknown job"},
+  };
+  for (const Bad& b : bad) {
+    EXPECT_EQ(b.reply.status, b.status) << b.reply.text;
+    EXPECT_NE(b.reply.text.find(b.says), std::string::npos) << b.reply.text;
+  }
+  EXPECT_EQ(Get(*c, "/v1/jobs/" + path + "/power_target").body["deployment"]["version"], v1 + 1);
+
+  // SIGKILL and a restart on the same folder: the target and its version are kept.
+  server->Kill();
+  server = std::make_unique<ServerProcess>(std::vector<std::string>{}, dir.path());
+  ASSERT_TRUE(server->running()) << server->startup_output();
+  c = server->Client();
+  got = Get(*c, "/v1/jobs/" + path + "/power_target");
+  ASSERT_EQ(got.status, 200) << got.text;
+  EXPECT_EQ(got.body["power_target"], (json{{"peak_power_per_gpu_w", watts}, {"reason", "row 4"}}));
+  EXPECT_EQ(got.body["deployment"]["version"], v1 + 1);
+  EXPECT_EQ(got.body["met"], true);
+  ExpectEveryRankRuns(FetchAll(*c, path, 0, 0), v1 + 1, capped, frontier);  // restarted ranks
+
+  // Clearing: the selected (fastest) plan again, a new version, one apply step.
+  FetchAll(*c, path, 30, v1 + 1);
+  auto cleared = Delete(*c, "/v1/jobs/" + path + "/power_target");
+  ASSERT_EQ(cleared.status, 200) << cleared.text;
+  EXPECT_TRUE(cleared.body["power_target"].is_null());
+  EXPECT_EQ(cleared.body["deployment"]["version"], v1 + 2);
+  EXPECT_GT(ExpectEveryRankRuns(FetchAll(*c, path, 30, v1 + 1), v1 + 2, fastest, frontier), 30);
+  metrics = Get(*c, "/metrics").text;
+  EXPECT_EQ(metrics.find("wattcut_power_target_met{" + job_label), std::string::npos) << metrics;
+}
+
+}  // namespace
+}  // namespace wattcut::testing
