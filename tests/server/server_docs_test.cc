@@ -31,7 +31,8 @@ int ExpectedStatus(const std::string& method, const std::string& path) {
       {"PUT", R"(/v1/jobs/[^/]+/profile)", 202},
       {"POST", R"(/v1/jobs/[^/]+/frontier)", 202},
       {"", R"(/(register_job|register_rank/[^/]+|schedule/[^/]+|result/[^/]+))", 200},
-      {"", R"(/v1/jobs(/[^/]+(/(planner|rank_profiles|frontier(/points)?|plan|stragglers|schedule))?)?)", 200},
+      {"", R"(/v1/jobs(/[^/]+(/(planner|rank_profiles|frontier(/points)?|plan|stragglers|power_target|schedule))?)?)",
+       200},
       {"GET", R"(/(healthz|metrics|openapi\.yaml)?)", 200},
   };
   for (const Route& r : kRoutes) {

@@ -111,7 +111,7 @@ TEST(ServerPowerTarget, EveryRankSwitchesToThePowerCappedPlanAtOneStepAndBackWhe
   auto got = Get(*c, "/v1/jobs/" + path + "/power_target");
   ASSERT_EQ(got.status, 200);
   EXPECT_EQ(got.body["power_target"], (json{{"peak_power_per_gpu_w", watts}, {"reason", "row 4"}}));
-  const std::string job_label = "job=\"" + got.body["job_id"].get<std::string>() + "\"";
+  const std::string job_label = "job_id=\"" + got.body["job_id"].get<std::string>() + "\"";
   std::string metrics = Get(*c, "/metrics").text;
   EXPECT_NE(metrics.find("wattcut_power_target_met{" + job_label + "} 1\n"), std::string::npos) << metrics;
   EXPECT_NE(metrics.find("wattcut_power_target_per_gpu_watts{" + job_label + ",kind=\"peak_1s\"}"), std::string::npos);

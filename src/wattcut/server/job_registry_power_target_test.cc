@@ -114,10 +114,10 @@ TEST(JobRegistryPowerTarget, APeakOrAverageTargetDeploysTheFastestPlanAtOrBelowI
   ASSERT_EQ(gauges.size(), 1u);
   r.metrics.SetPowerTargets(gauges);
   const std::string text = r.metrics.Render();
-  EXPECT_NE(text.find("wattcut_power_target_per_gpu_watts{job=\"" + id + "\",kind=\"average\"} "), std::string::npos)
+  EXPECT_NE(text.find("wattcut_power_target_per_gpu_watts{job_id=\"" + id + "\",kind=\"average\"} "), std::string::npos)
       << text;
-  EXPECT_NE(text.find("wattcut_power_target_met{job=\"" + id + "\"} 1\n"), std::string::npos) << text;
-  EXPECT_NE(text.find("wattcut_power_target_point_per_gpu_watts{job=\"" + id + "\",kind=\"average\"} "),
+  EXPECT_NE(text.find("wattcut_power_target_met{job_id=\"" + id + "\"} 1\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("wattcut_power_target_point_per_gpu_watts{job_id=\"" + id + "\",kind=\"average\"} "),
             std::string::npos);
 }
 
@@ -186,8 +186,9 @@ TEST(JobRegistryPowerTarget, ATargetNoPlanMeetsDeploysTheLowestPowerPlanAndSaysN
   for (int rank = 0; rank < 4; ++rank) EXPECT_EQ(PlanIndexOf(r, id, rank), static_cast<int>(lowest));
   r.metrics.SetPowerTargets(r.registry->PowerTargetGauges());
   const std::string text = r.metrics.Render();
-  EXPECT_NE(text.find("wattcut_power_target_met{job=\"" + id + "\"} 0\n"), std::string::npos) << text;
-  EXPECT_NE(text.find("wattcut_power_target_per_gpu_watts{job=\"" + id + "\",kind=\"peak_1s\"} 1\n"), std::string::npos)
+  EXPECT_NE(text.find("wattcut_power_target_met{job_id=\"" + id + "\"} 0\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("wattcut_power_target_per_gpu_watts{job_id=\"" + id + "\",kind=\"peak_1s\"} 1\n"),
+            std::string::npos)
       << text;
 }
 
@@ -203,7 +204,7 @@ TEST(JobRegistryPowerTarget, ATargetSetBeforeTheFrontierIsKeptAndAppliedWhenItIs
   // No plan yet: the ranks run AllMax, and the target changes nothing there.
   EXPECT_EQ(r.Ok(r.registry->FetchDeployment(id, 0, 0, 7))["mode"], "all_max");  // 7: not the version it has
   r.metrics.SetPowerTargets(r.registry->PowerTargetGauges());
-  EXPECT_NE(r.metrics.Render().find("wattcut_power_target_met{job=\"" + id + "\"} 0\n"), std::string::npos);
+  EXPECT_NE(r.metrics.Render().find("wattcut_power_target_met{job_id=\"" + id + "\"} 0\n"), std::string::npos);
 
   UploadProfile(r, id);
   const PointPowers powers = Powers(r, id);

@@ -88,7 +88,8 @@ std::string Metrics::Render() const {
   out += "wattcut_stragglers " + std::to_string(stragglers_.load()) + "\n";
   out +=
       "# HELP wattcut_plan_switches_total New deployment versions: what a job's ranks run changed (a plan "
-      "selection, a frontier, a straggler report or recovery).\n# TYPE wattcut_plan_switches_total counter\n";
+      "selection, a frontier, a power target, a straggler report or recovery).\n# TYPE wattcut_plan_switches_total "
+      "counter\n";
   out += "wattcut_plan_switches_total " + std::to_string(plan_switches_.load()) + "\n";
   out +=
       "# HELP wattcut_straggler_reports_total Straggler reports stored, by kind: a straggler (slowdown or "
@@ -141,7 +142,7 @@ std::string Metrics::Render() const {
       "by kind: peak_1s (the largest 1-s average) or average.\n"
       "# TYPE wattcut_power_target_per_gpu_watts gauge\n";
   for (const PowerTargetGauge& t : power_targets_) {
-    out += "wattcut_power_target_per_gpu_watts{job=\"" + Escape(t.job_id) + "\",kind=\"" + t.kind + "\"} " +
+    out += "wattcut_power_target_per_gpu_watts{job_id=\"" + Escape(t.job_id) + "\",kind=\"" + t.kind + "\"} " +
            Number(t.target_per_gpu_w) + "\n";
   }
   out +=
@@ -150,7 +151,7 @@ std::string Metrics::Render() const {
       "# TYPE wattcut_power_target_point_per_gpu_watts gauge\n";
   for (const PowerTargetGauge& t : power_targets_) {
     if (!t.applied) continue;
-    out += "wattcut_power_target_point_per_gpu_watts{job=\"" + Escape(t.job_id) + "\",kind=\"" + t.kind + "\"} " +
+    out += "wattcut_power_target_point_per_gpu_watts{job_id=\"" + Escape(t.job_id) + "\",kind=\"" + t.kind + "\"} " +
            Number(t.point_per_gpu_w) + "\n";
   }
   out +=
@@ -158,7 +159,7 @@ std::string Metrics::Render() const {
       "0 when no plan is that low (the lowest-power plan runs) or the frontier is not ready yet.\n"
       "# TYPE wattcut_power_target_met gauge\n";
   for (const PowerTargetGauge& t : power_targets_) {
-    out += "wattcut_power_target_met{job=\"" + Escape(t.job_id) + "\"} " + (t.met ? "1" : "0") + "\n";
+    out += "wattcut_power_target_met{job_id=\"" + Escape(t.job_id) + "\"} " + (t.met ? "1" : "0") + "\n";
   }
   return out;
 }

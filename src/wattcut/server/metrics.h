@@ -11,14 +11,15 @@
 //   wattcut_http_connections_cut_total{reason}                        counter
 //   wattcut_plan_switches_total                                       counter
 //   wattcut_straggler_reports_total{kind}                             counter
-//   wattcut_power_target_per_gpu_watts{job,kind}                      gauge
-//   wattcut_power_target_point_per_gpu_watts{job,kind}                gauge
-//   wattcut_power_target_met{job}                                     gauge
+//   wattcut_power_target_per_gpu_watts{job_id,kind}                      gauge
+//   wattcut_power_target_point_per_gpu_watts{job_id,kind}                gauge
+//   wattcut_power_target_met{job_id}                                     gauge
 //
 // Every label value comes from a fixed set, whatever clients send: endpoints are route
 // names (or "unmatched", "unauthorized"), methods outside the standard ones are "other",
 // statuses are the server's own, so no request can add a series beyond that set. The one
-// exception is the power target's `job` label: a job id the server assigned (never text a
+// exception is the power target's `job_id` label (not `job`, which Prometheus gives every
+// series of a scrape target): a job id the server assigned (never text a
 // request chooses freely), and only for the jobs that have a power target now (a row
 // controller sets one per training job it manages), so these series are as many as those
 // jobs and go when the target is cleared or the job deleted.
