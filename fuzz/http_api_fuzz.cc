@@ -84,13 +84,17 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       if (r.ok()) (void)r->ToJson().dump();
       break;
     }
-    default:
+    default: {
       // Every parser on the same document.
       Check(server::JobRegistrationFromJson(j));
       Check(server::RankInfoFromJson(j));
       Check(server::ProfilingResultFromJson(j));
       Check(server::RankProfileFromJson(j));
+      auto target = server::PowerTargetFromJson(j);
+      Check(target);
+      if (target.ok()) (void)target->ToJson().dump();
       break;
+    }
   }
   return 0;
 }
