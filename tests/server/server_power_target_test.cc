@@ -110,6 +110,10 @@ TEST(ServerPowerTarget, EveryRankSwitchesToThePowerCappedPlanAtOneStepAndBackWhe
   EXPECT_EQ(set.body["deployment"]["apply_from_step"], switch_step);
   auto got = Get(*c, "/v1/jobs/" + path + "/power_target");
   ASSERT_EQ(got.status, 200);
+  EXPECT_EQ(got.body["deployment"]["every_rank_past_apply_step"], false);
+  FetchAll(*c, path, static_cast<int>(switch_step) + 1, v1 + 1);  // every rank ran the apply step
+  got = Get(*c, "/v1/jobs/" + path + "/power_target");
+  EXPECT_EQ(got.body["deployment"]["every_rank_past_apply_step"], true) << got.text;
   EXPECT_EQ(got.body["power_target"], (json{{"peak_power_per_gpu_w", watts}, {"reason", "row 4"}}));
   const std::string job_label = "job_id=\"" + got.body["job_id"].get<std::string>() + "\"";
   std::string metrics = Get(*c, "/metrics").text;

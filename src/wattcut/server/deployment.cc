@@ -85,6 +85,16 @@ int64_t StepProgress::max_step() const {
   return best;
 }
 
+std::optional<int64_t> StepProgress::min_step() const {
+  if (latest_.empty()) return std::nullopt;
+  int64_t least = latest_.front().step;
+  for (const StepReport& r : latest_) {
+    if (!r.set) return std::nullopt;
+    least = std::min(least, r.step);
+  }
+  return least;
+}
+
 double StepProgress::steps_per_s() const {
   double best = 0;
   for (size_t i = 0; i < latest_.size(); ++i) {

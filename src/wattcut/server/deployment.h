@@ -89,6 +89,9 @@ class StepProgress {
   void Report(size_t rank, int64_t step, double now_s);
   // The largest step any rank reported; 0 before any report.
   int64_t max_step() const;
+  // The smallest latest step over every rank; nullopt while some rank has not reported (since
+  // the server started).
+  std::optional<int64_t> min_step() const;
   // Steps a second of the fastest rank whose first and latest reports are >= 1 s apart; when
   // none is, the fallback (the rate measured before a server restart, stored with the job; 0).
   double steps_per_s() const;

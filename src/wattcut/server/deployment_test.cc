@@ -75,6 +75,19 @@ TEST(Deployment, AfterARestartTheStoredRateStandsInUntilOneIsMeasured) {
   EXPECT_EQ(progress.steps_per_s(), 5);
 }
 
+TEST(Deployment, TheLeastStepIsKnownOnceEveryRankReported) {
+  StepProgress progress(3);
+  EXPECT_EQ(progress.min_step(), std::nullopt);
+  progress.Report(0, 12, 0);
+  progress.Report(2, 9, 0);
+  EXPECT_EQ(progress.min_step(), std::nullopt);  // rank 1 has not reported
+  progress.Report(1, 10, 0);
+  EXPECT_EQ(progress.min_step(), 9);
+  progress.Report(2, 14, 1);
+  EXPECT_EQ(progress.min_step(), 10);
+  EXPECT_EQ(StepProgress(0).min_step(), std::nullopt);
+}
+
 // ThreePointFrontier: one GPU; average powers 9166.7, 9090.9 and 12000 W (slowest first).
 TEST(Deployment, APowerTargetGivesTheFastestPointAtOrBelowIt) {
   Frontier frontier = testing::ThreePointFrontier();

@@ -1161,12 +1161,18 @@ double CapKindPower(const Frontier& frontier, const PowerTarget& target, const P
 // What GET /v1/jobs/{id}/power_target answers (the job's mutex held); `met_out` and
 // `point_power_out`, when given, get what /metrics shows.
 json PowerTargetJson(const std::string& job_id, const std::optional<PowerTarget>& target, FrontierState frontier_state,
-                     const Frontier* frontier, size_t selected, const Deployment& deployment, bool* met_out,
-                     double* point_power_out) {
+                     const Frontier* frontier, size_t selected, const Deployment& deployment,
+                     const StepProgress& progress, bool* met_out, double* point_power_out) {
+  // Whether the ranks run the deployment: every rank has reported completing its apply step.
+  const std::optional<int64_t> min_step = progress.min_step();
   json out = {{"job_id", job_id},
               {"power_target", target ? target->ToJson() : json(nullptr)},
               {"frontier", FrontierStateName(frontier_state)},
-              {"deployment", {{"version", deployment.version}, {"apply_from_step", deployment.apply_from_step}}}};
+              {"deployment",
+               {{"version", deployment.version},
+                {"apply_from_step", deployment.apply_from_step},
+                {"ranks_min_step", min_step ? json(*min_step) : json(nullptr)},
+                {"every_rank_past_apply_step", min_step && *min_step > deployment.apply_from_step}}}};
   if (target) out["kind"] = target->KindName();
   const bool ready = frontier_state == FrontierState::kReady && frontier != nullptr;
   out["applied"] = target && ready;
@@ -1228,7 +1234,7 @@ Answer JobRegistry::ChangePowerTarget(const std::string& job_id, std::optional<P
                job->deployment.version != version ? " (new)" : " (unchanged)");
   const bool ready = job->frontier_state == FrontierState::kReady && job->frontier;
   return Text(PowerTargetJson(job_id, job->power_target, job->frontier_state, ready ? job->frontier.get() : nullptr,
-                              ready ? job->SelectedPoint() : 0, job->deployment, nullptr, nullptr));
+                              ready ? job->SelectedPoint() : 0, job->deployment, job->progress, nullptr, nullptr));
 }
 
 Answer JobRegistry::SetPowerTarget(const std::string& job_id, const PowerTarget& target) {
@@ -1243,7 +1249,7 @@ Answer JobRegistry::GetPowerTarget(const std::string& job_id) {
   std::lock_guard lock(job->mu);
   const bool ready = job->frontier_state == FrontierState::kReady && job->frontier;
   return Text(PowerTargetJson(job_id, job->power_target, job->frontier_state, ready ? job->frontier.get() : nullptr,
-                              ready ? job->SelectedPoint() : 0, job->deployment, nullptr, nullptr));
+                              ready ? job->SelectedPoint() : 0, job->deployment, job->progress, nullptr, nullptr));
 }
 
 std::vector<PowerTargetGauge> JobRegistry::PowerTargetGauges() {
@@ -1264,7 +1270,7 @@ std::vector<PowerTargetGauge> JobRegistry::PowerTargetGauges() {
     if (ready) {
       g.applied = true;
       (void)PowerTargetJson(g.job_id, job->power_target, job->frontier_state, job->frontier.get(), job->SelectedPoint(),
-                            job->deployment, &g.met, &g.point_per_gpu_w);
+                            job->deployment, job->progress, &g.met, &g.point_per_gpu_w);
     }
     out.push_back(std::move(g));
   }

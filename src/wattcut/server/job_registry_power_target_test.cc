@@ -240,11 +240,20 @@ TEST(JobRegistryPowerTarget, ClearingBringsTheSelectedPlanBackAndARestartKeepsTh
     json set = r.Ok(r.registry->SetPowerTarget(id, target));
     EXPECT_EQ(set["deployment"]["version"], version + 1);
     EXPECT_EQ(set["deployment"]["apply_from_step"], 21);
+    EXPECT_EQ(set["deployment"]["ranks_min_step"], 20);
+    EXPECT_EQ(set["deployment"]["every_rank_past_apply_step"], false);
     for (int rank = 0; rank < 4; ++rank) {
       json d = r.Ok(r.registry->FetchDeployment(id, rank, 20, version));
       EXPECT_EQ(d["apply_from_step"], 21);
       EXPECT_EQ(d["plan_index"], capped);
     }
+    // Every rank but one has run the apply step: not yet; then all have.
+    for (int rank = 0; rank < 3; ++rank) r.Ok(r.registry->FetchDeployment(id, rank, 22, version + 1));
+    EXPECT_EQ(r.Ok(r.registry->GetPowerTarget(id))["deployment"]["every_rank_past_apply_step"], false);
+    r.Ok(r.registry->FetchDeployment(id, 3, 22, version + 1));
+    json switched = r.Ok(r.registry->GetPowerTarget(id));
+    EXPECT_EQ(switched["deployment"]["ranks_min_step"], 22);
+    EXPECT_EQ(switched["deployment"]["every_rank_past_apply_step"], true);
     json cleared = r.Ok(r.registry->ClearPowerTarget(id));
     EXPECT_TRUE(cleared["power_target"].is_null());
     EXPECT_EQ(cleared["deployment"]["version"], version + 2);
