@@ -1189,7 +1189,6 @@ json PowerTargetJson(const std::string& job_id, const std::optional<PowerTarget>
   if (!cap.decided_by_target_kind) out["kind"] = "average";
   // Met: every pipeline's deployed point is at or below the target.
   bool met = cap.met;
-  json pipelines = json::array();
   if (deployment.target.plan) {
     std::set<size_t> deployed = {deployment.target.base_index};
     if (!deployment.target.straggler_dp.empty()) deployed.insert(deployment.target.non_straggler_index);
