@@ -22,27 +22,13 @@ std::string ProfileCsv() { return testing::SmallProfileCsv(2); }
 
 using Registry = testing::RegistryHarness;
 
-// pp 2 x dp 2: ranks 0, 1 are pipeline 0 (stages 0, 1), ranks 2, 3 pipeline 1.
-std::string JobOfTwoPipelines(Registry& r) {
-  JobRegistration reg;
-  reg.info.pp_degree = 2;
-  reg.info.dp_degree = 2;
-  reg.info.world_size = 4;
-  PlannerSettings planner;
-  planner.num_microbatches = 4;
-  reg.planner = planner;
-  std::string id = r.Ok(r.registry->RegisterJob(reg)).get<std::string>();
-  for (int rank = 0; rank < 4; ++rank) {
-    r.Ok(r.registry->RegisterRank(id, RankInfo{rank, rank / 2, rank % 2, 0, {1410, 1200, 900}}));
-  }
-  return id;
-}
+using testing::RegisterJobOfTwoPipelines;
 
 TEST(JobRegistryDeployment, BeforeAPlanEveryRankRunsAtItsHighestClock) {
   TempDir temp("deployment_allmax");
   const std::string& dir = temp.path();
   Registry r(dir);
-  std::string id = JobOfTwoPipelines(r);
+  std::string id = RegisterJobOfTwoPipelines(r);
   json d = r.Ok(r.registry->FetchDeployment(id, 1, 0, 7));  // any other version: the whole deployment
   EXPECT_EQ(d["version"], 0);
   EXPECT_EQ(d["mode"], "all_max");
@@ -62,7 +48,7 @@ TEST(JobRegistryDeployment, AStragglerSwitchesTheOtherPipelineFromOneStepOnAndRe
   uint64_t version = 0;
   {
     Registry r(dir);
-    id = JobOfTwoPipelines(r);
+    id = RegisterJobOfTwoPipelines(r);
     ProfileUpload upload;
     upload.csv = ProfileCsv();
     r.Ok(r.registry->UploadProfile(id, upload));
@@ -118,8 +104,8 @@ TEST(JobRegistryDeployment, JobsAreCountedByFrontierState) {
   TempDir temp("deployment_job_states");
   const std::string& dir = temp.path();
   Registry r(dir);
-  std::string planned = JobOfTwoPipelines(r);
-  std::string waiting = JobOfTwoPipelines(r);
+  std::string planned = RegisterJobOfTwoPipelines(r);
+  std::string waiting = RegisterJobOfTwoPipelines(r);
   ProfileUpload upload;
   upload.csv = ProfileCsv();
   r.Ok(r.registry->UploadProfile(planned, upload));
@@ -143,7 +129,7 @@ TEST(JobRegistryDeployment, TheStragglersGaugeFollowsReportsRestartsAndDeletes) 
   std::string id;
   {
     Registry r(dir);
-    id = JobOfTwoPipelines(r);
+    id = RegisterJobOfTwoPipelines(r);
     r.Ok(r.registry->ReportStraggler(id, StragglerReport{0, StragglerReport::Kind::kSlowdown, 1.2}));
     r.Ok(r.registry->ReportStraggler(id, StragglerReport{1, StragglerReport::Kind::kSlowdown, 1.1}));
     r.Ok(r.registry->ReportStraggler(id, StragglerReport{1, StragglerReport::Kind::kSlowdown, 1.3}));  // again

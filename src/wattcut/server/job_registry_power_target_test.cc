@@ -21,21 +21,7 @@ using Registry = testing::RegistryHarness;
 
 constexpr int kStages = 2;
 
-// pp 2 x dp 2: ranks 0, 1 are pipeline 0 (dp 0), ranks 2, 3 pipeline 1 (dp 1).
-std::string JobOfTwoPipelines(Registry& r) {
-  JobRegistration reg;
-  reg.info.pp_degree = kStages;
-  reg.info.dp_degree = 2;
-  reg.info.world_size = 4;
-  PlannerSettings planner;
-  planner.num_microbatches = 4;
-  reg.planner = planner;
-  std::string id = r.Ok(r.registry->RegisterJob(reg)).get<std::string>();
-  for (int rank = 0; rank < 4; ++rank) {
-    r.Ok(r.registry->RegisterRank(id, RankInfo{rank, rank / kStages, rank % kStages, 0, {1410, 1200, 900}}));
-  }
-  return id;
-}
+using testing::RegisterJobOfTwoPipelines;
 
 void UploadProfile(Registry& r, const std::string& id) {
   ProfileUpload upload;
@@ -78,7 +64,7 @@ int PlanIndexOf(Registry& r, const std::string& id, int rank) {
 TEST(JobRegistryPowerTarget, APeakOrAverageTargetDeploysTheFastestPlanAtOrBelowItToEveryRank) {
   TempDir temp("power_target_point");
   Registry r(temp.path());
-  std::string id = JobOfTwoPipelines(r);
+  std::string id = RegisterJobOfTwoPipelines(r);
   UploadProfile(r, id);
   const PointPowers powers = Powers(r, id);
   ASSERT_GE(powers.size(), 4u);
@@ -124,7 +110,7 @@ TEST(JobRegistryPowerTarget, APeakOrAverageTargetDeploysTheFastestPlanAtOrBelowI
 TEST(JobRegistryPowerTarget, EveryPipelineRunsTheSlowerOfItsPlanAndTheTargetsAStragglerToo) {
   TempDir temp("power_target_combination");
   Registry r(temp.path());
-  std::string id = JobOfTwoPipelines(r);
+  std::string id = RegisterJobOfTwoPipelines(r);
   UploadProfile(r, id);
   const PointPowers powers = Powers(r, id);
   const int fastest = static_cast<int>(powers.size()) - 1;
@@ -170,7 +156,7 @@ TEST(JobRegistryPowerTarget, EveryPipelineRunsTheSlowerOfItsPlanAndTheTargetsASt
 TEST(JobRegistryPowerTarget, ATargetNoPlanMeetsDeploysTheLowestPowerPlanAndSaysNotMet) {
   TempDir temp("power_target_not_met");
   Registry r(temp.path());
-  std::string id = JobOfTwoPipelines(r);
+  std::string id = RegisterJobOfTwoPipelines(r);
   UploadProfile(r, id);
   const PointPowers powers = Powers(r, id);
   size_t lowest = powers.size() - 1;
@@ -195,7 +181,7 @@ TEST(JobRegistryPowerTarget, ATargetNoPlanMeetsDeploysTheLowestPowerPlanAndSaysN
 TEST(JobRegistryPowerTarget, ATargetSetBeforeTheFrontierIsKeptAndAppliedWhenItIsReady) {
   TempDir temp("power_target_before_frontier");
   Registry r(temp.path());
-  std::string id = JobOfTwoPipelines(r);
+  std::string id = RegisterJobOfTwoPipelines(r);
   json answer = r.Ok(r.registry->SetPowerTarget(id, PowerTarget{PowerTarget::Kind::kPeak1s, 1.0, ""}));
   EXPECT_EQ(answer["applied"], false);
   EXPECT_EQ(answer["frontier"], "none");
@@ -227,7 +213,7 @@ TEST(JobRegistryPowerTarget, ClearingBringsTheSelectedPlanBackAndARestartKeepsTh
   PowerTarget target{PowerTarget::Kind::kAverage, 0, "budget"};
   {
     Registry r(temp.path());
-    id = JobOfTwoPipelines(r);
+    id = RegisterJobOfTwoPipelines(r);
     UploadProfile(r, id);
     const PointPowers powers = Powers(r, id);
     fastest = static_cast<int>(powers.size()) - 1;

@@ -42,6 +42,7 @@ class TempDir {
 
 // The store in `dir` opened and loaded into a registry (a second one on the same folder is a
 // restart).
+
 struct RegistryHarness {
   explicit RegistryHarness(const std::string& dir, JobRegistry::Options options = {}) {
     auto opened = JobStore::Open(dir, SyncMode::kNormal);
@@ -71,5 +72,22 @@ struct RegistryHarness {
   std::unique_ptr<JobStore> store;
   std::unique_ptr<JobRegistry> registry;
 };
+
+// A job of pp 2 x dp 2, 4 microbatches, and its ranks: ranks 0, 1 are pipeline 0 (dp 0, stages
+// 0 and 1), ranks 2, 3 pipeline 1; each lists 1410, 1200 and 900 MHz. Its id.
+inline std::string RegisterJobOfTwoPipelines(RegistryHarness& r) {
+  JobRegistration reg;
+  reg.info.pp_degree = 2;
+  reg.info.dp_degree = 2;
+  reg.info.world_size = 4;
+  PlannerSettings planner;
+  planner.num_microbatches = 4;
+  reg.planner = planner;
+  std::string id = r.Ok(r.registry->RegisterJob(reg)).get<std::string>();
+  for (int rank = 0; rank < 4; ++rank) {
+    r.Ok(r.registry->RegisterRank(id, RankInfo{rank, rank / 2, rank % 2, 0, {1410, 1200, 900}}));
+  }
+  return id;
+}
 
 }  // namespace wattcut::server::testing
