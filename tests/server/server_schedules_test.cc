@@ -34,6 +34,17 @@ std::string RegisterJobAndRanks(httplib::Client& c, const json& planner) {
   return id;
 }
 
+// Each rank's next schedule, asked without waiting for a round, is its stage of `expected`'s
+// fastest plan.
+void ExpectRanksServedTheFastestPlan(httplib::Client& c, const std::string& id, const Frontier& expected) {
+  for (int rank = 0; rank < kStages; ++rank) {
+    auto reply = Get(c, "/v1/jobs/" + id + "/schedule?rank=" + std::to_string(rank));
+    ASSERT_EQ(reply.status, 200) << reply.text;
+    EXPECT_EQ(reply.body["frequencies"].dump(), StageScheduleJson(expected, expected.fastest_index(), rank))
+        << "rank " << rank;
+  }
+}
+
 // Uploads the test profile, waits for the frontier, and checks each rank's first schedule
 // against the frontier the planner computes for `options` from the per-device profile.
 void ExpectFastestSchedules(httplib::Client& c, const std::string& id, const PlannerOptions& options) {
@@ -46,12 +57,7 @@ void ExpectFastestSchedules(httplib::Client& c, const std::string& id, const Pla
   Result<Frontier> expected = ComputeFrontierFromDeviceProfile(*profile, options);
   ASSERT_TRUE(expected.ok()) << expected.error().message;
   ASSERT_EQ(status["num_points"].get<size_t>(), expected->points().size());
-  for (int rank = 0; rank < kStages; ++rank) {
-    auto reply = Get(c, "/v1/jobs/" + id + "/schedule?rank=" + std::to_string(rank));  // no waiting for a round
-    ASSERT_EQ(reply.status, 200) << reply.text;
-    EXPECT_EQ(reply.body["frequencies"].dump(), StageScheduleJson(*expected, expected->fastest_index(), rank))
-        << "rank " << rank;
-  }
+  ExpectRanksServedTheFastestPlan(c, id, *expected);
 }
 
 TEST(ServerSchedules, ZeroBubbleRanksGetTheirBAndWPasses) {
@@ -121,12 +127,7 @@ TEST(ServerSchedules, ZeroBubbleRanksMeasuredSplitIsPlannedAsMeasured) {
   for (const FrontierPoint& p : halves->points()) planned_in_halves.emplace_back(p.time_s, p.energy_j);
   EXPECT_EQ(served, planned);
   EXPECT_NE(served, planned_in_halves) << "40:60 and 50:50 plan alike; the test shows nothing";
-  for (int rank = 0; rank < kStages; ++rank) {
-    auto reply = Get(*c, "/v1/jobs/" + id + "/schedule?rank=" + std::to_string(rank));
-    ASSERT_EQ(reply.status, 200) << reply.text;
-    EXPECT_EQ(reply.body["frequencies"].dump(), StageScheduleJson(*expected, expected->fastest_index(), rank))
-        << "rank " << rank;
-  }
+  ExpectRanksServedTheFastestPlan(*c, id, *expected);
 }
 
 TEST(ServerSchedules, InterleavedRanksRunEachOfTheirChunks) {
