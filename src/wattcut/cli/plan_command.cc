@@ -94,7 +94,8 @@ void PrintRow(const DurationFrontier& frontier, size_t i, const char* label) {
   char average_per_gpu[64] = "-";
   if (p.peak_1s_power_w) {
     std::snprintf(peak, sizeof(peak), "%.2f", *p.peak_1s_power_w);
-    if (devices) std::snprintf(peak_per_gpu, sizeof(peak_per_gpu), "%.2f", *p.peak_1s_power_w / frontier.num_devices());
+    if (const auto per_gpu = PeakPowerPerGpuW(frontier, i))
+      std::snprintf(peak_per_gpu, sizeof(peak_per_gpu), "%.2f", *per_gpu);
   }
   if (devices) std::snprintf(average_per_gpu, sizeof(average_per_gpu), "%.2f", AveragePowerPerGpuW(frontier, i));
   char row[320];

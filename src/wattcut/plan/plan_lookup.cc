@@ -34,6 +34,12 @@ double AveragePowerPerGpuW(const DurationFrontier& frontier, size_t index) {
   return devices > 0 ? AveragePowerW(frontier.points().at(index)) / devices : 0.0;
 }
 
+std::optional<double> PeakPowerPerGpuW(const DurationFrontier& frontier, size_t index) {
+  const std::optional<double>& peak = frontier.points().at(index).peak_1s_power_w;
+  if (!peak || frontier.num_devices() <= 0) return std::nullopt;
+  return *peak / frontier.num_devices();
+}
+
 Result<size_t> PointByIndex(const DurationFrontier& frontier, int64_t index) {
   if (Status s = CheckNotEmpty(frontier); !s.ok()) return s.error();
   const auto points = static_cast<int64_t>(frontier.points().size());
@@ -97,8 +103,7 @@ Result<size_t> PointForPeakPowerPerGpu(const DurationFrontier& frontier, double 
           "this frontier has no peak 1-s power (a file written without it): compute it again with wattcut frontier");
     }
   }
-  const double devices = frontier.num_devices();
-  auto peak = [&](size_t i) { return *frontier.points()[i].peak_1s_power_w / devices; };
+  auto peak = [&](size_t i) { return *PeakPowerPerGpuW(frontier, i); };
   size_t lowest = frontier.fastest_index();
   for (size_t i = frontier.points().size(); i-- > 0;) {
     if (peak(i) <= watts) return i;

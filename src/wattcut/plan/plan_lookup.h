@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string_view>
 
 #include "wattcut/base/result.h"
@@ -24,6 +25,9 @@ double AveragePowerW(const FrontierPoint& point);
 // AveragePowerW divided by the frontier's devices (a pipeline's stages, one GPU each; a
 // DAG's devices); 0 when it has none.
 double AveragePowerPerGpuW(const DurationFrontier& frontier, size_t index);
+// Point `index`'s peak 1-s power divided by the frontier's devices; absent when the point has
+// no peak power (a file written without it) or the frontier no devices.
+std::optional<double> PeakPowerPerGpuW(const DurationFrontier& frontier, size_t index);
 
 // Point `index` itself; an error when it is not in [0, points).
 Result<size_t> PointByIndex(const DurationFrontier& frontier, int64_t index);

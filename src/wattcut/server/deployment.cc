@@ -18,14 +18,6 @@ DeploymentTarget DeploymentTarget::From(const ScheduleDecision& decision, uint64
   return target;
 }
 
-double AveragePowerPerGpuAt(const Frontier& frontier, size_t index) { return AveragePowerPerGpuW(frontier, index); }
-
-std::optional<double> PeakPowerPerGpuAt(const Frontier& frontier, size_t index) {
-  const auto& peak = frontier.points().at(index).peak_1s_power_w;
-  if (!peak || frontier.num_devices() <= 0) return std::nullopt;
-  return *peak / frontier.num_devices();
-}
-
 PowerCapPoint PointForPowerTarget(const Frontier& frontier, const PowerTarget& target) {
   PowerCapPoint cap;
   bool by_peak = target.kind == PowerTarget::Kind::kPeak1s;
@@ -39,7 +31,7 @@ PowerCapPoint PointForPowerTarget(const Frontier& frontier, const PowerTarget& t
     found = PointForPowerPerGpu(frontier, target.per_gpu_w);
   }
   auto power = [&](size_t i) {
-    return by_peak ? PeakPowerPerGpuAt(frontier, i).value_or(0.0) : AveragePowerPerGpuAt(frontier, i);
+    return by_peak ? PeakPowerPerGpuW(frontier, i).value_or(0.0) : AveragePowerPerGpuW(frontier, i);
   };
   if (found) {
     cap.index = *found;

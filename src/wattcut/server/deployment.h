@@ -56,9 +56,6 @@ struct PowerCapPoint {
   bool decided_by_target_kind = true;
 };
 PowerCapPoint PointForPowerTarget(const Frontier& frontier, const PowerTarget& target);
-// A point's average and peak 1-s power per GPU (W); the peak is nullopt when not computed.
-double AveragePowerPerGpuAt(const Frontier& frontier, size_t index);
-std::optional<double> PeakPowerPerGpuAt(const Frontier& frontier, size_t index);
 
 // Holds every pipeline of a kPlan decision to the cap point: each runs the slower of the point
 // it would run without a target (the selection's, or the non-straggler point) and `cap_index`

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include "wattcut/plan/plan_lookup.h"
 #include "wattcut/server/registry_testing.h"
 
 namespace wattcut::server {
@@ -109,7 +110,7 @@ TEST(Deployment, APowerTargetGivesTheFastestPointAtOrBelowIt) {
   EXPECT_TRUE(cap.decided_by_target_kind);
   EXPECT_EQ(cap.index, 1u);
   EXPECT_EQ(cap.power_per_gpu_w, 9500);
-  EXPECT_EQ(PeakPowerPerGpuAt(frontier, 2), 13000);
+  EXPECT_EQ(PeakPowerPerGpuW(frontier, 2), 13000);
 }
 
 TEST(Deployment, APowerTargetNoPlanMeetsGivesTheLowestPowerPointAndSaysSo) {

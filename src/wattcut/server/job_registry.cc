@@ -12,6 +12,7 @@
 #include "wattcut/base/printable_text.h"
 #include "wattcut/dag/pipeline_schedule.h"
 #include "wattcut/plan/frontier_file.h"
+#include "wattcut/plan/plan_lookup.h"
 #include "wattcut/plan/planning_limits.h"
 #include "wattcut/profile/profile_csv.h"
 #include "wattcut/server/deployment.h"
@@ -1144,18 +1145,18 @@ namespace {
 json PowerPointJson(const Frontier& frontier, size_t index) {
   const FrontierPoint& p = frontier.points()[index];
   const double t_min = frontier.points()[frontier.fastest_index()].time_s;
-  const auto peak = PeakPowerPerGpuAt(frontier, index);
+  const auto peak = PeakPowerPerGpuW(frontier, index);
   return json{{"index", index},
               {"time_s", p.time_s},
               {"slowdown", t_min > 0 ? p.time_s / t_min : 1.0},
-              {"avg_power_per_gpu_w", AveragePowerPerGpuAt(frontier, index)},
+              {"avg_power_per_gpu_w", AveragePowerPerGpuW(frontier, index)},
               {"peak_1s_power_per_gpu_w", peak ? json(*peak) : json(nullptr)}};
 }
 
 // Point `index`'s power per GPU of the kind `cap` was decided by.
 double CapKindPower(const Frontier& frontier, const PowerTarget& target, const PowerCapPoint& cap, size_t index) {
   const bool peak = target.kind == PowerTarget::Kind::kPeak1s && cap.decided_by_target_kind;
-  return peak ? PeakPowerPerGpuAt(frontier, index).value_or(0.0) : AveragePowerPerGpuAt(frontier, index);
+  return peak ? PeakPowerPerGpuW(frontier, index).value_or(0.0) : AveragePowerPerGpuW(frontier, index);
 }
 
 // What GET /v1/jobs/{id}/power_target answers (the job's mutex held); `met_out` and
