@@ -69,6 +69,8 @@ std::vector<Field> Fields(PolcaConfig& c) {
       {"policy.brake_mhz", &c.policy.brake_mhz},
       {"policy.cap_t1_w", &c.policy.cap_t1_w},
       {"policy.cap_t2_w", &c.policy.cap_t2_w},
+      {"policy.t1_training_w", &c.policy.t1_training_w},
+      {"policy.t2_training_w", &c.policy.t2_training_w},
       {"control.telemetry_period_s", &c.control.telemetry_period_s},
       {"control.telemetry_delay_s", &c.control.telemetry_delay_s},
       {"control.actuation_latency_s", &c.control.actuation_latency_s},
@@ -125,6 +127,8 @@ PolcaConfig H100() {
   c.policy.brake_mhz = 345;
   c.policy.cap_t1_w = 600;
   c.policy.cap_t2_w = 500;
+  c.policy.t1_training_w = 600;
+  c.policy.t2_training_w = 500;
   return c;
 }
 
@@ -306,6 +310,10 @@ Status Validate(const PolcaConfig& c) {
   }
   if (!(p.cap_t2_w > g.idle_w && p.cap_t2_w <= p.cap_t1_w)) {
     return Error{"expected gpu.idle_w < policy.cap_t2_w <= policy.cap_t1_w"};
+  }
+  if (!(p.t2_training_w > 0 && p.t2_training_w <= p.t1_training_w)) {
+    return Error{"expected 0 < policy.t2_training_w <= policy.t1_training_w (W per GPU), got t1_training_w=" +
+                 Number(p.t1_training_w) + " t2_training_w=" + Number(p.t2_training_w)};
   }
   const ControlSpec& k = c.control;
   if (!(k.telemetry_period_s >= kMinTelemetryPeriodS && k.telemetry_period_s <= kMaxTelemetryPeriodS)) {

@@ -98,6 +98,12 @@ struct PolicySpec {
   // Reactive power capping baseline: per-GPU caps above T1 and T2.
   double cap_t1_w = 350;
   double cap_t2_w = 300;
+  // Power-capped training (docs/power-capped-training.md): the peak 1-s power per GPU a
+  // training server's job is asked to run at (the planning server's power target) above T1
+  // and above T2, where an inference server of low priority would be locked. Defaults: the
+  // power-cap baseline's caps.
+  double t1_training_w = 350;
+  double t2_training_w = 300;
 };
 
 struct ControlSpec {

@@ -75,6 +75,13 @@ TEST(PolcaConfig, RejectsImpossibleThresholdsAndClocks) {
   EXPECT_NE(ParseConfig("row.low_priority_share = 1.5\n", "r.conf").error().message.find("low_priority_share"),
             std::string::npos);
   EXPECT_NE(ParseConfig("gpu.idle_w = 500\n", "r.conf").error().message.find("idle_w < tdp_w"), std::string::npos);
+  EXPECT_EQ(ParseConfig("policy.t2_training_w = 400\n", "r.conf").error().message,
+            "r.conf: expected 0 < policy.t2_training_w <= policy.t1_training_w (W per GPU), got t1_training_w=350 "
+            "t2_training_w=400");
+  Result<PolcaConfig> training = ParseConfig("policy.t1_training_w = 280\npolicy.t2_training_w = 240\n", "r.conf");
+  ASSERT_TRUE(training.ok()) << training.error().message;
+  EXPECT_EQ(training->policy.t1_training_w, 280);
+  EXPECT_EQ(training->policy.t2_training_w, 240);
 }
 
 TEST(PolcaConfig, AKeySetTwiceIsAnErrorNamingBothLines) {
