@@ -77,6 +77,7 @@ std::vector<Field> Fields(PolcaConfig& c) {
       {"control.brake_latency_s", &c.control.brake_latency_s},
       {"control.max_reading_age_s", &c.control.max_reading_age_s},
       {"control.power_cap_response_s", &c.control.power_cap_response_s},
+      {"control.training_response_s", &c.control.training_response_s},
   };
 }
 
@@ -320,7 +321,8 @@ Status Validate(const PolcaConfig& c) {
     return Error{"control.telemetry_period_s must be between " + Number(kMinTelemetryPeriodS) + " s and " +
                  Number(kMaxTelemetryPeriodS) + " s, got " + Number(k.telemetry_period_s)};
   }
-  if (k.telemetry_delay_s < 0 || k.actuation_latency_s < 0 || k.brake_latency_s < 0 || k.power_cap_response_s < 0) {
+  if (k.telemetry_delay_s < 0 || k.actuation_latency_s < 0 || k.brake_latency_s < 0 || k.power_cap_response_s < 0 ||
+      k.training_response_s < 0) {
     return Error{"control latencies must be >= 0"};
   }
   if (!positive(k.max_reading_age_s)) return Error{"control.max_reading_age_s must be positive"};

@@ -113,6 +113,11 @@ struct ControlSpec {
   double brake_latency_s = 5;
   double max_reading_age_s = 10;      // older readings never release a lock
   double power_cap_response_s = 1.0;  // a GPU power cap bites only this long into a phase
+  // How long a training job has to run a plan under its power target, on every rank, after the
+  // target is set (or the job's deployment changes) before the live controller puts clock
+  // ceilings on its servers (docs/power-capped-training.md). Not zeroed by in-band control: the
+  // job changes plan at a step every rank agrees on. Default: the out-of-band lock's latency.
+  double training_response_s = 40;
 };
 
 struct PolcaConfig {
