@@ -1,11 +1,13 @@
 // `wattcut polca control`: the live POLCA row controller (row_control/row_controller.h) on a real
 // row through its node agents (docs/polca.md, "Running POLCA on a row"). This file reads the flags,
-// checks every agent, resumes from the ceilings they hold, and runs one period per telemetry
-// period until --duration, SIGINT or SIGTERM; it never lifts a ceiling by exiting.
+// checks every agent (and the planning server of a row with training servers), resumes from the
+// ceilings they hold (and the training jobs' power targets), and runs one period per telemetry
+// period until --duration, SIGINT or SIGTERM; it never lifts a ceiling or a target by exiting.
 #include <chrono>
 #include <cmath>
 #include <condition_variable>
 #include <iostream>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -18,6 +20,7 @@
 #include "wattcut/http/bounded_http_server.h"
 #include "wattcut/polca/polca_config.h"
 #include "wattcut/row_control/decision_log.h"
+#include "wattcut/row_control/planning_server_client.h"
 #include "wattcut/row_control/row_agent_client.h"
 #include "wattcut/row_control/row_controller.h"
 #include "wattcut/row_control/row_file.h"
@@ -37,6 +40,8 @@ struct ControlArgs {
   std::string listen;
   std::string policy = "polca";
   double ceiling_lease_s = 0;
+  std::string planning_server;
+  std::string planning_token_file;
 };
 
 // "8h", "30m", "90s", "90" (seconds); 0: until stopped.
@@ -120,6 +125,17 @@ row_control::RowCalls CallsOver(row_control::RowAgents& agents, double period_s)
   return calls;
 }
 
+// The planning server's power-target calls (training_targets.h).
+row_control::TrainingCalls TrainingCallsOver(row_control::PlanningServerClient& planning) {
+  row_control::TrainingCalls calls;
+  calls.set = [&planning](const std::string& job, double w, const std::string& reason) {
+    return planning.SetPeakPowerTarget(job, w, reason);
+  };
+  calls.get = [&planning](const std::string& job) { return planning.GetPowerTarget(job); };
+  calls.clear = [&planning](const std::string& job) { return planning.ClearPowerTarget(job); };
+  return calls;
+}
+
 int Run(const ControlArgs& args) {
   const std::string name = "polca control";
   auto duration_s = ParseDuration(args.duration);
@@ -149,6 +165,28 @@ int Run(const ControlArgs& args) {
     listen = *split;
   }
   const double period_s = config->control.telemetry_period_s;
+  size_t training_servers = 0;
+  for (const row_control::RowServer& s : *servers) training_servers += s.training_job_id.empty() ? 0 : 1;
+  std::unique_ptr<row_control::PlanningServerClient> planning;
+  if (training_servers > 0) {
+    if (args.planning_server.empty()) {
+      return ReportError(name, Error{args.row_path + ": " + std::to_string(training_servers) +
+                                     " training servers need --planning-server URL (the `wattcut serve` their jobs "
+                                     "are registered with)"});
+    }
+    std::string planning_token;
+    if (!args.planning_token_file.empty()) {
+      auto read = server::ReadTokenFile(args.planning_token_file);
+      if (!read.ok()) return ReportError(name, read.error().WithContext("--planning-token-file: "));
+      planning_token = *read;
+    }
+    auto created = row_control::PlanningServerClient::Create(args.planning_server, planning_token,
+                                                             row_control::AgentTimeouts::ForPeriod(period_s));
+    if (!created.ok()) return ReportError(name, created.error().WithContext("--planning-server: "));
+    planning = std::move(*created);
+  } else if (!args.planning_server.empty()) {
+    ReportWarning(name, "--planning-server is not used: " + args.row_path + " has no training server");
+  }
 
   auto agents = row_control::RowAgents::Create(*servers, *token, row_control::AgentTimeouts::ForPeriod(period_s));
   if (!agents.ok()) return ReportError(name, agents.error());
@@ -172,8 +210,10 @@ int Run(const ControlArgs& args) {
     }
   };
   std::vector<row_control::ControlledServer> controlled;
-  for (const row_control::RowServer& s : *servers) controlled.push_back({s.name, s.priority});
-  row_control::RowController controller(options, controlled, CallsOver(**agents, period_s));
+  for (const row_control::RowServer& s : *servers) controlled.push_back({s.name, s.priority, s.training_job_id});
+  row_control::RowCalls calls = CallsOver(**agents, period_s);
+  if (planning) calls.training = TrainingCallsOver(*planning);
+  row_control::RowController controller(options, controlled, calls);
   std::mutex controller_mu;  // the metrics listener reads what the loop writes
 
   const double start_s = SteadyS();
@@ -181,6 +221,8 @@ int Run(const ControlArgs& args) {
   std::cerr << "wattcut polca control: " << servers->size() << " servers, budget " << controller.row_budget_w()
             << " W, " << (options.shadow ? "shadow mode (nothing is sent)" : "enforcing") << ", "
             << (args.in_band ? "in-band" : "out-of-band (commands held for the actuation latency)")
+            << (planning ? ", " + std::to_string(training_servers) + " training servers on " + planning->base_url()
+                         : std::string())
             << "; resumed in state " << row_control::CeilingReason(resumed) << "\n";
 
   std::unique_ptr<http::BoundedHttpServer> metrics;
@@ -214,6 +256,7 @@ int Run(const ControlArgs& args) {
     stop = true;
     stop_cv.notify_all();
   });
+  std::map<std::string, row_control::TrainingState> training_states;
   std::cout << "wattcut polca control: running" << std::endl;
   for (int64_t period = 0;; ++period) {
     const double now_s = SteadyS() - start_s;
@@ -222,6 +265,18 @@ int Run(const ControlArgs& args) {
       std::lock_guard lock(controller_mu);
       const row_control::Decision d = controller.RunPeriod(now_s, UnixS());
       for (const std::string& e : d.send_errors) ReportWarning(name, e + " (retried next period)");
+      for (const row_control::TrainingJobReport& t : d.training) {
+        // Once per change of state, not every period.
+        auto [seen, first] = training_states.try_emplace(t.job_id, t.state);
+        if (!first && seen->second == t.state) continue;
+        seen->second = t.state;
+        if (t.state == row_control::TrainingState::kFallback) {
+          ReportWarning(name, "training job " + t.job_id + ": clock ceilings on its servers: " + t.detail);
+        } else if (t.state != row_control::TrainingState::kNone || !first) {
+          std::cerr << "wattcut polca control: training job " << t.job_id << ": "
+                    << row_control::TrainingStateName(t.state) << (t.detail.empty() ? "" : ": " + t.detail) << "\n";
+        }
+      }
     }
     const double next_s = start_s + (period + 1) * period_s;
     std::unique_lock lock(stop_mu);
@@ -246,7 +301,9 @@ void AddPolcaControlCommand(CLI::App& polca, CommandStatus& status) {
   auto args = std::make_shared<ControlArgs>();
   CLI::App* cmd = polca.add_subcommand(
       "control", "Run POLCA on a real row through its node agents (shadow first: decide and log, change nothing)");
-  cmd->add_option("--row", args->row_path, "Row file: one 'NAME AGENT_URL PRIORITY' line per server")->required();
+  cmd->add_option("--row", args->row_path,
+                  "Row file: one 'NAME AGENT_URL PRIORITY' or 'NAME AGENT_URL training JOB_ID' line per server")
+      ->required();
   cmd->add_option("--config", args->config_path, "Row config (wattcut polca config prints one)")->required();
   cmd->add_option("--token-file", args->token_file, "File whose first line is an agent token of scope row")->required();
   cmd->add_option("--mode", args->mode, "shadow (decide and log only) or enforce")
@@ -260,6 +317,11 @@ void AddPolcaControlCommand(CLI::App& polca, CommandStatus& status) {
   cmd->add_option("--policy", args->policy, "polca, uniform-cap or brake-only")->capture_default_str();
   cmd->add_option("--ceiling-lease", args->ceiling_lease_s,
                   "Seconds a ceiling stays in force without renewal (0: max(30, 10 telemetry periods))");
+  cmd->add_option("--planning-server", args->planning_server,
+                  "http://HOST:PORT of the wattcut serve the row's training jobs are registered with (asked for "
+                  "their plan under a power target)");
+  cmd->add_option("--planning-token-file", args->planning_token_file,
+                  "File whose first line is the planning server's token (its --token-file)");
   cmd->callback([args, &status] { status.exit_code = Run(*args); });
 }
 

@@ -38,6 +38,16 @@ std::string DecisionLogLine(const Decision& d, const std::vector<std::string>& s
               {"mode", d.shadow ? "shadow" : "enforce"},
               {d.shadow ? "would_send" : "sent", sent},
               {"send_errors", d.send_errors}};
+  if (!d.training.empty()) {
+    json training = json::array();
+    for (const TrainingJobReport& t : d.training) {
+      training.push_back({{"job_id", t.job_id},
+                          {"target_w", t.target_w ? json(*t.target_w) : json(nullptr)},
+                          {"state", TrainingStateName(t.state)},
+                          {"detail", t.detail}});
+    }
+    doc["training"] = training;
+  }
   return doc.dump(-1, ' ', false, json::error_handler_t::replace);
 }
 

@@ -3,7 +3,9 @@
 //   {"time", "measured_at_s", "row_power_w", "fraction", "state", "brake", "stale_servers",
 //    "commands": [{"target": "low"|"high"|"brake", "lock_mhz" | "brake_on", "issued_at_s",
 //                  "effective_at_s"}],
-//    "mode": "shadow"|"enforce", "sent" | "would_send": [{"server", "mhz" | null}], "send_errors"}
+//    "mode": "shadow"|"enforce", "sent" | "would_send": [{"server", "mhz" | null}], "send_errors",
+//    "training": [{"job_id", "target_w" | null, "state": "none"|"requested"|"complied"|"fallback",
+//                  "detail"}]}   (training: only in a row with training servers, training_targets.h)
 // "time" and the command times are the controller's clock (seconds since it started); "unix_time"
 // is the wall clock of the reading.
 #pragma once
@@ -16,6 +18,7 @@
 
 #include "wattcut/base/result.h"
 #include "wattcut/polca/row_power_policy.h"
+#include "wattcut/row_control/training_targets.h"
 
 namespace wattcut::row_control {
 
@@ -41,6 +44,7 @@ struct Decision {
   std::vector<polca::ControlCommand> commands;  // the policy's, this period
   std::vector<CeilingCommand> sent;             // (would be, in shadow mode) sent
   std::vector<std::string> send_errors;
+  std::vector<TrainingJobReport> training;  // one per training job of the row
 };
 
 // One line of the log (no newline); `server_names` names CeilingCommand::server.

@@ -92,7 +92,7 @@ class LoopbackAgent {
   agent::AgentService& service() { return *service_; }
   std::string url() const { return "http://127.0.0.1:" + std::to_string(service_->tcp_port()); }
   RowServer Server(const std::string& name, polca::Priority priority = polca::Priority::kLow) const {
-    return RowServer{name, url(), priority, 1};
+    return RowServer{name, url(), priority, 1, ""};
   }
   void Stop() { service_.reset(); }
   // The agent's own view of each GPU's ceiling (mhz 0: none).
@@ -222,7 +222,7 @@ TEST(RowAgentClient, CheckNamesTheServerForAWrongTokenAMissingScopeAndNoAgent) {
   }
 
   const std::string nowhere = "http://127.0.0.1:" + std::to_string(ClosedPort());
-  auto unreachable = Client(RowServer{"gpu-a02", nowhere, polca::Priority::kHigh, 2});
+  auto unreachable = Client(RowServer{"gpu-a02", nowhere, polca::Priority::kHigh, 2, ""});
   auto unreachable_check = unreachable->Check();
   ASSERT_FALSE(unreachable_check.ok());
   EXPECT_EQ(unreachable_check.error().code, ErrorCode::kUnavailable);
@@ -306,7 +306,7 @@ TEST(RowAgentClient, AMalformedAnswerNamesTheServerAndTheField) {
                 "field 'server.power_w': expected a number, got {\"w\":1}"},
        }) {
     OddAgent odd(c.body);
-    auto client = Client(RowServer{"gpu-b07", odd.url(), polca::Priority::kHigh, 7});
+    auto client = Client(RowServer{"gpu-b07", odd.url(), polca::Priority::kHigh, 7, ""});
     auto sample = client->ReadPower();
     ASSERT_FALSE(sample.ok()) << c.body;
     EXPECT_EQ(sample.error().code, ErrorCode::kMalformed) << c.body;
@@ -323,7 +323,7 @@ TEST(RowAgentClient, AMalformedAnswerNamesTheServerAndTheField) {
            Case{R"({"gpus":[{"gpu":0,"ceiling":7}]})", "expected an object or null"},
        }) {
     OddAgent odd(c.body);
-    auto client = Client(RowServer{"gpu-b07", odd.url(), polca::Priority::kHigh, 7});
+    auto client = Client(RowServer{"gpu-b07", odd.url(), polca::Priority::kHigh, 7, ""});
     auto ceilings = client->ReadCeilings();
     ASSERT_FALSE(ceilings.ok()) << c.body;
     EXPECT_THAT(ceilings.error().message, HasSubstr("server gpu-b07 (" + odd.url() + "): GET /v1/state: "));
@@ -337,7 +337,7 @@ TEST(RowAgentClient, ReadsTheFieldsOfTheServerReadingOnly) {
   OddAgent odd(R"({"extra":{"time_s":"x","gpu_count":"y"},"gpu_count":3,)"
                R"("server":{"gpu_power_w":1.5,"nested":{"power_w":"no","source":3},"power_w":4200.5,)"
                R"("source":"redfish","redfish_age_s":null},"time_s":1700000000.25,"power_w":"top"})");
-  auto client = Client(RowServer{"gpu-c01", odd.url(), polca::Priority::kLow, 1});
+  auto client = Client(RowServer{"gpu-c01", odd.url(), polca::Priority::kLow, 1, ""});
   auto sample = client->ReadPower();
   ASSERT_TRUE(sample.ok()) << sample.error().message;
   EXPECT_DOUBLE_EQ(sample->power_w, 4200.5);
@@ -346,11 +346,11 @@ TEST(RowAgentClient, ReadsTheFieldsOfTheServerReadingOnly) {
   EXPECT_DOUBLE_EQ(sample->agent_time_s, 1700000000.25);
 
   OddAgent empty("");
-  auto none = Client(RowServer{"gpu-c02", empty.url(), polca::Priority::kLow, 2})->ReadPower();
+  auto none = Client(RowServer{"gpu-c02", empty.url(), polca::Priority::kLow, 2, ""})->ReadPower();
   ASSERT_FALSE(none.ok());
   EXPECT_THAT(none.error().message, HasSubstr("the answer is not JSON"));
   OddAgent truncated(R"({"time_s":1,"gpu_count":0,"server":{"power_w":5,"source":"model"})");
-  auto cut = Client(RowServer{"gpu-c03", truncated.url(), polca::Priority::kLow, 3})->ReadPower();
+  auto cut = Client(RowServer{"gpu-c03", truncated.url(), polca::Priority::kLow, 3, ""})->ReadPower();
   ASSERT_FALSE(cut.ok());
   EXPECT_THAT(cut.error().message, HasSubstr("the answer is not JSON"));
 }
@@ -365,7 +365,7 @@ TEST(RowAgents, ReadsAndCommandsEveryServerAndNamesTheOnesThatFail) {
         agents.back()->Server("s" + std::to_string(i), i % 2 ? polca::Priority::kHigh : polca::Priority::kLow));
   }
   const std::string nowhere = "http://127.0.0.1:" + std::to_string(ClosedPort());
-  row.push_back(RowServer{"s-dead", nowhere, polca::Priority::kLow, 5});
+  row.push_back(RowServer{"s-dead", nowhere, polca::Priority::kLow, 5, ""});
   auto made = RowAgents::Create(row, kRowToken, TestTimeouts());
   ASSERT_TRUE(made.ok()) << made.error().message;
   RowAgents& all = **made;
@@ -433,7 +433,7 @@ TEST(RowAgents, AnAgentThatDoesNotAnswerIsStaleByTheDeadlineAndNothingOfTheCallI
   TempFolder folder;
   LoopbackAgent agent(folder);
   OddAgent slow(R"({"time_s":1,"gpu_count":0,"server":{"power_w":500,"source":"model"}})");
-  std::vector<RowServer> row = {agent.Server("fast"), RowServer{"slow", slow.url(), polca::Priority::kLow, 2}};
+  std::vector<RowServer> row = {agent.Server("fast"), RowServer{"slow", slow.url(), polca::Priority::kLow, 2, ""}};
   auto made = RowAgents::Create(row, kRowToken, TestTimeouts());
   ASSERT_TRUE(made.ok()) << made.error().message;
   RowAgents& all = **made;

@@ -29,14 +29,24 @@ RowController::RowController(RowControllerOptions options, std::vector<Controlle
       calls_(std::move(calls)),
       policy_(options_.policy, options_.config.policy, ControlFor(options_)),
       actuation_(options_.config.gpu.max_freq_mhz, options_.config.policy.brake_mhz),
+      training_(TrainingJobs(servers_), options_.config.policy, options_.config.control.training_response_s,
+                options_.shadow, calls_.training),
       budget_w_(options_.config.row_budget_w()),
       views_(servers_.size()) {
   lease_s_ = options_.ceiling_lease_s > 0 ? options_.ceiling_lease_s
                                           : std::max(30.0, 10 * options_.config.control.telemetry_period_s);
 }
 
+std::vector<std::string> RowController::TrainingJobs(const std::vector<ControlledServer>& servers) {
+  std::vector<std::string> jobs;
+  for (const ControlledServer& server : servers) {
+    if (!server.training_job_id.empty()) jobs.push_back(server.training_job_id);
+  }
+  return jobs;
+}
+
 RowPolicyState RowController::Resume(double now_s) {
-  std::vector<ObservedCeiling> all;
+  std::vector<ObservedCeiling> all = training_.Resume();
   if (calls_.read_ceilings) {
     auto observed = calls_.read_ceilings();
     for (size_t i = 0; i < observed.size() && i < views_.size(); ++i) {
@@ -59,6 +69,11 @@ RowPolicyState RowController::Resume(double now_s) {
 }
 
 std::optional<int> RowController::DesiredCeiling(const ControlledServer& server) const {
+  if (!server.training_job_id.empty() && !training_.falls_back(server.training_job_id)) {
+    // Its job runs a plan under the row's target (or none is wanted): no lock, but the brake.
+    if (!actuation_.brake_active()) return std::nullopt;
+    return static_cast<int>(std::lround(options_.config.policy.brake_mhz));
+  }
   const polca::GpuLimits limits = actuation_.Limits(server.priority);
   if (limits.freq_mhz >= options_.config.gpu.max_freq_mhz) return std::nullopt;
   return static_cast<int>(std::lround(limits.freq_mhz));
@@ -105,6 +120,9 @@ Decision RowController::RunPeriod(double now_s, double unix_time_s) {
   report.commands = policy_.Decide({oldest_s, report.fraction, report.stale_servers.empty()}, now_s);
   for (const ControlCommand& c : report.commands) actuation_.Submit(c);
   actuation_.ApplyUntil(now_s);
+  if (!training_.job_ids().empty()) {
+    report.training = training_.Run({policy_.level(), policy_.brake_requested()}, report.fraction, now_s);
+  }
 
   // 3. Actuate: one ceiling per server, sent when it changed or its lease needs renewing.
   const std::string reason = CeilingReason({policy_.level(), policy_.brake_requested()});
@@ -213,6 +231,24 @@ std::string RowController::RenderMetrics() const {
   counter("wattcut_row_ceilings_sent_total", "Ceiling commands that agents acknowledged.",
           static_cast<double>(ceilings_sent_));
   counter("wattcut_row_periods_total", "Telemetry periods run.", static_cast<double>(periods_));
+  if (!training_.job_ids().empty()) {
+    out +=
+        "# HELP wattcut_row_training_target_watts The peak 1-s power per GPU the row asks of each training job "
+        "(0: none).\n# TYPE wattcut_row_training_target_watts gauge\n";
+    for (const TrainingJobReport& t : training_.last()) {
+      out += "wattcut_row_training_target_watts{job_id=\"" + t.job_id + "\"} " + GeneralText(t.target_w.value_or(0)) +
+             "\n";
+    }
+    out +=
+        "# HELP wattcut_row_training_fallback 1 while a training job's servers get ceilings (it did not comply, or "
+        "its planning server cannot be reached).\n# TYPE wattcut_row_training_fallback gauge\n";
+    for (const TrainingJobReport& t : training_.last()) {
+      out += "wattcut_row_training_fallback{job_id=\"" + t.job_id + "\"} " +
+             (t.state == TrainingState::kFallback ? "1" : "0") + "\n";
+    }
+    counter("wattcut_row_planning_errors_total", "Planning-server calls that failed (asked again the next period).",
+            static_cast<double>(training_.call_errors()));
+  }
   return out;
 }
 

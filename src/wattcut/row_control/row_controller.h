@@ -13,6 +13,9 @@
 //      priority class's lock, else none. A ceiling is sent when it changes, and again every
 //      lease/3 so that its lease never runs out while the controller lives; a failed send is
 //      retried the next period and counted. In shadow mode nothing is sent.
+//      A training server (row_file.h: `training JOB_ID`) gets no lock: its job is asked for a plan
+//      under a power target instead (training_targets.h), and gets its class's (low priority)
+//      ceiling only while the job does not comply; the brake clock, like every server.
 //   4. log: one decision (decision_log.h) per reading.
 // The row's state lives on the agents: each ceiling's reason carries it (row_state_resume.h), a
 // controller that dies leaves the ceilings in force until their lease runs out, and a restarted
@@ -38,6 +41,7 @@ namespace wattcut::row_control {
 struct ControlledServer {
   std::string name;
   polca::Priority priority = polca::Priority::kHigh;
+  std::string training_job_id;  // empty: inference
 };
 
 // The row's agents as the controller uses them (one entry per server, in the row's order);
@@ -46,6 +50,7 @@ struct RowCalls {
   std::function<std::vector<Result<double>>()> read_power_w;
   std::function<std::vector<Status>(const std::vector<CeilingCommand>&)> send;
   std::function<std::vector<Result<std::vector<ObservedCeiling>>>()> read_ceilings;
+  TrainingCalls training;  // the planning server's; needed when a server trains
 };
 
 struct RowControllerOptions {
@@ -61,8 +66,9 @@ class RowController {
  public:
   RowController(RowControllerOptions options, std::vector<ControlledServer> servers, RowCalls calls);
 
-  // Resumes from the ceilings the agents hold (a restarted controller); the state it resumed.
-  // Servers that cannot be read are skipped (their ceilings run out or are replaced).
+  // Resumes from the ceilings the agents hold, and the power targets of the row's training jobs
+  // (a restarted controller); the state it resumed. Servers that cannot be read are skipped
+  // (their ceilings run out or are replaced).
   RowPolicyState Resume(double now_s);
   // One period at `now_s` (the controller's clock, never decreasing); `unix_time_s` goes to the log.
   Decision RunPeriod(double now_s, double unix_time_s = 0);
@@ -75,12 +81,14 @@ class RowController {
 
  private:
   std::optional<int> DesiredCeiling(const ControlledServer& server) const;
+  static std::vector<std::string> TrainingJobs(const std::vector<ControlledServer>& servers);
 
   RowControllerOptions options_;
   std::vector<ControlledServer> servers_;
   RowCalls calls_;
   polca::RowPowerPolicy policy_;
   polca::ControlActuation actuation_;
+  TrainingTargets training_;
   double budget_w_ = 0;
   double lease_s_ = 0;
 

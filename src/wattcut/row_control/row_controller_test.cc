@@ -51,7 +51,8 @@ RowControllerOptions Options(ScriptedRow& row, bool shadow = false, bool in_band
 }
 
 std::vector<ControlledServer> Servers() {
-  return {{"h0", Priority::kHigh}, {"h1", Priority::kHigh}, {"l0", Priority::kLow}, {"l1", Priority::kLow}};
+  return {
+      {"h0", Priority::kHigh, ""}, {"h1", Priority::kHigh, ""}, {"l0", Priority::kLow, ""}, {"l1", Priority::kLow, ""}};
 }
 
 // server index -> ceiling, over one period's sends.
@@ -225,6 +226,143 @@ TEST(RowController, TheDecisionLogReplaysThroughThePolicyToTheSameCommands) {
     commands += again.size();
   }
   EXPECT_GE(commands, 5u);
+}
+
+// A row of two inference servers and two servers of one training job; the job's planning server
+// is played by the test: it takes the target and says whether every rank runs a plan under it.
+struct ScriptedTrainingJob {
+  std::optional<double> target_w;
+  std::string reason;
+  bool complies = true;  // every rank reaches the capped plan (else it ignores the target)
+  bool reachable = true;
+  std::vector<std::string> calls;
+
+  Result<JobPowerTarget> Answer() {
+    if (!reachable) return Error::Unavailable("planning server: cannot connect");
+    JobPowerTarget t;
+    t.target_w = target_w;
+    t.reason = reason;
+    t.applied = target_w.has_value();
+    t.met = true;
+    t.every_rank_past_apply_step = complies;
+    t.deployment_version = 2;
+    t.point_power_per_gpu_w = target_w;
+    return t;
+  }
+  TrainingCalls Calls() {
+    TrainingCalls c;
+    c.set = [this](const std::string&, double w, const std::string& why) {
+      calls.push_back("PUT");
+      if (reachable) {
+        target_w = w;
+        reason = why;
+      }
+      return Answer();
+    };
+    c.get = [this](const std::string&) {
+      calls.push_back("GET");
+      return Answer();
+    };
+    c.clear = [this](const std::string&) {
+      calls.push_back("DELETE");
+      if (reachable) target_w.reset();
+      return Answer();
+    };
+    return c;
+  }
+};
+
+std::vector<ControlledServer> TrainingRow() {
+  return {{"h0", Priority::kHigh, ""},
+          {"l0", Priority::kLow, ""},
+          {"t0", Priority::kLow, "job-7"},
+          {"t1", Priority::kLow, "job-7"}};
+}
+
+TEST(RowController, ATrainingJobGetsATargetInsteadOfALockAndCeilingsOnlyWhenItDoesNotComply) {
+  ScriptedRow row;
+  ScriptedTrainingJob job;
+  RowCalls calls = row.Calls();
+  calls.training = job.Calls();
+  RowControllerOptions options = Options(row);
+  options.config.control.training_response_s = 3;
+  RowController controller(options, TrainingRow(), calls);
+  const polca::PolicySpec spec;
+  controller.RunPeriod(0);
+  row.SetAll(850);  // T1
+  Decision d = controller.RunPeriod(1);
+  EXPECT_EQ(job.target_w, spec.t1_training_w);
+  EXPECT_EQ(Sent(d.sent), (std::map<size_t, std::optional<int>>{{1, int(spec.t1_low_mhz)}}))
+      << "low priority is locked; the training servers are not";
+  ASSERT_EQ(d.training.size(), 1u);
+  EXPECT_EQ(d.training[0].state, TrainingState::kComplied);
+  auto logged = nlohmann::json::parse(row.log.back());
+  EXPECT_EQ(logged["training"][0]["job_id"], "job-7");
+  EXPECT_EQ(logged["training"][0]["target_w"], spec.t1_training_w);
+  EXPECT_EQ(logged["training"][0]["state"], "complied");
+  EXPECT_NE(controller.RenderMetrics().find("wattcut_row_training_target_watts{job_id=\"job-7\"} 350\n"),
+            std::string::npos);
+
+  job.complies = false;  // a new deployment it never reaches: T2's target
+  row.SetAll(950);
+  d = controller.RunPeriod(2);
+  EXPECT_EQ(job.target_w, spec.t2_training_w);
+  EXPECT_EQ(d.training[0].state, TrainingState::kRequested);
+  EXPECT_EQ(Sent(d.sent).count(2), 0u) << "within the response time: no ceiling yet";
+  controller.RunPeriod(3);
+  controller.RunPeriod(4);
+  d = controller.RunPeriod(5);
+  EXPECT_EQ(d.training[0].state, TrainingState::kFallback);
+  EXPECT_EQ(Sent(d.sent)[2], int(spec.t2_low_mhz)) << "the low-priority class's ceiling, on each of its servers";
+  EXPECT_EQ(Sent(d.sent)[3], int(spec.t2_low_mhz));
+  EXPECT_NE(controller.RenderMetrics().find("wattcut_row_training_fallback{job_id=\"job-7\"} 1\n"), std::string::npos);
+
+  job.complies = true;  // late, but it runs the capped plan: its ceilings go
+  d = controller.RunPeriod(6);
+  EXPECT_EQ(d.training[0].state, TrainingState::kComplied);
+  EXPECT_EQ(Sent(d.sent), (std::map<size_t, std::optional<int>>{{2, std::nullopt}, {3, std::nullopt}}));
+
+  row.SetAll(1100);  // the brake: every server, training too
+  d = controller.RunPeriod(7);
+  for (size_t server = 0; server < 4; ++server) EXPECT_EQ(Sent(d.sent)[server], int(spec.brake_mhz)) << server;
+
+  row.SetAll(500);  // normal: the target is cleared and no ceiling is left
+  controller.RunPeriod(8);
+  EXPECT_EQ(job.calls.back(), "DELETE");
+  EXPECT_EQ(job.target_w, std::nullopt);
+  EXPECT_EQ(controller.policy().level(), PolicyLevel::kNormal);
+}
+
+TEST(RowController, AnUnreachablePlanningServerPutsCeilingsOnTheTrainingServersAtOnce) {
+  ScriptedRow row;
+  ScriptedTrainingJob job;
+  job.reachable = false;
+  RowCalls calls = row.Calls();
+  calls.training = job.Calls();
+  RowController controller(Options(row), TrainingRow(), calls);
+  controller.RunPeriod(0);
+  row.SetAll(850);
+  Decision d = controller.RunPeriod(1);
+  EXPECT_EQ(d.training[0].state, TrainingState::kFallback);
+  EXPECT_EQ(Sent(d.sent)[2], int(polca::PolicySpec{}.t1_low_mhz));
+  EXPECT_NE(controller.RenderMetrics().find("wattcut_row_planning_errors_total 2\n"), std::string::npos)
+      << "the read at start and the PUT";
+}
+
+TEST(RowController, ARestartedControllerResumesFromItsTrainingTargets) {
+  ScriptedRow row;
+  ScriptedTrainingJob job;
+  job.target_w = 300;
+  job.reason = TrainingTargetReason({PolicyLevel::kT2Low, false}, 0.9);
+  RowCalls calls = row.Calls();
+  calls.training = job.Calls();
+  RowController controller(Options(row), TrainingRow(), calls);
+  EXPECT_EQ(controller.Resume(0), (RowPolicyState{PolicyLevel::kT2Low, false}))
+      << "no agent holds a ceiling; the job's target holds the state";
+  row.SetAll(870);  // between T2's release and T2: stays
+  controller.RunPeriod(1);
+  EXPECT_EQ(controller.policy().level(), PolicyLevel::kT2Low);
+  EXPECT_EQ(job.target_w, 300);
 }
 
 }  // namespace

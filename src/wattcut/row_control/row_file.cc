@@ -13,7 +13,9 @@ namespace {
 
 constexpr size_t kMaxNameChars = 128;
 constexpr size_t kMaxLineChars = 4096;
-constexpr const char* kLineForm = "expected 'NAME AGENT_URL PRIORITY' (PRIORITY 'high' or 'low')";
+constexpr size_t kMaxJobIdChars = 256;
+constexpr const char* kLineForm =
+    "expected 'NAME AGENT_URL PRIORITY' (PRIORITY 'high' or 'low') or 'NAME AGENT_URL training JOB_ID'";
 
 std::vector<std::string_view> Fields(std::string_view line) {
   std::vector<std::string_view> fields;
@@ -31,6 +33,8 @@ bool IsNameChar(char c) {
   return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '.' || c == '_' || c == '-' || c == ':';
 }
 
+bool IsJobIdChar(char c) { return IsNameChar(c) || c == '+'; }
+
 bool IsHostNameChar(char c) {
   return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '.' || c == '-' || c == '_';
 }
@@ -39,8 +43,10 @@ bool IsIpv6Char(char c) { return std::isxdigit(static_cast<unsigned char>(c)) !=
 
 }  // namespace
 
-Result<std::string> ParseAgentUrl(std::string_view url) {
-  const std::string shown = "'" + PrintableText(url, 200) + "'";
+Result<std::string> ParseAgentUrl(std::string_view url) { return ParseServiceUrl(url, "agent URL"); }
+
+Result<std::string> ParseServiceUrl(std::string_view url, std::string_view what) {
+  const std::string shown = std::string(what) + " '" + PrintableText(url, 200) + "'";
   const std::string expected = "expected http://HOST:PORT or https://HOST:PORT";
   std::string_view rest;
   if (url.substr(0, 7) == "http://") {
@@ -48,51 +54,50 @@ Result<std::string> ParseAgentUrl(std::string_view url) {
   } else if (url.substr(0, 8) == "https://") {
     rest = url.substr(8);
   } else {
-    return Error{"agent URL " + shown + ": " + expected + " (the scheme is http or https)"};
+    return Error{shown + ": " + expected + " (the scheme is http or https)"};
   }
   if (!rest.empty() && rest.back() == '/') rest.remove_suffix(1);
   if (rest.find('/') != std::string_view::npos || rest.find('?') != std::string_view::npos) {
-    return Error{"agent URL " + shown + ": " + expected + " (no path: the agent's API is under /v1 of it)"};
+    return Error{shown + ": " + expected + " (no path: the API is under /v1 of it)"};
   }
   std::string_view host;
   std::string_view port;
   if (!rest.empty() && rest.front() == '[') {
     size_t close = rest.find(']');
-    if (close == std::string_view::npos) return Error{"agent URL " + shown + ": " + expected + " (no ']')"};
+    if (close == std::string_view::npos) return Error{shown + ": " + expected + " (no ']')"};
     host = rest.substr(1, close - 1);
-    if (host.empty()) return Error{"agent URL " + shown + ": " + expected + " (an empty IPv6 address)"};
+    if (host.empty()) return Error{shown + ": " + expected + " (an empty IPv6 address)"};
     for (char c : host) {
-      if (!IsIpv6Char(c)) return Error{"agent URL " + shown + ": " + expected + " (a bad IPv6 address)"};
+      if (!IsIpv6Char(c)) return Error{shown + ": " + expected + " (a bad IPv6 address)"};
     }
     if (close + 1 >= rest.size() || rest[close + 1] != ':') {
-      return Error{"agent URL " + shown + ": " + expected + " (no port)"};
+      return Error{shown + ": " + expected + " (no port)"};
     }
     port = rest.substr(close + 2);
   } else {
     size_t colon = rest.rfind(':');
-    if (colon == std::string_view::npos) return Error{"agent URL " + shown + ": " + expected + " (no port)"};
+    if (colon == std::string_view::npos) return Error{shown + ": " + expected + " (no port)"};
     host = rest.substr(0, colon);
     port = rest.substr(colon + 1);
-    if (host.empty()) return Error{"agent URL " + shown + ": " + expected + " (no host)"};
+    if (host.empty()) return Error{shown + ": " + expected + " (no host)"};
     for (char c : host) {
       if (!IsHostNameChar(c)) {
-        return Error{"agent URL " + shown + ": " + expected + " (the host holds '" + PrintableText(std::string(1, c)) +
-                     "')"};
+        return Error{shown + ": " + expected + " (the host holds '" + PrintableText(std::string(1, c)) + "')"};
       }
     }
   }
   if (port.empty() || port.size() > 5) {
-    return Error{"agent URL " + shown + ": " + expected + " (a port of 1-65535)"};
+    return Error{shown + ": " + expected + " (a port of 1-65535)"};
   }
   int port_number = 0;
   for (char c : port) {
     if (!std::isdigit(static_cast<unsigned char>(c))) {
-      return Error{"agent URL " + shown + ": " + expected + " (a port of 1-65535)"};
+      return Error{shown + ": " + expected + " (a port of 1-65535)"};
     }
     port_number = port_number * 10 + (c - '0');
   }
   if (port_number < 1 || port_number > 65535) {
-    return Error{"agent URL " + shown + ": " + expected + " (a port of 1-65535)"};
+    return Error{shown + ": " + expected + " (a port of 1-65535)"};
   }
   return std::string(url.substr(0, url.size() - (url.back() == '/' ? 1 : 0)));
 }
@@ -126,8 +131,10 @@ Result<std::vector<RowServer>> ParseRowFile(std::string_view text, const std::st
     if (fields.empty()) continue;
     if (fields.size() == 1) return Error{where + "missing AGENT_URL and PRIORITY; " + kLineForm};
     if (fields.size() == 2) return Error{where + "missing PRIORITY; " + kLineForm};
-    if (fields.size() > 3) {
-      return Error{where + "an extra field '" + PrintableText(fields[3], 100) + "'; " + kLineForm +
+    const bool training = fields[2] == "training";
+    if (training && fields.size() == 3) return Error{where + "missing JOB_ID after 'training'; " + kLineForm};
+    if (fields.size() > (training ? 4u : 3u)) {
+      return Error{where + "an extra field '" + PrintableText(fields[training ? 4 : 3], 100) + "'; " + kLineForm +
                    " (a comment starts with '#')"};
     }
     RowServer server;
@@ -151,9 +158,24 @@ Result<std::vector<RowServer>> ParseRowFile(std::string_view text, const std::st
       server.priority = polca::Priority::kHigh;
     } else if (fields[2] == "low") {
       server.priority = polca::Priority::kLow;
+    } else if (training) {
+      std::string_view job = fields[3];
+      if (job.size() > kMaxJobIdChars) {
+        return Error{where + "server '" + server.name + "': a job id of " + std::to_string(job.size()) +
+                     " characters; expected at most " + std::to_string(kMaxJobIdChars)};
+      }
+      for (char c : job) {
+        if (!IsJobIdChar(c)) {
+          return Error{where + "server '" + server.name + "': job id '" + PrintableText(job, 100) + "' holds '" +
+                       std::string(1, c) + "'; expected the planning server's job id (letters, digits, '.', '_', " +
+                       "'-', '+', ':')"};
+        }
+      }
+      server.priority = polca::Priority::kLow;  // its fallback class
+      server.training_job_id = std::string(job);
     } else {
       return Error{where + "server '" + server.name + "': unknown priority '" + PrintableText(fields[2], 100) +
-                   "'; expected 'high' or 'low'"};
+                   "'; expected 'high', 'low' or 'training JOB_ID'"};
     }
     if (auto seen = name_lines.find(server.name); seen != name_lines.end()) {
       return Error{where + "server name '" + server.name + "' is used twice (first on line " +
@@ -169,7 +191,8 @@ Result<std::vector<RowServer>> ParseRowFile(std::string_view text, const std::st
     servers.push_back(std::move(server));
   }
   if (servers.empty()) {
-    return Error{path + ": the row has no server; expected one 'NAME AGENT_URL PRIORITY' line per server"};
+    return Error{path + ": the row has no server; expected one 'NAME AGENT_URL PRIORITY' (or 'NAME AGENT_URL " +
+                 "training JOB_ID') line per server"};
   }
   return servers;
 }

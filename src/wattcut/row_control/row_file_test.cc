@@ -19,6 +19,28 @@ std::string ErrorOf(std::string_view text) {
   return parsed.error().message;
 }
 
+TEST(RowFile, ATrainingServerNamesItsJobAndFallsBackAsLowPriority) {
+  auto servers = ParseRowFile(
+      "inf1 http://10.1.0.11:7788 high\n"
+      "t1 http://10.1.0.21:7788 training 2026-12-01-10-00-00+dp2+pp4+tp1+perseus+7   # GPT\n"
+      "t2 http://10.1.0.22:7788 training 2026-12-01-10-00-00+dp2+pp4+tp1+perseus+7\n",
+      "row.txt");
+  ASSERT_TRUE(servers.ok()) << servers.error().message;
+  ASSERT_EQ(servers->size(), 3u);
+  EXPECT_EQ((*servers)[0].training_job_id, "");
+  EXPECT_EQ((*servers)[1].training_job_id, "2026-12-01-10-00-00+dp2+pp4+tp1+perseus+7");
+  EXPECT_EQ((*servers)[1].priority, polca::Priority::kLow);
+  EXPECT_EQ((*servers)[2].training_job_id, (*servers)[1].training_job_id);
+
+  EXPECT_THAT(ErrorOf("t http://h:1 training\n"), HasSubstr("row.txt:1: missing JOB_ID after 'training'"));
+  EXPECT_THAT(ErrorOf("t http://h:1 training job-1 more\n"), HasSubstr("row.txt:1: an extra field 'more'"));
+  EXPECT_THAT(ErrorOf("t http://h:1 high job-1\n"), HasSubstr("row.txt:1: an extra field 'job-1'"));
+  EXPECT_THAT(ErrorOf("t http://h:1 training job/1\n"),
+              HasSubstr("row.txt:1: server 't': job id 'job/1' holds '/'; expected the planning server's job id"));
+  EXPECT_THAT(ErrorOf("t http://h:1 training " + std::string(257, 'j') + "\n"),
+              HasSubstr("row.txt:1: server 't': a job id of 257 characters; expected at most 256"));
+}
+
 TEST(RowFile, ParsesServersCommentsAndBlankLines) {
   auto servers = ParseRowFile(
       "# row 12\n"
@@ -52,8 +74,9 @@ TEST(RowFile, MissingAndExtraFieldsNameTheLine) {
 }
 
 TEST(RowFile, UnknownPriorityIsRefused) {
-  EXPECT_THAT(ErrorOf("a http://h:1 high\nb http://h:2 medium\n"),
-              HasSubstr("row.txt:2: server 'b': unknown priority 'medium'; expected 'high' or 'low'"));
+  EXPECT_THAT(
+      ErrorOf("a http://h:1 high\nb http://h:2 medium\n"),
+      HasSubstr("row.txt:2: server 'b': unknown priority 'medium'; expected 'high', 'low' or 'training JOB_ID'"));
   EXPECT_THAT(ErrorOf("b http://h:2 HIGH\n"), HasSubstr("unknown priority 'HIGH'"));
 }
 

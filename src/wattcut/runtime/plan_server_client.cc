@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "wattcut/http/http_status.h"
+#include "wattcut/http/path_segment.h"
 
 namespace wattcut {
 namespace {
@@ -28,20 +29,7 @@ std::pair<time_t, time_t> SecondsAndMicros(double s) {
 
 }  // namespace
 
-std::string EncodeJobIdForPath(const std::string& job_id) {
-  static const char* kHex = "0123456789ABCDEF";
-  std::string out;
-  for (unsigned char c : job_id) {
-    if (std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~') {
-      out += static_cast<char>(c);
-    } else {
-      out += '%';
-      out += kHex[c >> 4];
-      out += kHex[c & 15];
-    }
-  }
-  return out;
-}
+std::string EncodeJobIdForPath(const std::string& job_id) { return http::EncodePathSegment(job_id); }
 
 Result<PlanServerClient> PlanServerClient::Create(const PlanServerAddress& address) {
   const std::string prefix = "http://";

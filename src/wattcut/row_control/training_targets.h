@@ -1,0 +1,115 @@
+// Power-capped training in the live row controller (docs/power-capped-training.md): the row's
+// training jobs are asked for a plan under a power target on their planning server instead of
+// having their clocks locked, and get the low-priority class's ceilings only when they do not
+// comply. Every period (Run), for each job of the row's training servers:
+//   * the target the row's level asks for: none at normal, policy.t1_training_w per GPU at T1,
+//     policy.t2_training_w at T2 (low and high), peak 1-s power (what the row's breaker sees);
+//   * wanted and not yet on the server (as far as the controller knows): PUT it, else GET it;
+//     the answer says whether every rank runs a plan under it (JobPowerTarget::complied);
+//   * complied: no ceiling. Not complied: the job has control.training_response_s from the
+//     target's PUT, or from the last change of its deployment version (a new plan, a straggler),
+//     before it falls back; falls back at once when no plan of the job is that low ("met": false)
+//     or when the planning server cannot be reached or refuses (the controller cannot know what
+//     the job runs). A job that falls back is asked again every period and loses its ceilings as
+//     soon as it complies;
+//   * none wanted: a target this controller set (its reason starts with kTargetReasonPrefix) is
+//     cleared; a target someone else set is left alone. A clear that fails is retried the next
+//     period.
+// The target's reason carries the row's state as a ceiling's does (row_state_resume.h), so a
+// restarted controller resumes from the targets too (Resume). A target has no lease: one set by
+// a controller that never comes back stays until a controller of the row, or an operator, clears
+// it (DELETE /v1/jobs/{id}/power_target).
+// In shadow mode nothing is sent and no job falls back; the report says what would be asked.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "wattcut/base/result.h"
+#include "wattcut/polca/polca_config.h"
+#include "wattcut/row_control/planning_server_client.h"
+#include "wattcut/row_control/row_state_resume.h"
+
+namespace wattcut::row_control {
+
+inline constexpr const char* kTargetReasonPrefix = "wattcut polca control: ";
+
+// The planning server's calls, as TrainingTargets uses them (PlanningServerClient over HTTP).
+struct TrainingCalls {
+  std::function<Result<JobPowerTarget>(const std::string& job_id, double per_gpu_w, const std::string& reason)> set;
+  std::function<Result<JobPowerTarget>(const std::string& job_id)> get;
+  std::function<Result<JobPowerTarget>(const std::string& job_id)> clear;
+};
+
+enum class TrainingState {
+  kNone,       // no target wanted
+  kRequested,  // wanted, within the response time, not complied yet
+  kComplied,   // every rank runs a plan under the target
+  kFallback,   // the job's servers get the low-priority class's ceilings
+};
+const char* TrainingStateName(TrainingState state);  // "none", "requested", "complied", "fallback"
+
+// One job in one period.
+struct TrainingJobReport {
+  std::string job_id;
+  std::optional<double> target_w;  // the target the row wants for it (per GPU, peak 1-s)
+  TrainingState state = TrainingState::kNone;
+  std::string detail;  // why (an error, "waiting for ...", the lowest power when not met)
+};
+
+// The target a row at `level` asks of a training job; none at normal.
+std::optional<double> TrainingTargetFor(polca::PolicyLevel level, const polca::PolicySpec& policy);
+// The reason sent with a target: kTargetReasonPrefix, the row's state, its power.
+std::string TrainingTargetReason(const RowPolicyState& state, double fraction);
+// The row's state in a reason TrainingTargetReason wrote; nullopt for any other.
+std::optional<RowPolicyState> ParseTrainingTargetReason(const std::string& reason);
+
+class TrainingTargets {
+ public:
+  // `job_ids`: the row's training jobs (duplicates are dropped, the order kept).
+  TrainingTargets(std::vector<std::string> job_ids, polca::PolicySpec policy, double response_s, bool shadow,
+                  TrainingCalls calls);
+
+  // Reads every job's target (a restarted controller): the row states in the targets this
+  // controller set, as resume observations (ResumeState; a target has no lease, so 0 s left: a
+  // ceiling of the same row wins).
+  std::vector<ObservedCeiling> Resume();
+  // One period; `state`: the row's, as decided this period; `fraction`: its power / budget.
+  std::vector<TrainingJobReport> Run(const RowPolicyState& state, double fraction, double now_s);
+
+  // Whether the job's servers get ceilings now (after the last Run).
+  bool falls_back(const std::string& job_id) const;
+  const std::vector<std::string>& job_ids() const { return job_ids_; }
+  // The last Run's reports, in job order.
+  const std::vector<TrainingJobReport>& last() const { return last_; }
+  uint64_t call_errors() const { return call_errors_; }
+
+ private:
+  struct JobView {
+    bool known = false;  // whether server_target / server_reason are what the server holds
+    std::optional<double> server_target_w;
+    std::string server_reason;
+    std::optional<double> wanted_w;
+    double clock_from_s = 0;  // the response time runs from here
+    uint64_t version = 0;     // the deployment version last seen
+    bool complied = false;    // in the last period
+    bool falls_back = false;
+  };
+  TrainingJobReport RunJob(const std::string& job_id, JobView& view, const RowPolicyState& state, double fraction,
+                           double now_s);
+  void Learn(JobView& view, const JobPowerTarget& answer, double now_s);
+
+  std::vector<std::string> job_ids_;
+  polca::PolicySpec policy_;
+  double response_s_;
+  bool shadow_;
+  TrainingCalls calls_;
+  std::map<std::string, JobView> views_;
+  std::vector<TrainingJobReport> last_;
+  uint64_t call_errors_ = 0;
+};
+
+}  // namespace wattcut::row_control
