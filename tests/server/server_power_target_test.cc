@@ -11,6 +11,8 @@
 
 #include "tests/server/server_process.h"
 #include "tests/server/test_profiles.h"
+#include "wattcut/row_control/planning_server_client.h"
+#include "wattcut/row_control/training_targets.h"
 
 namespace wattcut::testing {
 namespace {
@@ -161,6 +163,67 @@ TEST(ServerPowerTarget, EveryRankSwitchesToThePowerCappedPlanAtOneStepAndBackWhe
   EXPECT_GT(ExpectEveryRankRuns(FetchAll(*c, path, 30, v1 + 1), v1 + 2, fastest, frontier), 30);
   metrics = Get(*c, "/metrics").text;
   EXPECT_EQ(metrics.find("wattcut_power_target_met{" + job_label), std::string::npos) << metrics;
+}
+
+// The row controller's side of the contract (row_control/training_targets.h) on the real server:
+// what it reads from the answers is what the server means. A target is requested, not complied
+// until every rank has run past the apply step, complied after; one no plan meets is "not met";
+// an unknown job is kNotFound; a cleared target reads as none.
+TEST(ServerPowerTarget, TheRowControllersClientReadsComplianceFromTheRealServer) {
+  ScopedTempDir dir("power_target_client");
+  ServerProcess server(std::vector<std::string>{}, dir.path());
+  ASSERT_TRUE(server.running()) << server.startup_output();
+  auto c = server.Client();
+  const std::string path = RegisterPlannedJob(*c);
+  const std::string job_id = Get(*c, "/v1/jobs/" + path + "/power_target").body["job_id"];
+  ASSERT_NE(job_id.find('+'), std::string::npos) << "a job id with the characters a path must encode";
+  std::vector<json> first = FetchAll(*c, path, 0, 0);
+  const uint64_t v1 = first[0]["version"];
+  FetchAll(*c, path, 5, v1);
+
+  row_control::AgentTimeouts timeouts;
+  timeouts.connect_timeout_s = 10;
+  timeouts.request_timeout_s = 30;
+  auto client =
+      row_control::PlanningServerClient::Create("http://127.0.0.1:" + std::to_string(server.port()), "", timeouts);
+  ASSERT_TRUE(client.ok()) << client.error().message;
+  json points = Get(*c, "/v1/jobs/" + path + "/frontier/points?limit=10000").body["points"];
+  const double watts = points[points.size() / 2]["peak_1s_power_w"].get<double>() / kPp;
+  const std::string reason = row_control::TrainingTargetReason({polca::PolicyLevel::kT1, false}, 0.85);
+
+  auto set = (*client)->SetPeakPowerTarget(job_id, watts, reason);
+  ASSERT_TRUE(set.ok()) << set.error().message;
+  EXPECT_EQ(set->target_w, watts);
+  EXPECT_EQ(set->reason, reason);
+  EXPECT_EQ(set->kind, "peak_1s");
+  EXPECT_TRUE(set->applied);
+  EXPECT_TRUE(set->met);
+  EXPECT_FALSE(set->every_rank_past_apply_step);
+  EXPECT_FALSE(set->complied()) << "no rank has reached the new plan";
+  EXPECT_EQ(set->deployment_version, v1 + 1);
+  ASSERT_TRUE(set->point_power_per_gpu_w.has_value());
+  EXPECT_LE(*set->point_power_per_gpu_w, watts);
+
+  const int64_t apply = Get(*c, "/v1/jobs/" + path + "/power_target").body["deployment"]["apply_from_step"];
+  FetchAll(*c, path, static_cast<int>(apply) + 1, v1 + 1);
+  auto got = (*client)->GetPowerTarget(job_id);
+  ASSERT_TRUE(got.ok()) << got.error().message;
+  EXPECT_TRUE(got->complied());
+
+  const double below_every_plan = 0.5 * points[0]["peak_1s_power_w"].get<double>() / kPp;
+  auto low = (*client)->SetPeakPowerTarget(job_id, below_every_plan, reason);
+  ASSERT_TRUE(low.ok()) << low.error().message;
+  EXPECT_TRUE(low->applied);
+  EXPECT_FALSE(low->met);
+  EXPECT_FALSE(low->complied());
+
+  auto cleared = (*client)->ClearPowerTarget(job_id);
+  ASSERT_TRUE(cleared.ok()) << cleared.error().message;
+  EXPECT_EQ(cleared->target_w, std::nullopt);
+
+  auto unknown = (*client)->GetPowerTarget("no-such-job");
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_EQ(unknown.error().code, ErrorCode::kNotFound) << unknown.error().message;
 }
 
 }  // namespace
