@@ -10,7 +10,8 @@ torchrun; ranks are laid out pipeline by pipeline (rank = dp_rank * stages + sta
         examples/pipeline_gpt/train.py --dp 2 --server-url http://127.0.0.1:7787
 
 `--no-wattcut` trains without any hook (the same numerics: compare the losses). Each rank writes
-one JSON line per step to `--log-dir` (its plan, the clock each instruction ran at, the loss).
+one JSON line per step to `--log-dir` (its plan and the deployment version it came in, the clock
+each instruction ran at, the loss).
 
 Test-only switches (tests/e2e): on a CPU the (fake) GPU's clock does not change the speed of the
 compute, so `--emulate-clock-scaling` stretches each instruction to `--emulated-ms` times
@@ -132,6 +133,8 @@ def parse_args(argv: Optional[List[str]] = None) -> argparse.Namespace:
     w.add_argument("--p2p-power-w", type=float, default=75.0)
     w.add_argument("--gpu-backend", default="nvml", choices=["nvml", "simulated"])
     w.add_argument("--dry-run", action="store_true", help="only log clock changes")
+    w.add_argument("--no-profile", action="store_true",
+                   help="do not profile: the server has the job's profile (--profile-for-new-jobs, PUT .../profile)")
     w.add_argument("--profile-warmup", type=int, default=1)
     w.add_argument("--profile-iterations", type=int, default=1)
     w.add_argument("--profile-freq-step-mhz", type=int, default=0)
@@ -186,7 +189,7 @@ def main(argv: Optional[List[str]] = None) -> int:
             dp_degree=args.dp, pp_degree=stages, tp_degree=1, world_size=world,
             server_url=args.server_url, job_metadata="pipeline-gpt",
             num_microbatches=args.microbatches, p2p_power_w=args.p2p_power_w,
-            gpu_backend=args.gpu_backend, dry_run=args.dry_run,
+            gpu_backend=args.gpu_backend, dry_run=args.dry_run, profile=not args.no_profile,
             profile_warmup_iterations=args.profile_warmup,
             profile_measured_iterations=args.profile_iterations,
             profile_freq_step_mhz=args.profile_freq_step_mhz,
@@ -224,6 +227,7 @@ def main(argv: Optional[List[str]] = None) -> int:
         if pfo is not None:
             pfo.on_step_begin()
         schedule = list(pfo.schedule) if pfo is not None and pfo.phase == "planned" else []
+        plan_version = pfo.plan_version if pfo is not None else 0
         step_began = time.monotonic()
         if straggler.slow(dp_rank, step):
             time.sleep(straggler.sleep_s)
@@ -289,7 +293,7 @@ def main(argv: Optional[List[str]] = None) -> int:
         loss = sum(losses) / len(losses) if losses else None
         if log is not None:
             log.write(json.dumps({"step": step, "rank": rank, "dp_rank": dp_rank, "stage": stage, "phase": phase,
-                                  "schedule": schedule, "clocks": clocks, "loss": loss,
+                                  "schedule": schedule, "plan_version": plan_version, "clocks": clocks, "loss": loss,
                                   "time_s": last_step_s, "reported_slowdown": reported_slowdown}) + "\n")
             log.flush()
         if last and loss is not None and (step % 5 == 0 or step == args.steps - 1):
