@@ -191,7 +191,7 @@ TEST(ServerPowerTarget, TheRowControllersClientReadsComplianceFromTheRealServer)
   const double watts = points[points.size() / 2]["peak_1s_power_w"].get<double>() / kPp;
   const std::string reason = row_control::TrainingTargetReason({polca::PolicyLevel::kT1, false}, 0.85);
 
-  auto set = (*client)->SetPeakPowerTarget(job_id, watts, reason);
+  auto set = (*client)->SetPeakPowerTarget(job_id, watts, reason, 30);
   ASSERT_TRUE(set.ok()) << set.error().message;
   EXPECT_EQ(set->target_w, watts);
   EXPECT_EQ(set->reason, reason);
@@ -211,7 +211,7 @@ TEST(ServerPowerTarget, TheRowControllersClientReadsComplianceFromTheRealServer)
   EXPECT_TRUE(got->complied());
 
   const double below_every_plan = 0.5 * points[0]["peak_1s_power_w"].get<double>() / kPp;
-  auto low = (*client)->SetPeakPowerTarget(job_id, below_every_plan, reason);
+  auto low = (*client)->SetPeakPowerTarget(job_id, below_every_plan, reason, 30);
   ASSERT_TRUE(low.ok()) << low.error().message;
   EXPECT_TRUE(low->applied);
   EXPECT_FALSE(low->met);

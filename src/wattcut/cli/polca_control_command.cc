@@ -128,8 +128,8 @@ row_control::RowCalls CallsOver(row_control::RowAgents& agents, double period_s)
 // The planning server's power-target calls (training_targets.h).
 row_control::TrainingCalls TrainingCallsOver(row_control::PlanningServerClient& planning) {
   row_control::TrainingCalls calls;
-  calls.set = [&planning](const std::string& job, double w, const std::string& reason) {
-    return planning.SetPeakPowerTarget(job, w, reason);
+  calls.set = [&planning](const std::string& job, double w, const std::string& reason, double lease_s) {
+    return planning.SetPeakPowerTarget(job, w, reason, lease_s);
   };
   calls.get = [&planning](const std::string& job) { return planning.GetPowerTarget(job); };
   calls.clear = [&planning](const std::string& job) { return planning.ClearPowerTarget(job); };

@@ -98,8 +98,9 @@ Result<JobPowerTarget> PlanningServerClient::Call(std::string_view method, const
 }
 
 Result<JobPowerTarget> PlanningServerClient::SetPeakPowerTarget(const std::string& job_id, double per_gpu_w,
-                                                                const std::string& reason) {
-  return Call("PUT", job_id, json{{"peak_power_per_gpu_w", per_gpu_w}, {"reason", reason}}.dump());
+                                                                const std::string& reason, double lease_s) {
+  return Call("PUT", job_id,
+              json{{"peak_power_per_gpu_w", per_gpu_w}, {"reason", reason}, {"lease_s", lease_s}}.dump());
 }
 
 Result<JobPowerTarget> PlanningServerClient::GetPowerTarget(const std::string& job_id) {

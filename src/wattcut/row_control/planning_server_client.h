@@ -49,8 +49,10 @@ class PlanningServerClient {
   static Result<std::unique_ptr<PlanningServerClient>> Create(const std::string& base_url, const std::string& token,
                                                               const AgentTimeouts& timeouts);
 
-  // PUT {"peak_power_per_gpu_w": W, "reason": ...}.
-  Result<JobPowerTarget> SetPeakPowerTarget(const std::string& job_id, double per_gpu_w, const std::string& reason);
+  // PUT {"peak_power_per_gpu_w": W, "reason": ..., "lease_s": L}: the target lapses L s after
+  // this unless it is set again (L >= 1).
+  Result<JobPowerTarget> SetPeakPowerTarget(const std::string& job_id, double per_gpu_w, const std::string& reason,
+                                            double lease_s);
   Result<JobPowerTarget> GetPowerTarget(const std::string& job_id);
   Result<JobPowerTarget> ClearPowerTarget(const std::string& job_id);
 

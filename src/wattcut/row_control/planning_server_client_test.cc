@@ -110,7 +110,7 @@ TEST(PlanningServerClient, SetsReadsAndClearsAJobsTargetWithTheToken) {
   auto client = PlanningServerClient::Create(planning.server->base_url(), "planning-token", TestTimeouts());
   ASSERT_TRUE(client.ok()) << client.error().message;
   const std::string job = "2026+dp1+pp2+tp1+perseus+1";
-  auto set = (*client)->SetPeakPowerTarget(job, 250, "wattcut polca control: polca level=t1 brake=off");
+  auto set = (*client)->SetPeakPowerTarget(job, 250, "wattcut polca control: polca level=t1 brake=off", 30);
   ASSERT_TRUE(set.ok()) << set.error().message;
   EXPECT_TRUE(set->complied());
   ASSERT_TRUE((*client)->GetPowerTarget(job).ok());
@@ -119,7 +119,8 @@ TEST(PlanningServerClient, SetsReadsAndClearsAJobsTargetWithTheToken) {
   ASSERT_EQ(planning.requests.size(), 3u);
   EXPECT_EQ(
       planning.requests[0],
-      "PUT " + job + R"( {"peak_power_per_gpu_w":250.0,"reason":"wattcut polca control: polca level=t1 brake=off"})");
+      "PUT " + job +
+          R"( {"lease_s":30.0,"peak_power_per_gpu_w":250.0,"reason":"wattcut polca control: polca level=t1 brake=off"})");
   EXPECT_EQ(planning.requests[1], "GET " + job) << "the job id's '+' arrives as itself";
   EXPECT_EQ(planning.requests[2], "DELETE " + job);
   EXPECT_EQ(planning.authorization, "Bearer planning-token");

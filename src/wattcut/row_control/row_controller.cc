@@ -21,6 +21,11 @@ polca::ControlSpec ControlFor(const RowControllerOptions& options) {
   return control;
 }
 
+double CeilingLeaseS(const RowControllerOptions& options) {
+  return options.ceiling_lease_s > 0 ? options.ceiling_lease_s
+                                     : std::max(30.0, 10 * options.config.control.telemetry_period_s);
+}
+
 }  // namespace
 
 RowController::RowController(RowControllerOptions options, std::vector<ControlledServer> servers, RowCalls calls)
@@ -30,12 +35,10 @@ RowController::RowController(RowControllerOptions options, std::vector<Controlle
       policy_(options_.policy, options_.config.policy, ControlFor(options_)),
       actuation_(options_.config.gpu.max_freq_mhz, options_.config.policy.brake_mhz),
       training_(TrainingJobs(servers_), options_.config.policy, options_.config.control.training_response_s,
-                options_.shadow, calls_.training),
+                CeilingLeaseS(options_), options_.shadow, calls_.training),
       budget_w_(options_.config.row_budget_w()),
-      views_(servers_.size()) {
-  lease_s_ = options_.ceiling_lease_s > 0 ? options_.ceiling_lease_s
-                                          : std::max(30.0, 10 * options_.config.control.telemetry_period_s);
-}
+      lease_s_(CeilingLeaseS(options_)),
+      views_(servers_.size()) {}
 
 std::vector<std::string> RowController::TrainingJobs(const std::vector<ControlledServer>& servers) {
   std::vector<std::string> jobs;

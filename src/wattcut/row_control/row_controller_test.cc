@@ -251,7 +251,7 @@ struct ScriptedTrainingJob {
   }
   TrainingCalls Calls() {
     TrainingCalls c;
-    c.set = [this](const std::string&, double w, const std::string& why) {
+    c.set = [this](const std::string&, double w, const std::string& why, double) {
       calls.push_back("PUT");
       if (reachable) {
         target_w = w;

@@ -48,8 +48,12 @@ std::optional<RowPolicyState> ParseTrainingTargetReason(const std::string& reaso
 }
 
 TrainingTargets::TrainingTargets(std::vector<std::string> job_ids, polca::PolicySpec policy, double response_s,
-                                 bool shadow, TrainingCalls calls)
-    : policy_(policy), response_s_(response_s), shadow_(shadow), calls_(std::move(calls)) {
+                                 double lease_s, bool shadow, TrainingCalls calls)
+    : policy_(policy),
+      response_s_(response_s),
+      lease_s_(std::max(1.0, lease_s)),
+      shadow_(shadow),
+      calls_(std::move(calls)) {
   for (std::string& id : job_ids) {
     if (std::find(job_ids_.begin(), job_ids_.end(), id) == job_ids_.end()) job_ids_.push_back(std::move(id));
   }
@@ -126,11 +130,13 @@ TrainingJobReport TrainingTargets::RunJob(const std::string& job_id, JobView& vi
     return report;
   }
 
-  // Asked again when the server may not hold it, or holds it for another state of the row.
+  // Sent again when the server may not hold it, holds it for another state of the row, or its
+  // lease needs renewing.
   const bool on_server = view.known && view.server_target_w == wanted &&
-                         ParseTrainingTargetReason(view.server_reason) == std::optional<RowPolicyState>(state);
+                         ParseTrainingTargetReason(view.server_reason) == std::optional<RowPolicyState>(state) &&
+                         now_s - view.sent_at_s < lease_s_ / 3;
   Result<JobPowerTarget> answer =
-      on_server ? calls_.get(job_id) : calls_.set(job_id, *wanted, TrainingTargetReason(state, fraction));
+      on_server ? calls_.get(job_id) : calls_.set(job_id, *wanted, TrainingTargetReason(state, fraction), lease_s_);
   if (!answer.ok()) {
     ++call_errors_;
     view.known = false;
@@ -141,6 +147,7 @@ TrainingJobReport TrainingTargets::RunJob(const std::string& job_id, JobView& vi
     return report;
   }
   Learn(view, *answer, now_s);
+  if (!on_server) view.sent_at_s = now_s;
   const std::string version = "deployment version " + std::to_string(answer->deployment_version);
   if (answer->complied()) {
     view.complied = true;

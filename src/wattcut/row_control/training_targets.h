@@ -4,8 +4,9 @@
 // comply. Every period (Run), for each job of the row's training servers:
 //   * the target the row's level asks for: none at normal, policy.t1_training_w per GPU at T1,
 //     policy.t2_training_w at T2 (low and high), peak 1-s power (what the row's breaker sees);
-//   * wanted and not yet on the server (as far as the controller knows): PUT it, else GET it;
-//     the answer says whether every rank runs a plan under it (JobPowerTarget::complied);
+//   * wanted and not yet on the server (as far as the controller knows), or last sent lease/3
+//     ago: PUT it with a lease (the controller's ceiling lease), else GET it; the answer says
+//     whether every rank runs a plan under it (JobPowerTarget::complied);
 //   * complied: no ceiling. Not complied: the job has control.training_response_s from the
 //     target's PUT, or from the last change of its deployment version (a new plan, a straggler),
 //     before it falls back; falls back at once when no plan of the job is that low ("met": false)
@@ -16,9 +17,9 @@
 //     cleared; a target someone else set is left alone. A clear that fails is retried the next
 //     period.
 // The target's reason carries the row's state as a ceiling's does (row_state_resume.h), so a
-// restarted controller resumes from the targets too (Resume). A target has no lease: one set by
-// a controller that never comes back stays until a controller of the row, or an operator, clears
-// it (DELETE /v1/jobs/{id}/power_target).
+// restarted controller resumes from the targets too (Resume). Like a ceiling, a target carries a
+// lease, renewed every lease/3: one set by a controller that dies lapses on the planning server
+// (the job returns to its selected plan) unless a restarted controller renews it first.
 // In shadow mode nothing is sent and no job falls back; the report says what would be asked.
 #pragma once
 
@@ -39,7 +40,9 @@ inline constexpr const char* kTargetReasonPrefix = "wattcut polca control: ";
 
 // The planning server's calls, as TrainingTargets uses them (PlanningServerClient over HTTP).
 struct TrainingCalls {
-  std::function<Result<JobPowerTarget>(const std::string& job_id, double per_gpu_w, const std::string& reason)> set;
+  std::function<Result<JobPowerTarget>(const std::string& job_id, double per_gpu_w, const std::string& reason,
+                                       double lease_s)>
+      set;
   std::function<Result<JobPowerTarget>(const std::string& job_id)> get;
   std::function<Result<JobPowerTarget>(const std::string& job_id)> clear;
 };
@@ -70,8 +73,9 @@ std::optional<RowPolicyState> ParseTrainingTargetReason(const std::string& reaso
 class TrainingTargets {
  public:
   // `job_ids`: the row's training jobs (duplicates are dropped, the order kept).
-  TrainingTargets(std::vector<std::string> job_ids, polca::PolicySpec policy, double response_s, bool shadow,
-                  TrainingCalls calls);
+  // `lease_s`: each target's lease (>= 1 s).
+  TrainingTargets(std::vector<std::string> job_ids, polca::PolicySpec policy, double response_s, double lease_s,
+                  bool shadow, TrainingCalls calls);
 
   // Reads every job's target (a restarted controller): the row states in the targets this
   // controller set, as resume observations (ResumeState; a target has no lease, so 0 s left: a
@@ -94,6 +98,7 @@ class TrainingTargets {
     std::string server_reason;
     std::optional<double> wanted_w;
     double clock_from_s = 0;  // the response time runs from here
+    double sent_at_s = 0;     // the last PUT that the server took
     uint64_t version = 0;     // the deployment version last seen
     bool complied = false;    // in the last period
     bool falls_back = false;
@@ -105,6 +110,7 @@ class TrainingTargets {
   std::vector<std::string> job_ids_;
   polca::PolicySpec policy_;
   double response_s_;
+  double lease_s_;
   bool shadow_;
   TrainingCalls calls_;
   std::map<std::string, JobView> views_;

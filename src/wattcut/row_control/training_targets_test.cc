@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 namespace wattcut::row_control {
 namespace {
 
@@ -19,6 +21,7 @@ struct ScriptedPlanningServer {
   double lowest_w = 200;   // the job's lowest-power plan
   bool reachable = true;
   std::vector<std::string> calls;  // "PUT 300", "GET", "DELETE"
+  double lease_s = 0;              // of the last PUT
 
   Result<JobPowerTarget> Answer() {
     JobPowerTarget t;
@@ -34,8 +37,9 @@ struct ScriptedPlanningServer {
   }
   TrainingCalls Calls() {
     TrainingCalls c;
-    c.set = [this](const std::string&, double w, const std::string& why) -> Result<JobPowerTarget> {
+    c.set = [this](const std::string&, double w, const std::string& why, double lease) -> Result<JobPowerTarget> {
       calls.push_back("PUT " + std::to_string(int(w)));
+      lease_s = lease;
       if (!reachable) return Error::Unavailable("cannot reach the planning server");
       if (target_w != w) {
         ++version;  // a new plan: a new deployment the ranks have not reached yet
@@ -66,9 +70,10 @@ struct ScriptedPlanningServer {
 };
 
 constexpr double kResponseS = 5;
+constexpr double kLeaseS = 30;
 
 TrainingTargets Targets(ScriptedPlanningServer& server, bool shadow = false) {
-  return TrainingTargets({"job-1", "job-1"}, polca::PolicySpec{}, kResponseS, shadow, server.Calls());
+  return TrainingTargets({"job-1", "job-1"}, polca::PolicySpec{}, kResponseS, kLeaseS, shadow, server.Calls());
 }
 
 const RowPolicyState kNormal{PolicyLevel::kNormal, false};
@@ -137,6 +142,20 @@ TEST(TrainingTargets, T2AsksForLessAndAStateChangeIsSentWithTheSameTarget) {
   EXPECT_EQ(ParseTrainingTargetReason(server.reason), kT2High);
   server.ranks_past = true;
   EXPECT_EQ(targets.Run(kT2High, 0.9, 3)[0].state, TrainingState::kComplied);
+}
+
+TEST(TrainingTargets, ATargetsLeaseIsRenewedEveryThirdOfIt) {
+  ScriptedPlanningServer server;
+  server.ranks_past = true;
+  TrainingTargets targets = Targets(server);
+  targets.Run(kT1, 0.85, 0);
+  EXPECT_EQ(server.lease_s, kLeaseS);
+  server.ranks_past = true;
+  for (int t = 1; t < 10; ++t) targets.Run(kT1, 0.85, t);
+  EXPECT_EQ(std::count(server.calls.begin(), server.calls.end(), "PUT 350"), 1);
+  targets.Run(kT1, 0.85, 10);
+  EXPECT_EQ(server.calls.back(), "PUT 350") << "renewed at lease / 3";
+  EXPECT_EQ(server.version, 2u) << "a renewal is no new deployment";
 }
 
 TEST(TrainingTargets, ATargetNoPlanMeetsFallsBackAtOnce) {

@@ -115,14 +115,14 @@ TEST(Deployment, APowerTargetGivesTheFastestPointAtOrBelowIt) {
 
 TEST(Deployment, APowerTargetNoPlanMeetsGivesTheLowestPowerPointAndSaysSo) {
   Frontier frontier = testing::ThreePointFrontier();
-  PowerCapPoint cap = PointForPowerTarget(frontier, PowerTarget{PowerTarget::Kind::kAverage, 9000, ""});
+  PowerCapPoint cap = PointForPowerTarget(frontier, PowerTarget{PowerTarget::Kind::kAverage, 9000, "", 0, 0});
   EXPECT_FALSE(cap.met);
   EXPECT_EQ(cap.index, 1u);
   EXPECT_NEAR(cap.power_per_gpu_w, 100 / 0.011, 1e-9);
   EXPECT_NE(cap.note.find("the lowest is"), std::string::npos) << cap.note;
 
   // A peak target on a frontier without peak powers: the average decides, and says so.
-  cap = PointForPowerTarget(frontier, PowerTarget{PowerTarget::Kind::kPeak1s, 9100, ""});
+  cap = PointForPowerTarget(frontier, PowerTarget{PowerTarget::Kind::kPeak1s, 9100, "", 0, 0});
   EXPECT_FALSE(cap.decided_by_target_kind);
   EXPECT_TRUE(cap.met);
   EXPECT_EQ(cap.index, 1u);
@@ -131,7 +131,7 @@ TEST(Deployment, APowerTargetNoPlanMeetsGivesTheLowestPowerPointAndSaysSo) {
   frontier.SetPeakPower(0, 10000);
   frontier.SetPeakPower(1, 9500);
   frontier.SetPeakPower(2, 13000);
-  cap = PointForPowerTarget(frontier, PowerTarget{PowerTarget::Kind::kPeak1s, 9000, ""});
+  cap = PointForPowerTarget(frontier, PowerTarget{PowerTarget::Kind::kPeak1s, 9000, "", 0, 0});
   EXPECT_FALSE(cap.met);
   EXPECT_EQ(cap.index, 1u);
   EXPECT_EQ(cap.power_per_gpu_w, 9500);

@@ -524,12 +524,31 @@ Result<PowerTarget> PowerTarget::FromJson(const json& j) {
     }
     target.reason = PrintableText(reason, kPowerTargetReasonMaxBytes);
   }
+  if (auto it = j.find("lease_s"); it != j.end() && !it->is_null()) {
+    auto v = NumberValue(*it, "field 'lease_s'");
+    if (!v) return v.error();
+    if (!(*v >= 1 && *v <= kPowerTargetMaxLeaseS)) {
+      return Error{"field 'lease_s': expected seconds in [1, " + GeneralText(kPowerTargetMaxLeaseS) + "], got " +
+                   GeneralText(*v)};
+    }
+    target.lease_s = *v;
+  }
+  // Only in a stored job state: the server sets it from lease_s.
+  if (auto it = j.find("expires_at_unix_s"); it != j.end() && !it->is_null()) {
+    auto v = NumberValue(*it, "field 'expires_at_unix_s'");
+    if (!v) return v.error();
+    target.expires_at_unix_s = *v;
+  }
   return target;
 }
 
 json PowerTarget::ToJson() const {
   json j = {{kind == Kind::kPeak1s ? "peak_power_per_gpu_w" : "avg_power_per_gpu_w", per_gpu_w}};
   if (!reason.empty()) j["reason"] = reason;
+  if (lease_s > 0) {
+    j["lease_s"] = lease_s;
+    j["expires_at_unix_s"] = expires_at_unix_s;
+  }
   return j;
 }
 

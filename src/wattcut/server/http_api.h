@@ -129,21 +129,27 @@ struct PlanSelection {
 // average power of any 1-s window of an iteration, per GPU: what a row breaker sees) or
 // avg_power_per_gpu_w (the iteration's average power per GPU), in watts (> 0, finite), and an
 // optional "reason" (at most kPowerTargetReasonMaxBytes bytes of text, kept for the logs and
-// shown in the answer).
+// shown in the answer), and an optional "lease_s" (1 s to kPowerTargetMaxLeaseS): the target
+// lapses that long after it was set unless it is set again, as a row controller's clock
+// ceilings do, so a controller that dies does not cap a job for ever.
 struct PowerTarget {
   enum class Kind { kPeak1s, kAverage };
   Kind kind = Kind::kPeak1s;
   double per_gpu_w = 0;
   std::string reason;
+  double lease_s = 0;            // 0: no lease
+  double expires_at_unix_s = 0;  // set by the server from lease_s when the target is set
 
   // "peak_1s" or "average" (the metrics' kind label).
   const char* KindName() const { return kind == Kind::kPeak1s ? "peak_1s" : "average"; }
-  // The request's shape: {"peak_power_per_gpu_w": W, "reason": "..."} (reason when not empty).
+  // The request's shape: {"peak_power_per_gpu_w": W, "reason": "...", "lease_s": L} (reason and
+  // lease when set), plus "expires_at_unix_s" with a lease (what the job's state stores).
   nlohmann::json ToJson() const;
   static Result<PowerTarget> FromJson(const nlohmann::json& json);
   bool operator==(const PowerTarget&) const = default;
 };
 inline constexpr size_t kPowerTargetReasonMaxBytes = 512;
+inline constexpr double kPowerTargetMaxLeaseS = 86400;
 
 // Parses a request body as JSON; a syntax error is ErrorCode::kMalformed (a 400) naming
 // the byte offset.

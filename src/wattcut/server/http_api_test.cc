@@ -209,6 +209,10 @@ TEST(HttpApi, PowerTargetNeedsExactlyOneKindOfPositiveWatts) {
   EXPECT_EQ(avg->kind, PowerTarget::Kind::kAverage);
   EXPECT_STREQ(avg->KindName(), "average");
   EXPECT_EQ(avg->ToJson(), json::parse(R"({"avg_power_per_gpu_w": 250})"));
+  auto leased = PowerTargetFromJson(json::parse(R"({"peak_power_per_gpu_w": 300, "lease_s": 30})"));
+  ASSERT_TRUE(leased.ok()) << leased.error().message;
+  EXPECT_EQ(leased->lease_s, 30);
+  EXPECT_EQ(leased->expires_at_unix_s, 0) << "the server sets it";
 
   const std::pair<const char*, const char*> bad[] = {
       {R"({})", "exactly one of 'peak_power_per_gpu_w'"},
@@ -218,6 +222,9 @@ TEST(HttpApi, PowerTargetNeedsExactlyOneKindOfPositiveWatts) {
       {R"({"peak_power_per_gpu_w": "300"})", "field 'peak_power_per_gpu_w': expected a number, got string"},
       {R"({"peak_power_per_gpu_w": 300, "reason": 7})", "field 'reason': expected a string"},
       {R"([300])", "power target: expected a JSON object"},
+      {R"({"peak_power_per_gpu_w": 300, "lease_s": 0.5})", "field 'lease_s': expected seconds in [1, 86400], got 0.5"},
+      {R"({"peak_power_per_gpu_w": 300, "lease_s": 90000})", "field 'lease_s': expected seconds in [1, 86400]"},
+      {R"({"peak_power_per_gpu_w": 300, "lease_s": "30"})", "field 'lease_s': expected a number"},
   };
   for (const auto& [text, expected] : bad) {
     auto parsed = PowerTargetFromJson(json::parse(text));

@@ -518,7 +518,25 @@ namespace {
 double SteadyNowS() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
+// A lease must survive a restart: wall-clock time.
+double UnixNowS() { return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count(); }
 }  // namespace
+
+void JobRegistry::LapsePowerTargetLocked(Job& job) {
+  if (!job.power_target || job.power_target->lease_s <= 0) return;
+  if (UnixNowS() < job.power_target->expires_at_unix_s) return;
+  const std::optional<PowerTarget> saved = job.power_target;
+  job.power_target.reset();
+  if (auto s = PutStateLocked(job); !s) {
+    // Kept as stored; the next read tries again.
+    job.power_target = saved;
+    return;
+  }
+  RedeployLocked(job);
+  std::fprintf(stderr, "wattcut serve: job %s: power target's lease (%s s) ran out: cleared, deployment version %llu\n",
+               PrintableText(job.info.job_id).c_str(), GeneralText(saved->lease_s).c_str(),
+               static_cast<unsigned long long>(job.deployment.version));
+}
 
 void JobRegistry::RedeployLocked(Job& job) {
   DeploymentTarget target = DeploymentTarget::From(Decide(job, /*may_start_profiling=*/false), job.frontier_generation);
@@ -544,6 +562,7 @@ Answer JobRegistry::FetchDeployment(const std::string& job_id, int64_t rank, int
   const RankInfo* registered = *found;
   if (shutting_down_) return Error::Unavailable("the server is shutting down");
   job->progress.Report(static_cast<size_t>(rank), step, SteadyNowS());
+  LapsePowerTargetLocked(*job);
   job->saving.Advance(job->progress.max_step(), job->StepSaving(), job->deployment.target.plan,
                       job->deployment.apply_from_step);
   const Deployment& d = job->deployment;
@@ -589,6 +608,7 @@ Answer JobRegistry::ScheduleAnswer(Job& job, const ScheduleDecision& d, int rank
 }
 
 void JobRegistry::CompleteRound(Job& job) {
+  LapsePowerTargetLocked(job);
   job.decision = Decide(job, /*may_start_profiling=*/true);
   job.barrier.Complete();
   // The round number is bookkeeping, not an acknowledged write: if this fails, the
@@ -1217,6 +1237,8 @@ Answer JobRegistry::ChangePowerTarget(const std::string& job_id, std::optional<P
   if (!job) return MissingJob(job_id);
   std::lock_guard lock(job->mu);
   const std::optional<PowerTarget> saved = job->power_target;
+  if (target && target->lease_s > 0) target->expires_at_unix_s = UnixNowS() + target->lease_s;
+  if (target && target->lease_s <= 0) target->expires_at_unix_s = 0;
   job->power_target = std::move(target);
   if (auto s = PutStateLocked(*job); !s) {
     job->power_target = saved;
@@ -1229,9 +1251,15 @@ Answer JobRegistry::ChangePowerTarget(const std::string& job_id, std::optional<P
     what = std::string(now->KindName()) + " " + GeneralText(now->per_gpu_w) + " W per GPU";
     if (!now->reason.empty()) what += " (" + now->reason + ")";
   }
-  std::fprintf(stderr, "wattcut serve: job %s: power target %s: deployment version %llu%s\n",
-               PrintableText(job_id).c_str(), what.c_str(), static_cast<unsigned long long>(job->deployment.version),
-               job->deployment.version != version ? " (new)" : " (unchanged)");
+  // A lease renewed with the same target (a row controller's, every lease / 3) is not logged.
+  const auto& now = job->power_target;
+  const bool renewal = saved && now && saved->kind == now->kind && saved->per_gpu_w == now->per_gpu_w &&
+                       job->deployment.version == version;
+  if (!renewal) {
+    std::fprintf(stderr, "wattcut serve: job %s: power target %s: deployment version %llu%s\n",
+                 PrintableText(job_id).c_str(), what.c_str(), static_cast<unsigned long long>(job->deployment.version),
+                 job->deployment.version != version ? " (new)" : " (unchanged)");
+  }
   const bool ready = job->frontier_state == FrontierState::kReady && job->frontier;
   return Text(PowerTargetJson(job_id, job->power_target, job->frontier_state, ready ? job->frontier.get() : nullptr,
                               ready ? job->SelectedPoint() : 0, job->deployment, job->progress, nullptr, nullptr));
@@ -1247,6 +1275,7 @@ Answer JobRegistry::GetPowerTarget(const std::string& job_id) {
   auto job = Find(job_id);
   if (!job) return MissingJob(job_id);
   std::lock_guard lock(job->mu);
+  LapsePowerTargetLocked(*job);
   const bool ready = job->frontier_state == FrontierState::kReady && job->frontier;
   return Text(PowerTargetJson(job_id, job->power_target, job->frontier_state, ready ? job->frontier.get() : nullptr,
                               ready ? job->SelectedPoint() : 0, job->deployment, job->progress, nullptr, nullptr));
@@ -1261,6 +1290,7 @@ std::vector<PowerTargetGauge> JobRegistry::PowerTargetGauges() {
   std::vector<PowerTargetGauge> out;
   for (const auto& job : jobs) {
     std::lock_guard lock(job->mu);
+    if (!job->deleted) LapsePowerTargetLocked(*job);
     if (!job->power_target || job->deleted) continue;
     PowerTargetGauge g;
     g.job_id = job->info.job_id;

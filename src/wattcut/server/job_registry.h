@@ -165,6 +165,10 @@ class JobRegistry {
   void SubmitFrontierLocked(Job& job);
   // A new deployment version when what the ranks should run has changed (deployment.h).
   void RedeployLocked(Job& job);
+  // A power target whose lease ran out is cleared (stored, a new deployment) as if DELETEd:
+  // checked wherever the target is read (the ranks' deployments, GET, /metrics), so no timer is
+  // needed; a target with no reader lapses at the next read.
+  void LapsePowerTargetLocked(Job& job);
   Status RecordProfilingResultLocked(Job& job, const ProfilingResult& result);
   // The registered rank `rank` of `job` (its mutex held): kInvalidArgument beyond world_size,
   // kConflict when it has not registered (with how to).

@@ -4,8 +4,10 @@
 // frontier is ready, clearing it, and a restart.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "wattcut/server/job_registry.h"
@@ -79,7 +81,7 @@ TEST(JobRegistryPowerTarget, APeakOrAverageTargetDeploysTheFastestPlanAtOrBelowI
     ASSERT_LT(expected, fastest) << "the target must slow the job for this test to mean anything";
     r.Ok(r.registry->ClearPowerTarget(id));  // from the fastest plan again
     const uint64_t before = r.Ok(r.registry->FetchDeployment(id, 0, 0, 0))["version"];
-    json answer = r.Ok(r.registry->SetPowerTarget(id, PowerTarget{kind, watts, "row 3 over its budget"}));
+    json answer = r.Ok(r.registry->SetPowerTarget(id, PowerTarget{kind, watts, "row 3 over its budget", 0, 0}));
     EXPECT_EQ(answer["applied"], true);
     EXPECT_EQ(answer["met"], true);
     EXPECT_EQ(answer["kind"], kind == PowerTarget::Kind::kPeak1s ? "peak_1s" : "average");
@@ -122,7 +124,7 @@ TEST(JobRegistryPowerTarget, EveryPipelineRunsTheSlowerOfItsPlanAndTheTargetsASt
   min_energy.kind = PlanSelection::Kind::kMinEnergy;
   r.Ok(r.registry->SelectPlan(id, min_energy));
   const double above_t_star = powers.avg_per_gpu_w[fastest];
-  json answer = r.Ok(r.registry->SetPowerTarget(id, PowerTarget{PowerTarget::Kind::kAverage, above_t_star, ""}));
+  json answer = r.Ok(r.registry->SetPowerTarget(id, PowerTarget{PowerTarget::Kind::kAverage, above_t_star, "", 0, 0}));
   EXPECT_EQ(answer["point"]["index"], fastest);
   EXPECT_EQ(answer["met"], true);
   for (int rank = 0; rank < 4; ++rank) EXPECT_EQ(PlanIndexOf(r, id, rank), t_star);
@@ -144,8 +146,8 @@ TEST(JobRegistryPowerTarget, EveryPipelineRunsTheSlowerOfItsPlanAndTheTargetsASt
   const int cap = FastestAtOrBelow(powers.avg_per_gpu_w, powers.avg_per_gpu_w[between]);
   ASSERT_GE(cap, between);
   ASSERT_LT(cap, fastest);
-  answer =
-      r.Ok(r.registry->SetPowerTarget(id, PowerTarget{PowerTarget::Kind::kAverage, powers.avg_per_gpu_w[between], ""}));
+  answer = r.Ok(r.registry->SetPowerTarget(
+      id, PowerTarget{PowerTarget::Kind::kAverage, powers.avg_per_gpu_w[between], "", 0, 0}));
   EXPECT_EQ(answer["point"]["index"], cap);
   EXPECT_EQ(answer["deployment"]["plan_index"], cap);  // the straggler pipeline's
   EXPECT_EQ(answer["deployment"]["non_straggler_plan_index"], std::min(non_straggler, cap));
@@ -163,7 +165,7 @@ TEST(JobRegistryPowerTarget, ATargetNoPlanMeetsDeploysTheLowestPowerPlanAndSaysN
   for (size_t i = powers.size(); i-- > 0;) {
     if (powers.peak_per_gpu_w[i] < powers.peak_per_gpu_w[lowest]) lowest = i;
   }
-  json answer = r.Ok(r.registry->SetPowerTarget(id, PowerTarget{PowerTarget::Kind::kPeak1s, 1.0, ""}));
+  json answer = r.Ok(r.registry->SetPowerTarget(id, PowerTarget{PowerTarget::Kind::kPeak1s, 1.0, "", 0, 0}));
   EXPECT_EQ(answer["applied"], true);
   EXPECT_EQ(answer["met"], false);
   EXPECT_EQ(answer["point"]["index"], lowest);
@@ -182,7 +184,7 @@ TEST(JobRegistryPowerTarget, ATargetSetBeforeTheFrontierIsKeptAndAppliedWhenItIs
   TempDir temp("power_target_before_frontier");
   Registry r(temp.path());
   std::string id = RegisterJobOfTwoPipelines(r);
-  json answer = r.Ok(r.registry->SetPowerTarget(id, PowerTarget{PowerTarget::Kind::kPeak1s, 1.0, ""}));
+  json answer = r.Ok(r.registry->SetPowerTarget(id, PowerTarget{PowerTarget::Kind::kPeak1s, 1.0, "", 0, 0}));
   EXPECT_EQ(answer["applied"], false);
   EXPECT_EQ(answer["frontier"], "none");
   EXPECT_NE(answer.value("note", "").find("applied when the frontier is ready"), std::string::npos) << answer.dump();
@@ -210,7 +212,7 @@ TEST(JobRegistryPowerTarget, ClearingBringsTheSelectedPlanBackAndARestartKeepsTh
   uint64_t version = 0;
   int capped = 0;
   int fastest = 0;
-  PowerTarget target{PowerTarget::Kind::kAverage, 0, "budget"};
+  PowerTarget target{PowerTarget::Kind::kAverage, 0, "budget", 0, 0};
   {
     Registry r(temp.path());
     id = RegisterJobOfTwoPipelines(r);
@@ -265,6 +267,48 @@ TEST(JobRegistryPowerTarget, ClearingBringsTheSelectedPlanBackAndARestartKeepsTh
   EXPECT_EQ(PlanIndexOf(again, id, 3), fastest);
   EXPECT_EQ(again.registry->SetPowerTarget("nope", target).error().code, ErrorCode::kNotFound);
   EXPECT_EQ(again.registry->GetPowerTarget("nope").error().code, ErrorCode::kNotFound);
+}
+
+// A target with a lease lapses unless it is set again (a row controller renews it as it renews
+// its ceilings): the ranks get the selected plan back, as after a DELETE; the expiry is stored.
+TEST(JobRegistryPowerTarget, ATargetsLeaseRunsOutUnlessItIsSetAgain) {
+  TempDir temp("power_target_lease");
+  std::string id;
+  int fastest = 0;
+  int capped = 0;
+  {
+    Registry r(temp.path());
+    id = RegisterJobOfTwoPipelines(r);
+    UploadProfile(r, id);
+    const PointPowers powers = Powers(r, id);
+    fastest = static_cast<int>(powers.size()) - 1;
+    PowerTarget target{PowerTarget::Kind::kAverage, powers.avg_per_gpu_w[powers.size() / 3], "row 1", 3600, 0};
+    capped = FastestAtOrBelow(powers.avg_per_gpu_w, target.per_gpu_w);
+    ASSERT_LT(capped, fastest);
+    const double before_s = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+    json set = r.Ok(r.registry->SetPowerTarget(id, target));
+    EXPECT_EQ(set["power_target"]["lease_s"], 3600);
+    EXPECT_GE(set["power_target"]["expires_at_unix_s"].get<double>(), before_s + 3600);
+    EXPECT_EQ(PlanIndexOf(r, id, 0), capped);
+    // Set again with a 1-s lease: it runs out and nobody renews it.
+    target.lease_s = 1;
+    r.Ok(r.registry->SetPowerTarget(id, target));
+    json got = r.Ok(r.registry->GetPowerTarget(id));
+    for (int i = 0; i < 100 && !got["power_target"].is_null(); ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      got = r.Ok(r.registry->GetPowerTarget(id));
+    }
+    EXPECT_TRUE(got["power_target"].is_null()) << got.dump();
+    EXPECT_EQ(PlanIndexOf(r, id, 0), fastest) << "the selected plan again";
+    EXPECT_TRUE(r.registry->PowerTargetGauges().empty());
+    // One that has not run out yet is stored with its expiry.
+    target.lease_s = 3600;
+    r.Ok(r.registry->SetPowerTarget(id, target));
+  }
+  Registry again(temp.path());
+  json got = again.Ok(again.registry->GetPowerTarget(id));
+  EXPECT_EQ(got["power_target"]["lease_s"], 3600);
+  EXPECT_EQ(PlanIndexOf(again, id, 2), capped);
 }
 
 }  // namespace

@@ -65,7 +65,7 @@ TEST(JobStateCodec, ThePowerTargetRoundTripsAndAnOlderDocumentHasNone) {
   ASSERT_TRUE(without.ok()) << without.error().message;
   EXPECT_FALSE(without->power_target.has_value());
   EXPECT_FALSE(nlohmann::json::parse(EncodeJobState(state)).contains("power_target"));
-  state.power_target = PowerTarget{PowerTarget::Kind::kPeak1s, 287.5, "row 2: 96 % of its budget"};
+  state.power_target = PowerTarget{PowerTarget::Kind::kPeak1s, 287.5, "row 2: 96 % of its budget", 0, 0};
   auto back = DecodeJobState(EncodeJobState(state));
   ASSERT_TRUE(back.ok()) << back.error().message;
   ASSERT_TRUE(back->power_target.has_value());
