@@ -169,5 +169,92 @@ TEST(PolcaCommand, TraceMessagesNeverEchoControlBytesAndABomIsNotAColumn) {
   EXPECT_EQ(with_bom.exit_code, 0) << with_bom.err;
 }
 
+// A row that trains: a quarter of its servers run GPT-3 on the A100 profile (docs/polca.md,
+// "Training servers"), simulated under each training control and swept with both.
+TEST(PolcaCommand, ARowWithTrainingServersReportsTheTrainingThroughput) {
+  WATTCUT_REQUIRE_SHARED_FILE(trace, "azure-llm-inference-2023/AzureLLMInferenceTrace_conv.csv");
+  WATTCUT_REQUIRE_SHARED_FILE(profile, "perseus-sosp24/stage_profile/gpt3-175b+a100_sxm_bf16.csv");
+  TempDir dir;
+  const std::string training = " --training-share 25% --training-profile " + profile;
+  auto run =
+      RunWattcut("polca simulate --trace " + trace + " --added 20% --duration 1h --training-control power-target" +
+                 training + " --out " + dir.path() + "/run");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_NE(run.out.find("training (power-target): 12 servers, throughput"), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("target 350 W per GPU: plan "), std::string::npos) << run.out;
+  nlohmann::json summary = nlohmann::json::parse(ReadFile(dir.path() + "/run/summary.json"));
+  EXPECT_EQ(summary["run"]["training_control"], "power-target");
+  EXPECT_EQ(summary["run"]["training"]["servers"], 12);
+  EXPECT_TRUE(summary["run"]["training"]["throughput_change"].is_number());
+  EXPECT_EQ(summary["training_job"]["targets"].size(), 2u);
+  EXPECT_NE(ReadFile(dir.path() + "/run/run.csv").find(",training_control,training_servers,"), std::string::npos);
+  // config.conf gives the same run back.
+  auto again = RunWattcut("polca simulate --trace " + trace +
+                          " --added 20% --duration 1h --training-control power-target --config " + dir.path() +
+                          "/run/config.conf --out " + dir.path() + "/again");
+  ASSERT_EQ(again.exit_code, 0) << again.err;
+  EXPECT_EQ(ReadFile(dir.path() + "/run/run.csv"), ReadFile(dir.path() + "/again/run.csv"));
+
+  auto sweep = RunWattcut("polca sweep --trace " + trace + " --added 0:20:20 --policy polca --duration 1h" + training +
+                          " --out " + dir.path() + "/sweep");
+  ASSERT_EQ(sweep.exit_code, 0) << sweep.err;
+  EXPECT_NE(sweep.out.find("| +20 % | 48 | polca+locks |"), std::string::npos) << sweep.out;
+  EXPECT_NE(sweep.out.find("| +20 % | 48 | polca+power-target |"), std::string::npos) << sweep.out;
+  EXPECT_NE(sweep.out.find("polca+power-target holds"), std::string::npos) << sweep.out;
+  nlohmann::json swept = nlohmann::json::parse(ReadFile(dir.path() + "/sweep/summary.json"));
+  EXPECT_TRUE(swept["max_added_fraction_held"].contains("polca+locks"));
+  EXPECT_EQ(swept["points"].size(), 4u);
+  EXPECT_NE(ReadFile(dir.path() + "/sweep/sweep_training.svg").find("polca+power-target"), std::string::npos);
+}
+
+// training_share 0, the default, gives the outputs of a row without any training settings.
+TEST(PolcaCommand, ARowWithoutTrainingGivesTheSameOutputs) {
+  WATTCUT_REQUIRE_SHARED_FILE(trace, "azure-llm-inference-2023/AzureLLMInferenceTrace_conv.csv");
+  TempDir dir;
+  const std::string conf = dir.path() + "/zero.conf";
+  std::ofstream(conf) << "row.training_share = 0\ntraining.profile = none.csv\ntraining.microbatches = 12\n";
+  const std::string common = "polca simulate --trace " + trace + " --added 30% --duration 1h --out ";
+  auto plain = RunWattcut(common + dir.path() + "/plain");
+  auto zero = RunWattcut(common + dir.path() + "/zero --config " + conf);
+  ASSERT_EQ(plain.exit_code, 0) << plain.err;
+  ASSERT_EQ(zero.exit_code, 0) << zero.err;
+  for (const char* file : {"run.csv", "row_power.csv", "row_power.svg", "power_cdf.svg"}) {
+    EXPECT_EQ(ReadFile(dir.path() + "/plain/" + file), ReadFile(dir.path() + "/zero/" + file)) << file;
+  }
+  nlohmann::json summary = nlohmann::json::parse(ReadFile(dir.path() + "/plain/summary.json"));
+  EXPECT_FALSE(summary.contains("training_job"));
+  EXPECT_FALSE(summary["run"].contains("training"));
+}
+
+TEST(PolcaCommand, TrainingSettingsThatCannotWorkAreRefused) {
+  TempDir dir;
+  PolcaInputs in = SmallInputs(dir);
+  const std::string simulate = "polca simulate --trace " + in.trace + " --duration 1h --out " + in.out + " ";
+  const std::string conf = dir.path() + "/stages.conf";
+  std::ofstream(conf) << "row.training_share = 0.25\ntraining.stages = 3\n";
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {simulate + "--training-control power-target",
+       "--training-control: the row has no training servers (set --training-share or row.training_share)"},
+      {simulate + "--training-share 100%",
+       "--training-share: expected a percentage of the row's servers from 0 % to below 100 %, like 25%, got '100%'"},
+      {simulate + "--training-share 25%",
+       "row.training_share = 0.25 needs the training job's stage profile: set training.profile (or "
+       "--training-profile)"},
+      {simulate + "--training-share 25% --training-profile " + dir.path() + "/missing.csv",
+       "training.profile " + dir.path() + "/missing.csv: "},
+      {simulate + "--training-share 25% --training-profile p.csv --training-control caps",
+       "--training-control: unknown training control 'caps' (expected locks or power-target)"},
+      {simulate + "--training-share 25% --training-profile p.csv --training-control locks,power-target",
+       "--training-control: simulate runs one (locks or power-target); sweep runs both"},
+      {simulate + "--config " + conf, conf + ": training.stages must divide server.gpus"},
+  };
+  for (const auto& [command, message] : cases) {
+    auto result = RunWattcut(command);
+    EXPECT_EQ(result.exit_code, 1) << command << "\n" << result.err;
+    EXPECT_NE(result.err.find(message), std::string::npos) << command << "\n" << result.err;
+    EXPECT_FALSE(fs::exists(in.out)) << command;
+  }
+}
+
 }  // namespace
 }  // namespace wattcut

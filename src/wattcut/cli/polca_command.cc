@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <iostream>
 #include <memory>
 #include <optional>
@@ -19,10 +20,12 @@
 #include "wattcut/cli/output_directory.h"
 #include "wattcut/polca/polca_config.h"
 #include "wattcut/polca/request_trace.h"
+#include "wattcut/polca/row_charts.h"
 #include "wattcut/polca/row_limits.h"
 #include "wattcut/polca/row_simulator.h"
 #include "wattcut/polca/row_sweep.h"
 #include "wattcut/polca/run_report.h"
+#include "wattcut/polca/training_job.h"
 
 namespace wattcut::cli {
 namespace {
@@ -42,6 +45,11 @@ struct PolcaArgs {
   int jobs = 0;
   std::string out_dir;
   bool overwrite = false;
+  // Training servers (docs/polca.md, "Training servers"): overrides of row.training_share and
+  // training.profile, and how the policy acts on them (sweep: a list).
+  std::optional<std::string> training_share;
+  std::string training_profile;
+  std::optional<std::string> training_control;
 };
 
 // "30%", "30" -> 0.30; "-5" and more than kMaxAddedFraction are errors.
@@ -143,6 +151,18 @@ Result<std::vector<PolicyKind>> ParsePolicies(const std::string& text) {
   return out;
 }
 
+Result<std::vector<TrainingControl>> ParseTrainingControls(const std::string& text) {
+  std::vector<TrainingControl> out;
+  std::stringstream in(text);
+  for (std::string p; std::getline(in, p, ',');) {
+    Result<TrainingControl> c = ParseTrainingControl(p);
+    if (!c.ok()) return Error{"--training-control: " + c.error().message};
+    if (std::find(out.begin(), out.end(), *c) == out.end()) out.push_back(*c);
+  }
+  if (out.empty()) return Error{"--training-control: expected locks, power-target or both (locks,power-target)"};
+  return out;
+}
+
 Result<PolcaConfig> LoadConfig(const PolcaArgs& args) {
   if (args.servers) {
     if (Status s = CheckRowSize(*args.servers, "--servers"); !s.ok()) return s.error();
@@ -150,6 +170,24 @@ Result<PolcaConfig> LoadConfig(const PolcaArgs& args) {
   Result<PolcaConfig> config = args.config_path.empty() ? BuiltInConfig(args.gpu) : ReadConfigFile(args.config_path);
   if (!config.ok()) return config;
   if (args.servers) config->row.baseline_servers = *args.servers;
+  if (args.training_share) {
+    std::string t = *args.training_share;
+    if (!t.empty() && t.back() == '%') t.pop_back();
+    char* end = nullptr;
+    const double v = std::strtod(t.c_str(), &end);
+    if (t.empty() || end != t.c_str() + t.size() || !(v >= 0 && v < 100)) {
+      return Error{
+          "--training-share: expected a percentage of the row's servers from 0 % to below 100 %, like 25%, "
+          "got '" +
+          PrintableText(*args.training_share) + "'"};
+    }
+    config->row.training_share = v / 100;
+  }
+  if (!args.training_profile.empty()) {
+    std::error_code ec;
+    std::filesystem::path absolute = std::filesystem::absolute(args.training_profile, ec);
+    config->training.profile = ec ? args.training_profile : absolute.lexically_normal().string();
+  }
   if (args.in_band) config->control.actuation_latency_s = 0.01;
   Status valid = Validate(*config);
   if (!valid.ok()) return valid.error();
@@ -163,11 +201,58 @@ std::string CommandLine(const std::string& sub, const PolcaArgs& a) {
   s += " --added " + a.added + " --policy " + a.policy + " --duration " + a.duration + " --seed " +
        std::to_string(a.seed);
   if (a.in_band) s += " --in-band";
+  if (a.training_share) s += " --training-share " + *a.training_share;
+  if (!a.training_profile.empty()) s += " --training-profile " + a.training_profile;
+  if (a.training_control) s += " --training-control " + *a.training_control;
   return s + " --out " + a.out_dir;
 }
 
 double Since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+// The training job when the row trains (its frontier computed once, shared by every run), and
+// the controls to run; an error for --training-control on a row without training servers.
+struct TrainingSetup {
+  std::optional<TrainingJob> job;
+  std::vector<TrainingControl> controls = {TrainingControl::kLocks};
+};
+
+Result<TrainingSetup> LoadTraining(const PolcaArgs& args, const PolcaConfig& config,
+                                   const std::string& default_controls, bool one_control) {
+  TrainingSetup setup;
+  if (config.row.training_share == 0) {
+    if (args.training_control) {
+      return Error{"--training-control: the row has no training servers (set --training-share or row.training_share)"};
+    }
+    if (!args.training_profile.empty()) {
+      return Error{"--training-profile: the row has no training servers (set --training-share or row.training_share)"};
+    }
+    return setup;
+  }
+  Result<std::vector<TrainingControl>> controls =
+      ParseTrainingControls(args.training_control ? *args.training_control : default_controls);
+  if (!controls.ok()) return controls.error();
+  setup.controls = *controls;
+  if (one_control && setup.controls.size() != 1) {
+    return Error{"--training-control: simulate runs one (locks or power-target); sweep runs both"};
+  }
+  Result<TrainingJob> job = BuildTrainingJob(config);
+  if (!job.ok()) return job.error();
+  setup.job = std::move(*job);
+  return setup;
+}
+
+void PrintTrainingJob(const TrainingJob& job) {
+  std::printf("training job: %s; AllMax %.3f s per iteration, %.0f W per server, peak %.0f W per GPU\n",
+              job.description.c_str(), job.all_max.iteration_s(), job.all_max.average_server_w(),
+              job.all_max.peak_power_per_gpu_w);
+  for (size_t k = 0; k < job.targets_w.size(); ++k) {
+    const TrainingTimeline& plan = job.plans[job.target_plan[k]];
+    std::printf("  target %.0f W per GPU: %s, peak %.1f W per GPU, slowdown %.4f%s\n", job.targets_w[k],
+                plan.name.c_str(), plan.peak_power_per_gpu_w, plan.iteration_s() / job.all_max.iteration_s(),
+                job.target_met[k] ? "" : " (not met: the lowest-peak plan)");
+  }
 }
 
 int RunSimulate(const PolcaArgs& args) {
@@ -186,22 +271,28 @@ int RunSimulate(const PolcaArgs& args) {
   Result<RequestTrace> trace = RequestTrace::Read(args.trace_path);
   if (!trace.ok()) return ReportError(name, trace.error());
 
+  Result<TrainingSetup> training = LoadTraining(args, *config, "locks", true);
+  if (!training.ok()) return ReportError(name, training.error());
+
   RowRunOptions options;
   options.policy = *policy;
   options.servers = ServersFor(config->row.baseline_servers, *added);
   options.duration_s = *duration;
   options.seed = args.seed;
+  options.training_job = training->job ? &*training->job : nullptr;
+  options.training_control = training->controls.front();
   if (Status s = CheckRowRun(*config, *trace, options); !s.ok()) return ReportError(name, s.error());
   auto start = std::chrono::steady_clock::now();
   Result<RowRunResult> run = SimulateRow(*config, *trace, options);
   if (!run.ok()) return ReportError(name, run.error());
   RowRunOptions reference_options = options;
   reference_options.policy = PolicyKind::kNone;
+  reference_options.training_control = TrainingControl::kLocks;  // the unmanaged job: AllMax
   Result<RowRunResult> reference = SimulateRow(*config, *trace, reference_options);
   if (!reference.ok()) return ReportError(name, reference.error());
   double wall = Since(start);
 
-  RunContext context{CommandLine("simulate", args), &*config, &*trace, args.seed, wall};
+  RunContext context{CommandLine("simulate", args), &*config, &*trace, args.seed, wall, options.training_job};
   Status st = WriteRunReport(out->StagingPath("").string(), context, *run, *reference);
   if (st.ok()) st = out->Commit();
   if (!st.ok()) return ReportError(name, st.error());
@@ -212,6 +303,12 @@ int RunSimulate(const PolcaArgs& args) {
   std::printf("latency impact P50/P99: high %+.2f %% / %+.2f %%, low %+.2f %% / %+.2f %%; SLOs %s\n",
               100 * impact.high.p50_latency, 100 * impact.high.p99_latency, 100 * impact.low.p50_latency,
               100 * impact.low.p99_latency, MeetsSlos(impact) ? "met" : "missed");
+  if (training->job) {
+    PrintTrainingJob(*training->job);
+    std::printf("training (%s): %d servers, throughput %+.2f %% against the unmanaged job (AllMax, no policy)\n",
+                TrainingControlName(run->training_control).c_str(), run->training.servers,
+                100 * impact.training_throughput);
+  }
   std::printf("simulated %.0f s in %.1f s wall (%.0f simulated s per wall s, two runs); wrote %s\n", 2 * *duration,
               wall, 2 * *duration / wall, DisplayPath(args.out_dir).c_str());
   return 0;
@@ -233,10 +330,16 @@ int RunSweepCommand(const PolcaArgs& args) {
     return ReportError(name, s.error());
   Result<RequestTrace> trace = RequestTrace::Read(args.trace_path);
   if (!trace.ok()) return ReportError(name, trace.error());
+  Result<TrainingSetup> training = LoadTraining(args, *config, "locks,power-target", false);
+  if (!training.ok()) return ReportError(name, training.error());
+  if (Status s = CheckSweepSize(added->size(), policies->size() * training->controls.size(), args.jobs); !s.ok())
+    return ReportError(name, s.error());
 
   SweepOptions options;
   options.added_fractions = *added;
   options.policies = *policies;
+  options.training_controls = training->controls;
+  options.training_job = training->job ? &*training->job : nullptr;
   options.duration_s = *duration;
   options.seed = args.seed;
   options.jobs =
@@ -253,15 +356,17 @@ int RunSweepCommand(const PolcaArgs& args) {
       RunSweep(*config, *trace, options, [](const std::string& line) { std::cerr << "  " << line << "\n"; });
   if (!sweep.ok()) return ReportError(name, sweep.error());
   double wall = Since(start);
-  RunContext context{CommandLine("sweep", args), &*config, &*trace, args.seed, wall};
+  RunContext context{CommandLine("sweep", args), &*config, &*trace, args.seed, wall, options.training_job};
   Status st = WriteSweepReport(out->StagingPath("").string(), context, *sweep);
   if (st.ok()) st = out->Commit();
   if (!st.ok()) return ReportError(name, st.error());
+  if (training->job) PrintTrainingJob(*training->job);
   std::cout << SweepMarkdown(*sweep);
-  for (size_t i = 0; i < policies->size(); ++i) {
+  const std::vector<std::string> labels = SweepPolicyNames(*sweep);
+  for (size_t i = 0; i < labels.size() && i < sweep->max_added_held.size(); ++i) {
     double held = sweep->max_added_held[i];
     std::printf(
-        "%s holds %s\n", PolicyName((*policies)[i]).c_str(),
+        "%s holds %s\n", labels[i].c_str(),
         held < 0 ? "no point of the sweep" : ("up to +" + std::to_string(std::lround(100 * held)) + " %").c_str());
   }
   std::printf("simulated %.0f s in %.1f s wall (%.0f simulated s per wall s); wrote %s\n", sweep->simulated_s, wall,
@@ -280,6 +385,10 @@ void AddCommonOptions(CLI::App* sub, PolcaArgs* args) {
       ->capture_default_str();
   sub->add_option("--seed", args->seed, "Seed of the arrival expansion")->capture_default_str();
   sub->add_flag("--in-band", args->in_band, "In-band (NVML, 10 ms) clock control instead of out-of-band (40 s)");
+  sub->add_option("--training-share", args->training_share,
+                  "Servers that train instead of serving, e.g. 25% (default: row.training_share, 0)");
+  sub->add_option("--training-profile", args->training_profile,
+                  "Stage profile CSV of the training job (default: training.profile)");
   sub->add_option("--out", args->out_dir, "Output directory")->required();
   sub->add_flag("--overwrite", args->overwrite, "Replace DIR if it exists and is not empty");
 }
@@ -297,6 +406,9 @@ void AddPolcaCommand(CLI::App& app, CommandStatus& status) {
       ->capture_default_str();
   simulate->add_option("--policy", simulate_args->policy, "polca, brake-only, uniform-cap, power-cap or none")
       ->capture_default_str();
+  simulate->add_option("--training-control", simulate_args->training_control,
+                       "How the policy acts on training servers: locks (as low priority) or power-target "
+                       "(default: locks)");
   simulate->callback([simulate_args, &status] { status.exit_code = RunSimulate(*simulate_args); });
 
   auto sweep_args = std::make_shared<PolcaArgs>();
@@ -308,6 +420,8 @@ void AddPolcaCommand(CLI::App& app, CommandStatus& status) {
       ->capture_default_str();
   sweep->add_option("--policy", sweep_args->policy, "Comma-separated policies")->capture_default_str();
   sweep->add_option("--jobs", sweep_args->jobs, "Runs in parallel (default: one per CPU)");
+  sweep->add_option("--training-control", sweep_args->training_control,
+                    "locks, power-target or both, each policy run with each (default: locks,power-target)");
   sweep->callback([sweep_args, &status] { status.exit_code = RunSweepCommand(*sweep_args); });
 
   auto config_gpu = std::make_shared<std::string>("a100");

@@ -36,8 +36,8 @@ struct ClockPlan {
 
 // The pipeline at these per-table measurements: durations quantised as the planner does,
 // each computation drawing its measured energy over its quantised duration.
-Result<PowerSweepPoint> MeasureClockPlan(const ClockPlan& plan, const PlanningProblem& planning, int devices,
-                                         const PowerSweepSetup& setup, const std::string& what) {
+Result<ClockTimeline> MeasureClockPlan(const ClockPlan& plan, const PlanningProblem& planning, int devices,
+                                       double window_s, const std::string& what) {
   const double unit = planning.setup.unit_time_s;
   const double p2p = planning.setup.p2p_power_w;
   TimeCostProblem problem;
@@ -63,18 +63,28 @@ Result<PowerSweepPoint> MeasureClockPlan(const ClockPlan& plan, const PlanningPr
   if (!power.ok()) return power.error();
   Result<PowerTimeline> timeline = power->Timeline(durations);
   if (!timeline.ok()) return timeline.error();
-  Result<double> peak = power->PeakPower(durations, setup.window_s / setup.time_scale);
+  Result<double> peak = power->PeakPower(durations, window_s);
   if (!peak.ok()) return peak.error();
+  if (!(timeline->time_s.back() > 0)) return Error{what + ": the iteration takes no time"};
+  ClockTimeline measured;
+  measured.timeline = std::move(*timeline);
+  measured.peak_power_w = *peak;
+  return measured;
+}
+
+// A clock plan's point of the sweep: times scaled, powers x tensor parallelism.
+PowerSweepPoint SweepPoint(const ClockTimeline& measured, const PowerSweepSetup& setup) {
+  const PowerTimeline& timeline = measured.timeline;
   double energy_j = 0;
-  for (size_t j = 0; j < timeline->power_w.size(); ++j) {
-    energy_j += timeline->power_w[j] * (timeline->time_s[j + 1] - timeline->time_s[j]);
+  for (size_t j = 0; j < timeline.power_w.size(); ++j) {
+    energy_j += timeline.power_w[j] * (timeline.time_s[j + 1] - timeline.time_s[j]);
   }
-  const double time_s = timeline->time_s.back();
-  if (!(time_s > 0)) return Error{what + ": the iteration takes no time"};
+  const double time_s = timeline.time_s.back();
   PowerSweepPoint point;
   point.iteration_time_s = time_s * setup.time_scale;
   point.avg_power_w = energy_j / time_s * setup.tensor_parallel;
-  point.peak_power_w = *peak * setup.tensor_parallel;
+  point.peak_power_w = measured.peak_power_w * setup.tensor_parallel;
+  point.freq_mhz = measured.freq_mhz;
   return point;
 }
 
@@ -192,13 +202,8 @@ std::vector<PowerSweepRow> PowerSweepTable(const PowerSweep& sweep, const std::v
   return rows;
 }
 
-Result<PowerSweep> SweepPower(const Profile& measured, const PlanningProblem& planning, const Frontier& frontier,
-                              const PowerSweepSetup& setup) {
-  if (!(setup.window_s > 0) || !std::isfinite(setup.window_s)) return Error{"power sweep: window must be > 0 s"};
-  if (!(setup.time_scale > 0) || !std::isfinite(setup.time_scale)) {
-    return Error{"power sweep: time scale must be > 0"};
-  }
-  if (setup.tensor_parallel < 1) return Error{"power sweep: tensor parallelism must be >= 1"};
+Result<ClockTimelines> UniformLockTimelines(const Profile& measured, const PlanningProblem& planning, double window_s) {
+  if (!(window_s > 0) || !std::isfinite(window_s)) return Error{"power sweep: window must be > 0 s"};
   const PipelineSchedule& schedule = planning.setup.schedule;
   const int devices = static_cast<int>(schedule.size());
   Result<ComputationDag> dag = BuildComputationDag(schedule);
@@ -223,18 +228,17 @@ Result<PowerSweep> SweepPower(const Profile& measured, const PlanningProblem& pl
     return "stage " + std::to_string(key.stage) + " " + std::string(InstructionName(key.kind));
   };
 
-  PowerSweep sweep;
+  ClockTimelines timelines;
   // AllMax: each (stage, instruction) at its highest measured clock.
   ClockPlan all_max;
   for (const TableKey& key : keys) {
     if (profile.measurements(key.stage, key.kind).empty()) return Error{"power sweep: " + where(key) + ": no rows"};
     all_max.per_table.push_back(profile.fastest_measurement(key.stage, key.kind));
   }
-  Result<PowerSweepPoint> base = MeasureClockPlan(all_max, planning, devices, setup, "AllMax");
+  Result<ClockTimeline> base = MeasureClockPlan(all_max, planning, devices, window_s, "AllMax");
   if (!base.ok()) return base.error();
-  sweep.all_max = *base;
-  sweep.all_max.freq_mhz = measured.max_freq_mhz();
-  const double t_all_max = sweep.all_max.iteration_time_s;
+  timelines.all_max = std::move(*base);
+  timelines.all_max.freq_mhz = measured.max_freq_mhz();
 
   // Uniform locks: every clock, from the highest down.
   std::set<int, std::greater<>> clocks;
@@ -254,16 +258,37 @@ Result<PowerSweep> SweepPower(const Profile& measured, const PlanningProblem& pl
       plan.per_table.push_back(*it);
     }
     if (!complete) {
-      sweep.skipped_clocks_mhz.push_back(clock);
+      timelines.skipped_clocks_mhz.push_back(clock);
       continue;
     }
-    Result<PowerSweepPoint> point =
-        MeasureClockPlan(plan, planning, devices, setup, "uniform-lock at " + std::to_string(clock) + " MHz");
+    Result<ClockTimeline> point =
+        MeasureClockPlan(plan, planning, devices, window_s, "uniform-lock at " + std::to_string(clock) + " MHz");
     if (!point.ok()) return point.error();
     point->freq_mhz = clock;
-    point->slowdown = point->iteration_time_s / t_all_max;
-    sweep.uniform_lock.push_back(*point);
+    timelines.uniform_lock.push_back(std::move(*point));
   }
+  return timelines;
+}
+
+Result<PowerSweep> SweepPower(const Profile& measured, const PlanningProblem& planning, const Frontier& frontier,
+                              const PowerSweepSetup& setup) {
+  if (!(setup.window_s > 0) || !std::isfinite(setup.window_s)) return Error{"power sweep: window must be > 0 s"};
+  if (!(setup.time_scale > 0) || !std::isfinite(setup.time_scale)) {
+    return Error{"power sweep: time scale must be > 0"};
+  }
+  if (setup.tensor_parallel < 1) return Error{"power sweep: tensor parallelism must be >= 1"};
+  Result<ClockTimelines> clock_timelines = UniformLockTimelines(measured, planning, setup.window_s / setup.time_scale);
+  if (!clock_timelines.ok()) return clock_timelines.error();
+
+  PowerSweep sweep;
+  sweep.all_max = SweepPoint(clock_timelines->all_max, setup);
+  const double t_all_max = sweep.all_max.iteration_time_s;
+  for (const ClockTimeline& lock : clock_timelines->uniform_lock) {
+    PowerSweepPoint point = SweepPoint(lock, setup);
+    point.slowdown = point.iteration_time_s / t_all_max;
+    sweep.uniform_lock.push_back(point);
+  }
+  sweep.skipped_clocks_mhz = clock_timelines->skipped_clocks_mhz;
 
   // Perseus: every frontier plan, its peak from the same timeline.
   Frontier powered = frontier;

@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "wattcut/base/result.h"
+#include "wattcut/emulate/frontier_power.h"
 #include "wattcut/plan/frontier.h"
 #include "wattcut/plan/planner.h"
 #include "wattcut/profile/profile.h"
@@ -119,6 +120,21 @@ struct PowerSweep {
   std::vector<PowerSweepRow> table;           // per metric (peak, then average), per target
   std::vector<int> skipped_clocks_mhz;        // clocks some (stage, instruction) did not measure
 };
+
+// The pipeline's power over one iteration at AllMax and at each uniform clock lock, as
+// SweepPower measures them (unscaled: one GPU per stage, the profile's times), with their peak
+// `window_s` power: what the row simulator's training servers run (polca/training_job.h).
+struct ClockTimeline {
+  int freq_mhz = 0;  // the lock's clock; AllMax: the profile's highest
+  PowerTimeline timeline;
+  double peak_power_w = 0;
+};
+struct ClockTimelines {
+  ClockTimeline all_max;
+  std::vector<ClockTimeline> uniform_lock;  // clocks from high to low
+  std::vector<int> skipped_clocks_mhz;      // clocks some (stage, instruction) did not measure
+};
+Result<ClockTimelines> UniformLockTimelines(const Profile& profile, const PlanningProblem& planning, double window_s);
 
 // `profile` and `planning` are what `frontier` was computed from (BuildPlanningProblem of the
 // same profile and options). Errors name the clock or frontier point.

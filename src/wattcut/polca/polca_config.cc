@@ -53,6 +53,7 @@ std::vector<Field> Fields(PolcaConfig& c) {
       {"row.provisioned_w_per_server", &c.row.provisioned_w_per_server},
       {"row.budget_w", &c.row.budget_w},
       {"row.low_priority_share", &c.row.low_priority_share},
+      {"row.training_share", &c.row.training_share},
       {"workload.peak_requests_per_server_s", &c.workload.peak_requests_per_server_s},
       {"workload.diurnal_trough", &c.workload.diurnal_trough},
       {"workload.peak_hour", &c.workload.peak_hour},
@@ -78,6 +79,16 @@ std::vector<Field> Fields(PolcaConfig& c) {
       {"control.max_reading_age_s", &c.control.max_reading_age_s},
       {"control.power_cap_response_s", &c.control.power_cap_response_s},
       {"control.training_response_s", &c.control.training_response_s},
+      {"training.profile", &c.training.profile},
+      {"training.stages", &c.training.stages},
+      {"training.microbatches", &c.training.microbatches},
+      {"training.p2p_power_w", &c.training.p2p_power_w},
+      {"training.schedule", &c.training.schedule},
+      {"training.unit_time_s", &c.training.unit_time_s},
+      {"training.timeline_step_s", &c.training.timeline_step_s},
+      {"training.plan_without_target", &c.training.plan_without_target},
+      {"training.iteration_phase", &c.training.iteration_phase},
+      {"training.apply_margin_s", &c.training.apply_margin_s},
   };
 }
 
@@ -228,7 +239,14 @@ Result<PolcaConfig> ReadConfigFile(const std::string& path) {
   if (text.size() > kMaxConfigFileBytes) {
     return Error{path + ": larger than " + std::to_string(kMaxConfigFileBytes) + " bytes; not a config file"};
   }
-  return ParseConfig(text, path);
+  Result<PolcaConfig> config = ParseConfig(text, path);
+  if (!config.ok()) return config;
+  // A relative profile path is relative to the config file's folder, wherever wattcut runs.
+  std::filesystem::path profile(config->training.profile);
+  if (!profile.empty() && profile.is_relative()) {
+    config->training.profile = (std::filesystem::path(path).parent_path() / profile).lexically_normal().string();
+  }
+  return config;
 }
 
 Status Validate(const PolcaConfig& c) {
@@ -316,6 +334,41 @@ Status Validate(const PolcaConfig& c) {
     return Error{"expected 0 < policy.t2_training_w <= policy.t1_training_w (W per GPU), got t1_training_w=" +
                  Number(p.t1_training_w) + " t2_training_w=" + Number(p.t2_training_w)};
   }
+  if (!(c.row.training_share >= 0 && c.row.training_share < 1)) {
+    return Error{"row.training_share must be in [0, 1) (at least some servers serve), got " +
+                 Number(c.row.training_share)};
+  }
+  const TrainingSpec& t = c.training;
+  if (t.stages < 1) return Error{"training.stages must be at least 1, got " + std::to_string(t.stages)};
+  // Only for a row that trains: an inference row keeps any server.gpus.
+  if (c.row.training_share > 0 && (t.stages > c.server.gpus || c.server.gpus % t.stages != 0)) {
+    return Error{
+        "training.stages must divide server.gpus (one pipeline per server, server.gpus / stages GPUs per "
+        "stage), got stages=" +
+        std::to_string(t.stages) + " gpus=" + std::to_string(c.server.gpus)};
+  }
+  if (t.microbatches < 1 || t.microbatches > kMaxTrainingMicrobatches) {
+    return Error{"training.microbatches must be between 1 and " + std::to_string(kMaxTrainingMicrobatches) + ", got " +
+                 std::to_string(t.microbatches)};
+  }
+  if (!(t.p2p_power_w >= 0 && std::isfinite(t.p2p_power_w))) return Error{"training.p2p_power_w must be >= 0"};
+  if (!positive(t.unit_time_s) || t.unit_time_s > 1) {
+    return Error{"training.unit_time_s must be in (0, 1] s, got " + Number(t.unit_time_s)};
+  }
+  if (!(t.timeline_step_s >= kMinTrainingTimelineStepS && t.timeline_step_s <= kMaxTrainingTimelineStepS)) {
+    return Error{"training.timeline_step_s must be between " + Number(kMinTrainingTimelineStepS) + " s and " +
+                 Number(kMaxTrainingTimelineStepS) + " s, got " + Number(t.timeline_step_s)};
+  }
+  if (t.plan_without_target != "fastest" && t.plan_without_target != "all-max") {
+    return Error{"training.plan_without_target must be fastest or all-max, got '" +
+                 PrintableText(t.plan_without_target) + "'"};
+  }
+  if (t.iteration_phase != "random" && t.iteration_phase != "aligned") {
+    return Error{"training.iteration_phase must be random or aligned, got '" + PrintableText(t.iteration_phase) + "'"};
+  }
+  if (!(t.apply_margin_s >= 0 && t.apply_margin_s <= 3600)) {
+    return Error{"training.apply_margin_s must be between 0 s and 3600 s, got " + Number(t.apply_margin_s)};
+  }
   const ControlSpec& k = c.control;
   if (!(k.telemetry_period_s >= kMinTelemetryPeriodS && k.telemetry_period_s <= kMaxTelemetryPeriodS)) {
     return Error{"control.telemetry_period_s must be between " + Number(kMinTelemetryPeriodS) + " s and " +
@@ -339,6 +392,11 @@ std::string FormatConfig(const PolcaConfig& config) {
     if (s != section) {
       out += "\n";
       section = s;
+    }
+    if (auto* str = std::get_if<std::string*>(&f.target); str != nullptr && (**str).empty()) {
+      // An empty value does not read back ("missing value"): the key is shown, commented out.
+      out += "# " + key + " =\n";
+      continue;
     }
     out += key + " = ";
     if (auto* str = std::get_if<std::string*>(&f.target))

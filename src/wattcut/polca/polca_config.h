@@ -73,6 +73,9 @@ struct RowSpec {
   double provisioned_w_per_server = 5700;
   double budget_w = 0;
   double low_priority_share = 0.5;  // of servers, and of requests
+  // Of the row's servers (added ones included), the share that trains instead of serving
+  // (training.*); 0: an inference-only row. The rest serve, low_priority_share of them low priority.
+  double training_share = 0;
 };
 
 // How one hour of trace becomes days of arrivals (see arrival_expansion.h).
@@ -106,6 +109,33 @@ struct PolicySpec {
   double t2_training_w = 300;
 };
 
+// The training job of the row's training servers (polca/training_job.h): one pipeline per
+// server, from a stage profile, planned as `wattcut frontier` plans it.
+struct TrainingSpec {
+  // Stage profile CSV (`wattcut frontier --profile`); required when row.training_share > 0. In a
+  // config file a relative path is relative to the file's folder.
+  std::string profile;
+  int stages = 8;  // pipeline stages; server.gpus / stages GPUs per stage (tensor parallel)
+  int microbatches = 96;
+  double p2p_power_w = 83.64;  // blocking power of a waiting GPU
+  std::string schedule = "1f1b";
+  double unit_time_s = 0.001;  // the planner's time unit
+  // The timelines are averaged over steps this long (events per server per second ~ 1 / step).
+  double timeline_step_s = 0.25;
+  // What the job runs with no power target under training control power-target: "fastest"
+  // (the frontier's fastest plan, what the planning server deploys) or "all-max" (the unmanaged
+  // job, as under locks).
+  std::string plan_without_target = "fastest";
+  // Where each training server is in its iteration at time 0: "random" (seeded, uniform: the
+  // servers run independent jobs, or pipelines whose peaks do not line up) or "aligned" (all at
+  // the start: the data-parallel replicas of one job, in step, peaks together).
+  std::string iteration_phase = "random";
+  // L of the planning server's apply step (docs/server.md): a power target set now changes the
+  // plan from step S_max + 1 + ceil(2 L / iteration time), S_max the step in progress. L = 2 x
+  // poll interval + 1 s: 2 s for a job of up to 1,000 ranks.
+  double apply_margin_s = 2;
+};
+
 struct ControlSpec {
   double telemetry_period_s = 1.0;  // row power is averaged and read this often
   double telemetry_delay_s = 2.0;   // a reading arrives this late
@@ -129,6 +159,7 @@ struct PolcaConfig {
   WorkloadSpec workload;
   PolicySpec policy;
   ControlSpec control;
+  TrainingSpec training;
 
   double row_budget_w() const {
     return row.budget_w > 0 ? row.budget_w : row.baseline_servers * row.provisioned_w_per_server;

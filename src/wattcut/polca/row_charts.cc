@@ -125,7 +125,7 @@ std::string PowerCdfChartSvg(const PolcaConfig& config, const RowRunResult& run,
 std::vector<std::string> SweepPolicyNames(const SweepResult& sweep) {
   std::vector<std::string> order;
   for (const SweepPoint& p : sweep.points) {
-    std::string name = PolicyName(p.run.policy);
+    std::string name = RunLabel(p.run);
     if (std::find(order.begin(), order.end(), name) == order.end()) order.push_back(name);
   }
   return order;
@@ -138,7 +138,7 @@ template <typename Value>
 std::vector<plot::Point> PolicyPoints(const SweepResult& sweep, const std::string& policy, Value value) {
   std::vector<plot::Point> points;
   for (const SweepPoint& p : sweep.points) {
-    if (PolicyName(p.run.policy) == policy) points.push_back({100 * p.added_fraction, value(p)});
+    if (RunLabel(p.run) == policy) points.push_back({100 * p.added_fraction, value(p)});
   }
   return points;
 }
@@ -184,6 +184,22 @@ std::string SweepLatencyChartSvg(const SweepResult& sweep, PriorityClass priorit
       {plot::Orientation::kHorizontal, slo50, "P50 SLO " + FixedDecimals(slo50, 0) + " %", "#2ca02c"});
   chart.AddReferenceLine(
       {plot::Orientation::kHorizontal, slo99, "P99 SLO " + FixedDecimals(slo99, 0) + " %", "#2ca02c"});
+  return chart.ToSvg();
+}
+
+std::string SweepTrainingChartSvg(const PolcaConfig& config, const SweepResult& sweep) {
+  const std::vector<std::string> policies = SweepPolicyNames(sweep);
+  plot::Chart chart("Training throughput vs added servers (" + FixedDecimals(100 * config.row.training_share, 0) +
+                        " % of servers training)",
+                    plot::AxisSpec("servers added (%)"), plot::AxisSpec("training iterations vs unmanaged (%)"));
+  for (size_t i = 0; i < policies.size(); ++i) {
+    plot::Series s(
+        policies[i],
+        PolicyPoints(sweep, policies[i], [](const SweepPoint& p) { return 100 * p.impact.training_throughput; }),
+        plot::SeriesKind::kLine, plot::PaletteColor(i));
+    s.markers = true;
+    chart.AddSeries(s);
+  }
   return chart.ToSvg();
 }
 

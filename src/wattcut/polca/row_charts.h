@@ -27,6 +27,9 @@ enum class PriorityClass { kHigh, kLow };
 // SLO lines: P50 1 % and P99 5 % for high priority, P50 5 % and P99 50 % for low
 // priority (the SLOs of MeetsSlos).
 std::string SweepLatencyChartSvg(const SweepResult& sweep, PriorityClass priority);
+// Training iterations against the unmanaged run (%) per policy and training control, for a row
+// that trains.
+std::string SweepTrainingChartSvg(const PolcaConfig& config, const SweepResult& sweep);
 
 // The names of the sweep's policies in the order of their first point: the order of the
 // sweep charts' legends and of summary.json's max_added_fraction_held.

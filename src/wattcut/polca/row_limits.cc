@@ -82,6 +82,15 @@ Status CheckRowRun(const PolcaConfig& config, const RequestTrace& trace, const R
                  std::to_string(kMaxReplayedRequestsPerRun) +
                  " one run may simulate (1.6 GB of latencies); shorten --duration or use fewer servers"};
   }
+  // Training servers: one event per timeline step (at most one per training.timeline_step_s).
+  const double training_servers = std::round(options.servers * config.row.training_share);
+  const double steps = training_servers * options.duration_s / config.training.timeline_step_s;
+  if (steps > static_cast<double>(kMaxTrainingStepsPerRun)) {
+    return Error{"a run of " + Number(training_servers) + " training servers for " + Number(options.duration_s) +
+                 " s at a timeline step of " + Number(config.training.timeline_step_s) + " s simulates " +
+                 Number(steps) + " steps, more than the " + std::to_string(kMaxTrainingStepsPerRun) +
+                 " one run may (minutes of work); shorten --duration or lengthen training.timeline_step_s"};
+  }
   return Status::Ok();
 }
 

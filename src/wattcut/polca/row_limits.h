@@ -81,6 +81,15 @@ inline constexpr uint64_t kMaxConfigFileBytes = uint64_t{1} << 20;
 
 // Runs in one sweep (added values x (policies + the unconstrained reference)); the
 // README's full sweep is 11 x 5 = 55 runs.
+// Training servers (training_job.h): the planner's own limits bound the frontier; these bound
+// the events a training server makes (about 1 / timeline_step_s per second).
+inline constexpr int kMaxTrainingMicrobatches = 4096;
+inline constexpr double kMinTrainingTimelineStepS = 0.01;
+inline constexpr double kMaxTrainingTimelineStepS = 60;
+// Timeline steps of a run's training servers (servers x duration / step): about 20 million a
+// wall second, so 2 billion is under two minutes (a 7-day run of 13 servers at 0.25 s: 31 million).
+inline constexpr int64_t kMaxTrainingStepsPerRun = 2'000'000'000;
+
 inline constexpr int64_t kMaxSweepRuns = 1000;
 // Threads of a sweep (--jobs): more threads than CPUs only adds memory (each holds a run).
 inline constexpr int kMaxSweepJobs = 256;

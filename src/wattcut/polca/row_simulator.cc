@@ -8,6 +8,7 @@
 #include "wattcut/polca/arrival_expansion.h"
 #include "wattcut/polca/control_actuation.h"
 #include "wattcut/polca/inference_power_model.h"
+#include "wattcut/polca/random.h"
 #include "wattcut/polca/row_limits.h"
 #include "wattcut/polca/server_event_queue.h"
 #include "wattcut/polca/server_model.h"
@@ -39,7 +40,27 @@ PriorityMetrics Summarize(ServedLog& log, int servers, double duration_s) {
   return m;
 }
 
+// The stream of the training servers' phase offsets (distinct from the arrival blocks').
+constexpr uint64_t kTrainingPhaseStream = 0x7472'6169'6e69'6e67ULL;
+
+// The iteration boundaries a training server waits for a new plan (the planning server's apply
+// step, docs/server.md): it applies from step S_max + 1 + ceil(2 r L), S_max the step in progress,
+// r the steps per second, L the apply margin: the boundary ending the step in progress, then
+// ceil(2 L / T) more.
+int BoundariesToApplyStep(double iteration_s, double apply_margin_s) {
+  return 1 + static_cast<int>(std::ceil(2 * apply_margin_s / iteration_s - 1e-12));
+}
+
 }  // namespace
+
+int TrainingServersFor(const PolcaConfig& config, int servers) {
+  return static_cast<int>(std::lround(servers * config.row.training_share));
+}
+
+std::string RunLabel(const RowRunResult& run) {
+  if (run.training.servers == 0) return PolicyName(run.policy);
+  return PolicyName(run.policy) + "+" + TrainingControlName(run.training_control);
+}
 
 Result<RowRunResult> SimulateRow(const PolcaConfig& config, const RequestTrace& trace, const RowRunOptions& options) {
   Status valid = Validate(config);
@@ -49,7 +70,14 @@ Result<RowRunResult> SimulateRow(const PolcaConfig& config, const RequestTrace& 
   if (Status bounded = CheckRowRun(config, trace, options); !bounded.ok()) return bounded.error();
 
   const InferencePowerModel model(config);
-  const int n = options.servers;
+  const int n_train = TrainingServersFor(config, options.servers);
+  const int n = options.servers - n_train;  // inference servers
+  if (n < 1) {
+    return Error{"a row of " + std::to_string(options.servers) + " servers with row.training_share = " +
+                 std::to_string(config.row.training_share) + " has no inference server"};
+  }
+  const TrainingJob* job = options.training_job;
+  if (n_train > 0 && job == nullptr) return Error{"the row trains (row.training_share > 0) but has no training job"};
   const int n_low = static_cast<int>(std::lround(n * config.row.low_priority_share));
   std::vector<InferenceServer> servers;
   servers.reserve(static_cast<size_t>(n));
@@ -77,9 +105,29 @@ Result<RowRunResult> SimulateRow(const PolcaConfig& config, const RequestTrace& 
   size_t next_arrival = 0;
   bool more_blocks = expansion.NextBlock(block);
 
+  // Training servers, each started at a seeded random point of its iteration so that their
+  // peaks do not line up by construction.
+  const TrainingControl control = options.training_control;
+  const TrainingTimeline* untargeted = nullptr;
+  if (n_train > 0) {
+    untargeted = control == TrainingControl::kPowerTarget && config.training.plan_without_target == "fastest"
+                     ? &job->plans[job->fastest_plan]
+                     : &job->all_max;
+  }
+  std::vector<TrainingServer> trainers;
+  trainers.reserve(static_cast<size_t>(n_train));
+  for (int i = 0; i < n_train; ++i) {
+    SplitMix64 phase(options.seed ^ kTrainingPhaseStream, static_cast<uint64_t>(i));
+    trainers.emplace_back(untargeted, config.training.iteration_phase == "aligned" ? 0.0 : phase.Uniform());
+  }
+  PolicyLevel target_level = PolicyLevel::kNormal;  // of the power target set (power-target)
+  bool target_met = true;
+
   RowRunResult result;
   result.policy = options.policy;
-  result.servers = n;
+  result.training_control = control;
+  result.training.servers = n_train;
+  result.servers = n + n_train;
   result.duration_s = options.duration_s;
   result.budget_w = config.row_budget_w();
   const double budget = result.budget_w;
@@ -88,11 +136,17 @@ Result<RowRunResult> SimulateRow(const PolcaConfig& config, const RequestTrace& 
 
   RowPowerPolicy policy(options.policy, config.policy, config.control);
   ControlActuation actuation(model.max_freq_mhz(), config.policy.brake_mhz);
-  ServerEventQueue queue(static_cast<size_t>(n));
+  ServerEventQueue queue(static_cast<size_t>(n + n_train));
   std::array<ServedLog, 2> logs;
 
-  double row_w = 0;
-  for (const auto& s : servers) row_w += s.power_w();
+  auto sum_power = [&]() {
+    double w = 0;
+    for (const auto& s : servers) w += s.power_w();
+    for (const auto& s : trainers) w += s.power_w();
+    return w;
+  };
+  double row_w = sum_power();
+  for (size_t k = 0; k < trainers.size(); ++k) queue.Update(static_cast<size_t>(n) + k, trainers[k].next_event_s());
   double t = 0;
   double window_j = 0;
   double total_j = 0;
@@ -131,6 +185,50 @@ Result<RowRunResult> SimulateRow(const PolcaConfig& config, const RequestTrace& 
     row_w += s.power_w() - before;
     queue.Update(i, s.next_event_s());
   };
+  auto update_trainer = [&](size_t k, auto&& change) {
+    TrainingServer& s = trainers[k];
+    double before = s.power_w();
+    change(s);
+    row_w += s.power_w() - before;
+    // Never before now (rounding where a clock limit rebased the iteration).
+    queue.Update(static_cast<size_t>(n) + k, std::max(t, s.next_event_s()));
+  };
+  // The power target (power-target control), set when the policy's level changes: the job's plan
+  // at its apply step. The planning server's answer (10-25 ms) is not modelled.
+  auto set_power_target = [&](PolicyLevel level) {
+    target_level = level;
+    const TrainingTimeline* plan = untargeted;
+    target_met = true;
+    if (level != PolicyLevel::kNormal) {
+      plan = &job->PlanFor(level == PolicyLevel::kT1 ? config.policy.t1_training_w : config.policy.t2_training_w,
+                           &target_met);
+    }
+    for (size_t k = 0; k < trainers.size(); ++k) {
+      update_trainer(k, [&](TrainingServer& s) {
+        s.SetPlan(plan, BoundariesToApplyStep(s.running().iteration_s(), config.training.apply_margin_s));
+      });
+    }
+  };
+  // The training servers' clock limit, when the ceilings in effect change: the brake; under locks
+  // the low-priority class's lock or cap; under power-target the low-priority lock as a ceiling
+  // while the target is not met (when that lock draws less than the job's lowest-peak plan).
+  auto apply_clock_limits = [&](double now) {
+    if (trainers.empty()) return;
+    const GpuLimits low = actuation.Limits(Priority::kLow);
+    const TrainingTimeline* limit = nullptr;
+    if (actuation.brake_active()) {
+      limit = &job->Brake();
+    } else if (control == TrainingControl::kLocks) {
+      limit = job->LockFor(low.freq_mhz, low.cap_w);
+    } else if (!target_met) {
+      const TrainingTimeline* lock = job->LockFor(low.freq_mhz, low.cap_w);
+      const TrainingTimeline* plan = trainers.front().plan();
+      if (lock != nullptr && lock->peak_power_per_gpu_w < plan->peak_power_per_gpu_w) limit = lock;
+    }
+    for (size_t k = 0; k < trainers.size(); ++k) {
+      update_trainer(k, [&](TrainingServer& s) { s.SetClockLimit(limit, now); });
+    }
+  };
 
   while (true) {
     if (next_arrival == block.size() && more_blocks) {
@@ -149,6 +247,13 @@ Result<RowRunResult> SimulateRow(const PolcaConfig& config, const RequestTrace& 
     window_j += row_w * dt;
     if (actuation.brake_active()) result.brake_active_s += dt;
     result.level_s[static_cast<size_t>(policy.level())] += dt;
+    if (!trainers.empty()) {
+      if (trainers.front().clock_limit() != nullptr) result.training.limited_server_s += dt * n_train;
+      if (target_level != PolicyLevel::kNormal && control == TrainingControl::kPowerTarget) {
+        result.training.targeted_server_s += dt * n_train;
+        if (!target_met) result.training.target_not_met_s += dt;
+      }
+    }
     t = t_next;
 
     if (t == next_sample) {
@@ -158,8 +263,7 @@ Result<RowRunResult> SimulateRow(const PolcaConfig& config, const RequestTrace& 
       readings.push_back({t, reading});
       window_j = 0;
       next_sample += period;
-      row_w = 0;  // re-sum to keep rounding from drifting
-      for (const auto& s : servers) row_w += s.power_w();
+      row_w = sum_power();  // re-sum to keep rounding from drifting
     }
     if (last) break;
 
@@ -168,18 +272,32 @@ Result<RowRunResult> SimulateRow(const PolcaConfig& config, const RequestTrace& 
         for (size_t i = 0; i < servers.size(); ++i) {
           update(i, [&](InferenceServer& s) { s.SetLimits(actuation.Limits(s.priority()), t); });
         }
+        apply_clock_limits(t);
       }
     } else if (t == t_reading) {
       PowerReading reading = readings.front();
       readings.pop_front();
       for (const ControlCommand& c : policy.Decide(reading, t)) actuation.Submit(c);
+      if (policy.level() != last_level && control == TrainingControl::kPowerTarget && !trainers.empty()) {
+        set_power_target(policy.level());
+        apply_clock_limits(t);  // a ceiling for a target not met, or none any more
+      }
       if (policy.level() != last_level || policy.brake_requested() != last_brake) {
         last_level = policy.level();
         last_brake = policy.brake_requested();
         result.actions.push_back({t, last_level, last_brake});
       }
     } else if (t == t_server) {
-      update(queue.top(), [&](InferenceServer& s) { s.HandleEvent(t, logs[static_cast<size_t>(s.priority())]); });
+      const size_t i = queue.top();
+      if (i < static_cast<size_t>(n)) {
+        update(i, [&](InferenceServer& s) { s.HandleEvent(t, logs[static_cast<size_t>(s.priority())]); });
+      } else {
+        update_trainer(i - static_cast<size_t>(n), [&](TrainingServer& s) {
+          const TrainingTimeline* before = s.running_plan();
+          s.HandleEvent(t);
+          if (s.running_plan() != before) ++result.training.plan_changes;
+        });
+      }
     } else if (t == t_arrival) {
       const Arrival& a = block[next_arrival++];
       ++result.arrivals;
@@ -191,6 +309,7 @@ Result<RowRunResult> SimulateRow(const PolcaConfig& config, const RequestTrace& 
     s.Finish(t, logs[static_cast<size_t>(s.priority())]);
     result.unfinished += s.outstanding();
   }
+  for (const TrainingServer& s : trainers) result.training.iterations += s.IterationsDone(t);
   result.brake_events = policy.brake_engagements();
   result.energy_kwh = (total_j + window_j) / 3.6e6;
   if (!samples.empty()) {
@@ -217,7 +336,8 @@ RunImpact CompareRuns(const RowRunResult& run, const RowRunResult& reference) {
     return PriorityImpact{ratio(r.latency_p50_s, ref.latency_p50_s), ratio(r.latency_p99_s, ref.latency_p99_s),
                           ratio(r.tokens_per_s, ref.tokens_per_s)};
   };
-  return {one(run.high, reference.high), one(run.low, reference.low)};
+  return {one(run.high, reference.high), one(run.low, reference.low),
+          ratio(run.training.iterations, reference.training.iterations)};
 }
 
 bool MeetsSlos(const RunImpact& impact) {

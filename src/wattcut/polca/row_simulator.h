@@ -18,6 +18,8 @@
 #include "wattcut/polca/polca_config.h"
 #include "wattcut/polca/request_trace.h"
 #include "wattcut/polca/row_power_policy.h"
+#include "wattcut/polca/training_job.h"
+#include "wattcut/polca/training_server.h"
 
 namespace wattcut::polca {
 
@@ -27,6 +29,20 @@ struct RowRunOptions {
   double duration_s = 86400;
   uint64_t seed = 1;
   bool keep_power_samples = true;
+  // A row that trains (config.row.training_share > 0) needs its job (BuildTrainingJob of the
+  // same config; shared by runs, read only) and how the policy acts on it.
+  const TrainingJob* training_job = nullptr;
+  TrainingControl training_control = TrainingControl::kLocks;
+};
+
+// The row's training servers over a run.
+struct TrainingMetrics {
+  int servers = 0;
+  double iterations = 0;         // summed over the servers, fractions included
+  int64_t plan_changes = 0;      // iterations that started on a different plan than the one before
+  double limited_server_s = 0;   // server-seconds under a clock limit (lock, cap or brake)
+  double targeted_server_s = 0;  // server-seconds with a power target in effect (power-target)
+  double target_not_met_s = 0;   // seconds a target in effect had no plan low enough
 };
 
 struct PriorityMetrics {
@@ -50,7 +66,8 @@ struct PolicyAction {
 
 struct RowRunResult {
   PolicyKind policy = PolicyKind::kPolca;
-  int servers = 0;
+  TrainingControl training_control = TrainingControl::kLocks;
+  int servers = 0;  // inference and training
   double duration_s = 0;
   double budget_w = 0;
   int64_t arrivals = 0;
@@ -66,9 +83,17 @@ struct RowRunResult {
   double energy_kwh = 0;
   PriorityMetrics high;
   PriorityMetrics low;
+  TrainingMetrics training;
   std::vector<float> power_samples;  // one per telemetry period, fraction of budget
   std::vector<PolicyAction> actions;
 };
+
+// The servers of a row of `servers` that train: round(servers x row.training_share).
+int TrainingServersFor(const PolcaConfig& config, int servers);
+
+// A run's name in tables and charts: the policy's, with "+power-target" or "+locks" when the
+// row trains.
+std::string RunLabel(const RowRunResult& run);
 
 Result<RowRunResult> SimulateRow(const PolcaConfig& config, const RequestTrace& trace, const RowRunOptions& options);
 
@@ -81,6 +106,7 @@ struct PriorityImpact {
 struct RunImpact {
   PriorityImpact high;
   PriorityImpact low;
+  double training_throughput = 0;  // training iterations / reference's - 1; 0 without training
 };
 RunImpact CompareRuns(const RowRunResult& run, const RowRunResult& reference);
 

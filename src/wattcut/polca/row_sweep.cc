@@ -25,8 +25,11 @@ Result<SweepResult> RunSweep(const PolcaConfig& config, const RequestTrace& trac
   for (double a : options.added_fractions) {
     if (!(a >= 0) || a > kMaxAddedFraction) return Error{"added servers must be between 0 % and 1000 %"};
   }
+  if (options.training_controls.empty()) options.training_controls = {TrainingControl::kLocks};
   const size_t n_added = options.added_fractions.size();
-  const size_t n_policies = options.policies.size();
+  // A "policy" below is a (policy, training control) pair, policy-major.
+  const size_t n_controls = options.training_controls.size();
+  const size_t n_policies = options.policies.size() * n_controls;
   if (Status s = CheckSweepSize(n_added, n_policies, options.jobs); !s.ok()) return s.error();
   for (double a : {options.added_fractions.front(), options.added_fractions.back()}) {
     if (Status s = CheckRowSize(ServersFor(config.row.baseline_servers, a), "the row"); !s.ok()) return s.error();
@@ -43,7 +46,11 @@ Result<SweepResult> RunSweep(const PolcaConfig& config, const RequestTrace& trac
       if (k >= n_jobs) return;
       size_t added_index = k < n_added ? k : (k - n_added) / n_policies;
       RowRunOptions run;
-      run.policy = k < n_added ? PolicyKind::kNone : options.policies[(k - n_added) % n_policies];
+      const size_t variant = k < n_added ? 0 : (k - n_added) % n_policies;
+      run.policy = k < n_added ? PolicyKind::kNone : options.policies[variant / n_controls];
+      // The reference is the unmanaged job: no policy, no target, AllMax.
+      run.training_control = k < n_added ? TrainingControl::kLocks : options.training_controls[variant % n_controls];
+      run.training_job = options.training_job;
       run.servers = ServersFor(config.row.baseline_servers, options.added_fractions[added_index]);
       run.duration_s = options.duration_s;
       run.seed = options.seed;
@@ -52,7 +59,9 @@ Result<SweepResult> RunSweep(const PolcaConfig& config, const RequestTrace& trac
       if (progress) {
         std::lock_guard<std::mutex> lock(progress_mutex);
         const auto& r = results[k];
-        progress(PolicyName(run.policy) + " with " + std::to_string(run.servers) +
+        const bool trains = TrainingServersFor(config, run.servers) > 0;
+        progress(PolicyName(run.policy) + (trains ? "+" + TrainingControlName(run.training_control) : std::string()) +
+                 " with " + std::to_string(run.servers) +
                  " servers: " + (r.ok() ? std::to_string(r->brake_events) + " brake events" : r.error().message));
       }
     }
@@ -66,6 +75,8 @@ Result<SweepResult> RunSweep(const PolcaConfig& config, const RequestTrace& trac
   SweepResult sweep;
   sweep.baseline_servers = config.row.baseline_servers;
   sweep.added_fractions = options.added_fractions;
+  sweep.policies = options.policies;
+  sweep.training_controls = options.training_controls;
   for (size_t k = 0; k < n_jobs; ++k) {
     if (!results[k].ok()) return results[k].error();
   }

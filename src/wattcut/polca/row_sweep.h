@@ -18,6 +18,10 @@ namespace wattcut::polca {
 struct SweepOptions {
   std::vector<double> added_fractions;  // 0.3 = 30 % more servers than the baseline
   std::vector<PolicyKind> policies;
+  // How the policies act on the row's training servers (row.training_share > 0): each policy is
+  // run with each; empty: locks. Needs `training_job` (BuildTrainingJob of the same config).
+  std::vector<TrainingControl> training_controls;
+  const TrainingJob* training_job = nullptr;
   double duration_s = 7 * 86400;
   uint64_t seed = 1;
   int jobs = 1;  // runs simulated in parallel (at most kMaxSweepJobs); results do not depend on it
@@ -36,9 +40,11 @@ struct SweepResult {
   int baseline_servers = 0;
   std::vector<RowRunResult> references;  // one per added fraction, policy none
   std::vector<double> added_fractions;   // sorted, without duplicates
-  std::vector<SweepPoint> points;        // added-major, then policy in the given order
-  // Per policy (same order as options.policies): the largest added fraction such that
-  // it and every smaller one in the sweep hold; -1 if even the first does not.
+  std::vector<SweepPoint> points;        // added-major, then policy, then training control, as given
+  std::vector<PolicyKind> policies;
+  std::vector<TrainingControl> training_controls;  // {locks} for a row without training
+  // Per policy and training control (policy-major, as `points`): the largest added fraction
+  // such that it and every smaller one in the sweep hold; -1 if even the first does not.
   std::vector<double> max_added_held;
   double simulated_s = 0;  // total simulated row-seconds over all runs
 };

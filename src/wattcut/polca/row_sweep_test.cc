@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include "wattcut/base/shared_data_testing.h"
+#include "wattcut/polca/training_job.h"
+
 namespace wattcut::polca {
 namespace {
 
@@ -69,6 +72,40 @@ TEST(RowSweep, RejectsEmptyOrNegativeInputs) {
   EXPECT_NE(RunSweep(SmallRow(), Synthetic(), options).error().message.find("at least one policy"), std::string::npos);
   EXPECT_EQ(ServersFor(40, 0.3), 52);
   EXPECT_EQ(ServersFor(40, 0.25), 50);
+}
+
+// A mixed row (a quarter of its servers training GPT-3 on the A100 profile) swept with both
+// training controls: power-capped training holds at least as many added servers as locks, and
+// costs the training job less.
+TEST(RowSweep, PowerTargetHoldsAtLeastAsManyServersAsLocksOnAMixedRow) {
+  WATTCUT_REQUIRE_SHARED_FILE(profile, "perseus-sosp24/stage_profile/gpt3-175b+a100_sxm_bf16.csv");
+  PolcaConfig config = SmallRow();
+  config.row.training_share = 0.25;
+  config.training.profile = profile;
+  Result<TrainingJob> job = BuildTrainingJob(config);
+  ASSERT_TRUE(job.ok()) << job.error().message;
+  SweepOptions options;
+  options.added_fractions = {0.0, 0.25, 0.5};
+  options.policies = {PolicyKind::kPolca};
+  options.training_controls = {TrainingControl::kLocks, TrainingControl::kPowerTarget};
+  options.training_job = &*job;
+  options.duration_s = 2 * 3600;
+  options.jobs = 2;
+  auto sweep = RunSweep(config, Synthetic(), options);
+  ASSERT_TRUE(sweep.ok()) << sweep.error().message;
+  ASSERT_EQ(sweep->points.size(), 6u);
+  ASSERT_EQ(sweep->max_added_held.size(), 2u);
+  EXPECT_EQ(RunLabel(sweep->points[0].run), "polca+locks");
+  EXPECT_EQ(RunLabel(sweep->points[1].run), "polca+power-target");
+  EXPECT_EQ(sweep->points[4].run.training.servers, 3);  // 12 servers, a quarter training
+  EXPECT_EQ(sweep->references[2].training.servers, 3);
+  EXPECT_GE(sweep->max_added_held[1], sweep->max_added_held[0]);
+  // Where the row is pressed (T1 and above), the power target slows training less than locks.
+  const SweepPoint& locks = sweep->points[4];
+  const SweepPoint& target = sweep->points[5];
+  ASSERT_GT(locks.run.level_s[1] + locks.run.level_s[2] + locks.run.level_s[3], 0);
+  EXPECT_LT(locks.impact.training_throughput, 0);
+  EXPECT_GT(target.impact.training_throughput, locks.impact.training_throughput);
 }
 
 }  // namespace

@@ -66,6 +66,23 @@ json RunJson(const RowRunResult& r) {
           {"low_priority", PriorityJson(r.low)}};
 }
 
+// RunJson, with the training servers' metrics when the row trains (`impact` against the
+// unmanaged run; none for the unmanaged run itself).
+json RunJsonWithTraining(const RowRunResult& r, const RunImpact* impact) {
+  json j = RunJson(r);
+  if (r.training.servers == 0) return j;
+  const TrainingMetrics& t = r.training;
+  j["training_control"] = TrainingControlName(r.training_control);
+  j["training"] = {{"servers", t.servers},
+                   {"iterations", t.iterations},
+                   {"plan_changes", t.plan_changes},
+                   {"limited_server_s", t.limited_server_s},
+                   {"targeted_server_s", t.targeted_server_s},
+                   {"target_not_met_s", t.target_not_met_s}};
+  if (impact != nullptr) j["training"]["throughput_change"] = impact->training_throughput;
+  return j;
+}
+
 json ContextJson(const RunContext& c) {
   return {
       {"command", c.command},
@@ -84,12 +101,46 @@ json ContextJson(const RunContext& c) {
       {"wall_s", c.wall_s}};
 }
 
+json ContextJsonWithTraining(const RunContext& c) {
+  json j = ContextJson(c);
+  if (c.training_job == nullptr || c.config->row.training_share == 0) return j;
+  const TrainingJob& job = *c.training_job;
+  json targets = json::array();
+  for (size_t k = 0; k < job.targets_w.size(); ++k) {
+    const TrainingTimeline& plan = job.plans[job.target_plan[k]];
+    targets.push_back({{"peak_power_per_gpu_w", job.targets_w[k]},
+                       {"plan", plan.name},
+                       {"met", static_cast<bool>(job.target_met[k])},
+                       {"plan_peak_power_per_gpu_w", plan.peak_power_per_gpu_w},
+                       {"slowdown", plan.iteration_s() / job.all_max.iteration_s()}});
+  }
+  j["training_job"] = {{"description", job.description},
+                       {"training_share", c.config->row.training_share},
+                       {"all_max_iteration_s", job.all_max.iteration_s()},
+                       {"all_max_server_w", job.all_max.average_server_w()},
+                       {"all_max_peak_power_per_gpu_w", job.all_max.peak_power_per_gpu_w},
+                       {"targets", targets}};
+  return j;
+}
+
 const std::string kRunCsvHeader =
     "policy,servers,added_fraction,brake_events,brake_active_s,normal_s,t1_s,t2_low_s,t2_high_s,power_max,power_p99,"
     "power_mean,energy_kwh,high_p50_impact,high_p99_impact,high_throughput_change,low_p50_impact,low_p99_impact,"
     "low_throughput_change,meets_slos\n";
+// With training servers, these columns follow meets_slos.
+const std::string kTrainingCsvColumns =
+    ",training_control,training_servers,training_iterations,training_throughput_change,training_plan_changes";
 
-std::string RunCsvRow(const RowRunResult& r, double added, const RunImpact& i, bool meets) {
+bool SweepTrains(const SweepResult& sweep) {
+  return std::any_of(sweep.points.begin(), sweep.points.end(),
+                     [](const SweepPoint& p) { return p.run.training.servers > 0; });
+}
+
+std::string RunCsvHeader(bool trains) {
+  return trains ? kRunCsvHeader.substr(0, kRunCsvHeader.size() - 1) + kTrainingCsvColumns + "\n" : kRunCsvHeader;
+}
+
+std::string RunCsvRow(const RowRunResult& r, double added, const RunImpact& i, bool meets, bool trains) {
   std::string s = PolicyName(r.policy) + "," + std::to_string(r.servers) + "," + GeneralText(added) + "," +
                   std::to_string(r.brake_events) + "," + GeneralText(r.brake_active_s);
   for (double v : r.level_s) s += "," + GeneralText(v);
@@ -99,7 +150,13 @@ std::string RunCsvRow(const RowRunResult& r, double added, const RunImpact& i, b
                    i.low.throughput}) {
     s += "," + GeneralText(v);
   }
-  return s + "," + (meets ? "true" : "false") + "\n";
+  s += meets ? ",true" : ",false";
+  if (trains) {
+    s += "," + TrainingControlName(r.training_control) + "," + std::to_string(r.training.servers) + "," +
+         GeneralText(r.training.iterations) + "," + GeneralText(i.training_throughput) + "," +
+         std::to_string(r.training.plan_changes);
+  }
+  return s + "\n";
 }
 
 }  // namespace
@@ -111,17 +168,19 @@ Status WriteRunReport(const std::string& dir, const RunContext& context, const R
   const RunImpact impact = CompareRuns(run, reference);
   const double baseline = context.config->row.baseline_servers;
   const double added = run.servers / baseline - 1;
-  json summary = ContextJson(context);
+  json summary = ContextJsonWithTraining(context);
   summary["duration_s"] = run.duration_s;
   summary["added_fraction"] = added;
-  summary["run"] = RunJson(run);
+  summary["run"] = RunJsonWithTraining(run, &impact);
   summary["run"]["high_priority"].update(ImpactJson(impact.high));
   summary["run"]["low_priority"].update(ImpactJson(impact.low));
-  summary["unconstrained"] = RunJson(reference);
+  summary["unconstrained"] = RunJsonWithTraining(reference, nullptr);
   summary["meets_slos"] = MeetsSlos(impact);
   summary["simulated_s_per_wall_s"] = context.wall_s > 0 ? 2 * run.duration_s / context.wall_s : 0;
   st = WriteText(dir + "/summary.json", summary.dump(2) + "\n");
-  if (st.ok()) st = WriteText(dir + "/run.csv", kRunCsvHeader + RunCsvRow(run, added, impact, MeetsSlos(impact)));
+  if (st.ok())
+    st = WriteText(dir + "/run.csv", RunCsvHeader(run.training.servers > 0) +
+                                         RunCsvRow(run, added, impact, MeetsSlos(impact), run.training.servers > 0));
   if (st.ok()) st = WriteText(dir + "/config.conf", FormatConfig(*context.config));
   if (st.ok()) {
     const double period = context.config->control.telemetry_period_s;
@@ -150,18 +209,24 @@ Status WriteRunReport(const std::string& dir, const RunContext& context, const R
 }
 
 std::string SweepMarkdown(const SweepResult& sweep) {
+  const bool trains = SweepTrains(sweep);
   std::string md =
       "| added | servers | policy | brake events | time above T1 | high P50 / P99 impact | low P50 / P99 impact | "
-      "low throughput | holds |\n|---|---|---|---|---|---|---|---|---|\n";
+      "low throughput | " +
+      std::string(trains ? "training servers | training throughput | " : "") +
+      "holds |\n|---|---|---|---|---|---|---|---|" + (trains ? "---|---|" : "") + "---|\n";
   for (const SweepPoint& p : sweep.points) {
     const RowRunResult& r = p.run;
     double above = (r.level_s[1] + r.level_s[2] + r.level_s[3]) / r.duration_s;
-    md += "| +" + FixedDecimals(100 * p.added_fraction, 0) + " % | " + std::to_string(p.servers) + " | " +
-          PolicyName(r.policy) + " | " + std::to_string(r.brake_events) + " | " +
+    md += "| +" + FixedDecimals(100 * p.added_fraction, 0) + " % | " + std::to_string(p.servers) + " | " + RunLabel(r) +
+          " | " + std::to_string(r.brake_events) + " | " +
           (r.policy == PolicyKind::kBrakeOnly ? std::string("-") : Percent(above, 0)) + " | " +
           Percent(p.impact.high.p50_latency) + " / " + Percent(p.impact.high.p99_latency) + " | " +
           Percent(p.impact.low.p50_latency) + " / " + Percent(p.impact.low.p99_latency) + " | " +
-          Percent(p.impact.low.throughput, 2) + " | " + (p.holds ? "yes" : "no") + " |\n";
+          Percent(p.impact.low.throughput, 2) + " | " +
+          (trains ? std::to_string(r.training.servers) + " | " + Percent(p.impact.training_throughput, 2) + " | "
+                  : std::string()) +
+          (p.holds ? "yes" : "no") + " |\n";
   }
   return md;
 }
@@ -169,13 +234,13 @@ std::string SweepMarkdown(const SweepResult& sweep) {
 Status WriteSweepReport(const std::string& dir, const RunContext& context, const SweepResult& sweep) {
   Status st = EnsureDir(dir);
   if (!st.ok()) return st;
-  json summary = ContextJson(context);
+  json summary = ContextJsonWithTraining(context);
   summary["duration_s"] = sweep.references.empty() ? 0 : sweep.references.front().duration_s;
   summary["simulated_s"] = sweep.simulated_s;
   summary["simulated_s_per_wall_s"] = context.wall_s > 0 ? sweep.simulated_s / context.wall_s : 0;
   json points = json::array();
   for (const SweepPoint& p : sweep.points) {
-    json j = RunJson(p.run);
+    json j = RunJsonWithTraining(p.run, &p.impact);
     j["added_fraction"] = p.added_fraction;
     j["high_priority"].update(ImpactJson(p.impact.high));
     j["low_priority"].update(ImpactJson(p.impact.low));
@@ -185,7 +250,7 @@ Status WriteSweepReport(const std::string& dir, const RunContext& context, const
   }
   summary["points"] = points;
   json references = json::array();
-  for (const RowRunResult& r : sweep.references) references.push_back(RunJson(r));
+  for (const RowRunResult& r : sweep.references) references.push_back(RunJsonWithTraining(r, nullptr));
   summary["unconstrained"] = references;
   json held = json::object();
   const std::vector<std::string> order = SweepPolicyNames(sweep);
@@ -193,8 +258,9 @@ Status WriteSweepReport(const std::string& dir, const RunContext& context, const
   summary["max_added_fraction_held"] = held;
   st = WriteText(dir + "/summary.json", summary.dump(2) + "\n");
   if (st.ok()) {
-    std::string csv = kRunCsvHeader;
-    for (const SweepPoint& p : sweep.points) csv += RunCsvRow(p.run, p.added_fraction, p.impact, p.meets_slos);
+    const bool trains = SweepTrains(sweep);
+    std::string csv = RunCsvHeader(trains);
+    for (const SweepPoint& p : sweep.points) csv += RunCsvRow(p.run, p.added_fraction, p.impact, p.meets_slos, trains);
     st = WriteText(dir + "/sweep.csv", csv);
   }
   if (st.ok()) st = WriteText(dir + "/sweep.md", SweepMarkdown(sweep));
@@ -202,6 +268,9 @@ Status WriteSweepReport(const std::string& dir, const RunContext& context, const
   if (st.ok()) st = WriteText(dir + "/sweep_brakes.svg", SweepBrakesChartSvg(*context.config, sweep));
   if (st.ok()) st = WriteText(dir + "/sweep_latency_high.svg", SweepLatencyChartSvg(sweep, PriorityClass::kHigh));
   if (st.ok()) st = WriteText(dir + "/sweep_latency_low.svg", SweepLatencyChartSvg(sweep, PriorityClass::kLow));
+  if (st.ok() && SweepTrains(sweep)) {
+    st = WriteText(dir + "/sweep_training.svg", SweepTrainingChartSvg(*context.config, sweep));
+  }
   return st;
 }
 

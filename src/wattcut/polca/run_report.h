@@ -18,7 +18,8 @@ struct RunContext {
   const PolcaConfig* config = nullptr;
   const RequestTrace* trace = nullptr;
   uint64_t seed = 1;
-  double wall_s = 0;  // time the simulations took
+  double wall_s = 0;                          // time the simulations took
+  const TrainingJob* training_job = nullptr;  // when the row trains
 };
 
 // summary.json, run.csv (one row of metrics), row_power.csv (per-minute mean and max
