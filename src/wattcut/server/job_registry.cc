@@ -518,6 +518,10 @@ namespace {
 double SteadyNowS() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
+// GET /v1/jobs/{id}/power_target's answer (defined with the power-target endpoints below).
+json PowerTargetJson(const std::string& job_id, const std::optional<PowerTarget>& target, FrontierState frontier_state,
+                     const Frontier* frontier, size_t selected, const Deployment& deployment,
+                     const StepProgress& progress, bool* met_out, double* point_power_out);
 // A lease must survive a restart: wall-clock time.
 double UnixNowS() { return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count(); }
 }  // namespace
@@ -827,6 +831,24 @@ void JobRegistry::FillStatusView(ServerStatusView& view, size_t max_jobs) {
     v.saving.plan_steps = job->saving.plan_steps();
     v.saving.saved_j = job->saving.saved_j();
     v.saving.step_saving_j = job->StepSaving();
+    LapsePowerTargetLocked(*job);
+    if (const auto& target = job->power_target) {
+      const bool ready = job->frontier_state == FrontierState::kReady && job->frontier;
+      const json answer =
+          PowerTargetJson(job->info.job_id, target, job->frontier_state, ready ? job->frontier.get() : nullptr,
+                          ready ? job->SelectedPoint() : 0, job->deployment, job->progress, nullptr, nullptr);
+      StatusPowerTargetView t;
+      t.kind = target->KindName();
+      t.target_per_gpu_w = target->per_gpu_w;
+      t.reason = target->reason;
+      t.applied = answer.value("applied", false);
+      if (t.applied) {
+        t.point = answer["point"]["index"].get<size_t>();
+        t.point_per_gpu_w = answer["point_power_per_gpu_w"].get<double>();
+        t.met = answer.value("met", false);
+      }
+      v.power_target = t;
+    }
     view.jobs.push_back(std::move(v));
   }
 }

@@ -112,6 +112,20 @@ void SavingSection(std::string& out, const JobStatusView& job) {
   out += "</p>\n";
 }
 
+std::string PowerTargetText(const std::optional<StatusPowerTargetView>& target) {
+  if (!target) return "none";
+  std::string text = std::string(target->kind == "peak_1s" ? "peak 1-s power" : "average power") +
+                     " &lt;= " + Fixed(target->target_per_gpu_w, 1) + " W per GPU";
+  if (!target->reason.empty()) text += " (" + EscapeXml(target->reason) + ")";
+  if (!target->applied) return text + ": kept until the frontier is ready";
+  if (!target->met) {
+    return text + ": <span class=\"error\">not met</span>: the job runs its lowest-power plan, point " +
+           std::to_string(target->point) + " at " + Fixed(target->point_per_gpu_w, 1) + " W per GPU";
+  }
+  return text + ": point " + std::to_string(target->point) + " at " + Fixed(target->point_per_gpu_w, 1) +
+         " W per GPU, met";
+}
+
 void JobSection(std::string& out, const JobStatusView& job, size_t number) {
   out += "<section class=\"job\">\n";
   out += "<h2 class=\"job-name\">" + EscapeXml(job.name && !job.name->empty() ? *job.name : job.job_id) + "</h2>\n";
@@ -136,6 +150,7 @@ void JobSection(std::string& out, const JobStatusView& job, size_t number) {
           ? std::string("nothing deployed")
           : "version " + std::to_string(job.deployment_version) + ", " + EscapeXml(job.deployment_mode) +
                 ", largest reported step " + std::to_string(job.job_step));
+  Row(out, "power target", PowerTargetText(job.power_target));
   out += "</table>\n";
   if (job.frontier) FrontierSection(out, job, number);
   StragglerSection(out, job);

@@ -60,6 +60,17 @@ struct StatusSavingView {
   double step_saving_j = 0;  // what one step of the deployed target saves now
 };
 
+// The job's power target (PUT /v1/jobs/{id}/power_target), as GET answers it.
+struct StatusPowerTargetView {
+  std::string kind;  // "peak_1s" or "average"
+  double target_per_gpu_w = 0;
+  std::string reason;
+  bool applied = false;  // the frontier is ready: the target is in the deployment
+  size_t point = 0;      // when applied: the plan it gives
+  double point_per_gpu_w = 0;
+  bool met = false;
+};
+
 struct JobStatusView {
   std::string job_id;
   std::optional<std::string> name;  // job_metadata
@@ -83,6 +94,7 @@ struct JobStatusView {
   std::vector<StatusStragglerView> stragglers;
   double straggler_time_s = 0;  // T' of the slowest straggler; 0 when none
   StatusSavingView saving;
+  std::optional<StatusPowerTargetView> power_target;
 };
 
 struct ServerStatusView {

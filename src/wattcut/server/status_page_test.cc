@@ -138,6 +138,21 @@ TEST(StatusPage, APlannedJobShowsItsFrontierChartAndTheSaving) {
   EXPECT_NE(page.find("(100 of them under a plan)"), std::string::npos);
   EXPECT_NE(page.find("saves 25.000 kJ a step"), std::string::npos);
   EXPECT_NE(page.find("Stragglers: none reported."), std::string::npos);
+  EXPECT_NE(page.find("<th>power target</th><td>none</td>"), std::string::npos);
+  // A power target: met, not met, before the frontier.
+  job.power_target = StatusPowerTargetView{"peak_1s", 300, "row 7 <over>", true, 2, 287.25, true};
+  const std::string capped = StatusPageHtml(Server({job}));
+  EXPECT_EQ(XmlProblem(Body(capped)), "");
+  EXPECT_NE(capped.find("peak 1-s power &lt;= 300.0 W per GPU (row 7 &lt;over&gt;): point 2 at 287.2 W per GPU, met"),
+            std::string::npos)
+      << capped;
+  job.power_target->met = false;
+  EXPECT_NE(StatusPageHtml(Server({job})).find("not met</span>: the job runs its lowest-power plan, point 2"),
+            std::string::npos);
+  job.power_target->applied = false;
+  EXPECT_NE(StatusPageHtml(Server({job})).find("W per GPU (row 7 &lt;over&gt;): kept until the frontier is ready"),
+            std::string::npos);
+  job.power_target.reset();
   // The chart's SVG on its own is well-formed, and each chart's clip region has its own id.
   const std::string svg = StatusFrontierChartSvg(*job.frontier, "job7-");
   EXPECT_EQ(XmlProblem(svg), "");
