@@ -22,6 +22,7 @@ import tempfile
 import threading
 import time
 import unittest
+import urllib.parse
 import urllib.request
 
 import yaml
@@ -476,6 +477,18 @@ class Dashboards(unittest.TestCase):
         server_url = server.url(r"listening on (http://127\.0\.0\.1:\d+)")
         scrape(server_url + "/healthz")
         scrape(server_url + "/metrics")
+        # A job with a power target, so that the power-target series have samples.
+        request = urllib.request.Request(server_url + "/register_job", method="POST", data=json.dumps(
+            {"pp_degree": 1, "dp_degree": 1, "tp_degree": 1, "world_size": 1}).encode())
+        request.add_header("Content-Type", "application/json")
+        with urllib.request.urlopen(request, timeout=30) as answer:
+            cls.job_id = json.loads(answer.read())
+        request = urllib.request.Request(
+            server_url + "/v1/jobs/" + urllib.parse.quote(cls.job_id, safe="") + "/power_target", method="PUT",
+            data=json.dumps({"peak_power_per_gpu_w": 300, "reason": "dashboards test"}).encode())
+        request.add_header("Content-Type", "application/json")
+        with urllib.request.urlopen(request, timeout=30) as answer:
+            answer.read()
         cls.server_metrics = scrape(server_url + "/metrics")
 
         # A fake BMC and an agent on 2 fake GPUs, over TCP with a row token.
@@ -496,10 +509,22 @@ class Dashboards(unittest.TestCase):
                         {"LD_LIBRARY_PATH": ARGS.fake_nvml_dir, "WATTCUT_FAKE_NVML_STATE": state})
         cls.services.append(agent)
         agent_url = agent.url(r" and (http://127\.0\.0\.1:\d+)")
-        # The row controller over that agent, in shadow mode, with its metrics listener.
+        # A second agent, a training server of that job, so that the training series have samples.
+        training_state = os.path.join(d, "nvml-state-training")
+        with open(training_state, "w") as f:
+            f.write("gpu_count=2\nmin_mhz=210\nstep_mhz=15\nload=0.5\n")
+        training_agent = Service([binary, "agent", "--socket", os.path.join(d, "agent-training.sock"), "--listen",
+                                  "127.0.0.1:0", "--token-file", tokens, "--hostname", "node-2", "--state-dir",
+                                  os.path.join(d, "state-training")],
+                                 "wattcut agent: serving",
+                                 {"LD_LIBRARY_PATH": ARGS.fake_nvml_dir, "WATTCUT_FAKE_NVML_STATE": training_state})
+        cls.services.append(training_agent)
+        training_agent_url = training_agent.url(r" and (http://127\.0\.0\.1:\d+)")
+        # The row controller over those agents, in shadow mode, with its metrics listener.
         row = os.path.join(d, "row.txt")
         with open(row, "w") as f:
             f.write(f"node-1 {agent_url} high\n")
+            f.write(f"node-2 {training_agent_url} training {cls.job_id}\n")
         token_file = os.path.join(d, "row.token")
         with open(token_file, "w") as f:
             f.write(TOKEN + "\n")
@@ -510,7 +535,8 @@ class Dashboards(unittest.TestCase):
         with open(config_file, "w") as f:
             f.write(config)
         controller = Service([binary, "polca", "control", "--row", row, "--config", config_file, "--token-file",
-                              token_file, "--mode", "shadow", "--listen", "127.0.0.1:0"],
+                              token_file, "--mode", "shadow", "--listen", "127.0.0.1:0", "--planning-server",
+                              server_url],
                              "wattcut polca control: running")
         cls.services.append(controller)
         controller_url = controller.url(r"metrics on (http://127\.0\.0\.1:\d+)/metrics")
@@ -581,12 +607,14 @@ class Dashboards(unittest.TestCase):
         for metric in ("wattcut_jobs", "wattcut_jobs_by_frontier_state", "wattcut_ranks",
                        "wattcut_http_requests_total", "wattcut_http_request_duration_seconds_bucket",
                        "wattcut_frontier_computations_total", "wattcut_frontier_computation_seconds_bucket",
-                       "wattcut_plan_switches_total", "wattcut_stragglers"):
+                       "wattcut_plan_switches_total", "wattcut_stragglers", "wattcut_power_target_per_gpu_watts",
+                       "wattcut_power_target_met"):
             self.assertIn(metric, server)
         row = queried("wattcut-row.json")
         for metric in ("DCGM_FI_DEV_POWER_USAGE", "DCGM_FI_DEV_SM_CLOCK", "wattcut_agent_server_power_watts",
                        "wattcut_agent_sm_clock_ceiling_mhz", "wattcut_agent_leases_held", "wattcut_row_brake",
-                       "wattcut_row_state", "wattcut_row_power_watts", "wattcut_row_threshold_fraction"):
+                       "wattcut_row_state", "wattcut_row_power_watts", "wattcut_row_threshold_fraction",
+                       "wattcut_row_training_target_watts", "wattcut_row_training_fallback"):
             self.assertIn(metric, row)
 
     def test_a_metric_the_code_does_not_export_is_caught(self):
