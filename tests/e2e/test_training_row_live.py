@@ -166,6 +166,7 @@ class TrainingRowLive(unittest.TestCase):
         cls.job: Optional[subprocess.Popen] = None
         cls.controller: Optional[Service] = None
         cls.started = time.monotonic()
+        cls.phases: List[str] = []  # when each phase ended, for the summary line
         try:
             cls.set_up_the_row()
             cls.run_the_row()
@@ -268,7 +269,12 @@ class TrainingRowLive(unittest.TestCase):
         # plan's pace, the ranks' next poll and the controller's next period.
         step_s = max(s["time_s"] for r in range(RANKS) for s in cls.rank_log(r)[-2:])
         cls.response_s = round(8 + 5 * step_s, 1)
+        cls.mark("job running its plan")
         cls.choose_the_budget()
+
+    @classmethod
+    def mark(cls, phase: str) -> None:
+        cls.phases.append(f"{phase} {time.monotonic() - cls.started:.1f} s")
 
     @classmethod
     def put_profile(cls, job_id: str) -> None:
@@ -389,18 +395,33 @@ class TrainingRowLive(unittest.TestCase):
     # ------------------------------------------------------------------ the day
 
     @classmethod
-    def agent_ceilings(cls, agent: Service) -> List[Optional[dict]]:
+    def agent_gpus(cls, agent: Service) -> List[dict]:
+        """The agent's control state of each GPU (GET /v1/state): its lease and lock (a training
+        rank's), its ceiling (the row's)."""
         request = urllib.request.Request(f"http://127.0.0.1:{agent.port()}/v1/state",
                                          headers={"Authorization": f"Bearer {TOKEN}"})
         with urllib.request.urlopen(request, timeout=10) as response:
-            return [gpu["ceiling"] for gpu in json.loads(response.read())["gpus"]]
+            return json.loads(response.read())["gpus"]
+
+    @classmethod
+    def agent_ceilings(cls, agent: Service) -> List[Optional[dict]]:
+        return [gpu["ceiling"] for gpu in cls.agent_gpus(agent)]
 
     @classmethod
     def sample_ceilings(cls) -> None:
         while not cls.sampling_done.is_set():
-            cls.ceiling_samples.append({"training": cls.agent_ceilings(cls.training_agent),
+            training = cls.agent_gpus(cls.training_agent)
+            cls.ceiling_samples.append({"training": [gpu["ceiling"] for gpu in training],
+                                        "training_locks": [gpu["lock"] for gpu in training],
                                         "ignoring": cls.agent_ceilings(cls.ignoring_agent)})
             cls.sampling_done.wait(0.2)
+
+    @classmethod
+    def metrics(cls) -> Dict[str, float]:
+        """The controller's /metrics: 'name{labels}' -> value."""
+        with urllib.request.urlopen(cls.metrics_url, timeout=10) as response:
+            lines = response.read().decode().splitlines()
+        return {line.rsplit(" ", 1)[0]: float(line.rsplit(" ", 1)[1]) for line in lines if line and line[0] != "#"}
 
     @classmethod
     def decisions(cls) -> List[dict]:
@@ -431,7 +452,9 @@ class TrainingRowLive(unittest.TestCase):
         cls.controller = Service(
             [cls.binary, "polca", "control", "--row", cls.path("row.txt"), "--config", cls.path("row.conf"),
              "--token-file", cls.path("row.token"), "--planning-server", cls.server.url, "--mode", "enforce",
-             "--in-band", "--log", cls.path("decisions.jsonl")], "wattcut polca control: running")
+             "--in-band", "--log", cls.path("decisions.jsonl"), "--listen", "127.0.0.1:0"],
+            "wattcut polca control: running")
+        cls.metrics_url = re.search(r"metrics on (http://127\.0\.0\.1:\d+/metrics)", cls.controller.output).group(1)
         sampler = threading.Thread(target=cls.sample_ceilings, daemon=True)
         sampler.start()
 
@@ -448,15 +471,18 @@ class TrainingRowLive(unittest.TestCase):
         wait_until("3 periods at low load with every server read",
                    decided(3, lambda d: d["state"] == "normal" and not d["stale_servers"]), cls.last_decisions)
         cls.normal_periods = len(cls.decisions())
+        cls.mark("normal")
         cls.set_inference_load(cls.high_load)
         # Over T1: the job complies, the one that ignores its target falls back, for a few periods.
         wait_until("the job complied and the ignoring job fell back",
-                   decided(4, lambda d: job(d, "complied") and ignoring(d, "fallback")), cls.last_decisions)
+                   decided(3, lambda d: job(d, "complied") and ignoring(d, "fallback")), cls.last_decisions)
+        cls.capped_metrics = cls.metrics()
         cls.capped_answer = cls.power_target(cls.job_id)
         cls.ignoring_answer = cls.power_target(cls.ignoring_job)
         cls.capped_ceilings = {"training": cls.agent_ceilings(cls.training_agent),
                                "ignoring": cls.agent_ceilings(cls.ignoring_agent)}
         cls.high_periods_end = len(cls.decisions())
+        cls.mark("over T1")
         high_end_s = cls.decisions()[-1]["time"]
         cls.set_inference_load(cls.low_load)
         wait_until("the targets cleared under the release threshold",
@@ -467,9 +493,11 @@ class TrainingRowLive(unittest.TestCase):
         wait_until("every rank ran the selected plan again for 2 steps",
                    lambda: cls.job_alive() and all(sum(1 for s in cls.rank_log(r) if s["plan_version"] == version) >= 2
                                                    for r in range(RANKS)), cls.job_tail)
+        cls.mark("cleared")
         # Two more periods at low load with the fastest plan: nothing is set again.
         end = len(cls.decisions())
         wait_until("2 more periods", decided(end + 2, lambda d: True), cls.last_decisions)
+        cls.final_metrics = cls.metrics()
         cls.controller.stop()
         cls.sampling_done.set()
         sampler.join(timeout=30)
@@ -501,7 +529,7 @@ class TrainingRowLive(unittest.TestCase):
         if getattr(cls, "server", None) is not None:
             cls.server.stop()
         print(f"\ntraining row: {getattr(cls, 'wall_s', time.monotonic() - cls.started):.1f} s; response time "
-              f"{getattr(cls, 'response_s', 0):.1f} s; target "
+              f"{getattr(cls, 'response_s', 0):.1f} s; phases ended: {', '.join(cls.phases)}; target "
               f"{getattr(cls, 'target_w', 0):.3f} W per GPU (plan {getattr(cls, 'capped', None)}, fastest "
               f"{getattr(cls, 'fastest', None)}); rows (W): {getattr(cls, 'rows_w', None)}; thresholds (W): "
               f"{getattr(cls, 'thresholds_w', None)}", file=sys.stderr)
@@ -559,6 +587,20 @@ class TrainingRowLive(unittest.TestCase):
         self.assertEqual(self.ignoring_answer["power_target"]["peak_power_per_gpu_w"], self.target_w)
         self.assertFalse(self.ignoring_answer["deployment"]["every_rank_past_apply_step"], self.ignoring_answer)
 
+    def test_the_metrics_show_each_jobs_target_and_fallback(self):
+        def target(metrics, job_id):
+            return metrics[f'wattcut_row_training_target_watts{{job_id="{job_id}"}}']
+
+        def fallback(metrics, job_id):
+            return metrics[f'wattcut_row_training_fallback{{job_id="{job_id}"}}']
+
+        for job_id in (self.job_id, self.ignoring_job):
+            self.assertAlmostEqual(target(self.capped_metrics, job_id), self.target_w, places=3)
+            self.assertEqual(target(self.final_metrics, job_id), 0)
+            self.assertEqual(fallback(self.final_metrics, job_id), 0)
+        self.assertEqual(fallback(self.capped_metrics, self.job_id), 0)
+        self.assertEqual(fallback(self.capped_metrics, self.ignoring_job), 1)
+
     def test_every_rank_switches_to_the_capped_plan_at_the_apply_step(self):
         version = self.capped_answer["deployment"]["version"]
         apply_step = self.capped_answer["deployment"]["apply_from_step"]
@@ -596,6 +638,11 @@ class TrainingRowLive(unittest.TestCase):
         for d in self.all_decisions:
             self.assertFalse([s for s in d["sent"] if s["server"] == "training" and s["mhz"] is not None], d)
         self.assertTrue(self.ceiling_samples)
+        # The ranks' own locks are there, as leases' locks, at their plan's clocks.
+        for sample in self.ceiling_samples:
+            for lock in sample["training_locks"]:
+                self.assertIsNotNone(lock, sample)
+                self.assertIn(lock["max_mhz"], TRAINING_CLOCKS, sample)
         for sample in self.ceiling_samples + [self.capped_ceilings, self.final_ceilings]:
             self.assertEqual(sample["training"], [None] * RANKS, sample)
 
