@@ -64,5 +64,20 @@ TEST_F(PolcaControlCommand, BadFlagsAreRefusedBeforeAnyAgentIsAsked) {
   EXPECT_NE(log.err.find("--log"), std::string::npos) << log.err;
 }
 
+TEST_F(PolcaControlCommand, TrainingServersNeedAPlanningServerGivenAsAUrl) {
+  const std::string row = Row("s1 http://127.0.0.1:1 high\nt1 http://127.0.0.1:2 training job+1\n");
+  CommandResult missing = Control(row);
+  EXPECT_EQ(missing.exit_code, 1);
+  EXPECT_NE(missing.err.find("1 training servers need --planning-server URL"), std::string::npos) << missing.err;
+  CommandResult bad = Control(row, "--planning-server 127.0.0.1:7787");
+  EXPECT_EQ(bad.exit_code, 1);
+  EXPECT_NE(bad.err.find("planning server URL '127.0.0.1:7787': expected http://HOST:PORT"), std::string::npos)
+      << bad.err;
+  CommandResult token =
+      Control(row, "--planning-server http://127.0.0.1:7787 --planning-token-file " + dir_.path() + "/missing");
+  EXPECT_EQ(token.exit_code, 1);
+  EXPECT_NE(token.err.find("--planning-token-file"), std::string::npos) << token.err;
+}
+
 }  // namespace
 }  // namespace wattcut::testing

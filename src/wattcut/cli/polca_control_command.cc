@@ -218,6 +218,11 @@ int Run(const ControlArgs& args) {
 
   const double start_s = SteadyS();
   const row_control::RowPolicyState resumed = controller.Resume(0);
+  // A planning server that cannot be asked is no reason not to run (its jobs get ceilings when
+  // the row needs them), but say so now: a wrong URL or job id should not wait for a threshold.
+  for (const std::string& e : controller.training().resume_errors()) {
+    ReportWarning(name, e + " (its servers get clock ceilings whenever the row needs them, until it answers)");
+  }
   std::cerr << "wattcut polca control: " << servers->size() << " servers, budget " << controller.row_budget_w()
             << " W, " << (options.shadow ? "shadow mode (nothing is sent)" : "enforcing") << ", "
             << (args.in_band ? "in-band" : "out-of-band (commands held for the actuation latency)")

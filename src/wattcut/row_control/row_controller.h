@@ -74,6 +74,7 @@ class RowController {
   Decision RunPeriod(double now_s, double unix_time_s = 0);
 
   const polca::RowPowerPolicy& policy() const { return policy_; }
+  const TrainingTargets& training() const { return training_; }
   double ceiling_lease_s() const { return lease_s_; }
   double row_budget_w() const { return budget_w_; }
   // Prometheus text of the controller's counters and gauges.

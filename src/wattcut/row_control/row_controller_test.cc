@@ -345,6 +345,7 @@ TEST(RowController, AnUnreachablePlanningServerPutsCeilingsOnTheTrainingServersA
   Decision d = controller.RunPeriod(1);
   EXPECT_EQ(d.training[0].state, TrainingState::kFallback);
   EXPECT_EQ(Sent(d.sent)[2], int(polca::PolicySpec{}.t1_low_mhz));
+  EXPECT_TRUE(controller.training().resume_errors().empty()) << "Resume was not called";
   EXPECT_NE(controller.RenderMetrics().find("wattcut_row_planning_errors_total 2\n"), std::string::npos)
       << "the read at start and the PUT";
 }
@@ -359,6 +360,7 @@ TEST(RowController, ARestartedControllerResumesFromItsTrainingTargets) {
   RowController controller(Options(row), TrainingRow(), calls);
   EXPECT_EQ(controller.Resume(0), (RowPolicyState{PolicyLevel::kT2Low, false}))
       << "no agent holds a ceiling; the job's target holds the state";
+  EXPECT_TRUE(controller.training().resume_errors().empty());
   row.SetAll(870);  // between T2's release and T2: stays
   controller.RunPeriod(1);
   EXPECT_EQ(controller.policy().level(), PolicyLevel::kT2Low);

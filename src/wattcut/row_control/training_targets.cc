@@ -77,6 +77,7 @@ std::vector<ObservedCeiling> TrainingTargets::Resume() {
     Result<JobPowerTarget> answer = calls_.get(id);
     if (!answer.ok()) {
       ++call_errors_;
+      resume_errors_.push_back(answer.error().message);
       continue;
     }
     Learn(views_[id], *answer, 0);

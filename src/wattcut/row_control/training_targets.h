@@ -81,6 +81,8 @@ class TrainingTargets {
   // controller set, as resume observations (ResumeState; a target has no lease, so 0 s left: a
   // ceiling of the same row wins).
   std::vector<ObservedCeiling> Resume();
+  // Why Resume could not read a job's target (one message per job; empty when all were read).
+  const std::vector<std::string>& resume_errors() const { return resume_errors_; }
   // One period; `state`: the row's, as decided this period; `fraction`: its power / budget.
   std::vector<TrainingJobReport> Run(const RowPolicyState& state, double fraction, double now_s);
 
@@ -115,6 +117,7 @@ class TrainingTargets {
   TrainingCalls calls_;
   std::map<std::string, JobView> views_;
   std::vector<TrainingJobReport> last_;
+  std::vector<std::string> resume_errors_;
   uint64_t call_errors_ = 0;
 };
 

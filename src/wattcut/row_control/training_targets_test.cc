@@ -178,6 +178,9 @@ TEST(TrainingTargets, AnUnreachablePlanningServerFallsBackAtOnceAndIsAskedAgain)
   EXPECT_NE(r[0].detail.find("cannot reach the planning server (ceilings until the planning server answers)"),
             std::string::npos);
   EXPECT_EQ(targets.call_errors(), 1u);
+  EXPECT_TRUE(targets.Resume().empty());
+  ASSERT_EQ(targets.resume_errors().size(), 1u);
+  EXPECT_EQ(targets.resume_errors()[0], "cannot reach the planning server");
   server.reachable = true;
   server.ranks_past = true;
   server.target_w = 350;  // it had arrived before the connection broke
