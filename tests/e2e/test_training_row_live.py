@@ -8,13 +8,14 @@ never runs the plan it is given: a job that ignores its power target.
 The job does not profile itself (`--no-profile`): the test gives the planning server its profile
 (`PUT /v1/jobs/{id}/profile`: the fake GPU's own power law over the example's emulated times), so
 the frontier, the plans and every power here follow from it, not from timings measured on a busy
-machine. From the
-frontier and its plans the test picks the power target (policy.t1_training_w) and the row's
-budget and thresholds such that, the fake NVML's power being a function of the locked clock only,
-every instantaneous reading of the row is on the intended side of each threshold: the fastest plan
-puts the row over T1 at high load, the capped plan under T1 and over the release threshold, the
-low load under the release threshold with either plan (without any margin depending on when a
-reading is taken). Then the test moves the inference load up and down.
+machine. From the frontier and its plans the test picks the power target
+(policy.t1_training_w) and the row's budget and thresholds such that, the fake NVML's power being
+a function of the locked clock only, every instantaneous reading of the row is on the intended
+side of each threshold: the fastest plan puts the row over T1 at high load, the capped plan under
+T1 and over the release threshold, the low load under the release threshold with either plan, at
+whatever instant a reading is taken. (So the capped plan is one whose highest clock on each GPU
+draws less than the fastest plan's lowest: near the frontier's slow end.) Then the test moves the
+inference load up and down.
 
 What must hold: above T1 the controller PUTs the target on both jobs (decision log, GET); every
 rank of the running job switches to the server's capped plan (the deployment's plan_index) at
@@ -326,12 +327,12 @@ class TrainingRowLive(unittest.TestCase):
             under = [p for p in cls.points if peak_per_gpu(p) <= target_w]
             return min(under, key=lambda p: p["time_s"])
 
-        margin_w = 100.0
+        least_gap_w = 200.0
         chosen = None
         for p in sorted(cls.points, key=peak_per_gpu):
             target_w = round(peak_per_gpu(p), 3) + 0.001
             capped = capped_by(target_w)
-            if cls.power_bounds_w(cls.plans[capped["index"]])[1] < fast_low - 2 * margin_w:
+            if cls.power_bounds_w(cls.plans[capped["index"]])[1] < fast_low - least_gap_w:
                 chosen = (target_w, capped)
         if chosen is None:
             raise AssertionError(f"no plan of the frontier draws less than the fastest plan's least ({fast_low:.0f} W)")
@@ -342,9 +343,11 @@ class TrainingRowLive(unittest.TestCase):
         gap_w = fast_low - capped_high
 
         # The rest of the row, in watts. The job that ignores its target: before and after its
-        # fallback (the low-priority ceiling at T1, 1275 MHz).
+        # fallback (the low-priority ceiling at T1; a clock the default fake GPU has).
+        config = subprocess.run([cls.binary, "polca", "config"], check=True, stdout=subprocess.PIPE, text=True).stdout
+        cls.fallback_mhz = int(float(re.search(r"(?m)^policy\.t1_low_mhz = (\S+)$", config).group(1)))
         ignoring_w = server_w(IGNORING_GPUS * gpu_w(MAX_MHZ, IGNORING_LOAD))
-        ignoring_capped_w = server_w(IGNORING_GPUS * gpu_w(1275, IGNORING_LOAD))
+        ignoring_capped_w = server_w(IGNORING_GPUS * gpu_w(cls.fallback_mhz, IGNORING_LOAD))
 
         def inference_w(load: float) -> float:
             return INFERENCE_SERVERS * server_w(INFERENCE_GPUS * gpu_w(MAX_MHZ, load))
@@ -371,7 +374,6 @@ class TrainingRowLive(unittest.TestCase):
             "low": (inference_w(cls.low_load) + ignoring_capped_w + capped_low,
                     inference_w(cls.low_load) + ignoring_w + fast_high)}
 
-        config = subprocess.run([cls.binary, "polca", "config"], check=True, stdout=subprocess.PIPE, text=True).stdout
         values = {
             "row.budget_w": budget_w, "policy.t1": t1_w / budget_w, "policy.t1_release": t1_release_w / budget_w,
             "policy.t2": 0.95, "policy.t2_release": 0.9, "policy.brake": 1.0, "policy.brake_release": 0.95,
@@ -654,8 +656,8 @@ class TrainingRowLive(unittest.TestCase):
         self.assertGreaterEqual(fallback["time"] - requested["time"], self.response_s - 1e-6)
         for d in self.all_decisions[:fallback_at]:
             self.assertFalse([s for s in d["sent"] if s["server"] == "ignoring" and s["mhz"] is not None], d)
-        self.assertIn({"server": "ignoring", "mhz": 1275}, fallback["sent"])
-        self.assertEqual([c["mhz"] for c in self.capped_ceilings["ignoring"]], [1275] * IGNORING_GPUS)
+        self.assertIn({"server": "ignoring", "mhz": self.fallback_mhz}, fallback["sent"])
+        self.assertEqual([c["mhz"] for c in self.capped_ceilings["ignoring"]], [self.fallback_mhz] * IGNORING_GPUS)
         # Lifted with the target once the row is back to normal.
         self.assertEqual(self.final_ceilings["ignoring"], [None] * IGNORING_GPUS)
         self.assertIsNone(self.final_ignoring_target["power_target"])
