@@ -186,6 +186,10 @@ TEST(JobRegistry, ANewJobOfAStartupProfilesDepthAndSettingsHasItsPlanAtOnce) {
     frontier = r.Ok(r.registry->FrontierStatus(id));
     EXPECT_EQ(frontier["state"], "ready");  // at registration: no computation
     EXPECT_EQ(frontier["num_points"], startup->frontier->points().size());
+    // With its peak powers, so that a power target is decided by peak power.
+    json points = r.Ok(r.registry->FrontierPoints(id, 0, 10000))["points"];
+    ASSERT_FALSE(points.empty());
+    for (const json& p : points) EXPECT_TRUE(p["peak_1s_power_w"].is_number()) << p.dump();
     for (int rank = 0; rank < 4; ++rank)
       r.Ok(r.registry->RegisterRank(id, RankInfo{rank, rank / 2, rank % 2, 0, {1410, 1200, 900}}));
     // The first round serves the selected plan (the fastest point) of that frontier.

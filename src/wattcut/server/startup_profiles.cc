@@ -9,6 +9,7 @@
 
 #include "wattcut/base/csv_reader.h"
 #include "wattcut/base/printable_text.h"
+#include "wattcut/emulate/frontier_power.h"
 #include "wattcut/plan/frontier_file.h"
 #include "wattcut/plan/planner.h"
 #include "wattcut/plan/planning_limits.h"
@@ -83,7 +84,8 @@ Status ComputeStartupFrontier(StartupProfile& profile, const PlannerSettings& pl
   const auto start = std::chrono::steady_clock::now();
   Result<Frontier> frontier = [&]() -> Result<Frontier> {
     try {
-      return ComputeFrontierFromDeviceProfile(*profile.profile, planner.ToPlannerOptions());
+      // With every point's peak 1-s power, as the frontier worker computes a job's (power targets).
+      return ComputeFrontierWithPeakPowersFromDeviceProfile(*profile.profile, planner.ToPlannerOptions());
     } catch (const std::bad_alloc&) {
       return Error{"the planner ran out of memory"};
     } catch (const std::exception& e) {
