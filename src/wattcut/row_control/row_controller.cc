@@ -35,7 +35,7 @@ RowController::RowController(RowControllerOptions options, std::vector<Controlle
       policy_(options_.policy, options_.config.policy, ControlFor(options_)),
       actuation_(options_.config.gpu.max_freq_mhz, options_.config.policy.brake_mhz),
       training_(TrainingJobs(servers_), options_.config.policy, options_.config.control.training_response_s,
-                CeilingLeaseS(options_), options_.shadow, calls_.training),
+                CeilingLeaseS(options_), options_.config.control.max_reading_age_s, options_.shadow, calls_.training),
       budget_w_(options_.config.row_budget_w()),
       lease_s_(CeilingLeaseS(options_)),
       views_(servers_.size()) {}

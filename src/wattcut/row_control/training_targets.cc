@@ -48,10 +48,11 @@ std::optional<RowPolicyState> ParseTrainingTargetReason(const std::string& reaso
 }
 
 TrainingTargets::TrainingTargets(std::vector<std::string> job_ids, polca::PolicySpec policy, double response_s,
-                                 double lease_s, bool shadow, TrainingCalls calls)
+                                 double lease_s, double max_answer_age_s, bool shadow, TrainingCalls calls)
     : policy_(policy),
       response_s_(response_s),
       lease_s_(std::max(1.0, lease_s)),
+      max_answer_age_s_(max_answer_age_s),
       shadow_(shadow),
       calls_(std::move(calls)) {
   for (std::string& id : job_ids) {
@@ -96,6 +97,7 @@ TrainingJobReport TrainingTargets::RunJob(const std::string& job_id, JobView& vi
     view.wanted_w = wanted;
     view.clock_from_s = now_s;
     view.complied = false;
+    view.complied_at_s = -1;
   }
   view.falls_back = false;
   if (shadow_) {
@@ -141,6 +143,13 @@ TrainingJobReport TrainingTargets::RunJob(const std::string& job_id, JobView& vi
   if (!answer.ok()) {
     ++call_errors_;
     view.known = false;
+    if (view.complied_at_s >= 0 && now_s - view.complied_at_s <= max_answer_age_s_) {
+      // It ran the plan a moment ago, and its ranks keep their deployment while the server is away.
+      report.state = TrainingState::kComplied;
+      report.detail = answer.error().message + " (it complied " + FixedDecimals(now_s - view.complied_at_s, 1) +
+                      " s ago: ceilings after " + GeneralText(max_answer_age_s_) + " s without an answer)";
+      return report;
+    }
     view.complied = false;
     view.falls_back = true;
     report.state = TrainingState::kFallback;
@@ -152,6 +161,7 @@ TrainingJobReport TrainingTargets::RunJob(const std::string& job_id, JobView& vi
   const std::string version = "deployment version " + std::to_string(answer->deployment_version);
   if (answer->complied()) {
     view.complied = true;
+    view.complied_at_s = now_s;
     report.state = TrainingState::kComplied;
     report.detail = "every rank runs a plan of " + GeneralText(answer->point_power_per_gpu_w.value_or(0)) +
                     " W per GPU (" + version + ")";

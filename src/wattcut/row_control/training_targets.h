@@ -11,8 +11,10 @@
 //     target's PUT, or from the last change of its deployment version (a new plan, a straggler),
 //     before it falls back; falls back at once when no plan of the job is that low ("met": false)
 //     or when the planning server cannot be reached or refuses (the controller cannot know what
-//     the job runs). A job that falls back is asked again every period and loses its ceilings as
-//     soon as it complies;
+//     the job runs), except that a job that complied with the same target at most
+//     control.max_reading_age_s ago is taken to run it still, as a stale reading counts at its
+//     last value (its ranks keep their deployment while the server is away). A job that falls
+//     back is asked again every period and loses its ceilings as soon as it complies;
 //   * none wanted: a target this controller set (its reason starts with kTargetReasonPrefix) is
 //     cleared; a target someone else set is left alone. A clear that fails is retried the next
 //     period.
@@ -73,9 +75,10 @@ std::optional<RowPolicyState> ParseTrainingTargetReason(const std::string& reaso
 class TrainingTargets {
  public:
   // `job_ids`: the row's training jobs (duplicates are dropped, the order kept).
-  // `lease_s`: each target's lease (>= 1 s).
+  // `lease_s`: each target's lease (>= 1 s); `max_answer_age_s`: how long a compliance stands
+  // without an answer.
   TrainingTargets(std::vector<std::string> job_ids, polca::PolicySpec policy, double response_s, double lease_s,
-                  bool shadow, TrainingCalls calls);
+                  double max_answer_age_s, bool shadow, TrainingCalls calls);
 
   // Reads every job's target (a restarted controller): the row states in the targets this
   // controller set, as resume observations (ResumeState; a target has no lease, so 0 s left: a
@@ -99,10 +102,11 @@ class TrainingTargets {
     std::optional<double> server_target_w;
     std::string server_reason;
     std::optional<double> wanted_w;
-    double clock_from_s = 0;  // the response time runs from here
-    double sent_at_s = 0;     // the last PUT that the server took
-    uint64_t version = 0;     // the deployment version last seen
-    bool complied = false;    // in the last period
+    double clock_from_s = 0;    // the response time runs from here
+    double sent_at_s = 0;       // the last PUT that the server took
+    uint64_t version = 0;       // the deployment version last seen
+    bool complied = false;      // in the last period
+    double complied_at_s = -1;  // the last answer that said so, for wanted_w
     bool falls_back = false;
   };
   TrainingJobReport RunJob(const std::string& job_id, JobView& view, const RowPolicyState& state, double fraction,
@@ -113,6 +117,7 @@ class TrainingTargets {
   polca::PolicySpec policy_;
   double response_s_;
   double lease_s_;
+  double max_answer_age_s_;
   bool shadow_;
   TrainingCalls calls_;
   std::map<std::string, JobView> views_;

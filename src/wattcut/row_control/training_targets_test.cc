@@ -71,9 +71,11 @@ struct ScriptedPlanningServer {
 
 constexpr double kResponseS = 5;
 constexpr double kLeaseS = 30;
+constexpr double kMaxAnswerAgeS = 3;
 
 TrainingTargets Targets(ScriptedPlanningServer& server, bool shadow = false) {
-  return TrainingTargets({"job-1", "job-1"}, polca::PolicySpec{}, kResponseS, kLeaseS, shadow, server.Calls());
+  return TrainingTargets({"job-1", "job-1"}, polca::PolicySpec{}, kResponseS, kLeaseS, kMaxAnswerAgeS, shadow,
+                         server.Calls());
 }
 
 const RowPolicyState kNormal{PolicyLevel::kNormal, false};
@@ -188,6 +190,28 @@ TEST(TrainingTargets, AnUnreachablePlanningServerFallsBackAtOnceAndIsAskedAgain)
   r = targets.Run(kT1, 0.85, 1);
   EXPECT_EQ(server.calls.back(), "PUT 350") << "after an error it does not trust what it knew";
   EXPECT_EQ(r[0].state, TrainingState::kComplied);
+}
+
+TEST(TrainingTargets, AJobThatCompliedStandsForMaxReadingAgeWithoutAnAnswerThenFallsBack) {
+  ScriptedPlanningServer server;
+  TrainingTargets targets = Targets(server);
+  targets.Run(kT1, 0.85, 0);
+  server.ranks_past = true;
+  EXPECT_EQ(targets.Run(kT1, 0.85, 1)[0].state, TrainingState::kComplied);
+  server.reachable = false;  // a slow answer, a restart of the planning server
+  auto r = targets.Run(kT1, 0.85, 2);
+  EXPECT_EQ(r[0].state, TrainingState::kComplied) << r[0].detail;
+  EXPECT_FALSE(targets.falls_back("job-1"));
+  EXPECT_NE(r[0].detail.find("(it complied 1.0 s ago: ceilings after 3 s without an answer)"), std::string::npos)
+      << r[0].detail;
+  EXPECT_EQ(targets.Run(kT1, 0.85, 4)[0].state, TrainingState::kComplied);
+  EXPECT_EQ(targets.Run(kT1, 0.85, 4.5)[0].state, TrainingState::kFallback);
+  EXPECT_TRUE(targets.falls_back("job-1"));
+  server.reachable = true;
+  EXPECT_EQ(targets.Run(kT1, 0.85, 5)[0].state, TrainingState::kComplied);
+  // A new target is not covered by the old one's compliance.
+  server.reachable = false;
+  EXPECT_EQ(targets.Run(kT2Low, 0.9, 6)[0].state, TrainingState::kFallback);
 }
 
 TEST(TrainingTargets, BackToNormalClearsOurTargetButNotAnOperatorsAndRetriesAFailedClear) {
