@@ -5,15 +5,18 @@ The build (python/CMakeLists.txt) passes WATTCUT_BINARY, WATTCUT_FAKE_NVML_DIR a
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
+import re
 import shutil
 import subprocess
 import tempfile
+import threading
 import urllib.error
 import urllib.parse
 import urllib.request
-from typing import Dict, Optional
+from typing import Dict, List, Optional
 
 
 def required_env(name: str) -> str:
@@ -44,6 +47,82 @@ class FakeGpus:
     def log_lines(self):
         with open(self.state_path + ".log") as f:
             return [line.rstrip("\n") for line in f]
+
+
+class FakeNvmlState:
+    """One `wattcut agent`'s fake NVML state file, read and changed under the lock the fake library
+    takes (a test's load script moves `load`)."""
+
+    def __init__(self, path: str, settings: Dict[str, str]) -> None:
+        self.path = path
+        with open(path, "w") as f:
+            f.write("".join(f"{k}={v}\n" for k, v in settings.items()))
+
+    def read(self) -> Dict[str, str]:
+        with open(self.path) as f:
+            fcntl.flock(f, fcntl.LOCK_SH)
+            return dict(line.rstrip("\n").split("=", 1) for line in f if "=" in line)
+
+    def set_load(self, load: float) -> None:
+        with open(self.path, "r+") as f:
+            fcntl.flock(f, fcntl.LOCK_EX)
+            state = dict(line.rstrip("\n").split("=", 1) for line in f if "=" in line)
+            state["load"] = repr(load)
+            f.seek(0)
+            f.truncate()
+            f.write("".join(f"{k}={v}\n" for k, v in state.items()))
+
+    def locked_max(self, gpus: int) -> List[int]:
+        state = self.read()
+        return [int(state.get(f"gpu{g}.locked_max", "0")) for g in range(gpus)]
+
+    def lock_calls(self) -> int:
+        if not os.path.exists(self.path + ".log"):
+            return 0
+        with open(self.path + ".log") as f:
+            return sum(1 for line in f if "nvmlDeviceSetGpuLockedClocks" in line)
+
+
+class Service:
+    """A wattcut process whose output is read on a thread; `ready` is the line to wait for."""
+
+    def __init__(self, args: List[str], ready: str, env: Optional[Dict[str, str]] = None) -> None:
+        self.process = subprocess.Popen(args, env=dict(os.environ, **(env or {})), stdout=subprocess.PIPE,
+                                        stderr=subprocess.STDOUT, text=True)
+        self.output = ""
+        self.ready_line = ""
+        for line in self.process.stdout:
+            self.output += line
+            if ready in line:
+                self.ready_line = line
+                break
+        else:
+            raise RuntimeError(f"{args[1]} did not start: {self.output}")
+        self.reader = threading.Thread(target=self._drain, daemon=True)
+        self.reader.start()
+
+    def _drain(self) -> None:
+        for line in self.process.stdout:
+            self.output += line
+
+    def port(self) -> int:
+        return int(re.search(r"http://127\.0\.0\.1:(\d+)", self.ready_line).group(1))
+
+    def kill(self) -> None:
+        if self.process.poll() is None:
+            self.process.kill()
+        self.process.wait()
+        self.reader.join(timeout=10)
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+        self.reader.join(timeout=10)
 
 
 class ServerProcess:

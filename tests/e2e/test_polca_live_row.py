@@ -14,20 +14,18 @@ readings are stale and never release, and its server is handled again when it is
 
 from __future__ import annotations
 
-import fcntl
 import json
 import os
 import re
 import subprocess
 import sys
-import threading
 import time
 import unittest
-from typing import Dict, List, Optional
+from typing import Dict, List
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python", "tests"))
 
-from fixtures import TempDir, required_env  # noqa: E402
+from fixtures import FakeNvmlState, Service, TempDir, required_env  # noqa: E402
 
 SERVERS = 12
 GPUS = 8
@@ -38,73 +36,6 @@ POLICY = {"t1": 0.80, "t1_release": 0.75, "t2": 0.89, "t2_release": 0.84, "brake
 
 def priority(i: int) -> str:
     return "low" if i % 2 == 0 else "high"
-
-
-class FakeNvmlState:
-    """One agent's fake NVML state file, changed under the same lock the fake library takes."""
-
-    def __init__(self, path: str) -> None:
-        self.path = path
-        with open(path, "w") as f:
-            f.write(f"gpu_count={GPUS}\nmin_mhz=210\nstep_mhz=15\nload=0.3\n")
-
-    def read(self) -> Dict[str, str]:
-        with open(self.path) as f:
-            fcntl.flock(f, fcntl.LOCK_SH)
-            return dict(line.rstrip("\n").split("=", 1) for line in f if "=" in line)
-
-    def set_load(self, load: float) -> None:
-        with open(self.path, "r+") as f:
-            fcntl.flock(f, fcntl.LOCK_EX)
-            state = dict(line.rstrip("\n").split("=", 1) for line in f if "=" in line)
-            state["load"] = str(load)
-            f.seek(0)
-            f.truncate()
-            f.write("".join(f"{k}={v}\n" for k, v in state.items()))
-
-    def locked_max(self) -> List[int]:
-        state = self.read()
-        return [int(state.get(f"gpu{g}.locked_max", "0")) for g in range(GPUS)]
-
-    def lock_calls(self) -> int:
-        if not os.path.exists(self.path + ".log"):
-            return 0
-        with open(self.path + ".log") as f:
-            return sum(1 for line in f if "nvmlDeviceSetGpuLockedClocks" in line)
-
-
-class Service:
-    """A wattcut process whose output is read on a thread; `ready` is the line to wait for."""
-
-    def __init__(self, args: List[str], ready: str, env: Optional[Dict[str, str]] = None) -> None:
-        self.process = subprocess.Popen(args, env=dict(os.environ, **(env or {})), stdout=subprocess.PIPE,
-                                        stderr=subprocess.STDOUT, text=True)
-        self.output = ""
-        self.ready_line = ""
-        for line in self.process.stdout:
-            self.output += line
-            if ready in line:
-                self.ready_line = line
-                break
-        else:
-            raise RuntimeError(f"{args[1]} did not start: {self.output}")
-        threading.Thread(target=self._drain, daemon=True).start()
-
-    def _drain(self) -> None:
-        for line in self.process.stdout:
-            self.output += line
-
-    def kill(self) -> None:
-        if self.process.poll() is None:
-            self.process.kill()
-        self.process.wait()
-        self.process.stdout.close()
-
-    def stop(self) -> None:
-        if self.process.poll() is None:
-            self.process.terminate()
-            self.process.wait(timeout=30)
-        self.process.stdout.close()
 
 
 class LiveRow(unittest.TestCase):
@@ -121,7 +52,9 @@ class LiveRow(unittest.TestCase):
         with open(cls.token_file, "w") as f:
             f.write(TOKEN + "\n")
         os.chmod(cls.token_file, 0o600)
-        cls.states = [FakeNvmlState(os.path.join(cls.dir.path, f"nvml{i}")) for i in range(SERVERS)]
+        cls.states = [FakeNvmlState(os.path.join(cls.dir.path, f"nvml{i}"),
+                                    {"gpu_count": str(GPUS), "min_mhz": "210", "step_mhz": "15", "load": "0.3"})
+                      for i in range(SERVERS)]
         cls.agents: List[Service] = [cls.start_agent(i, 0) for i in range(SERVERS)]
         cls.ports = [int(re.search(r"http://127\.0\.0\.1:(\d+)", a.ready_line).group(1)) for a in cls.agents]
         cls.row = os.path.join(cls.dir.path, "row.txt")
@@ -167,7 +100,7 @@ class LiveRow(unittest.TestCase):
 
     @classmethod
     def snapshot(cls, name: str) -> None:
-        cls.snapshots[name] = [s.locked_max() for s in cls.states]
+        cls.snapshots[name] = [s.locked_max(GPUS) for s in cls.states]
 
     @classmethod
     def run_the_day(cls) -> None:

@@ -28,7 +28,6 @@ to the selected plan at one step.
 
 from __future__ import annotations
 
-import fcntl
 import json
 import os
 import re
@@ -43,7 +42,7 @@ from typing import Callable, Dict, List, Optional
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python", "tests"))
 
-from fixtures import ServerProcess, TempDir, required_env  # noqa: E402
+from fixtures import FakeNvmlState, ServerProcess, Service, TempDir, required_env  # noqa: E402
 
 STAGES, PIPELINES, MICROBATCHES, P2P_POWER_W = 4, 2, 4, 75.0
 RANKS = STAGES * PIPELINES
@@ -80,60 +79,6 @@ def profile_csv() -> str:
                 time_s = ms * scale / 1000 * MAX_MHZ / mhz
                 lines.append(f"{stage},{instruction},{mhz},{time_s:.6f},{gpu_w(mhz) * time_s:.6f}")
     return "\n".join(lines) + "\n"
-
-
-class FakeNvml:
-    """One agent's fake NVML state file, changed under the lock the fake library takes."""
-
-    def __init__(self, path: str, settings: Dict[str, str]) -> None:
-        self.path = path
-        with open(path, "w") as f:
-            f.write("".join(f"{k}={v}\n" for k, v in settings.items()))
-
-    def set_load(self, load: float) -> None:
-        with open(self.path, "r+") as f:
-            fcntl.flock(f, fcntl.LOCK_EX)
-            state = dict(line.rstrip("\n").split("=", 1) for line in f if "=" in line)
-            state["load"] = repr(load)
-            f.seek(0)
-            f.truncate()
-            f.write("".join(f"{k}={v}\n" for k, v in state.items()))
-
-
-class Service:
-    """A wattcut process whose output is read on a thread; `ready` is the line to wait for."""
-
-    def __init__(self, args: List[str], ready: str, env: Optional[Dict[str, str]] = None) -> None:
-        self.process = subprocess.Popen(args, env=dict(os.environ, **(env or {})), stdout=subprocess.PIPE,
-                                        stderr=subprocess.STDOUT, text=True)
-        self.output = ""
-        self.ready_line = ""
-        for line in self.process.stdout:
-            self.output += line
-            if ready in line:
-                self.ready_line = line
-                break
-        else:
-            raise RuntimeError(f"{args[1]} did not start: {self.output}")
-        self.reader = threading.Thread(target=self._drain, daemon=True)
-        self.reader.start()
-
-    def _drain(self) -> None:
-        for line in self.process.stdout:
-            self.output += line
-
-    def port(self) -> int:
-        return int(re.search(r"http://127\.0\.0\.1:(\d+)", self.ready_line).group(1))
-
-    def stop(self) -> None:
-        if self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
-        self.reader.join(timeout=10)
 
 
 def read_jsonl(path: str) -> List[dict]:
@@ -183,7 +128,7 @@ class TrainingRowLive(unittest.TestCase):
         return os.path.join(cls.dir.path, name)
 
     @classmethod
-    def start_agent(cls, name: str, nvml: FakeNvml) -> Service:
+    def start_agent(cls, name: str, nvml: FakeNvmlState) -> Service:
         """An agent on its socket (the training ranks') and on TCP with the row's token (the controller's)."""
         args = [cls.binary, "agent", "--socket", cls.path(f"{name}.sock"), "--listen", "127.0.0.1:0", "--token-file",
                 cls.path("agent.tokens"), "--non-gpu-power", f"{NON_GPU_FIXED_W:g}+{NON_GPU_FACTOR:g}*gpu",
@@ -215,12 +160,12 @@ class TrainingRowLive(unittest.TestCase):
             cls.plans[plan["point"]] = plan
 
         cls.server = ServerProcess(cls.dir.path)
-        cls.inference = [FakeNvml(cls.path(f"nvml-inference{i}"), {"gpu_count": str(INFERENCE_GPUS), "load": "0.1"})
+        cls.inference = [FakeNvmlState(cls.path(f"nvml-inference{i}"), {"gpu_count": str(INFERENCE_GPUS), "load": "0.1"})
                          for i in range(INFERENCE_SERVERS)]
-        cls.training_nvml = FakeNvml(cls.path("nvml-training"), {
+        cls.training_nvml = FakeNvmlState(cls.path("nvml-training"), {
             "gpu_count": str(RANKS), "min_mhz": str(TRAINING_CLOCKS[-1]),
             "step_mhz": str(TRAINING_CLOCKS[0] - TRAINING_CLOCKS[1])})
-        cls.ignoring_nvml = FakeNvml(cls.path("nvml-ignoring"), {"gpu_count": str(IGNORING_GPUS),
+        cls.ignoring_nvml = FakeNvmlState(cls.path("nvml-ignoring"), {"gpu_count": str(IGNORING_GPUS),
                                                                   "load": repr(IGNORING_LOAD)})
         cls.inference_agents = [cls.start_agent(f"inference{i}", nvml) for i, nvml in enumerate(cls.inference)]
         cls.training_agent = cls.start_agent("training", cls.training_nvml)
