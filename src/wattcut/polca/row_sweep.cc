@@ -59,7 +59,7 @@ Result<SweepResult> RunSweep(const PolcaConfig& config, const RequestTrace& trac
       if (progress) {
         std::lock_guard<std::mutex> lock(progress_mutex);
         const auto& r = results[k];
-        const bool trains = TrainingServersFor(config, run.servers) > 0;
+        const bool trains = k >= n_added && TrainingServersFor(config, run.servers) > 0;
         progress(PolicyName(run.policy) + (trains ? "+" + TrainingControlName(run.training_control) : std::string()) +
                  " with " + std::to_string(run.servers) +
                  " servers: " + (r.ok() ? std::to_string(r->brake_events) + " brake events" : r.error().message));
