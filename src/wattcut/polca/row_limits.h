@@ -86,8 +86,9 @@ inline constexpr uint64_t kMaxConfigFileBytes = uint64_t{1} << 20;
 inline constexpr int kMaxTrainingMicrobatches = 4096;
 inline constexpr double kMinTrainingTimelineStepS = 0.01;
 inline constexpr double kMaxTrainingTimelineStepS = 60;
-// Timeline steps of a run's training servers (servers x duration / step): about 20 million a
-// wall second, so 2 billion is under two minutes (a 7-day run of 13 servers at 0.25 s: 31 million).
+// Timeline steps of a run's training servers (servers x duration / step): about 7 million a wall
+// second (190 training servers for 2 days, 131 million steps a run, 19 s), so 2 billion is about
+// five minutes (a 7-day run of 13 servers at 0.25 s: 31 million).
 inline constexpr int64_t kMaxTrainingStepsPerRun = 2'000'000'000;
 
 inline constexpr int64_t kMaxSweepRuns = 1000;

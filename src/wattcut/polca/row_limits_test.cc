@@ -35,6 +35,21 @@ TEST(RowLimits, RowSizeAndDuration) {
   EXPECT_FALSE(CheckDuration(std::numeric_limits<double>::quiet_NaN()).ok());
 }
 
+TEST(RowLimits, TrainingTimelineStepsPerRunAreBounded) {
+  PolcaConfig config = *BuiltInConfig("a100");
+  config.workload.peak_requests_per_server_s = 0.001;
+  config.row.training_share = 0.5;
+  // 50 training servers for 7 days at 0.25 s: 121 million steps.
+  EXPECT_TRUE(CheckRowRun(config, Hourly(), RunOf(100, 7 * 86400.0)).ok());
+  config.training.timeline_step_s = 0.01;  // 3 billion
+  EXPECT_EQ(CheckRowRun(config, Hourly(), RunOf(100, 7 * 86400.0)).error().message,
+            "a run of 50 training servers for 604800 s at a timeline step of 0.01 s simulates 3.024e+09 steps, more "
+            "than the 2000000000 one run may (minutes of work); shorten --duration or lengthen "
+            "training.timeline_step_s");
+  config.row.training_share = 0;  // no training servers: no bound to meet
+  EXPECT_TRUE(CheckRowRun(config, Hourly(), RunOf(100, 7 * 86400.0)).ok());
+}
+
 TEST(RowLimits, ReplayedRequestsFollowTheExpansion) {
   PolcaConfig config = *BuiltInConfig("a100");  // 0.7 requests/s per server at the peak
   RequestTrace trace = Hourly();
