@@ -207,6 +207,21 @@ TEST(PolcaCommand, ARowWithTrainingServersReportsTheTrainingThroughput) {
   EXPECT_NE(ReadFile(dir.path() + "/sweep/sweep_training.svg").find("polca+power-target"), std::string::npos);
 }
 
+TEST(PolcaCommand, AProfileWhoseClocksAreNotTheGpusIsRunWithAWarning) {
+  WATTCUT_REQUIRE_SHARED_FILE(trace, "azure-llm-inference-2023/AzureLLMInferenceTrace_conv.csv");
+  WATTCUT_REQUIRE_SHARED_FILE(profile, "perseus-sosp24/stage_profile/gpt3-175b+a100_sxm_bf16.csv");
+  TempDir dir;
+  auto run = RunWattcut("polca simulate --gpu h100 --trace " + trace + " --duration 10m --training-share 25% " +
+                        "--training-profile " + profile + " --out " + dir.path() + "/o");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  // Said before the run, naming the profile (made absolute).
+  EXPECT_EQ(run.err.rfind("wattcut polca simulate: warning: training.profile /", 0), 0u) << run.err;
+  EXPECT_NE(run.err.find("gpt3-175b+a100_sxm_bf16.csv: the profile's clocks (855 to 1410 MHz) are not the GPU's "
+                         "(gpu.max_freq_mhz 1980, policy.t2_low_mhz 1530)"),
+            std::string::npos)
+      << run.err;
+}
+
 // training_share 0, the default, gives the outputs of a row without any training settings.
 TEST(PolcaCommand, ARowWithoutTrainingGivesTheSameOutputs) {
   WATTCUT_REQUIRE_SHARED_FILE(trace, "azure-llm-inference-2023/AzureLLMInferenceTrace_conv.csv");

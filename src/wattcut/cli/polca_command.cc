@@ -218,7 +218,8 @@ struct TrainingSetup {
   std::vector<TrainingControl> controls = {TrainingControl::kLocks};
 };
 
-Result<TrainingSetup> LoadTraining(const PolcaArgs& args, const PolcaConfig& config,
+// Warnings about the job go to stderr at once, before anything is simulated.
+Result<TrainingSetup> LoadTraining(const std::string& name, const PolcaArgs& args, const PolcaConfig& config,
                                    const std::string& default_controls, bool one_control) {
   TrainingSetup setup;
   if (config.row.training_share == 0) {
@@ -239,6 +240,7 @@ Result<TrainingSetup> LoadTraining(const PolcaArgs& args, const PolcaConfig& con
   }
   Result<TrainingJob> job = BuildTrainingJob(config);
   if (!job.ok()) return job.error();
+  for (const std::string& warning : job->warnings) ReportWarning(name, warning);
   setup.job = std::move(*job);
   return setup;
 }
@@ -271,7 +273,7 @@ int RunSimulate(const PolcaArgs& args) {
   Result<RequestTrace> trace = RequestTrace::Read(args.trace_path);
   if (!trace.ok()) return ReportError(name, trace.error());
 
-  Result<TrainingSetup> training = LoadTraining(args, *config, "locks", true);
+  Result<TrainingSetup> training = LoadTraining(name, args, *config, "locks", true);
   if (!training.ok()) return ReportError(name, training.error());
 
   RowRunOptions options;
@@ -330,7 +332,7 @@ int RunSweepCommand(const PolcaArgs& args) {
     return ReportError(name, s.error());
   Result<RequestTrace> trace = RequestTrace::Read(args.trace_path);
   if (!trace.ok()) return ReportError(name, trace.error());
-  Result<TrainingSetup> training = LoadTraining(args, *config, "locks,power-target", false);
+  Result<TrainingSetup> training = LoadTraining(name, args, *config, "locks,power-target", false);
   if (!training.ok()) return ReportError(name, training.error());
   if (Status s = CheckSweepSize(added->size(), policies->size() * training->controls.size(), args.jobs); !s.ok())
     return ReportError(name, s.error());

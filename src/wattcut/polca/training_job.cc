@@ -115,6 +115,20 @@ Result<TrainingJob> BuildTrainingJob(const PolcaConfig& config) {
   for (auto it = clocks->uniform_lock.rbegin(); it != clocks->uniform_lock.rend(); ++it) {
     job.locks.push_back(server_timeline(std::to_string(it->freq_mhz) + " MHz", *it));
   }
+  if (!clocks->skipped_clocks_mhz.empty()) {
+    std::string list;
+    for (int clock : clocks->skipped_clocks_mhz) list += (list.empty() ? "" : ", ") + std::to_string(clock);
+    job.warnings.push_back(Where(config) +
+                           "locks leave out clocks some stage and instruction did not measure: " + list + " MHz");
+  }
+  const double lowest_mhz = job.locks.front().freq_mhz, highest_mhz = job.locks.back().freq_mhz;
+  if (highest_mhz != config.gpu.max_freq_mhz || lowest_mhz > config.policy.t2_low_mhz) {
+    job.warnings.push_back(Where(config) + "the profile's clocks (" + GeneralText(lowest_mhz) + " to " +
+                           GeneralText(highest_mhz) + " MHz) are not the GPU's (gpu.max_freq_mhz " +
+                           GeneralText(config.gpu.max_freq_mhz) + ", policy.t2_low_mhz " +
+                           GeneralText(config.policy.t2_low_mhz) +
+                           "): a lock at f runs the profile's largest clock <= f, the lowest below them, none above");
+  }
 
   // The frontier's answers: the fastest plan, each target's plan, the lowest-peak plan.
   const size_t n = frontier->points().size();

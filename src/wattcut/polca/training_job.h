@@ -36,6 +36,8 @@ struct TrainingJob {
   std::vector<size_t> target_plan;
   std::vector<bool> target_met;
   size_t fastest_plan = 0;  // index in plans
+  // What the user should know: clocks left out, a profile whose clocks are not the GPU's.
+  std::vector<std::string> warnings;
 
   // What a target gives: the fastest plan of `plans` whose peak per GPU is <= target_w, else
   // the lowest-peak one (`met` false). For the targets the job was built with, this is the

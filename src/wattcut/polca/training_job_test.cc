@@ -113,6 +113,19 @@ TEST(TrainingJobBuild, Gpt3OnA100GivesLocksPlansAndAllMax) {
   const TrainingTimeline& fastest = job->plans[job->fastest_plan];
   EXPECT_NEAR(fastest.iteration_s(), job->all_max.iteration_s(), 0.01 * job->all_max.iteration_s());
   EXPECT_LT(fastest.average_server_w(), job->all_max.average_server_w());
+  EXPECT_TRUE(job->warnings.empty());
+
+  // An A100 profile on the H100 config: its locks would never bite above 1410 MHz; said so.
+  PolcaConfig h100 = *BuiltInConfig("h100");
+  h100.row.training_share = 0.25;
+  h100.training = c.training;
+  Result<TrainingJob> mismatched = BuildTrainingJob(h100);
+  ASSERT_TRUE(mismatched.ok()) << mismatched.error().message;
+  ASSERT_EQ(mismatched->warnings.size(), 1u);
+  EXPECT_NE(mismatched->warnings[0].find("the profile's clocks (855 to 1410 MHz) are not the GPU's (gpu.max_freq_mhz "
+                                         "1980, policy.t2_low_mhz 1530)"),
+            std::string::npos)
+      << mismatched->warnings[0];
 }
 
 }  // namespace
