@@ -5,6 +5,8 @@
 #include <filesystem>
 #include <fstream>
 
+#include <unistd.h>
+
 #include "wattcut/base/shared_data_testing.h"
 
 namespace wattcut::polca {
@@ -48,7 +50,8 @@ TEST(TrainingConfig, DefaultsTrainNothingAndKeysAreChecked) {
 }
 
 TEST(TrainingConfig, AProfilePathIsRelativeToTheConfigFile) {
-  const std::filesystem::path dir = std::filesystem::temp_directory_path() / "wattcut_training_config_test";
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / ("wattcut_training_config_test." + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
   const std::string path = (dir / "row.conf").string();
   std::ofstream(path) << "row.training_share = 0.25\ntraining.profile = profiles/gpt3.csv\n";
