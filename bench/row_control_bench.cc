@@ -310,7 +310,7 @@ int main(int argc, char** argv) {
     row.push_back(
         RowServer{"server-" + std::to_string(s),
                   "http://" + AddressText(ServerAddress(s)) + ":" + std::to_string(agent_ports[static_cast<size_t>(s)]),
-                  s % 2 == 0 ? wattcut::polca::Priority::kLow : wattcut::polca::Priority::kHigh, s + 1});
+                  s % 2 == 0 ? wattcut::polca::Priority::kLow : wattcut::polca::Priority::kHigh, s + 1, ""});
   }
   const AgentTimeouts timeouts = AgentTimeouts::ForPeriod(period_s);
   auto made = RowAgents::Create(row, "bench-row-token-0123456789", timeouts);
