@@ -75,8 +75,6 @@ Result<SweepResult> RunSweep(const PolcaConfig& config, const RequestTrace& trac
   SweepResult sweep;
   sweep.baseline_servers = config.row.baseline_servers;
   sweep.added_fractions = options.added_fractions;
-  sweep.policies = options.policies;
-  sweep.training_controls = options.training_controls;
   for (size_t k = 0; k < n_jobs; ++k) {
     if (!results[k].ok()) return results[k].error();
   }

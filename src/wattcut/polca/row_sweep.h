@@ -41,8 +41,6 @@ struct SweepResult {
   std::vector<RowRunResult> references;  // one per added fraction, policy none
   std::vector<double> added_fractions;   // sorted, without duplicates
   std::vector<SweepPoint> points;        // added-major, then policy, then training control, as given
-  std::vector<PolicyKind> policies;
-  std::vector<TrainingControl> training_controls;  // {locks} for a row without training
   // Per policy and training control (policy-major, as `points`): the largest added fraction
   // such that it and every smaller one in the sweep hold; -1 if even the first does not.
   std::vector<double> max_added_held;
