@@ -83,7 +83,7 @@ Status CheckRowRun(const PolcaConfig& config, const RequestTrace& trace, const R
                  " one run may simulate (1.6 GB of latencies); shorten --duration or use fewer servers"};
   }
   // Training servers: one event per timeline step (at most one per training.timeline_step_s).
-  const double training_servers = std::round(options.servers * config.row.training_share);
+  const int training_servers = TrainingServersFor(config, options.servers);
   const double steps = training_servers * options.duration_s / config.training.timeline_step_s;
   if (steps > static_cast<double>(kMaxTrainingStepsPerRun)) {
     return Error{"a run of " + Number(training_servers) + " training servers for " + Number(options.duration_s) +
