@@ -52,19 +52,26 @@ struct PolcaArgs {
   std::optional<std::string> training_control;
 };
 
-// "30%", "30" -> 0.30; "-5" and more than kMaxAddedFraction are errors.
-Result<double> ParsePercent(const std::string& text) {
+// "30%", "30" -> 30; nothing when the text is not a number (with or without a trailing %).
+std::optional<double> PercentNumber(const std::string& text) {
   std::string t = text;
   if (!t.empty() && t.back() == '%') t.pop_back();
   char* end = nullptr;
-  double v = std::strtod(t.c_str(), &end);
-  if (t.empty() || end != t.c_str() + t.size() || !std::isfinite(v) || v < 0) {
+  const double v = std::strtod(t.c_str(), &end);
+  if (t.empty() || end != t.c_str() + t.size()) return std::nullopt;
+  return v;
+}
+
+// "30%", "30" -> 0.30; "-5" and more than kMaxAddedFraction are errors.
+Result<double> ParsePercent(const std::string& text) {
+  const std::optional<double> v = PercentNumber(text);
+  if (!v || !std::isfinite(*v) || *v < 0) {
     return Error{"--added: expected a non-negative percentage like 30%, got '" + PrintableText(text) + "'"};
   }
-  if (v / 100 > kMaxAddedFraction) {
+  if (*v / 100 > kMaxAddedFraction) {
     return Error{"--added: at most 1000 % (ten times the baseline row), got '" + PrintableText(text) + "'"};
   }
-  return v / 100;
+  return *v / 100;
 }
 
 // "30%" or "0:50:5" (from:to:step, in percent, inclusive) or "0,10,25".
@@ -171,17 +178,14 @@ Result<PolcaConfig> LoadConfig(const PolcaArgs& args) {
   if (!config.ok()) return config;
   if (args.servers) config->row.baseline_servers = *args.servers;
   if (args.training_share) {
-    std::string t = *args.training_share;
-    if (!t.empty() && t.back() == '%') t.pop_back();
-    char* end = nullptr;
-    const double v = std::strtod(t.c_str(), &end);
-    if (t.empty() || end != t.c_str() + t.size() || !(v >= 0 && v < 100)) {
+    const std::optional<double> v = PercentNumber(*args.training_share);
+    if (!v || !(*v >= 0 && *v < 100)) {
       return Error{
           "--training-share: expected a percentage of the row's servers from 0 % to below 100 %, like 25%, "
           "got '" +
           PrintableText(*args.training_share) + "'"};
     }
-    config->row.training_share = v / 100;
+    config->row.training_share = *v / 100;
   }
   if (!args.training_profile.empty()) {
     std::error_code ec;
