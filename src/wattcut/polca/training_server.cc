@@ -45,11 +45,7 @@ Status ValidateTimeline(const TrainingTimeline& t) {
 }
 
 TrainingServer::TrainingServer(const TrainingTimeline* plan, double phase) : running_plan_(plan), start_phase_(phase) {
-  const double done_s = phase * plan->iteration_s();
-  iteration_start_s_ = -done_s;
-  step_ = static_cast<size_t>(std::upper_bound(plan->step_end_s.begin(), plan->step_end_s.end(), done_s) -
-                              plan->step_end_s.begin());
-  step_ = std::min(step_, plan->step_end_s.size() - 1);
+  StartAt(*plan, phase, 0);
 }
 
 void TrainingServer::HandleEvent(double t_s) {
@@ -72,21 +68,20 @@ void TrainingServer::SetPlan(const TrainingTimeline* plan, int boundaries) {
   boundaries_left_ = std::max(1, boundaries);
 }
 
-void TrainingServer::Rebase(const TrainingTimeline& from, const TrainingTimeline& to, double t_s) {
-  const double fraction = std::clamp((t_s - iteration_start_s_) / from.iteration_s(), 0.0, 1.0);
-  const double done_s = fraction * to.iteration_s();
+void TrainingServer::StartAt(const TrainingTimeline& timeline, double fraction_done, double t_s) {
+  const double done_s = fraction_done * timeline.iteration_s();
   iteration_start_s_ = t_s - done_s;
-  step_ =
-      static_cast<size_t>(std::upper_bound(to.step_end_s.begin(), to.step_end_s.end(), done_s) - to.step_end_s.begin());
+  step_ = static_cast<size_t>(std::upper_bound(timeline.step_end_s.begin(), timeline.step_end_s.end(), done_s) -
+                              timeline.step_end_s.begin());
   // At the very end of the iteration: its last step, which ends now.
-  step_ = std::min(step_, to.step_end_s.size() - 1);
+  step_ = std::min(step_, timeline.step_end_s.size() - 1);
 }
 
 void TrainingServer::SetClockLimit(const TrainingTimeline* limit, double t_s) {
   if (limit == limit_) return;
-  const TrainingTimeline& from = running();
+  const double fraction_done = std::clamp((t_s - iteration_start_s_) / running().iteration_s(), 0.0, 1.0);
   limit_ = limit;
-  Rebase(from, running(), t_s);
+  StartAt(running(), fraction_done, t_s);
 }
 
 double TrainingServer::IterationsDone(double t_s) const {

@@ -75,8 +75,9 @@ class TrainingServer {
   const TrainingTimeline* clock_limit() const { return limit_; }
 
  private:
-  // Switches what runs at t_s, keeping the fraction of the iteration done.
-  void Rebase(const TrainingTimeline& from, const TrainingTimeline& to, double t_s);
+  // Puts the server `fraction_done` of the way into an iteration of `timeline` at t_s: its phase
+  // at time 0, and the fraction done so far when a clock limit changes what runs.
+  void StartAt(const TrainingTimeline& timeline, double fraction_done, double t_s);
 
   const TrainingTimeline* running_plan_;       // the plan of the iteration in progress
   const TrainingTimeline* pending_ = nullptr;  // the plan from boundaries_left_ boundaries on
