@@ -87,6 +87,17 @@ PolcaInputs SmallInputs(const TempDir& dir) {
   return in;
 }
 
+// Each (command, part of its error message): exit status 1, the message, and no `out` written.
+void ExpectRefusedBeforeAnyOutput(const std::vector<std::pair<std::string, std::string>>& cases,
+                                  const std::string& out) {
+  for (const auto& [command, message] : cases) {
+    auto result = RunWattcut(command);
+    EXPECT_EQ(result.exit_code, 1) << command << "\n" << result.err;
+    EXPECT_NE(result.err.find(message), std::string::npos) << command << "\n" << result.err;
+    EXPECT_FALSE(fs::exists(out)) << command;
+  }
+}
+
 // Each of these aborted (bad_alloc, system_error), ran on defaults or meant seconds before.
 TEST(PolcaCommand, ArgumentsOutsideTheRowLimitsAreRefusedBeforeAnyWork) {
   TempDir dir;
@@ -110,12 +121,7 @@ TEST(PolcaCommand, ArgumentsOutsideTheRowLimitsAreRefusedBeforeAnyWork) {
       {sweep + "--added 0:10:10 --jobs 100000", "--jobs must be between 1 and 256 (0: one per CPU), got 100000"},
       {sweep + "--added 0:50:5 --servers 1500", "the row must be between 1 and 2000 servers"},
   };
-  for (const auto& [command, message] : cases) {
-    auto result = RunWattcut(command);
-    EXPECT_EQ(result.exit_code, 1) << command << "\n" << result.err;
-    EXPECT_NE(result.err.find(message), std::string::npos) << command << "\n" << result.err;
-    EXPECT_FALSE(fs::exists(in.out)) << command;
-  }
+  ExpectRefusedBeforeAnyOutput(cases, in.out);
 }
 
 TEST(PolcaCommand, ConfigThatIsADirectoryOrSetsAKeyTwiceOrIsOutOfBoundsIsRefused) {
@@ -263,12 +269,7 @@ TEST(PolcaCommand, TrainingSettingsThatCannotWorkAreRefused) {
        "--training-control: simulate runs one (locks or power-target); sweep runs both"},
       {simulate + "--config " + conf, conf + ": training.stages must divide server.gpus"},
   };
-  for (const auto& [command, message] : cases) {
-    auto result = RunWattcut(command);
-    EXPECT_EQ(result.exit_code, 1) << command << "\n" << result.err;
-    EXPECT_NE(result.err.find(message), std::string::npos) << command << "\n" << result.err;
-    EXPECT_FALSE(fs::exists(in.out)) << command;
-  }
+  ExpectRefusedBeforeAnyOutput(cases, in.out);
 }
 
 }  // namespace
