@@ -120,8 +120,7 @@ Result<RowRunResult> SimulateRow(const PolcaConfig& config, const RequestTrace& 
     SplitMix64 phase(options.seed ^ kTrainingPhaseStream, static_cast<uint64_t>(i));
     trainers.emplace_back(untargeted, config.training.iteration_phase == "aligned" ? 0.0 : phase.Uniform());
   }
-  PolicyLevel target_level = PolicyLevel::kNormal;  // of the power target set (power-target)
-  bool target_met = true;
+  bool target_met = true;  // by the power target in effect (power-target: the policy's level's)
 
   RowRunResult result;
   result.policy = options.policy;
@@ -196,7 +195,6 @@ Result<RowRunResult> SimulateRow(const PolcaConfig& config, const RequestTrace& 
   // The power target (power-target control), set when the policy's level changes: the job's plan
   // at its apply step. The planning server's answer (10-25 ms) is not modelled.
   auto set_power_target = [&](PolicyLevel level) {
-    target_level = level;
     const TrainingTimeline* plan = untargeted;
     target_met = true;
     if (level != PolicyLevel::kNormal) {
@@ -249,7 +247,7 @@ Result<RowRunResult> SimulateRow(const PolcaConfig& config, const RequestTrace& 
     result.level_s[static_cast<size_t>(policy.level())] += dt;
     if (!trainers.empty()) {
       if (trainers.front().clock_limit() != nullptr) result.training.limited_server_s += dt * n_train;
-      if (target_level != PolicyLevel::kNormal && control == TrainingControl::kPowerTarget) {
+      if (control == TrainingControl::kPowerTarget && policy.level() != PolicyLevel::kNormal) {
         result.training.targeted_server_s += dt * n_train;
         if (!target_met) result.training.target_not_met_s += dt;
       }
