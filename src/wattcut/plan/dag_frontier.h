@@ -9,16 +9,14 @@
 #include <utility>
 #include <vector>
 
+#include "wattcut/dag/dag_file.h"
 #include "wattcut/plan/duration_frontier.h"
 
 namespace wattcut {
 
 class DagFrontier : public DurationFrontier {
  public:
-  struct Device {
-    std::string name;
-    double blocking_power_w = 0;
-  };
+  using Device = DagDevice;  // a name and what it draws while none of its operations runs
   struct Operation {
     std::string name;
     int device = -1;  // index into Setup::devices; -1 when it has none

@@ -105,7 +105,7 @@ Result<DagFrontier> SolveDagFrontier(const GenericDag& dag, const DagPlanningPro
   }
   DagFrontier::Setup setup;
   setup.unit_time_s = planning.unit_time_s;
-  for (const DagDevice& device : dag.devices) setup.devices.push_back({device.name, device.blocking_power_w});
+  setup.devices = dag.devices;
   for (size_t i = 0; i < dag.operations.size(); ++i) {
     setup.operations.push_back({dag.operations[i].name, dag.operations[i].device, planning.options[i]});
   }
