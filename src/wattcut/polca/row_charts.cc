@@ -143,20 +143,25 @@ std::vector<plot::Point> PolicyPoints(const SweepResult& sweep, const std::strin
   return points;
 }
 
+// One line with markers per policy of the sweep, in SweepPolicyNames' order.
+template <typename Value>
+void AddPolicyLines(plot::Chart& chart, const SweepResult& sweep, Value value) {
+  const std::vector<std::string> policies = SweepPolicyNames(sweep);
+  for (size_t i = 0; i < policies.size(); ++i) {
+    plot::Series s(policies[i], PolicyPoints(sweep, policies[i], value), plot::SeriesKind::kLine,
+                   plot::PaletteColor(i));
+    s.markers = true;
+    chart.AddSeries(s);
+  }
+}
+
 }  // namespace
 
 std::string SweepBrakesChartSvg(const PolcaConfig& config, const SweepResult& sweep) {
-  const std::vector<std::string> policies = SweepPolicyNames(sweep);
   const std::string subtitle = std::to_string(config.row.baseline_servers) + "-server row budget";
   plot::Chart brakes("Power-brake events vs added servers (" + subtitle + ")", plot::AxisSpec("servers added (%)"),
                      plot::AxisSpec("brake events"));
-  for (size_t i = 0; i < policies.size(); ++i) {
-    plot::Series s(policies[i],
-                   PolicyPoints(sweep, policies[i], [](const SweepPoint& p) { return double(p.run.brake_events); }),
-                   plot::SeriesKind::kLine, plot::PaletteColor(i));
-    s.markers = true;
-    brakes.AddSeries(s);
-  }
+  AddPolicyLines(brakes, sweep, [](const SweepPoint& p) { return double(p.run.brake_events); });
   return brakes.ToSvg();
 }
 
@@ -188,18 +193,10 @@ std::string SweepLatencyChartSvg(const SweepResult& sweep, PriorityClass priorit
 }
 
 std::string SweepTrainingChartSvg(const PolcaConfig& config, const SweepResult& sweep) {
-  const std::vector<std::string> policies = SweepPolicyNames(sweep);
   plot::Chart chart("Training throughput vs added servers (" + FixedDecimals(100 * config.row.training_share, 0) +
                         " % of servers training)",
                     plot::AxisSpec("servers added (%)"), plot::AxisSpec("training iterations vs unmanaged (%)"));
-  for (size_t i = 0; i < policies.size(); ++i) {
-    plot::Series s(
-        policies[i],
-        PolicyPoints(sweep, policies[i], [](const SweepPoint& p) { return 100 * p.impact.training_throughput; }),
-        plot::SeriesKind::kLine, plot::PaletteColor(i));
-    s.markers = true;
-    chart.AddSeries(s);
-  }
+  AddPolicyLines(chart, sweep, [](const SweepPoint& p) { return 100 * p.impact.training_throughput; });
   return chart.ToSvg();
 }
 
