@@ -178,9 +178,9 @@ Status WriteRunReport(const std::string& dir, const RunContext& context, const R
   summary["meets_slos"] = MeetsSlos(impact);
   summary["simulated_s_per_wall_s"] = context.wall_s > 0 ? 2 * run.duration_s / context.wall_s : 0;
   st = WriteText(dir + "/summary.json", summary.dump(2) + "\n");
+  const bool trains = run.training.servers > 0;
   if (st.ok())
-    st = WriteText(dir + "/run.csv", RunCsvHeader(run.training.servers > 0) +
-                                         RunCsvRow(run, added, impact, MeetsSlos(impact), run.training.servers > 0));
+    st = WriteText(dir + "/run.csv", RunCsvHeader(trains) + RunCsvRow(run, added, impact, MeetsSlos(impact), trains));
   if (st.ok()) st = WriteText(dir + "/config.conf", FormatConfig(*context.config));
   if (st.ok()) {
     const double period = context.config->control.telemetry_period_s;
@@ -234,6 +234,7 @@ std::string SweepMarkdown(const SweepResult& sweep) {
 Status WriteSweepReport(const std::string& dir, const RunContext& context, const SweepResult& sweep) {
   Status st = EnsureDir(dir);
   if (!st.ok()) return st;
+  const bool trains = SweepTrains(sweep);
   json summary = ContextJsonWithTraining(context);
   summary["duration_s"] = sweep.references.empty() ? 0 : sweep.references.front().duration_s;
   summary["simulated_s"] = sweep.simulated_s;
@@ -258,7 +259,6 @@ Status WriteSweepReport(const std::string& dir, const RunContext& context, const
   summary["max_added_fraction_held"] = held;
   st = WriteText(dir + "/summary.json", summary.dump(2) + "\n");
   if (st.ok()) {
-    const bool trains = SweepTrains(sweep);
     std::string csv = RunCsvHeader(trains);
     for (const SweepPoint& p : sweep.points) csv += RunCsvRow(p.run, p.added_fraction, p.impact, p.meets_slos, trains);
     st = WriteText(dir + "/sweep.csv", csv);
@@ -268,7 +268,7 @@ Status WriteSweepReport(const std::string& dir, const RunContext& context, const
   if (st.ok()) st = WriteText(dir + "/sweep_brakes.svg", SweepBrakesChartSvg(*context.config, sweep));
   if (st.ok()) st = WriteText(dir + "/sweep_latency_high.svg", SweepLatencyChartSvg(sweep, PriorityClass::kHigh));
   if (st.ok()) st = WriteText(dir + "/sweep_latency_low.svg", SweepLatencyChartSvg(sweep, PriorityClass::kLow));
-  if (st.ok() && SweepTrains(sweep)) {
+  if (st.ok() && trains) {
     st = WriteText(dir + "/sweep_training.svg", SweepTrainingChartSvg(*context.config, sweep));
   }
   return st;
