@@ -85,7 +85,7 @@ int RunPowerSweep(const EmulateArgs& args, const PlanningInput& input) {
   if (!out.ok()) return ReportError(name, out.error());
   Result<PlanningProblem> planning = BuildPlanningProblem(profile, options);
   if (!planning.ok()) return ReportError(name, planning.error());
-  Result<Frontier> frontier = ComputeFrontier(profile, options);
+  Result<Frontier> frontier = SolveFrontier(*planning);
   if (!frontier.ok()) return ReportError(name, frontier.error());
   PowerSweepSetup setup;
   setup.window_s = args.peak_window_s;

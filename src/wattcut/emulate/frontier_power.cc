@@ -265,11 +265,9 @@ Status FrontierPower::SetPeakPowers(DurationFrontier& frontier, double window_s,
 }
 
 Result<Frontier> ComputeFrontierWithPeakPowers(const Profile& profile, const PlannerOptions& options, int threads) {
-  // The problem is built twice (here and in ComputeFrontier): the power sweep needs its cost
-  // tables and DAG, and building it is a few milliseconds against the solve.
   Result<PlanningProblem> planning = BuildPlanningProblem(profile, options);
   if (!planning.ok()) return planning.error();
-  Result<Frontier> frontier = ComputeFrontier(profile, options);
+  Result<Frontier> frontier = SolveFrontier(*planning);
   if (!frontier.ok()) return frontier.error();
   Result<FrontierPower> power = FrontierPower::Create(*frontier, planning->problem);
   if (!power.ok()) return power.error();

@@ -137,7 +137,7 @@ struct ClockTimelines {
 Result<ClockTimelines> UniformLockTimelines(const Profile& profile, const PlanningProblem& planning, double window_s);
 
 // `profile` and `planning` are what `frontier` was computed from (BuildPlanningProblem of the
-// same profile and options). Errors name the clock or frontier point.
+// same profile and options, then SolveFrontier of it). Errors name the clock or frontier point.
 Result<PowerSweep> SweepPower(const Profile& profile, const PlanningProblem& planning, const Frontier& frontier,
                               const PowerSweepSetup& setup);
 

@@ -31,7 +31,7 @@ Swept Sweep(Profile profile, int microbatches, double p2p_power_w, const PowerSw
   s.options.p2p_power_w = p2p_power_w;
   Result<PlanningProblem> planning = BuildPlanningProblem(s.profile, s.options);
   EXPECT_TRUE(planning.ok()) << planning.error().message;
-  Result<Frontier> frontier = ComputeFrontier(s.profile, s.options);
+  Result<Frontier> frontier = SolveFrontier(*planning);
   EXPECT_TRUE(frontier.ok()) << frontier.error().message;
   Result<PowerSweep> sweep = SweepPower(s.profile, *planning, *frontier, setup);
   EXPECT_TRUE(sweep.ok()) << sweep.error().message;
@@ -229,7 +229,7 @@ TEST_P(PowerSweepSchedule, ModelProfileIsConsistent) {
   options.unit_time_s = 0.005;
   Result<PlanningProblem> planning = BuildPlanningProblem(profile, options);
   ASSERT_TRUE(planning.ok()) << planning.error().message;
-  Result<Frontier> frontier = ComputeFrontier(profile, options);
+  Result<Frontier> frontier = SolveFrontier(*planning);
   ASSERT_TRUE(frontier.ok());
   Result<PowerSweep> sweep = SweepPower(profile, *planning, *frontier, {});
   ASSERT_TRUE(sweep.ok()) << sweep.error().message;

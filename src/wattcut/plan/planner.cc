@@ -168,19 +168,19 @@ Result<PlanningProblem> BuildPlanningProblem(const Profile& measured, const Plan
   return PlanningProblem{std::move(problem), std::move(setup)};
 }
 
-Result<Frontier> ComputeFrontier(const Profile& profile, const PlannerOptions& options) {
-  Result<PlanningProblem> planning = BuildPlanningProblem(profile, options);
-  if (!planning.ok()) return planning.error();
-  FrontierSolver solver(planning->problem);
+Result<Frontier> SolveFrontier(const PlanningProblem& planning) {
+  const Frontier::Setup& setup = planning.setup;
+  FrontierSolver solver(planning.problem);
   solver.Init();
-  Frontier frontier(std::move(planning->setup), solver.durations());
-  const double devices = PipelineDevices(profile, options);  // blocking power per GPU, not per chunk
+  Frontier frontier(setup, solver.durations());
+  // Blocking power per GPU (the schedule's devices), not per chunk.
+  const double devices = static_cast<double>(setup.schedule.size());
   auto record = [&](std::vector<DurationChange> changes) {
     FrontierPoint point;
     point.duration_units = solver.makespan();
-    point.time_s = static_cast<double>(solver.makespan()) * options.unit_time_s;
+    point.time_s = static_cast<double>(solver.makespan()) * setup.unit_time_s;
     point.effective_energy_j = solver.total_cost();
-    point.energy_j = point.effective_energy_j + devices * point.time_s * options.p2p_power_w;
+    point.energy_j = point.effective_energy_j + devices * point.time_s * setup.p2p_power_w;
     frontier.AddPoint(point, std::move(changes));
   };
   record({});
@@ -196,6 +196,12 @@ Result<Frontier> ComputeFrontier(const Profile& profile, const PlannerOptions& o
     record(std::move(changes));
   }
   return frontier;
+}
+
+Result<Frontier> ComputeFrontier(const Profile& profile, const PlannerOptions& options) {
+  Result<PlanningProblem> planning = BuildPlanningProblem(profile, options);
+  if (!planning.ok()) return planning.error();
+  return SolveFrontier(*planning);
 }
 
 Result<Frontier> ComputeFrontierFromDeviceProfile(const Profile& per_device, const PlannerOptions& options) {

@@ -44,7 +44,11 @@ bool PlanSplitsMeasuredBackward(const Profile& profile, const PlannerOptions& op
 // tables' size before any is tabulated, the frontier's size before anything is solved.
 Result<PlanningProblem> BuildPlanningProblem(const Profile& profile, const PlannerOptions& options);
 
-// BuildPlanningProblem, then the whole frontier.
+// The whole frontier of `planning` (BuildPlanningProblem's), from the slowest iteration to the
+// fastest, for callers that also need the problem itself (its cost tables and DAG: the power of
+// every plan, emulate/frontier_power.h).
+Result<Frontier> SolveFrontier(const PlanningProblem& planning);
+// BuildPlanningProblem, then SolveFrontier.
 Result<Frontier> ComputeFrontier(const Profile& profile, const PlannerOptions& options);
 
 // The same from a profile with one stage per device, as ranks measure it (the planning
