@@ -181,8 +181,11 @@ def main(argv: Optional[List[str]] = None) -> int:
     my_dp_group = dp_groups[stage]
 
     pfo = None
+    gpu_read_errors: Tuple[type, ...] = ()
     if not args.no_wattcut:
-        from wattcut import PipelineFrequencyOptimizer
+        from wattcut import PipelineFrequencyOptimizer, WattcutError
+
+        gpu_read_errors = (WattcutError,)
 
         pfo = PipelineFrequencyOptimizer(
             rank=rank, dp_rank=dp_rank, pp_rank=stage, tp_rank=0, device_id=device_id,
@@ -203,6 +206,8 @@ def main(argv: Optional[List[str]] = None) -> int:
     shape = (args.microbatch_size, args.seq, args.width)
     order = one_f_one_b(stage, stages, args.microbatches)
 
+    last_clock = [0, False]  # the clock the emulation last read, and whether reading it fails now
+
     def run(kind: str, work) -> Tuple[object, int]:
         """One computation with the wattcut hooks around it; returns its result and the clock it ran at."""
         clock = 0
@@ -213,8 +218,18 @@ def main(argv: Optional[List[str]] = None) -> int:
         if args.emulate_clock_scaling:
             target_s = (forward_ms if kind == "forward" else backward_ms) * scale / 1000
             if pfo is not None:
-                pfo.wait_until_frequency_applied()
-                clock = pfo.gpu_clock_mhz()
+                try:
+                    pfo.wait_until_frequency_applied()
+                    clock = pfo.gpu_clock_mhz()
+                    last_clock[1] = False
+                except gpu_read_errors as e:
+                    # The node agent is away (restarting): the GPU keeps the clock it had, and training
+                    # goes on, as wattcut's own calls do (docs/agent.md); only this emulation reads it.
+                    if not last_clock[1]:
+                        print(f"rank {rank}: cannot read the GPU's clock ({e}); emulating the last one", flush=True)
+                    last_clock[1] = True
+                    clock = last_clock[0] or pfo.available_frequencies[0]
+                last_clock[0] = clock
                 target_s *= pfo.available_frequencies[0] / clock
             time.sleep(max(0.0, target_s - (time.monotonic() - began)))
         if pfo is not None:
