@@ -24,17 +24,6 @@ std::unique_ptr<GpuBackend> Open() {
   return backend.ok() ? std::move(backend).value() : nullptr;
 }
 
-// The fake's state file survives a process killed while it writes (tests SIGKILL agents): the new
-// state is written over the old from the start and then cut, and what an interrupted cut leaves
-// behind (the old state's tail) never wins over the new state.
-TEST(FakeNvmlStateFile, AWriteKilledBeforeItsCutLeavesTheNewState) {
-  EXPECT_EQ(fake_nvml::ParseState("a=2\nb=9\nb=1\nked_max=0\n"),
-            (fake_nvml::State{{"a", "2"}, {"b", "9"}, {"ked_max", "0"}}));
-  ScopedFakeNvml fake({{"gpu_count", "8"}, {"load", "0.75"}, {"zz_long_key", "a long value"}});
-  ASSERT_TRUE(fake_nvml::UpdateStateFile(fake.path(), [](fake_nvml::State& s) { s.erase("zz_long_key"); }));
-  EXPECT_EQ(fake.Read(), (fake_nvml::State{{"gpu_count", "8"}, {"load", "0.75"}})) << "cut to the new length";
-}
-
 TEST(NvmlBackendTest, DiscoversGpusAndClocks) {
   ASSERT_TRUE(kLibraryPathSet);
   ScopedFakeNvml fake(fake_nvml::State{{"gpu_count", "3"}, {"name", "NVIDIA A40 (fake)"}, {"max_mhz", "1740"}});

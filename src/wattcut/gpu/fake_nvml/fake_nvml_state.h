@@ -28,8 +28,6 @@ namespace wattcut::fake_nvml {
 
 using State = std::map<std::string, std::string>;
 
-// The first line of a key wins: what follows the state UpdateStateFile wrote last can only be the
-// tail of an older, longer state that a writer killed between its write and its truncation left.
 inline State ParseState(const std::string& text) {
   State state;
   std::istringstream in(text);
@@ -37,7 +35,7 @@ inline State ParseState(const std::string& text) {
   while (std::getline(in, line)) {
     const auto eq = line.find('=');
     if (eq == std::string::npos) continue;
-    state.emplace(line.substr(0, eq), line.substr(eq + 1));
+    state[line.substr(0, eq)] = line.substr(eq + 1);
   }
   return state;
 }
@@ -48,9 +46,7 @@ inline std::string FormatState(const State& state) {
   return out;
 }
 
-// Runs `update(state)` on the file's state under an exclusive lock and writes it back: the new
-// state over the old from the start, then the file cut to its length, so that a process killed
-// in the middle (a test SIGKILLs agents) leaves the new state, or the old, never an empty file.
+// Runs `update(state)` on the file's state under an exclusive lock and writes it back.
 // Returns false when the file cannot be opened.
 template <typename Update>
 bool UpdateStateFile(const std::string& path, Update update) {
@@ -64,13 +60,14 @@ bool UpdateStateFile(const std::string& path, Update update) {
   State state = ParseState(text);
   update(state);
   const std::string out = FormatState(state);
-  size_t written = 0;
-  while (written < out.size()) {
-    const ssize_t w = ::pwrite(fd, out.data() + written, out.size() - written, static_cast<off_t>(written));
-    if (w <= 0) break;
-    written += static_cast<size_t>(w);
+  if (::ftruncate(fd, 0) == 0 && ::lseek(fd, 0, SEEK_SET) == 0) {
+    size_t written = 0;
+    while (written < out.size()) {
+      const ssize_t w = ::write(fd, out.data() + written, out.size() - written);
+      if (w <= 0) break;
+      written += static_cast<size_t>(w);
+    }
   }
-  if (written == out.size()) (void)::ftruncate(fd, static_cast<off_t>(out.size()));
   ::flock(fd, LOCK_UN);
   ::close(fd);
   return true;
