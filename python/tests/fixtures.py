@@ -97,7 +97,10 @@ class Service:
                 self.ready_line = line
                 break
         else:
-            raise RuntimeError(f"{args[1]} did not start: {self.output}")
+            self.process.kill()
+            self.process.wait()
+            self.process.stdout.close()
+            raise RuntimeError(f"{' '.join(args[:3])} did not start: {self.output}")
         self.reader = threading.Thread(target=self._drain, daemon=True)
         self.reader.start()
 
@@ -107,6 +110,13 @@ class Service:
 
     def port(self) -> int:
         return int(re.search(r"http://127\.0\.0\.1:(\d+)", self.ready_line).group(1))
+
+    def url(self, pattern: str) -> str:
+        """The first group of `pattern` in what the process printed."""
+        m = re.search(pattern, self.output)
+        if not m:
+            raise RuntimeError(f"no {pattern!r} in {self.output!r}")
+        return m.group(1)
 
     def kill(self) -> None:
         if self.process.poll() is None:
@@ -123,6 +133,7 @@ class Service:
                 self.process.kill()
                 self.process.wait()
         self.reader.join(timeout=10)
+        self.process.stdout.close()
 
 
 class ServerProcess:

@@ -27,6 +27,10 @@ import urllib.request
 
 import yaml
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python", "tests"))
+
+from fixtures import Service  # noqa: E402
+
 ARGS = None
 
 # Series Prometheus writes itself for every target it scrapes (no exporter exports them).
@@ -386,48 +390,6 @@ def unit_problems(where, panel, metrics):
 
 
 # ---------------------------------------------------------------------------- processes
-class Service:
-    """A wattcut process, its output read on a thread, started when `ready` is printed."""
-
-    def __init__(self, args, ready, env=None):
-        self.args = args
-        self.process = subprocess.Popen(args, env=dict(os.environ, **(env or {})), stdout=subprocess.PIPE,
-                                        stderr=subprocess.STDOUT, text=True)
-        self.output = ""
-        for line in self.process.stdout:
-            self.output += line
-            if ready in line:
-                break
-        else:
-            self.process.kill()
-            self.process.wait()
-            self.process.stdout.close()
-            raise RuntimeError(f"{' '.join(args[:3])} did not start: {self.output}")
-        self.reader = threading.Thread(target=self._drain, daemon=True)
-        self.reader.start()
-
-    def _drain(self):
-        for line in self.process.stdout:
-            self.output += line
-
-    def url(self, pattern):
-        m = re.search(pattern, self.output)
-        if not m:
-            raise RuntimeError(f"no {pattern!r} in {self.output!r}")
-        return m.group(1)
-
-    def stop(self):
-        if self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
-        self.reader.join(timeout=5)
-        self.process.stdout.close()
-
-
 class FakeBmc(http.server.BaseHTTPRequestHandler):
     """A Redfish chassis Power resource, so that the agent reports its Redfish series."""
 
