@@ -1,6 +1,5 @@
 #include "wattcut/http/concurrent_requests.h"
 
-#include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <sys/epoll.h>
@@ -16,6 +15,7 @@
 
 #include "wattcut/base/general_text.h"
 #include "wattcut/base/printable_text.h"
+#include "wattcut/http/host_addresses.h"
 #include "wattcut/http/http_response_parser.h"
 
 namespace wattcut::http {
@@ -87,12 +87,19 @@ struct Connection {
   Target target;
   int fd = -1;
   bool connecting = false;  // a non-blocking connect is under way
-  bool reused = false;      // the request went out on a connection kept from an earlier one
-  uint32_t watching = 0;    // the epoll events asked for
-  std::string out;          // the request
+  // The host's addresses, resolved when a connection opens, and tried in order until one
+  // connects: the one being tried, and "ADDRESS: why" for each tried before it.
+  std::vector<SocketAddress> addresses;
+  size_t address = 0;
+  std::vector<std::string> failed;
+  bool reused = false;    // the request went out on a connection kept from an earlier one
+  uint32_t watching = 0;  // the epoll events asked for
+  std::string out;        // the request
   size_t sent = 0;
   std::optional<HttpResponseParser> parser;
-  Clock::time_point connect_deadline;
+  Clock::time_point connect_deadline;  // for all the host's addresses together
+  Clock::time_point attempt_deadline;  // for the one being tried
+  double attempt_timeout_s = 0;        // its share of the connect timeout
   Clock::time_point request_deadline;
   // This Run's calls to the endpoint, in order, and the one under way.
   std::vector<size_t> calls;
@@ -102,6 +109,7 @@ struct Connection {
 };
 
 struct ConcurrentRequests::Impl {
+  HostResolver resolver;
   std::vector<Connection> connections;
   int epoll_fd = -1;
 
@@ -126,37 +134,72 @@ struct ConcurrentRequests::Impl {
     c.watching = events == 0 ? 0 : events;
   }
 
-  // Opens a new connection (non-blocking); an error when it cannot even begin.
+  // Opens a new connection (non-blocking) to the host's first address that takes it; an error
+  // when none can even begin.
   Status Connect(Connection& c, size_t index) {
     Close(c);
-    addrinfo hints{};
-    hints.ai_family = AF_UNSPEC;
-    hints.ai_socktype = SOCK_STREAM;
-    addrinfo* found = nullptr;
-    const int resolved = ::getaddrinfo(c.target.host.c_str(), c.target.port.c_str(), &hints, &found);
-    if (resolved != 0 || found == nullptr) {
-      return Error::Unavailable("cannot reach " + c.endpoint.base_url + ": cannot resolve host '" +
-                                PrintableText(c.target.host) + "': " + ::gai_strerror(resolved));
+    auto addresses = resolver(c.target.host, c.target.port);
+    if (!addresses.ok())
+      return Error::Unavailable("cannot reach " + c.endpoint.base_url + ": " + addresses.error().message);
+    c.addresses = std::move(*addresses);
+    c.address = 0;
+    c.failed.clear();
+    return ConnectToNextAddress(c, index);
+  }
+
+  // Begins a connect to c.addresses[c.address], or to the next one that does not refuse at once.
+  // Each attempt may take an equal share of what is left of the connect timeout, so a host whose
+  // first address drops packets still gets its next one tried in time. The error, when every
+  // address failed (or time ran out), names each address and why.
+  Status ConnectToNextAddress(Connection& c, size_t index) {
+    for (; c.address < c.addresses.size(); ++c.address) {
+      const Clock::time_point now = Clock::now();
+      if (now >= c.connect_deadline) break;
+      const SocketAddress& to = c.addresses[c.address];
+      const int fd = ::socket(to.family(), SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+      if (fd < 0) {
+        c.failed.push_back(to.Text() + ": socket: " + std::strerror(errno));
+        continue;
+      }
+      int one = 1;
+      ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+      const int connected = ::connect(fd, to.get(), to.length);
+      const int connect_errno = errno;
+      if (connected != 0 && connect_errno != EINPROGRESS) {
+        ::close(fd);
+        c.failed.push_back(to.Text() + ": " + std::strerror(connect_errno));
+        continue;
+      }
+      c.fd = fd;
+      c.connecting = connected != 0;
+      c.reused = false;
+      const Clock::duration share = (c.connect_deadline - now) / static_cast<int64_t>(c.addresses.size() - c.address);
+      c.attempt_deadline = now + share;
+      c.attempt_timeout_s = std::round(std::chrono::duration<double>(share).count() * 1000) / 1000;
+      Watch(c, index, EPOLLOUT);
+      return Status::Ok();
     }
-    const int fd = ::socket(found->ai_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-    if (fd < 0) {
-      ::freeaddrinfo(found);
-      return Error::Unavailable("cannot reach " + c.endpoint.base_url + ": socket: " + std::strerror(errno));
+    return Error::Unavailable(NotConnected(c));
+  }
+
+  // The attempt under way failed (`why`): the next address is tried.
+  Status ConnectionAttemptFailed(Connection& c, size_t index, const std::string& why) {
+    c.failed.push_back(c.addresses[c.address].Text() + ": " + why);
+    Close(c);
+    ++c.address;
+    return ConnectToNextAddress(c, index);
+  }
+
+  static std::string NotConnected(const Connection& c) {
+    std::string why;
+    for (const std::string& failure : c.failed) why += (why.empty() ? "" : "; ") + failure;
+    const size_t untried = c.addresses.size() - std::min(c.address, c.addresses.size());
+    if (untried > 0) {
+      why += std::string(why.empty() ? "" : "; ") + "no connection within " +
+             GeneralText(c.endpoint.connect_timeout_s) + " s (" + std::to_string(untried) + " of " +
+             std::to_string(c.addresses.size()) + " addresses not tried)";
     }
-    int one = 1;
-    ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-    const int connected = ::connect(fd, found->ai_addr, found->ai_addrlen);
-    const int connect_errno = errno;
-    ::freeaddrinfo(found);
-    if (connected != 0 && connect_errno != EINPROGRESS) {
-      ::close(fd);
-      return Error::Unavailable("cannot reach " + c.endpoint.base_url + ": " + std::strerror(connect_errno));
-    }
-    c.fd = fd;
-    c.connecting = connected != 0;
-    c.reused = false;
-    Watch(c, index, EPOLLOUT);
-    return Status::Ok();
+    return "cannot reach " + c.endpoint.base_url + ": " + why;
   }
 
   // Starts the connection's next call: builds the request and sends it (or connects first).
@@ -177,7 +220,7 @@ struct ConcurrentRequests::Impl {
     c.parser.emplace(c.endpoint.max_response_bytes, call.method == "HEAD");
     const Clock::time_point now = Clock::now();
     c.request_deadline = now + Seconds(c.endpoint.timeout_s);
-    c.connect_deadline = now + Seconds(c.endpoint.connect_timeout_s);
+    c.connect_deadline = std::min(c.request_deadline, now + Seconds(c.endpoint.connect_timeout_s));
     if (c.fd >= 0) {
       c.reused = true;
       Watch(c, index, EPOLLOUT);
@@ -234,8 +277,10 @@ struct ConcurrentRequests::Impl {
 ConcurrentRequests::ConcurrentRequests(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 ConcurrentRequests::~ConcurrentRequests() = default;
 
-Result<std::unique_ptr<ConcurrentRequests>> ConcurrentRequests::Create(std::vector<HttpEndpoint> endpoints) {
+Result<std::unique_ptr<ConcurrentRequests>> ConcurrentRequests::Create(std::vector<HttpEndpoint> endpoints,
+                                                                       HostResolver resolver) {
   auto impl = std::make_unique<Impl>();
+  impl->resolver = resolver ? std::move(resolver) : HostResolver(ResolveHost);
   impl->connections.resize(endpoints.size());
   for (size_t i = 0; i < endpoints.size(); ++i) {
     HttpEndpoint& endpoint = endpoints[i];
@@ -389,8 +434,9 @@ std::vector<Result<HttpResponse>> ConcurrentRequests::Run(const std::vector<Http
         socklen_t length = sizeof(error);
         ::getsockopt(c.fd, SOL_SOCKET, SO_ERROR, &error, &length);
         if (error != 0) {
-          impl.Close(c);
-          finish(c, index, Error::Unavailable("cannot reach " + c.endpoint.base_url + ": " + std::strerror(error)));
+          if (Status next = impl.ConnectionAttemptFailed(c, index, std::strerror(error)); !next.ok()) {
+            finish(c, index, next.error());
+          }
           continue;
         }
         c.connecting = false;
@@ -412,11 +458,9 @@ std::vector<Result<HttpResponse>> ConcurrentRequests::Run(const std::vector<Http
       for (size_t index : lanes) {
         Connection& c = impl.connections[index];
         if (!c.active) continue;
-        if (c.connecting && at >= c.connect_deadline) {
-          impl.Close(c);
-          finish(c, index,
-                 Error::Unavailable("cannot reach " + c.endpoint.base_url + ": no connection within " +
-                                    GeneralText(c.endpoint.connect_timeout_s) + " s"));
+        if (c.connecting && at >= c.attempt_deadline) {
+          const std::string why = "no connection within " + GeneralText(c.attempt_timeout_s) + " s";
+          if (Status next = impl.ConnectionAttemptFailed(c, index, why); !next.ok()) finish(c, index, next.error());
         } else if (at >= c.request_deadline) {
           const HttpCall& call = calls[c.calls[c.next]];
           impl.Close(c);

@@ -16,7 +16,11 @@
 // answer is its status and body.
 //
 // A host name is resolved (getaddrinfo, which blocks) when a connection is opened, not at each
-// request: with keep-alive that is once, and again only after the connection was lost.
+// request: with keep-alive that is once, and again only after the connection was lost. Its
+// addresses are tried in the resolver's order until one connects (host_addresses.h): one that
+// refuses moves on at once, one that does not answer after its equal share of what is left of
+// connect_timeout_s; when all fail the error names each address and why ("cannot reach
+// http://localhost:7788: [::1]:7788: Connection refused; 127.0.0.1:7788: Connection refused").
 // A request sent on a kept-alive connection that the server had closed meanwhile (no byte of an
 // answer came back) is sent once more on a new connection, as HTTP/1.1 clients do for requests
 // that may be repeated; POST is never sent twice.
@@ -30,6 +34,7 @@
 #include <vector>
 
 #include "wattcut/base/result.h"
+#include "wattcut/http/host_addresses.h"
 #include "wattcut/http/http_client.h"
 
 namespace wattcut::http {
@@ -46,8 +51,10 @@ class ConcurrentRequests {
   using Clock = std::chrono::steady_clock;
 
   // Every endpoint a base URL "http://HOST[:PORT][/PREFIX]" (HOST a name, an IPv4 address or an
-  // [IPv6] one; PORT 80 when left out). Connects to none of them yet.
-  static Result<std::unique_ptr<ConcurrentRequests>> Create(std::vector<HttpEndpoint> endpoints);
+  // [IPv6] one; PORT 80 when left out). Connects to none of them yet. `resolver` turns a host
+  // into its addresses (ResolveHost when empty; tests give a fixed list).
+  static Result<std::unique_ptr<ConcurrentRequests>> Create(std::vector<HttpEndpoint> endpoints,
+                                                            HostResolver resolver = nullptr);
   ~ConcurrentRequests();
   ConcurrentRequests(const ConcurrentRequests&) = delete;
   ConcurrentRequests& operator=(const ConcurrentRequests&) = delete;

@@ -8,6 +8,10 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <atomic>
 #include <condition_variable>
 #include <mutex>
@@ -246,16 +250,150 @@ TEST(ConcurrentRequests, EndpointsArePlainHttpUrls) {
   EXPECT_TRUE(ConcurrentRequests::Create({Endpoint("http://[::1]:7788/prefix/"), Endpoint("http://gpu-a01")}).ok());
 }
 
-// A host name is resolved when the connection opens (an unresolvable name is not tested: without
-// a network the resolver may wait for its servers' timeouts).
-TEST(ConcurrentRequests, AHostNameIsResolved) {
+// The host goes through ResolveHost when no resolver is given. A name's addresses are the
+// machine's /etc/hosts and DNS (Debian's maps "localhost" to ::1 and 127.0.0.1), so the tests of
+// names below inject theirs, and this one names the address it means.
+TEST(ConcurrentRequests, WithoutAResolverTheHostIsResolvedByResolveHost) {
   Seen seen;
   auto served = TestHttpServer::OnLoopback(Routes(seen));
   ASSERT_NE(served, nullptr);
-  auto requests = Requests({Endpoint("http://localhost:" + std::to_string(served->port()))});
+  auto requests = Requests({Endpoint("http://127.0.0.1:" + std::to_string(served->port()))});
   auto answers = requests->Run({{0, "PUT", "/echo", "by name"}}, Later(60));
   ASSERT_TRUE(answers[0].ok()) << answers[0].error().message;
   EXPECT_EQ(answers[0]->body, "by name ");
+}
+
+// A resolver that answers every host with `addresses` (numeric, so no /etc/hosts is read), each an
+// address and its port, and counts its look-ups in `lookups` when given.
+HostResolver Resolving(const std::vector<std::pair<std::string, int>>& addresses,
+                       std::shared_ptr<std::atomic<int>> lookups = nullptr) {
+  return [addresses, lookups](const std::string&, const std::string&) -> Result<std::vector<SocketAddress>> {
+    if (lookups != nullptr) ++*lookups;
+    std::vector<SocketAddress> all;
+    for (const auto& [address, port] : addresses) {
+      auto one = ResolveHost(address, std::to_string(port));
+      if (!one.ok()) return one.error();
+      all.insert(all.end(), one->begin(), one->end());
+    }
+    return all;
+  };
+}
+
+std::unique_ptr<ConcurrentRequests> RequestsResolving(const std::string& base_url, const HostResolver& resolver,
+                                                      double connect_timeout_s = 2.0) {
+  HttpEndpoint endpoint = Endpoint(base_url);
+  endpoint.connect_timeout_s = connect_timeout_s;
+  auto made = ConcurrentRequests::Create({endpoint}, resolver);
+  EXPECT_TRUE(made.ok()) << made.error().message;
+  return made.ok() ? std::move(made).value() : nullptr;
+}
+
+// The served port is taken on 127.0.0.1 only: at ::1 and 127.0.0.2 (loopback too) it refuses, as
+// a host name's IPv6 address refuses when the service listens on IPv4 alone.
+TEST(ConcurrentRequests, ANameWhoseFirstAddressesRefuseIsReachedAtTheOneThatAnswers) {
+  Seen seen;
+  auto served = TestHttpServer::OnLoopback(Routes(seen));
+  ASSERT_NE(served, nullptr);
+  const int port = served->port();
+  auto lookups = std::make_shared<std::atomic<int>>(0);
+  auto requests = RequestsResolving("http://gpu-a01:" + std::to_string(port),
+                                    Resolving({{"::1", port}, {"127.0.0.2", port}, {"127.0.0.1", port}}, lookups));
+  ASSERT_NE(requests, nullptr);
+  auto answers = requests->Run({{0, "PUT", "/echo", "third address"}, {0, "PUT", "/echo", "kept alive"}}, Later(60));
+  ASSERT_TRUE(answers[0].ok()) << answers[0].error().message;
+  EXPECT_EQ(answers[0]->body, "third address ");
+  ASSERT_TRUE(answers[1].ok()) << answers[1].error().message;
+  EXPECT_EQ(*lookups, 1) << "the connection that answered is kept";
+  std::lock_guard lock(seen.mutex);
+  ASSERT_EQ(seen.connections.size(), 2u);
+  EXPECT_EQ(seen.connections[0], seen.connections[1]);
+}
+
+TEST(ConcurrentRequests, WhenEveryAddressRefusesTheErrorNamesEachAndWhy) {
+  const int closed = ClosedPort();
+  const std::string port = std::to_string(closed);
+  auto requests =
+      RequestsResolving("http://gpu-a01:" + port, Resolving({{"127.0.0.2", closed}, {"127.0.0.1", closed}}));
+  ASSERT_NE(requests, nullptr);
+  auto answers = requests->Run({{0, "GET", "/missing", ""}}, Later(60));
+  ASSERT_FALSE(answers[0].ok());
+  EXPECT_EQ(answers[0].error().code, ErrorCode::kUnavailable);
+  EXPECT_EQ(answers[0].error().message, "cannot reach http://gpu-a01:" + port + ": 127.0.0.2:" + port +
+                                            ": Connection refused; 127.0.0.1:" + port + ": Connection refused");
+}
+
+// A listening socket whose accept queue is full and that never accepts: the kernel drops new
+// connection requests, so a connect to it neither succeeds nor refuses (an address that drops
+// packets), all on loopback.
+class SilentListener {
+ public:
+  SilentListener() {
+    fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in at{};
+    at.sin_family = AF_INET;
+    at.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t length = sizeof(at);
+    if (fd_ < 0 || ::bind(fd_, reinterpret_cast<sockaddr*>(&at), sizeof(at)) != 0 || ::listen(fd_, 0) != 0 ||
+        ::getsockname(fd_, reinterpret_cast<sockaddr*>(&at), &length) != 0) {
+      return;
+    }
+    port_ = ntohs(at.sin_port);
+    // Fill the queue: each of these completes its handshake and is never accepted.
+    for (int i = 0; i < 2; ++i) {
+      const int client = ::socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+      ::connect(client, reinterpret_cast<sockaddr*>(&at), sizeof(at));
+      fillers_.push_back(client);
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));  // lets the handshakes land
+  }
+  ~SilentListener() {
+    for (int fd : fillers_) ::close(fd);
+    if (fd_ >= 0) ::close(fd_);
+  }
+  int port() const { return port_; }
+
+ private:
+  int fd_ = -1;
+  int port_ = 0;
+  std::vector<int> fillers_;
+};
+
+TEST(ConcurrentRequests, AnAddressThatDoesNotAnswerGivesWayToTheNextWithinTheConnectTimeout) {
+  SilentListener silent;
+  ASSERT_NE(silent.port(), 0);
+  Seen seen;
+  auto served = TestHttpServer::OnLoopback(Routes(seen));
+  ASSERT_NE(served, nullptr);
+  // Two ports stand for one name's two addresses: the silent one first.
+  auto requests =
+      RequestsResolving("http://gpu-a01:1", Resolving({{"127.0.0.1", silent.port()}, {"127.0.0.1", served->port()}}),
+                        /*connect_timeout_s=*/1.0);
+  ASSERT_NE(requests, nullptr);
+  auto answers = requests->Run({{0, "PUT", "/echo", "second address"}}, Later(60));
+  ASSERT_TRUE(answers[0].ok()) << answers[0].error().message;
+  EXPECT_EQ(answers[0]->body, "second address ");
+
+  // Alone, it is the call's error, with the address and the time it had.
+  auto stuck =
+      RequestsResolving("http://gpu-a02:1", Resolving({{"127.0.0.1", silent.port()}}), /*connect_timeout_s=*/0.2);
+  ASSERT_NE(stuck, nullptr);
+  auto timed_out = stuck->Run({{0, "GET", "/missing", ""}}, Later(60));
+  ASSERT_FALSE(timed_out[0].ok());
+  EXPECT_EQ(timed_out[0].error().code, ErrorCode::kUnavailable);
+  EXPECT_EQ(timed_out[0].error().message, "cannot reach http://gpu-a02:1: 127.0.0.1:" + std::to_string(silent.port()) +
+                                              ": no connection within 0.2 s");
+}
+
+TEST(ConcurrentRequests, AHostThatDoesNotResolveIsThatCallsError) {
+  HostResolver nothing = [](const std::string& host, const std::string&) -> Result<std::vector<SocketAddress>> {
+    return Error::Unavailable("cannot resolve host '" + host + "': Name or service not known");
+  };
+  auto requests = RequestsResolving("http://gpu-b07:7788", nothing);
+  ASSERT_NE(requests, nullptr);
+  auto answers = requests->Run({{0, "GET", "/missing", ""}}, Later(60));
+  ASSERT_FALSE(answers[0].ok());
+  EXPECT_EQ(answers[0].error().message,
+            "cannot reach http://gpu-b07:7788: cannot resolve host 'gpu-b07': Name or service not known");
 }
 
 }  // namespace

@@ -1,6 +1,8 @@
 // An HTTP/1.1 client for wattcut's own services (the node agent, a BMC's Redfish service) over a
 // Unix socket or TCP, on libcurl (Debian 12's cpp-httplib 0.11 client has no Unix sockets).
 // One client keeps one connection open and reuses it; calls from several threads are serialised.
+// A host name with several addresses is tried at each in turn by libcurl itself (checked with
+// curl --resolve NAME:PORT:[::1],127.0.0.2,127.0.0.1: it went on past the two that refused).
 // Every call is bounded by the endpoint's timeouts and returns errors as values:
 //   * the service could not be reached or did not answer in time: ErrorCode::kUnavailable
 //     ("cannot reach unix:/run/wattcut/agent.sock: Couldn't connect to server");

@@ -63,6 +63,8 @@ Result<PlanServerClient> PlanServerClient::Create(const PlanServerAddress& addre
 
 Result<std::string> PlanServerClient::Call(const std::string& method, const std::string& path, const std::string& body,
                                            double read_timeout_s) const {
+  // cpp-httplib resolves the host at each call and tries its addresses in order until one
+  // connects (a "localhost" that is ::1 and 127.0.0.1 reaches a server on either).
   httplib::Client client(host_, port_);
   client.set_url_encode(false);  // paths are encoded here
   client.set_tcp_nodelay(true);  // a POST is written in two parts: no waiting for a delayed ACK (40 ms)
