@@ -4,13 +4,18 @@
 // on the agent (the times measured are printed).
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
+#include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <sstream>
+#include <thread>
 
 #include "tests/agent/agent_process.h"
 #include "wattcut/base/child_process_testing.h"
@@ -261,6 +266,87 @@ TEST_F(AgentProcessTest, BadInputGetsAClear4xxAndNvmlErrorsTheirName) {
   EXPECT_NE(nvml.text.find("NVML_ERROR_NO_PERMISSION"), std::string::npos) << nvml.text;
   EXPECT_EQ(Call(*client, "PUT", "/v1/gpus/0/sm-clocks", kLockTo1200).status, 200) << "GPU 0 is unaffected";
   EXPECT_EQ(LockedClocks(fake_, 0), "1200-1200");
+}
+
+// The agent's open descriptors (/proc/PID/fd) and its CPU seconds so far (/proc/PID/stat).
+int OpenDescriptors(pid_t pid) {
+  std::error_code error;
+  int n = 0;
+  for (auto it = std::filesystem::directory_iterator("/proc/" + std::to_string(pid) + "/fd", error);
+       !error && it != std::filesystem::directory_iterator(); it.increment(error)) {
+    ++n;
+  }
+  return n;
+}
+
+double CpuSeconds(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::istringstream fields(text.substr(text.rfind(')') + 2));
+  std::string field;
+  double ticks = 0;
+  for (int i = 3; i <= 15 && (fields >> field); ++i) {
+    if (i == 14 || i == 15) ticks += std::stod(field);  // utime, stime
+  }
+  return ticks / static_cast<double>(::sysconf(_SC_CLK_TCK));
+}
+
+// A forked child asks the agent for a lease it cannot have (GPU 7 of 2: 404) over the Unix socket
+// and exits: the agent knows it by its socket's peer credentials. Raw system calls only (the
+// parent has threads). The child's exit code: 0 when the answer was a 404.
+pid_t AskForALeaseOnNoGpuAndExit(const std::string& socket_path) {
+  const pid_t child = ::fork();
+  if (child != 0) return child;
+  const int fd = ::socket(AF_UNIX, SOCK_STREAM, 0);
+  sockaddr_un at{};
+  at.sun_family = AF_UNIX;
+  std::memcpy(at.sun_path, socket_path.c_str(), std::min(socket_path.size(), sizeof(at.sun_path) - 1));
+  if (fd < 0 || ::connect(fd, reinterpret_cast<sockaddr*>(&at), sizeof(at)) != 0) ::_exit(2);
+  static const char kRequest[] =
+      "POST /v1/leases HTTP/1.1\r\nHost: agent\r\nContent-Type: application/json\r\nContent-Length: 12\r\n"
+      "Connection: close\r\n\r\n{\"gpus\":[7]}";
+  if (::write(fd, kRequest, sizeof(kRequest) - 1) != static_cast<ssize_t>(sizeof(kRequest) - 1)) ::_exit(3);
+  char answer[64] = {};
+  const ssize_t n = ::read(fd, answer, sizeof(answer) - 1);
+  ::_exit(n > 12 && std::strncmp(answer + 9, "404", 3) == 0 ? 0 : 4);
+}
+
+// The agent watches a process for its exit only while it holds a lease: 10,000 refused leases
+// from processes that then exit leave its descriptors where they were and its reaper idle (it
+// used to keep each one's pidfd: one descriptor per client, and a reaper spinning on the readable
+// ones, until the descriptor limit refused live clients).
+TEST_F(AgentProcessTest, RefusedLeasesFromExitingProcessesLeaveNoDescriptorsAndNoSpinningBehind) {
+  auto agent = StartAgent();
+  ASSERT_EQ(Call(*agent->UnixClient(), "GET", "/healthz").status, 200);
+  const int descriptors_before = OpenDescriptors(agent->pid());
+  const double cpu_before_s = CpuSeconds(agent->pid());
+  constexpr int kClients = 10000;
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::minutes(5);  // the loop's bound, not a limit
+  int asked = 0, refused_404 = 0;
+  const auto started = std::chrono::steady_clock::now();
+  for (; asked < kClients && std::chrono::steady_clock::now() < give_up; ++asked) {
+    const pid_t child = AskForALeaseOnNoGpuAndExit(agent->socket());
+    ASSERT_GT(child, 0);
+    int status = 0;
+    ::waitpid(child, &status, 0);
+    refused_404 += WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 1 : 0;
+  }
+  const double soak_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  EXPECT_EQ(asked, kClients) << "the loop's bound of 5 minutes came first";
+  EXPECT_EQ(refused_404, asked);
+  // The last connections close on the agent's side after their answer: wait for them (bounded).
+  EXPECT_TRUE(WaitUntil([&] { return OpenDescriptors(agent->pid()) <= descriptors_before; }))
+      << OpenDescriptors(agent->pid()) << " descriptors, " << descriptors_before << " before";
+  const double cpu_after_soak_s = CpuSeconds(agent->pid());
+  std::this_thread::sleep_for(std::chrono::seconds(2));
+  const double idle_cpu_s = CpuSeconds(agent->pid()) - cpu_after_soak_s;
+  std::cout << asked << " refused leases in " << soak_s << " s took the agent " << cpu_after_soak_s - cpu_before_s
+            << " CPU s; descriptors " << descriptors_before << " -> " << OpenDescriptors(agent->pid())
+            << "; CPU in the 2 idle seconds after: " << idle_cpu_s << " s\n";
+  EXPECT_LT(idle_cpu_s, 0.5) << "the reaper spins";
+  // A live process still gets its lease.
+  auto client = agent->UnixClient();
+  EXPECT_EQ(Call(*client, "POST", "/v1/leases", {{"gpus", {0}}}).status, 201);
 }
 
 TEST_F(AgentProcessTest, ASecondAgentOnTheSameSocketIsRefused) {

@@ -181,6 +181,11 @@ class SystemdUnit(unittest.TestCase):
         self.assertEqual(self.one("Restart"), "on-failure")
         self.assertEqual(self.one("Type"), "simple")
 
+    def test_descriptors_are_not_the_default_1024(self):
+        # A connection and a watched lease holder each hold one: the default soft limit is within
+        # one local user's reach.
+        self.assertGreaterEqual(int(self.one("LimitNOFILE")), 65536)
+
     def test_only_the_capabilities_nvml_needs(self):
         capabilities = set(self.one("CapabilityBoundingSet").split())
         self.assertIn("CAP_SYS_ADMIN", capabilities)

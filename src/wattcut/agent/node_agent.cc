@@ -5,6 +5,7 @@
 #include <cmath>
 #include <filesystem>
 #include <iostream>
+#include <set>
 
 #include "wattcut/agent/agent_state_file.h"
 
@@ -244,6 +245,7 @@ Result<Lease> NodeAgent::TakeLease(const LeaseHolder& holder, const std::vector<
     if (Status s = processes_.Watch(holder.pid); !s.ok()) return s.error();
   }
   auto lease = leases_.Acquire(holder, gpus, ttl_s, options_.steady_now_s());
+  if (!lease.ok()) WatchOnlyLeaseHolders();  // refused: the process was watched for nothing
   Command("lease", lease.ok());
   if (lease.ok()) Log("lease " + std::to_string(lease->id) + " of " + holder.Description());
   return lease;
@@ -287,18 +289,24 @@ void NodeAgent::EndLeases(std::vector<EndedLease> ended) {
   if (ended.empty()) return;
   for (const EndedLease& e : ended) {
     Undo(e);
-    if (e.lease.holder.kind == LeaseHolder::Kind::kProcess) {
-      bool other = false;
-      for (const Lease& l : leases_.Leases()) other = other || l.holder == e.lease.holder;
-      if (!other) processes_.Forget(e.lease.holder.pid);
-    }
     Log("lease " + std::to_string(e.lease.id) + " of " + e.lease.holder.Description() + " ended (" +
         LeaseEndName(e.reason) + "): its GPUs are back to " +
         (controls_[static_cast<size_t>(e.lease.gpus.front())].ceiling ? "their ceiling" : "their defaults"));
     if (options_.observer.on_lease_end) options_.observer.on_lease_end(e);
   }
+  WatchOnlyLeaseHolders();
   SaveState();
 }
+
+void NodeAgent::WatchOnlyLeaseHolders() {
+  std::set<int> holders;
+  for (const Lease& lease : leases_.Leases()) {
+    if (lease.holder.kind == LeaseHolder::Kind::kProcess) holders.insert(lease.holder.pid);
+  }
+  processes_.Retain(holders);
+}
+
+size_t NodeAgent::watched_processes() { return processes_.size(); }
 
 Result<GpuControl> NodeAgent::LockSmClocks(const LeaseHolder& holder, int gpu, ClockRange range) {
   std::lock_guard lock(mu_);

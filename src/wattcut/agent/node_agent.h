@@ -123,6 +123,8 @@ class NodeAgent {
   void Reap();
   // A TCP connection closed: its leases end.
   void ConnectionClosed(uint64_t connection_id);
+  // How many processes the agent watches for their exit (those that hold a lease).
+  size_t watched_processes();
 
  private:
   NodeAgent(std::unique_ptr<GpuBackend> backend, NodeAgentOptions options);
@@ -134,6 +136,8 @@ class NodeAgent {
   Status ApplySm(int gpu);
   void Undo(const EndedLease& ended);
   void EndLeases(std::vector<EndedLease> ended);
+  // Watches exactly the processes that hold a lease (after every lease change).
+  void WatchOnlyLeaseHolders();
   void SaveState();
   GpuControl ControlOf(int gpu) const;
   Error DeviceError(const Error& error);

@@ -144,6 +144,27 @@ TEST(NodeAgent, OnlyTheHolderLocksAndRequestsAreCheckedAgainstTheGpu) {
   EXPECT_EQ(Locked(fake, 0), "0-0") << "nothing refused reached NVML";
 }
 
+// What is watched is what holds a lease: a process refused a lease (no such GPU, or a GPU another
+// holds) is not watched, so its exit leaves no descriptor behind and no readable pidfd that would
+// wake the reaper for ever.
+TEST(NodeAgent, AProcessRefusedALeaseIsNotWatched) {
+  ScopedFakeNvml fake;
+  FakeNodeAgent node(fake);
+  NodeAgent& agent = *node.agent;
+  const LeaseHolder other = LeaseHolder::Process(getppid(), 1234);
+  EXPECT_EQ(agent.TakeLease(kTrainer, {7}, 10).error().code, ErrorCode::kNotFound);
+  EXPECT_EQ(agent.watched_processes(), 0u);
+  auto lease = agent.TakeLease(kTrainer, {0}, 10);
+  ASSERT_TRUE(lease.ok()) << lease.error().message;
+  EXPECT_EQ(agent.watched_processes(), 1u);
+  EXPECT_EQ(agent.TakeLease(other, {0}, 10).error().code, ErrorCode::kConflict);
+  EXPECT_EQ(agent.watched_processes(), 1u) << "the conflict's holder is not watched; the lease's holder still is";
+  EXPECT_EQ(agent.TakeLease(kTrainer, {9}, 10).error().code, ErrorCode::kNotFound);
+  EXPECT_EQ(agent.watched_processes(), 1u) << "a holder's refused second lease keeps its first one watched";
+  ASSERT_TRUE(agent.ReleaseLease(lease->id, kTrainer).ok());
+  EXPECT_EQ(agent.watched_processes(), 0u);
+}
+
 TEST(NodeAgent, AnNvmlErrorComesBackForItsGpuWithNvmlsName) {
   ScopedFakeNvml fake(fake_nvml::State{{"gpu_count", "2"}});
   FakeNodeAgent node(fake);

@@ -82,6 +82,23 @@ void ProcessWatch::Forget(int pid) {
   watched_.erase(it);
 }
 
+void ProcessWatch::Retain(const std::set<int>& pids) {
+  std::lock_guard lock(mu_);
+  for (auto it = watched_.begin(); it != watched_.end();) {
+    if (pids.count(it->first) != 0) {
+      ++it;
+      continue;
+    }
+    if (it->second.pidfd >= 0) ::close(it->second.pidfd);
+    it = watched_.erase(it);
+  }
+}
+
+size_t ProcessWatch::size() {
+  std::lock_guard lock(mu_);
+  return watched_.size();
+}
+
 bool ProcessWatch::Alive(int pid) {
   std::lock_guard lock(mu_);
   auto it = watched_.find(pid);

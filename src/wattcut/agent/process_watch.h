@@ -7,6 +7,7 @@
 
 #include <map>
 #include <mutex>
+#include <set>
 
 #include "wattcut/base/result.h"
 
@@ -23,6 +24,12 @@ class ProcessWatch {
   Status Watch(int pid);
   // Stops watching `pid`.
   void Forget(int pid);
+  // Stops watching every pid not in `pids`: what is watched is what holds a lease, so a process
+  // that was watched for a lease it never got cannot keep a descriptor (and, once it exits, a
+  // readable one that wakes WaitForExit for ever).
+  void Retain(const std::set<int>& pids);
+  // How many pids are watched.
+  size_t size();
   // False once a watched process has exited; true for one that runs (and for a pid not watched).
   bool Alive(int pid);
   // Waits up to `timeout_ms` for a watched process to exit or for Wake(); returns at once when
