@@ -594,11 +594,17 @@ json ToJson(const RankProfile& p) {
   return out;
 }
 
+// num_microbatches 0 is "not set yet" (a job registered without it): null, which
+// PlannerSettingsFromJson reads back as exactly that, so what is stored loads again.
 json ToJson(const PlannerSettings& s) {
-  return {{"num_microbatches", s.num_microbatches}, {"schedule", std::string(PipelineScheduleName(s.schedule))},
-          {"virtual_stages", s.virtual_stages},     {"unit_time_s", s.unit_time_s},
-          {"noise_factor", s.noise_factor},         {"cost_model", std::string(CostModelName(s.cost_model))},
-          {"p2p_power_w", s.p2p_power_w},           {"profiling_min_freq_mhz", s.profiling_min_freq_mhz}};
+  return {{"num_microbatches", s.num_microbatches > 0 ? json(s.num_microbatches) : json(nullptr)},
+          {"schedule", std::string(PipelineScheduleName(s.schedule))},
+          {"virtual_stages", s.virtual_stages},
+          {"unit_time_s", s.unit_time_s},
+          {"noise_factor", s.noise_factor},
+          {"cost_model", std::string(CostModelName(s.cost_model))},
+          {"p2p_power_w", s.p2p_power_w},
+          {"profiling_min_freq_mhz", s.profiling_min_freq_mhz}};
 }
 
 json ToJson(const ProfilingResult& r) {

@@ -255,6 +255,26 @@ TEST(HttpApi, CostModelIsSpelledAsInTheCli) {
       << bad.error().message;
 }
 
+// What ToJson writes is what the store keeps and a restart reads back with PlannerSettingsFromJson:
+// every settings value the API accepts must come back the same, "not set yet" included.
+TEST(HttpApi, PlannerSettingsReadBackWhatTheyWrite) {
+  PlannerSettings unset;  // num_microbatches 0: a job registered without it
+  std::vector<PlannerSettings> all = {unset};
+  PlannerSettings set;
+  set.num_microbatches = 12;
+  set.schedule = PipelineScheduleKind::kGPipe;
+  set.virtual_stages = 1;
+  set.unit_time_s = 0.002;
+  set.p2p_power_w = 83.5;
+  all.push_back(set);
+  for (const PlannerSettings& settings : all) {
+    auto back = PlannerSettingsFromJson(ToJson(settings));
+    ASSERT_TRUE(back.ok()) << ToJson(settings).dump() << ": " << back.error().message;
+    EXPECT_EQ(ToJson(*back), ToJson(settings));
+  }
+  EXPECT_TRUE(ToJson(unset)["num_microbatches"].is_null());
+}
+
 TEST(HttpApi, PlannerSettingsDefaultsAndChecks) {
   auto s = PlannerSettingsFromJson(json::parse(R"({"num_microbatches": 12, "schedule": "gpipe"})"));
   ASSERT_TRUE(s.ok()) << s.error().message;

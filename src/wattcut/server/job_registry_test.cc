@@ -90,6 +90,33 @@ TEST(JobRegistry, AStoredFrontierIsReadyOnTheFirstAnswerAfterARestart) {
             json::parse(*again.registry->FrontierPoints(id, 0, 100000)));
 }
 
+// What the registry accepts it loads again: a job registered with no planner settings (a plain
+// Zeus client, a server without --microbatches) is stored with num_microbatches not set, comes
+// back from a restart exactly so, and takes its settings afterwards.
+TEST(JobRegistry, AJobWhosePlannerIsNotSetYetIsLoadedAsExactlyThatAfterARestart) {
+  TempDir dir("unset_planner");
+  std::string id;
+  json before;
+  {
+    Registry r(dir.path());
+    JobRegistration reg;
+    reg.info.pp_degree = 2;
+    reg.info.world_size = 2;
+    id = r.Ok(r.registry->RegisterJob(reg)).get<std::string>();
+    before = r.Ok(r.registry->GetJob(id));
+  }
+  Registry again(dir.path());
+  EXPECT_TRUE(again.registry->quarantined_jobs().empty())
+      << again.registry->quarantined_jobs().front().job_id << ": " << again.registry->quarantined_jobs().front().error;
+  json after = again.Ok(again.registry->GetJob(id));
+  EXPECT_EQ(after["planner"], before["planner"]);
+  EXPECT_TRUE(after["planner"]["num_microbatches"].is_null()) << after["planner"];
+  PlannerSettings planner;
+  planner.num_microbatches = 4;
+  again.Ok(again.registry->SetPlanner(id, planner));
+  EXPECT_EQ(again.Ok(again.registry->GetJob(id))["planner"]["num_microbatches"], 4);
+}
+
 TEST(JobRegistry, AStoredFrontierThatCannotBeReadIsRecomputedAndSaysSo) {
   TempDir dir("damaged");
   std::string id;
