@@ -97,10 +97,20 @@ double StepProgress::steps_per_s() const {
   return best > 0 ? best : fallback_steps_per_s_;
 }
 
+Status CheckTrainingStep(int64_t step, const std::string& what) {
+  if (step >= 0 && step <= kMaxTrainingStep) return Status::Ok();
+  return Error::InvalidArgument(what + ": " + std::to_string(step) + " is outside [0, " +
+                                std::to_string(kMaxTrainingStep) + "] (2^50 steps)");
+}
+
 int64_t StepProgress::ApplyStep(double lead_s) const {
   // Twice the fastest rank's measured rate: the rate is an average since its first report,
-  // and steps get faster when a job leaves its profiling iterations (at low clocks).
-  return max_step() + 1 + static_cast<int64_t>(std::ceil(2 * steps_per_s() * lead_s));
+  // and steps get faster when a job leaves its profiling iterations (at low clocks). A rate
+  // from a wild report (or a stored one) cannot carry the sum past int64_t: the steps ahead are
+  // bounded as reported steps are.
+  const double ahead = std::ceil(2 * steps_per_s() * lead_s);
+  const bool bounded = ahead >= 0 && ahead <= static_cast<double>(kMaxTrainingStep);
+  return std::min(max_step(), kMaxTrainingStep) + 1 + (bounded ? static_cast<int64_t>(ahead) : kMaxTrainingStep);
 }
 
 }  // namespace wattcut::server

@@ -78,6 +78,13 @@ double DeploymentPollIntervalS(int world_size);
 // rank, polling on time, has it before its apply step.
 double DeploymentLeadS(int world_size);
 
+// The largest training step a rank may report: a million steps a second for 35 years, so that
+// apply steps (a step plus at most as many again ahead) stay exact in a double and far inside
+// int64_t. A larger one is refused where it comes in.
+inline constexpr int64_t kMaxTrainingStep = int64_t{1} << 50;
+// kInvalidArgument for a step outside [0, kMaxTrainingStep], naming `what` ("query parameter 'step'").
+Status CheckTrainingStep(int64_t step, const std::string& what);
+
 class StepProgress {
  public:
   explicit StepProgress(size_t world_size = 0) : latest_(world_size), first_(world_size) {}
@@ -95,7 +102,8 @@ class StepProgress {
   void set_fallback_steps_per_s(double steps_per_s) { fallback_steps_per_s_ = steps_per_s; }
   // The step a change made now applies from: max_step() + 1 + twice the steps the fastest rank
   // runs in `lead_s` at its measured rate (rounded up): the rate is an average since its first
-  // report, and a job's steps get faster when it leaves its profiling iterations.
+  // report, and a job's steps get faster when it leaves its profiling iterations. The steps
+  // ahead are at most kMaxTrainingStep, so the apply step is at most 2 x kMaxTrainingStep + 1.
   int64_t ApplyStep(double lead_s) const;
 
  private:

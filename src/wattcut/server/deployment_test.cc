@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <climits>
+#include <cmath>
+
 #include "wattcut/plan/plan_lookup.h"
 #include "wattcut/server/registry_testing.h"
 
@@ -53,6 +56,29 @@ TEST(Deployment, AChangeAppliesFarEnoughAheadForTheFastestRank) {
   EXPECT_DOUBLE_EQ(progress.steps_per_s(), 5);
   EXPECT_EQ(progress.ApplyStep(2.0), 30 + 1 + 20);   // twice 5 steps a second, over 2 s
   EXPECT_EQ(progress.ApplyStep(2.05), 30 + 1 + 21);  // rounded up
+}
+
+// A step past kMaxTrainingStep is refused where it comes in; a wild rate (a rank that jumped to
+// the largest step within a second, or a stored one) cannot carry an apply step past int64_t.
+TEST(Deployment, StepsAreBoundedAndTheApplyStepCannotOverflow) {
+  EXPECT_TRUE(CheckTrainingStep(0, "step").ok());
+  EXPECT_TRUE(CheckTrainingStep(kMaxTrainingStep, "step").ok());
+  auto huge = CheckTrainingStep(INT64_MAX, "query parameter 'step'");
+  ASSERT_FALSE(huge.ok());
+  EXPECT_EQ(huge.error().code, ErrorCode::kInvalidArgument);
+  EXPECT_EQ(huge.error().message,
+            "query parameter 'step': 9223372036854775807 is outside [0, 1125899906842624] (2^50 steps)");
+  EXPECT_FALSE(CheckTrainingStep(-1, "step").ok());
+
+  StepProgress progress(1);
+  progress.Report(0, 0, 0.0);
+  progress.Report(0, kMaxTrainingStep, 1.0);
+  EXPECT_EQ(progress.ApplyStep(3600), 2 * kMaxTrainingStep + 1);
+  StepProgress stored(1);
+  stored.set_fallback_steps_per_s(1e300);
+  EXPECT_EQ(stored.ApplyStep(60), kMaxTrainingStep + 1);
+  stored.set_fallback_steps_per_s(std::nan(""));
+  EXPECT_EQ(stored.ApplyStep(60), kMaxTrainingStep + 1);
 }
 
 TEST(Deployment, ARestartedRankStartsItsRateOver) {

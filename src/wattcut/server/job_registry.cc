@@ -558,6 +558,7 @@ void JobRegistry::RedeployLocked(Job& job) {
 }
 
 Answer JobRegistry::FetchDeployment(const std::string& job_id, int64_t rank, int64_t step, uint64_t version) {
+  if (Status s = CheckTrainingStep(step, "query parameter 'step'"); !s) return s.error();
   auto job = Find(job_id);
   if (!job) return MissingJob(job_id);
   std::lock_guard lock(job->mu);

@@ -39,6 +39,9 @@ TEST(JobRegistryDeployment, BeforeAPlanEveryRankRunsAtItsHighestClock) {
   EXPECT_EQ(same, (json{{"version", 0}, {"poll_interval_s", 0.5}}));
   EXPECT_EQ(r.registry->FetchDeployment(id, 9, 0, 0).error().code, ErrorCode::kInvalidArgument);
   EXPECT_EQ(r.registry->FetchDeployment("nope", 0, 0, 0).error().code, ErrorCode::kNotFound);
+  // A step no training run reaches is refused before it is counted (it once overflowed an apply step).
+  EXPECT_EQ(r.registry->FetchDeployment(id, 1, INT64_MAX, 0).error().code, ErrorCode::kInvalidArgument);
+  EXPECT_EQ(r.Ok(r.registry->FetchDeployment(id, 1, 0, 7))["apply_from_step"], d["apply_from_step"]);
 }
 
 TEST(JobRegistryDeployment, AStragglerSwitchesTheOtherPipelineFromOneStepOnAndRecoverySwitchesBack) {

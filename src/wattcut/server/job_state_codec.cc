@@ -2,6 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "wattcut/server/deployment.h"
 #include "wattcut/server/job_views.h"
 
 namespace wattcut::server {
@@ -83,6 +84,10 @@ Result<JobState> DecodeJobState(std::string_view text) {
     if (auto it = doc.find("deployment"); it != doc.end()) {  // absent before issue 12
       state.deployment_version = it->at("version").get<uint64_t>();
       state.deployment_apply_from_step = it->at("apply_from_step").get<int64_t>();
+      if (state.deployment_apply_from_step < 0 || state.deployment_apply_from_step > 2 * kMaxTrainingStep + 1) {
+        return Error::Corruption("job state: deployment.apply_from_step " +
+                                 std::to_string(state.deployment_apply_from_step) + " is outside [0, 2^51 + 1]");
+      }
       state.deployment_steps_per_s = it->value("steps_per_s", 0.0);
     }
     if (auto it = doc.find("power_target"); it != doc.end() && !it->is_null()) {  // absent before issue 17
