@@ -244,6 +244,7 @@ class LiveRow(unittest.TestCase):
         self.assertTrue(stale, "s01's readings were never stale")
         for d in stale:
             self.assertTrue(d["state"].startswith("t2") or d["brake"], f"released on a stale reading: {d}")
+            self.assertIn("cannot reach", d["stale_reasons"]["s01"], f"a stale reading says why: {d}")
         down = self.snapshots["agent_down"]
         self.assertTrue(all(m > 0 for i, server in enumerate(down) if i != 1 for m in server), down)
         self.assertEqual(decisions[-1]["state"], "normal")

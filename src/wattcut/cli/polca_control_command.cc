@@ -262,6 +262,7 @@ int Run(const ControlArgs& args) {
     stop_cv.notify_all();
   });
   std::map<std::string, row_control::TrainingState> training_states;
+  std::map<std::string, std::string> stale_reasons;  // server -> the reason last reported
   std::cout << "wattcut polca control: running" << std::endl;
   for (int64_t period = 0;; ++period) {
     const double now_s = SteadyS() - start_s;
@@ -270,6 +271,21 @@ int Run(const ControlArgs& args) {
       std::lock_guard lock(controller_mu);
       const row_control::Decision d = controller.RunPeriod(now_s, UnixS());
       for (const std::string& e : d.send_errors) ReportWarning(name, e + " (retried next period)");
+      // A server's stale reading, once per change of its reason, and once when it is read again.
+      for (const auto& [server, why] : d.stale_reasons) {
+        auto [seen, first] = stale_reasons.try_emplace(server, why);
+        if (!first && seen->second == why) continue;
+        seen->second = why;
+        ReportWarning(name, "server " + server + ": stale reading: " + why);
+      }
+      for (auto it = stale_reasons.begin(); it != stale_reasons.end();) {
+        if (d.stale_reasons.count(it->first) != 0) {
+          ++it;
+          continue;
+        }
+        std::cerr << "wattcut polca control: server " << it->first << ": read again\n";
+        it = stale_reasons.erase(it);
+      }
       for (const row_control::TrainingJobReport& t : d.training) {
         // Once per change of state, not every period.
         auto [seen, first] = training_states.try_emplace(t.job_id, t.state);

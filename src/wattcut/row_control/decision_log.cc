@@ -34,6 +34,7 @@ std::string DecisionLogLine(const Decision& d, const std::vector<std::string>& s
               {"state", polca::LevelName(d.level)},
               {"brake", d.brake},
               {"stale_servers", d.stale_servers},
+              {"stale_reasons", d.stale_reasons},
               {"commands", commands},
               {"mode", d.shadow ? "shadow" : "enforce"},
               {d.shadow ? "would_send" : "sent", sent},

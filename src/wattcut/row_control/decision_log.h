@@ -1,6 +1,7 @@
 // The row controller's decision log: one JSON object per reading, as JSON lines (JSONL) that an
 // operator reads, greps and replays (the integration test replays it through RowPowerPolicy):
 //   {"time", "measured_at_s", "row_power_w", "fraction", "state", "brake", "stale_servers",
+//    "stale_reasons": {SERVER: why its reading is stale},
 //    "commands": [{"target": "low"|"high"|"brake", "lock_mhz" | "brake_on", "issued_at_s",
 //                  "effective_at_s"}],
 //    "mode": "shadow"|"enforce", "sent" | "would_send": [{"server", "mhz" | null}], "send_errors",
@@ -11,6 +12,7 @@
 #pragma once
 
 #include <cstdio>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -41,8 +43,9 @@ struct Decision {
   bool brake = false;
   bool shadow = false;
   std::vector<std::string> stale_servers;
-  std::vector<polca::ControlCommand> commands;  // the policy's, this period
-  std::vector<CeilingCommand> sent;             // (would be, in shadow mode) sent
+  std::map<std::string, std::string> stale_reasons;  // server -> why (unreachable, garbage, 1e300 W)
+  std::vector<polca::ControlCommand> commands;       // the policy's, this period
+  std::vector<CeilingCommand> sent;                  // (would be, in shadow mode) sent
   std::vector<std::string> send_errors;
   std::vector<TrainingJobReport> training;  // one per training job of the row
 };

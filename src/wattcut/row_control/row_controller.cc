@@ -71,6 +71,14 @@ RowPolicyState RowController::Resume(double now_s) {
   return state;
 }
 
+std::string RowController::BadReading(const Result<double>& reading, double max_w) {
+  if (!reading.ok()) return reading.error().message;
+  const double w = *reading;
+  if (std::isfinite(w) && w >= 0 && w <= max_w) return "";
+  return "power_w " + GeneralText(w) + " W is not a physical reading (outside [0, " + GeneralText(max_w) + " W], " +
+         GeneralText(kMaxReadingOverProvisioned) + " x row.provisioned_w_per_server)";
+}
+
 std::optional<int> RowController::DesiredCeiling(const ControlledServer& server) const {
   if (!server.training_job_id.empty() && !training_.falls_back(server.training_job_id)) {
     // Its job runs a plan under the row's target (or none is wanted): no lock, but the brake.
@@ -93,9 +101,11 @@ Decision RowController::RunPeriod(double now_s, double unix_time_s) {
   std::vector<Result<double>> readings = calls_.read_power_w ? calls_.read_power_w() : std::vector<Result<double>>{};
   double oldest_s = now_s;
   double total_w = 0;
+  const double max_w = kMaxReadingOverProvisioned * options_.config.row.provisioned_w_per_server;
   for (size_t i = 0; i < servers_.size(); ++i) {
     ServerView& view = views_[i];
-    if (i < readings.size() && readings[i].ok() && std::isfinite(*readings[i]) && *readings[i] >= 0) {
+    const std::string why = i < readings.size() ? BadReading(readings[i], max_w) : "no reading";
+    if (why.empty()) {
       view.seen = true;
       view.last_w = *readings[i];
       view.last_at_s = now_s;
@@ -104,6 +114,7 @@ Decision RowController::RunPeriod(double now_s, double unix_time_s) {
       continue;
     }
     report.stale_servers.push_back(servers_[i].name);
+    report.stale_reasons[servers_[i].name] = why;
     ++stale_readings_;
     if (!view.seen) {
       // Never read: as if at its provisioned power, and as old as can be.

@@ -6,7 +6,10 @@
 //      see may well be at its peak; its last reading may be from a quiet moment);
 //   2. decide: the row's power as a fraction of the budget goes to the policy, measured at the
 //      time of the oldest reading it contains and marked incomplete when a server's is missing, so
-//      a reading with a stale server may escalate or brake, never release;
+//      a reading with a stale server may escalate or brake, never release. A reading no server
+//      can draw (negative, not finite, or above kMaxReadingOverProvisioned x its provisioned
+//      power: a confused agent's 1e300 W) is stale too, not a brake; each stale server's reason
+//      goes to the decision log;
 //   3. actuate: the policy's commands take effect at their effective time (control_actuation.h:
 //      the out-of-band latency is modelled by holding them; with in-band control the latency is 0)
 //      and become one ceiling per server: the brake clock on every server while braked, else its
@@ -62,6 +65,10 @@ struct RowControllerOptions {
   std::function<void(const std::string& json_line)> log;  // the decision log; may be empty
 };
 
+// A server's reading above this many times row.provisioned_w_per_server is not a physical
+// reading: no server draws twice what its supply is provisioned for.
+inline constexpr double kMaxReadingOverProvisioned = 2.0;
+
 class RowController {
  public:
   RowController(RowControllerOptions options, std::vector<ControlledServer> servers, RowCalls calls);
@@ -82,6 +89,8 @@ class RowController {
 
  private:
   std::optional<int> DesiredCeiling(const ControlledServer& server) const;
+  // Why `reading` is not a server's power (empty when it is).
+  static std::string BadReading(const Result<double>& reading, double max_w);
   static std::vector<std::string> TrainingJobs(const std::vector<ControlledServer>& servers);
 
   RowControllerOptions options_;

@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include <nlohmann/json.hpp>
 
 namespace wattcut::row_control {
@@ -154,6 +156,38 @@ TEST(RowController, AStaleServerCountsAtItsLastReadingThenItsPeakAndNeverRelease
   row.answers[0] = true;
   controller.RunPeriod(21);
   EXPECT_EQ(controller.policy().level(), PolicyLevel::kNormal) << "seen again: the row is handled again";
+}
+
+// One agent answering 1e300 W once braked the whole row. A reading no server can draw is a stale
+// reading with its reason (in the report and the log), never a brake by itself.
+TEST(RowController, AReadingNoServerCanDrawIsStaleWithItsReasonNotABrake) {
+  ScriptedRow row;
+  RowControllerOptions options = Options(row);
+  options.config.row.provisioned_w_per_server = 1000;  // readings above 2,000 W are not physical
+  RowController controller(options, Servers(), row.Calls());
+  controller.RunPeriod(1);  // every server at 500 W
+  double t = 1;
+  for (double wild : {1e300, 2000.5, -5.0, std::nan(""), HUGE_VAL}) {
+    row.power_w = {wild, 500, 500, 500};
+    Decision report = controller.RunPeriod(t += 1);
+    EXPECT_EQ(report.stale_servers, std::vector<std::string>{"h0"}) << wild;
+    ASSERT_EQ(report.stale_reasons.count("h0"), 1u) << wild;
+    EXPECT_NE(report.stale_reasons["h0"].find("is not a physical reading (outside [0, 2000 W], 2 x "
+                                              "row.provisioned_w_per_server)"),
+              std::string::npos)
+        << report.stale_reasons["h0"];
+    EXPECT_DOUBLE_EQ(report.row_power_w, 2000) << "h0 at its last reading, 500 W";
+    EXPECT_FALSE(report.brake) << wild;
+    EXPECT_EQ(controller.policy().level(), PolicyLevel::kNormal) << wild;
+  }
+  EXPECT_NE(nlohmann::json::parse(row.log.back())["stale_reasons"]["h0"].get<std::string>().find("power_w inf W"),
+            std::string::npos)
+      << row.log.back();
+  row.power_w = {2000, 500, 500, 500};  // at the bound: a reading
+  EXPECT_TRUE(controller.RunPeriod(t += 1).stale_servers.empty());
+  row.answers[1] = false;
+  Decision unreachable = controller.RunPeriod(t += 1);
+  EXPECT_EQ(unreachable.stale_reasons["h1"], "timed out") << "an agent's error is its reason";
 }
 
 TEST(RowController, ARestartedControllerResumesFromTheAgentsCeilings) {
