@@ -1,5 +1,7 @@
 #include "wattcut/agent/agent_tokens.h"
 
+#include <algorithm>
+
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -125,8 +127,15 @@ Result<AgentTokens> AgentTokens::Parse(std::string_view text, const std::string&
     if (fields.empty() || fields[0].front() == '#') continue;
     auto scope = AgentScopeFromName(fields[0]);
     if (!scope) {
-      return Error{at + "unknown scope '" + PrintableText(fields[0], 32) +
-                   "'; expected 'SCOPE TOKEN' with SCOPE one of read, train, row"};
+      // No error ever holds secret text: the field is shown only when it reads as a mistyped
+      // scope word (a few lowercase letters: a token has at least kMinTokenChars characters),
+      // never when it may be a token or a part of one (a line without its scope).
+      const bool a_word = fields[0].size() <= 16 &&
+                          std::all_of(fields[0].begin(), fields[0].end(), [](char c) { return c >= 'a' && c <= 'z'; });
+      const std::string what = a_word               ? "unknown scope '" + std::string(fields[0]) + "'"
+                               : fields.size() == 1 ? "one field and no scope (not shown: it may be a token)"
+                                                    : "an unknown scope (not shown: it may be a token)";
+      return Error{at + what + "; expected 'SCOPE TOKEN' with SCOPE one of read, train, row"};
     }
     if (fields.size() == 1) {
       return Error{at + "scope '" + std::string(fields[0]) + "' without a token; expected 'SCOPE TOKEN'"};
