@@ -7,6 +7,7 @@
 #include <set>
 
 #include "wattcut/base/general_text.h"
+#include "wattcut/base/json_object.h"
 #include "wattcut/base/printable_text.h"
 
 namespace wattcut::agent {
@@ -39,52 +40,14 @@ std::string Shown(const json& value) {
 
 std::string FieldName(std::string_view name) { return "field '" + PrintableText(name, 64) + "'"; }
 
-// The body as a JSON object; a body that is not JSON, or JSON that is not an object, is kMalformed.
-// A key given twice in one object is refused too (JSON parsers disagree on which one wins).
+// The body as a JSON object; a body that is not JSON, JSON that is not an object, or an object
+// that gives a key twice (json_object.h) is kMalformed.
 Result<json> ParseObject(std::string_view body) {
   if (body.empty()) return Error::Malformed("request body is empty; expected a JSON object");
-  std::vector<std::set<std::string>> keys_of_open_objects;
-  std::optional<std::string> duplicate;
-  auto note_keys = [&](int /*depth*/, json::parse_event_t event, json& parsed) {
-    if (event == json::parse_event_t::object_start) {
-      keys_of_open_objects.emplace_back();
-    } else if (event == json::parse_event_t::object_end && !keys_of_open_objects.empty()) {
-      keys_of_open_objects.pop_back();
-    } else if (event == json::parse_event_t::key && !keys_of_open_objects.empty() && parsed.is_string()) {
-      if (!keys_of_open_objects.back().insert(parsed.get<std::string>()).second && !duplicate) {
-        duplicate = parsed.get<std::string>();
-      }
-    }
-    return true;
-  };
-  json value;
-  try {
-    value = json::parse(body.begin(), body.end(), note_keys);
-  } catch (const json::exception& e) {
-    // nlohmann quotes the bytes it stopped at (a DEL, say) as they are.
-    return Error::Malformed("malformed JSON: " + PrintableText(e.what(), 400));
-  }
-  if (!value.is_object()) return Error::Malformed("request body: expected a JSON object, got " + TypeName(value));
-  if (duplicate) return Error::Malformed("malformed JSON: " + FieldName(*duplicate) + " appears twice");
+  auto value = ParseJsonWithoutDuplicateKeys(body);
+  if (!value.ok()) return value.error();
+  if (!value->is_object()) return Error::Malformed("request body: expected a JSON object, got " + TypeName(*value));
   return value;
-}
-
-std::string FieldList(std::initializer_list<const char*> names) {
-  std::string out;
-  for (const char* name : names) {
-    if (!out.empty()) out += ", ";
-    out += name;
-  }
-  return out;
-}
-
-Status RefuseUnknownFields(const json& object, std::initializer_list<const char*> known) {
-  for (const auto& [key, value] : object.items()) {
-    bool found = false;
-    for (const char* name : known) found = found || key == name;
-    if (!found) return Error{"unknown " + FieldName(key) + "; expected only " + FieldList(known)};
-  }
-  return Status::Ok();
 }
 
 // The field's value, nullptr when left out (or null).

@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "wattcut/base/general_text.h"
+#include "wattcut/base/json_object.h"
 #include "wattcut/base/printable_text.h"
 #include "wattcut/dag/pipeline_schedule.h"
 #include "wattcut/plan/planning_limits.h"
@@ -185,12 +186,7 @@ PlannerOptions PlannerSettings::ToPlannerOptions() const {
 
 Result<json> ParseJsonBody(std::string_view body) {
   if (body.empty()) return Error::Malformed("request body is empty; expected JSON");
-  try {
-    return json::parse(body.begin(), body.end());
-  } catch (const json::exception& e) {
-    // nlohmann quotes the bytes it stopped at (a DEL, say) as they are.
-    return Error::Malformed("malformed JSON: " + PrintableText(e.what(), 400));
-  }
+  return ParseJsonWithoutDuplicateKeys(body);
 }
 
 Result<JobRegistration> JobRegistrationFromJson(const json& j) {
@@ -409,6 +405,7 @@ Result<ProfileUpload> ProfileUploadFromJson(const json& j) {
 
 Result<StragglerReport> StragglerReportFromJson(const json& j) {
   if (auto s = RequireObject(j, "straggler report"); !s) return s.error();
+  if (auto s = RefuseUnknownFields(j, {"dp_rank", "iteration_time_s", "slowdown", "recovered"}); !s) return s.error();
   StragglerReport report;
   auto dp = IntField(j, "dp_rank", 0, kMaxDegree);
   if (!dp) return dp.error();
@@ -447,6 +444,7 @@ Result<PlanSelection> PlanSelectionFromJson(const json& j) { return PlanSelectio
 
 Result<PlanSelection> PlanSelection::FromJson(const json& j) {
   if (auto s = RequireObject(j, "plan selection"); !s) return s.error();
+  if (auto s = RefuseUnknownFields(j, {"point", "index", "iteration_time_s"}); !s) return s.error();
   PlanSelection sel;
   int given = 0;
   if (auto it = j.find("point"); it != j.end() && !it->is_null()) {
@@ -497,6 +495,12 @@ Result<PowerTarget> PowerTargetFromJson(const json& j) { return PowerTarget::Fro
 
 Result<PowerTarget> PowerTarget::FromJson(const json& j) {
   if (auto s = RequireObject(j, "power target"); !s) return s.error();
+  // expires_at_unix_s: only in a stored job state (ToJson); from a client it is replaced.
+  if (auto s = RefuseUnknownFields(
+          j, {"peak_power_per_gpu_w", "avg_power_per_gpu_w", "reason", "lease_s", "expires_at_unix_s"});
+      !s) {
+    return s.error();
+  }
   PowerTarget target;
   int given = 0;
   for (const auto& [name, kind] :

@@ -275,6 +275,33 @@ TEST(HttpApi, PlannerSettingsReadBackWhatTheyWrite) {
   EXPECT_TRUE(ToJson(unset)["num_microbatches"].is_null());
 }
 
+// A misspelt field was a target with no lease ("lease" for "lease_s": it never lapsed); a field
+// given twice was whichever the parser kept. Both are refused where the body comes in.
+TEST(HttpApi, PowerTargetsPlansAndStragglersRefuseUnknownFieldsAndEveryBodyDuplicateKeys) {
+  auto target = PowerTargetFromJson(json{{"peak_power_per_gpu_w", 300}, {"lease", 30}});
+  ASSERT_FALSE(target.ok());
+  EXPECT_EQ(target.error().code, ErrorCode::kInvalidArgument);
+  EXPECT_EQ(target.error().message.rfind("unknown field 'lease'; expected only peak_power_per_gpu_w", 0), 0u)
+      << target.error().message;
+  EXPECT_TRUE(PowerTargetFromJson(json{{"peak_power_per_gpu_w", 300}, {"lease_s", 30}}).ok());
+  auto plan = PlanSelectionFromJson(json{{"point", "fastest"}, {"slowdown", 1.1}});
+  ASSERT_FALSE(plan.ok());
+  EXPECT_EQ(plan.error().message, "unknown field 'slowdown'; expected only point, index, iteration_time_s");
+  auto straggler = StragglerReportFromJson(json{{"dp_rank", 0}, {"slowdown", 1.2}, {"rank", 3}});
+  ASSERT_FALSE(straggler.ok());
+  EXPECT_EQ(straggler.error().code, ErrorCode::kInvalidArgument);
+  EXPECT_NE(straggler.error().message.find("unknown field 'rank'"), std::string::npos);
+  // What the store writes still loads (a target with its lease and expiry).
+  PowerTarget leased = *PowerTargetFromJson(json{{"avg_power_per_gpu_w", 250}, {"lease_s", 60}, {"reason", "row"}});
+  leased.expires_at_unix_s = 1.7e9;
+  EXPECT_TRUE(PowerTargetFromJson(leased.ToJson()).ok()) << leased.ToJson().dump();
+
+  auto twice = ParseJsonBody(R"({"peak_power_per_gpu_w": 300, "lease_s": 30, "lease_s": 100000})");
+  ASSERT_FALSE(twice.ok());
+  EXPECT_EQ(twice.error().code, ErrorCode::kMalformed);
+  EXPECT_EQ(twice.error().message, "malformed JSON: field 'lease_s' appears twice");
+}
+
 TEST(HttpApi, PlannerSettingsDefaultsAndChecks) {
   auto s = PlannerSettingsFromJson(json::parse(R"({"num_microbatches": 12, "schedule": "gpipe"})"));
   ASSERT_TRUE(s.ok()) << s.error().message;
