@@ -20,6 +20,7 @@
 #include "wattcut/http/bounded_http_server.h"
 #include "wattcut/polca/polca_config.h"
 #include "wattcut/row_control/decision_log.h"
+#include "wattcut/row_control/distinct_agents.h"
 #include "wattcut/row_control/planning_server_client.h"
 #include "wattcut/row_control/row_agent_client.h"
 #include "wattcut/row_control/row_controller.h"
@@ -150,6 +151,9 @@ int Run(const ControlArgs& args) {
   }
   auto servers = row_control::ReadRowFile(args.row_path);
   if (!servers.ok()) return ReportError(name, servers.error());
+  if (Status once = row_control::CheckEachAgentOnce(*servers, args.row_path); !once.ok()) {
+    return ReportError(name, once.error());
+  }
   auto token = server::ReadTokenFile(args.token_file);
   if (!token.ok()) return ReportError(name, token.error().WithContext("--token-file: "));
   std::unique_ptr<row_control::DecisionLogFile> log;

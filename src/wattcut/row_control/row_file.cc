@@ -46,6 +46,12 @@ bool IsIpv6Char(char c) { return std::isxdigit(static_cast<unsigned char>(c)) !=
 Result<std::string> ParseAgentUrl(std::string_view url) { return ParseServiceUrl(url, "agent URL"); }
 
 Result<std::string> ParseServiceUrl(std::string_view url, std::string_view what) {
+  auto split = SplitServiceUrl(url, what);
+  if (!split.ok()) return split.error();
+  return split->url;
+}
+
+Result<ServiceUrl> SplitServiceUrl(std::string_view url, std::string_view what) {
   const std::string shown = std::string(what) + " '" + PrintableText(url, 200) + "'";
   const std::string expected = "expected http://HOST:PORT or https://HOST:PORT";
   std::string_view rest;
@@ -99,7 +105,8 @@ Result<std::string> ParseServiceUrl(std::string_view url, std::string_view what)
   if (port_number < 1 || port_number > 65535) {
     return Error{shown + ": " + expected + " (a port of 1-65535)"};
   }
-  return std::string(url.substr(0, url.size() - (url.back() == '/' ? 1 : 0)));
+  return ServiceUrl{std::string(url.substr(0, url.size() - (url.back() == '/' ? 1 : 0))), std::string(host),
+                    std::string(port)};
 }
 
 Result<std::vector<RowServer>> ParseRowFile(std::string_view text, const std::string& path) {

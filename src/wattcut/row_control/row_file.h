@@ -45,5 +45,12 @@ Result<std::vector<RowServer>> ParseRowFile(std::string_view text, const std::st
 Result<std::string> ParseAgentUrl(std::string_view url);
 // The same check of another service's base URL; messages call it `what` ("planning server URL").
 Result<std::string> ParseServiceUrl(std::string_view url, std::string_view what);
+// The same check, with the URL's parts.
+struct ServiceUrl {
+  std::string url;   // without a final '/'
+  std::string host;  // without brackets
+  std::string port;  // digits
+};
+Result<ServiceUrl> SplitServiceUrl(std::string_view url, std::string_view what);
 
 }  // namespace wattcut::row_control
