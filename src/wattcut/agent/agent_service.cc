@@ -23,7 +23,6 @@ struct AgentService::Impl {
 
   struct Listener {
     std::unique_ptr<http::BoundedHttpServer> server;
-    std::unique_ptr<http::HttpThreadPool> threads;
     std::thread thread;
   };
   Listener unix_socket;
@@ -41,13 +40,9 @@ std::string HostName() {
 // A listener's server, with the agent's keep-alive rules: a TCP lease lives on its connection,
 // so idle connections stay open for a minute and are never closed for having served many requests.
 Result<std::unique_ptr<http::BoundedHttpServer>> NewServer(const AgentServiceOptions& options,
-                                                           http::BoundedHttpServer::Observer observer,
-                                                           std::unique_ptr<http::HttpThreadPool>& threads) {
-  threads = std::make_unique<http::HttpThreadPool>();
-  if (Status s = threads->Start(static_cast<size_t>(options.http_threads)); !s.ok()) return s.error();
+                                                           http::BoundedHttpServer::Observer observer) {
   auto server = std::make_unique<http::BoundedHttpServer>(options.connections, std::move(observer));
-  // httplib owns (and deletes) the task queue once it serves.
-  server->new_task_queue = [&threads]() -> httplib::TaskQueue* { return threads.release(); };
+  if (Status s = server->StartWorkers(static_cast<size_t>(options.http_threads)); !s.ok()) return s.error();
   server->set_keep_alive_max_count(1u << 30);
   server->set_keep_alive_timeout(60);
   server->set_read_timeout(5);
@@ -97,7 +92,7 @@ Result<std::unique_ptr<AgentService>> AgentService::Start(AgentServiceOptions op
 
   NodeAgent* node_agent = service->node_.get();
   if (!options.socket_path.empty()) {
-    auto server = NewServer(options, {}, impl.unix_socket.threads);
+    auto server = NewServer(options, {});
     if (!server.ok()) return server.error();
     impl.unix_socket.server = std::move(*server);
     AddAgentRoutes(*impl.unix_socket.server, AgentTransport::kUnixSocket, impl.context);
@@ -112,7 +107,7 @@ Result<std::unique_ptr<AgentService>> AgentService::Start(AgentServiceOptions op
     observer.on_connection_closed = [node_agent](const http::ConnectionInfo& info) {
       node_agent->ConnectionClosed(info.id);
     };
-    auto server = NewServer(options, std::move(observer), impl.tcp.threads);
+    auto server = NewServer(options, std::move(observer));
     if (!server.ok()) return server.error();
     impl.tcp.server = std::move(*server);
     AddAgentRoutes(*impl.tcp.server, AgentTransport::kTcp, impl.context);
@@ -153,7 +148,6 @@ void AgentService::Stop() {
   for (Impl::Listener* listener : {&impl_->unix_socket, &impl_->tcp}) {
     if (listener->thread.joinable()) listener->thread.join();
     listener->server.reset();  // removes the socket file
-    listener->threads.reset();
   }
   node_.reset();  // ends every lease, undoing what its holder set
 }

@@ -29,7 +29,9 @@ struct AgentServiceOptions {
   std::optional<RedfishSettings> redfish;
   NodeAgentOptions node;
   http::ConnectionLimits connections;
-  int http_threads = 32;  // per listener; a power stream holds one for as long as it is read
+  // Per listener: a request holds one while it is served, a readings stream while it is read
+  // (at most kMaxReadingStreams of them); a connection waiting for its next request holds none.
+  int http_threads = 32;
 };
 
 class AgentService {

@@ -1,10 +1,15 @@
 // An httplib::Server whose connections cannot hold its thread pool hostage.
 //
-// cpp-httplib (0.11) serves each connection on one thread of a fixed pool and only bounds
-// each recv() (its read timeout), so a client that trickles one header line a second holds a
-// thread for as long as it likes, and a few such clients starve every other request. This
-// subclass serves connections itself (httplib's keep-alive loop, with its own socket stream)
-// and adds two bounds:
+// cpp-httplib (0.11) serves each connection on one thread of a fixed pool for as long as the
+// connection lives, so 32 clients that open a connection and send nothing stop a 32-thread
+// server, and one that trickles a header line a second holds a thread as long as it likes. Here
+// a connection waits for its request on one epoll thread (connection_reactor.h: an idle or slow
+// connection costs a descriptor, not a thread), and a worker serves the request once it has
+// arrived (httplib's request parsing, routing and handlers, on its own socket stream). Why not a
+// library: Debian 12's libmicrohttpd or Boost.Beast would replace the routing, the handlers'
+// httplib::Request and Response and every route of both services; the reactor keeps all of
+// that and adds only the waiting (docs/limits.md, Connections, has the measurements).
+// Two bounds on top:
 //  * a whole-request deadline: a request's line, headers and body must all arrive within
 //    `request_timeout` of its first byte, or the connection is closed (408 when a response
 //    can still be written). Time spent in the handler (a long poll) does not count.
@@ -26,10 +31,16 @@
 #include <chrono>
 #include <functional>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <string>
 
+#include "wattcut/base/result.h"
+#include "wattcut/http/connection_reactor.h"
+
 namespace wattcut::http {
+
+class HttpThreadPool;
 
 // The connection a request came on.
 struct ConnectionInfo {
@@ -68,6 +79,17 @@ class BoundedHttpServer : public httplib::Server {
 
   const ConnectionLimits& limits() const { return limits_; }
 
+  // The threads that serve requests (kDefaultWorkers unless started before listening). A
+  // connection holds one only while a request of its is served: waiting for its next request,
+  // or for the rest of this one, it waits on the reactor's one thread (connection_reactor.h).
+  static constexpr size_t kDefaultWorkers = 8;
+  Status StartWorkers(size_t threads);
+  // httplib's, with the reactor and the workers: serves until stop(), then closes the waiting
+  // connections and lets the requests under way finish. (They hide httplib's: call them on a
+  // BoundedHttpServer.)
+  bool listen_after_bind();
+  bool listen(const std::string& host, int port, int socket_flags = 0);
+
   // The request body result of ReadBody: status 0 when read, else the HTTP status to answer
   // (400 malformed, 408 deadline passed, 413 too large, 415 multipart) and why.
   struct BodyRead {
@@ -101,6 +123,9 @@ class BoundedHttpServer : public httplib::Server {
 
  private:
   bool process_and_close_socket(socket_t sock) override;
+  struct Served;
+  void Serve(std::unique_ptr<ConnectionReactor::Connection> connection);
+  void Closed(ConnectionReactor::Connection& connection);
   enum class Admission { kUncounted, kCounted, kRefused };
   // Counts `peer` in, unless it is exempt or already at its limit.
   Admission Admit(const std::string& peer, bool loopback);
@@ -114,6 +139,8 @@ class BoundedHttpServer : public httplib::Server {
   std::string unix_socket_path_;  // to remove when serving ends
   std::mutex mu_;
   std::map<std::string, int> open_by_client_;
+  std::unique_ptr<HttpThreadPool> workers_;
+  ConnectionReactor reactor_;  // after workers_: stopped (in the destructor) before they are
 };
 
 }  // namespace wattcut::http

@@ -103,8 +103,6 @@ struct Server::Impl {
   std::unique_ptr<JobRegistry> registry;
   std::unique_ptr<AccessPolicy> policy;
   std::unique_ptr<http::BoundedHttpServer> http;
-  // Until Run() hands it to httplib.
-  std::unique_ptr<http::HttpThreadPool> http_threads;
   int listen_fd = -1;
   int port = 0;
   bool loopback_only = false;
@@ -439,9 +437,9 @@ Result<std::unique_ptr<Server>> Server::Create(const ServerOptions& options) {
   http::BoundedHttpServer& http = *impl->http;
   size_t threads = options.http_threads > 0 ? static_cast<size_t>(options.http_threads)
                                             : static_cast<size_t>(options.registry.max_long_polls) + 32;
-  // Started at the end of Create(), so that a pool that cannot start is an error of
-  // Create(); httplib takes it over (and deletes it) when Run() listens.
-  http.new_task_queue = [self]() -> httplib::TaskQueue* { return self->http_threads.release(); };
+  // The workers serve requests (a waiting long poll holds one: max_long_polls of them, and 32
+  // for the rest); connections wait for their requests on the reactor. Started at the end of
+  // Create(), so that a pool that cannot start is an error of Create().
   http.set_payload_max_length(options.max_body_bytes);
   http.set_keep_alive_max_count(1000);
   http.set_keep_alive_timeout(5);
@@ -508,8 +506,7 @@ Result<std::unique_ptr<Server>> Server::Create(const ServerOptions& options) {
                         ::getsockname(impl->listen_fd, reinterpret_cast<sockaddr*>(&bound), &bound_length) == 0 &&
                         http::IsLoopbackAddress(bound);
   impl->policy = std::make_unique<AccessPolicy>(token, impl->loopback_only);
-  impl->http_threads = std::make_unique<http::HttpThreadPool>();
-  if (auto s = impl->http_threads->Start(threads); !s) return s.error();
+  if (auto s = impl->http->StartWorkers(threads); !s) return s.error();
   return std::unique_ptr<Server>(new Server(std::move(impl)));
 }
 

@@ -1,0 +1,104 @@
+// Holds a server's connections between requests on one epoll thread, so that a connection
+// costs a worker thread only while a request of its is being served.
+//
+// A connection that is idle (keep-alive) or still sending its request (request_framing.h) waits
+// here: it costs its descriptor and the bytes it has sent, whatever it does. Once its request
+// has arrived (or its headers have, for a body the worker reads itself) the connection goes to
+// `serve` on the caller's worker pool, out of the epoll set; the worker gives it back with
+// Resume (keep-alive) or closes it. The reactor closes on its own:
+//  * a connection idle for `keep_alive_timeout` (nothing said);
+//  * a request not all there within `request_timeout` of its first byte (408, `on_timeout`);
+//  * a request that is framed wrongly (request_framing.h's 400 or 431);
+//  * the peer's end of the connection, and every connection it holds when it stops.
+// Its answers (408, 400, 431) are written without waiting: a few hundred bytes into an empty
+// socket buffer. A connection it closes after an answer lingers for up to 200 ms, reading and
+// dropping what the client still sends, so that the close does not reset the answer away.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "wattcut/base/result.h"
+
+namespace wattcut::http {
+
+class ConnectionReactor {
+ public:
+  using Clock = std::chrono::steady_clock;
+
+  // What the reactor's user keeps with a connection (its peer, its admission).
+  struct Payload {
+    virtual ~Payload() = default;
+  };
+  struct Connection {
+    int fd = -1;
+    std::string buffered;               // what it sent that no request has taken yet
+    Clock::time_point request_began{};  // the first byte of the request under way
+    bool in_request = false;
+    size_t requests = 0;  // requests served on it so far
+    // Set before Add: answered with this status and message at once, then closed (a client over
+    // its connection limit).
+    int refusal_status = 0;
+    std::string refusal;
+    std::unique_ptr<Payload> payload;
+  };
+
+  struct Options {
+    std::chrono::milliseconds request_timeout{std::chrono::seconds(30)};
+    std::chrono::milliseconds keep_alive_timeout{std::chrono::seconds(5)};
+    size_t max_header_bytes = 64 << 10;
+    size_t max_buffered_body_bytes = 64 << 10;
+  };
+  struct Callbacks {
+    // A request has arrived: serve it (on a worker: this runs on the reactor's thread).
+    std::function<void(std::unique_ptr<Connection>)> serve;
+    // The reactor answered 408 (its request took longer than request_timeout).
+    std::function<void()> on_timeout;
+    // The reactor is closing the connection (before its descriptor is closed).
+    std::function<void(Connection&)> on_close;
+  };
+
+  ConnectionReactor();
+  ~ConnectionReactor();
+  ConnectionReactor(const ConnectionReactor&) = delete;
+  ConnectionReactor& operator=(const ConnectionReactor&) = delete;
+
+  Status Start(Options options, Callbacks callbacks);
+  // A new connection, or one whose request was served (kept alive); after Stop it is closed.
+  void Add(std::unique_ptr<Connection> connection);
+  // Closes every connection it holds and ends its thread. Connections being served are not its
+  // own: their workers close them (Add after Stop closes).
+  void Stop();
+  // How many connections it holds now (waiting, not being served).
+  size_t size() const;
+
+ private:
+  struct Held;
+  void Run();
+  void Readable(Held& held);
+  void Hand(Held& held);  // to `serve`
+  void Answer(Held& held, int status, const std::string& error);
+  void Close(Held& held);
+  void Wake();
+
+  Options options_;
+  Callbacks callbacks_;
+  int epoll_fd_ = -1;
+  int wake_fd_ = -1;
+  std::thread thread_;
+  std::map<int, std::unique_ptr<Held>> held_;  // the reactor thread's own: descriptor -> what it holds
+
+  mutable std::mutex mu_;  // guards what Add hands over and `stopped_`
+  std::vector<std::unique_ptr<Connection>> incoming_;
+  bool stopped_ = false;
+  size_t held_count_ = 0;
+};
+
+}  // namespace wattcut::http
