@@ -17,8 +17,12 @@
 #include <sstream>
 #include <thread>
 
+#include <poll.h>
+#include <sys/resource.h>
+
 #include "tests/agent/agent_process.h"
 #include "wattcut/base/child_process_testing.h"
+#include "wattcut/http/held_connections.h"
 
 namespace wattcut::testing {
 namespace {
@@ -347,6 +351,111 @@ TEST_F(AgentProcessTest, RefusedLeasesFromExitingProcessesLeaveNoDescriptorsAndN
   // A live process still gets its lease.
   auto client = agent->UnixClient();
   EXPECT_EQ(Call(*client, "POST", "/v1/leases", {{"gpus", {0}}}).status, 201);
+}
+
+// Sends `request` on a fresh connection to the Unix socket; what comes back until the agent
+// closes it (at most 50 waits of 100 ms for a byte).
+std::string RawUnixExchange(const std::string& socket_path, const std::string& request) {
+  const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_un at{};
+  at.sun_family = AF_UNIX;
+  std::strncpy(at.sun_path, socket_path.c_str(), sizeof(at.sun_path) - 1);
+  if (fd < 0 || ::connect(fd, reinterpret_cast<sockaddr*>(&at), sizeof(at)) != 0) return "";
+  ::send(fd, request.data(), request.size(), MSG_NOSIGNAL);
+  std::string out;
+  char buffer[4096];
+  for (int idle = 0; idle < 50;) {
+    pollfd p{fd, POLLIN, 0};
+    if (::poll(&p, 1, 100) <= 0) {
+      ++idle;
+      continue;
+    }
+    const ssize_t got = ::recv(fd, buffer, sizeof(buffer), 0);
+    if (got <= 0) break;
+    out.append(buffer, static_cast<size_t>(got));
+  }
+  ::close(fd);
+  return out;
+}
+
+// How long `call` took, in milliseconds.
+template <typename Call>
+double MillisecondsOf(Call&& call) {
+  const auto started = std::chrono::steady_clock::now();
+  call();
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
+}
+
+// 256 idle connections and 256 partial requests on each listener (a local user needs no token to
+// open them) cost the agent descriptors, not threads: a training rank's setter, its lease renewal
+// and a row controller's reading are answered meanwhile, on both listeners. (With a thread per
+// connection, 32 idle connections stopped a listener for a minute.)
+TEST_F(AgentProcessTest, IdleAndPartialConnectionsDoNotStopTheSettersRenewalsAndReadings) {
+  rlimit files{};
+  ::getrlimit(RLIMIT_NOFILE, &files);
+  files.rlim_cur = std::max<rlim_t>(files.rlim_cur, std::min<rlim_t>(files.rlim_max, 8192));
+  ::setrlimit(RLIMIT_NOFILE, &files);  // the agent inherits it
+  const AgentTokenFile tokens = WriteTokenFile(dir_);
+  auto agent = StartAgent({"--token-file", tokens.path});
+  constexpr int kIdle = 256, kPartial = 256;
+  auto held_unix = http::testing::HeldConnections::OnUnixSocket(agent->socket(), kIdle, kPartial);
+  auto held_tcp = http::testing::HeldConnections::OnTcp(agent->tcp_port(), kIdle, kPartial);
+  ASSERT_EQ(held_unix.opened(), size_t{kIdle + kPartial});
+  ASSERT_EQ(held_tcp.opened(), size_t{kIdle + kPartial});
+
+  auto rank = agent->UnixClient();
+  AgentReply lease;
+  const double lease_ms = MillisecondsOf([&] { lease = Call(*rank, "POST", "/v1/leases", {{"gpus", {0}}}); });
+  ASSERT_EQ(lease.status, 201) << lease.text;
+  const std::string id = std::to_string(lease.body["id"].get<uint64_t>());
+  AgentReply set, renewed, reading, tcp_lease, tcp_set;
+  const double set_ms = MillisecondsOf([&] { set = Call(*rank, "PUT", "/v1/gpus/0/sm-clocks", kLockTo1200); });
+  const double renew_ms = MillisecondsOf([&] { renewed = Call(*rank, "POST", "/v1/leases/" + id + "/renew"); });
+  auto row = agent->TcpClient(tokens.row);
+  const double reading_ms = MillisecondsOf([&] { reading = Call(*row, "GET", "/v1/readings/server"); });
+  auto trainer = agent->TcpClient(tokens.train);
+  const double tcp_set_ms = MillisecondsOf([&] {
+    tcp_lease = Call(*trainer, "POST", "/v1/leases", {{"gpus", {1}}, {"ttl_s", 30}});
+    tcp_set = Call(*trainer, "PUT", "/v1/gpus/1/sm-clocks", kLockTo1200);
+  });
+  EXPECT_EQ(set.status, 200) << set.text;
+  EXPECT_EQ(renewed.status, 200) << renewed.text;
+  EXPECT_EQ(reading.status, 200) << reading.text;
+  EXPECT_EQ(tcp_lease.status, 201) << tcp_lease.text;
+  EXPECT_EQ(tcp_set.status, 200) << tcp_set.text;
+  EXPECT_EQ(LockedClocks(fake_, 0), "1200-1200");
+  EXPECT_EQ(LockedClocks(fake_, 1), "1200-1200");
+  std::cout << "with " << kIdle << " idle and " << kPartial << " partial connections on each listener: lease "
+            << lease_ms << " ms, setter " << set_ms << " ms, renewal " << renew_ms << " ms (Unix socket); row reading "
+            << reading_ms << " ms, lease and setter " << tcp_set_ms
+            << " ms (TCP); still open: " << held_unix.still_open() << " + " << held_tcp.still_open() << "\n";
+  EXPECT_EQ(held_unix.still_open() + held_tcp.still_open(), size_t{2 * (kIdle + kPartial)})
+      << "the held connections were not cut to make room (their timeouts are 30 s and 60 s)";
+}
+
+// A request that may carry a body but says no length has an empty body (RFC 9112 6.3), answered
+// at once with a JSON error, not after a 5 s read timeout with an empty 400; two different
+// Content-Length headers and a NUL in a header are refused before any handler.
+TEST_F(AgentProcessTest, RequestsWithoutALengthOrFramedWronglyAreAnsweredAtOnceWithAJsonError) {
+  auto agent = StartAgent();
+  auto client = agent->UnixClient();
+  auto renew = client->Request("POST", "/v1/leases/2/renew");  // libcurl sends no Content-Length for an empty POST
+  ASSERT_TRUE(renew.ok()) << renew.error().message;
+  EXPECT_EQ(renew->status, 404) << renew->body;  // no lease 2: the route ran, with an empty body
+  EXPECT_TRUE(nlohmann::json::parse(renew->body, nullptr, false).contains("error")) << renew->body;
+
+  const std::string no_length =
+      RawUnixExchange(agent->socket(), "POST /v1/leases/2/renew HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n");
+  EXPECT_EQ(no_length.rfind("HTTP/1.1 404", 0), 0u) << no_length;
+  EXPECT_NE(no_length.find("{\"code\""), std::string::npos) << no_length;
+  const std::string two_lengths = RawUnixExchange(
+      agent->socket(), "POST /v1/leases HTTP/1.1\r\nContent-Length: 5\r\nContent-Length: 12\r\n\r\n{\"gpus\":[0]}");
+  EXPECT_EQ(two_lengths.rfind("HTTP/1.1 400", 0), 0u) << two_lengths;
+  EXPECT_NE(two_lengths.find("two different Content-Length headers"), std::string::npos) << two_lengths;
+  const std::string nul =
+      RawUnixExchange(agent->socket(), std::string("GET /v1/gpus HTTP/1.1\r\nAuthorization: Bearer x\0\r\n\r\n", 51));
+  EXPECT_EQ(nul.rfind("HTTP/1.1 400", 0), 0u) << nul;
+  EXPECT_NE(nul.find("control byte"), std::string::npos) << nul;
 }
 
 TEST_F(AgentProcessTest, ASecondAgentOnTheSameSocketIsRefused) {

@@ -16,10 +16,15 @@
 #include <sstream>
 #include <thread>
 
+#include <sys/resource.h>
+
+#include <chrono>
+
 #include "tests/server/server_process.h"
 #include "tests/server/test_profiles.h"
 #include "wattcut/base/file_text_testing.h"
 #include "wattcut/base/shared_data.h"
+#include "wattcut/http/held_connections.h"
 
 namespace wattcut::testing {
 namespace {
@@ -353,6 +358,47 @@ TEST(ServerHardening, ConnectionsBeyondTheClientLimitAreRefusedAtOnce) {
   }
   EXPECT_EQ(refused, kTricklers - 4);
   EXPECT_EQ(timed_out, 4);
+}
+
+// 256 idle connections and 256 partial requests (no token needed to open them) cost the server
+// descriptors, not threads: with 40 workers, a training rank's registration and deployment poll
+// and a row controller's read of its power target are answered meanwhile. (With a thread per
+// connection, 40 such connections stopped the server until their timeouts.)
+TEST(ServerHardening, IdleAndPartialConnectionsDoNotStopARanksCallsOrARowControllersReads) {
+  rlimit files{};
+  ::getrlimit(RLIMIT_NOFILE, &files);
+  files.rlim_cur = std::max<rlim_t>(files.rlim_cur, std::min<rlim_t>(files.rlim_max, 8192));
+  ::setrlimit(RLIMIT_NOFILE, &files);  // the server inherits it
+  ServerProcess server({"--http-threads", "40", "--max-long-polls", "8"});
+  ASSERT_TRUE(server.running()) << server.startup_output();
+  constexpr int kIdle = 256, kPartial = 256;
+  auto held = http::testing::HeldConnections::OnTcp(server.port(), kIdle, kPartial);
+  ASSERT_EQ(held.opened(), size_t{kIdle + kPartial});
+  auto c = server.Client();
+  auto timed = [](auto&& call) {
+    const auto started = std::chrono::steady_clock::now();
+    auto reply = call();
+    return std::make_pair(
+        reply, std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count());
+  };
+  auto [job, job_ms] = timed([&] {
+    return Post(*c, "/register_job", {{"pp_degree", 1}, {"dp_degree", 1}, {"tp_degree", 1}, {"world_size", 1}});
+  });
+  ASSERT_EQ(job.status, 200) << job.text;
+  const std::string id = job.body.get<std::string>();
+  auto [rank, rank_ms] = timed([&] {
+    return Post(*c, "/register_rank/" + id,
+                {{"rank", 0}, {"dp_rank", 0}, {"pp_rank", 0}, {"tp_rank", 0}, {"available_frequencies", {1410, 1005}}});
+  });
+  auto [poll, poll_ms] = timed([&] { return Get(*c, "/v1/jobs/" + id + "/deployment?rank=0&step=1&version=0"); });
+  auto [target, target_ms] = timed([&] { return Get(*c, "/v1/jobs/" + id + "/power_target"); });
+  EXPECT_EQ(rank.status, 200) << rank.text;
+  EXPECT_EQ(poll.status, 200) << poll.text;
+  EXPECT_EQ(target.status, 200) << target.text;
+  std::cout << "with " << kIdle << " idle and " << kPartial << " partial connections: register_job " << job_ms
+            << " ms, register_rank " << rank_ms << " ms, deployment poll " << poll_ms << " ms, power target read "
+            << target_ms << " ms; still open: " << held.still_open() << "\n";
+  // (The server closes an idle connection after its 5 s keep-alive: not asserted here.)
 }
 
 // ---- metrics cardinality -------------------------------------------------------------

@@ -1,5 +1,7 @@
 #include "wattcut/agent/agent_routes.h"
 
+#include <atomic>
+
 #include <chrono>
 #include <nlohmann/json.hpp>
 #include <thread>
@@ -291,13 +293,25 @@ void AddAgentRoutes(http::BoundedHttpServer& server, AgentTransport transport, c
     Answer(res, 200, ServerReadingJson(*ctx));
   });
 
-  server.Get("/v1/readings/stream", [ctx, caller](const httplib::Request& req, httplib::Response& res) {
+  // A stream holds a worker for as long as it is read: at most kMaxReadingStreams at once on a
+  // listener, so that streams never take the workers a setter, a renewal or a reading needs.
+  auto open_streams = std::make_shared<std::atomic<int>>(0);
+  server.Get("/v1/readings/stream", [ctx, caller, open_streams](const httplib::Request& req, httplib::Response& res) {
     if (!caller(req, res, AgentScope::kRead)) return;
     auto query = ParseStreamQuery(req.params);
     if (!Unwrap(query, res)) return;
+    if (open_streams->fetch_add(1) >= kMaxReadingStreams) {
+      --*open_streams;
+      AnswerError(res, 503, "unavailable",
+                  std::to_string(kMaxReadingStreams) +
+                      " readings streams are open on this listener: close one, or poll GET /v1/readings");
+      return;
+    }
+    // Counted while the response (which holds the provider) lives.
+    auto slot = std::shared_ptr<void>(nullptr, [open_streams](void*) { --*open_streams; });
     const StreamQuery q = *query;
     auto sent = std::make_shared<int64_t>(0);
-    res.set_chunked_content_provider("application/x-ndjson", [ctx, q, sent](size_t, httplib::DataSink& sink) {
+    res.set_chunked_content_provider("application/x-ndjson", [ctx, q, sent, slot](size_t, httplib::DataSink& sink) {
       if (*sent > 0) {
         // Sleeps in slices so that a stopping agent ends the stream within 100 ms.
         using std::chrono::steady_clock;

@@ -30,6 +30,10 @@ struct AgentRouteContext {
 
 enum class AgentTransport { kUnixSocket, kTcp };
 
+// Readings streams open at once on one listener: half its workers (AgentServiceOptions's 32), so
+// that streams never take the workers a setter, a renewal or a reading needs. One more is 503.
+inline constexpr int kMaxReadingStreams = 16;
+
 // Who asks, and what it may do.
 struct AgentCaller {
   LeaseHolder holder;
