@@ -433,6 +433,61 @@ TEST_F(AgentProcessTest, IdleAndPartialConnectionsDoNotStopTheSettersRenewalsAnd
       << "the held connections were not cut to make room (their timeouts are 30 s and 60 s)";
 }
 
+// A connection to the Unix socket that asked for a readings stream and got its first bytes.
+int OpenStream(const std::string& socket_path, std::string& first) {
+  const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_un at{};
+  at.sun_family = AF_UNIX;
+  std::strncpy(at.sun_path, socket_path.c_str(), sizeof(at.sun_path) - 1);
+  if (fd < 0 || ::connect(fd, reinterpret_cast<sockaddr*>(&at), sizeof(at)) != 0) return -1;
+  const std::string request = "GET /v1/readings/stream?interval_s=1 HTTP/1.1\r\nHost: a\r\n\r\n";
+  ::send(fd, request.data(), request.size(), MSG_NOSIGNAL);
+  char buffer[4096];
+  pollfd p{fd, POLLIN, 0};
+  if (::poll(&p, 1, 10000) > 0) {
+    const ssize_t got = ::recv(fd, buffer, sizeof(buffer), 0);
+    if (got > 0) first.assign(buffer, static_cast<size_t>(got));
+  }
+  return fd;
+}
+
+// Streams hold a worker each while they are read: past kMaxReadingStreams (16) the next is a 503,
+// and the other requests keep their workers.
+TEST_F(AgentProcessTest, ReadingsStreamsAreBoundedSoThatTheyCannotTakeEveryWorker) {
+  auto agent = StartAgent();
+  std::vector<int> streams;
+  for (int i = 0; i < 16; ++i) {
+    std::string first;
+    streams.push_back(OpenStream(agent->socket(), first));
+    ASSERT_EQ(first.rfind("HTTP/1.1 200", 0), 0u) << i << ": " << first;
+  }
+  std::string refused;
+  const int seventeenth = OpenStream(agent->socket(), refused);
+  EXPECT_EQ(refused.rfind("HTTP/1.1 503", 0), 0u) << refused;
+  EXPECT_NE(refused.find("16 readings streams are open on this listener"), std::string::npos) << refused;
+  EXPECT_EQ(Call(*agent->UnixClient(), "GET", "/v1/gpus").status, 200) << "the other routes have their workers";
+  ::close(seventeenth);
+  ::close(streams.back());
+  streams.pop_back();
+  // The closed stream's worker notices at its next line (interval 1 s) and gives its slot back.
+  std::string again;
+  EXPECT_TRUE(WaitUntil(
+      [&] {
+        again.clear();
+        const int fd = OpenStream(agent->socket(), again);
+        const bool ok = again.rfind("HTTP/1.1 200", 0) == 0;
+        if (ok) {
+          streams.push_back(fd);
+        } else {
+          ::close(fd);
+        }
+        return ok;
+      },
+      10))
+      << again;
+  for (int fd : streams) ::close(fd);
+}
+
 // A request that may carry a body but says no length has an empty body (RFC 9112 6.3), answered
 // at once with a JSON error, not after a 5 s read timeout with an empty 400; two different
 // Content-Length headers and a NUL in a header are refused before any handler.
