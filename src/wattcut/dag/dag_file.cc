@@ -4,11 +4,12 @@
 #include <cmath>
 #include <fstream>
 #include <limits>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <unordered_map>
-#include <unordered_set>
 
+#include "wattcut/base/json_text_check.h"
 #include "wattcut/dag/topological_order.h"
 
 namespace wattcut {
@@ -90,69 +91,6 @@ class Reader {
 
  private:
   const std::string& source_;
-};
-
-// nlohmann keeps the last of repeated keys without a word: this finds the first repeated
-// one, and its JSON path, as the parser goes (a parse callback that keeps every object's
-// keys and every array's position until the container ends).
-class DuplicateFieldFinder {
- public:
-  json::parser_callback_t Callback() {
-    return [this](int, json::parse_event_t event, json& parsed) {
-      switch (event) {
-        case json::parse_event_t::object_start:
-        case json::parse_event_t::array_start:
-          NoteElement();
-          frames_.push_back(Frame{event == json::parse_event_t::array_start, -1, {}, {}});
-          break;
-        case json::parse_event_t::object_end:
-        case json::parse_event_t::array_end:
-          if (!frames_.empty()) frames_.pop_back();
-          break;
-        case json::parse_event_t::key:
-          if (!frames_.empty() && parsed.is_string()) {
-            Frame& top = frames_.back();
-            top.key = parsed.get<std::string>();
-            if (!top.keys.insert(top.key).second && !found_) {
-              found_ = true;
-              path_ = Path();
-            }
-          }
-          break;
-        case json::parse_event_t::value:
-          NoteElement();
-          break;
-      }
-      return true;
-    };
-  }
-  bool found() const { return found_; }
-  const std::string& path() const { return path_; }
-
- private:
-  struct Frame {
-    bool array = false;
-    int64_t index = -1;  // arrays: the current element
-    std::string key;     // objects: the current key
-    std::unordered_set<std::string> keys;
-  };
-  void NoteElement() {
-    if (!frames_.empty() && frames_.back().array) ++frames_.back().index;
-  }
-  std::string Path() const {
-    std::string path;
-    for (size_t i = 0; i < frames_.size(); ++i) {
-      if (frames_[i].array) {
-        path += "[" + std::to_string(frames_[i].index) + "]";
-      } else {
-        path += (path.empty() ? "" : ".") + frames_[i].key;
-      }
-    }
-    return path;
-  }
-  std::vector<Frame> frames_;
-  bool found_ = false;
-  std::string path_;
 };
 
 std::string Index(const std::string& array, size_t i) { return array + "[" + std::to_string(i) + "]"; }
@@ -270,21 +208,30 @@ Result<DagOperation> ParseOperation(const json& value, const std::string& path, 
 
 Result<GenericDag> ParseDag(std::string_view text, const std::string& source) {
   const Reader reader(source);
-  json doc;
-  DuplicateFieldFinder duplicates;
-  try {
-    doc = json::parse(text.begin(), text.end(), duplicates.Callback());
-  } catch (const json::parse_error& e) {
-    // e.byte is 1-based: the byte where parsing failed.
-    const size_t byte = e.byte > 0 ? std::min(static_cast<size_t>(e.byte - 1), text.size()) : 0;
-    const size_t line =
-        1 + static_cast<size_t>(std::count(text.begin(), text.begin() + static_cast<ptrdiff_t>(byte), '\n'));
-    const size_t line_start = text.rfind('\n', byte == 0 ? 0 : byte - 1);
-    const size_t column = byte - (line_start == std::string_view::npos || byte == 0 ? 0 : line_start + 1) + 1;
-    return reader.Fail("", "line " + std::to_string(line) + ", column " + std::to_string(column) +
-                               ": not valid JSON (" + e.what() + ")");
+  // One linear pass first (base/json_text_check.h): syntax errors with their line and column
+  // (a number beyond a double's range too), the first repeated key with its path, and arrays
+  // past their bound refused before any document is built.
+  const std::map<std::string, int64_t> limits = {
+      {"operations", kMaxDagOperations}, {"devices", kMaxDagOperations}, {"edges", kMaxDagEdges}};
+  if (auto problem = FindJsonTextProblem(text, limits)) {
+    switch (problem->kind) {
+      case JsonTextProblem::Kind::kSyntax:
+        return reader.Fail("", LineAndColumn(text, problem->byte) + ": not valid JSON" +
+                                   (problem->path.empty() ? "" : " in " + problem->path) + " (" + problem->message +
+                                   ")");
+      case JsonTextProblem::Kind::kDuplicateKey:
+        return reader.Fail(problem->path, "the field appears twice in its object");
+      case JsonTextProblem::Kind::kTooManyElements:
+        return reader.Fail(problem->path, "at most " + std::to_string(problem->limit) + " " + problem->path +
+                                              ", got more (refused before the rest was read)");
+    }
   }
-  if (duplicates.found()) return reader.Fail(duplicates.path(), "the field appears twice in its object");
+  json doc;
+  try {
+    doc = json::parse(text.begin(), text.end());
+  } catch (const json::exception& e) {
+    return reader.Fail("", std::string("not valid JSON (") + e.what() + ")");
+  }
   if (!doc.is_object()) return reader.Expected("", "a JSON object {\"format\": \"wattcut.dag/v1\", ...}", doc);
   if (!doc.contains("format") || doc["format"] != kDagFormat) {
     return reader.Expected("format", "\"wattcut.dag/v1\"", doc.contains("format") ? doc["format"] : json("nothing"));
@@ -359,6 +306,7 @@ Result<GenericDag> ParseDag(std::string_view text, const std::string& source) {
       return reader.Fail("edges",
                          "at most " + std::to_string(kMaxDagEdges) + " edges, got " + std::to_string(edges.size()));
     }
+    std::unordered_map<int64_t, size_t> edge_index;  // from x operations + to -> its first index
     for (size_t i = 0; i < edges.size(); ++i) {
       const std::string at = Index("edges", i);
       const json& e = edges[i];
@@ -370,6 +318,10 @@ Result<GenericDag> ParseDag(std::string_view text, const std::string& source) {
         auto it = operation_index.find(*name);
         if (it == operation_index.end()) return reader.Fail(Index(at, k), "unknown operation '" + *name + "'");
         ends[k] = it->second;
+      }
+      const int64_t key = static_cast<int64_t>(ends[0]) * static_cast<int64_t>(dag.operations.size()) + ends[1];
+      if (auto [seen, fresh] = edge_index.emplace(key, i); !fresh) {
+        return reader.Fail(at, "the same edge as " + Index("edges", seen->second) + " (each edge once)");
       }
       dag.edges.emplace_back(ends[0], ends[1]);
     }

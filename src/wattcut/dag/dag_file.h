@@ -35,7 +35,8 @@ namespace wattcut {
 inline constexpr std::string_view kDagFormat = "wattcut.dag/v1";
 
 // Bounds of a DAG file. Operations: the planner's computations per iteration
-// (kMaxComputations, 2^20). Edges: 16 per operation. Options: 2^24 in all (as many as the
+// (kMaxComputations, 2^20). Edges: 16 times the operations in all (one operation may have
+// more; each edge once). Options: 2^24 in all (as many as the
 // cost tables may hold, kMaxDurationTableEntries), 4,096 per operation (a GPU has ~100
 // frequencies). Names: 256 bytes. Devices: as many as operations. File: 1 GiB.
 inline constexpr int64_t kMaxDagOperations = kMaxComputations;

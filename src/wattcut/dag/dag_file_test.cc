@@ -185,6 +185,28 @@ TEST(DagFile, InvalidJsonNamesLineAndColumn) {
   const std::string error = ErrorOf("{\"format\": \"wattcut.dag/v1\",\n \"operations\": [}");
   EXPECT_EQ(error.rfind("dag.json: line 2, column 17: not valid JSON", 0), 0u) << error;
   EXPECT_EQ(ErrorOf("").rfind("dag.json: line 1, column 1: not valid JSON", 0), 0u) << ErrorOf("");
+  // A number beyond a double's range was nlohmann's bare exception text, with no file, line or field.
+  EXPECT_EQ(ErrorOf("{\"format\": \"wattcut.dag/v1\",\n \"unit_time_s\": 1e400}"),
+            "dag.json: line 2, column 21: not valid JSON in unit_time_s ([json.exception.out_of_range.406] number "
+            "overflow parsing '1e400')");
+}
+
+TEST(DagFile, AnEdgeGivenTwiceIsRefused) {
+  const std::string ops = R"({"format": "wattcut.dag/v1", "operations": [)"
+                          R"({"name": "a", "options": [{"time": 1, "energy": 1, "knob": 1}]},)"
+                          R"({"name": "b", "options": [{"time": 1, "energy": 1, "knob": 1}]}], )";
+  EXPECT_EQ(ErrorOf(ops + R"("edges": [["a", "b"], ["a", "b"]]})"),
+            "dag.json: edges[1]: the same edge as edges[0] (each edge once)");
+}
+
+// Past 2^20 operations the file is refused when the element past the bound starts, before the
+// rest is read or a document built (it once took 4 minutes and 884 MB).
+TEST(DagFile, MoreOperationsThanTheBoundAreRefusedBeforeTheRestIsRead) {
+  std::string text = R"({"format": "wattcut.dag/v1", "operations": [)";
+  for (int64_t i = 0; i <= kMaxDagOperations; ++i) text += "0,";
+  text += "garbage that is never read";
+  EXPECT_EQ(ErrorOf(text),
+            "dag.json: operations: at most 1048576 operations, got more (refused before the rest was read)");
 }
 
 TEST(DagFile, DeeplyNestedJsonIsRefusedNotACrash) {
