@@ -9,6 +9,7 @@
 
 #include "wattcut/base/general_text.h"
 #include "wattcut/base/printable_text.h"
+#include "wattcut/dag/computation_dag.h"
 #include "wattcut/plan/dag_frontier_file.h"
 #include "wattcut/plan/frontier_text.h"
 #include "wattcut/plan/planning_limits.h"
@@ -227,6 +228,11 @@ Result<Frontier> ParseFrontierFile(std::string_view text, const std::string& sou
         if (Status st = read_options(piece, k); !st.ok()) return st.error();
       }
     }
+  }
+  // The schedules as a whole: every (chunk, microbatch) of every stage's forward and backward
+  // exactly once, in an order whose dependencies are not cyclic (a backward before its forward).
+  if (auto dag = BuildComputationDag(setup.schedule); !dag.ok()) {
+    return Error::Corruption(source + ": the schedule lines do not make a pipeline schedule: " + dag.error().message);
   }
   std::vector<int64_t> start;
   WATTCUT_TEXT_ASSIGN(start, ReadStart(in, num_computations));

@@ -117,6 +117,17 @@ TEST(FrontierFile, DamageIsNamedByLineAndField) {
           "stage 0 runs forward computations but lists no frequency for them");
   refused(replaced("schedule 1 forward:0", "schedule 1 sideways:0"), "schedule: expected INSTRUCTION:MICROBATCH");
   refused(replaced("points 3", "points 4"), "expected a 'p' line, got 'end'");
+  // The schedules as a whole, and the points' order (each was once printed as a plan).
+  refused(replaced("schedule 1 forward:0", "schedule 1 forward:9"),
+          "f.wattcut: the schedule lines do not make a pipeline schedule: ");
+  refused(replaced("schedule 0 forward:0 backward:0", "schedule 0 forward:0 forward:0"),
+          "the schedule lines do not make a pipeline schedule");
+  refused(replaced("schedule 0 forward:0 backward:0", "schedule 0 backward:0 forward:0"),
+          "the schedule lines do not make a pipeline schedule");
+  refused(
+      replaced("p 15 0.015", "p 17 0.015"),
+      "f.wattcut:14: p: points run slowest first: expected duration_units below 16 and time_s at most 0.016, got 17");
+  refused(replaced("p 15 0.015", "p 15 0.017"), "got 15 and 0.017");
   refused(good + "p 1 1 1 1\n", "text after the 'end' line");
 }
 

@@ -158,6 +158,15 @@ Status ReadPoints(LineReader& in, DurationFrontier& frontier) {
     WATTCUT_TEXT_ASSIGN(point.energy_j, in.Number(3, "energy_j"));
     WATTCUT_TEXT_ASSIGN(point.effective_energy_j, in.Number(4, "effective_energy_j"));
     if (i == 0 && in.size() > 5) return in.Fail("the first point is the start durations: it lists no changes");
+    // Points run slowest first: each one's iteration is shorter than the one before.
+    if (i > 0 && !frontier.points().empty() &&
+        !(point.duration_units < frontier.points().back().duration_units &&
+          point.time_s <= frontier.points().back().time_s)) {
+      return in.Fail("p: points run slowest first: expected duration_units below " +
+                     std::to_string(frontier.points().back().duration_units) + " and time_s at most " +
+                     GeneralText(frontier.points().back().time_s) + ", got " + std::to_string(point.duration_units) +
+                     " and " + GeneralText(point.time_s));
+    }
     std::vector<DurationChange> changes;
     changes.reserve(in.size() - 5);
     for (size_t t = 5; t < in.size(); ++t) {
