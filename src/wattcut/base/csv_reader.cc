@@ -5,7 +5,6 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 #include <system_error>
 
 #include "wattcut/base/printable_text.h"
@@ -22,7 +21,7 @@ std::string Trim(const std::string& s) {
 
 }  // namespace
 
-Result<CsvTable> CsvTable::Read(const std::string& path, uint64_t max_bytes) {
+Result<std::string> CsvTable::ReadText(const std::string& path, uint64_t max_bytes) {
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec)) return Error{path + ": is a directory, expected a CSV file"};
   std::ifstream in(path, std::ios::binary);
@@ -32,17 +31,56 @@ Result<CsvTable> CsvTable::Read(const std::string& path, uint64_t max_bytes) {
     return Error{path + ": file is " + std::to_string(size) + " bytes, more than the " + std::to_string(max_bytes) +
                  " this reader accepts"};
   }
-  std::ostringstream buffer;
-  buffer << in.rdbuf();
+  std::string text;
+  if (!ec) {
+    // One allocation of the file's size (a stream buffer and its copy would be twice it).
+    text.resize(static_cast<size_t>(size));
+    in.read(text.data(), static_cast<std::streamsize>(size));
+    text.resize(static_cast<size_t>(in.gcount()));
+  }
+  // What is left (a file that grew, or one whose size is not known: a pipe), bounded.
+  char chunk[65536];
+  while (in && text.size() <= max_bytes) {
+    in.read(chunk, sizeof(chunk));
+    text.append(chunk, static_cast<size_t>(in.gcount()));
+  }
   if (in.bad()) return Error{path + ": read error"};
-  return Parse(buffer.str(), path);
+  if (text.size() > max_bytes) {
+    return Error{path + ": file is more than the " + std::to_string(max_bytes) + " bytes this reader accepts"};
+  }
+  return text;
+}
+
+Result<CsvTable> CsvTable::Read(const std::string& path, uint64_t max_bytes) {
+  Result<std::string> text = ReadText(path, max_bytes);
+  if (!text.ok()) return text.error();
+  return Parse(*text, path);
 }
 
 Result<CsvTable> CsvTable::Parse(const std::string& text, const std::string& source_name) {
   CsvTable table;
+  Status s = ForEachRow(
+      text, source_name,
+      [&](const CsvTable& header) {
+        table.source_name_ = header.source_name_;
+        table.header_ = header.header_;
+        return Status::Ok();
+      },
+      [&](const CsvTable&, const CsvRow& row) {
+        table.rows_.push_back(row);
+        return Status::Ok();
+      });
+  if (!s.ok()) return s.error();
+  return table;
+}
+
+Status CsvTable::ForEachRow(const std::string& text, const std::string& source_name, const HeaderCallback& on_header,
+                            const RowCallback& on_row) {
+  CsvTable table;
   table.source_name_ = source_name;
 
-  std::vector<std::string> fields;
+  CsvRow row;
+  std::vector<std::string>& fields = row.fields;
   std::string field;
   bool in_quotes = false;
   bool row_has_content = false;
@@ -62,16 +100,18 @@ Result<CsvTable> CsvTable::Parse(const std::string& text, const std::string& sou
     if (!have_header) {
       table.header_ = std::move(fields);
       have_header = true;
-    } else {
-      if (fields.size() != table.header_.size()) {
-        return Error{source_name + ":" + std::to_string(row_start_line) + ": expected " +
-                     std::to_string(table.header_.size()) + " fields as in the header, got " +
-                     std::to_string(fields.size())};
-      }
-      table.rows_.push_back(CsvRow{row_start_line, std::move(fields)});
+      fields.clear();
+      return on_header ? on_header(table) : Status::Ok();
     }
-    fields = {};
-    return Status::Ok();
+    if (fields.size() != table.header_.size()) {
+      return Error{source_name + ":" + std::to_string(row_start_line) + ": expected " +
+                   std::to_string(table.header_.size()) + " fields as in the header, got " +
+                   std::to_string(fields.size())};
+    }
+    row.line = row_start_line;
+    Status s = on_row(table, row);
+    fields.clear();  // keeps their capacity for the next row
+    return s;
   };
 
   // A UTF-8 byte order mark is an encoding marker, not part of the first column's name.
@@ -122,7 +162,7 @@ Result<CsvTable> CsvTable::Parse(const std::string& text, const std::string& sou
   Status s = finish_row();
   if (!s.ok()) return s.error();
   if (!have_header) return Error{source_name + ": file is empty (expected a header line)"};
-  return table;
+  return Status::Ok();
 }
 
 std::optional<size_t> CsvTable::column(const std::string& name) const {

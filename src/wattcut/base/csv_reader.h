@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -35,6 +36,17 @@ class CsvTable {
   static Result<CsvTable> Read(const std::string& path, uint64_t max_bytes = kCsvMaxFileBytes);
   // Same, from text already in memory; `source_name` stands for the file in messages.
   static Result<CsvTable> Parse(const std::string& text, const std::string& source_name);
+
+  // One row at a time, without keeping the rows (a table holds about 200 bytes a row): the
+  // table given to the callbacks holds the header and source name only (header(), column(),
+  // where(), number(), integer()). `on_header` runs once, before any row. Stops at the first
+  // error, the reader's or a callback's. Memory: the text and the row being split.
+  using HeaderCallback = std::function<Status(const CsvTable& table)>;
+  using RowCallback = std::function<Status(const CsvTable& table, const CsvRow& row)>;
+  static Status ForEachRow(const std::string& text, const std::string& source_name, const HeaderCallback& on_header,
+                           const RowCallback& on_row);
+  // The file's text, with Read's checks (a directory, unreadable, larger than `max_bytes`).
+  static Result<std::string> ReadText(const std::string& path, uint64_t max_bytes = kCsvMaxFileBytes);
 
   const std::string& source_name() const { return source_name_; }
   const std::vector<std::string>& header() const { return header_; }

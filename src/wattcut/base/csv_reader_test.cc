@@ -78,4 +78,25 @@ TEST(CsvTable, ReadRefusesADirectoryAndAFileOverTheLimit) {
 }
 
 }  // namespace
+// Row by row, nothing kept: the header first, each row with its line, and the first error
+// (the callback's here) ends the reading.
+TEST(CsvTableTest, ForEachRowGivesTheHeaderThenEachRowAndStopsAtAnError) {
+  std::vector<std::string> seen;
+  Status s = CsvTable::ForEachRow(
+      "a,b\n1,2\n\n3,4\n5,6\n", "f.csv",
+      [&](const CsvTable& t) {
+        seen.push_back("header " + t.header()[0] + t.header()[1]);
+        return Status::Ok();
+      },
+      [&](const CsvTable& t, const CsvRow& row) -> Status {
+        EXPECT_TRUE(t.rows().empty()) << "the rows are not kept";
+        seen.push_back(std::to_string(row.line) + ":" + row.fields[0] + row.fields[1]);
+        if (row.fields[0] == "3") return Error{t.where(row, 1) + "stop here"};
+        return Status::Ok();
+      });
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.error().message, "f.csv:4: column 'b': stop here");
+  EXPECT_EQ(seen, (std::vector<std::string>{"header ab", "2:12", "4:34"}));
+}
+
 }  // namespace wattcut

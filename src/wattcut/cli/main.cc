@@ -68,7 +68,10 @@ int main(int argc, char** argv) {
   try {
     return Run(argc, argv);
   } catch (const std::bad_alloc&) {
-    std::cerr << "wattcut: error: out of memory\n";
+    // Inside docs/limits.md's bounds every command fits in a few GB: a memory limit below what
+    // the input needs (ulimit -v, a container's) is the likely cause, and the message says so.
+    std::cerr << "wattcut: error: out of memory: the input needs more memory than this process may have (a ulimit "
+                 "-v or a container's limit?); docs/limits.md lists what each input's bounds take\n";
   } catch (const std::exception& e) {
     std::cerr << "wattcut: error: " << wattcut::PrintableText(e.what(), 400) << "\n";
   }

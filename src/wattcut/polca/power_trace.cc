@@ -58,42 +58,17 @@ Result<double> ParseIsoTime(const std::string& text) {
 }
 
 Result<PowerTrace> PowerTrace::Read(const std::string& path) {
-  Result<CsvTable> table = CsvTable::Read(path, kMaxTraceFileBytes);
-  if (!table.ok()) return table.error();
-  return FromTable(*table);
+  Result<std::string> text = CsvTable::ReadText(path, kMaxTraceFileBytes);
+  if (!text.ok()) return text.error();
+  return Parse(*text, path);
 }
 
-Result<PowerTrace> PowerTrace::Parse(const std::string& text, const std::string& source_name) {
-  Result<CsvTable> table = CsvTable::Parse(text, source_name);
-  if (!table.ok()) return table.error();
-  return FromTable(*table);
-}
-
-Result<PowerTrace> PowerTrace::FromTable(const CsvTable& t) {
+// Reads the trace one row at a time (CsvTable::ForEachRow): what it keeps is the readings,
+// 16 bytes each, not the table's 200 bytes a row.
+struct PowerTrace::Builder {
   PowerTrace trace;
-  trace.name_ = t.source_name();
-  const char* kColumns[] = {"time", "server", "power_w"};
-  size_t columns[3];
-  for (int i = 0; i < 3; ++i) {
-    auto c = t.column(kColumns[i]);
-    if (!c) {
-      return Error{t.source_name() + ":1: missing column '" + kColumns[i] + "' (expected header " + kHeader + ")"};
-    }
-    columns[i] = *c;
-  }
-  const std::optional<size_t> priority_column = t.column("priority");
-  for (const std::string& name : t.header()) {
-    if (name != "time" && name != "server" && name != "power_w" && name != "priority") {
-      return Error{t.source_name() + ":1: unknown column '" + PrintableText(name) + "' (expected header " + kHeader +
-                   ")"};
-    }
-  }
-  if (t.header().size() != (priority_column ? 4u : 3u)) {
-    return Error{t.source_name() + ":1: a column is named twice (expected header " + std::string(kHeader) + ")"};
-  }
-  if (t.rows().empty()) return Error{t.source_name() + ": no readings after the header"};
-  trace.priorities_given_ = priority_column.has_value();
-
+  size_t columns[3] = {0, 0, 0};
+  std::optional<size_t> priority_column;
   struct Seen {
     size_t index;
     int last_line;
@@ -103,8 +78,34 @@ Result<PowerTrace> PowerTrace::FromTable(const CsvTable& t) {
   bool iso = false;
   double origin = 0;  // absolute time of the first row, subtracted to keep precision
   double first = 0, last = 0;
-  for (size_t r = 0; r < t.rows().size(); ++r) {
-    const CsvRow& row = t.rows()[r];
+  size_t rows = 0;
+
+  Status Header(const CsvTable& t) {
+    trace.name_ = t.source_name();
+    const char* kColumns[] = {"time", "server", "power_w"};
+    for (int i = 0; i < 3; ++i) {
+      auto c = t.column(kColumns[i]);
+      if (!c) {
+        return Error{t.source_name() + ":1: missing column '" + kColumns[i] + "' (expected header " + kHeader + ")"};
+      }
+      columns[i] = *c;
+    }
+    priority_column = t.column("priority");
+    for (const std::string& name : t.header()) {
+      if (name != "time" && name != "server" && name != "power_w" && name != "priority") {
+        return Error{t.source_name() + ":1: unknown column '" + PrintableText(name) + "' (expected header " + kHeader +
+                     ")"};
+      }
+    }
+    if (t.header().size() != (priority_column ? 4u : 3u)) {
+      return Error{t.source_name() + ":1: a column is named twice (expected header " + std::string(kHeader) + ")"};
+    }
+    trace.priorities_given_ = priority_column.has_value();
+    return Status::Ok();
+  }
+
+  Status Row(const CsvTable& t, const CsvRow& row) {
+    const size_t r = rows++;
     const std::string& time_text = row.fields[columns[0]];
     if (r == 0) iso = LooksLikeDate(time_text);
     double when = 0;
@@ -197,21 +198,39 @@ Result<PowerTrace> PowerTrace::FromTable(const CsvTable& t) {
       it->second.last_line = row.line;
     }
     trace.servers_[it->second.index].samples.push_back({rel, *power});
+    return Status::Ok();
   }
-  // Times relative to the earliest reading of any server.
-  std::vector<double> intervals;
-  for (TracedServer& s : trace.servers_) {
-    for (size_t i = 0; i < s.samples.size(); ++i) {
-      s.samples[i].time_s -= first;
-      if (i > 0) intervals.push_back(s.samples[i].time_s - s.samples[i - 1].time_s);
+
+  Result<PowerTrace> Finish() {
+    if (rows == 0) return Error{trace.name_ + ": no readings after the header"};
+    // Times relative to the earliest reading of any server; the median interval in place.
+    size_t intervals_count = 0;
+    for (TracedServer& s : trace.servers_) intervals_count += s.samples.empty() ? 0 : s.samples.size() - 1;
+    std::vector<double> intervals;
+    intervals.reserve(intervals_count);
+    for (TracedServer& s : trace.servers_) {
+      s.samples.shrink_to_fit();
+      for (size_t i = 0; i < s.samples.size(); ++i) {
+        s.samples[i].time_s -= first;
+        if (i > 0) intervals.push_back(s.samples[i].time_s - s.samples[i - 1].time_s);
+      }
     }
+    trace.span_s_ = last - first;
+    if (!intervals.empty()) {
+      std::nth_element(intervals.begin(), intervals.begin() + intervals.size() / 2, intervals.end());
+      trace.sample_interval_s_ = intervals[intervals.size() / 2];
+    }
+    return std::move(trace);
   }
-  trace.span_s_ = last - first;
-  if (!intervals.empty()) {
-    std::nth_element(intervals.begin(), intervals.begin() + intervals.size() / 2, intervals.end());
-    trace.sample_interval_s_ = intervals[intervals.size() / 2];
-  }
-  return trace;
+};
+
+Result<PowerTrace> PowerTrace::Parse(const std::string& text, const std::string& source_name) {
+  Builder builder;
+  Status s = CsvTable::ForEachRow(
+      text, source_name, [&](const CsvTable& t) { return builder.Header(t); },
+      [&](const CsvTable& t, const CsvRow& row) { return builder.Row(t, row); });
+  if (!s.ok()) return s.error();
+  return builder.Finish();
 }
 
 }  // namespace wattcut::polca

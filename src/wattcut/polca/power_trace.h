@@ -63,7 +63,7 @@ class PowerTrace {
   double sample_interval_s() const { return sample_interval_s_; }
 
  private:
-  static Result<PowerTrace> FromTable(const CsvTable& table);
+  struct Builder;
 
   std::string name_;
   std::string start_time_;
