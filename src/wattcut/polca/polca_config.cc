@@ -16,6 +16,30 @@
 namespace wattcut::polca {
 namespace {
 
+// A number as a config writes one: [+-]digits[.digits][e[+-]digits]. strtod also takes
+// hexadecimal ("0x10": 16), "inf" and "nan", which no config means.
+bool IsDecimalNumber(const std::string& text) {
+  size_t i = 0;
+  auto digits = [&] {
+    const size_t from = i;
+    while (i < text.size() && text[i] >= '0' && text[i] <= '9') ++i;
+    return i > from;
+  };
+  if (i < text.size() && (text[i] == '+' || text[i] == '-')) ++i;
+  bool mantissa = digits();
+  if (i < text.size() && text[i] == '.') {
+    ++i;
+    mantissa = digits() || mantissa;
+  }
+  if (!mantissa) return false;
+  if (i < text.size() && (text[i] == 'e' || text[i] == 'E')) {
+    ++i;
+    if (i < text.size() && (text[i] == '+' || text[i] == '-')) ++i;
+    if (!digits()) return false;
+  }
+  return i == text.size();
+}
+
 struct Field {
   const char* key;
   std::variant<double*, int*, std::string*> target;
@@ -207,8 +231,8 @@ Result<PolcaConfig> ParseConfig(const std::string& text, const std::string& sour
     errno = 0;
     char* end = nullptr;
     double number = std::strtod(value.c_str(), &end);
-    if (end != value.c_str() + value.size() || errno == ERANGE || !std::isfinite(number)) {
-      return Error{where + "expected a number, got '" + PrintableText(value) + "'"};
+    if (!IsDecimalNumber(value) || end != value.c_str() + value.size() || errno == ERANGE || !std::isfinite(number)) {
+      return Error{where + "expected a decimal number (such as 0.8 or 6.5e3), got '" + PrintableText(value) + "'"};
     }
     if (auto* d = std::get_if<double*>(&field->target)) {
       **d = number;
@@ -290,9 +314,13 @@ Status Validate(const PolcaConfig& c) {
                  std::to_string(c.service.max_prefill_tokens)};
   }
   if (Status s = CheckRowSize(c.row.baseline_servers, "row.baseline_servers"); !s.ok()) return s;
-  if (!positive(c.row.provisioned_w_per_server)) return Error{"row.provisioned_w_per_server must be positive"};
-  if (!(c.row.budget_w >= 0 && std::isfinite(c.row.budget_w))) {
-    return Error{"row.budget_w must be >= 0 (0: baseline_servers x provisioned_w_per_server)"};
+  if (!(c.row.provisioned_w_per_server >= 1 && c.row.provisioned_w_per_server <= kMaxServerPowerW)) {
+    return Error{"row.provisioned_w_per_server must be between 1 W and " + Number(kMaxServerPowerW) +
+                 " W (no server draws a megawatt)"};
+  }
+  if (!(c.row.budget_w == 0 || (c.row.budget_w >= 1 && c.row.budget_w <= kMaxRowBudgetW))) {
+    return Error{"row.budget_w must be 0 (baseline_servers x provisioned_w_per_server) or between 1 W and " +
+                 Number(kMaxRowBudgetW) + " W, got " + Number(c.row.budget_w)};
   }
   if (!fraction(c.row.low_priority_share)) return Error{"row.low_priority_share must be in [0, 1]"};
   if (!positive(c.workload.peak_requests_per_server_s) ||

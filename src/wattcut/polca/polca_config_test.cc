@@ -47,7 +47,7 @@ TEST(PolcaConfig, ErrorsNameFileLineAndKey) {
   EXPECT_EQ(ParseConfig("policy.t1 = 0.8\npolicy.t3 = 1\n", "r.conf").error().message,
             "r.conf:2: key 'policy.t3': unknown key");
   EXPECT_EQ(ParseConfig("\n\ngpu.tdp_w = lots\n", "r.conf").error().message,
-            "r.conf:3: key 'gpu.tdp_w': expected a number, got 'lots'");
+            "r.conf:3: key 'gpu.tdp_w': expected a decimal number (such as 0.8 or 6.5e3), got 'lots'");
   EXPECT_EQ(ParseConfig("service.max_batch = 3.5\n", "r.conf").error().message,
             "r.conf:1: key 'service.max_batch': expected an integer, got '3.5'");
   EXPECT_EQ(ParseConfig("just words\n", "r.conf").error().message,
@@ -84,6 +84,29 @@ TEST(PolcaConfig, RejectsImpossibleThresholdsAndClocks) {
   EXPECT_EQ(training->policy.t2_training_w, 240);
 }
 
+// strtod reads "0x10" as 16; a budget of 1e-300 W or 1e308 W is a mistake, not a row.
+TEST(PolcaConfig, NumbersAreDecimalAndTheBudgetAndServerPowerAreInRange) {
+  for (const char* bad : {"0x10", "1e", ".", "+", "1.2.3", "inf", "nan", "1e400"}) {
+    auto refused = ParseConfig(std::string("row.budget_w = ") + bad + "\n", "r.conf");
+    ASSERT_FALSE(refused.ok()) << bad;
+    EXPECT_EQ(refused.error().message, std::string("r.conf:1: key 'row.budget_w': expected a decimal number (such as "
+                                                   "0.8 or 6.5e3), got '") +
+                                           bad + "'");
+  }
+  for (const char* good : {"5e4", "50000", "50000.", ".5e5", "+5.0E4"}) {
+    EXPECT_TRUE(ParseConfig(std::string("row.budget_w = ") + good + "\n", "r.conf").ok()) << good;
+  }
+  EXPECT_NE(ParseConfig("row.budget_w = 1e-300\n", "r.conf").error().message.find("row.budget_w must be 0"),
+            std::string::npos);
+  EXPECT_NE(
+      ParseConfig("row.budget_w = 1e308\n", "r.conf").error().message.find("between 1 W and 1000000000 W, got 1e+308"),
+      std::string::npos)
+      << ParseConfig("row.budget_w = 1e308\n", "r.conf").error().message;
+  EXPECT_TRUE(ParseConfig("row.budget_w = 0\n", "r.conf").ok());
+  EXPECT_NE(ParseConfig("row.provisioned_w_per_server = 2e6\n", "r.conf").error().message.find("no server draws"),
+            std::string::npos);
+}
+
 TEST(PolcaConfig, AKeySetTwiceIsAnErrorNamingBothLines) {
   EXPECT_EQ(ParseConfig("policy.t1 = 0.8\n# comment\n\npolicy.t1 = 0.7\n", "r.conf").error().message,
             "r.conf:4: key 'policy.t1': set twice, on line 1 and on line 4");
@@ -96,7 +119,7 @@ TEST(PolcaConfig, SkipsALeadingByteOrderMarkAndNeverEchoesControlBytes) {
   ASSERT_TRUE(bom.ok()) << bom.error().message;
   EXPECT_DOUBLE_EQ(bom->policy.t1, 0.7);
   EXPECT_EQ(ParseConfig("gpu.tdp_w = 4\x1b[2J00\n", "r.conf").error().message,
-            "r.conf:1: key 'gpu.tdp_w': expected a number, got '4\\x1b[2J00'");
+            "r.conf:1: key 'gpu.tdp_w': expected a decimal number (such as 0.8 or 6.5e3), got '4\\x1b[2J00'");
   EXPECT_EQ(ParseConfig("gpu.\x1b]0;x\x07 = 1\n", "r.conf").error().message,
             "r.conf:1: key 'gpu.\\x1b]0;x\\x07': unknown key");
   EXPECT_EQ(ParseConfig(std::string("\0\0\0", 3) + "\n", "r.conf").error().message,
@@ -147,7 +170,10 @@ TEST(PolcaConfigTest, RowBudgetComesFromBudgetWWhenSet) {
   EXPECT_DOUBLE_EQ(back->row.budget_w, 42000);
   auto negative = ParseConfig("row.budget_w = -1\n", "r.conf");
   ASSERT_FALSE(negative.ok());
-  EXPECT_NE(negative.error().message.find("row.budget_w must be >= 0"), std::string::npos) << negative.error().message;
+  EXPECT_NE(negative.error().message.find(
+                "row.budget_w must be 0 (baseline_servers x provisioned_w_per_server) or between 1 W"),
+            std::string::npos)
+      << negative.error().message;
 }
 
 }  // namespace

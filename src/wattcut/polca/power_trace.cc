@@ -57,6 +57,26 @@ Result<double> ParseIsoTime(const std::string& text) {
   return *t - offset_s;  // local = UTC + offset
 }
 
+namespace {
+
+// What a file that is not a power trace looks like it is, for the missing-column message.
+std::string FormatHint(const std::vector<std::string>& header) {
+  const std::string first = header.empty() ? "" : header.front();
+  if (first.rfind("\x1f\x8b", 0) == 0) return ": this is a gzip file; decompress it first (gunzip)";
+  for (const std::string& name : header) {
+    if (name.rfind("power.draw", 0) == 0 || name == "timestamp") {
+      return ": this looks like nvidia-smi --query-gpu output (one GPU a row); polca replay takes one row per "
+             "server reading: time, the server's name, its whole power in watts";
+    }
+    if (name.rfind("DCGM_FI_", 0) == 0) {
+      return ": this looks like a DCGM export (one GPU a series); polca replay takes one row per server reading";
+    }
+  }
+  return "";
+}
+
+}  // namespace
+
 Result<PowerTrace> PowerTrace::Read(const std::string& path) {
   Result<std::string> text = CsvTable::ReadText(path, kMaxTraceFileBytes);
   if (!text.ok()) return text.error();
@@ -86,7 +106,8 @@ struct PowerTrace::Builder {
     for (int i = 0; i < 3; ++i) {
       auto c = t.column(kColumns[i]);
       if (!c) {
-        return Error{t.source_name() + ":1: missing column '" + kColumns[i] + "' (expected header " + kHeader + ")"};
+        return Error{t.source_name() + ":1: missing column '" + kColumns[i] + "' (expected header " + kHeader + ")" +
+                     FormatHint(t.header())};
       }
       columns[i] = *c;
     }
@@ -145,6 +166,13 @@ struct PowerTrace::Builder {
 
     const std::string& server = row.fields[columns[1]];
     if (server.empty()) return Error{t.where(row, columns[1]) + "expected a server name, got an empty field"};
+    for (unsigned char c : server) {
+      if (c < 0x20 || c == 0x7f) {
+        // A NUL would make "a\0b" a second server that prints as "a".
+        return Error{t.where(row, columns[1]) + "expected a server name without control bytes, got '" +
+                     PrintableText(server) + "'"};
+      }
+    }
 
     Result<double> power = t.number(row, columns[2]);
     if (!power.ok()) {

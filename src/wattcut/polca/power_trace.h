@@ -22,15 +22,13 @@
 
 #include "wattcut/base/result.h"
 #include "wattcut/polca/arrival_expansion.h"
+#include "wattcut/polca/row_limits.h"  // kMaxServerPowerW
 
 namespace wattcut {
 class CsvTable;
 }
 
 namespace wattcut::polca {
-
-// A typing-mistake guard: 1 MW is far above any server (a DGX H100 is about 10 kW).
-inline constexpr double kMaxServerPowerW = 1e6;
 
 struct PowerSample {
   double time_s = 0;  // seconds after the trace's first reading

@@ -121,5 +121,18 @@ TEST(PowerTrace, HeaderAndEmptyFile) {
             "p.csv:1: a column is named twice (expected header time,server,power_w[,priority])");
 }
 
+// Files of another format say what they look like; a control byte in a server name (a NUL made
+// "a\0b" a second server printed as "a") is refused.
+TEST(PowerTrace, OtherFormatsGetAHintAndServerNamesHaveNoControlBytes) {
+  EXPECT_EQ(ErrorOf("timestamp, index, power.draw [W]\n2024/05/01 12:00:00.000, 0, 250.1 W\n"),
+            "p.csv:1: missing column 'time' (expected header time,server,power_w[,priority]): this looks like "
+            "nvidia-smi --query-gpu output (one GPU a row); polca replay takes one row per server reading: time, the "
+            "server's name, its whole power in watts");
+  EXPECT_NE(ErrorOf(std::string("\x1f\x8b\x08\x00rest\n1,2\n")).find("this is a gzip file; decompress it first"),
+            std::string::npos);
+  EXPECT_EQ(ErrorOf(std::string("time,server,power_w\n0,a,100\n0,a\0b,100\n", 38)),
+            "p.csv:3: column 'server': expected a server name without control bytes, got 'a\\x00b'");
+}
+
 }  // namespace
 }  // namespace wattcut::polca

@@ -28,6 +28,12 @@ struct RowRunOptions;
 // a whole data hall rather than one row (POLCA's rows hold tens of servers); a bigger
 // number is a typing mistake. Each server holds per-batch-size tables (service.max_batch).
 inline constexpr int kMaxServersPerRow = 2000;
+// One server's power (a reading, a provisioned power): a typing-mistake guard, 1 MW is far
+// above any server (a DGX H100 is about 10 kW).
+inline constexpr double kMaxServerPowerW = 1e6;
+// A row's budget (row.budget_w): 1 GW, a whole campus, is far above any row (2,000 servers of
+// 10 kW are 20 MW); a larger one, or a fraction of a watt, is a mistake.
+inline constexpr double kMaxRowBudgetW = 1e9;
 // Added servers, as a fraction of the baseline: 10 = +1000 %, far past where any policy
 // holds (POLCA's result is +30 %); also keeps the added row within kMaxServersPerRow.
 inline constexpr double kMaxAddedFraction = 10;

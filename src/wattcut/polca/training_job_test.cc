@@ -45,7 +45,8 @@ TEST(TrainingConfig, DefaultsTrainNothingAndKeysAreChecked) {
             "row.conf: training.timeline_step_s must be between 0.01 s and 60 s, got 0");
   EXPECT_EQ(ErrorOf("training.plan_without_target = slowest\n"),
             "row.conf: training.plan_without_target must be fastest or all-max, got 'slowest'");
-  EXPECT_EQ(ErrorOf("training.stages = many\n"), "row.conf:1: key 'training.stages': expected a number, got 'many'");
+  EXPECT_EQ(ErrorOf("training.stages = many\n"),
+            "row.conf:1: key 'training.stages': expected a decimal number (such as 0.8 or 6.5e3), got 'many'");
   EXPECT_EQ(ErrorOf("training.profil = p.csv\n"), "row.conf:1: key 'training.profil': unknown key");
 }
 

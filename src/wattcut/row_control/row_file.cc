@@ -1,5 +1,7 @@
 #include "wattcut/row_control/row_file.h"
 
+#include "wattcut/polca/row_limits.h"
+
 #include <cctype>
 #include <fstream>
 #include <map>
@@ -195,6 +197,10 @@ Result<std::vector<RowServer>> ParseRowFile(std::string_view text, const std::st
     }
     name_lines.emplace(server.name, line_number);
     url_lines.emplace(server.agent_url, line_number);
+    if (servers.size() == static_cast<size_t>(polca::kMaxServersPerRow)) {
+      return Error{where + "more than " + std::to_string(polca::kMaxServersPerRow) +
+                   " servers: a row's bound (docs/limits.md); run one controller per row"};
+    }
     servers.push_back(std::move(server));
   }
   if (servers.empty()) {

@@ -8,6 +8,8 @@
 #include <filesystem>
 #include <fstream>
 
+#include "wattcut/polca/row_limits.h"
+
 namespace wattcut::row_control {
 namespace {
 
@@ -133,6 +135,18 @@ TEST(RowFile, ReadsAFileAndNamesAnUnreadableOne) {
   ASSERT_FALSE(directory.ok());
   EXPECT_THAT(directory.error().message, HasSubstr(folder));
   std::filesystem::remove_all(folder);
+}
+
+TEST(RowFile, MoreServersThanARowHoldsAreRefused) {
+  std::string text;
+  for (int i = 0; i <= polca::kMaxServersPerRow; ++i) {
+    text += "s" + std::to_string(i) + " http://10.0." + std::to_string(i / 250) + "." + std::to_string(i % 250 + 1) +
+            ":7788 high\n";
+  }
+  auto parsed = ParseRowFile(text, "row.txt");
+  ASSERT_FALSE(parsed.ok());
+  EXPECT_EQ(parsed.error().message.rfind("row.txt:2001: more than 2000 servers: a row's bound", 0), 0u)
+      << parsed.error().message;
 }
 
 }  // namespace
