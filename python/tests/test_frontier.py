@@ -121,6 +121,10 @@ class FrontierLoadTest(unittest.TestCase):
             f.write(text.replace("\nstages 4\n", "\nstages four\n"))
         with self.assertRaisesRegex(WattcutError, r"damaged\.wattcut:4: stages: expected an integer in \[1, 1024\]"):
             Frontier.load(damaged)
+        # Not a path: a TypeError, as open() gives (str(None) was looked up as a file named "None").
+        for not_a_path in (None, 3, b"\xff"):
+            with self.assertRaisesRegex(TypeError, r"Frontier.load: expected a path \(str or os.PathLike\), got"):
+                Frontier.load(not_a_path)
         # The file itself loads as well as its folder.
         self.assertEqual(len(Frontier.load(os.path.join(self.dir, "frontier.wattcut"))), len(self.frontier))
 

@@ -19,6 +19,7 @@ wattcut.WattcutError with the C++ message (the file's line and field, T_min, the
 from __future__ import annotations
 
 import json
+import os
 from typing import Any, Dict, List, Optional, Tuple, Union
 
 from wattcut import _wattcut
@@ -91,7 +92,11 @@ class Frontier:
     @classmethod
     def load(cls, path: str) -> "Frontier":
         """Reads a `wattcut frontier --out` folder (its frontier.wattcut) or the file itself, a
-        pipeline's or a generic DAG's."""
+        pipeline's or a generic DAG's. `path` is a str or an os.PathLike (TypeError otherwise:
+        str(None) would be looked up as a file named "None")."""
+        if not isinstance(path, (str, os.PathLike)):
+            raise TypeError(f"Frontier.load: expected a path (str or os.PathLike), got {type(path).__name__}")
+        path = os.fspath(path)
         if _wattcut.frontier_kind(str(path)) == "dag":
             return cls(_wattcut.DagFrontier.load(str(path)))
         return cls(_wattcut.Frontier.load(str(path)))

@@ -1,6 +1,10 @@
 #include "wattcut/plan/frontier_file.h"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <filesystem>
 
 #include <string>
 
@@ -200,6 +204,21 @@ TEST(FrontierFile, ThePeakPowerLineIsOptional) {
   refused(" 300\nend\n", " 300\n", "f.wattcut:16: the file ends early; expected a 'end' line");
   refused("\nend\n", "\nen\n", "f.wattcut:17: expected a 'end' line, got 'en'");
   refused("\nend\n", "\nend 1\n", "f.wattcut:17: end: expected nothing after 'end', got '1'");
+}
+
+// A FIFO named as the frontier once hung the reader (open waits for a writer): only a regular
+// file is read.
+TEST(FrontierFile, AFifoIsRefusedNotWaitedOn) {
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / ("wattcut_frontier_fifo_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const std::string fifo = (dir / "frontier.wattcut").string();
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  auto read = ReadFrontierFile(fifo);
+  ASSERT_FALSE(read.ok());
+  EXPECT_EQ(read.error().message, fifo + ": is not a regular file, expected a frontier file");
+  EXPECT_FALSE(ReadFrontierFile(dir.string()).ok()) << "nor as its folder's frontier.wattcut";
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace

@@ -214,6 +214,8 @@ Result<std::string> ResolveFile(const std::string& path) {
     }
   }
   if (fs::is_directory(file, ec)) return Error{file + ": is a directory, expected a frontier file"};
+  // A FIFO or a device would block the read (or never end it): only a regular file is read.
+  if (!fs::is_regular_file(file, ec)) return Error{file + ": is not a regular file, expected a frontier file"};
   return file;
 }
 
