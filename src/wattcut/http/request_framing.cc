@@ -60,6 +60,7 @@ RequestFraming FrameRequest(std::string_view buffered, size_t max_header_bytes, 
 
   std::optional<uint64_t> content_length;
   bool transfer_encoding = false;
+  bool expect_continue = false;
   size_t at = line_end == std::string_view::npos ? head.size() : line_end + 2;
   while (at < head.size()) {
     size_t next = head.find("\r\n", at);
@@ -71,6 +72,7 @@ RequestFraming FrameRequest(std::string_view buffered, size_t max_header_bytes, 
     const std::string_view name = line.substr(0, colon);
     const std::string_view value = Trimmed(line.substr(colon + 1));
     if (NameIs(name, "Transfer-Encoding")) transfer_encoding = true;
+    if (NameIs(name, "Expect")) expect_continue = true;
     if (!NameIs(name, "Content-Length")) continue;
     const bool digits = !value.empty() && value.size() <= 19 &&
                         std::all_of(value.begin(), value.end(), [](char c) { return c >= '0' && c <= '9'; });
@@ -83,7 +85,9 @@ RequestFraming FrameRequest(std::string_view buffered, size_t max_header_bytes, 
   }
   if (transfer_encoding && content_length) return Bad(400, "both Transfer-Encoding and Content-Length");
   framing.state = RequestFraming::State::kReady;
-  if (transfer_encoding || (content_length && *content_length > max_body_bytes)) return framing;  // the worker reads it
+  // The worker reads it: chunked, long, or held back by its client until it hears "100 Continue"
+  // (httplib answers Expect).
+  if (transfer_encoding || expect_continue || (content_length && *content_length > max_body_bytes)) return framing;
   if (!content_length) {
     framing.add_empty_length = method == "POST" || method == "PUT" || method == "PATCH" || method == "DELETE";
     framing.request_bytes = framing.header_bytes;

@@ -28,7 +28,8 @@ struct RequestFraming {
   State state = State::kIncomplete;
   size_t header_bytes = 0;  // through the blank line, when the header section is complete
   // kReady: the bytes the whole request takes (header_bytes + its body), when they are all there;
-  // 0 when the worker reads the body (chunked, or longer than max_body_bytes).
+  // 0 when the worker reads the body (chunked, longer than max_body_bytes, or sent only after
+  // "100 Continue": an Expect header).
   size_t request_bytes = 0;
   bool add_empty_length = false;  // a body method with neither Content-Length nor Transfer-Encoding
   int status = 0;

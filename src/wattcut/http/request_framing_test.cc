@@ -34,6 +34,10 @@ TEST(RequestFraming, ABodyTheWorkerReadsIsReadyAtTheEndOfTheHeaders) {
   RequestFraming chunked = Frame("POST /p HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n");
   EXPECT_EQ(chunked.state, State::kReady);
   EXPECT_EQ(chunked.request_bytes, 0u);
+  // Its client sends the body only after "100 Continue", which the worker's httplib answers.
+  RequestFraming expecting = Frame("POST /p HTTP/1.1\r\nContent-Length: 50\r\nExpect: 100-continue\r\n\r\n");
+  EXPECT_EQ(expecting.state, State::kReady);
+  EXPECT_EQ(expecting.request_bytes, 0u);
 }
 
 // RFC 9112 6.3: without Content-Length or Transfer-Encoding a request has no body. httplib
