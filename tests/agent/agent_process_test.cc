@@ -511,6 +511,14 @@ TEST_F(AgentProcessTest, RequestsWithoutALengthOrFramedWronglyAreAnsweredAtOnceW
       RawUnixExchange(agent->socket(), std::string("GET /v1/gpus HTTP/1.1\r\nAuthorization: Bearer x\0\r\n\r\n", 51));
   EXPECT_EQ(nul.rfind("HTTP/1.1 400", 0), 0u) << nul;
   EXPECT_NE(nul.find("control byte"), std::string::npos) << nul;
+  // The errors httplib makes on its own have a JSON body too.
+  const std::string unknown = RawUnixExchange(agent->socket(), "GET /nope HTTP/1.1\r\nConnection: close\r\n\r\n");
+  EXPECT_EQ(unknown.rfind("HTTP/1.1 404", 0), 0u) << unknown;
+  EXPECT_NE(unknown.find("{\"error\":\"no such endpoint: GET /nope\"}"), std::string::npos) << unknown;
+  const std::string garbage = RawUnixExchange(agent->socket(), "NOT A REQUEST LINE\r\n\r\n");
+  EXPECT_EQ(garbage.rfind("HTTP/1.1 400", 0), 0u) << garbage;
+  EXPECT_NE(garbage.find("{\"error\":\"bad request"), std::string::npos) << garbage;
+  EXPECT_NE(garbage.find("Connection: close"), std::string::npos) << "not kept for the keep-alive timeout: " << garbage;
 }
 
 TEST_F(AgentProcessTest, ASecondAgentOnTheSameSocketIsRefused) {

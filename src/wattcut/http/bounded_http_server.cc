@@ -15,7 +15,10 @@
 #include <cstring>
 #include <vector>
 
+#include "wattcut/base/general_text.h"
+#include "wattcut/base/printable_text.h"
 #include "wattcut/http/error_body.h"
+#include "wattcut/http/http_status.h"
 #include "wattcut/http/http_thread_pool.h"
 #include "wattcut/http/loopback.h"
 
@@ -228,6 +231,24 @@ class InlineTaskQueue final : public httplib::TaskQueue {
 BoundedHttpServer::BoundedHttpServer(ConnectionLimits limits, Observer observer)
     : limits_(limits), observer_(std::move(observer)) {
   new_task_queue = [] { return new InlineTaskQueue; };
+  // Every error answer has a JSON body, those httplib makes on its own too (a 404 for an unknown
+  // route, a 400 for a request line it cannot read, a 408): {"error": "no such endpoint: GET /x"}.
+  set_error_handler(HandlerWithResponse([this](const httplib::Request& req, httplib::Response& res) {
+    if (RequestTimedOut()) {
+      res.status = 408;
+      res.set_content(ErrorBody("the request did not arrive whole within the request timeout (" +
+                                GeneralText(static_cast<double>(limits_.request_timeout.count()) / 1000) + " s)"),
+                      "application/json");
+    } else if (res.body.empty()) {
+      res.set_content(ErrorBody(std::string(HttpStatusText(res.status)) + ": " + PrintableText(req.method, 16) + " " +
+                                PrintableText(req.path)),
+                      "application/json");
+    }
+    // A request line httplib could not read leaves nothing to keep the connection for: it is
+    // closed after the answer (it was kept for the keep-alive timeout, a minute on the agent).
+    if (req.path.empty() || req.version.empty()) CloseAfterResponse();
+    return HandlerResponse::Handled;
+  }));
   // Runs just before the response headers are written: a connection about to be closed
   // says so, so that the client opens a new one for its next request.
   set_post_routing_handler([](const httplib::Request&, httplib::Response& res) {

@@ -8,7 +8,9 @@
 #include <cerrno>
 #include <cstring>
 
+#include "wattcut/base/general_text.h"
 #include "wattcut/http/error_body.h"
+#include "wattcut/http/http_status.h"
 #include "wattcut/http/request_framing.h"
 
 namespace wattcut::http {
@@ -24,21 +26,6 @@ constexpr milliseconds kLinger{200};
 // What one wake-up reads from one connection at most, so that one fast client cannot hold
 // the thread while others wait.
 constexpr size_t kMaxReadPerWake = 256 << 10;
-
-const char* StatusText(int status) {
-  switch (status) {
-    case 400:
-      return "Bad Request";
-    case 408:
-      return "Request Timeout";
-    case 431:
-      return "Request Header Fields Too Large";
-    case 503:
-      return "Service Unavailable";
-    default:
-      return "Error";
-  }
-}
 
 }  // namespace
 
@@ -179,7 +166,7 @@ void ConnectionReactor::Run() {
         if (callbacks_.on_timeout) callbacks_.on_timeout();
         Answer(*h, 408,
                "the request did not arrive whole within the request timeout (" +
-                   std::to_string(options_.request_timeout.count() / 1000) + " s)");
+                   GeneralText(static_cast<double>(options_.request_timeout.count()) / 1000) + " s)");
       }
     }
   }
@@ -246,7 +233,7 @@ void ConnectionReactor::Hand(Held& held) {
 void ConnectionReactor::Answer(Held& held, int status, const std::string& error) {
   Connection& c = *held.connection;
   const std::string body = ErrorBody(error);
-  const std::string response = "HTTP/1.1 " + std::to_string(status) + " " + StatusText(status) +
+  const std::string response = "HTTP/1.1 " + std::to_string(status) + " " + HttpStatusText(status) +
                                "\r\nContent-Type: application/json\r\nContent-Length: " + std::to_string(body.size()) +
                                "\r\nConnection: close\r\n\r\n" + body;
   [[maybe_unused]] ssize_t sent = ::send(c.fd, response.data(), response.size(), MSG_DONTWAIT | MSG_NOSIGNAL);

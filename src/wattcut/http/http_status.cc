@@ -7,6 +7,33 @@
 
 namespace wattcut::http {
 
+const char* HttpStatusText(int status) {
+  switch (status) {
+    case 400:
+      return "bad request";
+    case 401:
+      return "unauthorized";
+    case 403:
+      return "forbidden";
+    case 404:
+      return "no such endpoint";
+    case 405:
+      return "method not allowed";
+    case 408:
+      return "request timeout";
+    case 413:
+      return "request body too large";
+    case 414:
+      return "request URI too long";
+    case 431:
+      return "request header fields too large";
+    case 503:
+      return "service unavailable";
+    default:
+      return "request failed";
+  }
+}
+
 int HttpStatusFor(ErrorCode code) {
   switch (code) {
     case ErrorCode::kInvalidArgument:

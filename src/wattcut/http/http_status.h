@@ -16,6 +16,10 @@ namespace wattcut::http {
 // kDeviceError 500 (NVML refused; the message names its error).
 int HttpStatusFor(ErrorCode code);
 
+// The words for an error status that has no message of its own (httplib's 404 for an unknown
+// route, its 400 for a request line it cannot read, a 408): "no such endpoint", "bad request".
+const char* HttpStatusText(int status);
+
 // The other way, for a client: the code of an answer's status (401 and 403 are
 // kPermissionDenied, other 4xx kInvalidArgument, 503 kUnavailable, 504 kDeadlineExceeded). What
 // any other 5xx means is the service's: `server_error`, kDeviceError for the node agent (a 500 is

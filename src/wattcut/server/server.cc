@@ -61,29 +61,6 @@ void SetAnswer(httplib::Response& res, const Answer& answer, int ok_status = 200
   SetError(res, http::HttpStatusFor(answer.error().code), answer.error().message);
 }
 
-const char* StatusText(int status) {
-  switch (status) {
-    case 400:
-      return "bad request";
-    case 401:
-      return "unauthorized";
-    case 403:
-      return "forbidden";
-    case 404:
-      return "no such endpoint";
-    case 405:
-      return "method not allowed";
-    case 408:
-      return "request timeout";
-    case 413:
-      return "request body too large";
-    case 414:
-      return "request URI too long";
-    default:
-      return "request failed";
-  }
-}
-
 // The methods any route answers (HEAD through the GET routes). Anything else is refused
 // before a body could be read (httplib would read a PRI or CONNECT body without a limit).
 bool IsServedMethod(const std::string& method) {
@@ -454,22 +431,7 @@ Result<std::unique_ptr<Server>> Server::Create(const ServerOptions& options) {
   });
   http.set_pre_routing_handler(
       [self](const httplib::Request& req, httplib::Response& res) { return self->PreRoute(req, res); });
-  http.set_error_handler(
-      httplib::Server::HandlerWithResponse([self](const httplib::Request& req, httplib::Response& res) {
-        if (http::BoundedHttpServer::RequestTimedOut()) {
-          res.status = 408;
-          SetError(res, 408,
-                   "the request did not arrive whole within --request-timeout (" +
-                       std::to_string(self->options.connections.request_timeout.count() / 1000.0) + " s)");
-          return httplib::Server::HandlerResponse::Handled;
-        }
-        if (res.body.empty()) {
-          SetError(res, res.status,
-                   std::string(StatusText(res.status)) + ": " + PrintableText(req.method, 16) + " " +
-                       PrintableText(req.path));
-        }
-        return httplib::Server::HandlerResponse::Handled;
-      }));
+  // Error answers without a body get theirs from BoundedHttpServer's error handler.
   http.set_exception_handler([](const httplib::Request&, httplib::Response& res, std::exception_ptr ep) {
     std::string what = "unknown exception";
     try {
