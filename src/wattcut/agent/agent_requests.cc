@@ -38,8 +38,6 @@ std::string Shown(const json& value) {
   return TypeName(value);
 }
 
-std::string FieldName(std::string_view name) { return "field '" + PrintableText(name, 64) + "'"; }
-
 // The body as a JSON object; a body that is not JSON, JSON that is not an object, or an object
 // that gives a key twice (json_object.h) is kMalformed.
 Result<json> ParseObject(std::string_view body) {

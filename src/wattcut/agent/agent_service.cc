@@ -9,7 +9,6 @@
 #include "wattcut/agent/agent_metrics.h"
 #include "wattcut/agent/agent_routes.h"
 #include "wattcut/agent/agent_tokens.h"
-#include "wattcut/http/http_thread_pool.h"
 #include "wattcut/http/loopback.h"
 
 namespace wattcut::agent {

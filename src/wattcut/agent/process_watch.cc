@@ -74,14 +74,6 @@ Status ProcessWatch::Watch(int pid) {
   return Status::Ok();
 }
 
-void ProcessWatch::Forget(int pid) {
-  std::lock_guard lock(mu_);
-  auto it = watched_.find(pid);
-  if (it == watched_.end()) return;
-  if (it->second.pidfd >= 0) ::close(it->second.pidfd);
-  watched_.erase(it);
-}
-
 void ProcessWatch::Retain(const std::set<int>& pids) {
   std::lock_guard lock(mu_);
   for (auto it = watched_.begin(); it != watched_.end();) {

@@ -22,8 +22,6 @@ class ProcessWatch {
 
   // Starts watching `pid` (again: a no-op). Fails when the process is already gone.
   Status Watch(int pid);
-  // Stops watching `pid`.
-  void Forget(int pid);
   // Stops watching every pid not in `pids`: what is watched is what holds a lease, so a process
   // that was watched for a lease it never got cannot keep a descriptor (and, once it exits, a
   // readable one that wakes WaitForExit for ever).

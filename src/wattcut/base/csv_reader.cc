@@ -66,8 +66,8 @@ Result<CsvTable> CsvTable::Parse(const std::string& text, const std::string& sou
         table.header_ = header.header_;
         return Status::Ok();
       },
-      [&](const CsvTable&, const CsvRow& row) {
-        table.rows_.push_back(row);
+      [&](const CsvTable&, CsvRow& row) {
+        table.rows_.push_back(std::move(row));
         return Status::Ok();
       });
   if (!s.ok()) return s.error();
@@ -110,7 +110,7 @@ Status CsvTable::ForEachRow(const std::string& text, const std::string& source_n
     }
     row.line = row_start_line;
     Status s = on_row(table, row);
-    fields.clear();  // keeps their capacity for the next row
+    fields.clear();  // the callback may have moved them away
     return s;
   };
 

@@ -39,10 +39,11 @@ class CsvTable {
 
   // One row at a time, without keeping the rows (a table holds about 200 bytes a row): the
   // table given to the callbacks holds the header and source name only (header(), column(),
-  // where(), number(), integer()). `on_header` runs once, before any row. Stops at the first
-  // error, the reader's or a callback's. Memory: the text and the row being split.
+  // where(), number(), integer()). `on_header` runs once, before any row; `on_row` may move the
+  // row's fields away. Stops at the first error, the reader's or a callback's. Memory: the text
+  // and the row being split.
   using HeaderCallback = std::function<Status(const CsvTable& table)>;
-  using RowCallback = std::function<Status(const CsvTable& table, const CsvRow& row)>;
+  using RowCallback = std::function<Status(const CsvTable& table, CsvRow& row)>;
   static Status ForEachRow(const std::string& text, const std::string& source_name, const HeaderCallback& on_header,
                            const RowCallback& on_row);
   // The file's text, with Read's checks (a directory, unreadable, larger than `max_bytes`).

@@ -88,7 +88,7 @@ TEST(CsvTableTest, ForEachRowGivesTheHeaderThenEachRowAndStopsAtAnError) {
         seen.push_back("header " + t.header()[0] + t.header()[1]);
         return Status::Ok();
       },
-      [&](const CsvTable& t, const CsvRow& row) -> Status {
+      [&](const CsvTable& t, CsvRow& row) -> Status {
         EXPECT_TRUE(t.rows().empty()) << "the rows are not kept";
         seen.push_back(std::to_string(row.line) + ":" + row.fields[0] + row.fields[1]);
         if (row.fields[0] == "3") return Error{t.where(row, 1) + "stop here"};

@@ -10,11 +10,7 @@ namespace wattcut {
 
 using nlohmann::json;
 
-namespace {
-
 std::string FieldName(std::string_view name) { return "field '" + PrintableText(name, 64) + "'"; }
-
-}  // namespace
 
 Result<json> ParseJsonWithoutDuplicateKeys(std::string_view text) {
   if (auto problem = FindJsonTextProblem(text)) {

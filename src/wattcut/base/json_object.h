@@ -6,6 +6,7 @@
 
 #include <initializer_list>
 #include <nlohmann/json.hpp>
+#include <string>
 #include <string_view>
 
 #include "wattcut/base/result.h"
@@ -16,6 +17,9 @@ namespace wattcut {
 // words with control bytes escaped) or that gives one key twice in an object ("malformed JSON:
 // field 'x' appears twice").
 Result<nlohmann::json> ParseJsonWithoutDuplicateKeys(std::string_view text);
+
+// "field 'NAME'" for messages (control bytes escaped, at most 64 characters of the name).
+std::string FieldName(std::string_view name);
 
 // kInvalidArgument naming the first field of `object` that is not in `known`
 // ("unknown field 'lease'; expected only peak_power_per_gpu_w, ...").

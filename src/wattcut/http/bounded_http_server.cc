@@ -15,7 +15,6 @@
 #include <cstring>
 #include <vector>
 
-#include "wattcut/base/general_text.h"
 #include "wattcut/base/printable_text.h"
 #include "wattcut/http/error_body.h"
 #include "wattcut/http/http_status.h"
@@ -236,9 +235,7 @@ BoundedHttpServer::BoundedHttpServer(ConnectionLimits limits, Observer observer)
   set_error_handler(HandlerWithResponse([this](const httplib::Request& req, httplib::Response& res) {
     if (RequestTimedOut()) {
       res.status = 408;
-      res.set_content(ErrorBody("the request did not arrive whole within the request timeout (" +
-                                GeneralText(static_cast<double>(limits_.request_timeout.count()) / 1000) + " s)"),
-                      "application/json");
+      res.set_content(ErrorBody(RequestTimedOutMessage(limits_.request_timeout)), "application/json");
     } else if (res.body.empty()) {
       res.set_content(ErrorBody(std::string(HttpStatusText(res.status)) + ": " + PrintableText(req.method, 16) + " " +
                                 PrintableText(req.path)),

@@ -67,8 +67,7 @@ void ConnectionReactor::Add(std::unique_ptr<Connection> connection) {
       return;
     }
   }
-  if (callbacks_.on_close) callbacks_.on_close(*connection);
-  ::close(connection->fd);
+  Discard(*connection);
 }
 
 void ConnectionReactor::Stop() {
@@ -84,11 +83,6 @@ void ConnectionReactor::Stop() {
   epoll_fd_ = wake_fd_ = -1;
 }
 
-size_t ConnectionReactor::size() const {
-  std::lock_guard lock(mu_);
-  return held_count_;
-}
-
 void ConnectionReactor::Wake() {
   if (wake_fd_ < 0) return;
   const uint64_t one = 1;
@@ -96,7 +90,7 @@ void ConnectionReactor::Wake() {
 }
 
 void ConnectionReactor::Run() {
-  std::map<int, std::unique_ptr<Held>>& held = held_;
+  std::map<int, std::unique_ptr<Held>>& held = held_;  // (the reactor thread's own)
   std::vector<epoll_event> events(256);
   Clock::time_point next_scan = Clock::now() + kTimerScan;
   for (;;) {
@@ -106,13 +100,9 @@ void ConnectionReactor::Run() {
       std::lock_guard lock(mu_);
       added.swap(incoming_);
       stopping = stopped_;
-      held_count_ = held.size() + added.size();
     }
     if (stopping) {
-      for (auto& connection : added) {
-        if (callbacks_.on_close) callbacks_.on_close(*connection);
-        ::close(connection->fd);
-      }
+      for (auto& connection : added) Discard(*connection);
       while (!held.empty()) Close(*held.begin()->second);
       break;
     }
@@ -164,9 +154,7 @@ void ConnectionReactor::Run() {
         Close(*h);
       } else {
         if (callbacks_.on_timeout) callbacks_.on_timeout();
-        Answer(*h, 408,
-               "the request did not arrive whole within the request timeout (" +
-                   GeneralText(static_cast<double>(options_.request_timeout.count()) / 1000) + " s)");
+        Answer(*h, 408, RequestTimedOutMessage(options_.request_timeout));
       }
     }
   }
@@ -182,10 +170,6 @@ void ConnectionReactor::Readable(Held& held) {
     if (got > 0) {
       read_now += static_cast<size_t>(got);
       if (held.lingering) continue;  // dropped
-      if (!c.in_request) {
-        c.in_request = true;
-        c.request_began = Clock::now();
-      }
       c.buffered.append(chunk, static_cast<size_t>(got));
       // Past what a request may buffer here the framing decides at once (it needs no more).
       if (c.buffered.size() > options_.max_header_bytes + options_.max_buffered_body_bytes) break;
@@ -200,7 +184,8 @@ void ConnectionReactor::Readable(Held& held) {
     if (ended) Close(held);
     return;
   }
-  if (!c.buffered.empty() && !c.in_request) {  // a pipelined request given back by Add
+  // A request's first bytes: read now, or a pipelined request given back by Add.
+  if (!c.buffered.empty() && !c.in_request) {
     c.in_request = true;
     c.request_began = Clock::now();
   }
@@ -248,9 +233,18 @@ void ConnectionReactor::Answer(Held& held, int status, const std::string& error)
 void ConnectionReactor::Close(Held& held) {
   const int fd = held.connection->fd;
   ::epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, fd, nullptr);
-  if (callbacks_.on_close) callbacks_.on_close(*held.connection);
-  ::close(fd);
+  Discard(*held.connection);
   held_.erase(fd);  // destroys `held`
+}
+
+void ConnectionReactor::Discard(Connection& connection) {
+  if (callbacks_.on_close) callbacks_.on_close(connection);
+  ::close(connection.fd);
+}
+
+std::string RequestTimedOutMessage(std::chrono::milliseconds request_timeout) {
+  return "the request did not arrive whole within the request timeout (" +
+         GeneralText(static_cast<double>(request_timeout.count()) / 1000) + " s)";
 }
 
 }  // namespace wattcut::http

@@ -29,6 +29,9 @@
 
 namespace wattcut::http {
 
+// The 408's message, the reactor's and httplib's (a body that stopped arriving) alike.
+std::string RequestTimedOutMessage(std::chrono::milliseconds request_timeout);
+
 class ConnectionReactor {
  public:
   using Clock = std::chrono::steady_clock;
@@ -76,8 +79,6 @@ class ConnectionReactor {
   // Closes every connection it holds and ends its thread. Connections being served are not its
   // own: their workers close them (Add after Stop closes).
   void Stop();
-  // How many connections it holds now (waiting, not being served).
-  size_t size() const;
 
  private:
   struct Held;
@@ -86,6 +87,8 @@ class ConnectionReactor {
   void Hand(Held& held);  // to `serve`
   void Answer(Held& held, int status, const std::string& error);
   void Close(Held& held);
+  // Closes a connection the reactor does not hold (handed to it after Stop, or when it stops).
+  void Discard(Connection& connection);
   void Wake();
 
   Options options_;
@@ -98,7 +101,6 @@ class ConnectionReactor {
   mutable std::mutex mu_;  // guards what Add hands over and `stopped_`
   std::vector<std::unique_ptr<Connection>> incoming_;
   bool stopped_ = false;
-  size_t held_count_ = 0;
 };
 
 }  // namespace wattcut::http

@@ -256,7 +256,7 @@ Result<PowerTrace> PowerTrace::Parse(const std::string& text, const std::string&
   Builder builder;
   Status s = CsvTable::ForEachRow(
       text, source_name, [&](const CsvTable& t) { return builder.Header(t); },
-      [&](const CsvTable& t, const CsvRow& row) { return builder.Row(t, row); });
+      [&](const CsvTable& t, CsvRow& row) { return builder.Row(t, row); });
   if (!s.ok()) return s.error();
   return builder.Finish();
 }

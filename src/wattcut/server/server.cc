@@ -16,7 +16,6 @@
 #include "wattcut/base/printable_text.h"
 #include "wattcut/http/error_body.h"
 #include "wattcut/http/http_status.h"
-#include "wattcut/http/http_thread_pool.h"
 #include "wattcut/http/loopback.h"
 #include "wattcut/server/auth.h"
 #include "wattcut/server/data_dir_lock.h"
