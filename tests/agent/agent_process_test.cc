@@ -433,7 +433,7 @@ TEST_F(AgentProcessTest, IdleAndPartialConnectionsDoNotStopTheSettersRenewalsAnd
       << "the held connections were not cut to make room (their timeouts are 30 s and 60 s)";
 }
 
-// A connection to the Unix socket that asked for a readings stream and got its first bytes.
+// A connection to the Unix socket that asked for a readings stream, and what came back of it.
 int OpenStream(const std::string& socket_path, std::string& first) {
   const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
   sockaddr_un at{};
@@ -442,11 +442,21 @@ int OpenStream(const std::string& socket_path, std::string& first) {
   if (fd < 0 || ::connect(fd, reinterpret_cast<sockaddr*>(&at), sizeof(at)) != 0) return -1;
   const std::string request = "GET /v1/readings/stream?interval_s=1 HTTP/1.1\r\nHost: a\r\n\r\n";
   ::send(fd, request.data(), request.size(), MSG_NOSIGNAL);
+  // The answer's head, and its body when it has a length (a refusal); a stream's head may come
+  // in one segment and its first line in another. At most 100 waits of 100 ms.
   char buffer[4096];
-  pollfd p{fd, POLLIN, 0};
-  if (::poll(&p, 1, 10000) > 0) {
+  for (int waits = 0; waits < 100; ++waits) {
+    const size_t head_end = first.find("\r\n\r\n");
+    if (head_end != std::string::npos) {
+      const size_t length_at = first.find("Content-Length: ");
+      if (length_at == std::string::npos || length_at > head_end) break;  // a stream: its head is enough
+      if (first.size() >= head_end + 4 + std::stoul(first.substr(length_at + 16))) break;
+    }
+    pollfd p{fd, POLLIN, 0};
+    if (::poll(&p, 1, 100) <= 0) continue;
     const ssize_t got = ::recv(fd, buffer, sizeof(buffer), 0);
-    if (got > 0) first.assign(buffer, static_cast<size_t>(got));
+    if (got <= 0) break;
+    first.append(buffer, static_cast<size_t>(got));
   }
   return fd;
 }
