@@ -42,6 +42,10 @@ double InferencePowerModel::ServerW(double gpu_w) const {
   return server_.other_idle_w + server_.gpus * gpu_w * (1 + server_.other_w_per_gpu_w);
 }
 
+double InferencePowerModel::GpuW(double server_w) const {
+  return (server_w - server_.other_idle_w) / (server_.gpus * (1 + server_.other_w_per_gpu_w));
+}
+
 double InferencePowerModel::ServerIdleW() const { return ServerW(gpu_.idle_w); }
 
 double InferencePowerModel::ServerPromptW(double prompt_tokens, double freq_mhz) const {

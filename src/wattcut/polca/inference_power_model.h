@@ -27,6 +27,8 @@ class InferencePowerModel {
 
   // Whole server, watts: other_idle_w + gpus * gpu_w * (1 + other_w_per_gpu_w).
   double ServerW(double gpu_w) const;
+  // The inverse: one GPU's watts in a server drawing server_w.
+  double GpuW(double server_w) const;
   double ServerIdleW() const;
   double ServerPromptW(double prompt_tokens, double freq_mhz) const;
   double ServerTokenW(int batch, double freq_mhz) const;

@@ -100,8 +100,21 @@ void InferenceServer::AdvancePrefill(double t_s) {
 }
 
 void InferenceServer::AdvanceDecode(double t_s) {
-  iterations_ += (t_s - decode_since_s_) * decode_rate_[decoding_.size()];
+  const double done = (t_s - decode_since_s_) * decode_rate_[decoding_.size()];
+  iterations_ += done;
+  counters_.decode_tokens += done * static_cast<double>(decoding_.size());
   decode_since_s_ = t_s;
+}
+
+ServerCounters InferenceServer::counters(double t_s) const {
+  ServerCounters c = counters_;
+  if (phase_ == Phase::kDecode && t_s > decode_since_s_) {
+    // Not past the next event: the batch has not changed since decode_since_s_.
+    const double until = std::min(t_s, next_event_s_);
+    c.decode_tokens +=
+        (until - decode_since_s_) * decode_rate_[decoding_.size()] * static_cast<double>(decoding_.size());
+  }
+  return c;
 }
 
 void InferenceServer::StartDecodeOrIdle(double t_s, ServedLog& log) {
@@ -125,8 +138,11 @@ void InferenceServer::HandleEvent(double t_s, ServedLog& log) {
       RefreshPrefill(t_s);  // the power cap starts to bite
       return;
     }
+    counters_.prompt_tokens += prefill_tokens_;
+    counters_.first_tokens += static_cast<int64_t>(prefill_.size());
     for (const Waiting& w : prefill_) {
       if (w.generated_tokens <= 1) {
+        ++counters_.finished;
         log.latency_s.push_back(t_s - w.arrival_s);
         log.generated_tokens += w.generated_tokens;
         --outstanding_;
@@ -146,6 +162,7 @@ void InferenceServer::HandleEvent(double t_s, ServedLog& log) {
       log.latency_s.push_back(t_s - decoding_.front().arrival_s);
       log.generated_tokens += decoding_.front().generated_tokens;
       --outstanding_;
+      ++counters_.finished;
       std::pop_heap(decoding_.begin(), decoding_.end(), std::greater<>());
       decoding_.pop_back();
     }

@@ -37,6 +37,15 @@ struct ServedLog {
   double busy_server_s = 0;  // time servers of this class spent not idle
 };
 
+// What a serving engine's metrics would count on one server (vLLM's counters), up to a time: the
+// input telemetry synthesis writes out (polca/telemetry_synthesis.h).
+struct ServerCounters {
+  double prompt_tokens = 0;  // of prefills that ended
+  int64_t first_tokens = 0;  // requests whose prefill ended (each gets its first token there)
+  int64_t finished = 0;      // requests that left
+  double decode_tokens = 0;  // tokens of decode iterations (fractional within an iteration)
+};
+
 class InferenceServer {
  public:
   InferenceServer(const InferencePowerModel& model, const PolcaConfig& config, Priority priority);
@@ -45,6 +54,16 @@ class InferenceServer {
   // Requests waiting, in prefill or decoding.
   int outstanding() const { return outstanding_; }
   double power_w() const { return power_w_; }
+  // One GPU's share of power_w() (every GPU of a server draws the same in this model).
+  double gpu_power_w() const { return model_.GpuW(power_w_); }
+  // Requests waiting, in the current prefill, and decoding.
+  int waiting() const { return static_cast<int>(waiting_.size()); }
+  int in_prefill() const { return phase_ == Phase::kPrefill ? static_cast<int>(prefill_.size()) : 0; }
+  int decoding() const { return static_cast<int>(decoding_.size()); }
+  // The clock the GPUs run at now (the lock; a cap's clock during a phase it bites on is not shown).
+  double freq_mhz() const { return limits_.freq_mhz; }
+  // The counters at t_s (>= the last event handled), decode progress since then included.
+  ServerCounters counters(double t_s) const;
   double next_event_s() const { return next_event_s_; }
 
   void Arrive(const Arrival& arrival, double t_s);
@@ -108,6 +127,8 @@ class InferenceServer {
   double prefill_slowdown_ = 1;
   double prefill_started_s_ = 0;
   bool prefill_cap_pending_ = false;  // a cap will bite at prefill_started + response
+
+  ServerCounters counters_;  // up to the last event (decode tokens up to decode_since_s_)
 };
 
 }  // namespace wattcut::polca
