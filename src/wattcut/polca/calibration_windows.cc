@@ -1,0 +1,230 @@
+#include "wattcut/polca/calibration_windows.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "wattcut/base/fixed_decimals.h"
+
+namespace wattcut::polca {
+namespace {
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+double Median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2), v.end());
+  return v[v.size() / 2];
+}
+
+// A time series of (time, value[, clock]) read at points or over windows.
+struct Reading {
+  double value = kNaN;
+  double clock_min = kNaN, clock_max = kNaN, clock_sum = 0;
+  int clocks = 0;
+};
+
+template <typename Sample>
+void AddClock(Reading& r, const Sample& s) {
+  double c = kNaN;
+  if constexpr (requires { s.sm_clock_mhz; }) c = s.sm_clock_mhz;
+  if (std::isnan(c)) return;
+  r.clock_min = std::isnan(r.clock_min) ? c : std::min(r.clock_min, c);
+  r.clock_max = std::isnan(r.clock_max) ? c : std::max(r.clock_max, c);
+  r.clock_sum += c;
+  ++r.clocks;
+}
+
+// An averaging sensor's value at `t` (the mean of the sensor's window before t), interpolated
+// between the samples around t; NaN when they are further apart than the gap allowed. `cursor`
+// only moves forward: callers read in increasing time.
+template <typename Sample>
+double ReadAt(const std::vector<Sample>& samples, size_t& cursor, double t, double max_gap_s, Reading& r) {
+  while (cursor < samples.size() && samples[cursor].time_s < t - 1e-6) ++cursor;
+  const Sample* after = cursor < samples.size() ? &samples[cursor] : nullptr;
+  const Sample* before = cursor > 0 ? &samples[cursor - 1] : nullptr;
+  if (after && std::abs(after->time_s - t) <= 1e-6) {
+    AddClock(r, *after);
+    return after->power_w;
+  }
+  if (!after || !before || after->time_s - before->time_s > max_gap_s + 1e-9) return kNaN;
+  const double w = (t - before->time_s) / (after->time_s - before->time_s);
+  AddClock(r, *before);
+  AddClock(r, *after);
+  return before->power_w * (1 - w) + after->power_w * w;
+}
+
+// The series' mean over [from, to]. An averaging sensor is read at n points ending at `to`, n =
+// the window's length in sensor windows (at least 1), each standing for the sensor window before
+// it; an instant sensor is the mean of the samples in (from, to].
+template <typename Sample>
+Reading Read(const std::vector<Sample>& samples, size_t& cursor, double from, double to, const WindowOptions& o) {
+  Reading r;
+  if (o.sensor_average_s > 0) {
+    const int n = std::max(1, static_cast<int>(std::lround((to - from) / o.sensor_average_s)));
+    double sum = 0;
+    for (int j = 0; j < n; ++j) {
+      const double v = ReadAt(samples, cursor, from + (to - from) * (j + 1) / n, o.max_power_gap_s, r);
+      if (std::isnan(v)) return Reading{};
+      sum += v;
+    }
+    r.value = sum / n;
+    return r;
+  }
+  while (cursor < samples.size() && samples[cursor].time_s <= from + 1e-9) ++cursor;
+  double sum = 0;
+  int n = 0;
+  for (size_t i = cursor; i < samples.size() && samples[i].time_s <= to + 1e-9; ++i) {
+    sum += samples[i].power_w;
+    AddClock(r, samples[i]);
+    ++n;
+  }
+  if (n > 0) r.value = sum / n;
+  return r;
+}
+
+double Interval(const std::vector<telemetry::GpuPowerSample>& s) {
+  std::vector<double> d;
+  for (size_t i = 1; i < s.size(); ++i) d.push_back(s[i].time_s - s[i - 1].time_s);
+  return Median(d);
+}
+
+}  // namespace
+
+double SensorAverageSecondsFor(const std::string& power_field) {
+  if (power_field.rfind("power.draw.instant", 0) == 0) return 0;
+  if (power_field.rfind("DCGM_FI_DEV_POWER_USAGE", 0) == 0) return 0;
+  return 1.0;
+}
+
+Result<CalibrationWindows> BuildCalibrationWindows(const std::vector<telemetry::GpuPowerSeries>& gpus,
+                                                   const telemetry::ServerPowerSeries* server_power,
+                                                   const telemetry::ServingLoadSeries& load,
+                                                   const WindowOptions& options) {
+  CalibrationWindows out;
+  out.gpus = static_cast<int>(gpus.size());
+  if (gpus.empty()) return Error{"no GPU power series for server '" + load.server + "'"};
+  const std::vector<telemetry::ServingLoadSample>& ls = load.samples;
+  if (ls.size() < 2) return Error{"the load of server '" + load.server + "' has fewer than two samples"};
+  const telemetry::ServingLoadSample& first = ls.front();
+  if (std::isnan(first.running) || std::isnan(first.prompt_tokens) || std::isnan(first.generation_tokens)) {
+    return Error{"the load of server '" + load.server +
+                 "' lacks vllm:num_requests_running, vllm:prompt_tokens_total or vllm:generation_tokens_total"};
+  }
+  out.has_decode_batch = !std::isnan(first.first_tokens) && !std::isnan(first.finished_requests);
+  out.has_server_power = server_power != nullptr && !server_power->samples.empty();
+  std::vector<double> d;
+  for (size_t i = 1; i < ls.size(); ++i) d.push_back(ls[i].time_s - ls[i - 1].time_s);
+  out.scrape_interval_s = Median(d);
+  out.power_sample_interval_s = Interval(gpus[0].samples);
+
+  // Decode batch at each scrape: first tokens - finished + an offset fixed at a scrape where
+  // nothing runs (or so that the smallest is 0).
+  std::vector<double> batch(ls.size(), 0.0);
+  if (out.has_decode_batch) {
+    double offset = std::numeric_limits<double>::infinity();
+    for (const auto& s : ls) {
+      if (s.running == 0) {
+        offset = -(s.first_tokens - s.finished_requests);
+        break;
+      }
+    }
+    if (std::isinf(offset)) {
+      double lowest = std::numeric_limits<double>::infinity();
+      for (const auto& s : ls) lowest = std::min(lowest, s.first_tokens - s.finished_requests);
+      offset = -lowest;
+      out.notes.push_back("no scrape with nothing running: the decode batch is anchored at its smallest value");
+    }
+    for (size_t i = 0; i < ls.size(); ++i) {
+      batch[i] = std::clamp(ls[i].first_tokens - ls[i].finished_requests + offset, 0.0, ls[i].running);
+    }
+  } else {
+    for (size_t i = 0; i < ls.size(); ++i) batch[i] = ls[i].running;
+    out.notes.push_back(
+        "the load has no vllm:time_to_first_token_seconds_count or vllm:request_success_total: the decode batch is "
+        "taken as every running request and prefills in progress at a scrape are not seen");
+  }
+
+  std::vector<size_t> cursors(gpus.size(), 0);
+  size_t server_cursor = 0;
+  bool any_clock = false;
+  for (size_t i = 1; i < ls.size(); ++i) {
+    const auto& a = ls[i - 1];
+    const auto& b = ls[i];
+    CalibrationWindow w;
+    w.start_s = a.time_s;
+    w.end_s = b.time_s;
+    if (w.length_s() > 2 * out.scrape_interval_s) {
+      ++out.scrape_gaps;
+      continue;
+    }
+    double sum = 0;
+    double cmin = kNaN, cmax = kNaN, csum = 0;
+    int cn = 0;
+    bool missing = false;
+    for (size_t g = 0; g < gpus.size(); ++g) {
+      const Reading r = Read(gpus[g].samples, cursors[g], w.start_s, w.end_s, options);
+      if (std::isnan(r.value)) {
+        missing = true;
+        break;
+      }
+      sum += r.value;
+      if (r.clocks > 0) {
+        cmin = std::isnan(cmin) ? r.clock_min : std::min(cmin, r.clock_min);
+        cmax = std::isnan(cmax) ? r.clock_max : std::max(cmax, r.clock_max);
+        csum += r.clock_sum;
+        cn += r.clocks;
+      }
+    }
+    if (missing) {
+      ++out.windows_without_power;
+      continue;
+    }
+    w.gpu_w = sum / static_cast<double>(gpus.size());
+    if (cn > 0) {
+      any_clock = true;
+      w.freq_mhz = csum / cn;
+      w.clock_steady = cmax - cmin <= 0.02 * cmax;
+    } else {
+      w.freq_mhz = kNaN;
+    }
+    if (out.has_server_power) {
+      const Reading r = Read(server_power->samples, server_cursor, w.start_s, w.end_s, options);
+      if (!std::isnan(r.value)) w.server_w = r.value;
+    }
+    w.prompt_tokens = std::max(0.0, b.prompt_tokens - a.prompt_tokens);
+    w.generated_tokens = std::max(0.0, b.generation_tokens - a.generation_tokens);
+    w.prefilled_requests = out.has_decode_batch ? std::max(0.0, b.first_tokens - a.first_tokens) : 0;
+    w.decode_batch_start = batch[i - 1];
+    w.decode_batch_end = batch[i];
+    if (out.has_decode_batch) {
+      w.prefill_at_start = a.running - batch[i - 1] > 0.5;
+      w.prefill_at_end = b.running - batch[i] > 0.5;
+    } else if (w.prompt_tokens > 0) {
+      w.prefilled_requests = 1;  // without the first-token counter: one prefill per window
+    }
+    const double waiting_a = std::isnan(a.waiting) ? 0 : a.waiting;
+    const double waiting_b = std::isnan(b.waiting) ? 0 : b.waiting;
+    w.waiting_start = waiting_a;
+    w.waiting_end = waiting_b;
+    w.idle = a.running == 0 && b.running == 0 && waiting_a == 0 && waiting_b == 0 && w.generated_tokens == 0 &&
+             w.prompt_tokens == 0;
+    out.windows.push_back(w);
+  }
+  out.has_clock = any_clock;
+  if (out.windows.empty()) {
+    return Error{"the power and the load of server '" + load.server + "' do not overlap in time (load " +
+                 FixedDecimals(ls.front().time_s, 3) + "-" + FixedDecimals(ls.back().time_s, 3) + " s)"};
+  }
+  if (out.windows_without_power > 0) {
+    out.notes.push_back(std::to_string(out.windows_without_power) +
+                        " load windows had no power reading of every GPU near them and were left out");
+  }
+  if (out.scrape_gaps > 0) {
+    out.notes.push_back(std::to_string(out.scrape_gaps) +
+                        " gaps between load scrapes longer than twice the median interval were left out");
+  }
+  return out;
+}
+
+}  // namespace wattcut::polca

@@ -1,0 +1,170 @@
+#include "wattcut/polca/load_phase_times.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "wattcut/polca/inference_power_model.h"
+
+namespace wattcut::polca {
+namespace {
+
+double ClockOf(const CalibrationWindow& w, const PolcaConfig& config) {
+  return std::isnan(w.freq_mhz) ? config.gpu.max_freq_mhz
+                                : std::clamp(w.freq_mhz, config.gpu.min_freq_mhz, config.gpu.max_freq_mhz);
+}
+
+bool Adjacent(const CalibrationWindow& a, const CalibrationWindow& b) { return std::abs(b.start_s - a.end_s) < 1e-6; }
+
+// A prefill in progress at one or more scrapes: it began in window `first` and ended in `last`.
+struct Straddler {
+  size_t first = 0, last = 0;
+  double tokens = 0;
+  std::vector<std::pair<size_t, size_t>> pieces;  // (window, index in its prefill pieces)
+};
+
+// The prefills that begin and end inside window w, and their tokens each, given the tokens of the
+// straddler ending in it (none: < 0). See the header for the batching rule.
+std::pair<int, double> InsidePrefills(const CalibrationWindow& w, double straddler_tokens, const PolcaConfig& config) {
+  const int requests = static_cast<int>(std::lround(w.prefilled_requests));
+  const int others = requests - (straddler_tokens >= 0 ? 1 : 0);
+  if (others <= 0) return {0, 0};
+  const double tokens = std::max(0.0, w.prompt_tokens - std::max(0.0, straddler_tokens));
+  int prefills = others;
+  if (w.waiting_start > 0) {
+    prefills = std::clamp(static_cast<int>(std::ceil(tokens / config.service.max_prefill_tokens - 1e-9)), 1, others);
+  }
+  return {prefills, tokens / prefills};
+}
+
+// One allocation pass: `straddler_tokens[q]` (NaN: unknown) are the tokens of the straddler ending
+// in window q; unknown ones get the window's mean prompt tokens per request.
+std::vector<WindowPhaseTimes> Allocate(const std::vector<CalibrationWindow>& windows, const PolcaConfig& config,
+                                       const std::vector<double>& straddler_tokens,
+                                       std::vector<Straddler>& straddlers) {
+  const InferencePowerModel model(config);
+  const size_t n = windows.size();
+  std::vector<WindowPhaseTimes> out(n);
+  std::vector<double> ending_tokens(n, -1);  // tokens of the straddler ending in each window
+  straddlers.clear();
+
+  // Straddling prefills: a run of scrapes with a prefill in progress, from window j's end to the
+  // window q where it ends (the first with a first token).
+  for (size_t j = 0; j < n; ++j) {
+    if (!windows[j].prefill_at_end) continue;
+    // The same prefill as at the window's start (none ended in it): not a run's first scrape.
+    if (j > 0 && windows[j].prefill_at_start && windows[j].prefilled_requests <= 0 &&
+        Adjacent(windows[j - 1], windows[j])) {
+      continue;
+    }
+    size_t q = j + 1;
+    while (q < n && Adjacent(windows[q - 1], windows[q]) && windows[q].prefilled_requests <= 0) ++q;
+    if (q >= n || !Adjacent(windows[q - 1], windows[q])) continue;  // its end is not in the data
+    double tokens = straddler_tokens[q];
+    if (std::isnan(tokens)) tokens = windows[q].prompt_tokens / windows[q].prefilled_requests;
+    const double d = model.PromptSeconds(tokens) * model.PromptSlowdown(ClockOf(windows[q], config));
+    const double first_scrape = windows[j].end_s, last_scrape = windows[q].start_s;
+    // It began in window j and ended in window q: end c in [last_scrape, q.end], start c - d in
+    // [j.start, first_scrape].
+    const double lo = std::max(last_scrape, windows[j].start_s + d);
+    const double hi = std::min(windows[q].end_s, first_scrape + d);
+    const double c = lo <= hi ? (lo + hi) / 2 : std::clamp((lo + hi) / 2, last_scrape, windows[q].end_s);
+    const double start = std::max(windows[j].start_s, std::min(c - d, first_scrape));
+    if (lo > hi) out[q].overfull = true;  // the timing cannot explain the run: keep it within the windows
+    Straddler s{j, q, tokens, {}};
+    for (size_t k = j; k <= q; ++k) {
+      const double overlap = std::min(c, windows[k].end_s) - std::max(start, windows[k].start_s);
+      if (overlap > 0) {
+        s.pieces.push_back({k, out[k].prefill.size()});
+        out[k].prefill.push_back({overlap, tokens, std::lround(windows[q].prefilled_requests) == 1});
+      }
+    }
+    ending_tokens[q] = tokens;
+    straddlers.push_back(std::move(s));
+  }
+
+  for (size_t k = 0; k < n; ++k) {
+    const CalibrationWindow& w = windows[k];
+    WindowPhaseTimes& p = out[k];
+    const double f = ClockOf(w, config);
+    const double length = w.length_s();
+    const auto [inside, tokens] = InsidePrefills(w, ending_tokens[k], config);
+    if (inside > 0) {
+      const double d = model.PromptSeconds(tokens) * model.PromptSlowdown(f);
+      const bool known = inside == 1 && ending_tokens[k] < 0 && std::lround(w.prefilled_requests) == 1;
+      for (int i = 0; i < inside; ++i) p.prefill.push_back({d, tokens, known});
+    }
+    double prefill_s = 0;
+    for (const PrefillPiece& piece : p.prefill) prefill_s += piece.seconds;
+    const double decode_tokens = std::max(0.0, w.generated_tokens - w.prefilled_requests);
+    p.decode_batch = std::max(1.0, (w.decode_batch_start + w.decode_batch_end) / 2);
+    if (decode_tokens > 0) {
+      const double iterations = decode_tokens / p.decode_batch;
+      const double per_iteration =
+          config.service.token_iteration_s_base + config.service.token_iteration_s_per_request * p.decode_batch;
+      p.decode_s = iterations * per_iteration * model.TokenSlowdown(f);
+    }
+    const bool busy_at_start = w.decode_batch_start > 0 || w.prefill_at_start || w.waiting_start > 0;
+    const bool busy_at_end = w.decode_batch_end > 0 || w.prefill_at_end || w.waiting_end > 0;
+    if (busy_at_start && busy_at_end) {
+      // Busy throughout: what decode does not take, prefill does.
+      if (p.decode_s > length * 1.02) p.overfull = true;
+      p.decode_s = std::min(p.decode_s, length);
+      if (p.prefill.empty()) {
+        p.decode_s = length;
+      } else {
+        const double want = length - p.decode_s;
+        if (prefill_s > 0) {
+          for (PrefillPiece& piece : p.prefill) piece.seconds *= want / prefill_s;
+        }
+        prefill_s = want;
+      }
+      p.idle_s = 0;
+      continue;
+    }
+    if (prefill_s > length) {
+      for (PrefillPiece& piece : p.prefill) piece.seconds *= length / prefill_s;
+      prefill_s = length;
+      p.overfull = true;
+    }
+    if (prefill_s + p.decode_s > length) {
+      if (prefill_s + p.decode_s > length * 1.02) p.overfull = true;
+      p.decode_s = length - prefill_s;
+    }
+    p.idle_s = std::max(0.0, length - prefill_s - p.decode_s);
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<WindowPhaseTimes> ReconstructPhaseTimes(const std::vector<CalibrationWindow>& windows,
+                                                    const PolcaConfig& config) {
+  const InferencePowerModel model(config);
+  const size_t n = windows.size();
+  std::vector<double> tokens(n, std::numeric_limits<double>::quiet_NaN());
+  std::vector<Straddler> straddlers;
+  std::vector<WindowPhaseTimes> first = Allocate(windows, config, tokens, straddlers);
+  // A straddler's tokens from its duration: the prefill time it had before its last window (known
+  // where those windows were busy) plus its share of the last window's prefill time.
+  for (const Straddler& s : straddlers) {
+    const CalibrationWindow& last = windows[s.last];
+    if (std::lround(last.prefilled_requests) <= 1) continue;  // it holds all of the window's tokens
+    double seconds = 0;
+    for (const auto& [k, i] : s.pieces) {
+      if (k == s.last) {
+        double pieces_s = 0;
+        for (const PrefillPiece& piece : first[k].prefill) pieces_s += piece.seconds;
+        seconds += pieces_s / static_cast<double>(first[k].prefill.size());
+      } else {
+        seconds += first[k].prefill[i].seconds;
+      }
+    }
+    const double at_max_clock = seconds / model.PromptSlowdown(ClockOf(last, config));
+    const double from_time = (at_max_clock - config.service.prompt_s_base) / config.service.prompt_s_per_token;
+    tokens[s.last] = std::clamp(from_time, 1.0, last.prompt_tokens);
+  }
+  return Allocate(windows, config, tokens, straddlers);
+}
+
+}  // namespace wattcut::polca

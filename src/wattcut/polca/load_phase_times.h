@@ -1,0 +1,59 @@
+// How long a server spent in each phase during each calibration window, reconstructed from its
+// serving load (calibration_windows.h) and the served model's timing (the config's service.*
+// and compute fractions): the model side of `polca calibrate`'s fit (power_calibration.h).
+//
+//  * Prefills: the requests whose first token came in a window were prefilled there. With no
+//    queue (nothing waiting at the window's start) each had its own prefill of the window's mean
+//    prompt tokens per request; with a queue they were batched, as a continuous-batching
+//    scheduler batches waiting requests: the fewest prefills of at most
+//    service.max_prefill_tokens that hold the window's prompt tokens. A prefill lasts
+//    (prompt_s_base + prompt_s_per_token x tokens) x the prompt slowdown at the window's clock.
+//    A prefill in progress at scrapes (calibration_windows.h sees it) ends in the first later
+//    window with a first token: it is the first of that window's prefills, and it covers every
+//    scrape of its run. Where it ends inside its feasible range is not in the metrics; it is put
+//    in the middle of that range, the expected place, so that the time misplaced averages out.
+//  * Decode: the window's generated tokens less its first tokens, at the mean decode batch of its
+//    two ends, one token per request per iteration of (token_iteration_s_base +
+//    token_iteration_s_per_request x batch) x the token slowdown.
+//  * A window busy at both ends (something decoding, in prefill or waiting at each scrape) has no
+//    idle time: what decode does not take is prefill (the prefills' pieces are scaled to it), which
+//    places prefills exactly where the expected placement above only guesses.
+//  * Idle: the rest. A window whose prefill and decode time exceed its length is `overfull`
+//    (decode is cut to fit): many of them mean the config's timing is not the served model's.
+#pragma once
+
+#include <vector>
+
+#include "wattcut/polca/calibration_windows.h"
+#include "wattcut/polca/polca_config.h"
+
+namespace wattcut::polca {
+
+struct PrefillPiece {
+  double seconds = 0;  // of this prefill inside the window
+  double tokens = 0;   // the prefill's prompt tokens
+  // The tokens are the prefill's own (the only prefill ending in its window), not a share of
+  // several prefills' tokens.
+  bool tokens_known = true;
+};
+
+struct WindowPhaseTimes {
+  std::vector<PrefillPiece> prefill;
+  double decode_s = 0;
+  double decode_batch = 0;  // mean requests per decode iteration
+  double idle_s = 0;
+  bool overfull = false;
+  // Every piece's tokens are known (PrefillPiece::tokens_known).
+  bool tokens_known() const {
+    for (const PrefillPiece& p : prefill) {
+      if (!p.tokens_known) return false;
+    }
+    return true;
+  }
+};
+
+// One entry per window, in the same order.
+std::vector<WindowPhaseTimes> ReconstructPhaseTimes(const std::vector<CalibrationWindow>& windows,
+                                                    const PolcaConfig& config);
+
+}  // namespace wattcut::polca

@@ -1,0 +1,478 @@
+#include "wattcut/polca/power_calibration.h"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <map>
+
+#include "wattcut/base/fixed_decimals.h"
+
+namespace wattcut::polca {
+namespace {
+
+constexpr int kLevels = 5;
+constexpr double kMinExponent = 0.1, kMaxExponent = 4.0;
+
+// Solves the kLevels x kLevels system a x = b by Gaussian elimination with partial pivoting;
+// false when it is singular (a level the data never excites).
+bool SolveNormal(std::array<std::array<double, kLevels>, kLevels> a, std::array<double, kLevels> b,
+                 std::array<double, kLevels>& x) {
+  double scale = 0;
+  for (int i = 0; i < kLevels; ++i) scale = std::max(scale, std::abs(a[i][i]));
+  if (scale <= 0) return false;
+  for (int c = 0; c < kLevels; ++c) {
+    int pivot = c;
+    for (int r = c + 1; r < kLevels; ++r) {
+      if (std::abs(a[r][c]) > std::abs(a[pivot][c])) pivot = r;
+    }
+    if (std::abs(a[pivot][c]) < 1e-12 * scale) return false;
+    std::swap(a[c], a[pivot]);
+    std::swap(b[c], b[pivot]);
+    for (int r = c + 1; r < kLevels; ++r) {
+      const double m = a[r][c] / a[c][c];
+      for (int k = c; k < kLevels; ++k) a[r][k] -= m * a[c][k];
+      b[r] -= m * b[c];
+    }
+  }
+  for (int r = kLevels - 1; r >= 0; --r) {
+    double s = b[r];
+    for (int k = r + 1; k < kLevels; ++k) s -= a[r][k] * x[k];
+    x[r] = s / a[r][r];
+  }
+  return true;
+}
+
+// Golden-section search of a function of one variable on [lo, hi].
+template <typename F>
+double GoldenMin(F f, double lo, double hi, int iterations) {
+  const double g = (std::sqrt(5.0) - 1) / 2;
+  double a = lo, b = hi;
+  double c = b - g * (b - a), d = a + g * (b - a);
+  double fc = f(c), fd = f(d);
+  for (int i = 0; i < iterations; ++i) {
+    if (fc < fd) {
+      b = d;
+      d = c;
+      fd = fc;
+      c = b - g * (b - a);
+      fc = f(c);
+    } else {
+      a = c;
+      c = d;
+      fc = fd;
+      d = a + g * (b - a);
+      fd = f(d);
+    }
+  }
+  return fc < fd ? c : d;
+}
+
+double Quantile(std::vector<double> v, double q) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const double pos = q * static_cast<double>(v.size() - 1);
+  const auto i = static_cast<size_t>(pos);
+  const double frac = pos - static_cast<double>(i);
+  return i + 1 < v.size() ? v[i] * (1 - frac) + v[i + 1] * frac : v[i];
+}
+
+WindowErrorStats Stats(const std::vector<PredictedWindow>& w, double tdp_w, int kind) {
+  WindowErrorStats s;
+  std::vector<double> abs;
+  double sum_abs = 0, sum_signed = 0;
+  for (const PredictedWindow& p : w) {
+    if (kind >= 0 && static_cast<int>(p.kind) != kind) continue;
+    const double e = p.predicted_w - p.measured_w;
+    abs.push_back(std::abs(e));
+    sum_abs += std::abs(e);
+    sum_signed += e;
+    s.max_abs_w = std::max(s.max_abs_w, std::abs(e));
+  }
+  s.windows = static_cast<int>(abs.size());
+  if (abs.empty()) return s;
+  s.mean_abs_w = sum_abs / static_cast<double>(abs.size());
+  s.mean_signed_w = sum_signed / static_cast<double>(abs.size());
+  s.p99_abs_w = Quantile(abs, 0.99);
+  s.mean_abs_tdp = s.mean_abs_w / tdp_w;
+  s.p99_abs_tdp = s.p99_abs_w / tdp_w;
+  return s;
+}
+
+std::string Mhz(double v) { return FixedDecimals(v, 0) + " MHz"; }
+
+}  // namespace
+
+PowerCalibration::PowerCalibration(const CalibrationWindows& windows, const PolcaConfig& base,
+                                   const CalibrationOptions& options)
+    : data_(windows), base_(base), options_(options) {}
+
+bool PowerCalibration::Fits(size_t k) const {
+  return data_.windows[k].clock_steady && phases_[k].tokens_known() && !phases_[k].overfull;
+}
+
+void PowerCalibration::Features(size_t k, const Shape& shape, double f[5]) const {
+  const WindowPhaseTimes& p = phases_[k];
+  const double wp = std::exp(shape.prompt_exponent * log_clock_ratio_[k]);
+  const double wt = std::exp(shape.token_exponent * log_clock_ratio_[k]);
+  double idle = p.idle_s + p.decode_s * (1 - wt), small = 0, large = 0;
+  for (const PrefillPiece& piece : p.prefill) {
+    const double x = std::min(1.0, piece.tokens / shape.tokens_for_peak);
+    idle += piece.seconds * (1 - wp);
+    small += piece.seconds * wp * (1 - x);
+    large += piece.seconds * wp * x;
+  }
+  const int max_batch = base_.service.max_batch;
+  const double y = max_batch <= 1 ? 1.0 : std::clamp((p.decode_batch - 1) / (max_batch - 1), 0.0, 1.0);
+  const double length = data_.windows[k].length_s();
+  f[0] = idle / length;
+  f[1] = small / length;
+  f[2] = large / length;
+  f[3] = p.decode_s * wt * (1 - y) / length;
+  f[4] = p.decode_s * wt * y / length;
+}
+
+double PowerCalibration::PredictW(size_t k, const Shape& shape, const Levels& l) const {
+  double f[5];
+  Features(k, shape, f);
+  return f[0] * l.idle + f[1] * l.prompt_small + f[2] * l.prompt_large + f[3] * l.token_batch1 + f[4] * l.token_full;
+}
+
+bool PowerCalibration::SolveLevels(const Shape& shape, Levels& levels, double& rss) const {
+  std::array<std::array<double, kLevels>, kLevels> a{};
+  std::array<double, kLevels> b{};
+  double yy = 0;
+  for (size_t k = 0; k < fit_end_; ++k) {
+    if (!Fits(k)) continue;
+    double f[5];
+    Features(k, shape, f);
+    const double y = data_.windows[k].gpu_w;
+    for (int i = 0; i < kLevels; ++i) {
+      for (int j = 0; j < kLevels; ++j) a[i][j] += f[i] * f[j];
+      b[i] += f[i] * y;
+    }
+    yy += y * y;
+  }
+  std::array<double, kLevels> x{};
+  if (!SolveNormal(a, b, x)) return false;
+  levels = {x[0], x[1], x[2], x[3], x[4]};
+  // rss = y'y - 2 x'b + x'Ax
+  double xb = 0, xax = 0;
+  for (int i = 0; i < kLevels; ++i) {
+    xb += x[i] * b[i];
+    for (int j = 0; j < kLevels; ++j) xax += x[i] * a[i][j] * x[j];
+  }
+  rss = std::max(0.0, yy - 2 * xb + xax);
+  return true;
+}
+
+Status PowerCalibration::Split() {
+  const auto& w = data_.windows;
+  if (!(options_.hold_back_fraction > 0 && options_.hold_back_fraction <= 0.9)) {
+    return Error{"--hold-back: expected a share of the run in (0 %, 90 %]"};
+  }
+  const double from = w.front().start_s, to = w.back().end_s;
+  const double cut = from + (to - from) * (1 - options_.hold_back_fraction);
+  fit_end_ = 0;
+  while (fit_end_ < w.size() && w[fit_end_].end_s <= cut + 1e-9) ++fit_end_;
+  if (fit_end_ == 0 || fit_end_ == w.size()) {
+    return Error{"the run is too short to split into a fit part and a held-back part"};
+  }
+  result_.fit_from_s = from;
+  result_.fit_to_s = w[fit_end_ - 1].end_s;
+  result_.holdout_from_s = w[fit_end_].start_s;
+  result_.holdout_to_s = to;
+  result_.fit_windows = static_cast<int>(fit_end_);
+  return Status{};
+}
+
+Status PowerCalibration::CheckSupport() {
+  const auto& w = data_.windows;
+  double fit_s = 0, idle_s = 0, prefill_s = 0, decode_s = 0;
+  int overfull = 0;
+  std::map<long, std::pair<double, int>> busy_by_clock;  // clock (15 MHz bins) -> busy s, windows
+  for (size_t k = 0; k < fit_end_; ++k) {
+    fit_s += w[k].length_s();
+    if (w[k].idle) idle_s += w[k].length_s();
+    double p = 0;
+    for (const PrefillPiece& piece : phases_[k].prefill) {
+      p += piece.seconds;
+      max_prefill_tokens_ = std::max(max_prefill_tokens_, piece.tokens);
+    }
+    prefill_s += p;
+    decode_s += phases_[k].decode_s;
+    if (phases_[k].overfull) ++overfull;
+    if (w[k].clock_steady && !std::isnan(w[k].freq_mhz)) {
+      auto& entry = busy_by_clock[std::lround(w[k].freq_mhz / 15)];
+      entry.first += p + phases_[k].decode_s;
+      entry.second += 1;
+    }
+  }
+  result_.overfull_share = static_cast<double>(overfull) / static_cast<double>(fit_end_);
+  const std::string part = "the fit part (" + FixedDecimals(fit_s, 0) + " s of windows)";
+  if (fit_s < options_.min_fit_s) {
+    return Error{"too short: " + part + " needs at least " + FixedDecimals(options_.min_fit_s, 0) +
+                 " s; record longer or hold back less (--hold-back)"};
+  }
+  if (idle_s < options_.min_idle_s) {
+    return Error{"no idle period: " + part + " has " + FixedDecimals(idle_s, 0) + " s with nothing running, at least " +
+                 FixedDecimals(options_.min_idle_s, 0) +
+                 " s are needed to measure idle power; record a quiet stretch (drain the server for a minute)"};
+  }
+  if (prefill_s < options_.min_prefill_s) {
+    return Error{"no prefill: " + part + " has " + FixedDecimals(prefill_s, 1) + " s of prefill, at least " +
+                 FixedDecimals(options_.min_prefill_s, 0) + " s are needed (does the load file hold " +
+                 "vllm:prompt_tokens_total?)"};
+  }
+  if (decode_s < options_.min_decode_s) {
+    return Error{"no decode: " + part + " has " + FixedDecimals(decode_s, 1) + " s of decoding, at least " +
+                 FixedDecimals(options_.min_decode_s, 0) + " s are needed"};
+  }
+  for (const auto& [bin, entry] : busy_by_clock) {
+    if (entry.first >= options_.min_busy_s_per_clock) result_.clocks_mhz.push_back(static_cast<double>(bin) * 15);
+  }
+  std::sort(result_.clocks_mhz.rbegin(), result_.clocks_mhz.rend());
+  fit_exponents_ = result_.clocks_mhz.size() >= 2;
+  if (!data_.has_clock) {
+    result_.notes.push_back("the power file has no SM clock: every window is taken at the maximum clock (" +
+                            Mhz(base_.gpu.max_freq_mhz) + ")");
+  }
+  if (result_.overfull_share > 0.02) {
+    result_.notes.push_back(
+        FixedDecimals(100 * result_.overfull_share, 1) +
+        " % of the fit windows hold more prefill and decode work than the config's service timing fits in them: "
+        "service.* may not be the served model's (calibrate fits power, not speed)");
+  }
+  return Status{};
+}
+
+Status PowerCalibration::FitShapeAndLevels() {
+  const double max_tokens = std::max(1.0, max_prefill_tokens_);
+  const double lo_tokens = std::min(64.0, max_tokens);
+  Shape best{base_.gpu.prompt_tokens_for_peak, base_.gpu.prompt_power_freq_exponent,
+             base_.gpu.token_power_freq_exponent};
+  best.tokens_for_peak = std::clamp(best.tokens_for_peak, lo_tokens, max_tokens);
+  auto rss_of = [&](const Shape& s) {
+    Levels l{};
+    double rss = 0;
+    return SolveLevels(s, l, rss) ? rss : std::numeric_limits<double>::infinity();
+  };
+  double best_rss = rss_of(best);
+  // A log grid of the tokens at peak, each with the exponents refined.
+  const int grid = 20;
+  auto refine_exponents = [&](Shape& s) {
+    if (!fit_exponents_) return;
+    for (int pass = 0; pass < 2; ++pass) {
+      s.prompt_exponent = GoldenMin(
+          [&](double e) {
+            Shape t = s;
+            t.prompt_exponent = e;
+            return rss_of(t);
+          },
+          kMinExponent, kMaxExponent, 30);
+      s.token_exponent = GoldenMin(
+          [&](double e) {
+            Shape t = s;
+            t.token_exponent = e;
+            return rss_of(t);
+          },
+          kMinExponent, kMaxExponent, 30);
+    }
+  };
+  for (int i = 0; i < grid; ++i) {
+    Shape s = best;
+    s.tokens_for_peak = lo_tokens * std::pow(max_tokens / lo_tokens, static_cast<double>(i) / (grid - 1));
+    refine_exponents(s);
+    const double rss = rss_of(s);
+    if (rss < best_rss) {
+      best_rss = rss;
+      best = s;
+    }
+  }
+  // Golden-section passes over each shape parameter in turn, around the best grid point.
+  for (int pass = 0; pass < 3; ++pass) {
+    const double step = std::pow(max_tokens / lo_tokens, 1.0 / (grid - 1));
+    const double lo = std::max(lo_tokens, best.tokens_for_peak / step),
+                 hi = std::min(max_tokens, best.tokens_for_peak * step);
+    if (hi > lo) {
+      Shape s = best;
+      s.tokens_for_peak = std::exp(GoldenMin(
+          [&](double log_t) {
+            Shape t = best;
+            t.tokens_for_peak = std::exp(log_t);
+            return rss_of(t);
+          },
+          std::log(lo), std::log(hi), 30));
+      if (const double rss = rss_of(s); rss < best_rss) {
+        best = s;
+        best_rss = rss;
+      }
+    }
+    Shape s = best;
+    refine_exponents(s);
+    if (rss_of(s) < best_rss) {
+      best = s;
+      best_rss = rss_of(s);
+    }
+  }
+  double rss = 0;
+  if (!SolveLevels(best, levels_, rss)) {
+    return Error{"the fit is singular: the load never separates idle, prefill and decode power"};
+  }
+  shape_ = best;
+  int n = 0;
+  for (size_t k = 0; k < fit_end_; ++k) n += Fits(k) ? 1 : 0;
+  result_.fit_rms_w = std::sqrt(rss / std::max(1, n));
+  return Status{};
+}
+
+void PowerCalibration::FitNonGpu() {
+  if (!data_.has_server_power) return;
+  double n = 0, sx = 0, sy = 0, sxx = 0, sxy = 0;
+  for (size_t k = 0; k < fit_end_; ++k) {
+    const CalibrationWindow& w = data_.windows[k];
+    if (w.server_w < 0) continue;
+    const double x = w.gpu_w * data_.gpus;
+    n += 1;
+    sx += x;
+    sy += w.server_w;
+    sxx += x * x;
+    sxy += x * w.server_w;
+  }
+  const double var = n > 1 ? sxx / n - (sx / n) * (sx / n) : 0;
+  if (n < 60 || var < 25.0 * data_.gpus * data_.gpus) {
+    result_.notes.push_back(
+        "server power was recorded but its GPUs' power hardly varied: the non-GPU part is the "
+        "base config's");
+    return;
+  }
+  const double slope = (sxy / n - (sx / n) * (sy / n)) / var;
+  const double intercept = sy / n - slope * sx / n;
+  result_.config.server.other_idle_w = std::max(0.0, intercept);
+  result_.config.server.other_w_per_gpu_w = std::max(0.0, slope - 1);
+}
+
+void PowerCalibration::Evaluate() {
+  const double tdp = base_.gpu.tdp_w;
+  auto kind_of = [&](size_t k) {
+    const CalibrationWindow& w = data_.windows[k];
+    if (w.idle) return WindowKind::kIdle;
+    if (!phases_[k].prefill.empty()) return WindowKind::kPrefill;
+    return WindowKind::kDecode;
+  };
+  for (size_t k = 0; k < data_.windows.size(); ++k) {
+    const CalibrationWindow& w = data_.windows[k];
+    PredictedWindow p{w.end_s, w.length_s(), w.gpu_w, PredictW(k, shape_, levels_), kind_of(k)};
+    (k < fit_end_ ? result_.fit : result_.held_back).push_back(p);
+  }
+  result_.holdout = Stats(result_.held_back, tdp, -1);
+  result_.holdout_idle = Stats(result_.held_back, tdp, static_cast<int>(WindowKind::kIdle));
+  result_.holdout_prefill = Stats(result_.held_back, tdp, static_cast<int>(WindowKind::kPrefill));
+  result_.holdout_decode = Stats(result_.held_back, tdp, static_cast<int>(WindowKind::kDecode));
+  // Energy per minute: consecutive held-back windows in stretches of 60 s.
+  double measured = 0, modelled = 0, span = 0, all_measured = 0, all_modelled = 0, sum_abs = 0;
+  for (const PredictedWindow& p : result_.held_back) {
+    measured += p.measured_w * p.length_s;
+    modelled += p.predicted_w * p.length_s;
+    span += p.length_s;
+    if (span >= 60 - 1e-6) {
+      const double e = measured > 0 ? std::abs(modelled - measured) / measured : 0;
+      sum_abs += e;
+      result_.energy_per_minute_max_abs = std::max(result_.energy_per_minute_max_abs, e);
+      ++result_.holdout_minutes;
+      all_measured += measured;
+      all_modelled += modelled;
+      measured = modelled = span = 0;
+    }
+  }
+  all_measured += measured;
+  all_modelled += modelled;
+  if (result_.holdout_minutes > 0) result_.energy_per_minute_mean_abs = sum_abs / result_.holdout_minutes;
+  if (all_measured > 0) result_.holdout_energy_error = (all_modelled - all_measured) / all_measured;
+}
+
+Result<CalibrationResult> PowerCalibration::Run() {
+  if (data_.windows.empty()) return Error{"no windows to fit"};
+  result_ = CalibrationResult{};
+  result_.config = base_;
+  phases_ = ReconstructPhaseTimes(data_.windows, base_);
+  log_clock_ratio_.resize(data_.windows.size());
+  for (size_t k = 0; k < data_.windows.size(); ++k) {
+    const double f = data_.windows[k].freq_mhz;
+    log_clock_ratio_[k] =
+        std::isnan(f)
+            ? 0.0
+            : std::log(std::clamp(f, base_.gpu.min_freq_mhz, base_.gpu.max_freq_mhz) / base_.gpu.max_freq_mhz);
+  }
+  if (Status s = Split(); !s.ok()) return s.error();
+  if (Status s = CheckSupport(); !s.ok()) return s.error();
+  if (Status s = FitShapeAndLevels(); !s.ok()) return s.error();
+  // The model written out is the one evaluated: values rounded as calibrated.conf holds them.
+  auto round_to = [](double v, double unit) { return std::round(v / unit) * unit; };
+  levels_ = {round_to(levels_.idle, 0.1), round_to(levels_.prompt_small, 0.1), round_to(levels_.prompt_large, 0.1),
+             round_to(levels_.token_batch1, 0.1), round_to(levels_.token_full, 0.1)};
+  shape_ = {std::round(shape_.tokens_for_peak), round_to(shape_.prompt_exponent, 0.001),
+            round_to(shape_.token_exponent, 0.001)};
+  FitNonGpu();
+  result_.config.server.other_idle_w = round_to(result_.config.server.other_idle_w, 1);
+  result_.config.server.other_w_per_gpu_w = round_to(result_.config.server.other_w_per_gpu_w, 0.001);
+  Evaluate();
+
+  GpuSpec& g = result_.config.gpu;
+  const GpuSpec& b = base_.gpu;
+  g.idle_w = levels_.idle;
+  g.prompt_w_small = levels_.prompt_small;
+  g.prompt_w_large = levels_.prompt_large;
+  g.prompt_tokens_for_peak = shape_.tokens_for_peak;
+  g.token_w_batch1 = levels_.token_batch1;
+  g.token_w_full_batch = levels_.token_full;
+  g.prompt_power_freq_exponent = shape_.prompt_exponent;
+  g.token_power_freq_exponent = shape_.token_exponent;
+  result_.config.server.gpus = data_.gpus;
+  const bool rising = shape_.tokens_for_peak >= 0.97 * max_prefill_tokens_;
+  const std::string clocks_note =
+      fit_exponents_ ? "" : "not measured: the data holds one SM clock with enough busy time; the base config's";
+  auto add = [&](const std::string& key, double v, double base, bool measured, const std::string& note) {
+    result_.parameters.push_back({key, v, base, measured, note});
+  };
+  add("gpu.idle_w", g.idle_w, b.idle_w, true, "");
+  add("gpu.prompt_w_small", g.prompt_w_small, b.prompt_w_small, true, "");
+  add("gpu.prompt_w_large", g.prompt_w_large, b.prompt_w_large, true,
+      rising ? "prompt power still rising at the largest prefill seen: this is its power there" : "");
+  add("gpu.prompt_tokens_for_peak", g.prompt_tokens_for_peak, b.prompt_tokens_for_peak, true,
+      rising
+          ? "the largest prefill seen (" + FixedDecimals(max_prefill_tokens_, 0) + " tokens): no saturation in the data"
+          : "");
+  add("gpu.token_w_batch1", g.token_w_batch1, b.token_w_batch1, true, "");
+  add("gpu.token_w_full_batch", g.token_w_full_batch, b.token_w_full_batch, true, "");
+  add("gpu.prompt_power_freq_exponent", g.prompt_power_freq_exponent, b.prompt_power_freq_exponent, fit_exponents_,
+      clocks_note);
+  add("gpu.token_power_freq_exponent", g.token_power_freq_exponent, b.token_power_freq_exponent, fit_exponents_,
+      clocks_note);
+  add("server.gpus", data_.gpus, base_.server.gpus, true, "GPUs in the power file");
+  const bool non_gpu = result_.config.server.other_idle_w != base_.server.other_idle_w ||
+                       result_.config.server.other_w_per_gpu_w != base_.server.other_w_per_gpu_w;
+  const std::string non_gpu_note =
+      non_gpu ? ""
+              : (data_.has_server_power ? "not measured: see notes"
+                                        : "not measured: no server-level power in the data; the base config's");
+  add("server.other_idle_w", result_.config.server.other_idle_w, base_.server.other_idle_w, non_gpu, non_gpu_note);
+  add("server.other_w_per_gpu_w", result_.config.server.other_w_per_gpu_w, base_.server.other_w_per_gpu_w, non_gpu,
+      non_gpu_note);
+  if (!fit_exponents_) {
+    result_.notes.push_back(
+        "the clock dependence was not measured: lock the GPUs to two or more SM clocks for a few "
+        "minutes each while recording (nvidia-smi -lgc) to measure it");
+  }
+  if (Status valid = Validate(result_.config); !valid.ok()) {
+    return Error{"the fitted model is not a consistent config (" + valid.error().message +
+                 "): the data does not support this model; see calibration's notes"};
+  }
+  return result_;
+}
+
+Result<CalibrationResult> CalibratePowerModel(const CalibrationWindows& windows, const PolcaConfig& base,
+                                              const CalibrationOptions& options) {
+  return PowerCalibration(windows, base, options).Run();
+}
+
+}  // namespace wattcut::polca
