@@ -433,6 +433,7 @@ void AddPolcaCommand(CLI::App& app, CommandStatus& status) {
   auto config_gpu = std::make_shared<std::string>("a100");
   AddPolcaControlCommand(*polca, status);
   AddPolcaReplayCommand(*polca, status);
+  AddPolcaCalibrateCommand(*polca, status);
 
   CLI::App* config = polca->add_subcommand("config", "Print a built-in config to start your own from");
   config->add_option("--gpu", *config_gpu, "a100 or h100")->capture_default_str();
