@@ -4,9 +4,13 @@
 // (a synthetic trace of the same rate when ../shared is missing).
 #include <benchmark/benchmark.h>
 
+#include <unistd.h>
+#include <cstdlib>
 #include <filesystem>
 
+#include "bench/trace_2024_week.h"
 #include "wattcut/base/shared_data.h"
+#include "wattcut/polca/request_trace_reader.h"
 #include "wattcut/polca/row_power_policy.h"
 #include "wattcut/polca/row_simulator.h"
 
@@ -58,6 +62,88 @@ BENCHMARK_CAPTURE(BM_SimulateRow, polca_52_servers_7_days, PolicyKind::kPolca, 5
 BENCHMARK_CAPTURE(BM_SimulateRow, polca_52_servers_1_day, PolicyKind::kPolca, 52, 1.0)
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
+
+// Reading traces (issue 27), rows per wall second (counter rows_per_s), all in one run: the 2023
+// path (RequestTrace::Read of the Azure 2023 conversation trace: the file and its table in memory),
+// the same path on a 2024-form file, and that file streamed (RequestTraceReader, one 1 MiB chunk
+// at a time), as `polca ... --time-of-day trace` reads a week. The 2024 file is a synthetic day of
+// one million requests (bench/trace_2024_week.h), written once to the temporary folder.
+const std::string& Trace2024Path() {
+  static const std::string path = [] {
+    const std::string p =
+        (std::filesystem::temp_directory_path() / ("wattcut_bench_trace_2024_" + std::to_string(getpid()) + ".csv"))
+            .string();
+    wattcut::bench::TraceWeekOptions options;
+    options.requests = 1'000'000;
+    options.days = 1;
+    const std::string conv = wattcut::SharedDataPath("azure-llm-inference-2023/AzureLLMInferenceTrace_conv.csv");
+    if (std::filesystem::exists(conv)) options.tokens_from = conv;
+    wattcut::Status s = wattcut::bench::WriteTraceWeek(p, options);
+    if (!s.ok()) return std::string();
+    static const std::string remove_at_exit = p;
+    std::atexit([] { std::filesystem::remove(remove_at_exit); });
+    return p;
+  }();
+  return path;
+}
+
+void ReadWholeTrace(benchmark::State& state, const std::string& path) {
+  if (path.empty() || !std::filesystem::exists(path)) {
+    state.SkipWithError("trace file missing (../shared, or the temporary folder not writable)");
+    return;
+  }
+  int64_t rows = 0;
+  for (auto _ : state) {
+    auto trace = RequestTrace::Read(path);
+    if (!trace.ok()) {
+      state.SkipWithError(trace.error().message.c_str());
+      return;
+    }
+    rows += static_cast<int64_t>(trace->requests().size());
+  }
+  state.counters["rows_per_s"] = benchmark::Counter(static_cast<double>(rows), benchmark::Counter::kIsRate);
+  state.counters["bytes_per_row"] =
+      static_cast<double>(std::filesystem::file_size(path)) / static_cast<double>(rows / state.iterations());
+}
+
+void BM_TraceRead2023InMemory(benchmark::State& state) {
+  ReadWholeTrace(state, wattcut::SharedDataPath("azure-llm-inference-2023/AzureLLMInferenceTrace_conv.csv"));
+}
+BENCHMARK(BM_TraceRead2023InMemory)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+void BM_TraceRead2024InMemory(benchmark::State& state) { ReadWholeTrace(state, Trace2024Path()); }
+BENCHMARK(BM_TraceRead2024InMemory)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+void BM_TraceRead2024Streamed(benchmark::State& state) {
+  const std::string& path = Trace2024Path();
+  if (path.empty()) {
+    state.SkipWithError("could not write the 2024-form trace to the temporary folder");
+    return;
+  }
+  int64_t rows = 0;
+  for (auto _ : state) {
+    auto reader = RequestTraceReader::Open(path);
+    if (!reader.ok()) {
+      state.SkipWithError(reader.error().message.c_str());
+      return;
+    }
+    TraceRequest request;
+    double last = 0;
+    while (true) {
+      auto more = reader->Next(request);
+      if (!more.ok()) {
+        state.SkipWithError(more.error().message.c_str());
+        return;
+      }
+      if (!*more) break;
+      last = request.arrival_s;
+    }
+    benchmark::DoNotOptimize(last);
+    rows += reader->requests_read();
+  }
+  state.counters["rows_per_s"] = benchmark::Counter(static_cast<double>(rows), benchmark::Counter::kIsRate);
+}
+BENCHMARK(BM_TraceRead2024Streamed)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 void BM_PolicyDecide(benchmark::State& state) {
   RowPowerPolicy policy(PolicyKind::kPolca, PolicySpec{}, ControlSpec{});

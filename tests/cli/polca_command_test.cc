@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <vector>
@@ -44,6 +45,55 @@ TEST(PolcaCommand, SweepComparesPolicies) {
   for (const char* file : {"sweep.csv", "sweep.md", "sweep_brakes.svg", "sweep_latency_low.svg", "summary.json"}) {
     EXPECT_TRUE(fs::exists(out + "/" + file)) << file;
   }
+}
+
+TEST(PolcaCommand, TimeOfDayTraceRunsOnTheTracesTimelineAndRecordsIt) {
+  TempDir dir;
+  // Three hours in the 2024 form, busier in the second hour.
+  std::string trace = dir.path() + "/2024.csv";
+  {
+    std::ofstream out(trace);
+    out << "TIMESTAMP,ContextTokens,GeneratedTokens\n";
+    for (int h = 0; h < 3; ++h) {
+      const int n = h == 1 ? 600 : 200;
+      for (int i = 0; i < n; ++i) {
+        const long long us = static_cast<long long>(3600.0 * 1e6 * i / n);
+        char line[96];
+        std::snprintf(line, sizeof(line), "2024-05-10 %02d:%02lld:%02lld.%06lld+00:00,%d,%d\n", h, us / 60'000'000,
+                      us / 1'000'000 % 60, us % 1'000'000, 100 + i % 900, 10 + i % 200);
+        out << line;
+      }
+    }
+    out << "2024-05-10 03:00:00.000000+00:00,100,10\n";
+  }
+  const std::string out = dir.path() + "/run";
+  auto run = RunWattcut("polca simulate --trace " + trace + " --servers 8 --time-of-day trace --out " + out);
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  nlohmann::json summary = nlohmann::json::parse(ReadFile(out + "/summary.json"));
+  EXPECT_EQ(summary["time_of_day"], "trace");
+  EXPECT_EQ(summary["duration_s"], 3 * 3600 + 1);  // the trace's span, rounded up
+  EXPECT_EQ(summary["trace"]["busiest_hour"], 1);
+  EXPECT_EQ(summary["trace"]["start"], "2024-05-10 00:00:00.000000+00:00");
+  // The busiest hour at 0.7 requests/s for each of the 8 servers: 20,160 requests in 3 h at
+  // 1/3, 1 and 1/3 of that rate.
+  EXPECT_NEAR(summary["run"]["arrivals"].get<double>(), 8 * 0.7 * 3600 * (5.0 / 3), 400);
+  EXPECT_NE(summary["command"].get<std::string>().find("--time-of-day trace"), std::string::npos);
+
+  auto cosine = RunWattcut("polca simulate --trace " + trace + " --duration 1h --out " + dir.path() + "/cosine");
+  ASSERT_EQ(cosine.exit_code, 0) << cosine.err;
+  EXPECT_EQ(nlohmann::json::parse(ReadFile(dir.path() + "/cosine/summary.json"))["time_of_day"], "cosine");
+
+  auto longer = RunWattcut("polca simulate --trace " + trace + " --time-of-day trace --duration 4h --out " +
+                           dir.path() + "/longer");
+  EXPECT_EQ(longer.exit_code, 1);
+  EXPECT_NE(longer.err.find("is longer than the trace " + trace), std::string::npos) << longer.err;
+  auto sweep = RunWattcut("polca sweep --trace " + trace +
+                          " --servers 8 --added 0,25 --policy polca --time-of-day trace --duration 2h --out " +
+                          dir.path() + "/sweep");
+  ASSERT_EQ(sweep.exit_code, 0) << sweep.err;
+  auto bad = RunWattcut("polca simulate --trace " + trace + " --time-of-day sunny --out " + dir.path() + "/bad");
+  EXPECT_EQ(bad.exit_code, 1);
+  EXPECT_NE(bad.err.find("--time-of-day: expected cosine"), std::string::npos) << bad.err;
 }
 
 TEST(PolcaCommand, BadTraceAndImpossibleThresholdsAreRefused) {

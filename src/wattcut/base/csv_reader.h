@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -63,9 +64,43 @@ class CsvTable {
   std::string where(const CsvRow& row, size_t column) const;
 
  private:
+  friend class CsvRowReader;
+
   std::string source_name_;
   std::vector<std::string> header_;
   std::vector<CsvRow> rows_;
+};
+
+// The same CSV read one row at a time on request (a pull reader), from a file read in chunks or
+// from text in memory: a file of any size is read in the memory of one chunk and one row. The
+// rules, the checks and the messages are CsvTable's (ForEachRow is this reader over text).
+class CsvRowReader {
+ public:
+  // Opens `path` and reads its header (the first non-blank line). Fails as CsvTable::Read does:
+  // a directory, an unreadable file, a file larger than `max_bytes` (checked before reading, and
+  // again while reading a file whose size is not known), an empty file, an unclosed quote.
+  // `chunk_bytes` is how much is read at a time (tests make it small).
+  static Result<CsvRowReader> OpenFile(const std::string& path, uint64_t max_bytes = kCsvMaxFileBytes,
+                                       size_t chunk_bytes = size_t{1} << 20);
+  // From text in memory, which must outlive the reader; `source_name` stands for the file.
+  static Result<CsvRowReader> FromText(const std::string& text, const std::string& source_name);
+
+  CsvRowReader(CsvRowReader&&) noexcept;
+  CsvRowReader& operator=(CsvRowReader&&) noexcept;
+  ~CsvRowReader();
+
+  // The header and source name, for column(), where(), number() and integer().
+  const CsvTable& table() const;
+  // Replaces `row` with the next row (its fields one per header column); false at the end of the
+  // input. Fails on an unclosed quote, a row whose field count differs from the header's, or a
+  // read error; after a failure or the end, it keeps answering the same.
+  Result<bool> Next(CsvRow& row);
+
+ private:
+  class Splitter;
+  explicit CsvRowReader(std::unique_ptr<Splitter> splitter);
+  Status ReadHeader();
+  std::unique_ptr<Splitter> splitter_;
 };
 
 }  // namespace wattcut

@@ -77,6 +77,89 @@ TEST(CsvTable, ReadRefusesADirectoryAndAFileOverTheLimit) {
   std::filesystem::remove_all(dir);
 }
 
+// Writes `text` to a fresh file under the test's temporary folder and returns its path.
+std::string WriteTempFile(const std::string& name, const std::string& text) {
+  const std::string dir = ::testing::TempDir() + "csv_row_reader_test_" + std::to_string(getpid());
+  std::filesystem::create_directories(dir);
+  const std::string path = dir + "/" + name;
+  std::ofstream(path, std::ios::binary) << text;
+  return path;
+}
+
+TEST(CsvRowReader, AFileReadInChunksOfAnySizeGivesTheRowsParseGives) {
+  // A byte order mark, quotes (and "" in them) that a chunk boundary may cut anywhere, a quoted
+  // line break, CRLF, blank lines, blanks around fields and a last row without a line end.
+  const std::string text =
+      "\xEF\xBB\xBF"
+      "a, b ,c\r\n\n1,\"x,\"\"y\"\"\",3\n\"multi\nline\",\"\"\"\"\"\",\"q\"\"\"\r\n  \n"
+      "4, 5 ,6\n\"\",\"\"\"\",x\"y\"z";
+  auto expected = CsvTable::Parse(text, "t.csv");
+  ASSERT_TRUE(expected.ok()) << expected.error().message;
+  ASSERT_EQ(expected->rows().size(), 4u);
+  const std::string path = WriteTempFile("chunks.csv", text);
+  for (size_t chunk : {16, 17, 18, 19, 20, 23, 29, 31, 64, 1 << 20}) {
+    auto reader = CsvRowReader::OpenFile(path, kCsvMaxFileBytes, chunk);
+    ASSERT_TRUE(reader.ok()) << reader.error().message;
+    EXPECT_EQ(reader->table().header(), expected->header()) << chunk;
+    EXPECT_EQ(reader->table().source_name(), path);
+    CsvRow row;
+    for (const CsvRow& want : expected->rows()) {
+      auto more = reader->Next(row);
+      ASSERT_TRUE(more.ok() && *more) << chunk;
+      EXPECT_EQ(row.line, want.line) << chunk;
+      EXPECT_EQ(row.fields, want.fields) << chunk;
+    }
+    auto end = reader->Next(row);
+    ASSERT_TRUE(end.ok());
+    EXPECT_FALSE(*end);
+    EXPECT_FALSE(*reader->Next(row));  // and stays at the end
+  }
+}
+
+TEST(CsvRowReader, RejectsWhatCsvTableRejectsWithTheSameMessages) {
+  auto next_error = [](const std::string& path) {
+    auto reader = CsvRowReader::OpenFile(path, kCsvMaxFileBytes, 16);
+    if (!reader.ok()) return reader.error().message;
+    CsvRow row;
+    while (true) {
+      auto more = reader->Next(row);
+      if (!more.ok()) {
+        // A failure is sticky.
+        EXPECT_EQ(reader->Next(row).error().message, more.error().message);
+        return more.error().message;
+      }
+      if (!*more) return std::string("no error");
+    }
+  };
+  const std::string fields = WriteTempFile("fields.csv", "a,b\n1,2\n3\n");
+  EXPECT_EQ(next_error(fields), fields + ":3: expected 2 fields as in the header, got 1");
+  const std::string quote = WriteTempFile("quote.csv", "a\n1\n\"x\n");
+  EXPECT_EQ(next_error(quote), quote + ":3: unclosed double quote");
+  const std::string empty = WriteTempFile("empty.csv", "\n\n");
+  EXPECT_EQ(next_error(empty), empty + ": file is empty (expected a header line)");
+  EXPECT_NE(next_error("/nonexistent/x.csv").find("cannot open"), std::string::npos);
+  const std::string dir = ::testing::TempDir();
+  EXPECT_EQ(CsvRowReader::OpenFile(dir).error().message, dir + ": is a directory, expected a CSV file");
+  const std::string small = WriteTempFile("small.csv", "a\n1\n2\n");  // 6 bytes
+  EXPECT_TRUE(CsvRowReader::OpenFile(small, 6).ok());
+  EXPECT_EQ(CsvRowReader::OpenFile(small, 5).error().message,
+            small + ": file is 6 bytes, more than the 5 this reader accepts");
+  std::filesystem::remove_all(std::filesystem::path(small).parent_path());
+}
+
+TEST(CsvRowReader, ReadsTextInMemoryAsForEachRowDoes) {
+  const std::string text = "v\n1\n\n2\n";
+  auto reader = CsvRowReader::FromText(text, "t.csv");
+  ASSERT_TRUE(reader.ok());
+  CsvRow row;
+  ASSERT_TRUE(*reader->Next(row));
+  EXPECT_EQ(row.line, 2);
+  ASSERT_TRUE(*reader->Next(row));
+  EXPECT_EQ(row.line, 4);
+  EXPECT_EQ(*reader->table().integer(row, 0), 2);
+  EXPECT_FALSE(*reader->Next(row));
+}
+
 }  // namespace
 // Row by row, nothing kept: the header first, each row with its line, and the first error
 // (the callback's here) ends the reading.

@@ -25,6 +25,8 @@
 #include "wattcut/polca/row_simulator.h"
 #include "wattcut/polca/row_sweep.h"
 #include "wattcut/polca/run_report.h"
+#include "wattcut/polca/time_of_day.h"
+#include "wattcut/polca/trace_timeline.h"
 #include "wattcut/polca/training_job.h"
 
 namespace wattcut::cli {
@@ -39,7 +41,8 @@ struct PolcaArgs {
   std::optional<int> servers;  // baseline; unset: the config's
   std::string added = "0";
   std::string policy = "polca";
-  std::string duration = "7d";
+  std::optional<std::string> duration;  // unset: 7d, or the trace's span with --time-of-day trace
+  std::string time_of_day = "cosine";
   uint64_t seed = 1;
   bool in_band = false;
   int jobs = 0;
@@ -202,8 +205,10 @@ std::string CommandLine(const std::string& sub, const PolcaArgs& a) {
   std::string s = "wattcut polca " + sub + " --trace " + a.trace_path;
   s += a.config_path.empty() ? " --gpu " + a.gpu : " --config " + a.config_path;
   if (a.servers) s += " --servers " + std::to_string(*a.servers);
-  s += " --added " + a.added + " --policy " + a.policy + " --duration " + a.duration + " --seed " +
-       std::to_string(a.seed);
+  s += " --added " + a.added + " --policy " + a.policy;
+  if (a.duration || a.time_of_day != "trace") s += " --duration " + a.duration.value_or("7d");
+  if (a.time_of_day != "cosine") s += " --time-of-day " + a.time_of_day;
+  s += " --seed " + std::to_string(a.seed);
   if (a.in_band) s += " --in-band";
   if (a.training_share) s += " --training-share " + *a.training_share;
   if (!a.training_profile.empty()) s += " --training-profile " + a.training_profile;
@@ -213,6 +218,62 @@ std::string CommandLine(const std::string& sub, const PolcaArgs& a) {
 
 double Since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+// The trace as the run's time of day reads it: whole, to be expanded over the cosine envelope
+// (cosine), or its timeline from one streamed pass, to be streamed again by every run (trace).
+struct LoadedTrace {
+  TimeOfDay mode = TimeOfDay::kCosine;
+  std::optional<RequestTrace> trace;
+  std::optional<TraceTimeline> timeline;
+  double duration_s = 0;  // of every run
+
+  Status Check(const PolcaConfig& config, const RowRunOptions& options) const {
+    return timeline ? CheckRowRun(config, *timeline, options) : CheckRowRun(config, *trace, options);
+  }
+  Result<RowRunResult> Simulate(const PolcaConfig& config, const RowRunOptions& options) const {
+    return timeline ? SimulateRow(config, *timeline, options) : SimulateRow(config, *trace, options);
+  }
+  Result<SweepResult> Sweep(const PolcaConfig& config, const SweepOptions& options,
+                            const std::function<void(const std::string&)>& progress) const {
+    return timeline ? RunSweep(config, *timeline, options, progress) : RunSweep(config, *trace, options, progress);
+  }
+  RunContext Context(std::string command, const PolcaConfig& config, uint64_t seed, double wall_s,
+                     const TrainingJob* job) const {
+    RunContext context{std::move(command), &config, trace ? &*trace : nullptr, seed, wall_s, job};
+    context.time_of_day = mode;
+    context.timeline = timeline ? &*timeline : nullptr;
+    return context;
+  }
+};
+
+// Reads --trace for --time-of-day and sets the runs' duration: --duration (7d unless given), or
+// with trace the trace's span unless --duration is given.
+Result<LoadedTrace> LoadTrace(const PolcaArgs& args) {
+  LoadedTrace loaded;
+  Result<TimeOfDay> mode = ParseTimeOfDay(args.time_of_day);
+  if (!mode.ok()) return mode.error();
+  loaded.mode = *mode;
+  std::optional<double> duration;
+  if (args.duration || loaded.mode == TimeOfDay::kCosine) {
+    Result<double> d = ParseDuration(args.duration.value_or("7d"));
+    if (!d.ok()) return d.error();
+    duration = *d;
+  }
+  if (loaded.mode == TimeOfDay::kCosine) {
+    Result<RequestTrace> trace = RequestTrace::Read(args.trace_path);
+    if (!trace.ok()) return trace.error();
+    loaded.trace = std::move(*trace);
+    loaded.duration_s = *duration;
+    return loaded;
+  }
+  Result<TraceTimeline> timeline = TraceTimeline::Scan(args.trace_path);
+  if (!timeline.ok()) return timeline.error();
+  loaded.timeline = std::move(*timeline);
+  // A --duration longer than the trace is refused by CheckRowRun.
+  const double span_s = loaded.timeline->duration_s();
+  loaded.duration_s = duration.value_or(std::min(span_s, kMaxDurationS));
+  return loaded;
 }
 
 // The training job when the row trains (its frontier computed once, shared by every run), and
@@ -272,10 +333,9 @@ int RunSimulate(const PolcaArgs& args) {
   if (!added.ok()) return ReportError(name, added.error());
   Result<PolicyKind> policy = ParsePolicyKind(args.policy);
   if (!policy.ok()) return ReportError(name, policy.error());
-  Result<double> duration = ParseDuration(args.duration);
-  if (!duration.ok()) return ReportError(name, duration.error());
-  Result<RequestTrace> trace = RequestTrace::Read(args.trace_path);
+  Result<LoadedTrace> trace = LoadTrace(args);
   if (!trace.ok()) return ReportError(name, trace.error());
+  const double* duration = &trace->duration_s;
 
   Result<TrainingSetup> training = LoadTraining(name, args, *config, "locks", true);
   if (!training.ok()) return ReportError(name, training.error());
@@ -287,18 +347,18 @@ int RunSimulate(const PolcaArgs& args) {
   options.seed = args.seed;
   options.training_job = training->job ? &*training->job : nullptr;
   options.training_control = training->controls.front();
-  if (Status s = CheckRowRun(*config, *trace, options); !s.ok()) return ReportError(name, s.error());
+  if (Status s = trace->Check(*config, options); !s.ok()) return ReportError(name, s.error());
   auto start = std::chrono::steady_clock::now();
-  Result<RowRunResult> run = SimulateRow(*config, *trace, options);
+  Result<RowRunResult> run = trace->Simulate(*config, options);
   if (!run.ok()) return ReportError(name, run.error());
   RowRunOptions reference_options = options;
   reference_options.policy = PolicyKind::kNone;
   reference_options.training_control = TrainingControl::kLocks;  // the unmanaged job: AllMax
-  Result<RowRunResult> reference = SimulateRow(*config, *trace, reference_options);
+  Result<RowRunResult> reference = trace->Simulate(*config, reference_options);
   if (!reference.ok()) return ReportError(name, reference.error());
   double wall = Since(start);
 
-  RunContext context{CommandLine("simulate", args), &*config, &*trace, args.seed, wall, options.training_job};
+  RunContext context = trace->Context(CommandLine("simulate", args), *config, args.seed, wall, options.training_job);
   Status st = WriteRunReport(out->StagingPath("").string(), context, *run, *reference);
   if (st.ok()) st = out->Commit();
   if (!st.ok()) return ReportError(name, st.error());
@@ -330,12 +390,11 @@ int RunSweepCommand(const PolcaArgs& args) {
   if (!added.ok()) return ReportError(name, added.error());
   Result<std::vector<PolicyKind>> policies = ParsePolicies(args.policy);
   if (!policies.ok()) return ReportError(name, policies.error());
-  Result<double> duration = ParseDuration(args.duration);
-  if (!duration.ok()) return ReportError(name, duration.error());
   if (Status s = CheckSweepSize(added->size(), policies->size(), args.jobs); !s.ok())
     return ReportError(name, s.error());
-  Result<RequestTrace> trace = RequestTrace::Read(args.trace_path);
+  Result<LoadedTrace> trace = LoadTrace(args);
   if (!trace.ok()) return ReportError(name, trace.error());
+  const double* duration = &trace->duration_s;
   Result<TrainingSetup> training = LoadTraining(name, args, *config, "locks,power-target", false);
   if (!training.ok()) return ReportError(name, training.error());
   if (Status s = CheckSweepSize(added->size(), policies->size() * training->controls.size(), args.jobs); !s.ok())
@@ -356,13 +415,13 @@ int RunSweepCommand(const PolcaArgs& args) {
   RowRunOptions largest;
   largest.servers = ServersFor(config->row.baseline_servers, *std::max_element(added->begin(), added->end()));
   largest.duration_s = *duration;
-  if (Status s = CheckRowRun(*config, *trace, largest); !s.ok()) return ReportError(name, s.error());
+  if (Status s = trace->Check(*config, largest); !s.ok()) return ReportError(name, s.error());
   auto start = std::chrono::steady_clock::now();
   Result<SweepResult> sweep =
-      RunSweep(*config, *trace, options, [](const std::string& line) { std::cerr << "  " << line << "\n"; });
+      trace->Sweep(*config, options, [](const std::string& line) { std::cerr << "  " << line << "\n"; });
   if (!sweep.ok()) return ReportError(name, sweep.error());
   double wall = Since(start);
-  RunContext context{CommandLine("sweep", args), &*config, &*trace, args.seed, wall, options.training_job};
+  RunContext context = trace->Context(CommandLine("sweep", args), *config, args.seed, wall, options.training_job);
   Status st = WriteSweepReport(out->StagingPath("").string(), context, *sweep);
   if (st.ok()) st = out->Commit();
   if (!st.ok()) return ReportError(name, st.error());
@@ -381,13 +440,19 @@ int RunSweepCommand(const PolcaArgs& args) {
 }
 
 void AddCommonOptions(CLI::App* sub, PolcaArgs* args) {
-  sub->add_option("--trace", args->trace_path, "Request trace CSV (TIMESTAMP,ContextTokens,GeneratedTokens)")
+  sub->add_option("--trace", args->trace_path,
+                  "Request trace CSV (TIMESTAMP,ContextTokens,GeneratedTokens; Azure 2023 or 2024 timestamps)")
       ->required();
   sub->add_option("--gpu", args->gpu, "Built-in config when no --config is given: a100 or h100")->capture_default_str();
   sub->add_option("--config", args->config_path, "Config file (see `wattcut polca config`)");
   sub->add_option("--servers", args->servers,
                   "Servers the row budget was provisioned for, 1 to 2000 (default: config's, 40)");
-  sub->add_option("--duration", args->duration, "Simulated time with a unit: 7d, 36h, 90m, 600s (1 s to 90 d)")
+  sub->add_option("--duration", args->duration,
+                  "Simulated time with a unit: 7d, 36h, 90m, 600s (1 s to 90 d; default 7d, or the trace's span "
+                  "with --time-of-day trace)");
+  sub->add_option("--time-of-day", args->time_of_day,
+                  "cosine: one trace hour over a diurnal cosine envelope; trace: a long trace (the Azure 2024 week) "
+                  "streamed on its own timeline, its busiest hour at workload.peak_requests_per_server_s")
       ->capture_default_str();
   sub->add_option("--seed", args->seed, "Seed of the arrival expansion")->capture_default_str();
   sub->add_flag("--in-band", args->in_band, "In-band (NVML, 10 ms) clock control instead of out-of-band (40 s)");

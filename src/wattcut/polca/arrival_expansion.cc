@@ -59,12 +59,7 @@ bool ArrivalExpansion::NextBlock(std::vector<Arrival>& out) {
                      v < options_.low_priority_share ? Priority::kLow : Priority::kHigh});
     }
   }
-  std::sort(out.begin(), out.end(), [](const Arrival& a, const Arrival& b) {
-    if (a.time_s != b.time_s) return a.time_s < b.time_s;
-    if (a.context_tokens != b.context_tokens) return a.context_tokens < b.context_tokens;
-    if (a.generated_tokens != b.generated_tokens) return a.generated_tokens < b.generated_tokens;
-    return a.priority < b.priority;
-  });
+  std::sort(out.begin(), out.end(), ArrivesBefore);
   return true;
 }
 

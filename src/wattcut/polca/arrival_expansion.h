@@ -17,19 +17,11 @@
 #include <cstdint>
 #include <vector>
 
+#include "wattcut/polca/arrival_source.h"
 #include "wattcut/polca/polca_config.h"
 #include "wattcut/polca/request_trace.h"
 
 namespace wattcut::polca {
-
-enum class Priority : uint8_t { kHigh = 0, kLow = 1 };
-
-struct Arrival {
-  double time_s = 0;
-  int32_t context_tokens = 0;
-  int32_t generated_tokens = 0;
-  Priority priority = Priority::kHigh;
-};
 
 struct ExpansionOptions {
   double duration_s = 86400;
@@ -45,7 +37,7 @@ struct ExpansionOptions {
 // [0, 1] (the peak of a weekday is 1).
 double DiurnalEnvelope(const ExpansionOptions& options, double t_s);
 
-class ArrivalExpansion {
+class ArrivalExpansion : public ArrivalSource {
  public:
   // `trace` must outlive the expansion.
   ArrivalExpansion(const RequestTrace& trace, ExpansionOptions options);
@@ -55,7 +47,7 @@ class ArrivalExpansion {
   static double BlockSecondsFor(const RequestTrace& trace);
   // Replaces `out` with the next block's arrivals in time order; false when the
   // duration is exhausted (out is then empty).
-  bool NextBlock(std::vector<Arrival>& out);
+  bool NextBlock(std::vector<Arrival>& out) override;
   // Every arrival of the whole duration (for tests and small runs).
   std::vector<Arrival> All();
 

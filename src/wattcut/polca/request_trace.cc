@@ -1,11 +1,14 @@
 #include "wattcut/polca/request_trace.h"
 
 #include <cctype>
+#include <cmath>
+#include <cstdio>
 #include <utility>
 
 #include "wattcut/base/csv_reader.h"
 #include "wattcut/base/printable_text.h"
 #include "wattcut/polca/row_limits.h"
+#include "wattcut/polca/trace_row_check.h"
 
 namespace wattcut::polca {
 namespace {
@@ -19,6 +22,19 @@ int64_t DaysFromCivil(int64_t y, int64_t m, int64_t d) {
   const int64_t doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
   const int64_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
   return era * 146097 + doe - 719468;
+}
+
+// The inverse of DaysFromCivil (same derivation).
+void CivilFromDays(int64_t z, int64_t& y, int64_t& m, int64_t& d) {
+  z += 719468;
+  const int64_t era = (z >= 0 ? z : z - 146096) / 146097;
+  const int64_t doe = z - era * 146097;
+  const int64_t yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+  const int64_t doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+  const int64_t mp = (5 * doy + 2) / 153;
+  d = doy - (153 * mp + 2) / 5 + 1;
+  m = mp < 10 ? mp + 3 : mp - 9;
+  y = yoe + era * 400 + (m <= 2);
 }
 
 bool IsLeap(int64_t y) { return (y % 4 == 0 && y % 100 != 0) || y % 400 == 0; }
@@ -52,18 +68,50 @@ Result<double> ParseTimestamp(const std::string& text) {
   int64_t month_days = kDays[month - 1] + (month == 2 && IsLeap(year) ? 1 : 0);
   if (day < 1 || day > month_days) return Error{"day out of range in " + quoted};
   if (hour > 23 || minute > 59 || second > 60) return Error{"time of day out of range in " + quoted};
+  size_t at = 19;
   double fraction = 0;
-  if (text.size() > 19) {
-    if (text[19] != '.' || text.size() == 20 || text.size() > 29) return Error{expected};
+  if (at < text.size() && text[at] == '.') {
     double scale = 0.1;
-    for (size_t i = 20; i < text.size(); ++i) {
-      if (!std::isdigit(static_cast<unsigned char>(text[i]))) return Error{expected};
-      fraction += (text[i] - '0') * scale;
+    for (++at; at < text.size() && std::isdigit(static_cast<unsigned char>(text[at])); ++at) {
+      fraction += (text[at] - '0') * scale;
       scale /= 10;
+    }
+    if (at == 20 || at > 29) return Error{expected};  // 1 to 9 fractional digits
+  }
+  // The UTC offset (2024 traces: "+00:00"): the time written is UTC + offset.
+  int64_t offset_s = 0;
+  if (at < text.size()) {
+    const char sign = text[at];
+    if (sign != '+' && sign != '-' && sign != 'Z') return Error{expected};
+    if (sign == 'Z') {
+      if (at + 1 != text.size()) return Error{"expected nothing after the UTC offset 'Z' in " + quoted};
+    } else {
+      int64_t offset_h, offset_min;
+      if (at + 6 != text.size() || text[at + 3] != ':' || !digits(at + 1, 2, offset_h) ||
+          !digits(at + 4, 2, offset_min)) {
+        return Error{"expected a UTC offset Z, +HH:MM or -HH:MM after the time in " + quoted};
+      }
+      if (offset_h > 23 || offset_min > 59) return Error{"UTC offset out of range in " + quoted};
+      offset_s = (sign == '+' ? 1 : -1) * (offset_h * 3600 + offset_min * 60);
     }
   }
   int64_t days = DaysFromCivil(year, month, day);
-  return static_cast<double>(days * 86400 + hour * 3600 + minute * 60 + second) + fraction;
+  return static_cast<double>(days * 86400 + hour * 3600 + minute * 60 + second - offset_s) + fraction;
+}
+
+std::string FormatTimestamp(double utc_s) {
+  const auto micros = static_cast<int64_t>(std::llround(utc_s * 1e6));
+  const int64_t seconds = micros / 1'000'000;
+  const int64_t days = seconds / 86400;
+  const int64_t in_day = seconds % 86400;
+  int64_t y, m, d;
+  CivilFromDays(days, y, m, d);
+  char text[128];
+  std::snprintf(text, sizeof(text), "%04lld-%02lld-%02lld %02lld:%02lld:%02lld.%06lld+00:00", static_cast<long long>(y),
+                static_cast<long long>(m), static_cast<long long>(d), static_cast<long long>(in_day / 3600),
+                static_cast<long long>(in_day / 60 % 60), static_cast<long long>(in_day % 60),
+                static_cast<long long>(micros % 1'000'000));
+  return text;
 }
 
 Result<RequestTrace> RequestTrace::Read(const std::string& path) {
@@ -75,55 +123,23 @@ Result<RequestTrace> RequestTrace::Read(const std::string& path) {
 Result<RequestTrace> RequestTrace::FromTable(const CsvTable& t) {
   RequestTrace trace;
   trace.name_ = t.source_name();
-  const char* kColumns[] = {"TIMESTAMP", "ContextTokens", "GeneratedTokens"};
-  size_t columns[3];
-  for (int i = 0; i < 3; ++i) {
-    auto c = t.column(kColumns[i]);
-    if (!c) {
-      return Error{t.source_name() + ": missing column '" + kColumns[i] +
-                   "' (expected header TIMESTAMP,ContextTokens,GeneratedTokens)"};
-    }
-    columns[i] = *c;
-  }
+  Result<TraceRowCheck> check = TraceRowCheck::ForHeader(
+      t, {kMaxTraceSpanS, "31 days", "a trace is replayed as the shape of every block and should span about an hour"});
+  if (!check.ok()) return check.error();
   if (t.rows().empty()) return Error{t.source_name() + ": no requests after the header"};
   if (t.rows().size() > static_cast<size_t>(kMaxTraceRequests)) {
     return Error{t.source_name() + ": " + std::to_string(t.rows().size()) + " requests, more than the " +
-                 std::to_string(kMaxTraceRequests) + " a trace may hold (the expansion replays it as every block)"};
+                 std::to_string(kMaxTraceRequests) +
+                 " a trace may hold (the expansion replays it as every block; --time-of-day trace streams a "
+                 "longer one)"};
   }
-  double first = 0;
-  double previous = 0;
   trace.requests_.reserve(t.rows().size());
   for (const CsvRow& row : t.rows()) {
-    Result<double> when = ParseTimestamp(row.fields[columns[0]]);
-    if (!when.ok()) return Error{t.where(row, columns[0]) + when.error().message};
-    if (trace.requests_.empty()) {
-      first = *when;
-      trace.start_timestamp_ = row.fields[columns[0]];
-    } else if (*when < previous) {
-      return Error{t.where(row, columns[0]) + "timestamps must not decrease: '" +
-                   PrintableText(row.fields[columns[0]]) + "' is earlier than the row before"};
-    } else if (*when - first > kMaxTraceSpanS) {
-      return Error{t.where(row, columns[0]) + "'" + PrintableText(row.fields[columns[0]]) +
-                   "' is more than 31 days after the first request ('" + PrintableText(trace.start_timestamp_) +
-                   "'); a trace is replayed as the shape of every block and "
-                   "should span about an hour"};
-    }
-    previous = *when;
-    int64_t tokens[2];
-    for (int k = 0; k < 2; ++k) {
-      Result<int64_t> v = t.integer(row, columns[k + 1]);
-      if (!v.ok()) return v.error();
-      if (*v < 1) {
-        return Error{t.where(row, columns[k + 1]) + "expected a positive token count, got " + std::to_string(*v)};
-      }
-      if (*v > kMaxTokensPerRequest) {
-        return Error{t.where(row, columns[k + 1]) + "expected at most " + std::to_string(kMaxTokensPerRequest) +
-                     " tokens per request, got " + std::to_string(*v)};
-      }
-      tokens[k] = *v;
-    }
-    trace.requests_.push_back({*when - first, static_cast<int32_t>(tokens[0]), static_cast<int32_t>(tokens[1])});
+    Result<TraceRequest> request = check->Check(t, row);
+    if (!request.ok()) return request.error();
+    trace.requests_.push_back(*request);
   }
+  trace.start_timestamp_ = check->start_timestamp();
   return trace;
 }
 

@@ -3,7 +3,9 @@
 //   TIMESTAMP,ContextTokens,GeneratedTokens
 //   2023-11-16 18:15:46.6805900,374,44
 //
-// TIMESTAMP is "YYYY-MM-DD HH:MM:SS[.fraction]" (UTC, up to 9 fractional digits).
+// TIMESTAMP is "YYYY-MM-DD HH:MM:SS[.fraction]" (UTC, up to 9 fractional digits), optionally
+// followed by a UTC offset, as the 2024 traces write it: "2024-05-10 00:00:00.009930+00:00"
+// ("Z", "+HH:MM" or "-HH:MM"; a time with an offset is converted to UTC).
 // Reading checks every row and fails on the first bad one with FILE:LINE: column:
 // an unparsable timestamp, tokens that are not positive integers (at most 10 million),
 // a timestamp earlier than the row before it (the trace must be sorted by arrival) or
@@ -52,8 +54,11 @@ class RequestTrace {
   std::vector<TraceRequest> requests_;
 };
 
-// Seconds since 1970-01-01 00:00:00 UTC for "YYYY-MM-DD HH:MM:SS[.fraction]"; the
-// error says what part is wrong.
+// Seconds since 1970-01-01 00:00:00 UTC for "YYYY-MM-DD HH:MM:SS[.fraction][Z|+HH:MM|-HH:MM]"
+// (no offset: UTC); the error says what part is wrong.
 Result<double> ParseTimestamp(const std::string& text);
+// The 2024 traces' form of `utc_s` (seconds since 1970 UTC, from 1970 to 9999), microseconds and
+// the offset: "2024-05-10 00:00:00.009930+00:00"; ParseTimestamp reads it back to the microsecond.
+std::string FormatTimestamp(double utc_s);
 
 }  // namespace wattcut::polca

@@ -21,6 +21,52 @@ TEST(ParseTimestamp, ReadsAzureFormatAndRejectsNonsense) {
   EXPECT_FALSE(ParseTimestamp("2023-11-16 18:15:46.12x").ok());
 }
 
+TEST(ParseTimestamp, ReadsThe2024FormWithItsUtcOffset) {
+  const double utc = *ParseTimestamp("2024-05-10 00:00:00.00993");
+  EXPECT_DOUBLE_EQ(*ParseTimestamp("2024-05-10 00:00:00.009930+00:00"), utc);
+  EXPECT_DOUBLE_EQ(*ParseTimestamp("2024-05-10 00:00:00.009930-00:00"), utc);
+  EXPECT_DOUBLE_EQ(*ParseTimestamp("2024-05-10 00:00:00.009930Z"), utc);
+  EXPECT_DOUBLE_EQ(*ParseTimestamp("2024-05-10 00:00:00+00:00"), *ParseTimestamp("2024-05-10 00:00:00"));
+  // Other offsets are converted to UTC: 02:00 at +02:00 is midnight UTC, 18:30 at -05:30 too.
+  EXPECT_DOUBLE_EQ(*ParseTimestamp("2024-05-10 02:00:00.009930+02:00"), utc);
+  EXPECT_DOUBLE_EQ(*ParseTimestamp("2024-05-09 18:30:00.009930-05:30"), utc);
+  EXPECT_EQ(ParseTimestamp("2024-05-10 00:00:00.009930+0000").error().message,
+            "expected a UTC offset Z, +HH:MM or -HH:MM after the time in '2024-05-10 00:00:00.009930+0000'");
+  EXPECT_EQ(ParseTimestamp("2024-05-10 00:00:00+00:0x").error().message,
+            "expected a UTC offset Z, +HH:MM or -HH:MM after the time in '2024-05-10 00:00:00+00:0x'");
+  EXPECT_EQ(ParseTimestamp("2024-05-10 00:00:00+24:00").error().message,
+            "UTC offset out of range in '2024-05-10 00:00:00+24:00'");
+  EXPECT_EQ(ParseTimestamp("2024-05-10 00:00:00Z+01:00").error().message,
+            "expected nothing after the UTC offset 'Z' in '2024-05-10 00:00:00Z+01:00'");
+  EXPECT_FALSE(ParseTimestamp("2024-05-10 00:00:00.+00:00").ok());
+  EXPECT_FALSE(ParseTimestamp("2024-05-10 00:00:00.1234567890+00:00").ok());  // 10 fractional digits
+  EXPECT_FALSE(ParseTimestamp("2024-05-10 00:00:00 UTC").ok());
+}
+
+TEST(FormatTimestamp, WritesThe2024FormThatParsesBack) {
+  EXPECT_EQ(FormatTimestamp(*ParseTimestamp("2024-05-10 00:00:00.00993")), "2024-05-10 00:00:00.009930+00:00");
+  EXPECT_EQ(FormatTimestamp(0), "1970-01-01 00:00:00.000000+00:00");
+  for (const char* text :
+       {"2024-02-29 23:59:59.999999+00:00", "2023-11-16 18:15:46.680590+00:00", "2000-03-01 12:00:00.000001+00:00"}) {
+    EXPECT_EQ(FormatTimestamp(*ParseTimestamp(text)), text);
+  }
+}
+
+TEST(RequestTrace, ParsesThe2024Form) {
+  auto trace = RequestTrace::Parse(
+      "TIMESTAMP,ContextTokens,GeneratedTokens\n"
+      "2024-05-10 00:00:00.009930+00:00,4808,10\n"
+      "2024-05-10 00:00:01.509930+00:00,3180,8\n",
+      "t.csv");
+  ASSERT_TRUE(trace.ok()) << trace.error().message;
+  EXPECT_NEAR(trace->requests()[1].arrival_s, 1.5, 1e-6);
+  EXPECT_EQ(trace->start_timestamp(), "2024-05-10 00:00:00.009930+00:00");
+  EXPECT_EQ(RequestTrace::Parse("TIMESTAMP,ContextTokens,GeneratedTokens\n2024-05-10 00:00:00.1+25:00,1,1\n", "t.csv")
+                .error()
+                .message,
+            "t.csv:2: column 'TIMESTAMP': UTC offset out of range in '2024-05-10 00:00:00.1+25:00'");
+}
+
 TEST(RequestTrace, ParsesRelativeArrivals) {
   auto trace = RequestTrace::Parse(
       "TIMESTAMP,ContextTokens,GeneratedTokens\n"

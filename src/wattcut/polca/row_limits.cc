@@ -4,8 +4,11 @@
 #include <cmath>
 #include <sstream>
 
+#include "wattcut/base/printable_text.h"
 #include "wattcut/polca/arrival_expansion.h"
 #include "wattcut/polca/row_simulator.h"
+#include "wattcut/polca/trace_time_arrivals.h"
+#include "wattcut/polca/trace_timeline.h"
 
 namespace wattcut::polca {
 namespace {
@@ -52,7 +55,7 @@ double ReplayedRequestsPerRun(const PolcaConfig& config, const RequestTrace& tra
   return blocks * ReplayedRequestsPerBlock(config, trace, servers);
 }
 
-Status CheckRowRun(const PolcaConfig& config, const RequestTrace& trace, const RowRunOptions& options) {
+Status CheckRunShape(const PolcaConfig& config, const RowRunOptions& options) {
   if (Status s = CheckRowSize(options.servers, "the row"); !s.ok()) return s;
   if (Status s = CheckDuration(options.duration_s); !s.ok()) return s;
   const double period_s = config.control.telemetry_period_s;
@@ -66,6 +69,20 @@ Status CheckRowRun(const PolcaConfig& config, const RequestTrace& trace, const R
                  std::to_string(kMaxPowerReadingsPerRun) +
                  " one run may hold (200 MB); shorten --duration or lengthen control.telemetry_period_s"};
   }
+  // Training servers: one event per timeline step (at most one per training.timeline_step_s).
+  const int training_servers = TrainingServersFor(config, options.servers);
+  const double steps = training_servers * options.duration_s / config.training.timeline_step_s;
+  if (steps > static_cast<double>(kMaxTrainingStepsPerRun)) {
+    return Error{"a run of " + Number(training_servers) + " training servers for " + Number(options.duration_s) +
+                 " s at a timeline step of " + Number(config.training.timeline_step_s) + " s simulates " +
+                 Number(steps) + " steps, more than the " + std::to_string(kMaxTrainingStepsPerRun) +
+                 " one run may (minutes of work); shorten --duration or lengthen training.timeline_step_s"};
+  }
+  return Status::Ok();
+}
+
+Status CheckRowRun(const PolcaConfig& config, const RequestTrace& trace, const RowRunOptions& options) {
+  if (Status s = CheckRunShape(config, options); !s.ok()) return s;
   const double per_block = ReplayedRequestsPerBlock(config, trace, options.servers);
   if (per_block > static_cast<double>(kMaxReplayedRequestsPerBlock)) {
     return Error{trace.name() + ": one replay block (" + Number(ArrivalExpansion::BlockSecondsFor(trace)) +
@@ -82,14 +99,36 @@ Status CheckRowRun(const PolcaConfig& config, const RequestTrace& trace, const R
                  std::to_string(kMaxReplayedRequestsPerRun) +
                  " one run may simulate (1.6 GB of latencies); shorten --duration or use fewer servers"};
   }
-  // Training servers: one event per timeline step (at most one per training.timeline_step_s).
-  const int training_servers = TrainingServersFor(config, options.servers);
-  const double steps = training_servers * options.duration_s / config.training.timeline_step_s;
-  if (steps > static_cast<double>(kMaxTrainingStepsPerRun)) {
-    return Error{"a run of " + Number(training_servers) + " training servers for " + Number(options.duration_s) +
-                 " s at a timeline step of " + Number(config.training.timeline_step_s) + " s simulates " +
-                 Number(steps) + " steps, more than the " + std::to_string(kMaxTrainingStepsPerRun) +
-                 " one run may (minutes of work); shorten --duration or lengthen training.timeline_step_s"};
+  return Status::Ok();
+}
+
+Status CheckRowRun(const PolcaConfig& config, const TraceTimeline& timeline, const RowRunOptions& options) {
+  if (Status s = CheckRunShape(config, options); !s.ok()) return s;
+  if (options.duration_s > timeline.duration_s()) {
+    return Error{"--duration: " + Number(options.duration_s) + " s (" + Number(options.duration_s / 86400) +
+                 " d) is longer than the trace " + timeline.path + " (" + Number(timeline.duration_s()) + " s, " +
+                 Number(timeline.duration_s() / 86400) + " d from '" + PrintableText(timeline.start_timestamp) +
+                 "'); with --time-of-day trace a run follows the trace's own timeline and cannot outlast it"};
+  }
+  const int inference_servers = options.servers - TrainingServersFor(config, options.servers);
+  const double rate = std::max(0, inference_servers) * config.workload.peak_requests_per_server_s;
+  // Each request becomes at most floor(scale) + 1 arrivals.
+  const double most_copies = std::floor(TraceTimeArrivals::ScaleFor(timeline, rate)) + 1;
+  const double per_hour = most_copies * static_cast<double>(timeline.busiest_hour_requests());
+  if (per_hour > static_cast<double>(kMaxReplayedRequestsPerBlock)) {
+    return Error{timeline.path + ": the trace's busiest hour scaled to " + std::to_string(inference_servers) +
+                 " serving servers at " + Number(config.workload.peak_requests_per_server_s) +
+                 " requests/s each is up to " + Number(per_hour) + " requests, more than the " +
+                 std::to_string(kMaxReplayedRequestsPerBlock) +
+                 " held at once; use fewer servers or a lower workload.peak_requests_per_server_s"};
+  }
+  const double per_run = most_copies * static_cast<double>(timeline.RequestsBefore(options.duration_s));
+  if (per_run > static_cast<double>(kMaxReplayedRequestsPerRun)) {
+    return Error{"a run of " + std::to_string(options.servers) + " servers for " + Number(options.duration_s) +
+                 " s on the trace's timeline at " + Number(config.workload.peak_requests_per_server_s) +
+                 " requests/s per server at its busiest hour replays up to " + Number(per_run) +
+                 " requests, more than the " + std::to_string(kMaxReplayedRequestsPerRun) +
+                 " one run may simulate (1.6 GB of latencies); shorten --duration or use fewer servers"};
   }
   return Status::Ok();
 }

@@ -7,7 +7,8 @@
 // Who checks what:
 //   * polca_config's Validate(): the config keys bounded here (row size, batch, prefill,
 //     telemetry period, per-server request rate);
-//   * RequestTrace: the trace file's size, request count and time span;
+//   * RequestTrace: the trace file's size, request count and time span; RequestTraceReader the
+//     same for a streamed trace (--time-of-day trace), with its own bounds;
 //   * CheckRowRun(), called by SimulateRow() and by `wattcut polca` before it computes:
 //     the run as a whole (servers, duration, telemetry readings, replayed requests);
 //   * CheckSweepSize(), called by RunSweep() and by `wattcut polca sweep`.
@@ -23,6 +24,7 @@
 namespace wattcut::polca {
 
 struct RowRunOptions;
+struct TraceTimeline;
 
 // Servers in one row, baseline or after adding. 2,000 DGX-class servers draw about 13 MW,
 // a whole data hall rather than one row (POLCA's rows hold tens of servers); a bigger
@@ -82,6 +84,18 @@ inline constexpr double kMaxTraceSpanS = 31 * 86400.0;
 inline constexpr int64_t kMaxTokensPerRequest = 10'000'000;
 inline constexpr int64_t kMaxTraceRequests = 10'000'000;
 inline constexpr uint64_t kMaxTraceFileBytes = uint64_t{512} << 20;
+
+// A streamed trace (--time-of-day trace, request_trace_reader.h): read one request at a time in
+// the memory of one 1 MiB chunk, on its own timeline, so its size bounds the time of a pass, not
+// memory. The 2024 Azure traces are a week: about 17 million requests and 600 MB each.
+//  * span: a run follows the trace's timeline and lasts at most kMaxDurationS, so a trace longer
+//    than the longest run cannot be simulated to its end (90 days, not the 31 of a replayed one);
+//  * requests: 250 million, 90 days at the 2024 traces' rate (17 million a week is 219 million);
+//    a pass reads a few million a wall second, so about two minutes;
+//  * file: 16 GiB, 250 million rows of the 2024 form (36 to 45 bytes) with room to spare.
+inline constexpr double kMaxStreamedTraceSpanS = kMaxDurationS;
+inline constexpr int64_t kMaxStreamedTraceRequests = 250'000'000;
+inline constexpr uint64_t kMaxStreamedTraceFileBytes = uint64_t{16} << 30;
 // A config file has about 50 keys (a few KB); a megabyte is certainly not one.
 inline constexpr uint64_t kMaxConfigFileBytes = uint64_t{1} << 20;
 
@@ -108,8 +122,14 @@ Status CheckDuration(double duration_s);
 // Upper bound of the requests the arrival expansion replays per block / per run.
 double ReplayedRequestsPerBlock(const PolcaConfig& config, const RequestTrace& trace, int servers);
 double ReplayedRequestsPerRun(const PolcaConfig& config, const RequestTrace& trace, int servers, double duration_s);
-// Every bound of one run: row size, duration, telemetry readings, replayed requests.
+// The bounds of one run that do not depend on where its arrivals come from: row size, duration,
+// telemetry readings, training timeline steps.
+Status CheckRunShape(const PolcaConfig& config, const RowRunOptions& options);
+// Every bound of one run: CheckRunShape and the requests the expansion of `trace` replays.
 Status CheckRowRun(const PolcaConfig& config, const RequestTrace& trace, const RowRunOptions& options);
+// Every bound of one run on a streamed trace's timeline (--time-of-day trace): CheckRunShape, a
+// duration within the trace's, and the requests its scaling replays per hour and per run.
+Status CheckRowRun(const PolcaConfig& config, const TraceTimeline& timeline, const RowRunOptions& options);
 // A sweep of `added_values` x `policies` with `jobs` threads.
 Status CheckSweepSize(size_t added_values, size_t policies, int jobs);
 

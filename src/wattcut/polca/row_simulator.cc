@@ -4,6 +4,7 @@
 #include <cmath>
 #include <deque>
 #include <limits>
+#include <memory>
 
 #include "wattcut/polca/arrival_expansion.h"
 #include "wattcut/polca/control_actuation.h"
@@ -12,6 +13,7 @@
 #include "wattcut/polca/row_limits.h"
 #include "wattcut/polca/server_event_queue.h"
 #include "wattcut/polca/server_model.h"
+#include "wattcut/polca/trace_time_arrivals.h"
 
 namespace wattcut::polca {
 namespace {
@@ -62,16 +64,53 @@ std::string RunLabel(const RowRunResult& run) {
   return PolicyName(run.policy) + "+" + TrainingControlName(run.training_control);
 }
 
+int InferenceServersFor(const PolcaConfig& config, int servers) {
+  return servers - TrainingServersFor(config, servers);
+}
+
 Result<RowRunResult> SimulateRow(const PolcaConfig& config, const RequestTrace& trace, const RowRunOptions& options) {
   Status valid = Validate(config);
   if (!valid.ok()) return valid.error();
   if (trace.requests().empty()) return Error{trace.name() + ": no requests"};
   // Before anything below allocates per server, per reading or per request.
   if (Status bounded = CheckRowRun(config, trace, options); !bounded.ok()) return bounded.error();
+  ExpansionOptions expansion_options;
+  expansion_options.duration_s = options.duration_s;
+  expansion_options.peak_rate_per_s =
+      InferenceServersFor(config, options.servers) * config.workload.peak_requests_per_server_s;
+  expansion_options.diurnal_trough = config.workload.diurnal_trough;
+  expansion_options.peak_hour = config.workload.peak_hour;
+  expansion_options.weekend_factor = config.workload.weekend_factor;
+  expansion_options.low_priority_share = config.row.low_priority_share;
+  expansion_options.seed = options.seed;
+  ArrivalExpansion expansion(trace, expansion_options);
+  return SimulateRow(config, expansion, options);
+}
+
+Result<RowRunResult> SimulateRow(const PolcaConfig& config, const TraceTimeline& timeline,
+                                 const RowRunOptions& options) {
+  Status valid = Validate(config);
+  if (!valid.ok()) return valid.error();
+  if (Status bounded = CheckRowRun(config, timeline, options); !bounded.ok()) return bounded.error();
+  TraceTimeOptions arrival_options;
+  arrival_options.duration_s = options.duration_s;
+  arrival_options.peak_rate_per_s =
+      InferenceServersFor(config, options.servers) * config.workload.peak_requests_per_server_s;
+  arrival_options.low_priority_share = config.row.low_priority_share;
+  arrival_options.seed = options.seed;
+  Result<std::unique_ptr<TraceTimeArrivals>> arrivals = TraceTimeArrivals::Open(timeline, arrival_options);
+  if (!arrivals.ok()) return arrivals.error();
+  return SimulateRow(config, **arrivals, options);
+}
+
+Result<RowRunResult> SimulateRow(const PolcaConfig& config, ArrivalSource& arrivals, const RowRunOptions& options) {
+  Status valid = Validate(config);
+  if (!valid.ok()) return valid.error();
+  if (Status bounded = CheckRunShape(config, options); !bounded.ok()) return bounded.error();
 
   const InferencePowerModel model(config);
   const int n_train = TrainingServersFor(config, options.servers);
-  const int n = options.servers - n_train;  // inference servers
+  const int n = InferenceServersFor(config, options.servers);
   if (n < 1) {
     return Error{"a row of " + std::to_string(options.servers) + " servers with row.training_share = " +
                  std::to_string(config.row.training_share) + " has no inference server"};
@@ -92,18 +131,9 @@ Result<RowRunResult> SimulateRow(const PolcaConfig& config, const RequestTrace& 
   std::array<size_t, 2> round_robin{0, 0};
   std::vector<int> load(static_cast<size_t>(n), 0);  // outstanding requests, compact for routing
 
-  ExpansionOptions expansion_options;
-  expansion_options.duration_s = options.duration_s;
-  expansion_options.peak_rate_per_s = n * config.workload.peak_requests_per_server_s;
-  expansion_options.diurnal_trough = config.workload.diurnal_trough;
-  expansion_options.peak_hour = config.workload.peak_hour;
-  expansion_options.weekend_factor = config.workload.weekend_factor;
-  expansion_options.low_priority_share = config.row.low_priority_share;
-  expansion_options.seed = options.seed;
-  ArrivalExpansion expansion(trace, expansion_options);
   std::vector<Arrival> block;
   size_t next_arrival = 0;
-  bool more_blocks = expansion.NextBlock(block);
+  bool more_blocks = arrivals.NextBlock(block);
 
   // Training servers, each started at a seeded random point of its iteration so that their
   // peaks do not line up by construction.
@@ -229,8 +259,9 @@ Result<RowRunResult> SimulateRow(const PolcaConfig& config, const RequestTrace& 
   };
 
   while (true) {
-    if (next_arrival == block.size() && more_blocks) {
-      more_blocks = expansion.NextBlock(block);
+    // Past empty blocks (an hour without requests), so the next arrival is never skipped.
+    while (next_arrival == block.size() && more_blocks) {
+      more_blocks = arrivals.NextBlock(block);
       next_arrival = 0;
     }
     const double t_arrival = next_arrival < block.size() ? block[next_arrival].time_s : kInf;
@@ -303,6 +334,7 @@ Result<RowRunResult> SimulateRow(const PolcaConfig& config, const RequestTrace& 
     }
   }
 
+  if (Status source = arrivals.status(); !source.ok()) return source.error();
   for (auto& s : servers) {
     s.Finish(t, logs[static_cast<size_t>(s.priority())]);
     result.unfinished += s.outstanding();

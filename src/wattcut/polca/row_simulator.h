@@ -1,7 +1,9 @@
 // The trace-driven, discrete-event simulator of one row of inference servers under a
 // row power policy (POLCA or a baseline).
 //
-// Requests come from ArrivalExpansion (days of arrivals from one trace hour), are
+// Requests come from an ArrivalSource: ArrivalExpansion (days of arrivals from one trace hour,
+// --time-of-day cosine) or TraceTimeArrivals (a streamed trace on its own timeline, --time-of-day
+// trace). They are
 // routed to the least-loaded server of their priority class (fewest outstanding
 // requests; ties go round-robin), and are served by InferenceServer models. Row power
 // is the exact sum of the servers' piecewise-constant power; it is averaged over each
@@ -15,9 +17,11 @@
 #include <vector>
 
 #include "wattcut/base/result.h"
+#include "wattcut/polca/arrival_source.h"
 #include "wattcut/polca/polca_config.h"
 #include "wattcut/polca/request_trace.h"
 #include "wattcut/polca/row_power_policy.h"
+#include "wattcut/polca/trace_timeline.h"
 #include "wattcut/polca/training_job.h"
 #include "wattcut/polca/training_server.h"
 
@@ -95,7 +99,19 @@ int TrainingServersFor(const PolcaConfig& config, int servers);
 // row trains.
 std::string RunLabel(const RowRunResult& run);
 
+// The servers of a row of `servers` that serve requests: the others (at least one).
+int InferenceServersFor(const PolcaConfig& config, int servers);
+
+// The run with arrivals from `arrivals`, made for the row's InferenceServersFor(options.servers)
+// serving servers (the arrival rate scales with them). Checks the config and CheckRunShape, not
+// the arrivals' own bounds (the overloads below do). Fails when the source does.
+Result<RowRunResult> SimulateRow(const PolcaConfig& config, ArrivalSource& arrivals, const RowRunOptions& options);
+// --time-of-day cosine: `trace` expanded by ArrivalExpansion with the config's workload.
 Result<RowRunResult> SimulateRow(const PolcaConfig& config, const RequestTrace& trace, const RowRunOptions& options);
+// --time-of-day trace: the timeline's file streamed by TraceTimeArrivals, its busiest hour at
+// workload.peak_requests_per_server_s per serving server; options.duration_s at most the trace's.
+Result<RowRunResult> SimulateRow(const PolcaConfig& config, const TraceTimeline& timeline,
+                                 const RowRunOptions& options);
 
 // How a run compares with the unconstrained run of the same requests (policy none).
 struct PriorityImpact {

@@ -14,8 +14,13 @@ int ServersFor(int baseline, double added_fraction) {
   return static_cast<int>(std::lround(baseline * (1 + added_fraction)));
 }
 
-Result<SweepResult> RunSweep(const PolcaConfig& config, const RequestTrace& trace, const SweepOptions& given,
-                             const std::function<void(const std::string&)>& progress) {
+namespace {
+
+// One run of the sweep, on the sweep's arrivals (the same for every run of a row size and seed).
+using RunOne = std::function<Result<RowRunResult>(const RowRunOptions&)>;
+
+Result<SweepResult> Sweep(const PolcaConfig& config, const RunOne& simulate, const SweepOptions& given,
+                          const std::function<void(const std::string&)>& progress) {
   SweepOptions options = given;
   std::sort(options.added_fractions.begin(), options.added_fractions.end());
   options.added_fractions.erase(std::unique(options.added_fractions.begin(), options.added_fractions.end()),
@@ -55,7 +60,7 @@ Result<SweepResult> RunSweep(const PolcaConfig& config, const RequestTrace& trac
       run.duration_s = options.duration_s;
       run.seed = options.seed;
       run.keep_power_samples = false;
-      results[k] = SimulateRow(config, trace, run);
+      results[k] = simulate(run);
       if (progress) {
         std::lock_guard<std::mutex> lock(progress_mutex);
         const auto& r = results[k];
@@ -100,6 +105,20 @@ Result<SweepResult> RunSweep(const PolcaConfig& config, const RequestTrace& trac
     }
   }
   return sweep;
+}
+
+}  // namespace
+
+Result<SweepResult> RunSweep(const PolcaConfig& config, const RequestTrace& trace, const SweepOptions& options,
+                             const std::function<void(const std::string&)>& progress) {
+  return Sweep(
+      config, [&](const RowRunOptions& run) { return SimulateRow(config, trace, run); }, options, progress);
+}
+
+Result<SweepResult> RunSweep(const PolcaConfig& config, const TraceTimeline& timeline, const SweepOptions& options,
+                             const std::function<void(const std::string&)>& progress) {
+  return Sweep(
+      config, [&](const RowRunOptions& run) { return SimulateRow(config, timeline, run); }, options, progress);
 }
 
 }  // namespace wattcut::polca

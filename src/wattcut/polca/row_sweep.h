@@ -52,7 +52,12 @@ struct SweepResult {
 int ServersFor(int baseline, double added_fraction);
 
 // `progress` (may be empty) is called after each run with a one-line description.
+// --time-of-day cosine: every run expands `trace` (ArrivalExpansion).
 Result<SweepResult> RunSweep(const PolcaConfig& config, const RequestTrace& trace, const SweepOptions& options,
+                             const std::function<void(const std::string&)>& progress = {});
+// --time-of-day trace: every run streams the timeline's file on its own (TraceTimeArrivals), so
+// parallel runs each hold one block, never the trace.
+Result<SweepResult> RunSweep(const PolcaConfig& config, const TraceTimeline& timeline, const SweepOptions& options,
                              const std::function<void(const std::string&)>& progress = {});
 
 }  // namespace wattcut::polca

@@ -83,22 +83,37 @@ json RunJsonWithTraining(const RowRunResult& r, const RunImpact* impact) {
   return j;
 }
 
+// The trace: its file, requests and span; for a streamed one (--time-of-day trace) also where its
+// timeline starts and its busiest hour, which set the row's rate.
+json TraceJson(const RunContext& c) {
+  if (c.timeline == nullptr) {
+    return {{"path", c.trace->name()}, {"requests", c.trace->requests().size()}, {"span_s", c.trace->span_s()}};
+  }
+  const TraceTimeline& t = *c.timeline;
+  return {{"path", t.path},
+          {"requests", t.requests},
+          {"span_s", t.span_s},
+          {"start", t.start_timestamp},
+          {"busiest_hour", t.busiest_hour()},
+          {"busiest_hour_requests", t.busiest_hour_requests()}};
+}
+
 json ContextJson(const RunContext& c) {
-  return {
-      {"command", c.command},
-      {"config", c.config->source},
-      {"gpu", c.config->gpu.name},
-      {"model", c.config->service.model},
-      {"trace", {{"path", c.trace->name()}, {"requests", c.trace->requests().size()}, {"span_s", c.trace->span_s()}}},
-      {"seed", c.seed},
-      {"baseline_servers", c.config->row.baseline_servers},
-      {"row_budget_w", c.config->row_budget_w()},
-      {"slos",
-       {{"high_p50_latency_impact_below", 0.01},
-        {"high_p99_latency_impact_below", 0.05},
-        {"low_p50_latency_impact_below", 0.05},
-        {"low_p99_latency_impact_below", 0.50}}},
-      {"wall_s", c.wall_s}};
+  return {{"command", c.command},
+          {"config", c.config->source},
+          {"gpu", c.config->gpu.name},
+          {"model", c.config->service.model},
+          {"trace", TraceJson(c)},
+          {"time_of_day", TimeOfDayName(c.time_of_day)},
+          {"seed", c.seed},
+          {"baseline_servers", c.config->row.baseline_servers},
+          {"row_budget_w", c.config->row_budget_w()},
+          {"slos",
+           {{"high_p50_latency_impact_below", 0.01},
+            {"high_p99_latency_impact_below", 0.05},
+            {"low_p50_latency_impact_below", 0.05},
+            {"low_p99_latency_impact_below", 0.50}}},
+          {"wall_s", c.wall_s}};
 }
 
 json ContextJsonWithTraining(const RunContext& c) {

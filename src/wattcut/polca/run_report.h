@@ -10,16 +10,21 @@
 #include "wattcut/polca/request_trace.h"
 #include "wattcut/polca/row_simulator.h"
 #include "wattcut/polca/row_sweep.h"
+#include "wattcut/polca/time_of_day.h"
+#include "wattcut/polca/trace_timeline.h"
 
 namespace wattcut::polca {
 
 struct RunContext {
   std::string command;  // the command line, for the record
   const PolcaConfig* config = nullptr;
-  const RequestTrace* trace = nullptr;
+  const RequestTrace* trace = nullptr;  // --time-of-day cosine
   uint64_t seed = 1;
   double wall_s = 0;                          // time the simulations took
   const TrainingJob* training_job = nullptr;  // when the row trains
+  // --time-of-day trace: the streamed trace's timeline (instead of `trace`).
+  TimeOfDay time_of_day = TimeOfDay::kCosine;
+  const TraceTimeline* timeline = nullptr;
 };
 
 // summary.json, run.csv (one row of metrics), row_power.csv (per-minute mean and max
