@@ -107,7 +107,7 @@ PowerCalibration::PowerCalibration(const CalibrationWindows& windows, const Polc
     : data_(windows), base_(base), options_(options) {}
 
 bool PowerCalibration::Fits(size_t k) const {
-  return data_.windows[k].clock_steady && phases_[k].tokens_known() && !phases_[k].overfull;
+  return data_.windows[k].clock_steady && phases_[k].tokens_known() && phases_[k].times_known && !phases_[k].overfull;
 }
 
 void PowerCalibration::Features(size_t k, const Shape& shape, double f[5]) const {

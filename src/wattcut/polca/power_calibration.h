@@ -105,7 +105,7 @@ class PowerCalibration {
   // Least-squares levels and the residual sum of squares for a shape (over the fit windows).
   bool SolveLevels(const Shape& shape, Levels& levels, double& rss) const;
   // Whether a fit-part window enters the fit: a steady clock, every prefill's tokens its own (not
-  // a share of several prefills'), and load the timing fits in it.
+  // a share of several prefills'), phase times the load determines, and load the timing fits in it.
   bool Fits(size_t window) const;
   double PredictW(size_t window, const Shape& shape, const Levels& levels) const;
   void Features(size_t window, const Shape& shape, double f[5]) const;

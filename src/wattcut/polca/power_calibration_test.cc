@@ -30,28 +30,15 @@ PolcaConfig TrueServer() {
 }
 
 // Two hours of the conversation trace's load on one server (0.5 requests/s), drained for three
-// minutes twice (idle periods), at four clocks that change every 7.5 minutes.
+// minutes every hour (idle periods), at four clocks that change every 7.5 minutes.
 std::vector<Arrival> TwoHoursOfLoad(const RequestTrace& trace, double duration_s = 7200) {
-  ExpansionOptions o;
-  o.duration_s = duration_s;
-  o.peak_rate_per_s = 0.5;
-  o.diurnal_trough = 1.0;
-  o.low_priority_share = 0;
-  o.seed = 7;
-  std::vector<Arrival> all = ArrivalExpansion(trace, o).All(), kept;
-  for (const Arrival& a : all) {
-    const double m = std::fmod(a.time_s, 3600) / 60;
-    if (m >= 20 && m < 23) continue;
-    kept.push_back(a);
-  }
-  return kept;
+  CalibrationRunSpec spec;
+  spec.duration_s = duration_s;
+  return CalibrationRunArrivals(trace, spec);
 }
 
 std::vector<ClockStep> FourClocks(double duration_s = 7200) {
-  const double clocks[] = {1410, 1200, 1005, 1305};
-  std::vector<ClockStep> steps;
-  for (int i = 0; i * 450.0 < duration_s; ++i) steps.push_back({i * 450.0, clocks[i % 4]});
-  return steps;
+  return ClockCycle({1410, 1200, 1005, 1305}, 450, duration_s);
 }
 
 SynthesisOptions OneHour() {
@@ -71,13 +58,13 @@ Result<CalibrationResult> Calibrate(const SynthesizedTelemetry& t, double hold_b
 
 double Relative(double got, double want) { return std::abs(got - want) / std::abs(want); }
 
-// What the fit reaches from 1 s vLLM scrapes today (docs/polca.md, "How close the fit gets"):
-// issue 27 asks 3 % on every parameter and a P99 under 5 % of TDP; the prompt levels and the
-// tokens at peak are within 5 %, the P99 is near 6 %, because 1 s counters do not say how several
-// prefills in one second split their tokens.
+// Every parameter within 3 % (issue 27). The held-back hour's P99 is 5.5 % of TDP, short of the
+// issue's 5 %: when two or more prefills end within one 1 s scrape, the counters give only their
+// summed tokens, and the windows where that split matters are the P99's (docs/polca.md, "How
+// close the fit gets").
 constexpr double kLevelTolerance = 0.03;
-constexpr double kPromptTolerance = 0.05;
-constexpr double kHeldBackP99Tdp = 0.065;
+constexpr double kPromptTolerance = 0.03;
+constexpr double kHeldBackP99Tdp = 0.06;
 
 TEST(PowerCalibrationTest, RoundTripRecoversEveryParameterAndPredictsTheHeldBackHour) {
   WATTCUT_REQUIRE_SHARED_FILE(path, "azure-llm-inference-2023/AzureLLMInferenceTrace_conv.csv");

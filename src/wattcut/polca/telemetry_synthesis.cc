@@ -37,6 +37,31 @@ class GaussianNoise {
 
 }  // namespace
 
+std::vector<Arrival> CalibrationRunArrivals(const RequestTrace& trace, const CalibrationRunSpec& spec) {
+  ExpansionOptions o;
+  o.duration_s = spec.duration_s;
+  o.peak_rate_per_s = spec.rate_per_s;
+  o.diurnal_trough = 1.0;
+  o.low_priority_share = 0;
+  o.seed = spec.seed;
+  std::vector<Arrival> kept;
+  for (const Arrival& a : ArrivalExpansion(trace, o).All()) {
+    const double into_hour_s = std::fmod(a.time_s, 3600);
+    if (into_hour_s >= spec.drain_at_minute * 60 && into_hour_s < spec.drain_at_minute * 60 + spec.drain_s) continue;
+    kept.push_back(a);
+  }
+  return kept;
+}
+
+std::vector<ClockStep> ClockCycle(const std::vector<double>& clocks_mhz, double every_s, double duration_s) {
+  std::vector<ClockStep> steps;
+  if (clocks_mhz.empty() || !(every_s > 0)) return steps;
+  for (int64_t i = 0; static_cast<double>(i) * every_s < duration_s; ++i) {
+    steps.push_back({static_cast<double>(i) * every_s, clocks_mhz[static_cast<size_t>(i) % clocks_mhz.size()]});
+  }
+  return steps;
+}
+
 Result<SynthesizedTelemetry> SynthesizeServerTelemetry(const PolcaConfig& config, const std::vector<Arrival>& arrivals,
                                                        const std::vector<ClockStep>& clocks,
                                                        const SynthesisOptions& options) {

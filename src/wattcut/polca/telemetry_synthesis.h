@@ -28,6 +28,7 @@
 
 #include "wattcut/polca/arrival_expansion.h"
 #include "wattcut/polca/polca_config.h"
+#include "wattcut/polca/request_trace.h"
 #include "wattcut/telemetry/gpu_power_telemetry.h"
 #include "wattcut/telemetry/serving_load_telemetry.h"
 
@@ -58,6 +59,21 @@ struct SynthesizedTelemetry {
   telemetry::PowerTelemetry instant_power;
   telemetry::ServingLoadTelemetry load;
 };
+
+// A calibration run as an operator would record one: `rate_per_s` requests a second from the trace
+// (its sizes and burstiness, flat in time), with the server drained for `drain_s` from minute
+// `drain_at_minute` of every hour (an idle period to measure), for `duration_s`.
+struct CalibrationRunSpec {
+  double duration_s = 7200;
+  double rate_per_s = 0.5;
+  double drain_at_minute = 20;
+  double drain_s = 180;
+  uint64_t seed = 7;
+};
+std::vector<Arrival> CalibrationRunArrivals(const RequestTrace& trace, const CalibrationRunSpec& spec);
+
+// The GPUs locked to each clock in turn for `every_s`, over `duration_s`.
+std::vector<ClockStep> ClockCycle(const std::vector<double>& clocks_mhz, double every_s, double duration_s);
 
 // `arrivals` in time order, times in seconds after the start; `clocks` in increasing from_s (none:
 // the maximum clock throughout). Fails on clocks outside the config's range or out of order.
