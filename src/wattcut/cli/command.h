@@ -33,6 +33,7 @@ void AddDagCommand(CLI::App& app, CommandStatus& status);
 void AddPolcaControlCommand(CLI::App& polca, CommandStatus& status);
 void AddPolcaReplayCommand(CLI::App& polca, CommandStatus& status);
 void AddPolcaCalibrateCommand(CLI::App& polca, CommandStatus& status);
+void AddPolcaSynthesizeCommand(CLI::App& polca, CommandStatus& status);
 void AddScheduleCommand(CLI::App& app, CommandStatus& status);
 
 }  // namespace wattcut::cli

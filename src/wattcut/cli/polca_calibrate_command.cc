@@ -87,7 +87,8 @@ int RunCalibrate(const CalibrateArgs& args) {
   window_options.sensor_average_s = SensorAverageSecondsFor(power->power_field);
   window_options.max_power_gap_s = 1.0;
   Result<CalibrationWindows> windows = BuildCalibrationWindows(power->gpus, nullptr, load->servers[0], window_options);
-  if (!windows.ok()) return ReportError(name, Error{args.power_path + " and " + args.load_path + ": " + windows.error().message});
+  if (!windows.ok())
+    return ReportError(name, Error{args.power_path + " and " + args.load_path + ": " + windows.error().message});
   CalibrationOptions options;
   options.hold_back_fraction = *hold_back;
   Result<CalibrationResult> r = CalibratePowerModel(*windows, *base, options);
@@ -107,8 +108,10 @@ int RunCalibrate(const CalibrateArgs& args) {
   p.reader_notes = power->notes;
   for (const std::string& n : load->notes) p.reader_notes.push_back(n);
   for (const std::string& n : windows->notes) p.reader_notes.push_back(n);
-  r->notes.insert(r->notes.begin(), "server power here comes from the GPUs alone: the non-GPU part (server.*) is "
-                                    "the base config's model (" + base->source + ")");
+  r->notes.insert(r->notes.begin(),
+                  "server power here comes from the GPUs alone: the non-GPU part (server.*) is "
+                  "the base config's model (" +
+                      base->source + ")");
   Status st = out->Write("calibrated.conf", CalibratedConfigText(*r, p));
   if (st.ok()) st = out->Write("calibration.json", CalibrationJson(*r, p).dump(2) + "\n");
   if (st.ok()) st = out->Write("calibration_power.svg", CalibrationPowerSvg(*r));
@@ -127,9 +130,10 @@ int RunCalibrate(const CalibrateArgs& args) {
 
 void AddPolcaCalibrateCommand(CLI::App& polca, CommandStatus& status) {
   auto args = std::make_shared<CalibrateArgs>();
-  CLI::App* c = polca.add_subcommand(
-      "calibrate", "Fit the per-GPU power model to one server's nvidia-smi power and vLLM load");
-  c->add_option("--power", args->power_path, "nvidia-smi --query-gpu=... --format=csv output of the server")->required();
+  CLI::App* c =
+      polca.add_subcommand("calibrate", "Fit the per-GPU power model to one server's nvidia-smi power and vLLM load");
+  c->add_option("--power", args->power_path, "nvidia-smi --query-gpu=... --format=csv output of the server")
+      ->required();
   c->add_option("--load", args->load_path, "vLLM metrics CSV of the same server (time,vllm:num_requests_running,...)")
       ->required();
   c->add_option("--gpu", args->gpu, "Built-in base config when no --config is given: a100 or h100")

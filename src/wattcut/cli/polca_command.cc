@@ -17,6 +17,7 @@
 #include "wattcut/base/printable_text.h"
 
 #include "wattcut/cli/command.h"
+#include "wattcut/cli/duration_argument.h"
 #include "wattcut/cli/output_directory.h"
 #include "wattcut/polca/polca_config.h"
 #include "wattcut/polca/request_trace.h"
@@ -111,42 +112,6 @@ Result<std::vector<double>> ParseAddedList(const std::string& text) {
     out.push_back(*v);
   }
   return out;
-}
-
-// "7d", "36h", "90m", "600s", "1.5h"; a unit is required ("7" could be days or seconds).
-Result<double> ParseDuration(const std::string& text) {
-  const std::string expected =
-      "--duration: expected a number with a unit, d (days), h (hours), m (minutes) or s "
-      "(seconds), like 7d, 12h, 30m or 45s, got '" +
-      PrintableText(text) + "'";
-  if (text.empty()) return Error{expected};
-  double unit = 1;
-  std::string t = text;
-  switch (t.back()) {
-    case 'd':
-      unit = 86400;
-      break;
-    case 'h':
-      unit = 3600;
-      break;
-    case 'm':
-      unit = 60;
-      break;
-    case 's':
-      unit = 1;
-      break;
-    default:
-      return Error{expected};
-  }
-  t.pop_back();
-  char* end = nullptr;
-  double v = std::strtod(t.c_str(), &end);
-  if (t.empty() || !(std::isdigit(static_cast<unsigned char>(t.front())) || t.front() == '.') ||
-      end != t.c_str() + t.size() || !std::isfinite(v)) {
-    return Error{expected};
-  }
-  if (Status s = CheckDuration(v * unit); !s.ok()) return Error{"--duration: " + s.error().message};
-  return v * unit;
 }
 
 Result<std::vector<PolicyKind>> ParsePolicies(const std::string& text) {
@@ -499,6 +464,7 @@ void AddPolcaCommand(CLI::App& app, CommandStatus& status) {
   AddPolcaControlCommand(*polca, status);
   AddPolcaReplayCommand(*polca, status);
   AddPolcaCalibrateCommand(*polca, status);
+  AddPolcaSynthesizeCommand(*polca, status);
 
   CLI::App* config = polca->add_subcommand("config", "Print a built-in config to start your own from");
   config->add_option("--gpu", *config_gpu, "a100 or h100")->capture_default_str();

@@ -68,7 +68,12 @@ std::optional<double> LocalTimestamp(const std::string& v) {
   return static_cast<double>(t) + frac;
 }
 
-std::string Stem(const std::string& path) { return std::filesystem::path(path).stem().string(); }
+// "node-a.nvidia-smi.csv" -> "node-a": the file name up to its first dot.
+std::string Stem(const std::string& path) {
+  const std::string name = std::filesystem::path(path).filename().string();
+  const size_t dot = name.find('.', 1);
+  return dot == std::string::npos ? name : name.substr(0, dot);
+}
 
 }  // namespace
 

@@ -28,7 +28,7 @@ namespace wattcut::telemetry {
 inline constexpr uint64_t kMaxTelemetryFileBytes = uint64_t{1} << 30;
 
 struct NvidiaSmiReadOptions {
-  std::string server;                     // the series' server; empty: the file name without extension
+  std::string server;                     // the series' server; empty: the file name up to its first dot
   std::optional<int> utc_offset_minutes;  // unset: the timestamps are taken as UTC (noted)
 };
 
