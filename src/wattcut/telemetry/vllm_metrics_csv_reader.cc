@@ -8,7 +8,7 @@
 
 #include "wattcut/base/csv_reader.h"
 #include "wattcut/base/printable_text.h"
-#include "wattcut/telemetry/nvidia_smi_csv_reader.h"  // kMaxTelemetryFileBytes
+#include "wattcut/telemetry/nvidia_smi_csv_reader.h"  // kMaxTelemetryFileBytes, LooksLikeNvidiaSmiCsv
 
 namespace wattcut::telemetry {
 namespace {
@@ -32,6 +32,10 @@ constexpr Metric kMetrics[] = {
 
 Result<ServingLoadTelemetry> ParseVllmMetricsCsv(const std::string& text, const std::string& source_name,
                                                  const std::string& server) {
+  if (LooksLikeNvidiaSmiCsv(text)) {
+    return Error{source_name +
+                 ": this is nvidia-smi's CSV (power), not vLLM metrics (load): pass it as the power file"};
+  }
   ServingLoadTelemetry out;
   out.source = source_name;
   out.format = "vllm-csv";

@@ -7,7 +7,8 @@
 // `time` is Unix seconds; the other columns are named exactly as vLLM exports the metrics:
 // vllm:num_requests_running, vllm:num_requests_waiting, vllm:prompt_tokens_total,
 // vllm:generation_tokens_total, vllm:time_to_first_token_seconds_count, vllm:request_success_total.
-// An unknown column is refused by name (a typo would otherwise be ignored); running and the two
+// An nvidia-smi file passed here is refused by name. An unknown column is refused by name (a typo
+// would otherwise be ignored); running and the two
 // token counters are required. Gauges must be finite and >= 0; a counter that decreases was reset
 // (a restarted server): what it had counted is added back, and a note says how often. `NaN`
 // stands for a missing reading. Times must increase. Errors name FILE:LINE: column.

@@ -1,0 +1,132 @@
+// `wattcut polca synthesize` and `polca calibrate` as an operator runs them: files written as
+// nvidia-smi and vLLM write them, read back by the real binary, and the fitted config used.
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <string>
+
+#include "tests/cli/command_runner.h"
+#include "wattcut/base/shared_data_testing.h"
+
+namespace wattcut {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::ReadFile;
+using testing::RunWattcut;
+using testing::TempDir;
+
+// A server unlike the A100 defaults: the parameters calibrate must find.
+const std::map<std::string, double> kTruth = {
+    {"gpu.idle_w", 62},
+    {"gpu.prompt_w_small", 250},
+    {"gpu.prompt_w_large", 395},
+    {"gpu.prompt_tokens_for_peak", 2600},
+    {"gpu.token_w_batch1", 150},
+    {"gpu.token_w_full_batch", 310},
+    {"gpu.prompt_power_freq_exponent", 1.6},
+    {"gpu.token_power_freq_exponent", 0.7},
+};
+
+std::string WriteTruth(const TempDir& dir) {
+  const std::string path = dir.path() + "/truth.conf";
+  std::ofstream out(path);
+  out << "base = a100\n";
+  for (const auto& [k, v] : kTruth) out << k << " = " << v << "\n";
+  return path;
+}
+
+TEST(PolcaCalibrateCommand, RecoversTheServerFromItsNvidiaSmiAndVllmFiles) {
+  WATTCUT_REQUIRE_SHARED_FILE(trace, "azure-llm-inference-2023/AzureLLMInferenceTrace_conv.csv");
+  TempDir dir;
+  auto s = RunWattcut("polca synthesize --config " + WriteTruth(dir) + " --trace " + trace +
+                      " --utc-offset +02:00 --out " + dir.path() + "/data");
+  ASSERT_EQ(s.exit_code, 0) << s.err;
+  const std::string power = dir.path() + "/data/node-a.nvidia-smi.csv", load = dir.path() + "/data/node-a.vllm.csv";
+  const std::string smi = ReadFile(power);
+  EXPECT_EQ(smi.substr(0, smi.find('\n')),
+            "timestamp, index, uuid, power.draw [W], power.draw.average [W], power.draw.instant [W], clocks.sm [MHz]");
+  EXPECT_EQ(smi.find("2024/05/10 02:00:00.250, 0, GPU-"), smi.find('\n') + 1) << smi.substr(0, 300);
+
+  const std::string out = dir.path() + "/cal";
+  auto r = RunWattcut("polca calibrate --power " + power + " --load " + load +
+                      " --gpu a100 --utc-offset +02:00 --hold-back 50% --out " + out);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("calibrated node-a (8 GPUs)"), std::string::npos) << r.out;
+  EXPECT_NE(r.err.find("the non-GPU part (server.*) is the base config's model"), std::string::npos) << r.err;
+  nlohmann::json c = nlohmann::json::parse(ReadFile(out + "/calibration.json"));
+  int checked = 0;
+  for (const auto& p : c["parameters"]) {
+    auto it = kTruth.find(p["key"].get<std::string>());
+    if (it == kTruth.end()) continue;
+    EXPECT_TRUE(p["measured"].get<bool>()) << p;
+    EXPECT_LT(std::abs(p["value"].get<double>() - it->second) / it->second, 0.03) << p;
+    ++checked;
+  }
+  EXPECT_EQ(checked, 8);
+  EXPECT_EQ(c["clocks_mhz"].size(), 4u);
+  EXPECT_LT(c["held_back"]["all"]["p99_abs_tdp"].get<double>(), 0.06);
+  EXPECT_NE(c["power"]["field"].get<std::string>().find("power.draw.average"), std::string::npos);
+  for (const char* f : {"calibrated.conf", "calibration_power.svg", "calibration_error.svg"}) {
+    EXPECT_TRUE(fs::exists(out + "/" + f)) << f;
+  }
+  const std::string conf = ReadFile(out + "/calibrated.conf");
+  EXPECT_NE(conf.find("# measured (base 80)\ngpu.idle_w = 62"), std::string::npos) << conf.substr(0, 2000);
+  EXPECT_NE(conf.find("not measured: no server-level power"), std::string::npos);
+
+  // The fitted config is a config: simulate runs on it.
+  auto sim = RunWattcut("polca simulate --config " + out + "/calibrated.conf --trace " + trace +
+                        " --servers 4 --duration 20m --out " + dir.path() + "/sim");
+  EXPECT_EQ(sim.exit_code, 0) << sim.err;
+}
+
+TEST(PolcaCalibrateCommand, OneClockSaysTheClockDependenceWasNotMeasured) {
+  WATTCUT_REQUIRE_SHARED_FILE(trace, "azure-llm-inference-2023/AzureLLMInferenceTrace_conv.csv");
+  TempDir dir;
+  auto s = RunWattcut("polca synthesize --config " + WriteTruth(dir) + " --trace " + trace +
+                      " --duration 1h --clocks 1410 --out " + dir.path() + "/data");
+  ASSERT_EQ(s.exit_code, 0) << s.err;
+  auto r = RunWattcut("polca calibrate --power " + dir.path() + "/data/node-a.nvidia-smi.csv --load " + dir.path() +
+                      "/data/node-a.vllm.csv --out " + dir.path() + "/cal");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("gpu.prompt_power_freq_exponent = 1.2  (not measured: the data holds one SM clock"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.err.find("lock the GPUs to two or more SM clocks"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("taken as UTC"), std::string::npos) << r.err;
+}
+
+TEST(PolcaCalibrateCommand, BadFilesAreRefusedByNameAndNothingIsWritten) {
+  TempDir dir;
+  const std::string smi = dir.path() + "/n.nvidia-smi.csv", vllm = dir.path() + "/n.vllm.csv";
+  std::ofstream(smi) << "timestamp, index, power.draw [W], clocks.sm [MHz]\n"
+                        "2024/05/10 00:00:00.000, 0, 85.59 W, 1410 MHz\n"
+                        "2024/05/10 00:00:00.250, 0, 85 Watts, 1410 MHz\n";
+  std::ofstream(vllm) << "time,vllm:num_requests_running,vllm:prompt_tokens_total,vllm:generation_tokens_total\n"
+                         "1715299200,0,0,0\n1715299201,0,0,0\n";
+  const std::string good = dir.path() + "/good.csv";
+  std::ofstream(good) << "timestamp, index, power.draw [W]\n2024/05/10 00:00:00.000, 0, 85.59 W\n";
+  struct Case {
+    std::string args, expect;
+  } cases[] = {
+      {"--power " + vllm + " --load " + vllm, "not nvidia-smi's CSV"},
+      {"--power " + smi + " --load " + vllm, "n.nvidia-smi.csv:3: column 'power.draw [W]': expected watts"},
+      {"--power " + good + " --load " + smi, "n.nvidia-smi.csv: this is nvidia-smi's CSV (power), not vLLM metrics"},
+      {"--power " + smi + " --load " + vllm + " --utc-offset 2", "--utc-offset: expected +HH:MM"},
+      {"--power " + smi + " --load " + vllm + " --hold-back 95%", "--hold-back"},
+      {"--power " + dir.path() + "/missing.csv --load " + vllm, "missing.csv"},
+  };
+  for (const Case& c : cases) {
+    auto r = RunWattcut("polca calibrate " + c.args + " --out " + dir.path() + "/cal");
+    EXPECT_EQ(r.exit_code, 1) << c.args;
+    EXPECT_NE(r.err.find(c.expect), std::string::npos) << c.args << "\n" << r.err;
+    EXPECT_FALSE(fs::exists(dir.path() + "/cal/calibrated.conf")) << c.args;
+  }
+}
+
+}  // namespace
+}  // namespace wattcut
