@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <sstream>
 #include <string>
 
 #include "tests/cli/command_runner.h"
@@ -20,7 +21,8 @@ using testing::ReadFile;
 using testing::RunWattcut;
 using testing::TempDir;
 
-// A server unlike the A100 defaults: the parameters calibrate must find.
+// The server of docs/polca.md's worked example: the parameters calibrate must find.
+const std::string kTruthConf = WATTCUT_SOURCE_DIR "/docs/examples/polca-calibration-truth.conf";
 const std::map<std::string, double> kTruth = {
     {"gpu.idle_w", 62},
     {"gpu.prompt_w_small", 250},
@@ -32,13 +34,16 @@ const std::map<std::string, double> kTruth = {
     {"gpu.token_power_freq_exponent", 0.7},
 };
 
-std::string WriteTruth(const TempDir& dir) {
-  const std::string path = dir.path() + "/truth.conf";
-  std::ofstream out(path);
-  out << "base = a100\n";
-  for (const auto& [k, v] : kTruth) out << k << " = " << v << "\n";
-  return path;
+TEST(PolcaCalibrateCommand, TheDocsExampleServerIsTheOneTheseTestsCheck) {
+  const std::string text = ReadFile(kTruthConf);
+  for (const auto& [k, v] : kTruth) {
+    std::ostringstream line;
+    line << k << " = " << v << "\n";
+    EXPECT_NE(text.find(line.str()), std::string::npos) << line.str();
+  }
 }
+
+std::string WriteTruth(const TempDir&) { return kTruthConf; }
 
 TEST(PolcaCalibrateCommand, RecoversTheServerFromItsNvidiaSmiAndVllmFiles) {
   WATTCUT_REQUIRE_SHARED_FILE(trace, "azure-llm-inference-2023/AzureLLMInferenceTrace_conv.csv");

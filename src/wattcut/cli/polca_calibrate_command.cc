@@ -94,6 +94,7 @@ int RunCalibrate(const CalibrateArgs& args) {
   Result<CalibrationResult> r = CalibratePowerModel(*windows, *base, options);
   if (!r.ok()) return ReportError(name, Error{args.power_path + " and " + args.load_path + ": " + r.error().message});
 
+  r->config.source = "calibrated to " + server + " from " + args.power_path + " and " + args.load_path;
   CalibrationProvenance p;
   p.command = "wattcut polca calibrate --power " + args.power_path + " --load " + args.load_path +
               (args.config_path.empty() ? " --gpu " + args.gpu : " --config " + args.config_path) +
