@@ -89,6 +89,38 @@ TEST(PolcaCalibrateCommand, RecoversTheServerFromItsNvidiaSmiAndVllmFiles) {
   EXPECT_EQ(sim.exit_code, 0) << sim.err;
 }
 
+TEST(PolcaCalibrateCommand, ARequestLogStandsInForVllmMetrics) {
+  WATTCUT_REQUIRE_SHARED_FILE(trace, "azure-llm-inference-2023/AzureLLMInferenceTrace_conv.csv");
+  TempDir dir;
+  auto s =
+      RunWattcut("polca synthesize --config " + kTruthConf + " --trace " + trace + " --out " + dir.path() + "/data");
+  ASSERT_EQ(s.exit_code, 0) << s.err;
+  const std::string log = ReadFile(dir.path() + "/data/node-a.requests.csv");
+  EXPECT_EQ(log.substr(0, log.find('\n')), "TIMESTAMP,ContextTokens,GeneratedTokens,server");
+  auto r = RunWattcut("polca calibrate --power " + dir.path() + "/data/node-a.nvidia-smi.csv --load " + dir.path() +
+                      "/data/node-a.requests.csv --hold-back 50% --out " + dir.path() + "/cal");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("the load is the request log replayed through the base config's scheduler"), std::string::npos)
+      << r.err;
+  nlohmann::json c = nlohmann::json::parse(ReadFile(dir.path() + "/cal/calibration.json"));
+  EXPECT_EQ(c["load"]["format"], "request-log");
+  int checked = 0;
+  for (const auto& p : c["parameters"]) {
+    auto it = kTruth.find(p["key"].get<std::string>());
+    if (it == kTruth.end()) continue;
+    // Replayed through the model's own scheduler, the log's load is as coarse as 1 s scrapes: 5 %.
+    EXPECT_LT(std::abs(p["value"].get<double>() - it->second) / it->second, 0.05) << p;
+    ++checked;
+  }
+  EXPECT_EQ(checked, 8);
+  // A trace without servers is not a request log.
+  std::ofstream(dir.path() + "/t.csv") << "TIMESTAMP,ContextTokens,GeneratedTokens\n2024-05-10 00:00:00,3,4\n";
+  auto bad = RunWattcut("polca calibrate --power " + dir.path() + "/data/node-a.nvidia-smi.csv --load " + dir.path() +
+                        "/t.csv --out " + dir.path() + "/cal2");
+  EXPECT_EQ(bad.exit_code, 1);
+  EXPECT_NE(bad.err.find("missing column 'server'"), std::string::npos) << bad.err;
+}
+
 TEST(PolcaCalibrateCommand, OneClockSaysTheClockDependenceWasNotMeasured) {
   WATTCUT_REQUIRE_SHARED_FILE(trace, "azure-llm-inference-2023/AzureLLMInferenceTrace_conv.csv");
   TempDir dir;

@@ -20,6 +20,8 @@
 #include "wattcut/polca/calibration_windows.h"
 #include "wattcut/polca/polca_config.h"
 #include "wattcut/polca/power_calibration.h"
+#include "wattcut/polca/request_log.h"
+#include "wattcut/polca/request_log_load.h"
 #include "wattcut/telemetry/nvidia_smi_csv_reader.h"
 #include "wattcut/telemetry/vllm_metrics_csv_reader.h"
 
@@ -80,7 +82,16 @@ int RunCalibrate(const CalibrateArgs& args) {
   Result<telemetry::PowerTelemetry> power = telemetry::ParseNvidiaSmiCsv(*power_text, args.power_path, power_options);
   if (!power.ok()) return ReportError(name, power.error());
   const std::string server = power->gpus.front().server;
-  Result<telemetry::ServingLoadTelemetry> load = telemetry::ReadVllmMetricsCsv(args.load_path, server);
+  Result<std::string> load_text = CsvTable::ReadText(args.load_path, telemetry::kMaxTelemetryFileBytes);
+  if (!load_text.ok()) return ReportError(name, load_text.error());
+  Result<telemetry::ServingLoadTelemetry> load = Error{""};
+  if (LooksLikeRequestLog(*load_text)) {
+    Result<ServerRequestLog> log = ParseRequestLog(*load_text, args.load_path, server);
+    if (!log.ok()) return ReportError(name, log.error());
+    load = LoadFromRequestLog(*log, power->gpus, *base);
+  } else {
+    load = telemetry::ParseVllmMetricsCsv(*load_text, args.load_path, server);
+  }
   if (!load.ok()) return ReportError(name, load.error());
 
   WindowOptions window_options;
@@ -135,7 +146,9 @@ void AddPolcaCalibrateCommand(CLI::App& polca, CommandStatus& status) {
       polca.add_subcommand("calibrate", "Fit the per-GPU power model to one server's nvidia-smi power and vLLM load");
   c->add_option("--power", args->power_path, "nvidia-smi --query-gpu=... --format=csv output of the server")
       ->required();
-  c->add_option("--load", args->load_path, "vLLM metrics CSV of the same server (time,vllm:num_requests_running,...)")
+  c->add_option("--load", args->load_path,
+                "vLLM metrics CSV of the same server (time,vllm:num_requests_running,...), or a request log "
+                "(TIMESTAMP,ContextTokens,GeneratedTokens,server)")
       ->required();
   c->add_option("--gpu", args->gpu, "Built-in base config when no --config is given: a100 or h100")
       ->capture_default_str();

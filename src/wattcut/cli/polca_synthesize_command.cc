@@ -5,6 +5,7 @@
 //   DIR/SERVER.nvidia-smi.csv  nvidia-smi --query-gpu=timestamp,index,uuid,power.draw,
 //                              power.draw.average,power.draw.instant,clocks.sm --format=csv -lms 250
 //   DIR/SERVER.vllm.csv        vLLM's load metrics scraped every second
+//   DIR/SERVER.requests.csv    the requests, as a request log in the Azure trace format with the server
 //   DIR/truth.conf             the config the telemetry was made with
 #include <cmath>
 #include <cstdio>
@@ -106,13 +107,22 @@ int RunSynthesize(const SynthesizeArgs& args) {
   options.duration_s = *duration;
   options.power_noise_w = args.noise_w;
   options.seed = args.seed;
-  Result<SynthesizedTelemetry> t = SynthesizeServerTelemetry(
-      *config, CalibrationRunArrivals(*trace, spec), ClockCycle(*clocks, args.clock_every_s, *duration), options);
+  const std::vector<Arrival> arrivals = CalibrationRunArrivals(*trace, spec);
+  Result<SynthesizedTelemetry> t =
+      SynthesizeServerTelemetry(*config, arrivals, ClockCycle(*clocks, args.clock_every_s, *duration), options);
   if (!t.ok()) return ReportError(name, t.error());
   telemetry::NvidiaSmiCsvOptions smi;
   smi.utc_offset_minutes = *offset;
   Status st = out->Write(args.server + ".nvidia-smi.csv", telemetry::NvidiaSmiCsvText(t->power, t->instant_power, smi));
   if (st.ok()) st = out->Write(args.server + ".vllm.csv", telemetry::VllmMetricsCsvText(t->load.servers[0]));
+  if (st.ok()) {
+    std::string log = "TIMESTAMP,ContextTokens,GeneratedTokens,server\n";
+    for (const Arrival& a : arrivals) {
+      log += FormatTimestamp(options.start_unix_s + a.time_s) + "," + std::to_string(a.context_tokens) + "," +
+             std::to_string(a.generated_tokens) + "," + args.server + "\n";
+    }
+    st = out->Write(args.server + ".requests.csv", log);
+  }
   if (st.ok()) st = out->Write("truth.conf", FormatConfig(*config));
   if (st.ok()) st = out->Commit();
   if (!st.ok()) return ReportError(name, st.error());
