@@ -1,7 +1,6 @@
 #include "wattcut/polca/power_trace.h"
 
 #include <algorithm>
-#include <cctype>
 #include <cmath>
 #include <map>
 #include <utility>
@@ -15,49 +14,6 @@ namespace wattcut::polca {
 namespace {
 
 constexpr const char* kHeader = "time,server,power_w[,priority]";
-
-bool AllDigits(const std::string& s, size_t from, size_t count) {
-  if (from + count > s.size()) return false;
-  for (size_t i = from; i < from + count; ++i) {
-    if (!std::isdigit(static_cast<unsigned char>(s[i]))) return false;
-  }
-  return true;
-}
-
-// Whether `text` looks like a date (starts "YYYY-"), so that it is read as ISO 8601.
-bool LooksLikeDate(const std::string& text) { return text.size() >= 5 && AllDigits(text, 0, 4) && text[4] == '-'; }
-
-}  // namespace
-
-Result<double> ParseIsoTime(const std::string& text) {
-  const std::string expected =
-      "expected an ISO 8601 UTC time 'YYYY-MM-DDTHH:MM:SS[.fraction][Z|+HH:MM]', got '" + PrintableText(text) + "'";
-  std::string body = text;
-  double offset_s = 0;
-  if (!body.empty() && (body.back() == 'Z' || body.back() == 'z')) {
-    body.pop_back();
-  } else if (body.size() > 19 && (body[body.size() - 6] == '+' || body[body.size() - 6] == '-')) {
-    // "+HH:MM" / "-HH:MM" after the seconds.
-    const size_t at = body.size() - 6;
-    if (at < 19 || !AllDigits(body, at + 1, 2) || body[at + 3] != ':' || !AllDigits(body, at + 4, 2)) {
-      return Error{expected};
-    }
-    const int hours = (body[at + 1] - '0') * 10 + (body[at + 2] - '0');
-    const int minutes = (body[at + 4] - '0') * 10 + (body[at + 5] - '0');
-    if (hours > 23 || minutes > 59) return Error{"UTC offset out of range in '" + PrintableText(text) + "'"};
-    offset_s = (body[at] == '+' ? 1 : -1) * (hours * 3600.0 + minutes * 60.0);
-    body.resize(at);
-  }
-  Result<double> t = ParseTimestamp(body);
-  if (!t.ok()) {
-    // ParseTimestamp's message names its own layout; say the one this reader accepts.
-    if (t.error().message.rfind("expected", 0) == 0) return Error{expected};
-    return t.error();
-  }
-  return *t - offset_s;  // local = UTC + offset
-}
-
-namespace {
 
 // What a file that is not a power trace looks like it is, for the missing-column message.
 std::string FormatHint(const std::vector<std::string>& header) {
@@ -128,10 +84,10 @@ struct PowerTrace::Builder {
   Status Row(const CsvTable& t, const CsvRow& row) {
     const size_t r = rows++;
     const std::string& time_text = row.fields[columns[0]];
-    if (r == 0) iso = LooksLikeDate(time_text);
+    if (r == 0) iso = LooksLikeIsoDate(time_text);
     double when = 0;
     if (iso) {
-      if (!LooksLikeDate(time_text)) {
+      if (!LooksLikeIsoDate(time_text)) {
         return Error{t.where(row, columns[0]) + "expected an ISO 8601 time like the first row's, got '" +
                      PrintableText(time_text) + "'"};
       }
@@ -139,7 +95,7 @@ struct PowerTrace::Builder {
       if (!v.ok()) return Error{t.where(row, columns[0]) + v.error().message};
       when = *v;
     } else {
-      if (LooksLikeDate(time_text)) {
+      if (LooksLikeIsoDate(time_text)) {
         return Error{t.where(row, columns[0]) + "expected seconds like the first row's, got '" +
                      PrintableText(time_text) + "'"};
       }

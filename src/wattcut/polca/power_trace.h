@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "wattcut/base/iso_time.h"
 #include "wattcut/base/result.h"
 #include "wattcut/polca/arrival_expansion.h"
 #include "wattcut/polca/row_limits.h"  // kMaxServerPowerW
@@ -71,8 +72,7 @@ class PowerTrace {
   std::vector<TracedServer> servers_;
 };
 
-// Seconds since 1970-01-01 UTC for an ISO 8601 time "YYYY-MM-DD[T ]HH:MM:SS[.fraction]" with an
-// optional "Z" or "+HH:MM" / "-HH:MM" offset; the error says what was expected.
-Result<double> ParseIsoTime(const std::string& text);
+// base/iso_time.h; named here for polca's callers.
+using wattcut::ParseIsoTime;
 
 }  // namespace wattcut::polca

@@ -1,6 +1,5 @@
 #include "wattcut/polca/request_trace.h"
 
-#include <cctype>
 #include <utility>
 
 #include "wattcut/base/csv_reader.h"
@@ -8,63 +7,6 @@
 #include "wattcut/polca/row_limits.h"
 
 namespace wattcut::polca {
-namespace {
-
-// Days from 1970-01-01 to year-month-day (proleptic Gregorian), after H. Hinnant's
-// civil-from-days derivation.
-int64_t DaysFromCivil(int64_t y, int64_t m, int64_t d) {
-  y -= m <= 2;
-  const int64_t era = (y >= 0 ? y : y - 399) / 400;
-  const int64_t yoe = y - era * 400;
-  const int64_t doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
-  const int64_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-  return era * 146097 + doe - 719468;
-}
-
-bool IsLeap(int64_t y) { return (y % 4 == 0 && y % 100 != 0) || y % 400 == 0; }
-
-}  // namespace
-
-Result<double> ParseTimestamp(const std::string& text) {
-  const std::string quoted = "'" + PrintableText(text) + "'";
-  const std::string expected = "expected a timestamp 'YYYY-MM-DD HH:MM:SS[.fraction]', got " + quoted;
-  // Fixed layout: 0123456789012345678
-  //               YYYY-MM-DD HH:MM:SS
-  if (text.size() < 19 || text[4] != '-' || text[7] != '-' || (text[10] != ' ' && text[10] != 'T') || text[13] != ':' ||
-      text[16] != ':') {
-    return Error{expected};
-  }
-  auto digits = [&](size_t from, size_t count, int64_t& out) {
-    out = 0;
-    for (size_t i = from; i < from + count; ++i) {
-      if (!std::isdigit(static_cast<unsigned char>(text[i]))) return false;
-      out = out * 10 + (text[i] - '0');
-    }
-    return true;
-  };
-  int64_t year, month, day, hour, minute, second;
-  if (!digits(0, 4, year) || !digits(5, 2, month) || !digits(8, 2, day) || !digits(11, 2, hour) ||
-      !digits(14, 2, minute) || !digits(17, 2, second)) {
-    return Error{expected};
-  }
-  static const int kDays[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
-  if (month < 1 || month > 12) return Error{"month out of range in " + quoted};
-  int64_t month_days = kDays[month - 1] + (month == 2 && IsLeap(year) ? 1 : 0);
-  if (day < 1 || day > month_days) return Error{"day out of range in " + quoted};
-  if (hour > 23 || minute > 59 || second > 60) return Error{"time of day out of range in " + quoted};
-  double fraction = 0;
-  if (text.size() > 19) {
-    if (text[19] != '.' || text.size() == 20 || text.size() > 29) return Error{expected};
-    double scale = 0.1;
-    for (size_t i = 20; i < text.size(); ++i) {
-      if (!std::isdigit(static_cast<unsigned char>(text[i]))) return Error{expected};
-      fraction += (text[i] - '0') * scale;
-      scale /= 10;
-    }
-  }
-  int64_t days = DaysFromCivil(year, month, day);
-  return static_cast<double>(days * 86400 + hour * 3600 + minute * 60 + second) + fraction;
-}
 
 Result<RequestTrace> RequestTrace::Read(const std::string& path) {
   Result<CsvTable> table = CsvTable::Read(path, kMaxTraceFileBytes);

@@ -52,8 +52,7 @@ class RequestTrace {
   std::vector<TraceRequest> requests_;
 };
 
-// Seconds since 1970-01-01 00:00:00 UTC for "YYYY-MM-DD HH:MM:SS[.fraction]"; the
-// error says what part is wrong.
-Result<double> ParseTimestamp(const std::string& text);
+// base/iso_time.h; named here for polca's callers.
+using wattcut::ParseTimestamp;
 
 }  // namespace wattcut::polca

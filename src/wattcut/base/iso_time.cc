@@ -1,0 +1,106 @@
+#include "wattcut/base/iso_time.h"
+
+#include <cctype>
+
+#include "wattcut/base/printable_text.h"
+
+namespace wattcut {
+namespace {
+
+bool AllDigits(const std::string& s, size_t from, size_t count) {
+  if (from + count > s.size()) return false;
+  for (size_t i = from; i < from + count; ++i) {
+    if (!std::isdigit(static_cast<unsigned char>(s[i]))) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+// After H. Hinnant's days-from-civil derivation.
+int64_t DaysFromCivil(int64_t y, int64_t m, int64_t d) {
+  y -= m <= 2;
+  const int64_t era = (y >= 0 ? y : y - 399) / 400;
+  const int64_t yoe = y - era * 400;
+  const int64_t doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
+  const int64_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+  return era * 146097 + doe - 719468;
+}
+
+bool IsLeapYear(int64_t y) { return (y % 4 == 0 && y % 100 != 0) || y % 400 == 0; }
+
+int DaysInMonth(int64_t year, int month) {
+  static const int kDays[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+  return kDays[month - 1] + (month == 2 && IsLeapYear(year) ? 1 : 0);
+}
+
+Result<double> ParseTimestamp(const std::string& text) {
+  const std::string quoted = "'" + PrintableText(text) + "'";
+  const std::string expected = "expected a timestamp 'YYYY-MM-DD HH:MM:SS[.fraction]', got " + quoted;
+  // Fixed layout: 0123456789012345678
+  //               YYYY-MM-DD HH:MM:SS
+  if (text.size() < 19 || text[4] != '-' || text[7] != '-' || (text[10] != ' ' && text[10] != 'T') || text[13] != ':' ||
+      text[16] != ':') {
+    return Error{expected};
+  }
+  auto digits = [&](size_t from, size_t count, int64_t& out) {
+    out = 0;
+    for (size_t i = from; i < from + count; ++i) {
+      if (!std::isdigit(static_cast<unsigned char>(text[i]))) return false;
+      out = out * 10 + (text[i] - '0');
+    }
+    return true;
+  };
+  int64_t year, month, day, hour, minute, second;
+  if (!digits(0, 4, year) || !digits(5, 2, month) || !digits(8, 2, day) || !digits(11, 2, hour) ||
+      !digits(14, 2, minute) || !digits(17, 2, second)) {
+    return Error{expected};
+  }
+  if (month < 1 || month > 12) return Error{"month out of range in " + quoted};
+  if (day < 1 || day > DaysInMonth(year, static_cast<int>(month))) return Error{"day out of range in " + quoted};
+  if (hour > 23 || minute > 59 || second > 60) return Error{"time of day out of range in " + quoted};
+  double fraction = 0;
+  if (text.size() > 19) {
+    if (text[19] != '.' || text.size() == 20 || text.size() > 29) return Error{expected};
+    double scale = 0.1;
+    for (size_t i = 20; i < text.size(); ++i) {
+      if (!std::isdigit(static_cast<unsigned char>(text[i]))) return Error{expected};
+      fraction += (text[i] - '0') * scale;
+      scale /= 10;
+    }
+  }
+  int64_t days = DaysFromCivil(year, month, day);
+  return static_cast<double>(days * 86400 + hour * 3600 + minute * 60 + second) + fraction;
+}
+
+Result<double> ParseIsoTime(const std::string& text) {
+  const std::string expected =
+      "expected an ISO 8601 UTC time 'YYYY-MM-DDTHH:MM:SS[.fraction][Z|+HH:MM]', got '" + PrintableText(text) + "'";
+  std::string body = text;
+  double offset_s = 0;
+  if (!body.empty() && (body.back() == 'Z' || body.back() == 'z')) {
+    body.pop_back();
+  } else if (body.size() > 19 && (body[body.size() - 6] == '+' || body[body.size() - 6] == '-')) {
+    // "+HH:MM" / "-HH:MM" after the seconds.
+    const size_t at = body.size() - 6;
+    if (at < 19 || !AllDigits(body, at + 1, 2) || body[at + 3] != ':' || !AllDigits(body, at + 4, 2)) {
+      return Error{expected};
+    }
+    const int hours = (body[at + 1] - '0') * 10 + (body[at + 2] - '0');
+    const int minutes = (body[at + 4] - '0') * 10 + (body[at + 5] - '0');
+    if (hours > 23 || minutes > 59) return Error{"UTC offset out of range in '" + PrintableText(text) + "'"};
+    offset_s = (body[at] == '+' ? 1 : -1) * (hours * 3600.0 + minutes * 60.0);
+    body.resize(at);
+  }
+  Result<double> t = ParseTimestamp(body);
+  if (!t.ok()) {
+    // ParseTimestamp's message names its own layout; say the one this reader accepts.
+    if (t.error().message.rfind("expected", 0) == 0) return Error{expected};
+    return t.error();
+  }
+  return *t - offset_s;  // local = UTC + offset
+}
+
+bool LooksLikeIsoDate(const std::string& text) { return text.size() >= 5 && AllDigits(text, 0, 4) && text[4] == '-'; }
+
+}  // namespace wattcut
