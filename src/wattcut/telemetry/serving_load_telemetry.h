@@ -12,13 +12,13 @@ namespace wattcut::telemetry {
 // file's first sample, with counter resets (a restarted server) already added back, so they never
 // decrease. A quantity the file does not hold is NaN.
 struct ServingLoadSample {
-  double time_s = 0;                                                           // Unix seconds, UTC
-  double running = std::numeric_limits<double>::quiet_NaN();                   // vllm:num_requests_running
-  double waiting = std::numeric_limits<double>::quiet_NaN();                   // vllm:num_requests_waiting
-  double prompt_tokens = std::numeric_limits<double>::quiet_NaN();             // vllm:prompt_tokens_total
-  double generation_tokens = std::numeric_limits<double>::quiet_NaN();         // vllm:generation_tokens_total
-  double first_tokens = std::numeric_limits<double>::quiet_NaN();              // vllm:time_to_first_token_seconds_count
-  double finished_requests = std::numeric_limits<double>::quiet_NaN();         // vllm:request_success_total
+  double time_s = 0;                                                    // Unix seconds, UTC
+  double running = std::numeric_limits<double>::quiet_NaN();            // vllm:num_requests_running
+  double waiting = std::numeric_limits<double>::quiet_NaN();            // vllm:num_requests_waiting
+  double prompt_tokens = std::numeric_limits<double>::quiet_NaN();      // vllm:prompt_tokens_total
+  double generation_tokens = std::numeric_limits<double>::quiet_NaN();  // vllm:generation_tokens_total
+  double first_tokens = std::numeric_limits<double>::quiet_NaN();       // vllm:time_to_first_token_seconds_count
+  double finished_requests = std::numeric_limits<double>::quiet_NaN();  // vllm:request_success_total
 };
 
 // One server's samples in increasing time.
@@ -28,8 +28,8 @@ struct ServingLoadSeries {
 };
 
 struct ServingLoadTelemetry {
-  std::string source;  // the file as given
-  std::string format;  // "vllm-csv", "prometheus"
+  std::string source;                      // the file as given
+  std::string format;                      // "vllm-csv", "prometheus"
   std::vector<ServingLoadSeries> servers;  // sorted by server
   std::vector<std::string> notes;          // e.g. "2 counter resets of vllm:prompt_tokens_total were added back"
 };
