@@ -170,9 +170,9 @@ Result<PowerTelemetry> ParseNvidiaSmiCsv(const std::string& text, const std::str
   const std::string server = options.server.empty() ? "server" : options.server;
   const LocalTimeZone zone = options.time_zone ? *options.time_zone : LocalTimeZone::Utc();
   if (!options.time_zone) {
-    telemetry.notes.push_back(source_name +
-                              ": nvidia-smi writes local time; no UTC offset or time zone was given, so the "
-                              "timestamps were taken as UTC (--utc-offset or --time-zone says what they mean)");
+    telemetry.notes.push_back(
+        "nvidia-smi writes local time; no UTC offset or time zone was given, so the "
+        "timestamps were taken as UTC (--utc-offset or --time-zone says what they mean)");
   }
 
   TextLines lines(text);
@@ -352,7 +352,7 @@ Result<PowerTelemetry> ParseNvidiaSmiCsv(const std::string& text, const std::str
                               "and was skipped");
   }
   if (options.time_zone) {
-    telemetry.notes.push_back(source_name + ": timestamps read as local time in " + zone.description());
+    telemetry.notes.push_back("nvidia-smi's timestamps were read as local time in " + zone.description());
   }
   SortSeries(telemetry);
   return telemetry;
