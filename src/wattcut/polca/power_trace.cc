@@ -217,4 +217,58 @@ Result<PowerTrace> PowerTrace::Parse(const std::string& text, const std::string&
   return builder.Finish();
 }
 
+Result<PowerTrace> PowerTrace::FromServers(std::string name, std::string start_time,
+                                           std::vector<TracedServer> servers) {
+  if (servers.empty()) return Error{name + ": no servers"};
+  if (servers.size() > static_cast<size_t>(kMaxServersPerRow)) {
+    return Error{name + ": " + std::to_string(servers.size()) + " servers, more than " +
+                 std::to_string(kMaxServersPerRow) + " (a row; see row_limits.h)"};
+  }
+  PowerTrace trace;
+  trace.name_ = std::move(name);
+  trace.start_time_ = std::move(start_time);
+  std::map<std::string, size_t> seen;
+  double first = 0, last = 0;
+  bool any = false;
+  for (size_t i = 0; i < servers.size(); ++i) {
+    const TracedServer& s = servers[i];
+    const std::string who = trace.name_ + ": server '" + PrintableText(s.name) + "': ";
+    if (s.name.empty()) return Error{trace.name_ + ": a server without a name"};
+    for (unsigned char c : s.name) {
+      if (c < 0x20 || c == 0x7f) return Error{who + "expected a server name without control bytes"};
+    }
+    if (!seen.emplace(s.name, i).second) return Error{who + "named twice"};
+    if (s.samples.empty()) return Error{who + "no readings"};
+    for (size_t k = 0; k < s.samples.size(); ++k) {
+      const PowerSample& p = s.samples[k];
+      if (!std::isfinite(p.time_s) || (k > 0 && p.time_s <= s.samples[k - 1].time_s)) {
+        return Error{who + "readings must be in increasing time"};
+      }
+      if (!(p.power_w >= 0) || p.power_w > kMaxServerPowerW) {
+        return Error{who + "a power of " + std::to_string(p.power_w) + " W, expected >= 0 and at most 1000000"};
+      }
+    }
+    first = any ? std::min(first, s.samples.front().time_s) : s.samples.front().time_s;
+    last = any ? std::max(last, s.samples.back().time_s) : s.samples.back().time_s;
+    any = true;
+  }
+  if (last - first > kMaxDurationS)
+    return Error{trace.name_ + ": the readings span more than 90 days (a replay's longest run)"};
+  trace.priorities_given_ = servers.front().priority_given;
+  std::vector<double> intervals;
+  for (TracedServer& s : servers) {
+    for (size_t k = 0; k < s.samples.size(); ++k) {
+      s.samples[k].time_s -= first;
+      if (k > 0) intervals.push_back(s.samples[k].time_s - s.samples[k - 1].time_s);
+    }
+  }
+  trace.span_s_ = last - first;
+  if (!intervals.empty()) {
+    std::nth_element(intervals.begin(), intervals.begin() + intervals.size() / 2, intervals.end());
+    trace.sample_interval_s_ = intervals[intervals.size() / 2];
+  }
+  trace.servers_ = std::move(servers);
+  return trace;
+}
+
 }  // namespace wattcut::polca

@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "wattcut/base/iso_time.h"
 #include "wattcut/base/result.h"
 
 namespace wattcut {
