@@ -6,7 +6,7 @@
 #
 # Every INTERVAL_S (default 1) for SECONDS it fetches the Prometheus text page and writes one row:
 # the fetch time (Unix seconds) and, per metric, the sum over its label sets (several models or
-# engines on one server add up). A metric the page lacks is NaN; a fetch that fails is reported on
+# engines on one server add up). A metric the page lacks is an empty field; a failed fetch is reported on
 # stderr and leaves no row (calibrate skips the gap). Run it next to nvidia-smi on the same host,
 # so that both clocks agree.
 set -euo pipefail
@@ -42,7 +42,7 @@ while (( $(date +%s) < end )); do
       }
       END {
         printf "%.3f", t
-        for (i = 1; i <= n; ++i) printf (want[i] in seen) ? ",%.0f" : ",NaN", sum[want[i]]
+        for (i = 1; i <= n; ++i) if (want[i] in seen) printf ",%.0f", sum[want[i]]; else printf ","
         printf "\n"
       }'
   else

@@ -51,7 +51,7 @@ TEST(PolcaCalibrateCommand, RecoversTheServerFromItsNvidiaSmiAndVllmFiles) {
   auto s = RunWattcut("polca synthesize --config " + WriteTruth(dir) + " --trace " + trace +
                       " --utc-offset +02:00 --out " + dir.path() + "/data");
   ASSERT_EQ(s.exit_code, 0) << s.err;
-  const std::string power = dir.path() + "/data/node-a.nvidia-smi.csv", load = dir.path() + "/data/node-a.vllm.csv";
+  const std::string power = dir.path() + "/data/nvidia-smi/node-a.csv", load = dir.path() + "/data/vllm/node-a.csv";
   const std::string smi = ReadFile(power);
   EXPECT_EQ(smi.substr(0, smi.find('\n')),
             "timestamp, index, uuid, power.draw [W], power.draw.average [W], power.draw.instant [W], clocks.sm [MHz]");
@@ -95,10 +95,10 @@ TEST(PolcaCalibrateCommand, ARequestLogStandsInForVllmMetrics) {
   auto s =
       RunWattcut("polca synthesize --config " + kTruthConf + " --trace " + trace + " --out " + dir.path() + "/data");
   ASSERT_EQ(s.exit_code, 0) << s.err;
-  const std::string log = ReadFile(dir.path() + "/data/node-a.requests.csv");
+  const std::string log = ReadFile(dir.path() + "/data/requests/node-a.csv");
   EXPECT_EQ(log.substr(0, log.find('\n')), "TIMESTAMP,ContextTokens,GeneratedTokens,server");
-  auto r = RunWattcut("polca calibrate --power " + dir.path() + "/data/node-a.nvidia-smi.csv --load " + dir.path() +
-                      "/data/node-a.requests.csv --hold-back 50% --out " + dir.path() + "/cal");
+  auto r = RunWattcut("polca calibrate --power " + dir.path() + "/data/nvidia-smi/node-a.csv --load " + dir.path() +
+                      "/data/requests/node-a.csv --hold-back 50% --out " + dir.path() + "/cal");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.err.find("the load is the request log replayed through the base config's scheduler"), std::string::npos)
       << r.err;
@@ -115,7 +115,7 @@ TEST(PolcaCalibrateCommand, ARequestLogStandsInForVllmMetrics) {
   EXPECT_EQ(checked, 8);
   // A trace without servers is not a request log.
   std::ofstream(dir.path() + "/t.csv") << "TIMESTAMP,ContextTokens,GeneratedTokens\n2024-05-10 00:00:00,3,4\n";
-  auto bad = RunWattcut("polca calibrate --power " + dir.path() + "/data/node-a.nvidia-smi.csv --load " + dir.path() +
+  auto bad = RunWattcut("polca calibrate --power " + dir.path() + "/data/nvidia-smi/node-a.csv --load " + dir.path() +
                         "/t.csv --out " + dir.path() + "/cal2");
   EXPECT_EQ(bad.exit_code, 1);
   EXPECT_NE(bad.err.find("missing column 'server'"), std::string::npos) << bad.err;
@@ -127,8 +127,8 @@ TEST(PolcaCalibrateCommand, OneClockSaysTheClockDependenceWasNotMeasured) {
   auto s = RunWattcut("polca synthesize --config " + WriteTruth(dir) + " --trace " + trace +
                       " --duration 1h --clocks 1410 --out " + dir.path() + "/data");
   ASSERT_EQ(s.exit_code, 0) << s.err;
-  auto r = RunWattcut("polca calibrate --power " + dir.path() + "/data/node-a.nvidia-smi.csv --load " + dir.path() +
-                      "/data/node-a.vllm.csv --out " + dir.path() + "/cal");
+  auto r = RunWattcut("polca calibrate --power " + dir.path() + "/data/nvidia-smi/node-a.csv --load " + dir.path() +
+                      "/data/vllm/node-a.csv --out " + dir.path() + "/cal");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("gpu.prompt_power_freq_exponent = 1.2  (not measured: the data holds one SM clock"),
             std::string::npos)
@@ -150,10 +150,13 @@ TEST(PolcaCalibrateCommand, BadFilesAreRefusedByNameAndNothingIsWritten) {
   struct Case {
     std::string args, expect;
   } cases[] = {
-      {"--power " + vllm + " --load " + vllm, "not nvidia-smi's CSV"},
-      {"--power " + smi + " --load " + vllm, "n.nvidia-smi.csv:3: column 'power.draw [W]': expected watts"},
-      {"--power " + good + " --load " + smi, "n.nvidia-smi.csv: this is nvidia-smi's CSV (power), not vLLM metrics"},
-      {"--power " + smi + " --load " + vllm + " --utc-offset 2", "--utc-offset: expected +HH:MM"},
+      {"--power " + vllm + " --load " + vllm, "n.vllm.csv: not a power telemetry format read here"},
+      {"--power " + smi + " --load " + vllm,
+       "n.nvidia-smi.csv:3: column 'power.draw': expected a GPU's power in watts"},
+      {"--power " + good + " --load " + smi,
+       "n.nvidia-smi.csv: this is nvidia-smi power (header 'timestamp, index, power.draw [W]"},
+      {"--power " + smi + " --load " + vllm + " --utc-offset 2",
+       "--utc-offset: time zone '2' is not in the TZ database"},
       {"--power " + smi + " --load " + vllm + " --hold-back 95%", "--hold-back"},
       {"--power " + dir.path() + "/missing.csv --load " + vllm, "missing.csv"},
   };

@@ -127,3 +127,82 @@ TEST(PolcaReplayCommand, BadTracesAreRefusedWithFileLineAndColumn) {
 
 }  // namespace
 }  // namespace wattcut
+
+namespace wattcut {
+namespace {
+
+// Telemetry in the formats monitoring writes, through the real binary (issue 27).
+class PolcaReplayTelemetry : public ::testing::Test {
+ protected:
+  nlohmann::json Replay(const std::string& trace_args) {
+    const std::string out = dir_.path() + "/replay";
+    fs::remove_all(out);
+    result_ = testing::RunWattcut("polca replay --power-trace " + trace_args + " --config " + WriteConfig(dir_) +
+                                  " --out " + out);
+    if (result_.exit_code != 0) return nullptr;
+    return nlohmann::json::parse(testing::ReadFile(out + "/summary.json"));
+  }
+  TempDir dir_;
+  testing::CommandResult result_;
+};
+
+TEST_F(PolcaReplayTelemetry, NvidiaSmiFolderInAZone) {
+  fs::create_directory(dir_.path() + "/smi");
+  for (const char* server : {"node-a", "node-b"}) {
+    std::ofstream out(dir_.path() + "/smi/" + server + ".csv");
+    out << "timestamp, index, power.draw [W], clocks.sm [MHz]\n";
+    for (int t = 0; t < 30; ++t) {
+      char line[160];
+      std::snprintf(line, sizeof line,
+                    "2024/05/01 14:00:%02d.000, 0, %.2f W, 1410 MHz\n2024/05/01 14:00:%02d.003, 1, %s, 1410 MHz\n", t,
+                    300.0 + t, t, t == 7 ? "[N/A]" : "250.00 W");
+      out << line;
+    }
+  }
+  nlohmann::json s = Replay(dir_.path() + "/smi --time-zone Europe/Berlin");
+  ASSERT_FALSE(s.is_null()) << result_.err;
+  EXPECT_EQ(s["power_trace_format"], "nvidia-smi");
+  EXPECT_EQ(s["servers"], 2);
+  EXPECT_EQ(s["server_power"], "server power from GPUs alone: non-GPU part from the config's model");
+  EXPECT_NE(result_.out.find("server power from GPUs alone: non-GPU part from the config's model"), std::string::npos)
+      << result_.out;
+  EXPECT_NE(result_.out.find("read as local time in Europe/Berlin"), std::string::npos) << result_.out;
+  EXPECT_NE(s["command"].get<std::string>().find("--time-zone Europe/Berlin"), std::string::npos);
+}
+
+TEST_F(PolcaReplayTelemetry, PrometheusDcgm) {
+  std::ofstream(dir_.path() + "/q.json")
+      << R"({"status":"success","data":{"resultType":"matrix","result":[)"
+         R"({"metric":{"__name__":"DCGM_FI_DEV_POWER_USAGE","Hostname":"a","gpu":"0","instance":"10.0.0.1:9400"},"values":[[1714564800,"300"],[1714564801,"310"],[1714564802,"320"]]},)"
+         R"({"metric":{"__name__":"DCGM_FI_DEV_POWER_USAGE","Hostname":"b","gpu":"0","instance":"10.0.0.2:9400"},"values":[[1714564800,"200"],[1714564801,"210"],[1714564802,"220"]]}]}})";
+  nlohmann::json s = Replay(dir_.path() + "/q.json --format prometheus");
+  ASSERT_FALSE(s.is_null()) << result_.err;
+  EXPECT_EQ(s["power_trace_format"], "prometheus");
+  EXPECT_EQ(s["servers"], 2);
+  // An instant query is refused by name.
+  std::ofstream(dir_.path() + "/v.json") << R"({"status":"success","data":{"resultType":"vector","result":[]}})";
+  EXPECT_TRUE(Replay(dir_.path() + "/v.json").is_null());
+  EXPECT_NE(result_.err.find("data.resultType is 'vector', an instant query's answer"), std::string::npos)
+      << result_.err;
+}
+
+TEST_F(PolcaReplayTelemetry, AgentStreamWithRedfish) {
+  {
+    std::ofstream out(dir_.path() + "/node-c.ndjson");
+    for (int t = 0; t < 5; ++t) {
+      out << R"({"gpus":[{"energy_mj":1,"errors":{},"index":0,"power_limit_w":700.0,"power_w":300.5,"sm_clock_mhz":1980}],)"
+          << R"("server":{"gpu_power_w":300.5,"non_gpu_power_w":1700,"power_w":)" << 4000 + t
+          << R"(,"redfish_age_s":0.2,"source":"redfish"},"time_s":)" << 1714564800 + t << "}\n";
+    }
+  }
+  nlohmann::json s = Replay(dir_.path() + "/node-c.ndjson");
+  ASSERT_FALSE(s.is_null()) << result_.err;
+  EXPECT_EQ(s["power_trace_format"], "agent");
+  EXPECT_EQ(s["server_power"], "measured (whole-server series)");
+  // The same file named as another format is refused by name.
+  EXPECT_TRUE(Replay(dir_.path() + "/node-c.ndjson --format nvidia-smi").is_null());
+  EXPECT_NE(result_.err.find("node-c.ndjson looks like the agent's readings stream"), std::string::npos) << result_.err;
+}
+
+}  // namespace
+}  // namespace wattcut

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """scripts/record-vllm-metrics.sh against a fake vLLM /metrics page on loopback: the CSV it writes
-(labels summed, a missing metric NaN, a failed fetch reported and skipped) is one `wattcut polca
+(labels summed, a missing metric an empty field, a failed fetch reported and skipped) is one `wattcut polca
 calibrate` reads (too short a run to fit is the answer, not a file error), and bad arguments are
 refused.
 
@@ -71,7 +71,7 @@ class RecordVllmMetricsTest(unittest.TestCase):
         self.assertIn("did not answer", r.stderr)
         rows = [l.split(",") for l in lines[1:]]
         self.assertGreaterEqual(len(rows), 3)
-        self.assertEqual(rows[0][1:], ["3", "0", "100", "10", "1", "NaN"])  # two engines summed
+        self.assertEqual(rows[0][1:], ["3", "0", "100", "10", "1", ""])  # two engines summed
         self.assertEqual(rows[1][3], "300")  # the 503 left no row
         with tempfile.TemporaryDirectory() as d:
             load = os.path.join(d, "n.vllm.csv")

@@ -16,14 +16,16 @@
 #include "wattcut/base/printable_text.h"
 #include "wattcut/cli/command.h"
 #include "wattcut/cli/output_directory.h"
+#include "wattcut/cli/power_file_arguments.h"
 #include "wattcut/polca/calibration_report.h"
 #include "wattcut/polca/calibration_windows.h"
 #include "wattcut/polca/polca_config.h"
 #include "wattcut/polca/power_calibration.h"
 #include "wattcut/polca/request_log.h"
 #include "wattcut/polca/request_log_load.h"
-#include "wattcut/telemetry/nvidia_smi_csv_reader.h"
-#include "wattcut/telemetry/vllm_metrics_csv_reader.h"
+#include "wattcut/telemetry/power_telemetry_reader.h"
+#include "wattcut/telemetry/serving_load_reader.h"
+#include "wattcut/telemetry/telemetry_limits.h"
 
 namespace wattcut::cli {
 namespace {
@@ -32,15 +34,36 @@ using namespace wattcut::polca;
 
 struct CalibrateArgs {
   std::string power_path;
+  PowerFileArguments power;
   std::string load_path;
+  std::string load_label = "instance";
   std::string gpu = "a100";
   std::string config_path;
   std::string server;
-  std::string utc_offset;
   std::string hold_back = "33%";
   std::string out_dir;
   bool overwrite = false;
 };
+
+// The one server's series of a telemetry file: `wanted`, or the only one there is.
+template <typename Series>
+Result<std::vector<const Series*>> OneServer(const std::vector<Series>& all, const std::string& wanted,
+                                             const std::string& path) {
+  std::vector<const Series*> out;
+  std::vector<std::string> names;
+  for (const Series& s : all) {
+    if (names.empty() || names.back() != s.server) names.push_back(s.server);
+    if (wanted.empty() || s.server == wanted) out.push_back(&s);
+  }
+  std::string listed;
+  for (size_t i = 0; i < names.size() && i < 8; ++i) listed += (i ? ", " : "") + PrintableText(names[i]);
+  if (wanted.empty() && names.size() > 1) {
+    return Error{path + ": holds " + std::to_string(names.size()) + " servers (" + listed +
+                 "): say which with --server"};
+  }
+  if (out.empty()) return Error{path + ": no server '" + PrintableText(wanted) + "' (it has " + listed + ")"};
+  return out;
+}
 
 Result<double> ParseShare(const std::string& text) {
   std::string t = text;
@@ -64,40 +87,63 @@ int RunCalibrate(const CalibrateArgs& args) {
   if (!base.ok()) return ReportError(name, base.error());
   Result<double> hold_back = ParseShare(args.hold_back);
   if (!hold_back.ok()) return ReportError(name, hold_back.error());
-  telemetry::NvidiaSmiReadOptions power_options;
-  power_options.server = args.server;
-  if (!args.utc_offset.empty()) {
-    Result<int> offset = telemetry::ParseUtcOffset(args.utc_offset);
-    if (!offset.ok()) return ReportError(name, offset.error());
-    power_options.utc_offset_minutes = *offset;
+  Result<telemetry::PowerFormat> format = telemetry::ParsePowerFormat(args.power.format);
+  if (!format.ok()) return ReportError(name, format.error().WithContext("--format: "));
+  if (*format == telemetry::PowerFormat::kAuto) {
+    Result<telemetry::PowerFormat> detected = telemetry::DetectPowerFormatOf(args.power_path);
+    if (!detected.ok()) return ReportError(name, detected.error());
+    format = *detected;
   }
-  Result<std::string> power_text = CsvTable::ReadText(args.power_path, telemetry::kMaxTelemetryFileBytes);
-  if (!power_text.ok()) return ReportError(name, power_text.error());
-  if (!telemetry::LooksLikeNvidiaSmiCsv(*power_text)) {
+  if (*format == telemetry::PowerFormat::kWattcut) {
     return ReportError(name, Error{args.power_path +
-                                   ": not nvidia-smi's CSV (its header starts 'timestamp, ...' and names power.draw): "
-                                   "record it with nvidia-smi --query-gpu=timestamp,index,power.draw.average,"
-                                   "clocks.sm --format=csv -lms 250"});
+                                   ": per-server power (time,server,power_w) cannot calibrate the per-GPU model: give "
+                                   "the GPUs' power (nvidia-smi --query-gpu=timestamp,index,power.draw.average,"
+                                   "clocks.sm --format=csv -lms 250, DCGM via Prometheus, or the agent's stream)"});
   }
-  Result<telemetry::PowerTelemetry> power = telemetry::ParseNvidiaSmiCsv(*power_text, args.power_path, power_options);
+  Result<telemetry::PowerReadOptions> read = PowerReadOptionsFrom(args.power);
+  if (!read.ok()) return ReportError(name, read.error());
+  read->server = args.server;
+  Result<telemetry::PowerTelemetry> power = telemetry::ReadPowerTelemetry(args.power_path, *format, *read);
   if (!power.ok()) return ReportError(name, power.error());
-  const std::string server = power->gpus.front().server;
-  Result<std::string> load_text = CsvTable::ReadText(args.load_path, telemetry::kMaxTelemetryFileBytes);
-  if (!load_text.ok()) return ReportError(name, load_text.error());
+  Result<std::vector<const telemetry::GpuPowerSeries*>> gpu_series =
+      OneServer(power->gpus, args.server, args.power_path);
+  if (!gpu_series.ok()) return ReportError(name, gpu_series.error());
+  std::vector<telemetry::GpuPowerSeries> gpus;
+  for (const telemetry::GpuPowerSeries* g : *gpu_series) gpus.push_back(*g);
+  const std::string server = gpus.front().server;
+  const telemetry::ServerPowerSeries* server_power = nullptr;
+  for (const telemetry::ServerPowerSeries& s : power->servers) {
+    if (s.server == server) server_power = &s;
+  }
+
+  Result<std::string> head = CsvTable::ReadText(args.load_path, telemetry::kMaxTelemetryFileBytes);
+  if (!head.ok()) return ReportError(name, head.error());
+  if (std::optional<telemetry::DetectedFormat> d = telemetry::DetectPowerFormat(head->substr(0, 4096));
+      d && d->format != telemetry::PowerFormat::kWattcut) {
+    return ReportError(name, Error{args.load_path + ": this is " + telemetry::PowerFormatName(d->format) + " power (" +
+                                   d->evidence + "), not serving load: pass it as --power"});
+  }
   Result<telemetry::ServingLoadTelemetry> load = Error{""};
-  if (LooksLikeRequestLog(*load_text)) {
-    Result<ServerRequestLog> log = ParseRequestLog(*load_text, args.load_path, server);
+  if (LooksLikeRequestLog(*head)) {
+    Result<ServerRequestLog> log = ParseRequestLog(*head, args.load_path, server);
     if (!log.ok()) return ReportError(name, log.error());
-    load = LoadFromRequestLog(*log, power->gpus, *base);
+    load = LoadFromRequestLog(*log, gpus, *base);
   } else {
-    load = telemetry::ParseVllmMetricsCsv(*load_text, args.load_path, server);
+    telemetry::ServingLoadOptions load_options;
+    load_options.server_label = args.load_label;
+    load_options.server = server;
+    load = telemetry::ReadServingLoad(args.load_path, load_options);
   }
   if (!load.ok()) return ReportError(name, load.error());
+  Result<std::vector<const telemetry::ServingLoadSeries*>> load_series =
+      OneServer(load->servers, load->servers.size() > 1 ? server : "", args.load_path);
+  if (!load_series.ok()) return ReportError(name, load_series.error());
 
   WindowOptions window_options;
-  window_options.sensor_average_s = SensorAverageSecondsFor(power->power_field);
+  window_options.sensor_average_s = SensorAverageSecondsFor(power->power_field, base->gpu.name);
   window_options.max_power_gap_s = 1.0;
-  Result<CalibrationWindows> windows = BuildCalibrationWindows(power->gpus, nullptr, load->servers[0], window_options);
+  Result<CalibrationWindows> windows =
+      BuildCalibrationWindows(gpus, server_power, *load_series->front(), window_options);
   if (!windows.ok())
     return ReportError(name, Error{args.power_path + " and " + args.load_path + ": " + windows.error().message});
   CalibrationOptions options;
@@ -109,7 +155,8 @@ int RunCalibrate(const CalibrateArgs& args) {
   CalibrationProvenance p;
   p.command = "wattcut polca calibrate --power " + args.power_path + " --load " + args.load_path +
               (args.config_path.empty() ? " --gpu " + args.gpu : " --config " + args.config_path) +
-              (args.utc_offset.empty() ? "" : " --utc-offset " + args.utc_offset) + " --hold-back " + args.hold_back;
+              PowerFileOptionsText(args.power) + (args.server.empty() ? "" : " --server " + args.server) +
+              " --hold-back " + args.hold_back;
   p.server = server;
   p.power_source = args.power_path;
   p.power_format = power->format;
@@ -120,10 +167,13 @@ int RunCalibrate(const CalibrateArgs& args) {
   p.reader_notes = power->notes;
   for (const std::string& n : load->notes) p.reader_notes.push_back(n);
   for (const std::string& n : windows->notes) p.reader_notes.push_back(n);
-  r->notes.insert(r->notes.begin(),
-                  "server power here comes from the GPUs alone: the non-GPU part (server.*) is "
-                  "the base config's model (" +
-                      base->source + ")");
+  if (!windows->has_server_power) {
+    r->notes.insert(r->notes.begin(),
+                    "server power here comes from the GPUs alone: the non-GPU part (server.*) is "
+                    "the base config's model (" +
+                        base->source + ")");
+  }
+  p.power_field += window_options.sensor_average_s > 0 ? "; read as a 1 s average" : "; read as instant samples";
   Status st = out->Write("calibrated.conf", CalibratedConfigText(*r, p));
   if (st.ok()) st = out->Write("calibration.json", CalibrationJson(*r, p).dump(2) + "\n");
   if (st.ok()) st = out->Write("calibration_power.svg", CalibrationPowerSvg(*r));
@@ -144,17 +194,21 @@ void AddPolcaCalibrateCommand(CLI::App& polca, CommandStatus& status) {
   auto args = std::make_shared<CalibrateArgs>();
   CLI::App* c =
       polca.add_subcommand("calibrate", "Fit the per-GPU power model to one server's nvidia-smi power and vLLM load");
-  c->add_option("--power", args->power_path, "nvidia-smi --query-gpu=... --format=csv output of the server")
+  c->add_option("--power", args->power_path,
+                "The server's GPU power: nvidia-smi --query-gpu CSV, a Prometheus query_range answer (DCGM) or the "
+                "agent's readings stream; a file or a folder")
       ->required();
+  AddPowerFileOptions(*c, args->power);
   c->add_option("--load", args->load_path,
-                "vLLM metrics CSV of the same server (time,vllm:num_requests_running,...), or a request log "
-                "(TIMESTAMP,ContextTokens,GeneratedTokens,server)")
+                "vLLM's metrics (CSV time,vllm:num_requests_running,... or a Prometheus query_range answer), or a "
+                "request log (TIMESTAMP,ContextTokens,GeneratedTokens,server)")
       ->required();
+  c->add_option("--load-label", args->load_label, "Prometheus load: the label naming a series' server")
+      ->capture_default_str();
   c->add_option("--gpu", args->gpu, "Built-in base config when no --config is given: a100 or h100")
       ->capture_default_str();
   c->add_option("--config", args->config_path, "Base config: the served model's timing and what is not fitted");
-  c->add_option("--server", args->server, "The server's name (default: the power file's name)");
-  c->add_option("--utc-offset", args->utc_offset, "The offset of nvidia-smi's local time, +HH:MM, -HH:MM or Z");
+  c->add_option("--server", args->server, "The server to calibrate, when the files hold several");
   c->add_option("--hold-back", args->hold_back, "Share of the run, at its end, held back to check the fit")
       ->capture_default_str();
   c->add_option("--out", args->out_dir, "Output directory")->required();

@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -18,10 +19,13 @@
 #include "wattcut/base/printable_text.h"
 #include "wattcut/cli/command.h"
 #include "wattcut/cli/output_directory.h"
+#include "wattcut/cli/power_file_arguments.h"
 #include "wattcut/plot/chart.h"
 #include "wattcut/polca/polca_config.h"
 #include "wattcut/polca/power_trace.h"
 #include "wattcut/polca/power_trace_replay.h"
+#include "wattcut/polca/telemetry_power_trace.h"
+#include "wattcut/telemetry/power_telemetry_reader.h"
 
 namespace wattcut::cli {
 namespace {
@@ -30,6 +34,7 @@ using namespace wattcut::polca;
 
 struct ReplayArgs {
   std::string trace_path;
+  PowerFileArguments power;
   std::string config_path;
   std::string gpu = "a100";
   std::string policy = "polca";
@@ -63,8 +68,26 @@ std::string CommandsCsv(const ReplayResult& r) {
   return out;
 }
 
+// Where the servers' power came from, for summary.json and stdout.
+struct PowerOrigin {
+  std::string format = "wattcut";
+  std::string power_field;
+  int measured_servers = 0;
+  int modelled_servers = 0;
+  std::vector<std::string> notes;
+};
+
+std::string ServerPowerFrom(const PowerOrigin& origin) {
+  if (origin.format == "wattcut") return "the trace's server power";
+  if (origin.modelled_servers == 0) return "measured (whole-server series)";
+  const std::string model = "server power from GPUs alone: non-GPU part from the config's model";
+  if (origin.measured_servers == 0) return model;
+  return std::to_string(origin.measured_servers) + " servers measured; " + std::to_string(origin.modelled_servers) +
+         " servers' " + model;
+}
+
 nlohmann::json Summary(const std::string& command, const PolcaConfig& config, const PowerTrace& trace,
-                       const ReplayResult& r) {
+                       const PowerOrigin& origin, const ReplayResult& r) {
   nlohmann::json gaps = nlohmann::json::array();
   for (const TraceGap& g : r.gaps) gaps.push_back({{"server", g.server}, {"from_s", g.from_s}, {"to_s", g.to_s}});
   const double duration_s = static_cast<double>(r.periods.size()) * r.period_s;
@@ -72,6 +95,10 @@ nlohmann::json Summary(const std::string& command, const PolcaConfig& config, co
       {"command", command},
       {"config", config.source},
       {"power_trace", trace.name()},
+      {"power_trace_format", origin.format},
+      {"power_field", origin.power_field},
+      {"server_power", ServerPowerFrom(origin)},
+      {"telemetry_notes", origin.notes},
       {"trace_start", trace.start_time()},
       {"trace_sample_interval_s", trace.sample_interval_s()},
       {"policy", PolicyName(r.policy)},
@@ -173,7 +200,36 @@ int RunReplay(const ReplayArgs& args) {
   if (!(args.gap_s >= 0) || !std::isfinite(args.gap_s)) {
     return ReportError(name, Error{"--gap: expected seconds >= 0 (0: three telemetry periods)"});
   }
-  Result<PowerTrace> trace = PowerTrace::Read(args.trace_path);
+  Result<telemetry::PowerFormat> format = telemetry::ParsePowerFormat(args.power.format);
+  if (!format.ok()) return ReportError(name, format.error().WithContext("--format: "));
+  if (*format == telemetry::PowerFormat::kAuto) {
+    // A file no other format claims is read as wattcut's CSV, whose reader says what is wrong
+    // with it (a missing column, a gzip file, a missing file).
+    Result<telemetry::PowerFormat> detected = telemetry::DetectPowerFormatOf(args.trace_path);
+    std::error_code ec;
+    if (!detected.ok() && std::filesystem::is_directory(args.trace_path, ec)) {
+      return ReportError(name, detected.error());
+    }
+    format = detected.ok() ? *detected : telemetry::PowerFormat::kWattcut;
+  }
+  PowerOrigin origin;
+  Result<PowerTrace> trace = Error{""};
+  if (*format == telemetry::PowerFormat::kWattcut) {
+    trace = PowerTrace::Read(args.trace_path);
+  } else {
+    Result<telemetry::PowerReadOptions> read = PowerReadOptionsFrom(args.power);
+    if (!read.ok()) return ReportError(name, read.error());
+    Result<telemetry::PowerTelemetry> power = telemetry::ReadPowerTelemetry(args.trace_path, *format, *read);
+    if (!power.ok()) return ReportError(name, power.error());
+    Result<TelemetryPowerTrace> converted = PowerTraceFromTelemetry(*power, config->server);
+    if (!converted.ok()) return ReportError(name, converted.error());
+    origin.format = power->format;
+    origin.power_field = power->power_field;
+    origin.measured_servers = converted->measured_servers;
+    origin.modelled_servers = converted->modelled_servers;
+    origin.notes = converted->notes;
+    trace = std::move(converted->trace);
+  }
   if (!trace.ok()) return ReportError(name, trace.error());
   ReplayOptions options;
   options.policy = *policy;
@@ -182,12 +238,13 @@ int RunReplay(const ReplayArgs& args) {
   if (!r.ok()) return ReportError(name, r.error());
 
   std::string command = "wattcut polca replay --power-trace " + args.trace_path;
+  command += PowerFileOptionsText(args.power);
   command += args.config_path.empty() ? " --gpu " + args.gpu : " --config " + args.config_path;
   command += " --policy " + args.policy;
   if (args.gap_s > 0) command += " --gap " + FixedDecimals(args.gap_s, 3);
   if (args.in_band) command += " --in-band";
   command += " --out " + args.out_dir;
-  Status st = out->Write("summary.json", Summary(command, *config, *trace, *r).dump(2) + "\n");
+  Status st = out->Write("summary.json", Summary(command, *config, *trace, origin, *r).dump(2) + "\n");
   if (st.ok()) st = out->Write("row_power.csv", RowPowerCsv(*r));
   if (st.ok()) st = out->Write("commands.csv", CommandsCsv(*r));
   if (st.ok()) st = out->Write("row_power.svg", ChartSvg(*config, *r));
@@ -195,6 +252,11 @@ int RunReplay(const ReplayArgs& args) {
   if (st.ok()) st = out->Commit();
   if (!st.ok()) return ReportError(name, st.error());
 
+  if (origin.format != "wattcut") {
+    std::printf("%s power trace (%s): %s\n", origin.format.c_str(), PrintableText(origin.power_field, 200).c_str(),
+                ServerPowerFrom(origin).c_str());
+    for (const std::string& note : origin.notes) std::printf("note: %s\n", PrintableText(note, 400).c_str());
+  }
   const size_t shown = std::min<size_t>(r->warnings.size(), 5);
   for (size_t i = 0; i < shown; ++i) ReportWarning(name, r->warnings[i]);
   if (r->warnings.size() > shown) {
@@ -219,8 +281,12 @@ void AddPolcaReplayCommand(CLI::App& polca, CommandStatus& status) {
   auto args = std::make_shared<ReplayArgs>();
   CLI::App* replay = polca.add_subcommand(
       "replay", "Run the row policy over recorded per-server power and estimate its ceilings' effect");
-  replay->add_option("--power-trace", args->trace_path, "CSV time,server,power_w[,priority] (seconds or ISO 8601 UTC)")
+  replay
+      ->add_option("--power-trace", args->trace_path,
+                   "A file or a folder: CSV time,server,power_w[,priority], nvidia-smi --query-gpu CSV, a "
+                   "Prometheus query_range answer, or the agent's readings stream (docs/polca.md)")
       ->required();
+  AddPowerFileOptions(*replay, args->power);
   replay->add_option("--config", args->config_path, "Config file (see `wattcut polca config`)");
   replay->add_option("--gpu", args->gpu, "Built-in config when no --config is given: a100 or h100")
       ->capture_default_str();

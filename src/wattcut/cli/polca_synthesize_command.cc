@@ -2,10 +2,11 @@
 // from the project's own server model (polca/telemetry_synthesis.h), written as nvidia-smi and a
 // vLLM metrics CSV: files to try `polca calibrate` on, whose true parameters are known (the
 // config given). docs/polca.md's worked example is made with it. Writes
-//   DIR/SERVER.nvidia-smi.csv  nvidia-smi --query-gpu=timestamp,index,uuid,power.draw,
+//   DIR/nvidia-smi/SERVER.csv  nvidia-smi --query-gpu=timestamp,index,uuid,power.draw,
 //                              power.draw.average,power.draw.instant,clocks.sm --format=csv -lms 250
-//   DIR/SERVER.vllm.csv        vLLM's load metrics scraped every second
-//   DIR/SERVER.requests.csv    the requests, as a request log in the Azure trace format with the server
+//   DIR/vllm/SERVER.csv        vLLM's load metrics scraped every second
+//   DIR/requests/SERVER.csv    the requests, as a request log in the Azure trace format with the server
+// (one folder per tool, each file named by its server, as `--power DIR/nvidia-smi` reads a folder)
 //   DIR/truth.conf             the config the telemetry was made with
 #include <cmath>
 #include <cstdio>
@@ -21,8 +22,8 @@
 #include "wattcut/polca/polca_config.h"
 #include "wattcut/polca/request_trace.h"
 #include "wattcut/polca/telemetry_synthesis.h"
-#include "wattcut/telemetry/nvidia_smi_csv_reader.h"
 #include "wattcut/telemetry/nvidia_smi_csv_writer.h"
+#include "wattcut/telemetry/time_zone.h"
 #include "wattcut/telemetry/vllm_metrics_csv_writer.h"
 
 namespace wattcut::cli {
@@ -93,8 +94,10 @@ int RunSynthesize(const SynthesizeArgs& args) {
   }
   Result<std::vector<double>> clocks = ParseClocks(args.clocks, *config);
   if (!clocks.ok()) return ReportError(name, clocks.error());
-  Result<int> offset = telemetry::ParseUtcOffset(args.utc_offset);
-  if (!offset.ok()) return ReportError(name, offset.error());
+  Result<telemetry::LocalTimeZone> zone = telemetry::LocalTimeZone::Parse(args.utc_offset);
+  if (!zone.ok()) return ReportError(name, zone.error().WithContext("--utc-offset: "));
+  if (!zone->fixed()) return ReportError(name, Error{"--utc-offset: expected a fixed offset like +02:00, not a zone"});
+  const int offset_minutes = static_cast<int>(std::lround(-telemetry::ZoneScope(*zone).Instants(0).front() / 60));
   Result<RequestTrace> trace = RequestTrace::Read(args.trace_path);
   if (!trace.ok()) return ReportError(name, trace.error());
 
@@ -112,23 +115,26 @@ int RunSynthesize(const SynthesizeArgs& args) {
       SynthesizeServerTelemetry(*config, arrivals, ClockCycle(*clocks, args.clock_every_s, *duration), options);
   if (!t.ok()) return ReportError(name, t.error());
   telemetry::NvidiaSmiCsvOptions smi;
-  smi.utc_offset_minutes = *offset;
-  Status st = out->Write(args.server + ".nvidia-smi.csv", telemetry::NvidiaSmiCsvText(t->power, t->instant_power, smi));
-  if (st.ok()) st = out->Write(args.server + ".vllm.csv", telemetry::VllmMetricsCsvText(t->load.servers[0]));
+  smi.utc_offset_minutes = offset_minutes;
+  Status st =
+      out->Write("nvidia-smi/" + args.server + ".csv", telemetry::NvidiaSmiCsvText(t->power, t->instant_power, smi));
+  if (st.ok()) st = out->Write("vllm/" + args.server + ".csv", telemetry::VllmMetricsCsvText(t->load.servers[0]));
   if (st.ok()) {
     std::string log = "TIMESTAMP,ContextTokens,GeneratedTokens,server\n";
     for (const Arrival& a : arrivals) {
       log += FormatTimestamp(options.start_unix_s + a.time_s) + "," + std::to_string(a.context_tokens) + "," +
              std::to_string(a.generated_tokens) + "," + args.server + "\n";
     }
-    st = out->Write(args.server + ".requests.csv", log);
+    st = out->Write("requests/" + args.server + ".csv", log);
   }
   if (st.ok()) st = out->Write("truth.conf", FormatConfig(*config));
   if (st.ok()) st = out->Commit();
   if (!st.ok()) return ReportError(name, st.error());
-  std::printf("%s: %.0f s of %d GPUs at %zu clocks, %zu power samples a GPU and %zu load scrapes; wrote %s/%s.*.csv\n",
-              args.server.c_str(), *duration, config->server.gpus, clocks->size(), t->power.gpus[0].samples.size(),
-              t->load.servers[0].samples.size(), DisplayPath(args.out_dir).c_str(), args.server.c_str());
+  std::printf(
+      "%s: %.0f s of %d GPUs at %zu clocks, %zu power samples a GPU and %zu load scrapes; wrote "
+      "%s/{nvidia-smi,vllm,requests}/%s.csv\n",
+      args.server.c_str(), *duration, config->server.gpus, clocks->size(), t->power.gpus[0].samples.size(),
+      t->load.servers[0].samples.size(), DisplayPath(args.out_dir).c_str(), args.server.c_str());
   return 0;
 }
 

@@ -91,10 +91,10 @@ double Interval(const std::vector<telemetry::GpuPowerSample>& s) {
 
 }  // namespace
 
-double SensorAverageSecondsFor(const std::string& power_field) {
+double SensorAverageSecondsFor(const std::string& power_field, const std::string& gpu_name) {
   if (power_field.rfind("power.draw.instant", 0) == 0) return 0;
-  if (power_field.rfind("DCGM_FI_DEV_POWER_USAGE", 0) == 0) return 0;
-  return 1.0;
+  if (power_field.rfind("power.draw.average", 0) == 0) return 1.0;
+  return gpu_name.find("A100") != std::string::npos ? 0 : 1.0;
 }
 
 Result<CalibrationWindows> BuildCalibrationWindows(const std::vector<telemetry::GpuPowerSeries>& gpus,

@@ -4,10 +4,10 @@
 //  * A window runs from one load sample to the next. Windows longer than twice the median scrape
 //    interval (a gap in the scrapes) are left out, and counted.
 //  * Power: the mean over the window of the server's GPUs' power, per GPU. A sensor that averages
-//    (nvidia-smi power.draw / power.draw.average, NVML's 1 s average: `sensor_average_s` = 1) is
+//    (power.draw.average, NVML's 1 s average: `sensor_average_s` = 1) is
 //    read at the window's end, interpolated between the samples around it: its value there is the
-//    mean of the second before, i.e. of a 1 s window. An instant sensor (power.draw.instant,
-//    DCGM_FI_DEV_POWER_USAGE: 0) is averaged over the samples inside the window. A GPU with no
+//    mean of the second before, i.e. of a 1 s window. An instant sensor (power.draw.instant: 0)
+//    is averaged over the samples inside the window (SensorAverageSecondsFor says which). A GPU with no
 //    sample within `max_power_gap_s` of where it is read leaves the window out.
 //  * Clock: the SM clocks of the samples read for the window. The window is `clock_steady` when
 //    they differ by at most 2 % of the highest; its clock is their mean (NaN when no sample says).
@@ -74,9 +74,11 @@ Result<CalibrationWindows> BuildCalibrationWindows(const std::vector<telemetry::
                                                    const telemetry::ServingLoadSeries& load,
                                                    const WindowOptions& options);
 
-// The sensor averaging window a power field implies: 1 s for nvidia-smi's power.draw and
-// power.draw.average and the agent's power_w (NVML's averaged reading), 0 for power.draw.instant
-// and DCGM_FI_DEV_POWER_USAGE.
-double SensorAverageSecondsFor(const std::string& power_field);
+// The sensor averaging window a power field implies on a GPU (NVML's documentation of
+// nvmlDeviceGetPowerUsage and nvidia-smi's query fields): 1 s for power.draw.average; 0 for
+// power.draw.instant; for power.draw, DCGM_FI_DEV_POWER_USAGE and the agent's power_w (all NVML's
+// power usage) 1 s on Ampere and newer except GA100, 0 (one instant) on GA100 (an A100:
+// `gpu_name` contains "A100") and older.
+double SensorAverageSecondsFor(const std::string& power_field, const std::string& gpu_name);
 
 }  // namespace wattcut::polca

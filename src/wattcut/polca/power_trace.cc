@@ -1,7 +1,6 @@
 #include "wattcut/polca/power_trace.h"
 
 #include <algorithm>
-#include <cctype>
 #include <cmath>
 #include <map>
 #include <utility>
@@ -15,49 +14,6 @@ namespace wattcut::polca {
 namespace {
 
 constexpr const char* kHeader = "time,server,power_w[,priority]";
-
-bool AllDigits(const std::string& s, size_t from, size_t count) {
-  if (from + count > s.size()) return false;
-  for (size_t i = from; i < from + count; ++i) {
-    if (!std::isdigit(static_cast<unsigned char>(s[i]))) return false;
-  }
-  return true;
-}
-
-// Whether `text` looks like a date (starts "YYYY-"), so that it is read as ISO 8601.
-bool LooksLikeDate(const std::string& text) { return text.size() >= 5 && AllDigits(text, 0, 4) && text[4] == '-'; }
-
-}  // namespace
-
-Result<double> ParseIsoTime(const std::string& text) {
-  const std::string expected =
-      "expected an ISO 8601 UTC time 'YYYY-MM-DDTHH:MM:SS[.fraction][Z|+HH:MM]', got '" + PrintableText(text) + "'";
-  std::string body = text;
-  double offset_s = 0;
-  if (!body.empty() && (body.back() == 'Z' || body.back() == 'z')) {
-    body.pop_back();
-  } else if (body.size() > 19 && (body[body.size() - 6] == '+' || body[body.size() - 6] == '-')) {
-    // "+HH:MM" / "-HH:MM" after the seconds.
-    const size_t at = body.size() - 6;
-    if (at < 19 || !AllDigits(body, at + 1, 2) || body[at + 3] != ':' || !AllDigits(body, at + 4, 2)) {
-      return Error{expected};
-    }
-    const int hours = (body[at + 1] - '0') * 10 + (body[at + 2] - '0');
-    const int minutes = (body[at + 4] - '0') * 10 + (body[at + 5] - '0');
-    if (hours > 23 || minutes > 59) return Error{"UTC offset out of range in '" + PrintableText(text) + "'"};
-    offset_s = (body[at] == '+' ? 1 : -1) * (hours * 3600.0 + minutes * 60.0);
-    body.resize(at);
-  }
-  Result<double> t = ParseTimestamp(body);
-  if (!t.ok()) {
-    // ParseTimestamp's message names its own layout; say the one this reader accepts.
-    if (t.error().message.rfind("expected", 0) == 0) return Error{expected};
-    return t.error();
-  }
-  return *t - offset_s;  // local = UTC + offset
-}
-
-namespace {
 
 // What a file that is not a power trace looks like it is, for the missing-column message.
 std::string FormatHint(const std::vector<std::string>& header) {
@@ -128,10 +84,10 @@ struct PowerTrace::Builder {
   Status Row(const CsvTable& t, const CsvRow& row) {
     const size_t r = rows++;
     const std::string& time_text = row.fields[columns[0]];
-    if (r == 0) iso = LooksLikeDate(time_text);
+    if (r == 0) iso = LooksLikeIsoDate(time_text);
     double when = 0;
     if (iso) {
-      if (!LooksLikeDate(time_text)) {
+      if (!LooksLikeIsoDate(time_text)) {
         return Error{t.where(row, columns[0]) + "expected an ISO 8601 time like the first row's, got '" +
                      PrintableText(time_text) + "'"};
       }
@@ -139,7 +95,7 @@ struct PowerTrace::Builder {
       if (!v.ok()) return Error{t.where(row, columns[0]) + v.error().message};
       when = *v;
     } else {
-      if (LooksLikeDate(time_text)) {
+      if (LooksLikeIsoDate(time_text)) {
         return Error{t.where(row, columns[0]) + "expected seconds like the first row's, got '" +
                      PrintableText(time_text) + "'"};
       }
@@ -259,6 +215,60 @@ Result<PowerTrace> PowerTrace::Parse(const std::string& text, const std::string&
       [&](const CsvTable& t, CsvRow& row) { return builder.Row(t, row); });
   if (!s.ok()) return s.error();
   return builder.Finish();
+}
+
+Result<PowerTrace> PowerTrace::FromServers(std::string name, std::string start_time,
+                                           std::vector<TracedServer> servers) {
+  if (servers.empty()) return Error{name + ": no servers"};
+  if (servers.size() > static_cast<size_t>(kMaxServersPerRow)) {
+    return Error{name + ": " + std::to_string(servers.size()) + " servers, more than " +
+                 std::to_string(kMaxServersPerRow) + " (a row; see row_limits.h)"};
+  }
+  PowerTrace trace;
+  trace.name_ = std::move(name);
+  trace.start_time_ = std::move(start_time);
+  std::map<std::string, size_t> seen;
+  double first = 0, last = 0;
+  bool any = false;
+  for (size_t i = 0; i < servers.size(); ++i) {
+    const TracedServer& s = servers[i];
+    const std::string who = trace.name_ + ": server '" + PrintableText(s.name) + "': ";
+    if (s.name.empty()) return Error{trace.name_ + ": a server without a name"};
+    for (unsigned char c : s.name) {
+      if (c < 0x20 || c == 0x7f) return Error{who + "expected a server name without control bytes"};
+    }
+    if (!seen.emplace(s.name, i).second) return Error{who + "named twice"};
+    if (s.samples.empty()) return Error{who + "no readings"};
+    for (size_t k = 0; k < s.samples.size(); ++k) {
+      const PowerSample& p = s.samples[k];
+      if (!std::isfinite(p.time_s) || (k > 0 && p.time_s <= s.samples[k - 1].time_s)) {
+        return Error{who + "readings must be in increasing time"};
+      }
+      if (!(p.power_w >= 0) || p.power_w > kMaxServerPowerW) {
+        return Error{who + "a power of " + std::to_string(p.power_w) + " W, expected >= 0 and at most 1000000"};
+      }
+    }
+    first = any ? std::min(first, s.samples.front().time_s) : s.samples.front().time_s;
+    last = any ? std::max(last, s.samples.back().time_s) : s.samples.back().time_s;
+    any = true;
+  }
+  if (last - first > kMaxDurationS)
+    return Error{trace.name_ + ": the readings span more than 90 days (a replay's longest run)"};
+  trace.priorities_given_ = servers.front().priority_given;
+  std::vector<double> intervals;
+  for (TracedServer& s : servers) {
+    for (size_t k = 0; k < s.samples.size(); ++k) {
+      s.samples[k].time_s -= first;
+      if (k > 0) intervals.push_back(s.samples[k].time_s - s.samples[k - 1].time_s);
+    }
+  }
+  trace.span_s_ = last - first;
+  if (!intervals.empty()) {
+    std::nth_element(intervals.begin(), intervals.begin() + intervals.size() / 2, intervals.end());
+    trace.sample_interval_s_ = intervals[intervals.size() / 2];
+  }
+  trace.servers_ = std::move(servers);
+  return trace;
 }
 
 }  // namespace wattcut::polca

@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "wattcut/base/iso_time.h"
 #include "wattcut/base/result.h"
 #include "wattcut/polca/arrival_expansion.h"
 #include "wattcut/polca/row_limits.h"  // kMaxServerPowerW
@@ -47,6 +48,12 @@ class PowerTrace {
   static Result<PowerTrace> Read(const std::string& path);
   // Same, from CSV text; `source_name` stands for the file in messages.
   static Result<PowerTrace> Parse(const std::string& text, const std::string& source_name);
+  // From readings already read elsewhere (telemetry_power_trace.h): each server's samples in
+  // increasing time, in any one origin (Unix seconds); they become seconds after the earliest
+  // reading. `start_time` says what that reading was. Names must be distinct, non-empty and
+  // without control bytes, powers in [0, kMaxServerPowerW], at most kMaxServersPerRow servers and
+  // kMaxDurationS, as for the CSV; the error names the server.
+  static Result<PowerTrace> FromServers(std::string name, std::string start_time, std::vector<TracedServer> servers);
 
   const std::string& name() const { return name_; }
   // In the order of their first row.
@@ -71,8 +78,7 @@ class PowerTrace {
   std::vector<TracedServer> servers_;
 };
 
-// Seconds since 1970-01-01 UTC for an ISO 8601 time "YYYY-MM-DD[T ]HH:MM:SS[.fraction]" with an
-// optional "Z" or "+HH:MM" / "-HH:MM" offset; the error says what was expected.
-Result<double> ParseIsoTime(const std::string& text);
+// base/iso_time.h; named here for polca's callers.
+using wattcut::ParseIsoTime;
 
 }  // namespace wattcut::polca

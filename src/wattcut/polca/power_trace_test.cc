@@ -10,20 +10,6 @@ std::string ErrorOf(const std::string& text) {
   return t.ok() ? "(parsed)" : t.error().message;
 }
 
-TEST(ParseIsoTime, ReadsUtcAndOffsets) {
-  EXPECT_DOUBLE_EQ(*ParseIsoTime("1970-01-01T00:00:00Z"), 0);
-  EXPECT_DOUBLE_EQ(*ParseIsoTime("1970-01-01 00:00:01.25"), 1.25);
-  EXPECT_NEAR(*ParseIsoTime("2024-05-01T12:00:00.123456Z") - *ParseIsoTime("2024-05-01T12:00:00Z"), 0.123456, 1e-6);
-  // 14:00 at +02:00 is 12:00 UTC; 07:30 at -04:30 is 12:00 UTC.
-  EXPECT_DOUBLE_EQ(*ParseIsoTime("2024-05-01T14:00:00+02:00"), *ParseIsoTime("2024-05-01T12:00:00Z"));
-  EXPECT_DOUBLE_EQ(*ParseIsoTime("2024-05-01T07:30:00-04:30"), *ParseIsoTime("2024-05-01T12:00:00Z"));
-  EXPECT_FALSE(ParseIsoTime("2024-05-01").ok());
-  EXPECT_FALSE(ParseIsoTime("2024-05-01T12:00:00+2:00").ok());
-  EXPECT_NE(ParseIsoTime("2024-05-01T12:00:00+25:00").error().message.find("UTC offset out of range"),
-            std::string::npos);
-  EXPECT_NE(ParseIsoTime("2024-05-01T12:00").error().message.find("expected an ISO 8601 UTC time"), std::string::npos);
-}
-
 TEST(PowerTrace, ReadsServersWithPrioritiesAndIsoTimes) {
   auto t = PowerTrace::Parse(
       "time,server,power_w,priority\n"

@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "wattcut/base/iso_time.h"
 #include "wattcut/base/result.h"
 
 namespace wattcut {
@@ -54,11 +55,8 @@ class RequestTrace {
   std::vector<TraceRequest> requests_;
 };
 
-// Seconds since 1970-01-01 00:00:00 UTC for "YYYY-MM-DD HH:MM:SS[.fraction][Z|+HH:MM|-HH:MM]"
-// (no offset: UTC); the error says what part is wrong.
-Result<double> ParseTimestamp(const std::string& text);
-// The 2024 traces' form of `utc_s` (seconds since 1970 UTC, from 1970 to 9999), microseconds and
-// the offset: "2024-05-10 00:00:00.009930+00:00"; ParseTimestamp reads it back to the microsecond.
-std::string FormatTimestamp(double utc_s);
+// base/iso_time.h; named here for polca's callers.
+using wattcut::FormatTimestamp;
+using wattcut::ParseTimestamp;
 
 }  // namespace wattcut::polca

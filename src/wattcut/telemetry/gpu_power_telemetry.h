@@ -52,4 +52,9 @@ struct PowerTelemetry {
   std::vector<std::string> notes;
 };
 
+// GPU ids in order: numerically when both are indices ("2" before "10"), else as text.
+bool GpuIdLess(const std::string& a, const std::string& b);
+// Puts `gpus` in (server, gpu) order and `servers` in server order, as the readers return them.
+void SortSeries(PowerTelemetry& telemetry);
+
 }  // namespace wattcut::telemetry

@@ -39,7 +39,7 @@ std::string VllmMetricsCsvText(const ServingLoadSeries& series) {
     for (const Column& c : columns) {
       const double v = s.*c.field;
       if (std::isnan(v)) {
-        out += ",NaN";
+        out += ",";
       } else {
         std::snprintf(buf, sizeof(buf), ",%.*f", c.decimals, v);
         out += buf;

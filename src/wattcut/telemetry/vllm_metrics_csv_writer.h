@@ -9,7 +9,8 @@
 
 namespace wattcut::telemetry {
 
-// One server's samples; quantities that are NaN in every sample are left out of the file.
+// One server's samples; quantities that are NaN in every sample are left out of the file, a NaN
+// elsewhere is an empty field (a metric not scraped then).
 std::string VllmMetricsCsvText(const ServingLoadSeries& series);
 
 }  // namespace wattcut::telemetry

@@ -1,0 +1,74 @@
+#include "wattcut/telemetry/serving_load_reader.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+namespace wattcut::telemetry {
+namespace {
+
+const std::string kTestdata = WATTCUT_TELEMETRY_TESTDATA;
+
+std::string CsvError(const std::string& text) {
+  Result<ServingLoadTelemetry> t = ParseServingLoadCsv(text, "load.csv", {});
+  return t.ok() ? "(parsed)" : t.error().message;
+}
+
+TEST(ServingLoadReader, CsvWithACounterReset) {
+  Result<ServingLoadTelemetry> t = ReadServingLoad(kTestdata + "/vllm/load.csv", {});
+  ASSERT_TRUE(t.ok()) << t.error().message;
+  EXPECT_EQ(t->format, "vllm-csv");
+  ASSERT_EQ(t->servers.size(), 2u);
+  const auto& a = t->servers[0].samples;
+  ASSERT_EQ(a.size(), 4u);
+  EXPECT_DOUBLE_EQ(a[0].prompt_tokens, 0);  // cumulative from the first sample
+  EXPECT_DOUBLE_EQ(a[1].prompt_tokens, 6200);
+  // node-a restarted between 12:00:05 and 12:00:10: 156200 is added back.
+  EXPECT_DOUBLE_EQ(a[2].prompt_tokens, 156200 + 1200 - 150000);
+  EXPECT_DOUBLE_EQ(a[3].generation_tokens, 43900 + 2100 - 42000);
+  EXPECT_DOUBLE_EQ(a[2].running, 3);
+  EXPECT_TRUE(std::isnan(a[0].first_tokens));  // not in the file
+  std::string notes;
+  for (const std::string& n : t->notes) notes += n + "\n";
+  EXPECT_NE(notes.find("1 counter resets of vllm:prompt_tokens_total"), std::string::npos) << notes;
+}
+
+TEST(ServingLoadReader, PrometheusSumsSeriesOfOneMetric) {
+  Result<ServingLoadTelemetry> t = ReadServingLoad(kTestdata + "/vllm/load_prometheus.json", {});
+  ASSERT_TRUE(t.ok()) << t.error().message;
+  EXPECT_EQ(t->format, "prometheus");
+  ASSERT_EQ(t->servers.size(), 1u);
+  EXPECT_EQ(t->servers[0].server, "10.0.0.11:8000");
+  ASSERT_EQ(t->servers[0].samples.size(), 2u);
+  // finished_reason stop + length: 310 then 318, cumulative from the first.
+  EXPECT_DOUBLE_EQ(t->servers[0].samples[1].finished_requests, 8);
+  EXPECT_DOUBLE_EQ(t->servers[0].samples[1].running, 14);
+}
+
+TEST(ServingLoadReader, RefusesWithPlaceAndField) {
+  const std::string h = "time,vllm:num_requests_running,vllm:prompt_tokens_total,vllm:generation_tokens_total\n";
+  EXPECT_EQ(CsvError("time,vllm:num_requests_runing\n1,2\n")
+                .rfind("load.csv:1: unknown column 'vllm:num_requests_runing'", 0),
+            0u);
+  EXPECT_NE(CsvError("time,vllm:num_requests_running\n1,2\n")
+                .find("missing vllm:prompt_tokens_total, "
+                      "vllm:generation_tokens_total"),
+            std::string::npos);
+  EXPECT_NE(
+      CsvError(h + "1,-1,0,0\n").find("load.csv:2: column 'vllm:num_requests_running': expected a finite number >= 0"),
+      std::string::npos);
+  EXPECT_NE(CsvError(h + "1,NaN,0,0\n").find("got 'NaN'"), std::string::npos);
+  EXPECT_NE(CsvError(h + "1,1e999,0,0\n").find("column 'vllm:num_requests_running'"), std::string::npos);
+  EXPECT_NE(CsvError(h + "2,1,0,0\n1,1,0,0\n").find("load.csv:3: column 'time': the rows of server"),
+            std::string::npos);
+  EXPECT_NE(CsvError(h + "2,1,0,0\n2,1,0,0\n").find("the same time as line 2"), std::string::npos);
+  EXPECT_NE(CsvError(h + "2024-05-01T12:00:00Z,1,0,0\n5,1,0,0\n").find("expected an ISO 8601 time like the first"),
+            std::string::npos);
+  EXPECT_NE(CsvError("server,time\n").find("expected the first column 'time'"), std::string::npos);
+  EXPECT_NE(CsvError(h).find("no rows after the header"), std::string::npos);
+  EXPECT_NE(CsvError("").find("load.csv"), std::string::npos);
+  EXPECT_NE(CsvError(std::string("\x7f\x45LF\0\x01", 6)).find("load.csv"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace wattcut::telemetry
