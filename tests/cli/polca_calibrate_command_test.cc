@@ -121,6 +121,38 @@ TEST(PolcaCalibrateCommand, ARequestLogStandsInForVllmMetrics) {
   EXPECT_NE(bad.err.find("missing column 'server'"), std::string::npos) << bad.err;
 }
 
+TEST(PolcaCalibrateCommand, TheAgentsStreamWithRedfishPowerAlsoFitsTheNonGpuPart) {
+  WATTCUT_REQUIRE_SHARED_FILE(trace, "azure-llm-inference-2023/AzureLLMInferenceTrace_conv.csv");
+  TempDir dir;
+  auto s =
+      RunWattcut("polca synthesize --config " + kTruthConf + " --trace " + trace + " --out " + dir.path() + "/data");
+  ASSERT_EQ(s.exit_code, 0) << s.err;
+  auto r = RunWattcut("polca calibrate --power " + dir.path() + "/data/agent/node-a.ndjson --load " + dir.path() +
+                      "/data/vllm/node-a.csv --hold-back 50% --out " + dir.path() + "/cal");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.err.find("from the GPUs alone"), std::string::npos) << r.err;
+  nlohmann::json c = nlohmann::json::parse(ReadFile(dir.path() + "/cal/calibration.json"));
+  EXPECT_EQ(c["power"]["format"], "agent");
+  // An A100's NVML power is one instant per sample: read as such.
+  EXPECT_NE(c["power"]["field"].get<std::string>().find("read as instant samples"), std::string::npos) << c["power"];
+  // The A100 defaults the example keeps: 1700 W and 0.15 W per GPU watt.
+  const std::map<std::string, double> non_gpu = {{"server.other_idle_w", 1700}, {"server.other_w_per_gpu_w", 0.15}};
+  int checked = 0;
+  for (const auto& p : c["parameters"]) {
+    const std::string key = p["key"].get<std::string>();
+    if (auto it = non_gpu.find(key); it != non_gpu.end()) {
+      EXPECT_TRUE(p["measured"].get<bool>()) << p;
+      EXPECT_LT(std::abs(p["value"].get<double>() - it->second) / it->second, 0.03) << p;
+      ++checked;
+    } else if (auto t = kTruth.find(key); t != kTruth.end()) {
+      // Instant samples, four a second: each window's reading carries their sampling error.
+      EXPECT_LT(std::abs(p["value"].get<double>() - t->second) / t->second, 0.06) << p;
+      ++checked;
+    }
+  }
+  EXPECT_EQ(checked, 10);
+}
+
 TEST(PolcaCalibrateCommand, OneClockSaysTheClockDependenceWasNotMeasured) {
   WATTCUT_REQUIRE_SHARED_FILE(trace, "azure-llm-inference-2023/AzureLLMInferenceTrace_conv.csv");
   TempDir dir;

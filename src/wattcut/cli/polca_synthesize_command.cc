@@ -6,6 +6,9 @@
 //                              power.draw.average,power.draw.instant,clocks.sm --format=csv -lms 250
 //   DIR/vllm/SERVER.csv        vLLM's load metrics scraped every second
 //   DIR/requests/SERVER.csv    the requests, as a request log in the Azure trace format with the server
+//   DIR/agent/SERVER.ndjson    the agent's readings stream at the same samples: each GPU's power as
+//                              NVML reports it on this GPU (an instant on an A100, else the 1 s
+//                              average) and the server's Redfish power (a 1 s average, 15 W noise)
 // (one folder per tool, each file named by its server, as `--power DIR/nvidia-smi` reads a folder)
 //   DIR/truth.conf             the config the telemetry was made with
 #include <cmath>
@@ -19,9 +22,11 @@
 #include "wattcut/cli/command.h"
 #include "wattcut/cli/duration_argument.h"
 #include "wattcut/cli/output_directory.h"
+#include "wattcut/polca/calibration_windows.h"
 #include "wattcut/polca/polca_config.h"
 #include "wattcut/polca/request_trace.h"
 #include "wattcut/polca/telemetry_synthesis.h"
+#include "wattcut/telemetry/agent_readings_stream_writer.h"
 #include "wattcut/telemetry/nvidia_smi_csv_writer.h"
 #include "wattcut/telemetry/time_zone.h"
 #include "wattcut/telemetry/vllm_metrics_csv_writer.h"
@@ -127,14 +132,20 @@ int RunSynthesize(const SynthesizeArgs& args) {
     }
     st = out->Write("requests/" + args.server + ".csv", log);
   }
+  if (st.ok()) {
+    const bool instant = SensorAverageSecondsFor("power_w", config->gpu.name) == 0;
+    st = out->Write("agent/" + args.server + ".ndjson",
+                    telemetry::AgentReadingsStreamText(instant ? t->instant_power : t->power, &t->power.servers[0],
+                                                       config->gpu.tdp_w));
+  }
   if (st.ok()) st = out->Write("truth.conf", FormatConfig(*config));
   if (st.ok()) st = out->Commit();
   if (!st.ok()) return ReportError(name, st.error());
   std::printf(
       "%s: %.0f s of %d GPUs at %zu clocks, %zu power samples a GPU and %zu load scrapes; wrote "
-      "%s/{nvidia-smi,vllm,requests}/%s.csv\n",
+      "%s/{nvidia-smi,vllm,requests}/%s.csv and agent/%s.ndjson\n",
       args.server.c_str(), *duration, config->server.gpus, clocks->size(), t->power.gpus[0].samples.size(),
-      t->load.servers[0].samples.size(), DisplayPath(args.out_dir).c_str(), args.server.c_str());
+      t->load.servers[0].samples.size(), DisplayPath(args.out_dir).c_str(), args.server.c_str(), args.server.c_str());
   return 0;
 }
 

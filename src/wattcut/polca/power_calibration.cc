@@ -327,22 +327,35 @@ Status PowerCalibration::FitShapeAndLevels() {
 
 void PowerCalibration::FitNonGpu() {
   if (!data_.has_server_power) return;
-  double n = 0, sx = 0, sy = 0, sxx = 0, sxy = 0;
+  // Blocks of at least 30 s of consecutive windows: one window's GPU reading carries the sampling
+  // error of a few samples (and a BMC's average lags), which would flatten the line fitted through
+  // single windows; over 30 s both average out while the load still varies from block to block.
+  std::vector<std::pair<double, double>> blocks;  // (GPUs' watts, server watts)
+  double gpu_ws = 0, server_ws = 0, span = 0;
   for (size_t k = 0; k < fit_end_; ++k) {
     const CalibrationWindow& w = data_.windows[k];
     if (w.server_w < 0) continue;
-    const double x = w.gpu_w * data_.gpus;
+    gpu_ws += w.gpu_w * data_.gpus * w.length_s();
+    server_ws += w.server_w * w.length_s();
+    span += w.length_s();
+    if (span >= 30) {
+      blocks.push_back({gpu_ws / span, server_ws / span});
+      gpu_ws = server_ws = span = 0;
+    }
+  }
+  double n = 0, sx = 0, sy = 0, sxx = 0, sxy = 0;
+  for (const auto& [x, y] : blocks) {
     n += 1;
     sx += x;
-    sy += w.server_w;
+    sy += y;
     sxx += x * x;
-    sxy += x * w.server_w;
+    sxy += x * y;
   }
   const double var = n > 1 ? sxx / n - (sx / n) * (sx / n) : 0;
-  if (n < 60 || var < 25.0 * data_.gpus * data_.gpus) {
+  if (n < 10 || var < 25.0 * data_.gpus * data_.gpus) {
     result_.notes.push_back(
-        "server power was recorded but its GPUs' power hardly varied: the non-GPU part is the "
-        "base config's");
+        "server power was recorded but too briefly, or its GPUs' power hardly varied: the non-GPU "
+        "part is the base config's");
     return;
   }
   const double slope = (sxy / n - (sx / n) * (sy / n)) / var;

@@ -13,7 +13,7 @@
 //     each parameter in turn). The exponents are fitted only when the data holds at least two SM clocks with enough
 //     busy time at each; otherwise they stay the base config's and the result says so.
 //  4. Fit the non-GPU part, when server-level power exists: server = other_idle_w +
-//     gpus x GPU power x (1 + other_w_per_gpu_w), a straight line through the windows.
+//     gpus x GPU power x (1 + other_w_per_gpu_w), a straight line through 30 s blocks of windows.
 //  5. Evaluate: the fitted model, driven by the held-back windows' load, against their measured
 //     power: mean and P99 absolute error of window power (W and % of TDP), by window kind (idle,
 //     prefill, decode), and of energy per minute.

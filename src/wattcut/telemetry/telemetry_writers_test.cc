@@ -1,7 +1,10 @@
 // The writers print what the readers read back: nvidia-smi's CSV (nvidia_smi_csv_writer.h against
-// nvidia_smi_csv.h) and the vLLM metrics CSV (vllm_metrics_csv_writer.h against serving_load_reader.h).
+// nvidia_smi_csv.h), the vLLM metrics CSV (vllm_metrics_csv_writer.h against serving_load_reader.h) and
+// the agent's readings stream (agent_readings_stream_writer.h against agent_readings_stream.h).
 #include <gtest/gtest.h>
 
+#include "wattcut/telemetry/agent_readings_stream.h"
+#include "wattcut/telemetry/agent_readings_stream_writer.h"
 #include "wattcut/telemetry/nvidia_smi_csv.h"
 #include "wattcut/telemetry/nvidia_smi_csv_writer.h"
 #include "wattcut/telemetry/serving_load_reader.h"
@@ -73,6 +76,23 @@ TEST(VllmMetricsCsvWriterTest, ReadsBackWithCounterResetsAddedBack) {
   EXPECT_DOUBLE_EQ(t->servers[0].samples[4].prompt_tokens, 350);
   EXPECT_DOUBLE_EQ(t->servers[0].samples[4].generation_tokens, 35);
   EXPECT_DOUBLE_EQ(t->servers[0].samples[3].running, 3);
+}
+
+TEST(AgentReadingsStreamWriterTest, WritesWhatTheAgentWritesAndReadsBack) {
+  PowerTelemetry gpus;
+  gpus.gpus = {{"n", "0", {{1715299200.25, 85.5, 1410}, {1715299200.5, 300.25, 1200}}},
+               {"n", "1", {{1715299200.25, 86.5, 1410}, {1715299200.5, 301.25, 1200}}}};
+  ServerPowerSeries server{"n", {{1715299200.25, 1900}, {1715299200.5, 2400}}};
+  const std::string text = AgentReadingsStreamText(gpus, &server, 400);
+  EXPECT_EQ(text.rfind("{\"gpus\":[{\"energy_mj\":0,\"errors\":{},\"index\":0,\"power_limit_w\":400.0,", 0), 0u)
+      << text;
+  Result<PowerTelemetry> t = ParseAgentReadingsStream(text, "n.ndjson", "n");
+  ASSERT_TRUE(t.ok()) << t.error().message;
+  ASSERT_EQ(t->gpus.size(), 2u);
+  EXPECT_DOUBLE_EQ(t->gpus[1].samples[1].power_w, 301.25);
+  EXPECT_DOUBLE_EQ(t->gpus[1].samples[1].sm_clock_mhz, 1200);
+  ASSERT_EQ(t->servers.size(), 1u);  // Redfish power is a measurement: kept
+  EXPECT_DOUBLE_EQ(t->servers[0].samples[1].power_w, 2400);
 }
 
 }  // namespace
