@@ -86,7 +86,10 @@ int RunSynthesize(const SynthesizeArgs& args) {
   if (!config.ok()) return ReportError(name, config.error());
   Result<double> duration = ParseDuration(args.duration);
   if (!duration.ok()) return ReportError(name, duration.error());
-  if (*duration > 7 * 86400.0) return ReportError(name, Error{"--duration: at most 7d (a calibration run is hours)"});
+  if (*duration > 86400.0) {
+    return ReportError(name, Error{"--duration: at most 1d (a calibration run is hours; a day of 8 GPUs at 250 ms is "
+                                   "about 700 MB of files, held before they are written)"});
+  }
   if (!(args.rate_per_s > 0 && args.rate_per_s <= 100)) {
     return ReportError(name, Error{"--rate: expected requests per second in (0, 100]"});
   }
