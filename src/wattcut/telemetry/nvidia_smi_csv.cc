@@ -55,7 +55,7 @@ struct Columns {
 };
 
 // Where the power and the rest are, from the field names.
-Result<Columns> FindColumns(std::vector<std::string> names, const std::string& where) {
+Result<Columns> FindColumns(std::vector<std::string> names, const std::string& where, const std::string& passed_over) {
   Columns c;
   c.names = std::move(names);
   auto find = [&](const char* name) -> std::optional<size_t> {
@@ -70,6 +70,7 @@ Result<Columns> FindColumns(std::vector<std::string> names, const std::string& w
   c.clock = find("clocks.sm");
   if (!c.clock) c.clock = find("clocks.current.sm");
   for (const char* name : {"power.draw.average", "power.draw", "power.draw.instant"}) {
+    if (name == passed_over) continue;
     if (auto p = find(name)) {
       c.power = p;
       c.power_name = name;
@@ -162,8 +163,12 @@ bool LooksLikeNvidiaSmiHeader(const std::string& first_line) {
   return false;
 }
 
-Result<PowerTelemetry> ParseNvidiaSmiCsv(const std::string& text, const std::string& source_name,
-                                         const NvidiaSmiOptions& options) {
+namespace {
+
+// One reading of the file, passing over the power field `passed_over` (none: "").
+Result<PowerTelemetry> ParseWithPowerField(const std::string& text, const std::string& source_name,
+                                           const NvidiaSmiOptions& options, const std::string& passed_over,
+                                           std::string* unreported_field) {
   PowerTelemetry telemetry;
   telemetry.source = source_name;
   telemetry.format = "nvidia-smi";
@@ -206,7 +211,7 @@ Result<PowerTelemetry> ParseNvidiaSmiCsv(const std::string& text, const std::str
                    "timestamp,index,power.draw, as given to --query-gpu)"};
     }
     if (is_header) header_text = std::string(line.text);
-    Result<Columns> c = FindColumns(names, source_name + ":" + std::to_string(line.number) + ": ");
+    Result<Columns> c = FindColumns(names, source_name + ":" + std::to_string(line.number) + ": ", passed_over);
     if (!c.ok()) return c.error();
     columns = *c;
     break;
@@ -330,6 +335,7 @@ Result<PowerTelemetry> ParseNvidiaSmiCsv(const std::string& text, const std::str
   size_t readings = 0;
   for (const GpuPowerSeries& g : telemetry.gpus) readings += g.samples.size();
   if (readings == 0) {
+    if (power_not_read > 0 && unreported_field) *unreported_field = c.power_name;
     return Error{source_name + ": no power readings" +
                  (power_not_read > 0 ? " (all " + std::to_string(power_not_read) + " were " + c.power_name +
                                            " N/A: this GPU or driver does not report it; try power.draw)"
@@ -356,6 +362,23 @@ Result<PowerTelemetry> ParseNvidiaSmiCsv(const std::string& text, const std::str
   }
   SortSeries(telemetry);
   return telemetry;
+}
+
+}  // namespace
+
+Result<PowerTelemetry> ParseNvidiaSmiCsv(const std::string& text, const std::string& source_name,
+                                         const NvidiaSmiOptions& options) {
+  std::string unreported;
+  Result<PowerTelemetry> first = ParseWithPowerField(text, source_name, options, "", &unreported);
+  if (first.ok() || unreported.empty() || unreported == "power.draw.instant") return first;
+  // The preferred field was not a reading in any row (GA100 and older GPUs have no
+  // power.draw.average): the next power field of the file, said so.
+  Result<PowerTelemetry> next = ParseWithPowerField(text, source_name, options, unreported, nullptr);
+  if (!next.ok()) return first;
+  next->notes.push_back(source_name + ": " + unreported + " was not a reading in any row (this GPU or driver does " +
+                        "not report it): " + next->power_field.substr(0, next->power_field.find(' ')) +
+                        " was read instead");
+  return next;
 }
 
 Result<PowerTelemetry> ReadNvidiaSmiCsv(const std::string& path, const NvidiaSmiOptions& options) {

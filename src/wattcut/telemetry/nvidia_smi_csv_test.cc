@@ -61,6 +61,27 @@ TEST(NvidiaSmiCsv, PowerFieldOrder) {
   EXPECT_TRUE(std::isnan(instant->gpus[0].samples[0].sm_clock_mhz));
 }
 
+TEST(NvidiaSmiCsv, AnAverageTheGpuDoesNotReportFallsBackToPowerDrawAndSaysSo) {
+  // An A100 (GA100) prints [N/A] for power.draw.average on every row.
+  Result<PowerTelemetry> t = ParseNvidiaSmiCsv(
+      "timestamp, index, power.draw [W], power.draw.average [W], clocks.sm [MHz]\n"
+      "2024/05/01 14:00:00.000, 0, 85.59 W, [N/A], 1410 MHz\n"
+      "2024/05/01 14:00:00.250, 0, 95.59 W, [N/A], 1410 MHz\n",
+      "smi.csv", Utc());
+  ASSERT_TRUE(t.ok()) << t.error().message;
+  EXPECT_EQ(t->power_field.rfind("power.draw (", 0), 0u) << t->power_field;
+  ASSERT_EQ(t->gpus[0].samples.size(), 2u);
+  EXPECT_DOUBLE_EQ(t->gpus[0].samples[1].power_w, 95.59);
+  bool said = false;
+  for (const std::string& n : t->notes)
+    said = said || n.find("power.draw.average was not a reading in any row") != std::string::npos;
+  EXPECT_TRUE(said);
+  // With no other power field, the error stays the first reading's.
+  EXPECT_NE(ErrorOf("timestamp, index, power.draw.average [W]\n2024/05/01 14:00:00.000, 0, [N/A]\n")
+                .find("no power readings (all 1 were power.draw.average N/A"),
+            std::string::npos);
+}
+
 TEST(NvidiaSmiCsv, NoHeaderNeedsTheQueryAndACutLastLineIsSkipped) {
   NvidiaSmiOptions o = Utc();
   const std::string path = kTestdata + "/nvidia-smi-noheader-nounits.csv";
