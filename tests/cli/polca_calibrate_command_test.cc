@@ -9,6 +9,7 @@
 #include <map>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "tests/cli/command_runner.h"
 #include "wattcut/base/shared_data_testing.h"
@@ -87,6 +88,57 @@ TEST(PolcaCalibrateCommand, RecoversTheServerFromItsNvidiaSmiAndVllmFiles) {
   auto sim = RunWattcut("polca simulate --config " + out + "/calibrated.conf --trace " + trace +
                         " --servers 4 --duration 20m --out " + dir.path() + "/sim");
   EXPECT_EQ(sim.exit_code, 0) << sim.err;
+}
+
+// The vLLM CSV as Prometheus answers `curl .../api/v1/query_range --data-urlencode
+// 'query={__name__=~"vllm:.*"}'`: one matrix series per metric, labelled by instance.
+std::string AsPrometheusRangeQuery(const std::string& csv) {
+  std::istringstream in(csv);
+  std::string line;
+  std::getline(in, line);
+  std::vector<std::string> names;
+  std::stringstream header(line);
+  for (std::string f; std::getline(header, f, ',');) names.push_back(f);
+  std::vector<nlohmann::json> values(names.size(), nlohmann::json::array());
+  while (std::getline(in, line)) {
+    std::stringstream row(line);
+    std::vector<std::string> f;
+    for (std::string x; std::getline(row, x, ',');) f.push_back(x);
+    for (size_t c = 1; c < f.size() && c < names.size(); ++c) {
+      if (!f[c].empty()) values[c].push_back({std::stod(f[0]), f[c]});
+    }
+  }
+  nlohmann::json result = nlohmann::json::array();
+  for (size_t c = 1; c < names.size(); ++c) {
+    result.push_back(
+        {{"metric", {{"__name__", names[c]}, {"instance", "node-a:8000"}, {"job", "vllm"}}}, {"values", values[c]}});
+  }
+  return nlohmann::json({{"status", "success"}, {"data", {{"resultType", "matrix"}, {"result", result}}}}).dump();
+}
+
+TEST(PolcaCalibrateCommand, VllmMetricsFromAPrometheusRangeQueryCalibrateAsTheCsvDoes) {
+  WATTCUT_REQUIRE_SHARED_FILE(trace, "azure-llm-inference-2023/AzureLLMInferenceTrace_conv.csv");
+  TempDir dir;
+  auto s = RunWattcut("polca synthesize --config " + kTruthConf + " --trace " + trace + " --duration 1h --out " +
+                      dir.path() + "/data");
+  ASSERT_EQ(s.exit_code, 0) << s.err;
+  const std::string json_path = dir.path() + "/vllm.json";
+  std::ofstream(json_path) << AsPrometheusRangeQuery(ReadFile(dir.path() + "/data/vllm/node-a.csv"));
+  const std::string power = " --power " + dir.path() + "/data/nvidia-smi/node-a.csv";
+  auto from_csv = RunWattcut("polca calibrate" + power + " --load " + dir.path() + "/data/vllm/node-a.csv --out " +
+                             dir.path() + "/csv");
+  ASSERT_EQ(from_csv.exit_code, 0) << from_csv.err;
+  auto from_json = RunWattcut("polca calibrate" + power + " --load " + json_path + " --out " + dir.path() + "/json");
+  ASSERT_EQ(from_json.exit_code, 0) << from_json.err;
+  nlohmann::json a = nlohmann::json::parse(ReadFile(dir.path() + "/csv/calibration.json"));
+  nlohmann::json b = nlohmann::json::parse(ReadFile(dir.path() + "/json/calibration.json"));
+  EXPECT_EQ(b["load"]["format"], "prometheus");
+  EXPECT_EQ(a["parameters"], b["parameters"]);  // the same load, the same fit
+  // A label that no series has is named.
+  auto bad =
+      RunWattcut("polca calibrate" + power + " --load " + json_path + " --load-label pod --out " + dir.path() + "/bad");
+  EXPECT_EQ(bad.exit_code, 1);
+  EXPECT_NE(bad.err.find("no label 'pod'"), std::string::npos) << bad.err;
 }
 
 TEST(PolcaCalibrateCommand, ARequestLogStandsInForVllmMetrics) {
