@@ -5,17 +5,12 @@
 #include <limits>
 
 #include "wattcut/base/fixed_decimals.h"
+#include "wattcut/base/order_statistics.h"
 
 namespace wattcut::polca {
 namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
-
-double Median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2), v.end());
-  return v[v.size() / 2];
-}
 
 // A time series of (time, value[, clock]) read at points or over windows.
 struct Reading {
@@ -83,12 +78,6 @@ Reading Read(const std::vector<Sample>& samples, size_t& cursor, double from, do
   return r;
 }
 
-double Interval(const std::vector<telemetry::GpuPowerSample>& s) {
-  std::vector<double> d;
-  for (size_t i = 1; i < s.size(); ++i) d.push_back(s[i].time_s - s[i - 1].time_s);
-  return Median(d);
-}
-
 }  // namespace
 
 double SensorAverageSecondsFor(const std::string& power_field, const std::string& gpu_name) {
@@ -113,10 +102,8 @@ Result<CalibrationWindows> BuildCalibrationWindows(const std::vector<telemetry::
   }
   out.has_decode_batch = !std::isnan(first.first_tokens) && !std::isnan(first.finished_requests);
   out.has_server_power = server_power != nullptr && !server_power->samples.empty();
-  std::vector<double> d;
-  for (size_t i = 1; i < ls.size(); ++i) d.push_back(ls[i].time_s - ls[i - 1].time_s);
-  out.scrape_interval_s = Median(d);
-  out.power_sample_interval_s = Interval(gpus[0].samples);
+  out.scrape_interval_s = MedianTimeStep(ls);
+  out.power_sample_interval_s = MedianTimeStep(gpus[0].samples);
 
   // Decode batch at each scrape: first tokens - finished + an offset fixed at a scrape where
   // nothing runs (or so that the smallest is 0).

@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "wattcut/base/csv_reader.h"
+#include "wattcut/base/order_statistics.h"
 #include "wattcut/base/printable_text.h"
 #include "wattcut/polca/request_trace.h"
 #include "wattcut/polca/row_limits.h"
@@ -200,10 +201,7 @@ struct PowerTrace::Builder {
       }
     }
     trace.span_s_ = last - first;
-    if (!intervals.empty()) {
-      std::nth_element(intervals.begin(), intervals.begin() + intervals.size() / 2, intervals.end());
-      trace.sample_interval_s_ = intervals[intervals.size() / 2];
-    }
+    if (!intervals.empty()) trace.sample_interval_s_ = UpperMedian(intervals);
     return std::move(trace);
   }
 };
@@ -263,10 +261,7 @@ Result<PowerTrace> PowerTrace::FromServers(std::string name, std::string start_t
     }
   }
   trace.span_s_ = last - first;
-  if (!intervals.empty()) {
-    std::nth_element(intervals.begin(), intervals.begin() + intervals.size() / 2, intervals.end());
-    trace.sample_interval_s_ = intervals[intervals.size() / 2];
-  }
+  if (!intervals.empty()) trace.sample_interval_s_ = UpperMedian(intervals);
   trace.servers_ = std::move(servers);
   return trace;
 }

@@ -6,18 +6,11 @@
 #include <limits>
 
 #include "wattcut/base/fixed_decimals.h"
+#include "wattcut/base/order_statistics.h"
 #include "wattcut/base/printable_text.h"
 
 namespace wattcut::polca {
 namespace {
-
-double Percentile(std::vector<double> values, double q) {
-  if (values.empty()) return 0;
-  size_t rank = static_cast<size_t>(std::ceil(q * static_cast<double>(values.size())));
-  size_t k = std::min(values.size() - 1, rank == 0 ? 0 : rank - 1);
-  std::nth_element(values.begin(), values.begin() + static_cast<std::ptrdiff_t>(k), values.end());
-  return values[k];
-}
 
 // EstimateServerPowerW with the clock factor computed once per class and tick.
 struct ClassEffect {
@@ -193,8 +186,8 @@ Result<ReplayResult> ReplayPowerTrace(const PowerTrace& trace, const PolcaConfig
   result.brake_engagements = policy.brake_engagements();
   result.before_peak = *std::max_element(before_fraction.begin(), before_fraction.end());
   result.after_peak = *std::max_element(after_fraction.begin(), after_fraction.end());
-  result.before_p99 = Percentile(std::move(before_fraction), 0.99);
-  result.after_p99 = Percentile(std::move(after_fraction), 0.99);
+  result.before_p99 = NearestRankPercentile(before_fraction, 0.99);
+  result.after_p99 = NearestRankPercentile(after_fraction, 0.99);
   result.before_energy_kwh = before_j / 3.6e6;
   result.after_energy_kwh = after_j / 3.6e6;
   return result;

@@ -6,6 +6,7 @@
 #include <limits>
 #include <memory>
 
+#include "wattcut/base/order_statistics.h"
 #include "wattcut/polca/arrival_expansion.h"
 #include "wattcut/polca/control_actuation.h"
 #include "wattcut/polca/inference_power_model.h"
@@ -20,22 +21,12 @@ namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
-// Nearest-rank percentile (q in [0, 1]); sorts part of `values`.
-template <typename T>
-double Percentile(std::vector<T>& values, double q) {
-  if (values.empty()) return 0;
-  size_t rank = static_cast<size_t>(std::ceil(q * static_cast<double>(values.size())));
-  size_t k = std::min(values.size() - 1, rank == 0 ? 0 : rank - 1);
-  std::nth_element(values.begin(), values.begin() + static_cast<std::ptrdiff_t>(k), values.end());
-  return static_cast<double>(values[k]);
-}
-
 PriorityMetrics Summarize(ServedLog& log, int servers, double duration_s) {
   PriorityMetrics m;
   m.servers = servers;
   m.completed = static_cast<int64_t>(log.latency_s.size());
-  m.latency_p50_s = Percentile(log.latency_s, 0.50);
-  m.latency_p99_s = Percentile(log.latency_s, 0.99);
+  m.latency_p50_s = NearestRankPercentile(log.latency_s, 0.50);
+  m.latency_p99_s = NearestRankPercentile(log.latency_s, 0.99);
   m.generated_tokens = log.generated_tokens;
   m.busy_server_s = log.busy_server_s;
   m.tokens_per_s = static_cast<double>(log.generated_tokens) / duration_s;
@@ -351,8 +342,8 @@ Result<RowRunResult> SimulateRow(const PolcaConfig& config, ArrivalSource& arriv
     result.power_mean = sum / static_cast<double>(samples.size());
     std::vector<float> sorted = samples;
     result.power_max = *std::max_element(sorted.begin(), sorted.end());
-    result.power_p50 = Percentile(sorted, 0.50);
-    result.power_p99 = Percentile(sorted, 0.99);
+    result.power_p50 = NearestRankPercentile(sorted, 0.50);
+    result.power_p99 = NearestRankPercentile(sorted, 0.99);
   }
   result.high = Summarize(logs[0], static_cast<int>(pool[0].size()), options.duration_s);
   result.low = Summarize(logs[1], static_cast<int>(pool[1].size()), options.duration_s);

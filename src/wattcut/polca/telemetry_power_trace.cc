@@ -5,18 +5,11 @@
 #include <map>
 
 #include "wattcut/base/general_text.h"
+#include "wattcut/base/order_statistics.h"
 #include "wattcut/base/printable_text.h"
 
 namespace wattcut::polca {
 namespace {
-
-double MedianInterval(const std::vector<telemetry::GpuPowerSample>& samples) {
-  std::vector<double> intervals;
-  for (size_t i = 1; i < samples.size(); ++i) intervals.push_back(samples[i].time_s - samples[i - 1].time_s);
-  if (intervals.empty()) return 0;
-  std::nth_element(intervals.begin(), intervals.begin() + intervals.size() / 2, intervals.end());
-  return intervals[intervals.size() / 2];
-}
 
 // The power of the reading of `samples` nearest `t`, when within `tolerance_s`.
 std::optional<double> Nearest(const std::vector<telemetry::GpuPowerSample>& samples, double t, double tolerance_s) {
@@ -59,7 +52,7 @@ Result<TelemetryPowerTrace> PowerTraceFromTelemetry(const telemetry::PowerTeleme
     if (measured.count(name)) continue;  // the measured series is the server's power
     // The grid: the first GPU's times (`list` is in GPU order, telemetry::SortSeries).
     const telemetry::GpuPowerSeries& grid = *list.front();
-    const double tolerance_s = MedianInterval(grid.samples) / 2;
+    const double tolerance_s = MedianTimeStep(grid.samples) / 2;
     TracedServer s;
     s.name = name;
     for (const telemetry::GpuPowerSample& g : grid.samples) {
