@@ -10,35 +10,12 @@
 #include <system_error>
 #include <variant>
 
+#include "wattcut/base/decimal_text.h"
 #include "wattcut/base/printable_text.h"
 #include "wattcut/polca/row_limits.h"
 
 namespace wattcut::polca {
 namespace {
-
-// A number as a config writes one: [+-]digits[.digits][e[+-]digits]. strtod also takes
-// hexadecimal ("0x10": 16), "inf" and "nan", which no config means.
-bool IsDecimalNumber(const std::string& text) {
-  size_t i = 0;
-  auto digits = [&] {
-    const size_t from = i;
-    while (i < text.size() && text[i] >= '0' && text[i] <= '9') ++i;
-    return i > from;
-  };
-  if (i < text.size() && (text[i] == '+' || text[i] == '-')) ++i;
-  bool mantissa = digits();
-  if (i < text.size() && text[i] == '.') {
-    ++i;
-    mantissa = digits() || mantissa;
-  }
-  if (!mantissa) return false;
-  if (i < text.size() && (text[i] == 'e' || text[i] == 'E')) {
-    ++i;
-    if (i < text.size() && (text[i] == '+' || text[i] == '-')) ++i;
-    if (!digits()) return false;
-  }
-  return i == text.size();
-}
 
 struct Field {
   const char* key;
@@ -231,7 +208,7 @@ Result<PolcaConfig> ParseConfig(const std::string& text, const std::string& sour
     errno = 0;
     char* end = nullptr;
     double number = std::strtod(value.c_str(), &end);
-    if (!IsDecimalNumber(value) || end != value.c_str() + value.size() || errno == ERANGE || !std::isfinite(number)) {
+    if (!IsDecimalText(value) || end != value.c_str() + value.size() || errno == ERANGE || !std::isfinite(number)) {
       return Error{where + "expected a decimal number (such as 0.8 or 6.5e3), got '" + PrintableText(value) + "'"};
     }
     if (auto* d = std::get_if<double*>(&field->target)) {

@@ -7,9 +7,9 @@
 #include <vector>
 
 #include "wattcut/base/csv_reader.h"
+#include "wattcut/base/decimal_text.h"
 #include "wattcut/base/iso_time.h"
 #include "wattcut/base/printable_text.h"
-#include "wattcut/telemetry/decimal_text.h"
 #include "wattcut/telemetry/telemetry_limits.h"
 #include "wattcut/telemetry/text_lines.h"
 

@@ -5,10 +5,10 @@
 #include <nlohmann/json.hpp>
 
 #include "wattcut/base/csv_reader.h"
+#include "wattcut/base/decimal_text.h"
 #include "wattcut/base/json_object.h"
 #include "wattcut/base/json_text_check.h"
 #include "wattcut/base/printable_text.h"
-#include "wattcut/telemetry/decimal_text.h"
 
 namespace wattcut::telemetry {
 namespace {

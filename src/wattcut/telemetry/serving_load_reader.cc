@@ -9,10 +9,10 @@
 #include <vector>
 
 #include "wattcut/base/csv_reader.h"
+#include "wattcut/base/decimal_text.h"
 #include "wattcut/base/general_text.h"
 #include "wattcut/base/iso_time.h"
 #include "wattcut/base/printable_text.h"
-#include "wattcut/telemetry/decimal_text.h"
 #include "wattcut/telemetry/telemetry_limits.h"
 
 namespace wattcut::telemetry {

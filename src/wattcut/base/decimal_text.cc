@@ -1,12 +1,12 @@
-#include "wattcut/telemetry/decimal_text.h"
+#include "wattcut/base/decimal_text.h"
 
 #include <charconv>
 #include <cmath>
 #include <system_error>
 
-namespace wattcut::telemetry {
+namespace wattcut {
 
-std::optional<double> ParseDecimal(std::string_view text) {
+bool IsDecimalText(std::string_view text) {
   size_t i = 0;
   if (i < text.size() && (text[i] == '-' || text[i] == '+')) ++i;
   size_t digits = 0;
@@ -15,15 +15,19 @@ std::optional<double> ParseDecimal(std::string_view text) {
     ++i;
     while (i < text.size() && text[i] >= '0' && text[i] <= '9') ++i, ++digits;
   }
-  if (digits == 0) return std::nullopt;
+  if (digits == 0) return false;
   if (i < text.size() && (text[i] == 'e' || text[i] == 'E')) {
     ++i;
     if (i < text.size() && (text[i] == '-' || text[i] == '+')) ++i;
     size_t exponent_digits = 0;
     while (i < text.size() && text[i] >= '0' && text[i] <= '9') ++i, ++exponent_digits;
-    if (exponent_digits == 0) return std::nullopt;
+    if (exponent_digits == 0) return false;
   }
-  if (i != text.size()) return std::nullopt;
+  return i == text.size();
+}
+
+std::optional<double> ParseDecimal(std::string_view text) {
+  if (!IsDecimalText(text)) return std::nullopt;
   // from_chars takes no leading '+'.
   std::string_view body = text[0] == '+' ? text.substr(1) : text;
   double value = 0;
@@ -32,4 +36,4 @@ std::optional<double> ParseDecimal(std::string_view text) {
   return value;
 }
 
-}  // namespace wattcut::telemetry
+}  // namespace wattcut

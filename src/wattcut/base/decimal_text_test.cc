@@ -1,8 +1,8 @@
-#include "wattcut/telemetry/decimal_text.h"
+#include "wattcut/base/decimal_text.h"
 
 #include <gtest/gtest.h>
 
-namespace wattcut::telemetry {
+namespace wattcut {
 namespace {
 
 TEST(ParseDecimal, ReadsWhatToolsPrint) {
@@ -20,4 +20,4 @@ TEST(ParseDecimal, RefusesTheRest) {
 }
 
 }  // namespace
-}  // namespace wattcut::telemetry
+}  // namespace wattcut
