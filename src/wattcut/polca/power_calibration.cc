@@ -259,23 +259,21 @@ Status PowerCalibration::FitShapeAndLevels() {
   double best_rss = rss_of(best);
   // A log grid of the tokens at peak, each with the exponents refined.
   const int grid = 20;
+  // One exponent of `s` set to its best value with the rest of `s` held.
+  auto refine = [&](Shape& s, double Shape::*exponent) {
+    s.*exponent = GoldenMin(
+        [&](double e) {
+          Shape t = s;
+          t.*exponent = e;
+          return rss_of(t);
+        },
+        kMinExponent, kMaxExponent, 30);
+  };
   auto refine_exponents = [&](Shape& s) {
     if (!fit_exponents_) return;
     for (int pass = 0; pass < 2; ++pass) {
-      s.prompt_exponent = GoldenMin(
-          [&](double e) {
-            Shape t = s;
-            t.prompt_exponent = e;
-            return rss_of(t);
-          },
-          kMinExponent, kMaxExponent, 30);
-      s.token_exponent = GoldenMin(
-          [&](double e) {
-            Shape t = s;
-            t.token_exponent = e;
-            return rss_of(t);
-          },
-          kMinExponent, kMaxExponent, 30);
+      refine(s, &Shape::prompt_exponent);
+      refine(s, &Shape::token_exponent);
     }
   };
   for (int i = 0; i < grid; ++i) {
