@@ -46,6 +46,23 @@ TEST(PolcaCalibrateCommand, TheDocsExampleServerIsTheOneTheseTestsCheck) {
 
 std::string WriteTruth(const TempDir&) { return kTruthConf; }
 
+// Expects each of calibration.json's parameters that `truth` names within `tolerance` of it (and
+// measured, when asked); returns how many it checked.
+int ExpectNearTruth(const nlohmann::json& parameters, const std::map<std::string, double>& truth, double tolerance,
+                    bool must_be_measured) {
+  int checked = 0;
+  for (const auto& p : parameters) {
+    auto it = truth.find(p["key"].get<std::string>());
+    if (it == truth.end()) continue;
+    if (must_be_measured) {
+      EXPECT_TRUE(p["measured"].get<bool>()) << p;
+    }
+    EXPECT_LT(std::abs(p["value"].get<double>() - it->second) / it->second, tolerance) << p;
+    ++checked;
+  }
+  return checked;
+}
+
 TEST(PolcaCalibrateCommand, RecoversTheServerFromItsNvidiaSmiAndVllmFiles) {
   WATTCUT_REQUIRE_SHARED_FILE(trace, "azure-llm-inference-2023/AzureLLMInferenceTrace_conv.csv");
   TempDir dir;
@@ -65,15 +82,7 @@ TEST(PolcaCalibrateCommand, RecoversTheServerFromItsNvidiaSmiAndVllmFiles) {
   EXPECT_NE(r.out.find("calibrated node-a (8 GPUs)"), std::string::npos) << r.out;
   EXPECT_NE(r.err.find("the non-GPU part (server.*) is the base config's model"), std::string::npos) << r.err;
   nlohmann::json c = nlohmann::json::parse(ReadFile(out + "/calibration.json"));
-  int checked = 0;
-  for (const auto& p : c["parameters"]) {
-    auto it = kTruth.find(p["key"].get<std::string>());
-    if (it == kTruth.end()) continue;
-    EXPECT_TRUE(p["measured"].get<bool>()) << p;
-    EXPECT_LT(std::abs(p["value"].get<double>() - it->second) / it->second, 0.03) << p;
-    ++checked;
-  }
-  EXPECT_EQ(checked, 8);
+  EXPECT_EQ(ExpectNearTruth(c["parameters"], kTruth, 0.03, true), 8);
   EXPECT_EQ(c["clocks_mhz"].size(), 4u);
   EXPECT_LT(c["held_back"]["all"]["p99_abs_tdp"].get<double>(), 0.06);
   EXPECT_NE(c["power"]["field"].get<std::string>().find("power.draw.average"), std::string::npos);
@@ -156,15 +165,8 @@ TEST(PolcaCalibrateCommand, ARequestLogStandsInForVllmMetrics) {
       << r.err;
   nlohmann::json c = nlohmann::json::parse(ReadFile(dir.path() + "/cal/calibration.json"));
   EXPECT_EQ(c["load"]["format"], "request-log");
-  int checked = 0;
-  for (const auto& p : c["parameters"]) {
-    auto it = kTruth.find(p["key"].get<std::string>());
-    if (it == kTruth.end()) continue;
-    // Replayed through the model's own scheduler, the log's load is as coarse as 1 s scrapes: 5 %.
-    EXPECT_LT(std::abs(p["value"].get<double>() - it->second) / it->second, 0.05) << p;
-    ++checked;
-  }
-  EXPECT_EQ(checked, 8);
+  // Replayed through the model's own scheduler, the log's load is as coarse as 1 s scrapes: 5 %.
+  EXPECT_EQ(ExpectNearTruth(c["parameters"], kTruth, 0.05, false), 8);
   // A trace without servers is not a request log.
   std::ofstream(dir.path() + "/t.csv") << "TIMESTAMP,ContextTokens,GeneratedTokens\n2024-05-10 00:00:00,3,4\n";
   auto bad = RunWattcut("polca calibrate --power " + dir.path() + "/data/nvidia-smi/node-a.csv --load " + dir.path() +
@@ -189,20 +191,9 @@ TEST(PolcaCalibrateCommand, TheAgentsStreamWithRedfishPowerAlsoFitsTheNonGpuPart
   EXPECT_NE(c["power"]["field"].get<std::string>().find("read as instant samples"), std::string::npos) << c["power"];
   // The A100 defaults the example keeps: 1700 W and 0.15 W per GPU watt.
   const std::map<std::string, double> non_gpu = {{"server.other_idle_w", 1700}, {"server.other_w_per_gpu_w", 0.15}};
-  int checked = 0;
-  for (const auto& p : c["parameters"]) {
-    const std::string key = p["key"].get<std::string>();
-    if (auto it = non_gpu.find(key); it != non_gpu.end()) {
-      EXPECT_TRUE(p["measured"].get<bool>()) << p;
-      EXPECT_LT(std::abs(p["value"].get<double>() - it->second) / it->second, 0.03) << p;
-      ++checked;
-    } else if (auto t = kTruth.find(key); t != kTruth.end()) {
-      // Instant samples, four a second: each window's reading carries their sampling error.
-      EXPECT_LT(std::abs(p["value"].get<double>() - t->second) / t->second, 0.06) << p;
-      ++checked;
-    }
-  }
-  EXPECT_EQ(checked, 10);
+  EXPECT_EQ(ExpectNearTruth(c["parameters"], non_gpu, 0.03, true), 2);
+  // Instant samples, four a second: each window's reading carries their sampling error.
+  EXPECT_EQ(ExpectNearTruth(c["parameters"], kTruth, 0.06, false), 8);
 }
 
 TEST(PolcaCalibrateCommand, OneClockSaysTheClockDependenceWasNotMeasured) {
