@@ -116,23 +116,24 @@ int RunCalibrate(const CalibrateArgs& args) {
     if (s.server == server) server_power = &s;
   }
 
-  Result<std::string> head = CsvTable::ReadText(args.load_path, telemetry::kMaxTelemetryFileBytes);
-  if (!head.ok()) return ReportError(name, head.error());
-  if (std::optional<telemetry::DetectedFormat> d = telemetry::DetectPowerFormat(head->substr(0, 4096));
+  Result<std::string> load_text = CsvTable::ReadText(args.load_path, telemetry::kMaxTelemetryFileBytes);
+  if (!load_text.ok()) return ReportError(name, load_text.error());
+  const std::string& text = *load_text;
+  if (std::optional<telemetry::DetectedFormat> d = telemetry::DetectPowerFormat(text.substr(0, 4096));
       d && d->format != telemetry::PowerFormat::kWattcut) {
     return ReportError(name, Error{args.load_path + ": this is " + telemetry::PowerFormatName(d->format) + " power (" +
                                    d->evidence + "), not serving load: pass it as --power"});
   }
   Result<telemetry::ServingLoadTelemetry> load = Error{""};
-  if (LooksLikeRequestLog(*head)) {
-    Result<ServerRequestLog> log = ParseRequestLog(*head, args.load_path, server);
+  if (LooksLikeRequestLog(text)) {
+    Result<ServerRequestLog> log = ParseRequestLog(text, args.load_path, server);
     if (!log.ok()) return ReportError(name, log.error());
     load = LoadFromRequestLog(*log, gpus, *base);
   } else {
     telemetry::ServingLoadOptions load_options;
     load_options.server_label = args.load_label;
     load_options.server = server;
-    load = telemetry::ReadServingLoad(args.load_path, load_options);
+    load = telemetry::ParseServingLoad(text, args.load_path, load_options);
   }
   if (!load.ok()) return ReportError(name, load.error());
   Result<std::vector<const telemetry::ServingLoadSeries*>> load_series =

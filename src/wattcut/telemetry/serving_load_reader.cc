@@ -235,22 +235,27 @@ Result<ServingLoadTelemetry> ParseServingLoadCsv(const std::string& text, const 
   return Finish(std::move(table), source_name, "vllm-csv", present, {});
 }
 
-Result<ServingLoadTelemetry> ReadServingLoad(const std::string& path, const ServingLoadOptions& options) {
-  Result<std::string> text = CsvTable::ReadText(path, kMaxTelemetryFileBytes);
-  if (!text.ok()) return text.error();
-  const size_t start = text->find_first_not_of(" \t\r\n");
-  if (start != std::string::npos && (*text)[start] == '{') {
-    if (text->size() > kMaxPrometheusFileBytes) {
-      return Error{path + ": a Prometheus answer of " + std::to_string(text->size()) + " bytes, more than " +
+Result<ServingLoadTelemetry> ParseServingLoad(const std::string& text, const std::string& source_name,
+                                              const ServingLoadOptions& options) {
+  const size_t start = text.find_first_not_of(" \t\r\n");
+  if (start != std::string::npos && text[start] == '{') {
+    if (text.size() > kMaxPrometheusFileBytes) {
+      return Error{source_name + ": a Prometheus answer of " + std::to_string(text.size()) + " bytes, more than " +
                    std::to_string(kMaxPrometheusFileBytes)};
     }
-    Result<PrometheusMatrix> matrix = ParsePrometheusMatrix(*text, path);
+    Result<PrometheusMatrix> matrix = ParsePrometheusMatrix(text, source_name);
     if (!matrix.ok()) return matrix.error();
     return ServingLoadFromPrometheus(*matrix, options);
   }
   ServingLoadOptions o = options;
-  if (o.server.empty()) o.server = std::filesystem::path(path).stem().string();
-  return ParseServingLoadCsv(*text, path, o);
+  if (o.server.empty()) o.server = std::filesystem::path(source_name).stem().string();
+  return ParseServingLoadCsv(text, source_name, o);
+}
+
+Result<ServingLoadTelemetry> ReadServingLoad(const std::string& path, const ServingLoadOptions& options) {
+  Result<std::string> text = CsvTable::ReadText(path, kMaxTelemetryFileBytes);
+  if (!text.ok()) return text.error();
+  return ParseServingLoad(*text, path, options);
 }
 
 }  // namespace wattcut::telemetry

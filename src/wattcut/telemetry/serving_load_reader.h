@@ -38,7 +38,11 @@ Result<ServingLoadTelemetry> ServingLoadFromPrometheus(const PrometheusMatrix& m
                                                        const ServingLoadOptions& options);
 Result<ServingLoadTelemetry> ParseServingLoadCsv(const std::string& text, const std::string& source_name,
                                                  const ServingLoadOptions& options);
-// A JSON file ('{' first) as (a), anything else as (b).
+// Text already read: JSON ('{' first) as (a), anything else as (b); `source_name` stands for the
+// file in messages (and names a CSV's server when options.server is empty: its stem).
+Result<ServingLoadTelemetry> ParseServingLoad(const std::string& text, const std::string& source_name,
+                                              const ServingLoadOptions& options);
+// The file at `path`, read and then parsed as ParseServingLoad does.
 Result<ServingLoadTelemetry> ReadServingLoad(const std::string& path, const ServingLoadOptions& options);
 
 }  // namespace wattcut::telemetry
