@@ -185,8 +185,8 @@ Result<CalibrationWindows> BuildCalibrationWindows(const std::vector<telemetry::
     w.decode_batch_start = batch[i - 1];
     w.decode_batch_end = batch[i];
     if (out.has_decode_batch) {
-      w.prefill_at_start = a.running - batch[i - 1] > 0.5;
-      w.prefill_at_end = b.running - batch[i] > 0.5;
+      w.prefilling_start = static_cast<int>(std::max(0L, std::lround(a.running - batch[i - 1])));
+      w.prefilling_end = static_cast<int>(std::max(0L, std::lround(b.running - batch[i])));
     } else if (w.prompt_tokens > 0) {
       w.prefilled_requests = 1;  // without the first-token counter: one prefill per window
     }

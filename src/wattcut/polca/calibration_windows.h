@@ -15,7 +15,7 @@
 //  * Load: the counters' increases over the window and the gauges at both ends; the decode batch
 //    at a scrape is requests past their first token and not finished (first-token count minus
 //    finished count, anchored at a scrape with nothing running), and a prefill was in progress at
-//    a scrape when more requests run than decode.
+//    a scrape when more requests run than decode, holding the difference.
 #pragma once
 
 #include <string>
@@ -42,11 +42,15 @@ struct CalibrationWindow {
   double decode_batch_end = 0;
   double waiting_start = 0;  // requests waiting at start_s / end_s (0 when the file does not say)
   double waiting_end = 0;
-  bool prefill_at_start = false;  // a prefill in progress at start_s / end_s
-  bool prefill_at_end = false;
+  // Requests in a prefill in progress at start_s / end_s (running less decoding; one prefill may
+  // hold several, batched): 0 when none.
+  int prefilling_start = 0;
+  int prefilling_end = 0;
   bool idle = false;  // nothing running or waiting at either end and no token in between
 
   double length_s() const { return end_s - start_s; }
+  bool prefill_at_start() const { return prefilling_start > 0; }
+  bool prefill_at_end() const { return prefilling_end > 0; }
 };
 
 struct WindowOptions {

@@ -25,15 +25,17 @@ bool Adjacent(const CalibrationWindow& a, const CalibrationWindow& b) { return s
 // A prefill in progress at one or more scrapes: it began in window `first` and ended in `last`.
 struct Straddler {
   size_t first = 0, last = 0;
+  int requests = 1;  // batched in it
   double tokens = 0;
   std::vector<std::pair<size_t, size_t>> pieces;  // (window, index in its prefill pieces)
 };
 
-// The prefills that begin and end inside window w, and their tokens each, given the tokens of the
-// straddler ending in it (none: < 0). See the header for the batching rule.
-std::pair<int, double> InsidePrefills(const CalibrationWindow& w, double straddler_tokens, const PolcaConfig& config) {
+// The prefills that begin and end inside window w, and their tokens each, given the tokens and
+// requests of the straddler ending in it (none: tokens < 0). See the header for the batching rule.
+std::pair<int, double> InsidePrefills(const CalibrationWindow& w, double straddler_tokens, int straddler_requests,
+                                      const PolcaConfig& config) {
   const int requests = static_cast<int>(std::lround(w.prefilled_requests));
-  const int others = requests - (straddler_tokens >= 0 ? 1 : 0);
+  const int others = requests - (straddler_tokens >= 0 ? straddler_requests : 0);
   if (others <= 0) return {0, 0};
   const double tokens = std::max(0.0, w.prompt_tokens - std::max(0.0, straddler_tokens));
   int prefills = others;
@@ -68,22 +70,27 @@ std::vector<WindowPhaseTimes> Allocate(const std::vector<CalibrationWindow>& win
   const size_t n = windows.size();
   std::vector<WindowPhaseTimes> out(n);
   std::vector<double> ending_tokens(n, -1);  // tokens of the straddler ending in each window
+  std::vector<int> ending_requests(n, 0);    // and the requests batched in it
   straddlers.clear();
 
   // Straddling prefills: a run of scrapes with a prefill in progress, from window j's end to the
   // window q where it ends (the first with a first token).
   for (size_t j = 0; j < n; ++j) {
-    if (!windows[j].prefill_at_end) continue;
+    if (!windows[j].prefill_at_end()) continue;
     // The same prefill as at the window's start (none ended in it): not a run's first scrape.
-    if (j > 0 && windows[j].prefill_at_start && windows[j].prefilled_requests <= 0 &&
+    if (j > 0 && windows[j].prefill_at_start() && windows[j].prefilled_requests <= 0 &&
         Adjacent(windows[j - 1], windows[j])) {
       continue;
     }
     size_t q = j + 1;
     while (q < n && Adjacent(windows[q - 1], windows[q]) && windows[q].prefilled_requests <= 0) ++q;
     if (q >= n || !Adjacent(windows[q - 1], windows[q])) continue;  // its end is not in the data
+    // The requests in it: those in a prefill at its first scrape (no more than end in window q).
+    const int requests = std::clamp(windows[j].prefilling_end, 1,
+                                    std::max(1, static_cast<int>(std::lround(windows[q].prefilled_requests))));
+    const bool own_tokens = std::lround(windows[q].prefilled_requests) == requests;
     double tokens = straddler_tokens[q];
-    if (std::isnan(tokens)) tokens = windows[q].prompt_tokens / windows[q].prefilled_requests;
+    if (std::isnan(tokens)) tokens = windows[q].prompt_tokens * requests / windows[q].prefilled_requests;
     const double d = model.PromptSeconds(tokens) * model.PromptSlowdown(ClockOf(windows[q], config));
     const double first_scrape = windows[j].end_s, last_scrape = windows[q].start_s;
     // It began in window j and ended in window q: end c in [last_scrape, q.end], start c - d in
@@ -97,15 +104,16 @@ std::vector<WindowPhaseTimes> Allocate(const std::vector<CalibrationWindow>& win
                               lo <= hi ? (lo + hi) / 2 : std::clamp((lo + hi) / 2, last_scrape, windows[q].end_s));
     const double start = std::max(windows[j].start_s, std::min(c - d, first_scrape - sliver_j));
     if (lo > hi) out[q].overfull = true;  // the timing cannot explain the run: keep it within the windows
-    Straddler s{j, q, tokens, {}};
+    Straddler s{j, q, requests, tokens, {}};
     for (size_t k = j; k <= q; ++k) {
       const double overlap = std::min(c, windows[k].end_s) - std::max(start, windows[k].start_s);
       if (overlap > 0) {
         s.pieces.push_back({k, out[k].prefill.size()});
-        out[k].prefill.push_back({overlap, tokens, std::lround(windows[q].prefilled_requests) == 1, false});
+        out[k].prefill.push_back({overlap, tokens, own_tokens, false});
       }
     }
     ending_tokens[q] = tokens;
+    ending_requests[q] = requests;
     straddlers.push_back(std::move(s));
   }
 
@@ -114,7 +122,7 @@ std::vector<WindowPhaseTimes> Allocate(const std::vector<CalibrationWindow>& win
     WindowPhaseTimes& p = out[k];
     const double f = ClockOf(w, config);
     const double length = w.length_s();
-    const auto [inside, tokens] = InsidePrefills(w, ending_tokens[k], config);
+    const auto [inside, tokens] = InsidePrefills(w, ending_tokens[k], ending_requests[k], config);
     if (inside > 0) {
       const bool known = inside == 1 && ending_tokens[k] < 0 && std::lround(w.prefilled_requests) == 1;
       // Unbatched requests of one window differ in size: an equal split of their tokens would
@@ -138,8 +146,8 @@ std::vector<WindowPhaseTimes> Allocate(const std::vector<CalibrationWindow>& win
           config.service.token_iteration_s_base + config.service.token_iteration_s_per_request * p.decode_batch;
       p.decode_s = iterations * per_iteration * model.TokenSlowdown(f);
     }
-    const bool busy_at_start = w.decode_batch_start > 0 || w.prefill_at_start || w.waiting_start > 0;
-    const bool busy_at_end = w.decode_batch_end > 0 || w.prefill_at_end || w.waiting_end > 0;
+    const bool busy_at_start = w.decode_batch_start > 0 || w.prefill_at_start() || w.waiting_start > 0;
+    const bool busy_at_end = w.decode_batch_end > 0 || w.prefill_at_end() || w.waiting_end > 0;
     double whole_s = 0;
     int partial = 0;
     for (const PrefillPiece& piece : p.prefill) {
@@ -200,7 +208,7 @@ std::vector<WindowPhaseTimes> ReconstructPhaseTimes(const std::vector<Calibratio
   // The spread of a request's prompt tokens, from the windows where one request alone was prefilled.
   double singles = 0, sum = 0, sum2 = 0;
   for (const CalibrationWindow& w : windows) {
-    if (std::lround(w.prefilled_requests) != 1 || w.prefill_at_start || w.prompt_tokens <= 0) continue;
+    if (std::lround(w.prefilled_requests) != 1 || w.prefill_at_start() || w.prompt_tokens <= 0) continue;
     singles += 1;
     sum += w.prompt_tokens;
     sum2 += w.prompt_tokens * w.prompt_tokens;
@@ -211,7 +219,7 @@ std::vector<WindowPhaseTimes> ReconstructPhaseTimes(const std::vector<Calibratio
   // where those windows were busy) plus its share of the last window's prefill time.
   for (const Straddler& s : straddlers) {
     const CalibrationWindow& last = windows[s.last];
-    if (std::lround(last.prefilled_requests) <= 1) continue;  // it holds all of the window's tokens
+    if (std::lround(last.prefilled_requests) <= s.requests) continue;  // it holds all of the window's tokens
     double seconds = 0;
     for (const auto& [k, i] : s.pieces) {
       if (k == s.last) {
@@ -232,11 +240,11 @@ std::vector<WindowPhaseTimes> ReconstructPhaseTimes(const std::vector<Calibratio
   // its first and last windows' decode time takes the difference, half each.
   auto busy = [&](size_t k) {
     const CalibrationWindow& w = windows[k];
-    return (w.decode_batch_start > 0 || w.prefill_at_start || w.waiting_start > 0) &&
-           (w.decode_batch_end > 0 || w.prefill_at_end || w.waiting_end > 0);
+    return (w.decode_batch_start > 0 || w.prefill_at_start() || w.waiting_start > 0) &&
+           (w.decode_batch_end > 0 || w.prefill_at_end() || w.waiting_end > 0);
   };
   for (const Straddler& s : straddlers) {
-    if (std::lround(windows[s.last].prefilled_requests) != 1 || s.pieces.size() < 2) continue;
+    if (std::lround(windows[s.last].prefilled_requests) != s.requests || s.pieces.size() < 2) continue;
     bool ok = true;
     double total = 0;
     for (const auto& [k, i] : s.pieces) {

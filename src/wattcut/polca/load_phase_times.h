@@ -12,7 +12,9 @@
 //    energy grows faster than its tokens.
 //  * A prefill in progress at scrapes (calibration_windows.h sees it) ends in the first later
 //    window with a first token: it is the first of that window's prefills and it covers every
-//    scrape of its run. Its tokens come from its duration (the time it had before its last
+//    scrape of its run. It holds the requests in a prefill at its first scrape (a batched
+//    prefill holds several); where they are all the window's first tokens, the window's tokens
+//    are its own. Otherwise its tokens come from its duration (the time it had before its last
 //    window plus a share of that window's prefill time); where it ends inside its feasible range
 //    is put in the middle of that range, the expected place.
 //  * Decode: the window's generated tokens less its first tokens, at the mean decode batch of its
