@@ -117,15 +117,15 @@ std::string FormatTimestamp(double utc_s) {
 
 Result<double> ParseIsoTime(const std::string& text) {
   const std::string expected =
-      "expected an ISO 8601 UTC time 'YYYY-MM-DDTHH:MM:SS[.fraction][Z|+HH:MM]', got '" + PrintableText(text) + "'";
+      "expected an ISO 8601 UTC time 'YYYY-MM-DDTHH:MM[:SS[.fraction]][Z|+HH:MM]', got '" + PrintableText(text) + "'";
   std::string body = text;
   double offset_s = 0;
   if (!body.empty() && (body.back() == 'Z' || body.back() == 'z')) {
     body.pop_back();
-  } else if (body.size() > 19 && (body[body.size() - 6] == '+' || body[body.size() - 6] == '-')) {
-    // "+HH:MM" / "-HH:MM" after the seconds.
+  } else if (body.size() > 16 && (body[body.size() - 6] == '+' || body[body.size() - 6] == '-')) {
+    // "+HH:MM" / "-HH:MM" after the minutes or the seconds.
     const size_t at = body.size() - 6;
-    if (at < 19 || !AllDigits(body, at + 1, 2) || body[at + 3] != ':' || !AllDigits(body, at + 4, 2)) {
+    if (at < 16 || !AllDigits(body, at + 1, 2) || body[at + 3] != ':' || !AllDigits(body, at + 4, 2)) {
       return Error{expected};
     }
     const int hours = (body[at + 1] - '0') * 10 + (body[at + 2] - '0');
@@ -134,6 +134,8 @@ Result<double> ParseIsoTime(const std::string& text) {
     offset_s = (body[at] == '+' ? 1 : -1) * (hours * 3600.0 + minutes * 60.0);
     body.resize(at);
   }
+  // ISO 8601 may leave the seconds out: "2026-12-09T00:00Z".
+  if (body.size() == 16 && body[13] == ':') body += ":00";
   Result<double> t = ParseTimestamp(body);
   if (!t.ok()) {
     // ParseTimestamp's message names its own layout; say the one this reader accepts.

@@ -24,7 +24,7 @@ Result<double> ParseTimestamp(const std::string& text);
 // and the offset: "2024-05-10 00:00:00.009930+00:00"; ParseTimestamp reads it back to the microsecond.
 std::string FormatTimestamp(double utc_s);
 
-// Seconds since 1970-01-01 UTC for an ISO 8601 time "YYYY-MM-DD[T ]HH:MM:SS[.fraction]" with an
+// Seconds since 1970-01-01 UTC for an ISO 8601 time "YYYY-MM-DD[T ]HH:MM[:SS[.fraction]]" with an
 // optional "Z" or "+HH:MM" / "-HH:MM" offset; the error says what was expected.
 Result<double> ParseIsoTime(const std::string& text);
 

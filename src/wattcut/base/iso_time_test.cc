@@ -29,7 +29,10 @@ TEST(ParseIsoTime, ReadsUtcAndOffsets) {
   EXPECT_FALSE(ParseIsoTime("2024-05-01T12:00:00+2:00").ok());
   EXPECT_NE(ParseIsoTime("2024-05-01T12:00:00+25:00").error().message.find("UTC offset out of range"),
             std::string::npos);
-  EXPECT_NE(ParseIsoTime("2024-05-01T12:00").error().message.find("expected an ISO 8601 UTC time"), std::string::npos);
+  // ISO 8601 may leave out the seconds (`wattcut plan schedule --deadline 2026-12-09T00:00Z`), not the minutes.
+  EXPECT_DOUBLE_EQ(*ParseIsoTime("2024-05-01T12:00"), *ParseIsoTime("2024-05-01T12:00:00Z"));
+  EXPECT_DOUBLE_EQ(*ParseIsoTime("2024-05-01T14:00+02:00"), *ParseIsoTime("2024-05-01T12:00:00Z"));
+  EXPECT_NE(ParseIsoTime("2024-05-01T12").error().message.find("expected an ISO 8601 UTC time"), std::string::npos);
 }
 
 TEST(LooksLikeIsoDate, OnlyAYearAndADash) {

@@ -1,0 +1,165 @@
+// Which frontier point a training run uses, interval by interval, to finish its iterations by a
+// deadline at the least cost: money against an electricity price, grams against a grid's carbon
+// intensity, or joules. `wattcut plan schedule` (cli/plan_schedule_command.cc) and docs/deadline.md.
+//
+// The model is piecewise constant: the price (or carbon, or 1 for energy) and the job's power
+// budget change only at their series' times, and within each interval the job runs one or two
+// plans of its hull (rate_power_hull.h) for shares of it. The job never pauses: from the start
+// until its last iteration it runs at least its slowest allowed plan; once done, it draws nothing.
+//
+// The phases, in order:
+//  1. Cut: the intervals between the start and the deadline at every time a series changes, each
+//     with its price and budget. A series that begins after the start is refused.
+//  2. Hulls: each interval's hull of the plans its budget allows; an interval that allows none is
+//     refused, naming it, its budget and the least power of any plan.
+//  3. Finish: for a finish time F, the least cost is a separable convex problem with one coupling
+//     constraint (the iterations): every interval starts at its slowest plan, and moving an
+//     interval one hull edge faster buys iterations at a marginal cost of price x edge slope per
+//     iteration/s; taking the cheapest moves first, the last one in part, is optimal (the
+//     exchange argument: any schedule that takes a dearer move while a cheaper one is left can
+//     swap them and not cost more). That is the Lagrange multiplier on progress found exactly, by
+//     sorting rather than bisection. Within one interval the cost is convex in F (lengthening the
+//     run by dF costs the last interval's power and saves dF x its rate at the marginal cost,
+//     which falls as F grows), so F is found by golden-section search in each interval between
+//     the earliest finish (every interval at its fastest plan) and the latest (the deadline, or
+//     the slowest plans' finish when that is earlier), with both baselines' finish times among
+//     the candidates: the schedule never costs more than either baseline.
+//  4. Baselines: the fastest allowed plan all along, and the least-energy single plan that still
+//     finishes by the deadline (within every budget it meets), each run from the start until done.
+//
+// An infeasible request is refused with the shortfall: the deadline cannot be met even at the
+// fastest plans (how many iterations short, and how late they would finish), or a budget allows
+// no plan in an interval.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "wattcut/base/result.h"
+#include "wattcut/deadline/rate_power_hull.h"
+#include "wattcut/deadline/step_series.h"
+
+namespace wattcut::deadline {
+
+enum class Objective { kCost, kCarbon, kEnergy };
+const char* ObjectiveName(Objective objective);
+
+// One frontier point, for the whole job (every data-parallel pipeline).
+struct JobPlan {
+  size_t point = 0;
+  double iteration_s = 0;
+  double power_w = 0;      // average, the job's
+  double cap_power_w = 0;  // compared with a power budget: the peak 1-s power where known
+};
+
+struct ScheduleRequest {
+  std::vector<JobPlan> plans;
+  double start_s = 0;     // seconds since 1970 UTC
+  double deadline_s = 0;  // the last iteration must be done by then
+  double iterations = 0;
+  Objective objective = Objective::kCost;
+  std::optional<StepSeries> price;   // currency per kWh
+  std::optional<StepSeries> carbon;  // gCO2 per kWh
+  std::optional<StepSeries> budget;  // W, the job's, or per GPU when budget_gpus > 0
+  int budget_gpus = 0;               // > 0: the budget's values are per GPU, for this many GPUs
+};
+
+// One plan for part of an interval.
+struct PlanShare {
+  size_t point = 0;
+  double seconds = 0;
+  double iterations = 0;
+  double power_w = 0;
+};
+
+struct ScheduledInterval {
+  double start_s = 0, end_s = 0;
+  double price = 0;               // per kWh; NaN without a price series
+  double carbon = 0;              // gCO2/kWh; NaN without a carbon series
+  double budget_w = 0;            // infinity without a budget
+  std::vector<PlanShare> shares;  // empty after the job is done
+  double iterations = 0, energy_j = 0, cost = 0, carbon_g = 0;
+};
+
+struct ScheduleTotals {
+  double finish_s = 0;
+  double iterations = 0;
+  double energy_j = 0;
+  double cost = 0;      // NaN without a price series
+  double carbon_g = 0;  // NaN without a carbon series
+};
+
+struct Baseline {
+  std::string name;  // "fastest", "least-energy"
+  bool available = false;
+  std::string note;  // why not, when not
+  std::vector<ScheduledInterval> intervals;
+  ScheduleTotals totals;
+};
+
+struct Schedule {
+  Objective objective = Objective::kCost;
+  std::vector<ScheduledInterval> intervals;
+  ScheduleTotals totals;
+  Baseline fastest, least_energy;
+  std::vector<std::string> notes;
+};
+
+class DeadlineScheduler {
+ public:
+  explicit DeadlineScheduler(ScheduleRequest request);
+  Result<Schedule> Run();
+  // After Run(): the least objective (per kWh units x kWh) of a schedule whose last iteration ends
+  // exactly at `finish_s`; NaN when none does (the fastest plans cannot be done by then, or the
+  // slowest are done before). The search of phase 3 minimises this over finish_s.
+  double ObjectiveFinishingAt(double finish_s) const;
+
+ private:
+  struct Interval {
+    double start_s, end_s, price, carbon, budget_w, weight;  // weight: the objective's per kWh
+    size_t hull;                                             // index into hulls_
+  };
+  struct Move {       // one hull edge of one interval
+    double marginal;  // weight x slope
+    size_t interval, edge;
+  };
+  // Per interval, how far along its hull the job runs: vertex `vertex`, plus `fraction` of the next edge.
+  struct Allocation {
+    std::vector<size_t> vertex;
+    std::vector<double> fraction;
+    double objective = 0;
+    bool feasible = false;
+  };
+
+  Status Check();
+  Status Cut();
+  Status BuildHulls();
+  Status ChooseFinish();
+  void Baselines();
+
+  // The least-objective allocation finishing at `finish_s`.
+  Allocation AllocateBy(double finish_s) const;
+  double Length(size_t k, double finish_s) const;
+  double IterationsAt(double finish_s, bool fastest) const;
+  // The time by which the slowest (fastest) plans have done the iterations; +inf when not by the deadline.
+  double FinishAt(bool fastest) const;
+  std::vector<ScheduledInterval> Render(const Allocation& a, double finish_s) const;
+  ScheduleTotals Sum(const std::vector<ScheduledInterval>& intervals, double finish_s) const;
+  // Runs one plan per interval (`plan_of[k]`) from the start until done.
+  Baseline RunConstant(const std::string& name, const std::vector<PlanRate>& plan_of) const;
+
+  ScheduleRequest request_;
+  std::vector<PlanRate> rates_;
+  std::vector<Interval> intervals_;
+  std::vector<RatePowerHull> hulls_;
+  std::vector<double> hull_budgets_;
+  std::vector<Move> moves_;  // sorted by marginal, then interval, then edge
+  Schedule schedule_;
+};
+
+// DeadlineScheduler(request).Run().
+Result<Schedule> ScheduleToDeadline(ScheduleRequest request);
+
+}  // namespace wattcut::deadline
