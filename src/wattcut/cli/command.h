@@ -35,5 +35,7 @@ void AddPolcaReplayCommand(CLI::App& polca, CommandStatus& status);
 void AddPolcaCalibrateCommand(CLI::App& polca, CommandStatus& status);
 void AddPolcaSynthesizeCommand(CLI::App& polca, CommandStatus& status);
 void AddScheduleCommand(CLI::App& app, CommandStatus& status);
+// `plan schedule`, added by AddPlanCommand under `plan`.
+void AddPlanScheduleCommand(CLI::App& plan, CommandStatus& status);
 
 }  // namespace wattcut::cli

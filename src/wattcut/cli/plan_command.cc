@@ -4,6 +4,7 @@
 //   wattcut plan show DIR --point N | --time T | --slowdown K | --power-per-gpu W | --peak-power-per-gpu W
 //                         [--format json|zeus]
 //   wattcut plan list DIR [--all]
+//   wattcut plan schedule DIR --iterations N --deadline T --price FILE ... (plan_schedule_command.cc)
 //
 // `show` prints one plan: the wattcut.frequency_plan/v1 JSON that `--plans json` writes as
 // plans/NNNNN.json, or the Zeus PointSolution literal; a generic DAG's frontier (`wattcut
@@ -175,7 +176,7 @@ int List(const PlanArgs& args) {
 
 void AddPlanCommand(CLI::App& app, CommandStatus& status) {
   auto args = std::make_shared<PlanArgs>();
-  CLI::App* plan = app.add_subcommand("plan", "Look up the plans of a computed frontier: show, list");
+  CLI::App* plan = app.add_subcommand("plan", "Look up the plans of a computed frontier: show, list, schedule");
   plan->require_subcommand(1);
 
   CLI::App* show = plan->add_subcommand("show", "Print one plan of a frontier (JSON or the Zeus literal)");
@@ -196,6 +197,8 @@ void AddPlanCommand(CLI::App& app, CommandStatus& status) {
   list->add_option("DIR", args->dir, "A `wattcut frontier --out` folder or its frontier.wattcut file")->required();
   list->add_flag("--all", args->all, "Print every point's row");
   list->callback([args, &status] { status.exit_code = List(*args); });
+
+  AddPlanScheduleCommand(*plan, status);
 }
 
 }  // namespace wattcut::cli
