@@ -39,6 +39,23 @@ std::vector<plot::Point> Progress(const std::vector<ScheduledInterval>& interval
   return out;
 }
 
+// The schedule (solid) and both baselines (dashed), each drawn by `points`.
+template <typename Points>
+void AddRuns(plot::Chart& chart, const Schedule& schedule, plot::SeriesKind kind, const Points& points) {
+  plot::Series s("schedule (" + std::string(ObjectiveName(schedule.objective)) + ")", points(schedule.intervals), kind,
+                 "#1f5fbf");
+  s.width = 2;
+  chart.AddSeries(s);
+  for (const Baseline* b : {&schedule.fastest, &schedule.least_energy}) {
+    if (!b->available) continue;
+    plot::Series line(b->name + ", all along", points(b->intervals), kind,
+                      b == &schedule.fastest ? "#c03030" : "#308030");
+    line.dash = "6 3";
+    line.width = 1.2;
+    chart.AddSeries(line);
+  }
+}
+
 const char* SignalName(const Schedule& s) { return s.objective == Objective::kCarbon ? "carbon intensity" : "price"; }
 
 }  // namespace
@@ -62,18 +79,8 @@ plot::Chart SchedulePowerChart(const Schedule& schedule, const ScheduleRequest& 
       chart.AddBand(band);
     }
   }
-  plot::Series s("schedule (" + std::string(ObjectiveName(schedule.objective)) + ")",
-                 PowerSteps(schedule.intervals, request), plot::SeriesKind::kStep, "#1f5fbf");
-  s.width = 2;
-  chart.AddSeries(s);
-  for (const Baseline* b : {&schedule.fastest, &schedule.least_energy}) {
-    if (!b->available) continue;
-    plot::Series line(b->name + ", all along", PowerSteps(b->intervals, request), plot::SeriesKind::kStep,
-                      b == &schedule.fastest ? "#c03030" : "#308030");
-    line.dash = "6 3";
-    line.width = 1.2;
-    chart.AddSeries(line);
-  }
+  AddRuns(chart, schedule, plot::SeriesKind::kStep,
+          [&](const std::vector<ScheduledInterval>& runs) { return PowerSteps(runs, request); });
   chart.AddReferenceLine({plot::Orientation::kVertical, Hours(request.deadline_s, request), "deadline"});
   return chart;
 }
@@ -81,17 +88,8 @@ plot::Chart SchedulePowerChart(const Schedule& schedule, const ScheduleRequest& 
 plot::Chart ScheduleProgressChart(const Schedule& schedule, const ScheduleRequest& request) {
   plot::Chart chart("Progress against the deadline (" + FixedDecimals(request.iterations, 0) + " iterations)",
                     plot::AxisSpec("hours from the start"), plot::AxisSpec("iterations done (%)", 0, 105));
-  plot::Series s("schedule (" + std::string(ObjectiveName(schedule.objective)) + ")",
-                 Progress(schedule.intervals, request), plot::SeriesKind::kLine, "#1f5fbf");
-  s.width = 2;
-  chart.AddSeries(s);
-  for (const Baseline* b : {&schedule.fastest, &schedule.least_energy}) {
-    if (!b->available) continue;
-    plot::Series line(b->name + ", all along", Progress(b->intervals, request), plot::SeriesKind::kLine,
-                      b == &schedule.fastest ? "#c03030" : "#308030");
-    line.dash = "6 3";
-    chart.AddSeries(line);
-  }
+  AddRuns(chart, schedule, plot::SeriesKind::kLine,
+          [&](const std::vector<ScheduledInterval>& runs) { return Progress(runs, request); });
   chart.AddReferenceLine({plot::Orientation::kVertical, Hours(request.deadline_s, request), "deadline"});
   chart.AddReferenceLine({plot::Orientation::kHorizontal, 100, ""});
   return chart;
