@@ -18,11 +18,11 @@
 #include "wattcut/cli/command.h"
 #include "wattcut/cli/output_directory.h"
 #include "wattcut/deadline/deadline_scheduler.h"
+#include "wattcut/deadline/job_plans.h"
 #include "wattcut/deadline/schedule_charts.h"
 #include "wattcut/deadline/schedule_json.h"
 #include "wattcut/plan/dag_frontier_file.h"
 #include "wattcut/plan/frontier_file.h"
-#include "wattcut/plan/plan_lookup.h"
 
 namespace wattcut::cli {
 namespace {
@@ -105,19 +105,12 @@ int Run(const PlanScheduleArgs& args) {
   if (!points.ok()) return ReportError(name, points.error());
   const auto& [frontier_points, gpus_per_pipeline] = *points;
   const int gpus = gpus_per_pipeline * args.pipelines;
-  bool all_peaks = true;
-  for (const FrontierPoint& p : frontier_points) all_peaks = all_peaks && p.peak_1s_power_w.has_value();
-  std::string budget_power = args.budget_power.empty() ? (all_peaks ? "peak" : "average") : args.budget_power;
-  if (budget_power == "peak" && !all_peaks) {
-    return ReportError(name, Error{args.dir + ": --budget-power peak: the frontier has no peak 1-s power (written "
-                                              "without it); use --budget-power average"});
-  }
-  for (size_t i = 0; i < frontier_points.size(); ++i) {
-    const FrontierPoint& p = frontier_points[i];
-    const double average = AveragePowerW(p) * args.pipelines;
-    const double cap = budget_power == "peak" ? *p.peak_1s_power_w * args.pipelines : average;
-    r.plans.push_back({i, p.time_s, average, cap});
-  }
+  const BudgetPower budget_power = args.budget_power.empty()
+                                       ? (HasPeakPower(frontier_points) ? BudgetPower::kPeak : BudgetPower::kAverage)
+                                       : (args.budget_power == "peak" ? BudgetPower::kPeak : BudgetPower::kAverage);
+  Result<std::vector<JobPlan>> plans = JobPlansFromFrontier(frontier_points, args.pipelines, budget_power, args.dir);
+  if (!plans.ok()) return ReportError(name, plans.error());
+  r.plans = std::move(*plans);
   if (!args.budget.empty()) {
     Result<StepSeries> s = ReadStepSeries(args.budget, {"power budget", {"watts", "watts_per_gpu"}, 0, true});
     if (!s.ok()) return ReportError(name, s.error());
@@ -134,11 +127,12 @@ int Run(const PlanScheduleArgs& args) {
   Result<Schedule> schedule = ScheduleToDeadline(std::move(r));
   if (!schedule.ok()) return ReportError(name, schedule.error());
 
-  nlohmann::json inputs = {{"frontier", args.dir},
-                           {"points", frontier_points.size()},
-                           {"pipelines", args.pipelines},
-                           {"gpus", gpus},
-                           {"budget_compared_with", budget_power == "peak" ? "peak_1s_power" : "average_power"}};
+  nlohmann::json inputs = {
+      {"frontier", args.dir},
+      {"points", frontier_points.size()},
+      {"pipelines", args.pipelines},
+      {"gpus", gpus},
+      {"budget_compared_with", budget_power == BudgetPower::kPeak ? "peak_1s_power" : "average_power"}};
   if (request.price) inputs["price"] = {{"file", args.price}, {"column", request.price->value_name}};
   if (request.carbon) inputs["carbon"] = {{"file", args.carbon}, {"column", request.carbon->value_name}};
   if (request.budget) inputs["power_budget"] = {{"file", args.budget}, {"column", request.budget->value_name}};

@@ -18,8 +18,10 @@ constexpr double kJoulesPerKwh = 3.6e6;
 constexpr double kMaxHorizonS = 366.0 * 86400;  // a year
 constexpr size_t kMaxIntervals = 1'000'000;
 constexpr int kGoldenSteps = 60;
-// Iterations are met to this share of the total (the moves' sums round).
+// Iterations are met to this share of the total plus a thousandth of one: the moves' sums round,
+// and a time near 2026 in seconds since 1970 is exact only to about 2.4e-7 s.
 constexpr double kIterationSlack = 1e-9;
+constexpr double kIterationSlackAbsolute = 1e-3;
 
 std::string When(double t_s) { return FormatTimestamp(t_s); }
 
@@ -155,7 +157,9 @@ double DeadlineScheduler::FinishAt(bool fastest) const {
     const auto& v = hulls_[intervals_[k].hull].vertices();
     const double rate = fastest ? v.back().rate : v.front().rate;
     const double in_k = (intervals_[k].end_s - intervals_[k].start_s) * rate;
-    if (done + in_k >= request_.iterations) return intervals_[k].start_s + (request_.iterations - done) / rate;
+    if (done + in_k >= request_.iterations * (1 - kIterationSlack) - kIterationSlackAbsolute) {
+      return std::min(intervals_[k].end_s, intervals_[k].start_s + (request_.iterations - done) / rate);
+    }
     done += in_k;
   }
   return kInf;
@@ -172,7 +176,7 @@ DeadlineScheduler::Allocation DeadlineScheduler::AllocateBy(double finish_s) con
     need -= length * slowest.rate;
     a.objective += intervals_[k].weight * length * slowest.power_w / kJoulesPerKwh;
   }
-  const double slack = kIterationSlack * request_.iterations;
+  const double slack = kIterationSlack * request_.iterations + kIterationSlackAbsolute;
   if (need < -slack) return a;  // the slowest plans finish before finish_s
   for (const Move& m : moves_) {
     if (need <= 0) break;
@@ -287,10 +291,15 @@ Status DeadlineScheduler::ChooseFinish() {
   for (double f : candidates) {
     const double v = objective(f);
     // Ties go to the earlier finish.
-    if (v < best - 1e-12 * std::max(1.0, std::abs(best)) || (v <= best && f < best_f)) best = v, best_f = f;
+    if (!std::isfinite(best) || v < best - 1e-12 * std::max(1.0, std::abs(best)) || (v <= best && f < best_f)) {
+      best = v, best_f = f;
+    }
   }
   const Allocation a = AllocateBy(best_f);
-  if (!a.feasible) return Error{"internal: no feasible finish time found between the earliest and the latest"};
+  if (!a.feasible) {
+    return Error{"internal: no feasible finish time between the earliest, " + When(earliest) + ", and the latest, " +
+                 When(latest)};
+  }
   schedule_.intervals = Render(a, best_f);
   schedule_.totals = Sum(schedule_.intervals, best_f);
   return Status::Ok();
@@ -310,8 +319,9 @@ Baseline DeadlineScheduler::RunConstant(const std::string& name, const std::vect
       s.iterations = seconds * p.rate;
       s.energy_j = seconds * p.power_w;
       done += s.iterations;
-      if (done >= request_.iterations * (1 - kIterationSlack))
+      if (done >= request_.iterations * (1 - kIterationSlack) - kIterationSlackAbsolute) {
         finish = in.start_s + seconds, done = request_.iterations;
+      }
     }
     s.cost = s.energy_j / kJoulesPerKwh * s.price;
     s.carbon_g = s.energy_j / kJoulesPerKwh * s.carbon;

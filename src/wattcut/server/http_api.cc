@@ -5,6 +5,7 @@
 #include <cmath>
 #include <iterator>
 #include <limits>
+#include <tuple>
 #include <utility>
 
 #include "wattcut/base/general_text.h"
@@ -553,6 +554,84 @@ json PowerTarget::ToJson() const {
     j["lease_s"] = lease_s;
     j["expires_at_unix_s"] = expires_at_unix_s;
   }
+  return j;
+}
+
+Result<DeadlineScheduleSpec> DeadlineScheduleSpec::FromJson(const json& j) {
+  if (auto s = RequireObject(j, "deadline schedule"); !s) return s.error();
+  if (auto s = RefuseUnknownFields(
+          j, {"iterations", "deadline", "start", "objective", "price_csv", "carbon_csv", "power_budget_csv",
+              "budget_power", "pipelines", "replan_margin", "from_step", "replans"});
+      !s) {
+    return s.error();
+  }
+  DeadlineScheduleSpec spec;
+  auto iterations = NumberField(j, "iterations");
+  if (!iterations) return iterations.error();
+  if (!(*iterations >= 1 && *iterations <= 1e12)) {
+    return Error{"field 'iterations': expected 1 to 1e12 iterations, got " + GeneralText(*iterations)};
+  }
+  spec.iterations = *iterations;
+  auto text = [&](const char* name, std::string& out, size_t max_bytes) -> Status {
+    auto it = j.find(name);
+    if (it == j.end() || it->is_null()) return Status::Ok();
+    if (!it->is_string()) return Error{std::string("field '") + name + "': expected a string, got " + TypeName(*it)};
+    if (it->get_ref<const std::string&>().size() > max_bytes) {
+      return Error{std::string("field '") + name + "': at most " + std::to_string(max_bytes) + " bytes"};
+    }
+    out = it->get<std::string>();
+    return Status::Ok();
+  };
+  for (const auto& [name, out, max] :
+       {std::tuple{"deadline", &spec.deadline, size_t{64}}, std::tuple{"start", &spec.start, size_t{64}},
+        std::tuple{"objective", &spec.objective, size_t{16}},
+        std::tuple{"budget_power", &spec.budget_power, size_t{16}},
+        std::tuple{"price_csv", &spec.price_csv, kDeadlineSeriesMaxBytes},
+        std::tuple{"carbon_csv", &spec.carbon_csv, kDeadlineSeriesMaxBytes},
+        std::tuple{"power_budget_csv", &spec.power_budget_csv, kDeadlineSeriesMaxBytes}}) {
+    if (auto s = text(name, *out, max); !s) return s.error();
+  }
+  if (spec.deadline.empty()) return Error{"field 'deadline' is required (an ISO 8601 time)"};
+  if (!spec.objective.empty() && spec.objective != "cost" && spec.objective != "carbon" && spec.objective != "energy") {
+    return Error{"field 'objective': expected \"cost\", \"carbon\" or \"energy\", got \"" +
+                 PrintableText(spec.objective) + "\""};
+  }
+  if (!spec.budget_power.empty() && spec.budget_power != "peak" && spec.budget_power != "average") {
+    return Error{"field 'budget_power': expected \"peak\" or \"average\", got \"" + PrintableText(spec.budget_power) +
+                 "\""};
+  }
+  auto pipelines = IntField(j, "pipelines", 0, 100000, 0);
+  if (!pipelines) return pipelines.error();
+  spec.pipelines = *pipelines;
+  auto margin = NumberField(j, "replan_margin", 0.02);
+  if (!margin) return margin.error();
+  if (!(*margin > 0 && *margin <= 1)) {
+    return Error{"field 'replan_margin': expected a share of the iterations in (0, 1], got " + GeneralText(*margin)};
+  }
+  spec.replan_margin = *margin;
+  auto from_step = NumberField(j, "from_step", 0.0);
+  if (!from_step) return from_step.error();
+  if (!(*from_step >= 0 && *from_step <= 9e15)) return Error{"field 'from_step': expected a training step >= 0"};
+  spec.from_step = static_cast<int64_t>(*from_step);
+  auto replans = IntField(j, "replans", 0, 1000000000, 0);
+  if (!replans) return replans.error();
+  spec.replans = *replans;
+  return spec;
+}
+
+json DeadlineScheduleSpec::ToJson() const {
+  json j = {{"iterations", iterations},
+            {"deadline", deadline},
+            {"replan_margin", replan_margin},
+            {"from_step", from_step},
+            {"replans", replans}};
+  if (!start.empty()) j["start"] = start;
+  if (!objective.empty()) j["objective"] = objective;
+  if (!price_csv.empty()) j["price_csv"] = price_csv;
+  if (!carbon_csv.empty()) j["carbon_csv"] = carbon_csv;
+  if (!power_budget_csv.empty()) j["power_budget_csv"] = power_budget_csv;
+  if (!budget_power.empty()) j["budget_power"] = budget_power;
+  if (pipelines > 0) j["pipelines"] = pipelines;
   return j;
 }
 

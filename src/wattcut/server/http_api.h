@@ -151,6 +151,33 @@ struct PowerTarget {
 inline constexpr size_t kPowerTargetReasonMaxBytes = 512;
 inline constexpr double kPowerTargetMaxLeaseS = 86400;
 
+// PUT /v1/jobs/{id}/deadline_schedule: finish the job's remaining iterations by a deadline at the
+// least cost, carbon or energy (deadline/deadline_scheduler.h, docs/deadline.md), the same inputs
+// as `wattcut plan schedule`, the series as CSV text:
+//   {"iterations": N, "deadline": "2026-12-14T16:48Z", "start": "..." (default: when received),
+//    "objective": "cost|carbon|energy", "price_csv": "time,price\n...", "carbon_csv": "...",
+//    "power_budget_csv": "time,watts_per_gpu\n...", "budget_power": "peak|average",
+//    "pipelines": P (default: the job's dp_degree), "replan_margin": 0.02}
+// The job's state stores it with "from_step" (the job's step its iterations count from) and
+// "replans"; a replan moves "start", "iterations" and "from_step" to the moment of the replan.
+struct DeadlineScheduleSpec {
+  double iterations = 0;
+  std::string deadline;   // ISO 8601
+  std::string start;      // ISO 8601; empty in a request: the server's time
+  std::string objective;  // empty: cost with a price, else carbon with a carbon series, else energy
+  std::string price_csv, carbon_csv, power_budget_csv;
+  std::string budget_power;  // empty: peak when the frontier has it
+  int pipelines = 0;         // 0: the job's dp_degree
+  double replan_margin = 0.02;
+  int64_t from_step = 0;
+  int replans = 0;
+
+  nlohmann::json ToJson() const;
+  static Result<DeadlineScheduleSpec> FromJson(const nlohmann::json& json);
+  bool operator==(const DeadlineScheduleSpec&) const = default;
+};
+inline constexpr size_t kDeadlineSeriesMaxBytes = size_t{4} << 20;
+
 // Parses a request body as JSON; a syntax error is ErrorCode::kMalformed (a 400) naming
 // the byte offset.
 Result<nlohmann::json> ParseJsonBody(std::string_view body);

@@ -197,6 +197,31 @@ TEST(HttpApi, PlanSelectionRoundTrips) {
   EXPECT_FALSE(PlanSelectionFromJson(json::parse(R"({"point": "slowest"})")).ok());
 }
 
+TEST(HttpApi, ADeadlineScheduleNeedsIterationsAndADeadlineAndNamesABadField) {
+  auto ok = DeadlineScheduleSpec::FromJson(
+      json::parse(R"({"iterations": 1000, "deadline": "2026-12-14T16:48Z", "price_csv": "time,price\n100,0.1\n"})"));
+  ASSERT_TRUE(ok.ok()) << ok.error().message;
+  EXPECT_EQ(ok->pipelines, 0);
+  EXPECT_DOUBLE_EQ(ok->replan_margin, 0.02);
+  EXPECT_EQ(*DeadlineScheduleSpec::FromJson(ok->ToJson()), *ok);
+  const std::pair<const char*, const char*> bad[] = {
+      {R"({"deadline": "2026-12-14T16:48Z"})", "field 'iterations' is required"},
+      {R"({"iterations": 0, "deadline": "2026-12-14T16:48Z"})", "field 'iterations': expected 1 to 1e12"},
+      {R"({"iterations": 10})", "field 'deadline' is required"},
+      {R"({"iterations": 10, "deadline": "x", "objective": "money"})", "field 'objective': expected"},
+      {R"({"iterations": 10, "deadline": "x", "budget_power": "max"})", "field 'budget_power': expected"},
+      {R"({"iterations": 10, "deadline": "x", "price_csv": 3})", "field 'price_csv': expected a string"},
+      {R"({"iterations": 10, "deadline": "x", "replan_margin": 0})", "field 'replan_margin': expected a share"},
+      {R"({"iterations": 10, "deadline": "x", "pipelines": -1})", "field 'pipelines'"},
+      {R"({"iterations": 10, "deadline": "x", "prices": ""})", "prices"},
+  };
+  for (const auto& [body, message] : bad) {
+    auto r = DeadlineScheduleSpec::FromJson(json::parse(body));
+    ASSERT_FALSE(r.ok()) << body;
+    EXPECT_NE(r.error().message.find(message), std::string::npos) << r.error().message;
+  }
+}
+
 TEST(HttpApi, PowerTargetNeedsExactlyOneKindOfPositiveWatts) {
   auto peak = PowerTargetFromJson(json::parse(R"({"peak_power_per_gpu_w": 310.5, "reason": "row 7 at 95 %"})"));
   ASSERT_TRUE(peak.ok()) << peak.error().message;

@@ -9,12 +9,15 @@
 #include <set>
 
 #include "wattcut/base/general_text.h"
+#include "wattcut/base/iso_time.h"
 #include "wattcut/base/printable_text.h"
 #include "wattcut/dag/pipeline_schedule.h"
+#include "wattcut/deadline/schedule_following.h"
 #include "wattcut/plan/frontier_file.h"
 #include "wattcut/plan/plan_lookup.h"
 #include "wattcut/plan/planning_limits.h"
 #include "wattcut/profile/profile_csv.h"
+#include "wattcut/server/deadline_following.h"
 #include "wattcut/server/deployment.h"
 #include "wattcut/server/energy_saving.h"
 #include "wattcut/server/frontier_state.h"
@@ -67,6 +70,9 @@ std::string SanitizeMetadata(const std::string& text) {
   return out;
 }
 
+// Leases and deadline schedules must survive a restart: wall-clock time.
+double UnixNowS() { return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count(); }
+
 }  // namespace
 
 struct JobRegistry::Job {
@@ -85,7 +91,8 @@ struct JobRegistry::Job {
   ProfilingSweep sweep;
   PlanSelection selection;
   Stragglers stragglers;
-  std::optional<PowerTarget> power_target;  // PUT /v1/jobs/{id}/power_target
+  std::optional<PowerTarget> power_target;    // PUT /v1/jobs/{id}/power_target
+  std::optional<DeadlineFollowing> deadline;  // PUT /v1/jobs/{id}/deadline_schedule
   // Profile and frontier.
   std::string profile_source;
   std::shared_ptr<const Profile> profile;
@@ -137,7 +144,8 @@ struct JobRegistry::Job {
                     deployment.version,
                     deployment.apply_from_step,
                     progress.steps_per_s(),
-                    power_target};
+                    power_target,
+                    deadline ? std::optional<DeadlineScheduleSpec>(deadline->spec) : std::nullopt};
   }
 
   // Every rank profile received so far, aggregated into one pipeline profile.
@@ -292,6 +300,7 @@ Result<std::shared_ptr<JobRegistry::Job>> JobRegistry::LoadStoredJob(const Store
   job->selection = state.selection;
   job->stragglers = state.stragglers;
   job->power_target = state.power_target;
+  if (state.deadline_schedule) job->deadline = DeadlineFollowing{*state.deadline_schedule, {}, {}, 0, {}};
   job->frontier_attempts = state.frontier_attempts;
   job->deployment.version = state.deployment_version;
   job->deployment.apply_from_step = state.deployment_apply_from_step;
@@ -511,6 +520,11 @@ ScheduleDecision JobRegistry::Decide(Job& job, bool may_start_profiling) {
   if (d.mode == ScheduleDecision::Mode::kPlan && job.power_target && job.frontier) {
     CapDecision(d, PointForPowerTarget(*job.frontier, *job.power_target).index);
   }
+  // A deadline schedule holds them to its point of the moment the same way.
+  if (d.mode == ScheduleDecision::Mode::kPlan && job.deadline && job.frontier &&
+      job.deadline->frontier_generation == job.frontier_generation) {
+    if (const std::optional<size_t> cap = DeadlineCap(*job.deadline, UnixNowS())) CapDecision(d, *cap);
+  }
   return d;
 }
 
@@ -522,8 +536,6 @@ double SteadyNowS() {
 json PowerTargetJson(const std::string& job_id, const std::optional<PowerTarget>& target, FrontierState frontier_state,
                      const Frontier* frontier, size_t selected, const Deployment& deployment,
                      const StepProgress& progress, bool* met_out, double* point_power_out);
-// A lease must survive a restart: wall-clock time.
-double UnixNowS() { return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count(); }
 }  // namespace
 
 void JobRegistry::LapsePowerTargetLocked(Job& job) {
@@ -540,6 +552,42 @@ void JobRegistry::LapsePowerTargetLocked(Job& job) {
   std::fprintf(stderr, "wattcut serve: job %s: power target's lease (%s s) ran out: cleared, deployment version %llu\n",
                PrintableText(job.info.job_id).c_str(), GeneralText(saved->lease_s).c_str(),
                static_cast<unsigned long long>(job.deployment.version));
+}
+
+void JobRegistry::FollowDeadlineLocked(Job& job) {
+  if (!job.deadline || job.frontier_state != FrontierState::kReady || !job.frontier) return;
+  DeadlineFollowing& f = *job.deadline;
+  const double now = UnixNowS();
+  if (f.frontier_generation != job.frontier_generation) {
+    // After a restart, or on a new frontier: computed again from the stored spec.
+    f.frontier_generation = job.frontier_generation;
+    f.schedule.reset();
+    f.request.reset();
+    if (Status s = ComputeDeadline(f, *job.frontier, job.info, now); !s) f.error = s.error().message;
+  }
+  // Every rank has reported since the server started: the job's step is known.
+  if (f.schedule && job.progress.min_step() && DeadlineNeedsReplan(f, job.progress.max_step(), now)) {
+    DeadlineFollowing next{ReplanSpec(f, job.progress.max_step(), now), {}, {}, job.frontier_generation, {}};
+    const double done = static_cast<double>(job.progress.max_step() - f.spec.from_step);
+    const double expected = deadline::IterationsDoneBy(*f.schedule, now);
+    if (Status s = ComputeDeadline(next, *job.frontier, job.info, now); !s) {
+      // The job stays uncapped until a new PUT: the deadline cannot be met from here.
+      next.schedule.reset();
+      next.request.reset();
+      next.error = "replan " + std::to_string(next.spec.replans) + " at step " +
+                   std::to_string(job.progress.max_step()) + ": " + s.error().message;
+    }
+    const DeadlineFollowing saved = f;
+    f = std::move(next);
+    if (auto s = PutStateLocked(job); !s) {
+      f = saved;  // kept as stored; the next poll tries again
+      return;
+    }
+    std::fprintf(stderr, "wattcut serve: job %s: deadline schedule replanned (%s done, %s expected by now): %s\n",
+                 PrintableText(job.info.job_id).c_str(), GeneralText(done).c_str(), GeneralText(expected).c_str(),
+                 f.error.empty() ? "following the new schedule" : f.error.c_str());
+  }
+  RedeployLocked(job);
 }
 
 void JobRegistry::RedeployLocked(Job& job) {
@@ -568,6 +616,7 @@ Answer JobRegistry::FetchDeployment(const std::string& job_id, int64_t rank, int
   if (shutting_down_) return Error::Unavailable("the server is shutting down");
   job->progress.Report(static_cast<size_t>(rank), step, SteadyNowS());
   LapsePowerTargetLocked(*job);
+  FollowDeadlineLocked(*job);
   job->saving.Advance(job->progress.max_step(), job->StepSaving(), job->deployment.target.plan,
                       job->deployment.apply_from_step);
   const Deployment& d = job->deployment;
@@ -1293,6 +1342,65 @@ Answer JobRegistry::SetPowerTarget(const std::string& job_id, const PowerTarget&
 }
 
 Answer JobRegistry::ClearPowerTarget(const std::string& job_id) { return ChangePowerTarget(job_id, std::nullopt); }
+
+Answer JobRegistry::SetDeadlineSchedule(const std::string& job_id, const DeadlineScheduleSpec& spec) {
+  auto job = Find(job_id);
+  if (!job) return MissingJob(job_id);
+  std::lock_guard lock(job->mu);
+  if (job->frontier_state != FrontierState::kReady || !job->frontier) {
+    return Error::Conflict("job '" + job_id + "': its frontier is not ready (" +
+                           std::string(FrontierStateName(job->frontier_state)) +
+                           "): a deadline schedule is planned on it");
+  }
+  const double now = UnixNowS();
+  DeadlineFollowing next{spec, {}, {}, job->frontier_generation, {}};
+  next.spec.from_step = job->progress.max_step();
+  next.spec.replans = 0;
+  if (next.spec.start.empty()) next.spec.start = FormatTimestamp(now);
+  if (Status s = ComputeDeadline(next, *job->frontier, job->info, now); !s) return s.error();
+  const std::optional<DeadlineFollowing> saved = job->deadline;
+  job->deadline = std::move(next);
+  if (auto s = PutStateLocked(*job); !s) {
+    job->deadline = saved;
+    return StoreFailed(s.error());
+  }
+  RedeployLocked(*job);
+  std::fprintf(stderr, "wattcut serve: job %s: deadline schedule set: %s iterations by %s, deployment version %llu\n",
+               PrintableText(job_id).c_str(), GeneralText(job->deadline->spec.iterations).c_str(),
+               PrintableText(job->deadline->spec.deadline).c_str(),
+               static_cast<unsigned long long>(job->deployment.version));
+  return Text(DeadlineJson(job_id, *job->deadline, job->progress.max_step(), now));
+}
+
+Answer JobRegistry::ClearDeadlineSchedule(const std::string& job_id) {
+  auto job = Find(job_id);
+  if (!job) return MissingJob(job_id);
+  std::lock_guard lock(job->mu);
+  const std::optional<DeadlineFollowing> saved = job->deadline;
+  job->deadline.reset();
+  if (auto s = PutStateLocked(*job); !s) {
+    job->deadline = saved;
+    return StoreFailed(s.error());
+  }
+  RedeployLocked(*job);
+  return Text(json{{"job_id", job_id}, {"schedule", nullptr}});
+}
+
+Answer JobRegistry::GetDeadlineSchedule(const std::string& job_id) {
+  auto job = Find(job_id);
+  if (!job) return MissingJob(job_id);
+  std::lock_guard lock(job->mu);
+  if (!job->deadline) return Error::NotFound("job '" + job_id + "' has no deadline schedule");
+  const double now = UnixNowS();
+  // A read changes nothing: a schedule not computed yet since a restart is computed here for the
+  // answer only.
+  DeadlineFollowing shown = *job->deadline;
+  if (shown.frontier_generation != job->frontier_generation && job->frontier_state == FrontierState::kReady &&
+      job->frontier) {
+    if (Status s = ComputeDeadline(shown, *job->frontier, job->info, now); !s) shown.error = s.error().message;
+  }
+  return Text(DeadlineJson(job_id, shown, job->progress.max_step(), now));
+}
 
 Answer JobRegistry::GetPowerTarget(const std::string& job_id) {
   auto job = Find(job_id);

@@ -125,6 +125,13 @@ class JobRegistry {
   Answer SetPowerTarget(const std::string& job_id, const PowerTarget& target);
   Answer ClearPowerTarget(const std::string& job_id);
   Answer GetPowerTarget(const std::string& job_id);
+  // PUT / DELETE / GET /v1/jobs/{id}/deadline_schedule (deadline_following.h): a schedule over
+  // time that caps every pipeline as a power target does, followed at each rank's deployment
+  // poll (the point of the moment, and a replan when the job is off it by more than the margin).
+  // PUT needs the job's frontier ready (kConflict otherwise) and answers as GET does.
+  Answer SetDeadlineSchedule(const std::string& job_id, const DeadlineScheduleSpec& spec);
+  Answer ClearDeadlineSchedule(const std::string& job_id);
+  Answer GetDeadlineSchedule(const std::string& job_id);
   // The jobs with a power target, for /metrics.
   std::vector<PowerTargetGauge> PowerTargetGauges();
   // GET /v1/jobs/{id}/deployment: records that `rank` has completed `step` steps and answers
@@ -169,6 +176,9 @@ class JobRegistry {
   // checked wherever the target is read (the ranks' deployments, GET, /metrics), so no timer is
   // needed; a target with no reader lapses at the next read.
   void LapsePowerTargetLocked(Job& job);
+  // Computes the job's deadline schedule where its frontier is new, replans it where the job is
+  // off it (storing the new spec), and redeploys when the point of the moment changed.
+  void FollowDeadlineLocked(Job& job);
   Status RecordProfilingResultLocked(Job& job, const ProfilingResult& result);
   // The registered rank `rank` of `job` (its mutex held): kInvalidArgument beyond world_size,
   // kConflict when it has not registered (with how to).

@@ -42,6 +42,7 @@ std::string EncodeJobState(const JobState& state) {
                     {"step", state.sweep.step},
                     {"got", got}}}};
   if (state.power_target) doc["power_target"] = state.power_target->ToJson();
+  if (state.deadline_schedule) doc["deadline_schedule"] = state.deadline_schedule->ToJson();
   return doc.dump();
 }
 
@@ -94,6 +95,11 @@ Result<JobState> DecodeJobState(std::string_view text) {
       auto target = PowerTarget::FromJson(*it);
       if (!target) return Error::Corruption("job state: power_target: " + target.error().message);
       state.power_target = std::move(*target);
+    }
+    if (auto it = doc.find("deadline_schedule"); it != doc.end() && !it->is_null()) {  // absent before issue 32
+      auto spec = DeadlineScheduleSpec::FromJson(*it);
+      if (!spec) return Error::Corruption("job state: deadline_schedule: " + spec.error().message);
+      state.deadline_schedule = std::move(*spec);
     }
     const json& prof = doc.at("profiling");
     state.sweep.active = prof.at("active").get<bool>();

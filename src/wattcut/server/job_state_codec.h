@@ -44,6 +44,9 @@ struct JobState {
   // with, and written in the same document as the deployment version it caused. Absent in a
   // document written before issue 17 (no target).
   std::optional<PowerTarget> power_target;
+  // PUT /v1/jobs/{id}/deadline_schedule: the spec (its schedule is computed again from it on
+  // load). Absent in a document written before issue 32.
+  std::optional<DeadlineScheduleSpec> deadline_schedule;
 };
 
 std::string EncodeJobState(const JobState& state);

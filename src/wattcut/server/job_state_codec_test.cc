@@ -80,6 +80,37 @@ TEST(JobStateCodec, ThePowerTargetRoundTripsAndAnOlderDocumentHasNone) {
       << bad.error().message;
 }
 
+// The deadline schedule (issue 32): its spec round-trips with the step its iterations count
+// from and its replans; a document from before it has none; a damaged one is a corruption.
+TEST(JobStateCodec, TheDeadlineScheduleSpecRoundTripsAndAnOlderDocumentHasNone) {
+  JobState state = Sample();
+  EXPECT_FALSE(DecodeJobState(EncodeJobState(state))->deadline_schedule.has_value());
+  DeadlineScheduleSpec spec;
+  spec.iterations = 214620;
+  spec.deadline = "2026-12-14T16:48Z";
+  spec.start = "2026-12-07 00:00:00.000000+00:00";
+  spec.price_csv = "time,price\n2026-12-07T00:00Z,0.1\n";
+  spec.power_budget_csv = "time,watts_per_gpu\n2026-12-07T00:00Z,300\n";
+  spec.budget_power = "average";
+  spec.pipelines = 4;
+  spec.replan_margin = 0.05;
+  spec.from_step = 1200;
+  spec.replans = 2;
+  state.deadline_schedule = spec;
+  auto back = DecodeJobState(EncodeJobState(state));
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  ASSERT_TRUE(back->deadline_schedule.has_value());
+  EXPECT_EQ(*back->deadline_schedule, spec);
+
+  nlohmann::json damaged = nlohmann::json::parse(EncodeJobState(state));
+  damaged["deadline_schedule"]["iterations"] = 0;
+  auto bad = DecodeJobState(damaged.dump());
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.error().code, ErrorCode::kCorruption);
+  EXPECT_NE(bad.error().message.find("job state: deadline_schedule: field 'iterations'"), std::string::npos)
+      << bad.error().message;
+}
+
 TEST(JobStateCodec, ADocumentWithoutAVersionIsVersionOne) {
   // As servers before schema versions wrote it.
   auto old = DecodeJobState(R"({"round":3,"selection":{"point":"fastest"},"stragglers":[],)"

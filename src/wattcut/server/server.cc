@@ -324,6 +324,21 @@ void Server::Impl::AddRoutes() {
       [&reg](const auto& req, const std::string&, auto& res) { SetAnswer(res, reg.ClearPowerTarget(req.matches[1])); });
   Route("GET", R"(/v1/jobs/([^/]+)/power_target)", "v1_power_target", false,
         [&reg](const auto& req, const std::string&, auto& res) { SetAnswer(res, reg.GetPowerTarget(req.matches[1])); });
+  Route("PUT", R"(/v1/jobs/([^/]+)/deadline_schedule)", "v1_deadline_schedule", true,
+        [&reg](const auto& req, const std::string& body, auto& res) {
+          std::string job_id = req.matches[1];
+          WithBody<DeadlineScheduleSpec>(
+              body, res, &DeadlineScheduleSpec::FromJson,
+              [&](const DeadlineScheduleSpec& spec) { return reg.SetDeadlineSchedule(job_id, spec); });
+        });
+  Route("DELETE", R"(/v1/jobs/([^/]+)/deadline_schedule)", "v1_deadline_schedule", true,
+        [&reg](const auto& req, const std::string&, auto& res) {
+          SetAnswer(res, reg.ClearDeadlineSchedule(req.matches[1]));
+        });
+  Route("GET", R"(/v1/jobs/([^/]+)/deadline_schedule)", "v1_deadline_schedule", false,
+        [&reg](const auto& req, const std::string&, auto& res) {
+          SetAnswer(res, reg.GetDeadlineSchedule(req.matches[1]));
+        });
   Route("GET", R"(/v1/jobs/([^/]+)/stragglers)", "v1_stragglers", false,
         [&reg](const auto& req, const std::string&, auto& res) { SetAnswer(res, reg.ListStragglers(req.matches[1])); });
   Route("POST", R"(/v1/jobs/([^/]+)/stragglers)", "v1_stragglers", true,

@@ -1,0 +1,209 @@
+// The registry's deadline schedules (PUT/DELETE/GET /v1/jobs/{id}/deadline_schedule) over a real
+// JobStore, without a server process: every rank switches point at the schedule's boundaries, a
+// job behind its schedule is replanned, a power target below the schedule's point still wins, a
+// restart keeps the schedule, and bad requests are refused naming the field and line.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cmath>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "wattcut/base/iso_time.h"
+#include "wattcut/server/job_registry.h"
+#include "wattcut/server/registry_harness_testing.h"
+#include "wattcut/server/registry_testing.h"
+
+namespace wattcut::server {
+namespace {
+
+using nlohmann::json;
+using testing::TempDir;
+using Registry = testing::RegistryHarness;
+using testing::RegisterJobOfTwoPipelines;
+
+constexpr int kStages = 2;
+constexpr double kIntervalS = 2.0;
+
+double UnixNow() { return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count(); }
+
+// Now, to the millisecond the price series are written with.
+double UnixNowMs() { return std::floor(UnixNow() * 1000) / 1000; }
+
+void SleepUntil(double unix_s) {
+  const double wait = unix_s - UnixNow();
+  if (wait > 0) std::this_thread::sleep_for(std::chrono::duration<double>(wait));
+}
+
+std::string UploadProfile(Registry& r) {
+  std::string id = RegisterJobOfTwoPipelines(r);
+  ProfileUpload upload;
+  upload.csv = testing::SmallProfileCsv(kStages);
+  r.Ok(r.registry->UploadProfile(id, upload));
+  EXPECT_EQ(r.FrontierWhenDone(id)["state"], "ready");
+  return id;
+}
+
+struct Times {
+  double slowest_s, fastest_s;
+  size_t points;
+};
+Times FrontierTimes(Registry& r, const std::string& id) {
+  json points = r.Ok(r.registry->FrontierPoints(id, 0, 10000))["points"];
+  return {points.front()["time_s"].get<double>(), points.back()["time_s"].get<double>(), points.size()};
+}
+
+// Three intervals of 2 s from `start`: cheap, dear, cheap (seconds since 1970).
+std::string Prices(double start) {
+  char text[256];
+  std::snprintf(text, sizeof(text), "time,price\n%.3f,0.10\n%.3f,0.30\n%.3f,0.10\n", start, start + kIntervalS,
+                start + 2 * kIntervalS);
+  return text;
+}
+
+// A schedule from `start` to `start + horizon_s` over the three intervals' prices (the last one
+// holds on), with iterations `share` of the way from what the slowest plan does to what the
+// fastest does.
+DeadlineScheduleSpec Spec(const Times& t, double start, double margin, double share = 0.5,
+                          double horizon_s = 3 * kIntervalS) {
+  DeadlineScheduleSpec spec;
+  const double horizon = horizon_s;
+  spec.iterations = std::round(horizon / t.slowest_s + share * (horizon / t.fastest_s - horizon / t.slowest_s));
+  spec.start = FormatTimestamp(start);
+  spec.deadline = FormatTimestamp(start + horizon);
+  spec.price_csv = Prices(start);
+  spec.replan_margin = margin;
+  return spec;
+}
+
+int PlanIndexOf(Registry& r, const std::string& id, int rank, int64_t step = 0) {
+  json d = r.Ok(r.registry->FetchDeployment(id, rank, step, 0));
+  EXPECT_EQ(d["mode"], "plan") << d.dump();
+  return d.value("plan_index", -1);
+}
+
+TEST(JobRegistryDeadline, EveryRankSwitchesPointAtTheSchedulesBoundaries) {
+  TempDir temp("deadline_boundaries");
+  Registry r(temp.path());
+  const std::string id = UploadProfile(r);
+  const Times t = FrontierTimes(r, id);
+  ASSERT_GE(t.points, 4u);
+  const double start = std::ceil(UnixNow()) + 1;
+  json set = r.Ok(r.registry->SetDeadlineSchedule(id, Spec(t, start, 1.0)));
+  ASSERT_EQ(set["schedule"]["intervals"].size(), 3u) << set.dump();
+  // The dear interval runs a slower point than the cheap ones around it.
+  const json& k = set["schedule"]["intervals"];
+  const int cheap = k[0]["plans"].back()["point"].get<int>(), dear = k[1]["plans"].front()["point"].get<int>();
+  EXPECT_LT(dear, cheap);
+  for (int interval = 0; interval < 3; ++interval) {
+    SleepUntil(start + (interval + 0.5) * kIntervalS);
+    const json now = r.Ok(r.registry->GetDeadlineSchedule(id));
+    const int point = now["following"]["point_now"].get<int>();
+    for (int rank = 0; rank < 4; ++rank) EXPECT_EQ(PlanIndexOf(r, id, rank), point) << "interval " << interval;
+    if (interval == 1) {
+      EXPECT_EQ(point, dear);
+    }
+  }
+  EXPECT_EQ(r.Ok(r.registry->GetDeadlineSchedule(id))["following"]["replans"], 0);
+}
+
+TEST(JobRegistryDeadline, AJobBehindItsScheduleIsReplannedFromItsProgress) {
+  TempDir temp("deadline_replan");
+  Registry r(temp.path());
+  const std::string id = UploadProfile(r);
+  const Times t = FrontierTimes(r, id);
+  const double start = UnixNowMs();
+  // 30 s, a quarter of the way from the slowest plans to the fastest: room to catch up.
+  const DeadlineScheduleSpec spec = Spec(t, start, 0.05, 0.25, 30);
+  r.Ok(r.registry->SetDeadlineSchedule(id, spec));
+  for (int rank = 0; rank < 4; ++rank) PlanIndexOf(r, id, rank, 0);
+  EXPECT_EQ(r.Ok(r.registry->GetDeadlineSchedule(id))["following"]["replans"], 0);
+  // 3 s later the schedule expected over a tenth of the iterations; the ranks report 1 step.
+  SleepUntil(start + 3);
+  for (int rank = 0; rank < 4; ++rank) PlanIndexOf(r, id, rank, 1);
+  const json after = r.Ok(r.registry->GetDeadlineSchedule(id));
+  EXPECT_EQ(after["following"]["replans"], 1) << after.dump();
+  EXPECT_EQ(after["spec"]["from_step"], 1);
+  EXPECT_DOUBLE_EQ(after["spec"]["iterations"].get<double>(), spec.iterations - 1);
+  EXPECT_EQ(after["spec"]["deadline"], spec.deadline);
+  EXPECT_GT(after["spec"]["start"].get<std::string>(), spec.start);
+  // The rest in less time: the schedule's total is the remaining iterations.
+  EXPECT_NEAR(after["schedule"]["totals"]["iterations"].get<double>(), spec.iterations - 1, 1e-6);
+}
+
+TEST(JobRegistryDeadline, APowerTargetBelowTheSchedulesPointStillWins) {
+  TempDir temp("deadline_power_target");
+  Registry r(temp.path());
+  const std::string id = UploadProfile(r);
+  const Times t = FrontierTimes(r, id);
+  const double start = UnixNowMs();
+  r.Ok(r.registry->SetDeadlineSchedule(id, Spec(t, start, 1.0)));
+  const int scheduled = PlanIndexOf(r, id, 0);
+  ASSERT_GT(scheduled, 0);
+  json points = r.Ok(r.registry->FrontierPoints(id, 0, 10000))["points"];
+  PowerTarget target;
+  target.kind = PowerTarget::Kind::kAverage;
+  target.per_gpu_w = points[0]["avg_power_per_gpu_w"].get<double>();  // the slowest plan's
+  r.Ok(r.registry->SetPowerTarget(id, target));
+  for (int rank = 0; rank < 4; ++rank) EXPECT_EQ(PlanIndexOf(r, id, rank), 0);
+  r.Ok(r.registry->ClearPowerTarget(id));
+  EXPECT_EQ(PlanIndexOf(r, id, 0), scheduled);
+  // Without the schedule, the job's selection (the fastest plan) again.
+  r.Ok(r.registry->ClearDeadlineSchedule(id));
+  EXPECT_EQ(PlanIndexOf(r, id, 0), static_cast<int>(t.points) - 1);
+  EXPECT_EQ(r.registry->GetDeadlineSchedule(id).error().code, ErrorCode::kNotFound);
+}
+
+TEST(JobRegistryDeadline, ARestartKeepsTheScheduleAndItsReplans) {
+  TempDir temp("deadline_restart");
+  std::string id;
+  json before;
+  const double start = UnixNowMs() + 30;  // the first interval holds for the whole test
+  {
+    Registry r(temp.path());
+    id = UploadProfile(r);
+    const Times t = FrontierTimes(r, id);
+    r.Ok(r.registry->SetDeadlineSchedule(id, Spec(t, start, 1.0)));
+    before = r.Ok(r.registry->GetDeadlineSchedule(id));
+  }
+  Registry r(temp.path());
+  ASSERT_EQ(r.FrontierWhenDone(id)["state"], "ready");
+  const json after = r.Ok(r.registry->GetDeadlineSchedule(id));
+  EXPECT_EQ(after["spec"], before["spec"]);
+  EXPECT_EQ(after["schedule"]["intervals"], before["schedule"]["intervals"]);
+  EXPECT_EQ(PlanIndexOf(r, id, 0), before["following"]["point_now"].get<int>());
+}
+
+TEST(JobRegistryDeadline, BadRequestsAreRefusedNamingTheFieldAndLine) {
+  TempDir temp("deadline_bad");
+  Registry r(temp.path());
+  std::string early = RegisterJobOfTwoPipelines(r);
+  DeadlineScheduleSpec spec;
+  spec.iterations = 100;
+  spec.deadline = FormatTimestamp(UnixNow() + 60);
+  Answer no_frontier = r.registry->SetDeadlineSchedule(early, spec);
+  ASSERT_FALSE(no_frontier.ok());
+  EXPECT_EQ(no_frontier.error().code, ErrorCode::kConflict);
+  EXPECT_NE(no_frontier.error().message.find("frontier is not ready"), std::string::npos);
+
+  const std::string id = UploadProfile(r);
+  const double now = UnixNow();
+  spec.price_csv = "time,price\n" + std::to_string(now - 10) + ",0.1\n" + std::to_string(now - 20) + ",0.2\n";
+  Answer unsorted = r.registry->SetDeadlineSchedule(id, spec);
+  ASSERT_FALSE(unsorted.ok());
+  EXPECT_EQ(unsorted.error().code, ErrorCode::kInvalidArgument);
+  EXPECT_NE(unsorted.error().message.find("deadline_schedule.price_csv:3: column 'time': times must increase"),
+            std::string::npos)
+      << unsorted.error().message;
+  spec.price_csv.clear();
+  spec.iterations = 1e9;
+  Answer late = r.registry->SetDeadlineSchedule(id, spec);
+  ASSERT_FALSE(late.ok());
+  EXPECT_NE(late.error().message.find("cannot be met"), std::string::npos) << late.error().message;
+  EXPECT_EQ(r.registry->GetDeadlineSchedule(id).error().code, ErrorCode::kNotFound);
+}
+
+}  // namespace
+}  // namespace wattcut::server
