@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "tests/server/planned_job.h"
 #include "tests/server/server_process.h"
 #include "tests/server/test_profiles.h"
 #include "wattcut/row_control/planning_server_client.h"
@@ -19,42 +20,7 @@ namespace {
 
 using nlohmann::json;
 
-constexpr int kPp = 2, kDp = 2, kWorld = kPp * kDp, kMicrobatches = 4;
-
-std::string RegisterPlannedJob(httplib::Client& c) {
-  auto job = Post(c, "/register_job",
-                  {{"pp_degree", kPp},
-                   {"dp_degree", kDp},
-                   {"tp_degree", 1},
-                   {"world_size", kWorld},
-                   {"planner", {{"num_microbatches", kMicrobatches}}}});
-  EXPECT_EQ(job.status, 200) << job.text;
-  const std::string path = EncodeJobIdForPath(job.body.get<std::string>());
-  for (int r = 0; r < kWorld; ++r) {
-    auto reply = Post(c, "/register_rank/" + path,
-                      {{"rank", r},
-                       {"dp_rank", r / kPp},
-                       {"pp_rank", r % kPp},
-                       {"tp_rank", 0},
-                       {"available_frequencies", TestFrequencies()}});
-    EXPECT_EQ(reply.status, 200) << reply.text;
-  }
-  EXPECT_EQ(Put(c, "/v1/jobs/" + path + "/profile", {{"csv", TestProfileCsv(kPp)}}).status, 202);
-  EXPECT_EQ(WaitForFrontier(c, path).value("state", ""), "ready");
-  return path;
-}
-
-// Every rank's GET /deployment after `step` steps, running `version`.
-std::vector<json> FetchAll(httplib::Client& c, const std::string& path, int step, uint64_t version) {
-  std::vector<json> out;
-  for (int r = 0; r < kWorld; ++r) {
-    auto d = Get(c, "/v1/jobs/" + path + "/deployment?rank=" + std::to_string(r) + "&step=" + std::to_string(step) +
-                        "&version=" + std::to_string(version));
-    EXPECT_EQ(d.status, 200) << d.text;
-    out.push_back(d.body);
-  }
-  return out;
-}
+constexpr int kPp = kPlannedPp, kWorld = kPlannedWorld, kMicrobatches = kPlannedMicrobatches;
 
 // Every rank got version `version` of the deployment, from one apply step, with plan `index`'s
 // frequencies for its stage; returns the apply step.

@@ -40,6 +40,24 @@ double IterationsDoneBy(const Schedule& schedule, double t_s) {
   return done;
 }
 
+ScheduleTotals TotalsBy(const Schedule& schedule, double t_s) {
+  ScheduleTotals t;
+  t.finish_s = schedule.totals.finish_s;
+  for (const ScheduledInterval& k : schedule.intervals) {
+    double from = k.start_s;
+    for (const PlanShare& p : k.shares) {
+      const double seconds = std::clamp(t_s - from, 0.0, p.seconds);
+      from += p.seconds;
+      t.iterations += seconds / p.seconds * p.iterations;
+      const double kwh = seconds * p.power_w / 3.6e6;
+      t.energy_j += seconds * p.power_w;
+      t.cost += kwh * k.price;
+      t.carbon_g += kwh * k.carbon;
+    }
+  }
+  return t;
+}
+
 double NextSwitchAfter(const Schedule& schedule, double t_s) {
   double next = std::numeric_limits<double>::infinity();
   ForEachShare(schedule, [&](const PlanShare&, double from, double) {

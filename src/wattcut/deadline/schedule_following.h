@@ -18,6 +18,10 @@ std::optional<size_t> PointAt(const Schedule& schedule, double t_s);
 // its finish), at each share's rate within it.
 double IterationsDoneBy(const Schedule& schedule, double t_s);
 
+// What the schedule has drawn and cost by `t_s`: energy, cost and carbon of its shares up to then
+// (NaN without the series), iterations, and finish_s its finish.
+ScheduleTotals TotalsBy(const Schedule& schedule, double t_s);
+
 // The start of the next share after `t_s`, where PointAt may change; +infinity when none.
 double NextSwitchAfter(const Schedule& schedule, double t_s);
 

@@ -39,5 +39,19 @@ TEST(ScheduleFollowingTest, IterationsDoneGrowWithinEachShare) {
   EXPECT_DOUBLE_EQ(IterationsDoneBy(s, 9999), 90);
 }
 
+TEST(ScheduleFollowingTest, WhatTheScheduleCostBySomeTime) {
+  Schedule s = TwoIntervals();
+  s.intervals[0].price = 0.1;
+  s.intervals[1].price = 0.3;
+  for (auto& k : s.intervals) {
+    for (auto& p : k.shares) p.power_w = 3.6e6 / 100;  // 0.01 kWh a second
+  }
+  const ScheduleTotals half = TotalsBy(s, 1050);
+  EXPECT_DOUBLE_EQ(half.iterations, 25);
+  EXPECT_DOUBLE_EQ(half.cost, 50 * 0.01 * 0.1);
+  EXPECT_DOUBLE_EQ(TotalsBy(s, 1120).cost, 100 * 0.01 * 0.1 + 20 * 0.01 * 0.3);
+  EXPECT_TRUE(std::isnan(TotalsBy(s, 1120).carbon_g) || TotalsBy(s, 1120).carbon_g == 0);
+}
+
 }  // namespace
 }  // namespace wattcut::deadline

@@ -93,6 +93,33 @@ DeadlineScheduleSpec ReplanSpec(const DeadlineFollowing& following, int64_t max_
   return next;
 }
 
+StatusDeadlineView DeadlineStatus(const DeadlineFollowing& following, int64_t max_step, double now_s) {
+  StatusDeadlineView v;
+  v.deadline = following.spec.deadline;
+  v.iterations = following.spec.iterations;
+  v.done = Done(following, max_step);
+  v.replans = following.spec.replans;
+  v.error = following.error;
+  v.objective = following.spec.objective;
+  if (following.schedule) {
+    const deadline::Schedule& s = *following.schedule;
+    v.objective = deadline::ObjectiveName(s.objective);
+    v.point_now = DeadlineCap(following, now_s);
+    v.expected = deadline::IterationsDoneBy(s, now_s);
+    const deadline::ScheduleTotals by = deadline::TotalsBy(s, now_s);
+    auto of = [&](const deadline::ScheduleTotals& t) {
+      return s.objective == deadline::Objective::kCost     ? t.cost
+             : s.objective == deadline::Objective::kCarbon ? t.carbon_g / 1000
+                                                           : t.energy_j / 3.6e6;
+    };
+    v.planned_so_far = of(by);
+    v.planned_total = of(s.totals);
+    v.finish = FormatTimestamp(s.totals.finish_s);
+  }
+  if (v.objective.empty()) v.objective = "cost";
+  return v;
+}
+
 nlohmann::json DeadlineJson(const std::string& job_id, const DeadlineFollowing& following, int64_t max_step,
                             double now_s) {
   nlohmann::json j = {{"job_id", job_id}, {"spec", following.spec.ToJson()}};

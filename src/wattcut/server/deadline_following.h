@@ -23,6 +23,7 @@
 #include "wattcut/deadline/deadline_scheduler.h"
 #include "wattcut/plan/frontier.h"
 #include "wattcut/server/http_api.h"
+#include "wattcut/server/status_page.h"
 
 namespace wattcut::server {
 
@@ -47,6 +48,9 @@ bool DeadlineNeedsReplan(const DeadlineFollowing& following, int64_t max_step, d
 
 // The spec of a replan at `now_s` with the job at `max_step`: the remaining iterations from now.
 DeadlineScheduleSpec ReplanSpec(const DeadlineFollowing& following, int64_t max_step, double now_s);
+
+// The status page's line (status_page.h).
+StatusDeadlineView DeadlineStatus(const DeadlineFollowing& following, int64_t max_step, double now_s);
 
 // GET /v1/jobs/{id}/deadline_schedule: the schedule (deadline/schedule_json.h) and "following":
 // {point_now, done_iterations, expected_iterations, replans, from_step, error}.

@@ -899,6 +899,7 @@ void JobRegistry::FillStatusView(ServerStatusView& view, size_t max_jobs) {
       }
       v.power_target = t;
     }
+    if (job->deadline) v.deadline = DeadlineStatus(*job->deadline, job->progress.max_step(), UnixNowS());
     view.jobs.push_back(std::move(v));
   }
 }

@@ -126,6 +126,20 @@ std::string PowerTargetText(const std::optional<StatusPowerTargetView>& target) 
          " W per GPU, met";
 }
 
+std::string DeadlineText(const std::optional<StatusDeadlineView>& d) {
+  if (!d) return "none";
+  std::string text =
+      Fixed(d->iterations, 0) + " iterations by " + EscapeXml(d->deadline) + " at the least " + EscapeXml(d->objective);
+  if (!d->error.empty()) return text + ": <span class=\"error\">" + EscapeXml(d->error) + "</span>";
+  if (!d->point_now) return text + ": planned when the frontier is ready";
+  const char* unit = d->objective == "carbon" ? " kg" : d->objective == "energy" ? " kWh" : "";
+  text += ": point " + std::to_string(*d->point_now) + " now; " + Fixed(d->done, 0) + " done of " +
+          Fixed(d->expected, 0) + " planned by now; " + Fixed(d->planned_so_far, 2) + unit + " of " +
+          Fixed(d->planned_total, 2) + unit + " so far as planned; finish " + EscapeXml(d->finish);
+  if (d->replans > 0) text += "; replanned " + std::to_string(d->replans) + " times";
+  return text;
+}
+
 void JobSection(std::string& out, const JobStatusView& job, size_t number) {
   out += "<section class=\"job\">\n";
   out += "<h2 class=\"job-name\">" + EscapeXml(job.name && !job.name->empty() ? *job.name : job.job_id) + "</h2>\n";
@@ -151,6 +165,7 @@ void JobSection(std::string& out, const JobStatusView& job, size_t number) {
           : "version " + std::to_string(job.deployment_version) + ", " + EscapeXml(job.deployment_mode) +
                 ", largest reported step " + std::to_string(job.job_step));
   Row(out, "power target", PowerTargetText(job.power_target));
+  Row(out, "deadline schedule", DeadlineText(job.deadline));
   out += "</table>\n";
   if (job.frontier) FrontierSection(out, job, number);
   StragglerSection(out, job);

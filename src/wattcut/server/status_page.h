@@ -71,6 +71,19 @@ struct StatusPowerTargetView {
   bool met = false;
 };
 
+// The job's deadline schedule (PUT /v1/jobs/{id}/deadline_schedule), as GET answers it.
+struct StatusDeadlineView {
+  std::string deadline;  // ISO 8601, as given
+  std::string objective;
+  double iterations = 0;
+  double done = 0, expected = 0;  // iterations, since the spec's from_step
+  std::optional<size_t> point_now;
+  double planned_so_far = 0, planned_total = 0;  // the objective's (cost, kg CO2 or kWh)
+  std::string finish;                            // the schedule's expected finish
+  int replans = 0;
+  std::string error;  // a replan that could not meet the deadline
+};
+
 struct JobStatusView {
   std::string job_id;
   std::optional<std::string> name;  // job_metadata
@@ -95,6 +108,7 @@ struct JobStatusView {
   double straggler_time_s = 0;  // T' of the slowest straggler; 0 when none
   StatusSavingView saving;
   std::optional<StatusPowerTargetView> power_target;
+  std::optional<StatusDeadlineView> deadline;
 };
 
 struct ServerStatusView {
