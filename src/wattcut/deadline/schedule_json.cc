@@ -37,8 +37,11 @@ nlohmann::json Intervals(const std::vector<ScheduledInterval>& intervals, double
   for (const ScheduledInterval& k : intervals) {
     nlohmann::json plans = nlohmann::json::array();
     for (const PlanShare& p : k.shares) {
-      plans.push_back(
-          {{"point", p.point}, {"seconds", p.seconds}, {"iterations", p.iterations}, {"power_w", p.power_w}});
+      plans.push_back({{"point", p.point},
+                       {"seconds", p.seconds},
+                       {"iterations", p.iterations},
+                       {"iterations_per_s", p.seconds > 0 ? p.iterations / p.seconds : 0.0},
+                       {"power_w", p.power_w}});
     }
     done += k.iterations;
     out.push_back({{"start", FormatTimestamp(k.start_s)},

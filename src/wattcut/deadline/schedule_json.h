@@ -7,7 +7,7 @@
 //    "baselines": {"fastest": {...totals, "available", "note"}, "least_energy": {...}},
 //    "saving": {"vs_fastest", "vs_least_energy"}   the objective's, as fractions (null: n/a),
 //    "intervals": [{"start", "start_s", "end", "end_s", "price", "carbon", "budget_w",
-//                   "plans": [{"point", "seconds", "iterations", "power_w"}],
+//                   "plans": [{"point", "seconds", "iterations", "iterations_per_s", "power_w"}],
 //                   "iterations", "energy_kwh", "cost", "carbon_kg", "progress"}],
 //    "notes": [...]}
 //

@@ -35,6 +35,7 @@ TEST(ScheduleJsonTest, SaysEachIntervalsPlansAndTheTotalsAgainstBothBaselines) {
   EXPECT_DOUBLE_EQ(dear["price"].get<double>(), 0.3);
   ASSERT_EQ(dear["plans"].size(), 1u);
   EXPECT_EQ(dear["plans"][0]["point"], 0);
+  EXPECT_DOUBLE_EQ(dear["plans"][0]["iterations_per_s"].get<double>(), 0.5);  // 2 s an iteration
   EXPECT_TRUE(j["intervals"][0]["carbon"].is_null());
   EXPECT_TRUE(j["totals"]["carbon_kg"].is_null());
   EXPECT_DOUBLE_EQ(j["intervals"].back()["progress"].get<double>(), 1.0);

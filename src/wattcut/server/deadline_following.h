@@ -29,11 +29,11 @@ namespace wattcut::server {
 
 struct DeadlineFollowing {
   DeadlineScheduleSpec spec;
-  // Computed from spec on the frontier of generation frontier_generation; absent until the
-  // frontier is ready, or when `error` says why not.
+  // Computed from spec on the frontier of generation frontier_generation (nullopt: not yet);
+  // absent when `error` says why not.
   std::optional<deadline::ScheduleRequest> request;
   std::optional<deadline::Schedule> schedule;
-  uint64_t frontier_generation = 0;
+  std::optional<uint64_t> frontier_generation;
   std::string error;
 };
 

@@ -300,7 +300,7 @@ Result<std::shared_ptr<JobRegistry::Job>> JobRegistry::LoadStoredJob(const Store
   job->selection = state.selection;
   job->stragglers = state.stragglers;
   job->power_target = state.power_target;
-  if (state.deadline_schedule) job->deadline = DeadlineFollowing{*state.deadline_schedule, {}, {}, 0, {}};
+  if (state.deadline_schedule) job->deadline = DeadlineFollowing{*state.deadline_schedule, {}, {}, std::nullopt, {}};
   job->frontier_attempts = state.frontier_attempts;
   job->deployment.version = state.deployment_version;
   job->deployment.apply_from_step = state.deployment_apply_from_step;
@@ -375,6 +375,14 @@ Status JobRegistry::Load() {
       // AllMax, and the ranks keep the plan they have until the frontier is back.
       Job& loaded = **job;
       std::lock_guard job_lock(loaded.mu);
+      // A deadline schedule is computed again from its stored spec first: its cap was in that.
+      if (loaded.deadline && loaded.frontier_state == FrontierState::kReady && loaded.frontier) {
+        DeadlineFollowing& f = *loaded.deadline;
+        f.frontier_generation = loaded.frontier_generation;
+        if (Status computed = ComputeDeadline(f, *loaded.frontier, loaded.info, UnixNowS()); !computed) {
+          f.error = computed.error().message;
+        }
+      }
       loaded.deployment.target =
           DeploymentTarget::From(Decide(loaded, /*may_start_profiling=*/false), loaded.frontier_generation);
     }

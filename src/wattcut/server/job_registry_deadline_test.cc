@@ -160,6 +160,7 @@ TEST(JobRegistryDeadline, ARestartKeepsTheScheduleAndItsReplans) {
   TempDir temp("deadline_restart");
   std::string id;
   json before;
+  uint64_t version = 0;
   const double start = UnixNowMs() + 30;  // the first interval holds for the whole test
   {
     Registry r(temp.path());
@@ -167,6 +168,7 @@ TEST(JobRegistryDeadline, ARestartKeepsTheScheduleAndItsReplans) {
     const Times t = FrontierTimes(r, id);
     r.Ok(r.registry->SetDeadlineSchedule(id, Spec(t, start, 1.0)));
     before = r.Ok(r.registry->GetDeadlineSchedule(id));
+    version = r.Ok(r.registry->FetchDeployment(id, 0, 0, 0))["version"].get<uint64_t>();
   }
   Registry r(temp.path());
   ASSERT_EQ(r.FrontierWhenDone(id)["state"], "ready");
@@ -174,6 +176,8 @@ TEST(JobRegistryDeadline, ARestartKeepsTheScheduleAndItsReplans) {
   EXPECT_EQ(after["spec"], before["spec"]);
   EXPECT_EQ(after["schedule"]["intervals"], before["schedule"]["intervals"]);
   EXPECT_EQ(PlanIndexOf(r, id, 0), before["following"]["point_now"].get<int>());
+  // Recomputed at load, before the deployment is decided again: nothing new for the ranks.
+  EXPECT_EQ(r.Ok(r.registry->FetchDeployment(id, 0, 0, 0))["version"].get<uint64_t>(), version);
 }
 
 TEST(JobRegistryDeadline, BadRequestsAreRefusedNamingTheFieldAndLine) {
