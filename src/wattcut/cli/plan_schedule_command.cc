@@ -90,13 +90,7 @@ int Run(const PlanScheduleArgs& args) {
     if (!s.ok()) return ReportError(name, s.error());
     r.carbon = std::move(*s);
   }
-  if (args.objective.empty()) {
-    r.objective = r.price ? Objective::kCost : r.carbon ? Objective::kCarbon : Objective::kEnergy;
-  } else {
-    r.objective = args.objective == "cost"     ? Objective::kCost
-                  : args.objective == "carbon" ? Objective::kCarbon
-                                               : Objective::kEnergy;
-  }
+  r.objective = ObjectiveFor(args.objective, r.price.has_value(), r.carbon.has_value());
   // Check --out before the work.
   Result<OutputDirectory> out = OutputDirectory::Create(args.out, args.overwrite);
   if (!out.ok()) return ReportError(name, out.error());
@@ -105,9 +99,7 @@ int Run(const PlanScheduleArgs& args) {
   if (!points.ok()) return ReportError(name, points.error());
   const auto& [frontier_points, gpus_per_pipeline] = *points;
   const int gpus = gpus_per_pipeline * args.pipelines;
-  const BudgetPower budget_power = args.budget_power.empty()
-                                       ? (HasPeakPower(frontier_points) ? BudgetPower::kPeak : BudgetPower::kAverage)
-                                       : (args.budget_power == "peak" ? BudgetPower::kPeak : BudgetPower::kAverage);
+  const BudgetPower budget_power = BudgetPowerFor(args.budget_power, frontier_points);
   Result<std::vector<JobPlan>> plans = JobPlansFromFrontier(frontier_points, args.pipelines, budget_power, args.dir);
   if (!plans.ok()) return ReportError(name, plans.error());
   r.plans = std::move(*plans);

@@ -15,6 +15,18 @@ bool HasPeakPower(const std::vector<FrontierPoint>& points) {
   return true;
 }
 
+BudgetPower BudgetPowerFor(const std::string& name, const std::vector<FrontierPoint>& points) {
+  if (name.empty()) return HasPeakPower(points) ? BudgetPower::kPeak : BudgetPower::kAverage;
+  return name == "peak" ? BudgetPower::kPeak : BudgetPower::kAverage;
+}
+
+Objective ObjectiveFor(const std::string& name, bool has_price, bool has_carbon) {
+  if (name == "cost") return Objective::kCost;
+  if (name == "carbon") return Objective::kCarbon;
+  if (name == "energy") return Objective::kEnergy;
+  return has_price ? Objective::kCost : has_carbon ? Objective::kCarbon : Objective::kEnergy;
+}
+
 Result<std::vector<JobPlan>> JobPlansFromFrontier(const std::vector<FrontierPoint>& points, int pipelines,
                                                   BudgetPower budget_power, const std::string& source) {
   if (budget_power == BudgetPower::kPeak && !HasPeakPower(points)) {

@@ -20,6 +20,12 @@ const char* BudgetPowerName(BudgetPower budget_power);
 // Whether every point has its peak 1-s power (the default for budgets is then the peak).
 bool HasPeakPower(const std::vector<FrontierPoint>& points);
 
+// `name` ("peak", "average"; empty: peak when every point has its peak power, else average).
+BudgetPower BudgetPowerFor(const std::string& name, const std::vector<FrontierPoint>& points);
+// `name` ("cost", "carbon", "energy"; empty: cost with a price series, else carbon with a carbon
+// series, else energy).
+Objective ObjectiveFor(const std::string& name, bool has_price, bool has_carbon);
+
 // Fails on kPeak when a point has no peak power, naming `source`.
 Result<std::vector<JobPlan>> JobPlansFromFrontier(const std::vector<FrontierPoint>& points, int pipelines,
                                                   BudgetPower budget_power, const std::string& source);

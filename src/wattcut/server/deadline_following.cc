@@ -51,16 +51,8 @@ Status ComputeDeadline(DeadlineFollowing& following, const Frontier& frontier, c
   r.budget = std::move(*budget);
   const int pipelines = spec.pipelines > 0 ? spec.pipelines : info.dp_degree;
   if (r.budget && r.budget->value_name == "watts_per_gpu") r.budget_gpus = frontier.num_devices() * pipelines;
-  r.objective = spec.objective == "cost"     ? Objective::kCost
-                : spec.objective == "carbon" ? Objective::kCarbon
-                : spec.objective == "energy" ? Objective::kEnergy
-                : r.price                    ? Objective::kCost
-                : r.carbon                   ? Objective::kCarbon
-                                             : Objective::kEnergy;
-  const BudgetPower budget_power =
-      spec.budget_power == "average" || (spec.budget_power.empty() && !HasPeakPower(frontier.points()))
-          ? BudgetPower::kAverage
-          : BudgetPower::kPeak;
+  r.objective = ObjectiveFor(spec.objective, r.price.has_value(), r.carbon.has_value());
+  const BudgetPower budget_power = BudgetPowerFor(spec.budget_power, frontier.points());
   Result<std::vector<JobPlan>> plans =
       JobPlansFromFrontier(frontier.points(), pipelines, budget_power, "the job's frontier");
   if (!plans.ok()) return Error::InvalidArgument(plans.error().message);
