@@ -10,6 +10,7 @@
 #include "wattcut/polca/arrival_expansion.h"
 #include "wattcut/polca/control_actuation.h"
 #include "wattcut/polca/inference_power_model.h"
+#include "wattcut/polca/least_loaded_router.h"
 #include "wattcut/polca/random.h"
 #include "wattcut/polca/row_limits.h"
 #include "wattcut/polca/server_event_queue.h"
@@ -111,16 +112,16 @@ Result<RowRunResult> SimulateRow(const PolcaConfig& config, ArrivalSource& arriv
   const int n_low = static_cast<int>(std::lround(n * config.row.low_priority_share));
   std::vector<InferenceServer> servers;
   servers.reserve(static_cast<size_t>(n));
-  std::array<std::vector<int>, 2> pool;  // by Priority
+  std::vector<Priority> priorities;
+  priorities.reserve(static_cast<size_t>(n));
   for (int i = 0; i < n; ++i) {
     // Low-priority servers are spread evenly over the row (cosmetic: order is irrelevant).
     bool low = (static_cast<int64_t>(i + 1) * n_low) / n != (static_cast<int64_t>(i) * n_low) / n;
     Priority p = low ? Priority::kLow : Priority::kHigh;
     servers.emplace_back(model, config, p);
-    pool[static_cast<size_t>(p)].push_back(i);
+    priorities.push_back(p);
   }
-  std::array<size_t, 2> round_robin{0, 0};
-  std::vector<int> load(static_cast<size_t>(n), 0);  // outstanding requests, compact for routing
+  LeastLoadedRouter router(priorities);
 
   std::vector<Arrival> block;
   size_t next_arrival = 0;
@@ -159,9 +160,14 @@ Result<RowRunResult> SimulateRow(const PolcaConfig& config, ArrivalSource& arriv
   ServerEventQueue queue(static_cast<size_t>(n + n_train));
   std::array<ServedLog, 2> logs;
 
+  // Each inference server's power, beside the servers: the re-sum every reading reads 8 bytes a
+  // server, not a server's whole state (the same sum, in the same order).
+  std::vector<double> server_w;
+  server_w.reserve(servers.size());
+  for (const auto& s : servers) server_w.push_back(s.power_w());
   auto sum_power = [&]() {
     double w = 0;
-    for (const auto& s : servers) w += s.power_w();
+    for (double s : server_w) w += s;
     for (const auto& s : trainers) w += s.power_w();
     return w;
   };
@@ -177,32 +183,15 @@ Result<RowRunResult> SimulateRow(const PolcaConfig& config, ArrivalSource& arriv
   PolicyLevel last_level = PolicyLevel::kNormal;
   bool last_brake = false;
 
-  auto route = [&](const Arrival& a) -> int {
-    size_t cls = static_cast<size_t>(a.priority);
-    if (pool[cls].empty()) cls = 1 - cls;
-    const std::vector<int>& members = pool[cls];
-    size_t start = round_robin[cls]++ % members.size();
-    int best = members[start];
-    int best_load = load[static_cast<size_t>(best)];
-    const size_t m = members.size();
-    for (size_t k = 1; k < m && best_load > 0; ++k) {
-      size_t at = start + k;
-      int candidate = members[at >= m ? at - m : at];
-      if (load[static_cast<size_t>(candidate)] < best_load) {
-        best = candidate;
-        best_load = load[static_cast<size_t>(candidate)];
-      }
-    }
-    return best;
-  };
   // Applies `change` to server i and carries its effect into the row power, the routing
   // load and the event queue.
   auto update = [&](size_t i, auto&& change) {
     InferenceServer& s = servers[i];
     double before = s.power_w();
     change(s);
-    load[i] = s.outstanding();
+    router.SetLoad(i, s.outstanding());
     row_w += s.power_w() - before;
+    server_w[i] = s.power_w();
     queue.Update(i, s.next_event_s());
   };
   auto update_trainer = [&](size_t k, auto&& change) {
@@ -321,7 +310,7 @@ Result<RowRunResult> SimulateRow(const PolcaConfig& config, ArrivalSource& arriv
     } else if (t == t_arrival) {
       const Arrival& a = block[next_arrival++];
       ++result.arrivals;
-      update(static_cast<size_t>(route(a)), [&](InferenceServer& s) { s.Arrive(a, t); });
+      update(router.Route(a.priority), [&](InferenceServer& s) { s.Arrive(a, t); });
     }
   }
 
@@ -345,8 +334,8 @@ Result<RowRunResult> SimulateRow(const PolcaConfig& config, ArrivalSource& arriv
     result.power_p50 = NearestRankPercentile(sorted, 0.50);
     result.power_p99 = NearestRankPercentile(sorted, 0.99);
   }
-  result.high = Summarize(logs[0], static_cast<int>(pool[0].size()), options.duration_s);
-  result.low = Summarize(logs[1], static_cast<int>(pool[1].size()), options.duration_s);
+  result.high = Summarize(logs[0], static_cast<int>(router.servers(Priority::kHigh)), options.duration_s);
+  result.low = Summarize(logs[1], static_cast<int>(router.servers(Priority::kLow)), options.duration_s);
   if (options.keep_power_samples) result.power_samples = std::move(samples);
   return result;
 }

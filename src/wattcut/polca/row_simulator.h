@@ -5,7 +5,7 @@
 // --time-of-day cosine) or TraceTimeArrivals (a streamed trace on its own timeline, --time-of-day
 // trace). They are
 // routed to the least-loaded server of their priority class (fewest outstanding
-// requests; ties go round-robin), and are served by InferenceServer models. Row power
+// requests; ties go round-robin: LeastLoadedRouter), and are served by InferenceServer models. Row power
 // is the exact sum of the servers' piecewise-constant power; it is averaged over each
 // telemetry period, and that reading reaches the policy telemetry_delay_s later. The
 // policy's commands land after the actuation or brake latency (ControlActuation).
