@@ -4,6 +4,7 @@
 #include <cmath>
 #include <numbers>
 
+#include "wattcut/polca/arrival_sort.h"
 #include "wattcut/polca/random.h"
 
 namespace wattcut::polca {
@@ -59,7 +60,7 @@ bool ArrivalExpansion::NextBlock(std::vector<Arrival>& out) {
                      v < options_.low_priority_share ? Priority::kLow : Priority::kHigh});
     }
   }
-  std::sort(out.begin(), out.end(), ArrivesBefore);
+  SortArrivals(out, scratch_);
   return true;
 }
 

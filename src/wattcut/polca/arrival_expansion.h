@@ -57,6 +57,7 @@ class ArrivalExpansion : public ArrivalSource {
   double block_s_;
   double trace_rate_per_s_;
   int64_t next_block_ = 0;
+  std::vector<Arrival> scratch_;  // SortArrivals' working space
 };
 
 }  // namespace wattcut::polca

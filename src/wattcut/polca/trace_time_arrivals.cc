@@ -4,6 +4,7 @@
 #include <cmath>
 #include <utility>
 
+#include "wattcut/polca/arrival_sort.h"
 #include "wattcut/polca/random.h"
 
 namespace wattcut::polca {
@@ -70,7 +71,7 @@ bool TraceTimeArrivals::NextBlock(std::vector<Arrival>& out) {
     return false;
   }
   carried_ = std::move(next_carried);
-  std::sort(out.begin(), out.end(), ArrivesBefore);
+  SortArrivals(out, scratch_);
   return true;
 }
 

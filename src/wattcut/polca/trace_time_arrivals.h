@@ -62,6 +62,7 @@ class TraceTimeArrivals : public ArrivalSource {
   std::optional<TraceRequest> pending_;  // read, not yet in a block
   bool trace_done_ = false;
   std::vector<Arrival> carried_;  // copies that fall in the next block
+  std::vector<Arrival> scratch_;  // SortArrivals' working space
   Status status_ = Status::Ok();
 };
 
