@@ -1,38 +1,36 @@
 #include "wattcut/polca/server_event_queue.h"
 
 #include <limits>
-#include <utility>
 
 namespace wattcut::polca {
 
-ServerEventQueue::ServerEventQueue(size_t servers)
-    : time_(servers, std::numeric_limits<double>::infinity()), heap_(servers), position_(servers) {
-  for (size_t i = 0; i < servers; ++i) heap_[i] = position_[i] = i;
-}
-
-void ServerEventQueue::Swap(size_t i, size_t j) {
-  std::swap(heap_[i], heap_[j]);
-  position_[heap_[i]] = i;
-  position_[heap_[j]] = j;
+ServerEventQueue::ServerEventQueue(size_t servers) : heap_(servers), position_(servers) {
+  for (size_t i = 0; i < servers; ++i) Place(i, {std::numeric_limits<double>::infinity(), static_cast<uint32_t>(i)});
 }
 
 void ServerEventQueue::Update(size_t server, double time_s) {
-  if (time_[server] == time_s) return;  // position unchanged
-  time_[server] = time_s;
   size_t i = position_[server];
-  while (i > 0 && Before(heap_[i], heap_[(i - 1) / 2])) {
-    Swap(i, (i - 1) / 2);
-    i = (i - 1) / 2;
+  if (heap_[i].time_s == time_s) return;  // position unchanged
+  const Entry e{time_s, static_cast<uint32_t>(server)};
+  // Up while the parent comes after, else down while the least child comes before.
+  while (i > 0 && e < heap_[(i - 1) / 4]) {
+    Place(i, heap_[(i - 1) / 4]);
+    i = (i - 1) / 4;
   }
   const size_t n = heap_.size();
   while (true) {
-    size_t l = 2 * i + 1, r = l + 1, best = i;
-    if (l < n && Before(heap_[l], heap_[best])) best = l;
-    if (r < n && Before(heap_[r], heap_[best])) best = r;
-    if (best == i) break;
-    Swap(i, best);
+    const size_t first = 4 * i + 1;
+    if (first >= n) break;
+    size_t best = first;
+    const size_t last = first + 4 < n ? first + 4 : n;
+    for (size_t c = first + 1; c < last; ++c) {
+      if (heap_[c] < heap_[best]) best = c;
+    }
+    if (!(heap_[best] < e)) break;
+    Place(i, heap_[best]);
     i = best;
   }
+  Place(i, e);
 }
 
 }  // namespace wattcut::polca
