@@ -155,11 +155,11 @@ TEST(PolcaCommand, ArgumentsOutsideTheRowLimitsAreRefusedBeforeAnyWork) {
   const std::string simulate = "polca simulate --trace " + in.trace + " --out " + in.out + " ";
   const std::string sweep = "polca sweep --trace " + in.trace + " --out " + in.out + " ";
   const std::vector<std::pair<std::string, std::string>> cases = {
-      {simulate + "--servers 0", "--servers must be between 1 and 2000 servers"},
-      {simulate + "--servers -3", "--servers must be between 1 and 2000 servers"},
-      {simulate + "--servers 2000000000", "--servers must be between 1 and 2000 servers"},
+      {simulate + "--servers 0", "--servers must be between 1 and 10000 servers"},
+      {simulate + "--servers -3", "--servers must be between 1 and 10000 servers"},
+      {simulate + "--servers 2000000000", "--servers must be between 1 and 10000 servers"},
       {simulate + "--added 1e9%", "--added: at most 1000 % (ten times the baseline row), got '1e9%'"},
-      {simulate + "--servers 1500 --added 50%", "the row must be between 1 and 2000 servers"},
+      {simulate + "--servers 8000 --added 50%", "the row must be between 1 and 10000 servers"},
       {simulate + "--duration 7",
        "--duration: expected a number with a unit, d (days), h (hours), m (minutes) or s (seconds), like 7d, 12h, "
        "30m or 45s, got '7'"},
@@ -169,7 +169,7 @@ TEST(PolcaCommand, ArgumentsOutsideTheRowLimitsAreRefusedBeforeAnyWork) {
       {simulate + "--servers 2000 --duration 90d", "more than the 200000000 one run may simulate"},
       {sweep + "--added 0:1000:0.000001", "--added: '0:1000:0.000001' is 1000000001 values, more than the 1000"},
       {sweep + "--added 0:10:10 --jobs 100000", "--jobs must be between 1 and 256 (0: one per CPU), got 100000"},
-      {sweep + "--added 0:50:5 --servers 1500", "the row must be between 1 and 2000 servers"},
+      {sweep + "--added 0:50:5 --servers 8000", "the row must be between 1 and 10000 servers"},
   };
   ExpectRefusedBeforeAnyOutput(cases, in.out);
 }
@@ -194,7 +194,7 @@ TEST(PolcaCommand, ConfigThatIsADirectoryOrSetsAKeyTwiceOrIsOutOfBoundsIsRefused
       {"control.telemetry_period_s = 1e-9", "control.telemetry_period_s must be between 0.01 s and 3600 s"},
       {"workload.peak_requests_per_server_s = 1e9", "workload.peak_requests_per_server_s must be positive and at most"},
       {"service.max_batch = 1000000000", "service.max_batch must be between 1 and 4096"},
-      {"row.baseline_servers = 100000", "row.baseline_servers must be between 1 and 2000 servers"},
+      {"row.baseline_servers = 100000", "row.baseline_servers must be between 1 and 10000 servers"},
   };
   for (const auto& [line, message] : bounds) {
     const std::string conf = dir.path() + "/bound.conf";

@@ -411,7 +411,7 @@ void AddCommonOptions(CLI::App* sub, PolcaArgs* args) {
   sub->add_option("--gpu", args->gpu, "Built-in config when no --config is given: a100 or h100")->capture_default_str();
   sub->add_option("--config", args->config_path, "Config file (see `wattcut polca config`)");
   sub->add_option("--servers", args->servers,
-                  "Servers the row budget was provisioned for, 1 to 2000 (default: config's, 40)");
+                  "Servers the row budget was provisioned for, 1 to 10000 (default: config's, 40)");
   sub->add_option("--duration", args->duration,
                   "Simulated time with a unit: 7d, 36h, 90m, 600s (1 s to 90 d; default 7d, or the trace's span "
                   "with --time-of-day trace)");

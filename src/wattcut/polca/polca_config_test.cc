@@ -143,9 +143,9 @@ TEST(PolcaConfig, ReadRefusesADirectoryAndAHugeFile) {
 }
 
 TEST(PolcaConfig, EnforcesTheRowLimits) {
-  EXPECT_EQ(ParseConfig("row.baseline_servers = 2001\n", "r.conf").error().message,
-            "r.conf: row.baseline_servers must be between 1 and 2000 servers (a row; 2,000 servers are a whole data "
-            "hall), got 2001");
+  EXPECT_EQ(ParseConfig("row.baseline_servers = 10001\n", "r.conf").error().message,
+            "r.conf: row.baseline_servers must be between 1 and 10000 servers (10,000 servers draw about 65 MW, a "
+            "whole datacenter), got 10001");
   EXPECT_EQ(ParseConfig("service.max_batch = 1000000000\n", "r.conf").error().message,
             "r.conf: service.max_batch must be between 1 and 4096, got 1000000000");
   EXPECT_EQ(ParseConfig("service.max_prefill_tokens = 2000000\n", "r.conf").error().message,
@@ -154,7 +154,7 @@ TEST(PolcaConfig, EnforcesTheRowLimits) {
             "r.conf: control.telemetry_period_s must be between 0.01 s and 3600 s, got 1e-09");
   EXPECT_EQ(ParseConfig("workload.peak_requests_per_server_s = 1e12\n", "r.conf").error().message,
             "r.conf: workload.peak_requests_per_server_s must be positive and at most 1000, got 1e+12");
-  EXPECT_TRUE(ParseConfig("row.baseline_servers = 2000\nservice.max_batch = 4096\n", "r.conf").ok());
+  EXPECT_TRUE(ParseConfig("row.baseline_servers = 10000\nservice.max_batch = 4096\n", "r.conf").ok());
 }
 
 // row.budget_w, when set, is the row's budget; unset (0) it is baseline_servers x provisioned_w_per_server.

@@ -25,7 +25,7 @@ std::string Number(double v) {
 Status CheckRowSize(int servers, const char* what) {
   if (servers < 1 || servers > kMaxServersPerRow) {
     return Error{std::string(what) + " must be between 1 and " + std::to_string(kMaxServersPerRow) +
-                 " servers (a row; 2,000 servers are a whole data hall), got " + std::to_string(servers)};
+                 " servers (10,000 servers draw about 65 MW, a whole datacenter), got " + std::to_string(servers)};
   }
   return Status::Ok();
 }

@@ -26,10 +26,11 @@ namespace wattcut::polca {
 struct RowRunOptions;
 struct TraceTimeline;
 
-// Servers in one row, baseline or after adding. 2,000 DGX-class servers draw about 13 MW,
-// a whole data hall rather than one row (POLCA's rows hold tens of servers); a bigger
-// number is a typing mistake. Each server holds per-batch-size tables (service.max_batch).
-inline constexpr int kMaxServersPerRow = 2000;
+// Servers in one row, baseline or after adding. 10,000 DGX-class servers draw about 65 MW, a
+// whole datacenter (POLCA's rows hold tens of servers; `polca sweep` sizes a data hall of
+// thousands as one row); a bigger number is a typing mistake. Each server holds a few hundred
+// bytes of state plus its requests; a day of 2,560 servers runs in about a minute.
+inline constexpr int kMaxServersPerRow = 10000;
 // One server's power (a reading, a provisioned power): a typing-mistake guard, 1 MW is far
 // above any server (a DGX H100 is about 10 kW).
 inline constexpr double kMaxServerPowerW = 1e6;

@@ -25,8 +25,9 @@ RowRunOptions RunOf(int servers, double duration_s) {
 TEST(RowLimits, RowSizeAndDuration) {
   EXPECT_TRUE(CheckRowSize(1, "--servers").ok());
   EXPECT_TRUE(CheckRowSize(kMaxServersPerRow, "--servers").ok());
-  EXPECT_EQ(CheckRowSize(0, "--servers").error().message,
-            "--servers must be between 1 and 2000 servers (a row; 2,000 servers are a whole data hall), got 0");
+  EXPECT_EQ(
+      CheckRowSize(0, "--servers").error().message,
+      "--servers must be between 1 and 10000 servers (10,000 servers draw about 65 MW, a whole datacenter), got 0");
   EXPECT_FALSE(CheckRowSize(kMaxServersPerRow + 1, "--servers").ok());
   EXPECT_TRUE(CheckDuration(1).ok());
   EXPECT_TRUE(CheckDuration(90 * 86400.0).ok());
@@ -102,10 +103,10 @@ TEST(RowLimits, SimulateRowAndRunSweepCheckBeforeAllocating) {
   sweep.added_fractions = {0};
   sweep.jobs = 1'000'000;  // one thread each, before: std::system_error
   EXPECT_NE(RunSweep(config, trace, sweep).error().message.find("--jobs must be between 1 and 256"), std::string::npos);
-  config.row.baseline_servers = 1500;
+  config.row.baseline_servers = 8000;
   sweep.jobs = 1;
-  sweep.added_fractions = {0.5};  // 2,250 servers
-  EXPECT_NE(RunSweep(config, trace, sweep).error().message.find("between 1 and 2000"), std::string::npos);
+  sweep.added_fractions = {0.5};  // 12,000 servers
+  EXPECT_NE(RunSweep(config, trace, sweep).error().message.find("between 1 and 10000"), std::string::npos);
 }
 
 }  // namespace

@@ -88,7 +88,7 @@ TEST(RowSimulator, OverloadedRowBrakesWithoutControlButNotWithPolca) {
 TEST(RowSimulator, RejectsBadOptions) {
   PolcaConfig config = *BuiltInConfig("a100");
   RowRunOptions o = Options(PolicyKind::kPolca, 0, 1);
-  EXPECT_NE(SimulateRow(config, Synthetic(), o).error().message.find("the row must be between 1 and 2000 servers"),
+  EXPECT_NE(SimulateRow(config, Synthetic(), o).error().message.find("the row must be between 1 and 10000 servers"),
             std::string::npos);
   o = Options(PolicyKind::kPolca, 4, 0);
   EXPECT_NE(SimulateRow(config, Synthetic(), o).error().message.find("duration"), std::string::npos);
