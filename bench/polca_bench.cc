@@ -63,6 +63,36 @@ BENCHMARK_CAPTURE(BM_SimulateRow, polca_52_servers_1_day, PolicyKind::kPolca, 52
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
 
+// A simulated day's cost in servers (issue 28): one day under POLCA of rows of 160, 640 and 2,560
+// servers, each provisioned for its own size (the same load per server). The day's cost is
+// linear in servers when each of the three takes about four times the one before (the issue
+// allows 4.5x); compare their wall times within one run of the benchmark.
+void BM_RowDay(benchmark::State& state) {
+  const int servers = static_cast<int>(state.range(0));
+  PolcaConfig config = *BuiltInConfig("a100");
+  config.row.baseline_servers = servers;
+  RowRunOptions options;
+  options.policy = PolicyKind::kPolca;
+  options.servers = servers;
+  options.duration_s = 86400;
+  options.keep_power_samples = false;
+  int64_t arrivals = 0;
+  for (auto _ : state) {
+    auto run = SimulateRow(config, Trace(), options);
+    if (!run.ok()) {
+      state.SkipWithError(run.error().message.c_str());
+      return;
+    }
+    arrivals = run->arrivals;
+    benchmark::DoNotOptimize(run->power_max);
+  }
+  state.counters["requests_per_wall_s"] =
+      benchmark::Counter(static_cast<double>(arrivals), benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["server_days_per_wall_s"] =
+      benchmark::Counter(static_cast<double>(servers), benchmark::Counter::kIsIterationInvariantRate);
+}
+BENCHMARK(BM_RowDay)->Arg(160)->Arg(640)->Arg(2560)->Unit(benchmark::kSecond)->Iterations(1)->UseRealTime();
+
 // Reading traces (issue 27), rows per wall second (counter rows_per_s), all in one run: the 2023
 // path (RequestTrace::Read of the Azure 2023 conversation trace: the file and its table in memory),
 // the same path on a 2024-form file, and that file streamed (RequestTraceReader, one 1 MiB chunk
