@@ -145,8 +145,9 @@ TEST(RowFile, MoreServersThanARowHoldsAreRefused) {
   }
   auto parsed = ParseRowFile(text, "row.txt");
   ASSERT_FALSE(parsed.ok());
-  EXPECT_EQ(parsed.error().message.rfind("row.txt:2001: more than 2000 servers: a row's bound", 0), 0u)
-      << parsed.error().message;
+  const std::string expected = "row.txt:" + std::to_string(polca::kMaxServersPerRow + 1) + ": more than " +
+                               std::to_string(polca::kMaxServersPerRow) + " servers: a row's bound";
+  EXPECT_EQ(parsed.error().message.rfind(expected, 0), 0u) << parsed.error().message;
 }
 
 }  // namespace
