@@ -9,6 +9,7 @@
 #include "wattcut/base/order_statistics.h"
 #include "wattcut/polca/arrival_expansion.h"
 #include "wattcut/polca/control_actuation.h"
+#include "wattcut/polca/decode_tables.h"
 #include "wattcut/polca/inference_power_model.h"
 #include "wattcut/polca/least_loaded_router.h"
 #include "wattcut/polca/random.h"
@@ -110,6 +111,7 @@ Result<RowRunResult> SimulateRow(const PolcaConfig& config, ArrivalSource& arriv
   const TrainingJob* job = options.training_job;
   if (n_train > 0 && job == nullptr) return Error{"the row trains (row.training_share > 0) but has no training job"};
   const int n_low = static_cast<int>(std::lround(n * config.row.low_priority_share));
+  DecodeTables decode_tables(model, config.service.max_batch);  // before the servers that lease from it
   std::vector<InferenceServer> servers;
   servers.reserve(static_cast<size_t>(n));
   std::vector<Priority> priorities;
@@ -118,7 +120,7 @@ Result<RowRunResult> SimulateRow(const PolcaConfig& config, ArrivalSource& arriv
     // Low-priority servers are spread evenly over the row (cosmetic: order is irrelevant).
     bool low = (static_cast<int64_t>(i + 1) * n_low) / n != (static_cast<int64_t>(i) * n_low) / n;
     Priority p = low ? Priority::kLow : Priority::kHigh;
-    servers.emplace_back(model, config, p);
+    servers.emplace_back(model, decode_tables, config, p);
     priorities.push_back(p);
   }
   LeastLoadedRouter router(priorities);

@@ -5,7 +5,8 @@
 
 namespace wattcut::polca {
 
-InferenceServer::InferenceServer(const InferencePowerModel& model, const PolcaConfig& config, Priority priority)
+InferenceServer::InferenceServer(const InferencePowerModel& model, DecodeTables& decode, const PolcaConfig& config,
+                                 Priority priority)
     : model_(model),
       priority_(priority),
       max_batch_(config.service.max_batch),
@@ -13,20 +14,8 @@ InferenceServer::InferenceServer(const InferencePowerModel& model, const PolcaCo
       cap_response_s_(config.control.power_cap_response_s),
       idle_w_(model.ServerIdleW()),
       limits_{model.max_freq_mhz(), 0},
-      decode_rate_(static_cast<size_t>(config.service.max_batch) + 1, 0.0),
-      decode_power_w_(static_cast<size_t>(config.service.max_batch) + 1, 0.0),
-      power_w_(model.ServerIdleW()) {
-  RefreshDecode();
-}
-
-void InferenceServer::RefreshDecode() {
-  for (int b = 1; b <= max_batch_; ++b) {
-    double f = limits_.freq_mhz;
-    if (limits_.cap_w > 0) f = std::min(f, model_.TokenFreqUnderCap(b, limits_.cap_w));
-    decode_rate_[b] = 1.0 / (model_.TokenIterationSeconds(b) * model_.TokenSlowdown(f));
-    decode_power_w_[b] = model_.ServerTokenW(b, f);
-  }
-}
+      decode_(decode, limits_),
+      power_w_(model.ServerIdleW()) {}
 
 void InferenceServer::BecomeBusy(double t_s) { busy_since_s_ = t_s; }
 
@@ -44,7 +33,7 @@ void InferenceServer::Finish(double t_s, ServedLog& log) {
 }
 
 void InferenceServer::Arrive(const Arrival& arrival, double t_s) {
-  waiting_.push_back({arrival.time_s, arrival.context_tokens, arrival.generated_tokens});
+  queue_.push_back({arrival.time_s, arrival.context_tokens, arrival.generated_tokens});
   ++outstanding_;
   if (phase_ == Phase::kIdle) {
     BecomeBusy(t_s);
@@ -57,14 +46,13 @@ void InferenceServer::Arrive(const Arrival& arrival, double t_s) {
 
 void InferenceServer::StartPrefill(double t_s) {
   int room = max_batch_ - static_cast<int>(decoding_.size());
-  prefill_.clear();
+  prefill_count_ = 0;
   prefill_tokens_ = 0;
-  while (!waiting_.empty() && room > 0) {
-    const Waiting& w = waiting_.front();
-    if (!prefill_.empty() && prefill_tokens_ + w.context_tokens > max_prefill_tokens_) break;
+  while (queue_head_ + prefill_count_ < queue_.size() && room > 0) {
+    const Waiting& w = queue_[queue_head_ + prefill_count_];
+    if (prefill_count_ > 0 && prefill_tokens_ + w.context_tokens > max_prefill_tokens_) break;
     prefill_tokens_ += w.context_tokens;
-    prefill_.push_back(w);
-    waiting_.pop_front();
+    ++prefill_count_;
     --room;
   }
   phase_ = Phase::kPrefill;
@@ -94,13 +82,27 @@ void InferenceServer::RefreshPrefill(double t_s) {
   next_event_s_ = prefill_cap_pending_ ? std::min(end, bite_at) : end;
 }
 
+void InferenceServer::DropPrefilled() {
+  queue_head_ += prefill_count_;
+  prefill_count_ = 0;
+  if (queue_head_ == queue_.size()) {
+    queue_.clear();
+    queue_head_ = 0;
+  } else if (queue_head_ >= kQueueCompactAt && 2 * queue_head_ >= queue_.size()) {
+    // The consumed front is at least half the vector: moving the rest costs no more than
+    // the pushes that made it (amortised O(1) a request).
+    queue_.erase(queue_.begin(), queue_.begin() + static_cast<std::ptrdiff_t>(queue_head_));
+    queue_head_ = 0;
+  }
+}
+
 void InferenceServer::AdvancePrefill(double t_s) {
   prefill_work_s_ = std::max(0.0, prefill_work_s_ - (t_s - prefill_since_s_) / prefill_slowdown_);
   prefill_since_s_ = t_s;
 }
 
 void InferenceServer::AdvanceDecode(double t_s) {
-  const double done = (t_s - decode_since_s_) * decode_rate_[decoding_.size()];
+  const double done = (t_s - decode_since_s_) * decode_.at(decoding_.size()).iterations_per_s;
   iterations_ += done;
   counters_.decode_tokens += done * static_cast<double>(decoding_.size());
   decode_since_s_ = t_s;
@@ -111,21 +113,21 @@ ServerCounters InferenceServer::counters(double t_s) const {
   if (phase_ == Phase::kDecode && t_s > decode_since_s_) {
     // Not past the next event: the batch has not changed since decode_since_s_.
     const double until = std::min(t_s, next_event_s_);
-    c.decode_tokens +=
-        (until - decode_since_s_) * decode_rate_[decoding_.size()] * static_cast<double>(decoding_.size());
+    c.decode_tokens += (until - decode_since_s_) * decode_.at(decoding_.size()).iterations_per_s *
+                       static_cast<double>(decoding_.size());
   }
   return c;
 }
 
 void InferenceServer::StartDecodeOrIdle(double t_s, ServedLog& log) {
-  if (!waiting_.empty() && static_cast<int>(decoding_.size()) < max_batch_) {
+  if (queue_head_ < queue_.size() && static_cast<int>(decoding_.size()) < max_batch_) {
     StartPrefill(t_s);
   } else if (!decoding_.empty()) {
     phase_ = Phase::kDecode;
     decode_since_s_ = t_s;
-    size_t b = decoding_.size();
-    power_w_ = decode_power_w_[b];
-    next_event_s_ = t_s + (decoding_.front().finish_iteration - iterations_) / decode_rate_[b];
+    const DecodeStep& step = decode_.at(decoding_.size());
+    power_w_ = step.server_w;
+    next_event_s_ = t_s + (decoding_.front().finish_iteration - iterations_) / step.iterations_per_s;
   } else {
     BecomeIdle(t_s, log);
   }
@@ -139,8 +141,9 @@ void InferenceServer::HandleEvent(double t_s, ServedLog& log) {
       return;
     }
     counters_.prompt_tokens += prefill_tokens_;
-    counters_.first_tokens += static_cast<int64_t>(prefill_.size());
-    for (const Waiting& w : prefill_) {
+    counters_.first_tokens += static_cast<int64_t>(prefill_count_);
+    for (size_t k = queue_head_; k < queue_head_ + prefill_count_; ++k) {
+      const Waiting& w = queue_[k];
       if (w.generated_tokens <= 1) {
         ++counters_.finished;
         log.latency_s.push_back(t_s - w.arrival_s);
@@ -151,7 +154,7 @@ void InferenceServer::HandleEvent(double t_s, ServedLog& log) {
         std::push_heap(decoding_.begin(), decoding_.end(), std::greater<>());
       }
     }
-    prefill_.clear();
+    DropPrefilled();
     StartDecodeOrIdle(t_s, log);
     return;
   }
@@ -175,11 +178,11 @@ void InferenceServer::SetLimits(const GpuLimits& limits, double t_s) {
   if (phase_ == Phase::kDecode) AdvanceDecode(t_s);
   if (phase_ == Phase::kPrefill) AdvancePrefill(t_s);
   limits_ = limits;
-  RefreshDecode();
+  decode_.Reset(limits_);
   if (phase_ == Phase::kDecode) {
-    size_t b = decoding_.size();
-    power_w_ = decode_power_w_[b];
-    next_event_s_ = t_s + (decoding_.front().finish_iteration - iterations_) / decode_rate_[b];
+    const DecodeStep& step = decode_.at(decoding_.size());
+    power_w_ = step.server_w;
+    next_event_s_ = t_s + (decoding_.front().finish_iteration - iterations_) / step.iterations_per_s;
   } else if (phase_ == Phase::kPrefill) {
     RefreshPrefill(t_s);
   }

@@ -20,12 +20,12 @@
 #pragma once
 
 #include <cstdint>
-#include <deque>
 #include <limits>
 #include <vector>
 
 #include "wattcut/polca/arrival_expansion.h"
 #include "wattcut/polca/control_actuation.h"
+#include "wattcut/polca/decode_tables.h"
 #include "wattcut/polca/inference_power_model.h"
 
 namespace wattcut::polca {
@@ -48,7 +48,8 @@ struct ServerCounters {
 
 class InferenceServer {
  public:
-  InferenceServer(const InferencePowerModel& model, const PolcaConfig& config, Priority priority);
+  // `decode` is shared by the row's servers (the token phase's steps at each limits in use).
+  InferenceServer(const InferencePowerModel& model, DecodeTables& decode, const PolcaConfig& config, Priority priority);
 
   Priority priority() const { return priority_; }
   // Requests waiting, in prefill or decoding.
@@ -57,8 +58,8 @@ class InferenceServer {
   // One GPU's share of power_w() (every GPU of a server draws the same in this model).
   double gpu_power_w() const { return model_.GpuW(power_w_); }
   // Requests waiting, in the current prefill, and decoding.
-  int waiting() const { return static_cast<int>(waiting_.size()); }
-  int in_prefill() const { return phase_ == Phase::kPrefill ? static_cast<int>(prefill_.size()) : 0; }
+  int waiting() const { return static_cast<int>(queue_.size() - queue_head_ - prefill_count_); }
+  int in_prefill() const { return static_cast<int>(prefill_count_); }
   int decoding() const { return static_cast<int>(decoding_.size()); }
   // The clock the GPUs run at now (the lock; a cap's clock during a phase it bites on is not shown).
   double freq_mhz() const { return limits_.freq_mhz; }
@@ -91,7 +92,7 @@ class InferenceServer {
   void StartDecodeOrIdle(double t_s, ServedLog& log);
   void AdvanceDecode(double t_s);
   void AdvancePrefill(double t_s);
-  void RefreshDecode();
+  void DropPrefilled();
   void RefreshPrefill(double t_s);
   void BecomeBusy(double t_s);
   void BecomeIdle(double t_s, ServedLog& log);
@@ -104,10 +105,7 @@ class InferenceServer {
   double idle_w_;
 
   GpuLimits limits_;
-  // Per batch size 0..max_batch at the current limits: decode iterations per second
-  // and server power.
-  std::vector<double> decode_rate_;
-  std::vector<double> decode_power_w_;
+  DecodeTableLease decode_;  // the token phase's steps at limits_
 
   Phase phase_ = Phase::kIdle;
   int outstanding_ = 0;
@@ -115,12 +113,17 @@ class InferenceServer {
   double next_event_s_ = std::numeric_limits<double>::infinity();
   double busy_since_s_ = 0;
 
-  std::deque<Waiting> waiting_;
+  // Requests not decoding yet, in arrival order from queue_head_: the current prefill's
+  // prefill_count_ first, then those waiting. One vector, its consumed front dropped now and
+  // then: no 512-byte block per server, as a std::deque holds even when empty.
+  static constexpr size_t kQueueCompactAt = 256;
+  std::vector<Waiting> queue_;
+  size_t queue_head_ = 0;
+  size_t prefill_count_ = 0;        // 0 outside a prefill
   std::vector<Decoding> decoding_;  // min-heap on finish_iteration
   double iterations_ = 0;           // decode iterations done so far (fractional)
   double decode_since_s_ = 0;
 
-  std::vector<Waiting> prefill_;  // requests in the current prefill
   double prefill_tokens_ = 0;
   double prefill_work_s_ = 0;  // remaining prefill time at max clock
   double prefill_since_s_ = 0;

@@ -7,7 +7,7 @@ namespace {
 
 class ServerModelTest : public ::testing::Test {
  protected:
-  ServerModelTest() : config_(*BuiltInConfig("a100")), model_(config_) {}
+  ServerModelTest() : config_(*BuiltInConfig("a100")), model_(config_), tables_(model_, config_.service.max_batch) {}
 
   // Runs the server's events until it has none left or `until` passes.
   void Drain(InferenceServer& s, ServedLog& log, double until = 1e9) {
@@ -16,10 +16,11 @@ class ServerModelTest : public ::testing::Test {
 
   PolcaConfig config_;
   InferencePowerModel model_;
+  DecodeTables tables_;
 };
 
 TEST_F(ServerModelTest, OneRequestRunsPrefillThenDecode) {
-  InferenceServer s(model_, config_, Priority::kHigh);
+  InferenceServer s(model_, tables_, config_, Priority::kHigh);
   ServedLog log;
   EXPECT_DOUBLE_EQ(s.power_w(), model_.ServerIdleW());
   s.Arrive({10, 1000, 11, Priority::kHigh}, 10);
@@ -41,7 +42,7 @@ TEST_F(ServerModelTest, OneRequestRunsPrefillThenDecode) {
 
 TEST_F(ServerModelTest, BatchesDecodeAndSlowsDownWithALockedClock) {
   auto run = [&](double freq) {
-    InferenceServer s(model_, config_, Priority::kLow);
+    InferenceServer s(model_, tables_, config_, Priority::kLow);
     s.SetLimits({freq, 0}, 0);
     ServedLog log;
     // The first request starts a prefill on its own; the seven arriving during it wait
@@ -66,7 +67,7 @@ TEST_F(ServerModelTest, BatchesDecodeAndSlowsDownWithALockedClock) {
 }
 
 TEST_F(ServerModelTest, ClockChangeMidDecodeKeepsProgress) {
-  InferenceServer s(model_, config_, Priority::kHigh);
+  InferenceServer s(model_, tables_, config_, Priority::kHigh);
   ServedLog log;
   s.Arrive({0, 100, 201, Priority::kHigh}, 0);
   double prefill = model_.PromptSeconds(100);
@@ -82,7 +83,8 @@ TEST_F(ServerModelTest, ClockChangeMidDecodeKeepsProgress) {
 TEST_F(ServerModelTest, NewArrivalsInterruptDecodeAndQueueWhenFull) {
   config_.service.max_batch = 2;
   InferencePowerModel model(config_);
-  InferenceServer s(model, config_, Priority::kHigh);
+  DecodeTables tables(model, config_.service.max_batch);
+  InferenceServer s(model, tables, config_, Priority::kHigh);
   ServedLog log;
   s.Arrive({0, 100, 50, Priority::kHigh}, 0);
   s.HandleEvent(s.next_event_s(), log);  // prefill done, decoding 1
@@ -99,7 +101,8 @@ TEST_F(ServerModelTest, NewArrivalsInterruptDecodeAndQueueWhenFull) {
 TEST_F(ServerModelTest, PowerCapBitesOnlyAfterTheResponseTime) {
   config_.control.power_cap_response_s = 0.5;
   InferencePowerModel model(config_);
-  InferenceServer s(model, config_, Priority::kLow);
+  DecodeTables tables(model, config_.service.max_batch);
+  InferenceServer s(model, tables, config_, Priority::kLow);
   s.SetLimits({1410, 300}, 0);
   ServedLog log;
   s.Arrive({0, 8000, 2, Priority::kLow}, 0);                       // a long prefill, about 2.3 s
@@ -111,6 +114,37 @@ TEST_F(ServerModelTest, PowerCapBitesOnlyAfterTheResponseTime) {
   Drain(s, log);
   double work_after = model.PromptSeconds(8000) - 0.5;
   EXPECT_NEAR(log.latency_s[0], 0.5 + work_after * model.PromptSlowdown(capped) + model.TokenIterationSeconds(1), 1e-6);
+}
+
+TEST_F(ServerModelTest, ALongQueueIsServedInArrivalOrder) {
+  // 2,000 requests arrive at once (1 ns apart), each done at its prefill: the first starts a
+  // prefill alone, the next prefills take the rest 32 at a time (the batch), in arrival order,
+  // across the queue's compactions.
+  InferenceServer s(model_, tables_, config_, Priority::kHigh);
+  ServedLog log;
+  const int n = 2000;
+  for (int i = 0; i < n; ++i) {
+    s.Arrive({i * 1e-9, 100, 1, Priority::kHigh}, i * 1e-9);
+    EXPECT_EQ(s.waiting() + s.in_prefill() + s.decoding(), s.outstanding());
+  }
+  while (s.next_event_s() < 1e9) {
+    s.HandleEvent(s.next_event_s(), log);
+    EXPECT_EQ(s.waiting() + s.in_prefill() + s.decoding(), s.outstanding());
+  }
+  ASSERT_EQ(log.latency_s.size(), static_cast<size_t>(n));
+  const int batch = config_.service.max_batch;
+  double previous_done = 0;
+  for (int k = 0; k < n; ++k) {
+    double done = log.latency_s[static_cast<size_t>(k)] + k * 1e-9;  // the k-th arrival
+    if (k == 0 || (k - 1) % batch == 0) {
+      EXPECT_GT(done, previous_done) << k;
+      previous_done = done;
+    } else {
+      EXPECT_NEAR(done, previous_done, 1e-11) << k;
+    }
+  }
+  EXPECT_EQ(s.outstanding(), 0);
+  EXPECT_EQ(s.waiting(), 0);
 }
 
 }  // namespace

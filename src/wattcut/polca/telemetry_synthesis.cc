@@ -6,6 +6,7 @@
 #include <numbers>
 
 #include "wattcut/base/fixed_decimals.h"
+#include "wattcut/polca/decode_tables.h"
 #include "wattcut/polca/inference_power_model.h"
 #include "wattcut/polca/random.h"
 #include "wattcut/polca/server_model.h"
@@ -80,7 +81,8 @@ Result<SynthesizedTelemetry> SynthesizeServerTelemetry(const PolcaConfig& config
     return Error{"synthesis: sample periods and the duration must be > 0, the average window >= the power sample"};
   }
   const InferencePowerModel model(config);
-  InferenceServer server(model, config, Priority::kHigh);
+  DecodeTables decode_tables(model, config.service.max_batch);
+  InferenceServer server(model, decode_tables, config, Priority::kHigh);
   ServedLog log;
   GaussianNoise noise(options.seed);
   const int gpus = config.server.gpus;
