@@ -3,9 +3,10 @@
 // position that moves on by one per request (round robin), wrapping around.
 //
 // The answer is the one a scan over every server of the class gives, but found in O(log n): a
-// min tree over each class's members. A day of a 2,560-server row is then linear in servers
-// (the scan made it grow as servers x requests). row_simulator_fingerprint_test pins the
-// simulator's answers from before the tree, least_loaded_router_test checks it against the scan.
+// min tree over each class's members. The scan made a day grow as servers x requests; the
+// tree makes routing O(log n) a request (still a share of the cost that grows with the row).
+// row_simulator_fingerprint_test pins the simulator's answers from before the tree,
+// least_loaded_router_test checks it against the scan.
 #pragma once
 
 #include <array>
