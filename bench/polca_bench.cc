@@ -32,22 +32,30 @@ const RequestTrace& Trace() {
   return trace;
 }
 
+// Runs the row once per benchmark iteration; the arrivals of the last run, or -1 (the benchmark
+// skipped with the error) when a run fails.
+int64_t RunRows(benchmark::State& state, const PolcaConfig& config, const RowRunOptions& options) {
+  int64_t arrivals = 0;
+  for (auto _ : state) {
+    auto run = SimulateRow(config, Trace(), options);
+    if (!run.ok()) {
+      state.SkipWithError(run.error().message.c_str());
+      return -1;
+    }
+    arrivals = run->arrivals;
+    benchmark::DoNotOptimize(run->power_max);
+  }
+  return arrivals;
+}
+
 void BM_SimulateRow(benchmark::State& state, PolicyKind policy, int servers, double days) {
   const PolcaConfig config = *BuiltInConfig("a100");
   RowRunOptions options;
   options.policy = policy;
   options.servers = servers;
   options.duration_s = days * 86400;
-  int64_t arrivals = 0;
-  for (auto _ : state) {
-    auto run = SimulateRow(config, Trace(), options);
-    if (!run.ok()) {
-      state.SkipWithError(run.error().message.c_str());
-      return;
-    }
-    arrivals = run->arrivals;
-    benchmark::DoNotOptimize(run->power_max);
-  }
+  const int64_t arrivals = RunRows(state, config, options);
+  if (arrivals < 0) return;
   state.counters["sim_s_per_wall_s"] =
       benchmark::Counter(options.duration_s, benchmark::Counter::kIsIterationInvariantRate);
   state.counters["requests_per_wall_s"] =
@@ -76,16 +84,8 @@ void BM_RowDay(benchmark::State& state) {
   options.servers = servers;
   options.duration_s = 86400;
   options.keep_power_samples = false;
-  int64_t arrivals = 0;
-  for (auto _ : state) {
-    auto run = SimulateRow(config, Trace(), options);
-    if (!run.ok()) {
-      state.SkipWithError(run.error().message.c_str());
-      return;
-    }
-    arrivals = run->arrivals;
-    benchmark::DoNotOptimize(run->power_max);
-  }
+  const int64_t arrivals = RunRows(state, config, options);
+  if (arrivals < 0) return;
   state.counters["requests_per_wall_s"] =
       benchmark::Counter(static_cast<double>(arrivals), benchmark::Counter::kIsIterationInvariantRate);
   state.counters["server_days_per_wall_s"] =
