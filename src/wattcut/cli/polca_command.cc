@@ -1,7 +1,7 @@
 // `wattcut polca`: size an LLM inference row under a power budget with POLCA.
 //   wattcut polca simulate --trace T.csv --servers 40 --added 30% --policy polca --duration 7d --out DIR
-//   wattcut polca sweep    --trace T.csv --added 0:50:5 --policy polca,brake-only,uniform-cap,power-cap --out DIR
-//   wattcut polca config   [--gpu a100|h100]          (prints a config file to start from)
+//   wattcut polca sweep    --trace T.csv --added 0:50:5 --policy polca,headroom,brake-only,uniform-cap,power-cap --out
+//   DIR wattcut polca config   [--gpu a100|h100]          (prints a config file to start from)
 #include <algorithm>
 #include <cctype>
 #include <chrono>
@@ -440,7 +440,7 @@ void AddPolcaCommand(CLI::App& app, CommandStatus& status) {
   AddCommonOptions(simulate, simulate_args.get());
   simulate->add_option("--added", simulate_args->added, "Servers added beyond --servers, e.g. 30%")
       ->capture_default_str();
-  simulate->add_option("--policy", simulate_args->policy, "polca, brake-only, uniform-cap, power-cap or none")
+  simulate->add_option("--policy", simulate_args->policy, "polca, headroom, brake-only, uniform-cap, power-cap or none")
       ->capture_default_str();
   simulate->add_option("--training-control", simulate_args->training_control,
                        "How the policy acts on training servers: locks (as low priority) or power-target "
@@ -449,7 +449,7 @@ void AddPolcaCommand(CLI::App& app, CommandStatus& status) {
 
   auto sweep_args = std::make_shared<PolcaArgs>();
   sweep_args->added = "0:50:5";
-  sweep_args->policy = "polca,brake-only,uniform-cap,power-cap";
+  sweep_args->policy = "polca,headroom,brake-only,uniform-cap,power-cap";
   CLI::App* sweep = polca->add_subcommand("sweep", "Sweep added servers x policies to size the row");
   AddCommonOptions(sweep, sweep_args.get());
   sweep->add_option("--added", sweep_args->added, "Added servers in percent: FROM:TO:STEP or a list (0,10,30)")

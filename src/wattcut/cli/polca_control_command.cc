@@ -339,7 +339,7 @@ void AddPolcaControlCommand(CLI::App& polca, CommandStatus& status) {
       ->capture_default_str();
   cmd->add_option("--log", args->log_path, "Decision log, one JSON object per reading (appended)");
   cmd->add_option("--listen", args->listen, "HOST:PORT for Prometheus /metrics");
-  cmd->add_option("--policy", args->policy, "polca, uniform-cap or brake-only")->capture_default_str();
+  cmd->add_option("--policy", args->policy, "polca, headroom, uniform-cap or brake-only")->capture_default_str();
   cmd->add_option("--ceiling-lease", args->ceiling_lease_s,
                   "Seconds a ceiling stays in force without renewal (0: max(30, 10 telemetry periods))");
   cmd->add_option("--planning-server", args->planning_server,

@@ -290,7 +290,7 @@ void AddPolcaReplayCommand(CLI::App& polca, CommandStatus& status) {
   replay->add_option("--config", args->config_path, "Config file (see `wattcut polca config`)");
   replay->add_option("--gpu", args->gpu, "Built-in config when no --config is given: a100 or h100")
       ->capture_default_str();
-  replay->add_option("--policy", args->policy, "polca, brake-only, uniform-cap, power-cap or none")
+  replay->add_option("--policy", args->policy, "polca, headroom, brake-only, uniform-cap, power-cap or none")
       ->capture_default_str();
   replay->add_option("--gap", args->gap_s,
                      "Seconds without a reading after which a server counts at its peak and is reported "

@@ -73,6 +73,9 @@ std::vector<Field> Fields(PolcaConfig& c) {
       {"policy.cap_t2_w", &c.policy.cap_t2_w},
       {"policy.t1_training_w", &c.policy.t1_training_w},
       {"policy.t2_training_w", &c.policy.t2_training_w},
+      {"policy.headroom_guard", &c.policy.headroom_guard},
+      {"policy.headroom_release", &c.policy.headroom_release},
+      {"policy.headroom_window_s", &c.policy.headroom_window_s},
       {"control.telemetry_period_s", &c.control.telemetry_period_s},
       {"control.telemetry_delay_s", &c.control.telemetry_delay_s},
       {"control.actuation_latency_s", &c.control.actuation_latency_s},
@@ -332,6 +335,12 @@ Status Validate(const PolcaConfig& c) {
   if (p.t2_high_mhz < p.t2_low_mhz) {
     return Error{"policy.t2_high_mhz must be >= policy.t2_low_mhz (high priority is never slowed more than low)"};
   }
+  if (!(p.headroom_guard > 0 && p.headroom_guard <= p.brake)) {
+    return Error{"policy.headroom_guard must be in (0, policy.brake], got " + Number(p.headroom_guard)};
+  }
+  if (!(p.headroom_release > 0 && p.headroom_release < p.headroom_guard)) {
+    return Error{"policy.headroom_release must be in (0, policy.headroom_guard), got " + Number(p.headroom_release)};
+  }
   if (!(p.cap_t2_w > g.idle_w && p.cap_t2_w <= p.cap_t1_w)) {
     return Error{"expected gpu.idle_w < policy.cap_t2_w <= policy.cap_t1_w"};
   }
@@ -384,6 +393,16 @@ Status Validate(const PolcaConfig& c) {
     return Error{"control latencies must be >= 0"};
   }
   if (!positive(k.max_reading_age_s)) return Error{"control.max_reading_age_s must be positive"};
+  // After the telemetry period, which bounds the window's readings.
+  if (!(p.headroom_window_s >= c.control.telemetry_period_s && p.headroom_window_s <= kMaxHeadroomWindowS)) {
+    return Error{"policy.headroom_window_s must be in [control.telemetry_period_s, " + Number(kMaxHeadroomWindowS) +
+                 "] s, got " + Number(p.headroom_window_s)};
+  }
+  if (p.headroom_window_s / c.control.telemetry_period_s > kMaxHeadroomWindowReadings) {
+    return Error{"policy.headroom_window_s / control.telemetry_period_s must be at most " +
+                 std::to_string(kMaxHeadroomWindowReadings) + " readings, got " +
+                 Number(p.headroom_window_s / c.control.telemetry_period_s)};
+  }
   return Status::Ok();
 }
 

@@ -107,6 +107,13 @@ struct PolicySpec {
   // power-cap baseline's caps.
   double t1_training_w = 350;
   double t2_training_w = 300;
+  // The headroom policy (row_power_policy.h; docs/polca.md): escalates one level while the row
+  // power it expects when a command sent now lands (power_forecast.h) is above headroom_guard, and
+  // releases one when that stays below headroom_release for headroom_window_s under the level.
+  // Its levels are POLCA's (the same clocks at t1, t2-low and t2-high).
+  double headroom_guard = 0.97;
+  double headroom_release = 0.92;
+  double headroom_window_s = 60;
 };
 
 // The training job of the row's training servers (polca/training_job.h): one pipeline per

@@ -200,4 +200,11 @@ std::string SweepTrainingChartSvg(const PolcaConfig& config, const SweepResult& 
   return chart.ToSvg();
 }
 
+std::string SweepEnergyChartSvg(const SweepResult& sweep) {
+  plot::Chart chart("Energy per served token vs added servers", plot::AxisSpec("servers added (%)"),
+                    plot::AxisSpec("energy per token vs unconstrained (%)"));
+  AddPolicyLines(chart, sweep, [](const SweepPoint& p) { return 100 * p.impact.energy_per_token; });
+  return chart.ToSvg();
+}
+
 }  // namespace wattcut::polca

@@ -30,6 +30,8 @@ std::string SweepLatencyChartSvg(const SweepResult& sweep, PriorityClass priorit
 // Training iterations against the unmanaged run (%) per policy and training control, for a row
 // that trains.
 std::string SweepTrainingChartSvg(const PolcaConfig& config, const SweepResult& sweep);
+// Energy per served token against the unconstrained run of the same requests, per policy.
+std::string SweepEnergyChartSvg(const SweepResult& sweep);
 
 // The names of the sweep's policies in the order of their first point: the order of the
 // sweep charts' legends and of summary.json's max_added_fraction_held.

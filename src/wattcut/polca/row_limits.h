@@ -54,6 +54,11 @@ inline constexpr double kMaxTelemetryPeriodS = 3600;
 // Row power readings kept per run (duration / telemetry period), 4 bytes each: 50 million
 // is 200 MB, e.g. 90 days at 0.16 s or 7 days at 12 ms.
 inline constexpr int64_t kMaxPowerReadingsPerRun = 50'000'000;
+// The headroom policy's forecast window (policy.headroom_window_s): up to ten minutes, and at
+// most 6,000 readings, which it refits on every decision (a longer window follows the day, not
+// the next actuation latency).
+inline constexpr double kMaxHeadroomWindowS = 600;
+inline constexpr int kMaxHeadroomWindowReadings = 6000;
 
 // Arrival rate per server at the daily peak (workload.peak_requests_per_server_s). The
 // A100 and H100 defaults are 0.7 and 2.0; an LLM replica serving 1,000 requests a second is

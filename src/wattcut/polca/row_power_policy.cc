@@ -1,5 +1,7 @@
 #include "wattcut/polca/row_power_policy.h"
 
+#include <algorithm>
+
 #include "wattcut/base/printable_text.h"
 
 namespace wattcut::polca {
@@ -16,17 +18,19 @@ std::string PolicyName(PolicyKind kind) {
       return "uniform-cap";
     case PolicyKind::kPowerCap:
       return "power-cap";
+    case PolicyKind::kHeadroom:
+      return "headroom";
   }
   return "?";
 }
 
 Result<PolicyKind> ParsePolicyKind(const std::string& name) {
   for (PolicyKind k : {PolicyKind::kNone, PolicyKind::kBrakeOnly, PolicyKind::kPolca, PolicyKind::kUniformCap,
-                       PolicyKind::kPowerCap}) {
+                       PolicyKind::kPowerCap, PolicyKind::kHeadroom}) {
     if (PolicyName(k) == name) return k;
   }
   return Error{"unknown policy '" + PrintableText(name) +
-               "' (expected polca, brake-only, uniform-cap, power-cap or none)"};
+               "' (expected polca, headroom, brake-only, uniform-cap, power-cap or none)"};
 }
 
 std::string LevelName(PolicyLevel level) {
@@ -56,7 +60,7 @@ std::string TargetName(ControlCommand::Target target) {
 }
 
 RowPowerPolicy::RowPowerPolicy(PolicyKind kind, const PolicySpec& policy, const ControlSpec& control)
-    : kind_(kind), policy_(policy), control_(control) {}
+    : kind_(kind), policy_(policy), control_(control), forecast_(policy.headroom_window_s) {}
 
 ClassSetting RowPowerPolicy::SettingFor(PolicyLevel level, Priority priority) const {
   ClassSetting s;
@@ -65,6 +69,7 @@ ClassSetting RowPowerPolicy::SettingFor(PolicyLevel level, Priority priority) co
     case PolicyKind::kBrakeOnly:
       break;
     case PolicyKind::kPolca:
+    case PolicyKind::kHeadroom:  // POLCA's clocks; only when to use them differs
       if (priority == Priority::kLow) {
         if (level == PolicyLevel::kT1) s.lock_mhz = policy_.t1_low_mhz;
         if (level >= PolicyLevel::kT2Low) s.lock_mhz = policy_.t2_low_mhz;
@@ -90,6 +95,56 @@ void RowPowerPolicy::Resume(PolicyLevel level, bool brake, double now_s) {
   low_ = SettingFor(level_, Priority::kLow);
   high_ = SettingFor(level_, Priority::kHigh);
   t2_low_effective_at_s_ = now_s;
+  level_effective_at_s_ = now_s;
+  forecast_.Clear();
+}
+
+PolicyLevel RowPowerPolicy::NextThresholdLevel(const PowerReading& reading, bool fresh, double now_s) {
+  const double p = reading.power_fraction;
+  PolicyLevel next = level_;
+  if (p > policy_.t2) {
+    if (level_ < PolicyLevel::kT2Low) {
+      next = PolicyLevel::kT2Low;
+    } else if (level_ == PolicyLevel::kT2Low && kind_ == PolicyKind::kPolca &&
+               reading.measured_at_s >= t2_low_effective_at_s_) {
+      next = PolicyLevel::kT2High;
+    }
+  } else if (p > policy_.t1) {
+    if (level_ < PolicyLevel::kT1) next = PolicyLevel::kT1;
+  }
+  if (fresh) {
+    if (level_ >= PolicyLevel::kT2Low && p < policy_.t2_release) {
+      next = p < policy_.t1_release ? PolicyLevel::kNormal : PolicyLevel::kT1;
+    } else if (level_ == PolicyLevel::kT1 && p < policy_.t1_release) {
+      next = PolicyLevel::kNormal;
+    }
+  }
+  if (next == PolicyLevel::kT2Low && level_ != PolicyLevel::kT2Low && level_ != PolicyLevel::kT2High) {
+    t2_low_effective_at_s_ = now_s + control_.actuation_latency_s;
+  }
+  return next;
+}
+
+PolicyLevel RowPowerPolicy::NextHeadroomLevel(const PowerReading& reading, bool fresh, double now_s) {
+  // A reading measured after the level in effect landed shows what that level does; one taken
+  // under the brake, or before its release landed, describes the brake, not the level.
+  const bool under_level = reading.measured_at_s >= level_effective_at_s_;
+  const bool describes_level = under_level && !brake_ && reading.measured_at_s >= brake_released_at_s_;
+  if (describes_level) forecast_.Add(reading.measured_at_s, reading.power_fraction);
+  const double expected = std::max(reading.power_fraction, forecast_.PeakAt(now_s + control_.actuation_latency_s));
+  PolicyLevel next = level_;
+  if (expected > policy_.headroom_guard) {
+    if (under_level && level_ < PolicyLevel::kT2High) next = static_cast<PolicyLevel>(static_cast<int>(level_) + 1);
+  } else if (fresh && describes_level && level_ > PolicyLevel::kNormal && expected < policy_.headroom_release &&
+             reading.measured_at_s - std::max(level_effective_at_s_, brake_released_at_s_) >=
+                 policy_.headroom_window_s) {
+    next = static_cast<PolicyLevel>(static_cast<int>(level_) - 1);
+  }
+  if (next != level_) {
+    level_effective_at_s_ = now_s + control_.actuation_latency_s;
+    forecast_.Clear();
+  }
+  return next;
 }
 
 std::vector<ControlCommand> RowPowerPolicy::Decide(const PowerReading& reading, double now_s) {
@@ -102,35 +157,17 @@ std::vector<ControlCommand> RowPowerPolicy::Decide(const PowerReading& reading, 
   if (!brake_ && p > policy_.brake) {
     brake_ = true;
     ++brake_engagements_;
+    forecast_.Clear();
     commands.push_back({ControlCommand::Target::kBrake, now_s, now_s + control_.brake_latency_s, {}, true});
   } else if (brake_ && fresh && p < policy_.brake_release) {
     brake_ = false;
+    brake_released_at_s_ = now_s + control_.brake_latency_s;
     commands.push_back({ControlCommand::Target::kBrake, now_s, now_s + control_.brake_latency_s, {}, false});
   }
 
   if (kind_ != PolicyKind::kBrakeOnly) {
-    PolicyLevel next = level_;
-    if (p > policy_.t2) {
-      if (level_ < PolicyLevel::kT2Low) {
-        next = PolicyLevel::kT2Low;
-      } else if (level_ == PolicyLevel::kT2Low && kind_ == PolicyKind::kPolca &&
-                 reading.measured_at_s >= t2_low_effective_at_s_) {
-        next = PolicyLevel::kT2High;
-      }
-    } else if (p > policy_.t1) {
-      if (level_ < PolicyLevel::kT1) next = PolicyLevel::kT1;
-    }
-    if (fresh) {
-      if (level_ >= PolicyLevel::kT2Low && p < policy_.t2_release) {
-        next = p < policy_.t1_release ? PolicyLevel::kNormal : PolicyLevel::kT1;
-      } else if (level_ == PolicyLevel::kT1 && p < policy_.t1_release) {
-        next = PolicyLevel::kNormal;
-      }
-    }
-    if (next == PolicyLevel::kT2Low && level_ != PolicyLevel::kT2Low && level_ != PolicyLevel::kT2High) {
-      t2_low_effective_at_s_ = now_s + control_.actuation_latency_s;
-    }
-    level_ = next;
+    level_ = kind_ == PolicyKind::kHeadroom ? NextHeadroomLevel(reading, fresh, now_s)
+                                            : NextThresholdLevel(reading, fresh, now_s);
     ClassSetting low = SettingFor(level_, Priority::kLow);
     ClassSetting high = SettingFor(level_, Priority::kHigh);
     const double effective = now_s + control_.actuation_latency_s;

@@ -14,6 +14,20 @@
 // above T2), power-cap (reactive per-GPU power caps cap_t1_w / cap_t2_w for all), and
 // none (no control at all, not even the brake: the unconstrained reference).
 //
+// headroom (wattcut's own, docs/polca.md "The headroom policy"): the same brake at the same
+// thresholds, and the same four levels, entered by forecast instead of by threshold. On each
+// reading it asks what the row will read when a command sent now lands (PowerForecast over the
+// readings taken under the level in effect, at now + actuation latency) and
+//   forecast > headroom_guard  -> one level up, once a reading measured after the last change
+//                                 landed shows it was not enough
+//   forecast < headroom_release for a whole headroom_window_s under the level, on fresh complete
+//                                 readings -> one level down
+// Readings taken under the brake (or before its release landed) describe the brake, not the
+// level: they are left out of the forecast, and the release waits a whole window after it.
+// Its levels lock what POLCA's do (low priority to t1_low_mhz, then t2_low_mhz, then high
+// priority to t2_high_mhz as well): it differs only in when. So it locks only while the row is
+// near its brake, and high priority only when low priority at t2_low_mhz is not enough.
+//
 // Stale telemetry: a reading older than max_reading_age_s, or one that is not complete, may still
 // tighten control (escalate, brake) but never loosens it: no release on old or partial data.
 // Invariant: the low-priority class is never less constrained than the high one.
@@ -26,12 +40,13 @@
 #include "wattcut/base/result.h"
 #include "wattcut/polca/arrival_expansion.h"
 #include "wattcut/polca/polca_config.h"
+#include "wattcut/polca/power_forecast.h"
 
 namespace wattcut::polca {
 
-enum class PolicyKind { kNone, kBrakeOnly, kPolca, kUniformCap, kPowerCap };
+enum class PolicyKind { kNone, kBrakeOnly, kPolca, kUniformCap, kPowerCap, kHeadroom };
 
-// "none", "brake-only", "polca", "uniform-cap", "power-cap".
+// "none", "brake-only", "polca", "uniform-cap", "power-cap", "headroom".
 std::string PolicyName(PolicyKind kind);
 Result<PolicyKind> ParsePolicyKind(const std::string& name);
 
@@ -88,6 +103,10 @@ class RowPowerPolicy {
 
  private:
   ClassSetting SettingFor(PolicyLevel level, Priority priority) const;
+  // The level the next reading asks for: POLCA's thresholds (and the baselines'), or the
+  // headroom policy's forecast. `fresh`: recent and complete, so it may release.
+  PolicyLevel NextThresholdLevel(const PowerReading& reading, bool fresh, double now_s);
+  PolicyLevel NextHeadroomLevel(const PowerReading& reading, bool fresh, double now_s);
 
   PolicyKind kind_;
   PolicySpec policy_;
@@ -100,6 +119,11 @@ class RowPowerPolicy {
   // When the current T2 low-priority action takes effect; escalation to high
   // priority waits for a reading measured after it.
   double t2_low_effective_at_s_ = 0;
+  // Headroom: when the level in effect was commanded to land, when the last brake release
+  // landed, and the readings since both.
+  double level_effective_at_s_ = 0;
+  double brake_released_at_s_ = 0;
+  PowerForecast forecast_;
 };
 
 }  // namespace wattcut::polca

@@ -227,6 +227,98 @@ TEST(RowPowerPolicy, BaselinesActAsDocumented) {
   EXPECT_NE(ParsePolicyKind("\x1b[2J").error().message.find("unknown policy '\\x1b[2J'"), std::string::npos);
 }
 
+// A reading every second from `from` to `to` (inclusive), each delivered 2 s after it was
+// measured, at the power `p(t)` gives; returns the commands of the whole stretch.
+template <typename F>
+std::vector<ControlCommand> Feed(RowPowerPolicy& policy, int from, int to, F p) {
+  std::vector<ControlCommand> all;
+  for (int t = from; t <= to; ++t) {
+    for (const ControlCommand& c : policy.Decide({t - 2.0, p(t)}, t)) all.push_back(c);
+  }
+  return all;
+}
+
+TEST(RowPowerPolicyHeadroom, AFlatRowBelowItsGuardIsNeverLocked) {
+  // 93 % for an hour: POLCA is at T2 (high priority locked); the headroom policy expects 93 % when
+  // a command would land, below its 97 % guard, and does nothing.
+  RowPowerPolicy headroom(PolicyKind::kHeadroom, Spec(), Control());
+  EXPECT_TRUE(Feed(headroom, 2, 3600, [](int) { return 0.93; }).empty());
+  EXPECT_EQ(headroom.level(), PolicyLevel::kNormal);
+  RowPowerPolicy polca(PolicyKind::kPolca, Spec(), Control());
+  Feed(polca, 2, 3600, [](int) { return 0.93; });
+  EXPECT_EQ(polca.level(), PolicyLevel::kT2High);
+}
+
+TEST(RowPowerPolicyHeadroom, EscalatesOneLevelAtATimeOnceEachLockHasLanded) {
+  RowPowerPolicy policy(PolicyKind::kHeadroom, Spec(), Control());
+  auto first = Feed(policy, 2, 2, [](int) { return 0.98; });
+  ASSERT_EQ(first.size(), 1u);
+  EXPECT_EQ(first[0].target, Target::kLowPriority);
+  EXPECT_EQ(first[0].setting.lock_mhz, Spec().t1_low_mhz);
+  EXPECT_DOUBLE_EQ(first[0].effective_at_s, 42);
+  // Until a reading measured after 42 s arrives (at 44 s) nothing more happens.
+  EXPECT_TRUE(Feed(policy, 3, 43, [](int) { return 0.98; }).empty());
+  EXPECT_EQ(policy.level(), PolicyLevel::kT1);
+  auto second = Feed(policy, 44, 44, [](int) { return 0.98; });
+  ASSERT_EQ(second.size(), 1u);
+  EXPECT_EQ(second[0].setting.lock_mhz, Spec().t2_low_mhz);
+  EXPECT_EQ(policy.level(), PolicyLevel::kT2Low);
+  // Then high priority, as POLCA's T2 does.
+  auto third = Feed(policy, 45, 86, [](int) { return 0.98; });
+  ASSERT_EQ(third.size(), 1u);
+  EXPECT_EQ(Find(third, Target::kHighPriority)->setting.lock_mhz, Spec().t2_high_mhz);
+  EXPECT_EQ(policy.level(), PolicyLevel::kT2High);
+  EXPECT_TRUE(Feed(policy, 87, 400, [](int) { return 0.98; }).empty()) << "the top level; only the brake is above";
+  EXPECT_FALSE(policy.brake_requested());
+}
+
+TEST(RowPowerPolicyHeadroom, ARisingRowIsLockedBeforeItReachesTheGuard) {
+  // +0.1 % of the budget a second: the lock has to be sent 42 s before the row reaches 97 %.
+  RowPowerPolicy policy(PolicyKind::kHeadroom, Spec(), Control());
+  int locked_at = -1;
+  for (int t = 2; t <= 200 && locked_at < 0; ++t) {
+    if (!policy.Decide({t - 2.0, 0.80 + 0.001 * (t - 2)}, t).empty()) locked_at = t;
+  }
+  ASSERT_GT(locked_at, 0);
+  const double reading_then = 0.80 + 0.001 * (locked_at - 2);
+  EXPECT_LT(reading_then, 0.94) << "sent at " << locked_at << " s";
+  EXPECT_GT(reading_then, 0.90) << "but not long before it is needed";
+}
+
+TEST(RowPowerPolicyHeadroom, ReleasesOneLevelAfterAWholeWindowBelowItsRelease) {
+  RowPowerPolicy policy(PolicyKind::kHeadroom, Spec(), Control());
+  policy.Resume(PolicyLevel::kT2Low, false, 0);
+  // 89 %: below the 92 % release. The first reading counts from 0 s, the level's start.
+  EXPECT_TRUE(Feed(policy, 2, 61, [](int) { return 0.89; }).empty()) << "less than a window";
+  auto down = Feed(policy, 62, 62, [](int) { return 0.89; });
+  ASSERT_EQ(down.size(), 1u);
+  EXPECT_EQ(down[0].setting.lock_mhz, Spec().t1_low_mhz);
+  EXPECT_EQ(policy.level(), PolicyLevel::kT1);
+  // The next step down waits for a whole window measured under T1, which lands at 102 s.
+  EXPECT_TRUE(Feed(policy, 63, 163, [](int) { return 0.89; }).empty());
+  EXPECT_EQ(Feed(policy, 164, 164, [](int) { return 0.89; }).size(), 1u);
+  EXPECT_EQ(policy.level(), PolicyLevel::kNormal);
+  // Between release and guard it stays where it is.
+  RowPowerPolicy held(PolicyKind::kHeadroom, Spec(), Control());
+  held.Resume(PolicyLevel::kT1, false, 0);
+  EXPECT_TRUE(Feed(held, 2, 1000, [](int) { return 0.95; }).empty());
+  EXPECT_EQ(held.level(), PolicyLevel::kT1);
+}
+
+TEST(RowPowerPolicyHeadroom, StaleOrIncompleteReadingsEscalateButNeverRelease) {
+  RowPowerPolicy policy(PolicyKind::kHeadroom, Spec(), Control());
+  policy.Resume(PolicyLevel::kT1, false, 0);
+  for (int t = 2; t <= 400; ++t) {
+    EXPECT_TRUE(policy.Decide({t - 20.0, 0.5}, t).empty()) << "18 s old at " << t;
+  }
+  for (int t = 401; t <= 800; ++t) {
+    EXPECT_TRUE(policy.Decide({t - 2.0, 0.5, false}, t).empty()) << "incomplete at " << t;
+  }
+  EXPECT_EQ(policy.level(), PolicyLevel::kT1);
+  EXPECT_FALSE(policy.Decide({780, 0.99, false}, 801).empty()) << "but it escalates on them";
+  EXPECT_EQ(policy.level(), PolicyLevel::kT2Low);
+}
+
 TEST(ControlActuation, CommandsLandOnlyAtTheirEffectiveTime) {
   ControlActuation actuation(1410, 288);
   actuation.Submit({Target::kLowPriority, 0, 40, {1275, 0}, false});
@@ -274,7 +366,8 @@ double Effective(double lock_mhz) { return lock_mhz > 0 ? lock_mhz : 1e9; }
 
 TEST(RowPowerPolicyProperty, InvariantsHoldOnRandomTraces) {
   const PolicySpec spec = Spec();
-  for (PolicyKind kind : {PolicyKind::kPolca, PolicyKind::kUniformCap, PolicyKind::kBrakeOnly, PolicyKind::kPowerCap}) {
+  for (PolicyKind kind : {PolicyKind::kPolca, PolicyKind::kUniformCap, PolicyKind::kBrakeOnly, PolicyKind::kPowerCap,
+                          PolicyKind::kHeadroom}) {
     for (uint64_t seed = 1; seed <= 40; ++seed) {
       RowPowerPolicy policy(kind, spec, Control());
       ControlActuation actuation(1410, 288);
@@ -297,13 +390,21 @@ TEST(RowPowerPolicyProperty, InvariantsHoldOnRandomTraces) {
         if (high.cap_w > 0) {
           ASSERT_GT(low.cap_w, 0);
         }
-        // Above T2 the policy is at least at the T2 level (brake-only has no levels).
-        if (kind != PolicyKind::kBrakeOnly && p > spec.t2) {
+        // Above T2 the policy is at least at the T2 level (brake-only has no levels; the
+        // headroom policy's levels follow its forecast: at or above its guard it never releases).
+        const bool thresholds = kind != PolicyKind::kBrakeOnly && kind != PolicyKind::kHeadroom;
+        if (thresholds && p > spec.t2) {
           ASSERT_GE(policy.level(), PolicyLevel::kT2Low);
         }
-        if (kind != PolicyKind::kBrakeOnly && p > spec.t1) {
+        if (thresholds && p > spec.t1) {
           ASSERT_GE(policy.level(), PolicyLevel::kT1);
         }
+        if (kind == PolicyKind::kHeadroom && p >= spec.headroom_release) {
+          ASSERT_GE(policy.level(), level_before);
+        }
+        // One level at a time.
+        ASSERT_LE(std::abs(static_cast<int>(policy.level()) - static_cast<int>(level_before)),
+                  kind == PolicyKind::kHeadroom ? 1 : 3);
         // Stale readings never loosen anything.
         if (!fresh) {
           ASSERT_GE(policy.level(), level_before);

@@ -342,6 +342,11 @@ Result<RowRunResult> SimulateRow(const PolcaConfig& config, ArrivalSource& arriv
   return result;
 }
 
+double EnergyPerServedTokenJ(const RowRunResult& run) {
+  const int64_t tokens = run.high.generated_tokens + run.low.generated_tokens;
+  return tokens > 0 ? run.energy_kwh * 3.6e6 / static_cast<double>(tokens) : 0.0;
+}
+
 RunImpact CompareRuns(const RowRunResult& run, const RowRunResult& reference) {
   auto ratio = [](double a, double b) { return b > 0 ? a / b - 1 : 0.0; };
   auto one = [&](const PriorityMetrics& r, const PriorityMetrics& ref) {
@@ -349,7 +354,8 @@ RunImpact CompareRuns(const RowRunResult& run, const RowRunResult& reference) {
                           ratio(r.tokens_per_s, ref.tokens_per_s)};
   };
   return {one(run.high, reference.high), one(run.low, reference.low),
-          ratio(run.training.iterations, reference.training.iterations)};
+          ratio(run.training.iterations, reference.training.iterations),
+          ratio(EnergyPerServedTokenJ(run), EnergyPerServedTokenJ(reference))};
 }
 
 bool MeetsSlos(const RunImpact& impact) {

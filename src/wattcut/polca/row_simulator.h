@@ -123,7 +123,13 @@ struct RunImpact {
   PriorityImpact high;
   PriorityImpact low;
   double training_throughput = 0;  // training iterations / reference's - 1; 0 without training
+  // EnergyPerServedTokenJ / reference's - 1 (negative: each token cost less energy).
+  double energy_per_token = 0;
 };
+
+// The row's energy over the run per token generated for a completed request, both classes
+// (J); 0 when none completed. A row that trains counts its training servers' energy too.
+double EnergyPerServedTokenJ(const RowRunResult& run);
 RunImpact CompareRuns(const RowRunResult& run, const RowRunResult& reference);
 
 // Whether an impact meets POLCA.md's SLOs: high P50 < 1 %, P99 < 5 %; low P50 < 5 %,

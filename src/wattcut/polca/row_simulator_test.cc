@@ -108,6 +108,21 @@ TEST(RowSimulator, SloCheckUsesThePaperLimits) {
   EXPECT_FALSE(MeetsSlos(low_p99));
 }
 
+TEST(RowSimulator, EnergyPerTokenIsTheRowsEnergyOverBothClassesTokens) {
+  RowRunResult reference;
+  reference.energy_kwh = 1;
+  reference.high.generated_tokens = 600'000;
+  reference.low.generated_tokens = 600'000;
+  EXPECT_DOUBLE_EQ(EnergyPerServedTokenJ(reference), 3.0) << "3.6 MJ over 1.2 M tokens";
+  RowRunResult run = reference;
+  run.energy_kwh = 0.9;
+  run.low.generated_tokens = 300'000;  // a quarter fewer tokens for a tenth less energy
+  EXPECT_DOUBLE_EQ(EnergyPerServedTokenJ(run), 3.6);
+  EXPECT_NEAR(CompareRuns(run, reference).energy_per_token, 0.2, 1e-12);
+  EXPECT_EQ(EnergyPerServedTokenJ(RowRunResult{}), 0) << "nothing served: no energy per token, not a division by 0";
+  EXPECT_EQ(CompareRuns(run, RowRunResult{}).energy_per_token, 0);
+}
+
 TEST(RowSimulator, BaselineRowOnTheConversationTracePeaksNearPaperLevel) {
   WATTCUT_REQUIRE_SHARED_FILE(path, "azure-llm-inference-2023/AzureLLMInferenceTrace_conv.csv");
   auto trace = RequestTrace::Read(path);

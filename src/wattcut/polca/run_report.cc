@@ -60,6 +60,7 @@ json RunJson(const RowRunResult& r) {
            {{"max", r.power_max}, {"p99", r.power_p99}, {"p50", r.power_p50}, {"mean", r.power_mean}}},
           {"seconds_above_budget", r.seconds_above_budget},
           {"energy_kwh", r.energy_kwh},
+          {"energy_per_token_j", EnergyPerServedTokenJ(r)},
           {"arrivals", r.arrivals},
           {"unfinished_requests", r.unfinished},
           {"high_priority", PriorityJson(r.high)},
@@ -140,8 +141,8 @@ json ContextJsonWithTraining(const RunContext& c) {
 
 const std::string kRunCsvHeader =
     "policy,servers,added_fraction,brake_events,brake_active_s,normal_s,t1_s,t2_low_s,t2_high_s,power_max,power_p99,"
-    "power_mean,energy_kwh,high_p50_impact,high_p99_impact,high_throughput_change,low_p50_impact,low_p99_impact,"
-    "low_throughput_change,meets_slos\n";
+    "power_mean,energy_kwh,energy_per_token_j,high_p50_impact,high_p99_impact,high_throughput_change,low_p50_impact,"
+    "low_p99_impact,low_throughput_change,energy_per_token_change,meets_slos\n";
 // With training servers, these columns follow meets_slos.
 const std::string kTrainingCsvColumns =
     ",training_control,training_servers,training_iterations,training_throughput_change,training_plan_changes";
@@ -160,9 +161,9 @@ std::string RunCsvRow(const RowRunResult& r, double added, const RunImpact& i, b
                   std::to_string(r.brake_events) + "," + GeneralText(r.brake_active_s);
   for (double v : r.level_s) s += "," + GeneralText(v);
   s += "," + GeneralText(r.power_max) + "," + GeneralText(r.power_p99) + "," + GeneralText(r.power_mean) + "," +
-       GeneralText(r.energy_kwh);
+       GeneralText(r.energy_kwh) + "," + GeneralText(EnergyPerServedTokenJ(r));
   for (double v : {i.high.p50_latency, i.high.p99_latency, i.high.throughput, i.low.p50_latency, i.low.p99_latency,
-                   i.low.throughput}) {
+                   i.low.throughput, i.energy_per_token}) {
     s += "," + GeneralText(v);
   }
   s += meets ? ",true" : ",false";
@@ -189,6 +190,7 @@ Status WriteRunReport(const std::string& dir, const RunContext& context, const R
   summary["run"] = RunJsonWithTraining(run, &impact);
   summary["run"]["high_priority"].update(ImpactJson(impact.high));
   summary["run"]["low_priority"].update(ImpactJson(impact.low));
+  summary["run"]["energy_per_token_change"] = impact.energy_per_token;
   summary["unconstrained"] = RunJsonWithTraining(reference, nullptr);
   summary["meets_slos"] = MeetsSlos(impact);
   summary["simulated_s_per_wall_s"] = context.wall_s > 0 ? 2 * run.duration_s / context.wall_s : 0;
@@ -227,9 +229,9 @@ std::string SweepMarkdown(const SweepResult& sweep) {
   const bool trains = SweepTrains(sweep);
   std::string md =
       "| added | servers | policy | brake events | time above T1 | high P50 / P99 impact | low P50 / P99 impact | "
-      "low throughput | " +
+      "low throughput | energy per token | " +
       std::string(trains ? "training servers | training throughput | " : "") +
-      "holds |\n|---|---|---|---|---|---|---|---|" + (trains ? "---|---|" : "") + "---|\n";
+      "holds |\n|---|---|---|---|---|---|---|---|---|" + (trains ? "---|---|" : "") + "---|\n";
   for (const SweepPoint& p : sweep.points) {
     const RowRunResult& r = p.run;
     double above = (r.level_s[1] + r.level_s[2] + r.level_s[3]) / r.duration_s;
@@ -238,7 +240,7 @@ std::string SweepMarkdown(const SweepResult& sweep) {
           (r.policy == PolicyKind::kBrakeOnly ? std::string("-") : Percent(above, 0)) + " | " +
           Percent(p.impact.high.p50_latency) + " / " + Percent(p.impact.high.p99_latency) + " | " +
           Percent(p.impact.low.p50_latency) + " / " + Percent(p.impact.low.p99_latency) + " | " +
-          Percent(p.impact.low.throughput, 2) + " | " +
+          Percent(p.impact.low.throughput, 2) + " | " + Percent(p.impact.energy_per_token, 1) + " | " +
           (trains ? std::to_string(r.training.servers) + " | " + Percent(p.impact.training_throughput, 2) + " | "
                   : std::string()) +
           (p.holds ? "yes" : "no") + " |\n";
@@ -260,6 +262,7 @@ Status WriteSweepReport(const std::string& dir, const RunContext& context, const
     j["added_fraction"] = p.added_fraction;
     j["high_priority"].update(ImpactJson(p.impact.high));
     j["low_priority"].update(ImpactJson(p.impact.low));
+    j["energy_per_token_change"] = p.impact.energy_per_token;
     j["meets_slos"] = p.meets_slos;
     j["holds"] = p.holds;
     points.push_back(j);
@@ -283,6 +286,7 @@ Status WriteSweepReport(const std::string& dir, const RunContext& context, const
   if (st.ok()) st = WriteText(dir + "/sweep_brakes.svg", SweepBrakesChartSvg(*context.config, sweep));
   if (st.ok()) st = WriteText(dir + "/sweep_latency_high.svg", SweepLatencyChartSvg(sweep, PriorityClass::kHigh));
   if (st.ok()) st = WriteText(dir + "/sweep_latency_low.svg", SweepLatencyChartSvg(sweep, PriorityClass::kLow));
+  if (st.ok()) st = WriteText(dir + "/sweep_energy.svg", SweepEnergyChartSvg(sweep));
   if (st.ok() && trains) {
     st = WriteText(dir + "/sweep_training.svg", SweepTrainingChartSvg(*context.config, sweep));
   }

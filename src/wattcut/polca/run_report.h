@@ -36,7 +36,8 @@ Status WriteRunReport(const std::string& dir, const RunContext& context, const R
 
 // summary.json, sweep.csv (one row per policy and added fraction), sweep.md (the
 // same as a Markdown table), config.conf, sweep_brakes.svg, sweep_latency_high.svg and
-// sweep_latency_low.svg (P50 and P99 latency impact per policy against the SLOs).
+// sweep_latency_low.svg (P50 and P99 latency impact per policy against the SLOs) and
+// sweep_energy.svg (energy per served token per policy against the unconstrained run).
 Status WriteSweepReport(const std::string& dir, const RunContext& context, const SweepResult& sweep);
 
 // The Markdown table of a sweep (also in sweep.md).

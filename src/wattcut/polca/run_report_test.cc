@@ -125,6 +125,7 @@ RowRunResult ThirdsRun(PolicyKind policy, double latency_s) {
   r.high.latency_p50_s = latency_s;
   r.high.latency_p99_s = 2 * latency_s;
   r.high.tokens_per_s = 7 * latency_s;
+  r.high.generated_tokens = 7;
   r.low = r.high;
   r.power_samples = {0.1f, 0.2f, 0.4f, 0.7f, 0.8f, 0.9f};  // two minutes of 20 s readings
   return r;
@@ -148,7 +149,7 @@ TEST_F(RunReportTest, CsvCellsReadBackAsTheComputedDoubles) {
   ASSERT_TRUE(st.ok()) << st.error().message;
   const RunImpact impact = CompareRuns(run, reference);
   std::vector<double> cells = CsvNumbers(Slurp(dir_ / "run.csv"));
-  ASSERT_EQ(cells.size(), 20u);
+  ASSERT_EQ(cells.size(), 22u);
   const double expected[] = {7,
                              7.0 / 6 - 1,
                              1,
@@ -161,13 +162,16 @@ TEST_F(RunReportTest, CsvCellsReadBackAsTheComputedDoubles) {
                              1.0 / 3,
                              2.0 / 3,
                              10.0 / 3,
+                             EnergyPerServedTokenJ(run),
                              impact.high.p50_latency,
                              impact.high.p99_latency,
                              impact.high.throughput,
                              impact.low.p50_latency,
                              impact.low.p99_latency,
-                             impact.low.throughput};
+                             impact.low.throughput,
+                             impact.energy_per_token};
   for (size_t c = 0; c < std::size(expected); ++c) EXPECT_EQ(cells[c + 1], expected[c]) << "run.csv column " << c + 1;
+  EXPECT_DOUBLE_EQ(EnergyPerServedTokenJ(run), 10.0 / 3 * 3.6e6 / 14) << "the row's energy over both classes' tokens";
 
   // Per minute: the end, mean and max of the run's readings, then the unconstrained run's.
   cells = CsvNumbers(Slurp(dir_ / "row_power.csv"));
@@ -192,10 +196,12 @@ TEST_F(RunReportTest, CsvCellsReadBackAsTheComputedDoubles) {
   st = WriteSweepReport((dir_ / "sweep").string(), context, sweep);
   ASSERT_TRUE(st.ok()) << st.error().message;
   cells = CsvNumbers(Slurp(dir_ / "sweep" / "sweep.csv"));
-  ASSERT_EQ(cells.size(), 20u);
+  ASSERT_EQ(cells.size(), 22u);
   EXPECT_EQ(cells[2], 1.0 / 3);
   EXPECT_EQ(cells[4], 1.0 / 3);
-  EXPECT_EQ(cells[13], impact.high.p50_latency);
+  EXPECT_EQ(cells[13], EnergyPerServedTokenJ(run));
+  EXPECT_EQ(cells[14], impact.high.p50_latency);
+  EXPECT_EQ(cells[20], impact.energy_per_token);
 }
 
 TEST_F(RunReportTest, ReportsAnUnwritableFolder) {
