@@ -1,106 +1,33 @@
 """POLCA live, end to end: a row of 12 `wattcut agent` processes on loopback, each on its own fake
-NVML (8 GPUs), and `wattcut polca control` over them. The test is the row's load: it moves every
-server's GPU load (the fake NVML's `load` key) so that the row's power crosses T1, T2 and the brake
-and comes back, and then breaks things: the controller is SIGKILLed and restarted, one agent is
-SIGKILLed and restarted.
+NVML (8 GPUs), and `wattcut polca control` over them (live_row.py). The test is the row's load: it
+moves every server's GPU load (the fake NVML's `load` key) so that the row's power crosses T1, T2
+and the brake and comes back, and then breaks things: the controller is SIGKILLed and restarted,
+one agent is SIGKILLed and restarted.
 
 What must hold (issue 13): shadow mode changes no clock; the commands in the decision log are
 exactly what RowPowerPolicy emits for the logged readings (replayed here, in Python, from the same
-rule and thresholds: the C++ replay is row_controller_test); low priority is capped before high
-priority; everything is released after the release thresholds; a killed controller's ceilings
+rule and thresholds, and through the C++ policy by `wattcut polca audit`); low priority is capped
+before high priority; everything is released after the release thresholds; a killed controller's ceilings
 stay until their lease and a restarted one resumes from the agents' state; a killed agent's
 readings are stale and never release, and its server is handled again when it is back.
 """
 
 from __future__ import annotations
 
-import json
 import os
-import re
-import subprocess
 import sys
-import time
 import unittest
-from typing import Dict, List
+from typing import Dict
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python", "tests"))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from fixtures import FakeNvmlState, Service, TempDir, required_env  # noqa: E402
+from live_row import GPUS, PERIOD_S, SERVERS, LiveRowBase, priority  # noqa: E402
 
-SERVERS = 12
-GPUS = 8
-PERIOD_S = 0.5
-TOKEN = "row-token-for-the-live-row-test-0123456789"
-POLICY = {"t1": 0.80, "t1_release": 0.75, "t2": 0.89, "t2_release": 0.84, "brake": 1.00, "brake_release": 0.89}
+THRESHOLDS = {"t1": 0.80, "t1_release": 0.75, "t2": 0.89, "t2_release": 0.84, "brake": 1.00, "brake_release": 0.89}
 
 
-def priority(i: int) -> str:
-    return "low" if i % 2 == 0 else "high"
-
-
-class LiveRow(unittest.TestCase):
-    @classmethod
-    def setUpClass(cls):
-        cls.dir = TempDir("polca-live")
-        cls.binary = required_env("WATTCUT_BINARY")
-        cls.fake_dir = required_env("WATTCUT_FAKE_NVML_DIR")
-        tokens = os.path.join(cls.dir.path, "agent.tokens")
-        with open(tokens, "w") as f:
-            f.write(f"row {TOKEN}\n")
-        os.chmod(tokens, 0o600)
-        cls.token_file = os.path.join(cls.dir.path, "row.token")
-        with open(cls.token_file, "w") as f:
-            f.write(TOKEN + "\n")
-        os.chmod(cls.token_file, 0o600)
-        cls.states = [FakeNvmlState(os.path.join(cls.dir.path, f"nvml{i}"),
-                                    {"gpu_count": str(GPUS), "min_mhz": "210", "step_mhz": "15", "load": "0.3"})
-                      for i in range(SERVERS)]
-        cls.agents: List[Service] = [cls.start_agent(i, 0) for i in range(SERVERS)]
-        cls.ports = [int(re.search(r"http://127\.0\.0\.1:(\d+)", a.ready_line).group(1)) for a in cls.agents]
-        cls.row = os.path.join(cls.dir.path, "row.txt")
-        with open(cls.row, "w") as f:
-            f.write("# name agent priority\n")
-            for i in range(SERVERS):
-                f.write(f"s{i:02d} http://127.0.0.1:{cls.ports[i]} {priority(i)}\n")
-        config = subprocess.run([cls.binary, "polca", "config"], check=True, stdout=subprocess.PIPE, text=True).stdout
-        # A budget the row exceeds at full load (12 x 5,380 W) and a short period, for a short test.
-        config = re.sub(r"row\.budget_w = .*", "row.budget_w = 60000", config)
-        config = re.sub(r"control\.telemetry_period_s = .*", f"control.telemetry_period_s = {PERIOD_S}", config)
-        config = re.sub(r"control\.max_reading_age_s = .*", "control.max_reading_age_s = 3", config)
-        cls.config = os.path.join(cls.dir.path, "row.conf")
-        with open(cls.config, "w") as f:
-            f.write(config)
-        cls.log = os.path.join(cls.dir.path, "decisions.jsonl")
-        cls.snapshots: Dict[str, List[List[int]]] = {}
-        try:
-            cls.run_the_day()
-        except BaseException:
-            cls.tearDownClass()
-            raise
-
-    @classmethod
-    def start_agent(cls, i: int, port: int) -> Service:
-        return Service([cls.binary, "agent", "--socket", os.path.join(cls.dir.path, f"agent{i}.sock"),
-                        "--listen", f"127.0.0.1:{port}", "--token-file", os.path.join(cls.dir.path, "agent.tokens"),
-                        "--non-gpu-power", "1700+0.15*gpu", "--state-dir", os.path.join(cls.dir.path, f"state{i}")],
-                       "wattcut agent: serving",
-                       {"LD_LIBRARY_PATH": cls.fake_dir, "WATTCUT_FAKE_NVML_STATE": cls.states[i].path})
-
-    @classmethod
-    def start_controller(cls, mode: str, log: str) -> Service:
-        return Service([cls.binary, "polca", "control", "--row", cls.row, "--config", cls.config, "--token-file",
-                        cls.token_file, "--mode", mode, "--in-band", "--log", log, "--ceiling-lease", "4"],
-                       "wattcut polca control: running")
-
-    @classmethod
-    def load(cls, value: float, seconds: float) -> None:
-        for s in cls.states:
-            s.set_load(value)
-        time.sleep(seconds)
-
-    @classmethod
-    def snapshot(cls, name: str) -> None:
-        cls.snapshots[name] = [s.locked_max(GPUS) for s in cls.states]
+class LiveRow(LiveRowBase):
+    POLICY = "polca"
 
     @classmethod
     def run_the_day(cls) -> None:
@@ -149,19 +76,6 @@ class LiveRow(unittest.TestCase):
         cls.snapshot("agent_back")
         cls.controller.stop()
 
-    @classmethod
-    def tearDownClass(cls):
-        for service in getattr(cls, "agents", []):
-            service.stop()
-        if getattr(cls, "controller", None) is not None:
-            cls.controller.kill()
-        cls.dir.remove()
-
-    @staticmethod
-    def read_log(path: str) -> List[dict]:
-        with open(path) as f:
-            return [json.loads(line) for line in f]
-
     def test_shadow_mode_changes_no_clock(self):
         self.assertEqual(self.lock_calls_after_shadow, self.lock_calls_before_shadow)
         decisions = self.read_log(self.shadow_log)
@@ -180,29 +94,36 @@ class LiveRow(unittest.TestCase):
                     continue
                 p, fresh = d["fraction"], not d["stale_servers"]
                 expected_brake = brake
-                if not brake and p > POLICY["brake"]:
+                if not brake and p > THRESHOLDS["brake"]:
                     expected_brake = True
-                elif brake and fresh and p < POLICY["brake_release"]:
+                elif brake and fresh and p < THRESHOLDS["brake_release"]:
                     expected_brake = False
                 self.assertEqual(d["brake"], expected_brake, d)
                 order = ["normal", "t1", "t2-low", "t2-high"]
                 nxt = level
-                if p > POLICY["t2"]:
+                if p > THRESHOLDS["t2"]:
                     if order.index(level) < 2:
                         nxt = "t2-low"
                     elif level == "t2-low":
                         nxt = "t2-high"
-                elif p > POLICY["t1"] and order.index(level) < 1:
+                elif p > THRESHOLDS["t1"] and order.index(level) < 1:
                     nxt = "t1"
                 if fresh:
-                    if order.index(level) >= 2 and p < POLICY["t2_release"]:
-                        nxt = "normal" if p < POLICY["t1_release"] else "t1"
-                    elif level == "t1" and p < POLICY["t1_release"]:
+                    if order.index(level) >= 2 and p < THRESHOLDS["t2_release"]:
+                        nxt = "normal" if p < THRESHOLDS["t1_release"] else "t1"
+                    elif level == "t1" and p < THRESHOLDS["t1_release"]:
                         nxt = "normal"
                 self.assertEqual(d["state"], nxt, d)
                 if nxt != level or expected_brake != brake:
                     self.assertTrue(d["commands"], f"a change without a command: {d}")
                 level, brake = nxt, expected_brake
+
+    def test_the_decision_logs_replay_through_the_cpp_policy(self):
+        for path in (self.log, self.log_after_restart):
+            audit = self.audit(path)
+            self.assertEqual(audit.returncode, 0, audit.stderr)
+            self.assertIn("every state and command is the policy's", audit.stdout)
+            self.assertIn("(polca)", audit.stdout)
 
     def test_every_threshold_was_crossed(self):
         decisions = self.read_log(self.log)

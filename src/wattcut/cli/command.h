@@ -32,6 +32,7 @@ void AddDagCommand(CLI::App& app, CommandStatus& status);
 // `polca control`, added by AddPolcaCommand under `polca`.
 void AddPolcaControlCommand(CLI::App& polca, CommandStatus& status);
 void AddPolcaReplayCommand(CLI::App& polca, CommandStatus& status);
+void AddPolcaAuditCommand(CLI::App& polca, CommandStatus& status);
 void AddPolcaCalibrateCommand(CLI::App& polca, CommandStatus& status);
 void AddPolcaSynthesizeCommand(CLI::App& polca, CommandStatus& status);
 void AddScheduleCommand(CLI::App& app, CommandStatus& status);

@@ -463,6 +463,7 @@ void AddPolcaCommand(CLI::App& app, CommandStatus& status) {
   auto config_gpu = std::make_shared<std::string>("a100");
   AddPolcaControlCommand(*polca, status);
   AddPolcaReplayCommand(*polca, status);
+  AddPolcaAuditCommand(*polca, status);
   AddPolcaCalibrateCommand(*polca, status);
   AddPolcaSynthesizeCommand(*polca, status);
 

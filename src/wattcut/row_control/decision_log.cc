@@ -49,6 +49,13 @@ std::string DecisionLogLine(const Decision& d, const std::vector<std::string>& s
     }
     doc["training"] = training;
   }
+  if (d.started) {
+    doc["started"] = {{"policy", polca::PolicyName(d.started->policy)},
+                      {"in_band", d.started->in_band},
+                      {"state", polca::LevelName(d.started->resumed.level)},
+                      {"brake", d.started->resumed.brake},
+                      {"at_s", d.started->resumed_at_s}};
+  }
   return doc.dump(-1, ' ', false, json::error_handler_t::replace);
 }
 

@@ -6,7 +6,10 @@
 //                  "effective_at_s"}],
 //    "mode": "shadow"|"enforce", "sent" | "would_send": [{"server", "mhz" | null}], "send_errors",
 //    "training": [{"job_id", "target_w" | null, "state": "none"|"requested"|"complied"|"fallback",
-//                  "detail"}]}   (training: only in a row with training servers, training_targets.h)
+//                  "detail"}],   (training: only in a row with training servers, training_targets.h)
+//    "started": {"policy", "in_band", "state", "brake", "at_s"}}   (started: on a controller's
+//                  first line only: its policy, whether it ran in-band, and the state it resumed
+//                  at at_s, from which decision_log_audit.h replays the rest)
 // "time" and the command times are the controller's clock (seconds since it started); "unix_time"
 // is the wall clock of the reading.
 #pragma once
@@ -20,6 +23,7 @@
 
 #include "wattcut/base/result.h"
 #include "wattcut/polca/row_power_policy.h"
+#include "wattcut/row_control/row_state_resume.h"
 #include "wattcut/row_control/training_targets.h"
 
 namespace wattcut::row_control {
@@ -30,6 +34,14 @@ struct CeilingCommand {
   std::optional<int> mhz;
   double lease_s = 0;
   std::string reason;
+};
+
+// How a controller started: what replays its decisions (decision_log_audit.h).
+struct ControllerStart {
+  polca::PolicyKind policy = polca::PolicyKind::kPolca;
+  bool in_band = false;
+  RowPolicyState resumed;  // the state the policy resumed in (normal when nothing was on the agents)
+  double resumed_at_s = 0;
 };
 
 // What one period decided and did.
@@ -48,6 +60,7 @@ struct Decision {
   std::vector<CeilingCommand> sent;                  // (would be, in shadow mode) sent
   std::vector<std::string> send_errors;
   std::vector<TrainingJobReport> training;  // one per training job of the row
+  std::optional<ControllerStart> started;   // on the controller's first decision only
 };
 
 // One line of the log (no newline); `server_names` names CeilingCommand::server.

@@ -38,6 +38,7 @@ RowController::RowController(RowControllerOptions options, std::vector<Controlle
                 CeilingLeaseS(options_), options_.config.control.max_reading_age_s, options_.shadow, calls_.training),
       budget_w_(options_.config.row_budget_w()),
       lease_s_(CeilingLeaseS(options_)),
+      start_(ControllerStart{options_.policy, options_.in_band, {}, 0}),
       views_(servers_.size()) {}
 
 std::vector<std::string> RowController::TrainingJobs(const std::vector<ControlledServer>& servers) {
@@ -59,6 +60,10 @@ RowPolicyState RowController::Resume(double now_s) {
   }
   const RowPolicyState state = ResumeState(all);
   policy_.Resume(state.level, state.brake, now_s);
+  if (start_) {
+    start_->resumed = {policy_.level(), policy_.brake_requested()};
+    start_->resumed_at_s = now_s;
+  }
   // What the agents hold is what the resumed state asks for: the settings count as in effect.
   ControlCommand low{ControlCommand::Target::kLowPriority, now_s, now_s, policy_.requested(polca::Priority::kLow),
                      false};
@@ -183,6 +188,7 @@ Decision RowController::RunPeriod(double now_s, double unix_time_s) {
   // 4. Log.
   report.level = policy_.level();
   report.brake = policy_.brake_requested();
+  report.started = std::exchange(start_, std::nullopt);
   if (options_.log) {
     std::vector<std::string> names;
     for (const ControlledServer& server : servers_) names.push_back(server.name);

@@ -101,6 +101,8 @@ class RowController {
   TrainingTargets training_;
   double budget_w_ = 0;
   double lease_s_ = 0;
+  // Logged with the first decision (Resume updates it), then cleared.
+  std::optional<ControllerStart> start_;
 
   struct ServerView {
     bool seen = false;

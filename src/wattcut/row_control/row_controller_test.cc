@@ -8,54 +8,13 @@
 
 #include <nlohmann/json.hpp>
 
+#include "wattcut/row_control/scripted_row_testing.h"
+
 namespace wattcut::row_control {
 namespace {
 
 using polca::PolicyLevel;
 using polca::Priority;
-
-// Four servers, two of each priority; budget 4 x 1000 W.
-struct ScriptedRow {
-  std::vector<double> power_w = {500, 500, 500, 500};
-  std::vector<bool> answers = {true, true, true, true};
-  std::vector<std::vector<CeilingCommand>> sends;
-  std::vector<std::string> log;
-  std::vector<Result<std::vector<ObservedCeiling>>> ceilings;
-
-  RowCalls Calls() {
-    RowCalls calls;
-    calls.read_power_w = [this] {
-      std::vector<Result<double>> out;
-      for (size_t i = 0; i < power_w.size(); ++i) {
-        out.push_back(answers[i] ? Result<double>(power_w[i]) : Result<double>(Error::Unavailable("timed out")));
-      }
-      return out;
-    };
-    calls.send = [this](const std::vector<CeilingCommand>& commands) {
-      sends.push_back(commands);
-      return std::vector<Status>(commands.size(), Status::Ok());
-    };
-    calls.read_ceilings = [this] { return ceilings; };
-    return calls;
-  }
-  void SetAll(double w) { power_w.assign(4, w); }
-};
-
-RowControllerOptions Options(ScriptedRow& row, bool shadow = false, bool in_band = true) {
-  RowControllerOptions options;
-  options.config.row.budget_w = 4000;
-  options.config.control.telemetry_period_s = 1;
-  options.config.control.max_reading_age_s = 10;
-  options.shadow = shadow;
-  options.in_band = in_band;
-  options.log = [&row](const std::string& line) { row.log.push_back(line); };
-  return options;
-}
-
-std::vector<ControlledServer> Servers() {
-  return {
-      {"h0", Priority::kHigh, ""}, {"h1", Priority::kHigh, ""}, {"l0", Priority::kLow, ""}, {"l1", Priority::kLow, ""}};
-}
 
 // server index -> ceiling, over one period's sends.
 std::map<size_t, std::optional<int>> Sent(const std::vector<CeilingCommand>& commands) {
@@ -66,7 +25,7 @@ std::map<size_t, std::optional<int>> Sent(const std::vector<CeilingCommand>& com
 
 TEST(RowController, LowPriorityIsCappedFirstThenHighThenEverythingIsReleased) {
   ScriptedRow row;
-  RowController controller(Options(row), Servers(), row.Calls());
+  RowController controller(ScriptedRowOptions(row), ScriptedServers(), row.Calls());
   const polca::PolicySpec spec;
   double t = 0;
   controller.RunPeriod(t += 1);
@@ -93,9 +52,9 @@ TEST(RowController, LowPriorityIsCappedFirstThenHighThenEverythingIsReleased) {
 // draws them against), and the state.
 TEST(RowController, MetricsShowThePowerTheBudgetTheThresholdsAndTheState) {
   ScriptedRow row;
-  RowControllerOptions options = Options(row);
+  RowControllerOptions options = ScriptedRowOptions(row);
   options.config.policy.t1 = 0.7;
-  RowController controller(options, Servers(), row.Calls());
+  RowController controller(options, ScriptedServers(), row.Calls());
   row.SetAll(900);  // 90 % of the budget: above T2
   controller.RunPeriod(0);
   const std::string text = controller.RenderMetrics();
@@ -111,7 +70,7 @@ TEST(RowController, MetricsShowThePowerTheBudgetTheThresholdsAndTheState) {
 
 TEST(RowController, TheBrakeCapsEveryServerAtTheBrakeClock) {
   ScriptedRow row;
-  RowController controller(Options(row), Servers(), row.Calls());
+  RowController controller(ScriptedRowOptions(row), ScriptedServers(), row.Calls());
   controller.RunPeriod(1);
   row.SetAll(1100);
   controller.RunPeriod(2);
@@ -121,7 +80,7 @@ TEST(RowController, TheBrakeCapsEveryServerAtTheBrakeClock) {
 
 TEST(RowController, ShadowModeSendsNothingAndLogsWhatItWouldSendOnce) {
   ScriptedRow row;
-  RowController controller(Options(row, /*shadow=*/true), Servers(), row.Calls());
+  RowController controller(ScriptedRowOptions(row, /*shadow=*/true), ScriptedServers(), row.Calls());
   row.SetAll(850);
   controller.RunPeriod(1);
   controller.RunPeriod(2);
@@ -136,7 +95,7 @@ TEST(RowController, ShadowModeSendsNothingAndLogsWhatItWouldSendOnce) {
 
 TEST(RowController, AStaleServerCountsAtItsLastReadingThenItsPeakAndNeverReleases) {
   ScriptedRow row;
-  RowController controller(Options(row), Servers(), row.Calls());
+  RowController controller(ScriptedRowOptions(row), ScriptedServers(), row.Calls());
   row.power_w = {950, 600, 600, 600};  // h0's peak is 950
   controller.RunPeriod(1);
   row.power_w = {400, 900, 900, 900};  // 77.5 %: normal
@@ -162,9 +121,9 @@ TEST(RowController, AStaleServerCountsAtItsLastReadingThenItsPeakAndNeverRelease
 // reading with its reason (in the report and the log), never a brake by itself.
 TEST(RowController, AReadingNoServerCanDrawIsStaleWithItsReasonNotABrake) {
   ScriptedRow row;
-  RowControllerOptions options = Options(row);
+  RowControllerOptions options = ScriptedRowOptions(row);
   options.config.row.provisioned_w_per_server = 1000;  // readings above 2,000 W are not physical
-  RowController controller(options, Servers(), row.Calls());
+  RowController controller(options, ScriptedServers(), row.Calls());
   controller.RunPeriod(1);  // every server at 500 W
   double t = 1;
   for (double wild : {1e300, 2000.5, -5.0, std::nan(""), HUGE_VAL}) {
@@ -195,7 +154,7 @@ TEST(RowController, ARestartedControllerResumesFromTheAgentsCeilings) {
   row.ceilings = {
       Result<std::vector<ObservedCeiling>>(std::vector<ObservedCeiling>{{"polca level=t2-low brake=off", 25}}),
       Result<std::vector<ObservedCeiling>>(Error::Unavailable("down"))};
-  RowController controller(Options(row), Servers(), row.Calls());
+  RowController controller(ScriptedRowOptions(row), ScriptedServers(), row.Calls());
   EXPECT_EQ(controller.Resume(0), (RowPolicyState{PolicyLevel::kT2Low, false}));
   row.SetAll(870);  // between T2's release (84 %) and T2 (89 %): stays in T2, low priority capped
   controller.RunPeriod(1);
@@ -206,9 +165,9 @@ TEST(RowController, ARestartedControllerResumesFromTheAgentsCeilings) {
 
 TEST(RowController, CeilingsAreRenewedBeforeTheirLeaseRunsOut) {
   ScriptedRow row;
-  RowControllerOptions options = Options(row);
+  RowControllerOptions options = ScriptedRowOptions(row);
   options.ceiling_lease_s = 30;
-  RowController controller(options, Servers(), row.Calls());
+  RowController controller(options, ScriptedServers(), row.Calls());
   row.SetAll(850);
   controller.RunPeriod(0);
   row.sends.clear();
@@ -221,9 +180,9 @@ TEST(RowController, CeilingsAreRenewedBeforeTheirLeaseRunsOut) {
 
 TEST(RowController, OutOfBandCommandsAreHeldForTheActuationLatency) {
   ScriptedRow row;
-  RowControllerOptions options = Options(row, false, /*in_band=*/false);
+  RowControllerOptions options = ScriptedRowOptions(row, false, /*in_band=*/false);
   options.config.control.actuation_latency_s = 5;
-  RowController controller(options, Servers(), row.Calls());
+  RowController controller(options, ScriptedServers(), row.Calls());
   controller.RunPeriod(0);
   row.sends.clear();
   row.SetAll(850);
@@ -237,7 +196,7 @@ TEST(RowController, OutOfBandCommandsAreHeldForTheActuationLatency) {
 
 TEST(RowController, TheDecisionLogReplaysThroughThePolicyToTheSameCommands) {
   ScriptedRow row;
-  RowController controller(Options(row), Servers(), row.Calls());
+  RowController controller(ScriptedRowOptions(row), ScriptedServers(), row.Calls());
   const std::vector<double> profile = {500, 850, 950, 950, 1100, 800, 700, 600, 500};
   double t = 0;
   for (double w : profile) {
@@ -318,7 +277,7 @@ TEST(RowController, ATrainingJobGetsATargetInsteadOfALockAndCeilingsOnlyWhenItDo
   ScriptedTrainingJob job;
   RowCalls calls = row.Calls();
   calls.training = job.Calls();
-  RowControllerOptions options = Options(row);
+  RowControllerOptions options = ScriptedRowOptions(row);
   options.config.control.training_response_s = 3;
   RowController controller(options, TrainingRow(), calls);
   const polca::PolicySpec spec;
@@ -373,7 +332,7 @@ TEST(RowController, AnUnreachablePlanningServerPutsCeilingsOnTheTrainingServersA
   job.reachable = false;
   RowCalls calls = row.Calls();
   calls.training = job.Calls();
-  RowController controller(Options(row), TrainingRow(), calls);
+  RowController controller(ScriptedRowOptions(row), TrainingRow(), calls);
   controller.RunPeriod(0);
   row.SetAll(850);
   Decision d = controller.RunPeriod(1);
@@ -391,7 +350,7 @@ TEST(RowController, ARestartedControllerResumesFromItsTrainingTargets) {
   job.reason = TrainingTargetReason({PolicyLevel::kT2Low, false}, 0.9);
   RowCalls calls = row.Calls();
   calls.training = job.Calls();
-  RowController controller(Options(row), TrainingRow(), calls);
+  RowController controller(ScriptedRowOptions(row), TrainingRow(), calls);
   EXPECT_EQ(controller.Resume(0), (RowPolicyState{PolicyLevel::kT2Low, false}))
       << "no agent holds a ceiling; the job's target holds the state";
   EXPECT_TRUE(controller.training().resume_errors().empty());
