@@ -1,7 +1,7 @@
 """A live row for the end-to-end tests of `wattcut polca control`: 12 `wattcut agent` processes on
 loopback, each on its own fake NVML (8 GPUs), half of them low priority, and the controller over
 them with the policy a subclass names. The subclass writes the row's day (`run_the_day`: it moves
-every server's GPU load, the fake NVML's `load` key) and its tests; `audit` replays a decision log
+every server's GPU load, the fake NVML's `load` key) and its tests; `assert_audited` replays a decision log
 through the C++ policy (`wattcut polca audit`).
 """
 
@@ -105,10 +105,23 @@ class LiveRowBase(unittest.TestCase):
     def run_the_day(cls) -> None:
         raise NotImplementedError
 
-    def audit(self, log: str) -> subprocess.CompletedProcess:
-        """`wattcut polca audit` of `log` with the row's config."""
-        return subprocess.run([self.binary, "polca", "audit", "--log", log, "--config", self.config],
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=120)
+    @classmethod
+    def restart_controller(cls, log_name: str) -> None:
+        """SIGKILLs the controller (its ceilings stay until their lease runs out), snapshots the row
+        as "controller_killed", and starts another one in enforce mode logging to `log_name`."""
+        cls.controller.kill()
+        cls.snapshot("controller_killed")
+        cls.log_after_restart = os.path.join(cls.dir.path, log_name)
+        cls.controller = cls.start_controller("enforce", cls.log_after_restart)
+        cls.restart_output_head = cls.controller.output
+
+    def assert_audited(self, log: str) -> None:
+        """`wattcut polca audit` of `log` with the row's config finds every line the policy's."""
+        audit = subprocess.run([self.binary, "polca", "audit", "--log", log, "--config", self.config],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=120)
+        self.assertEqual(audit.returncode, 0, audit.stderr)
+        self.assertIn("every state and command is the policy's", audit.stdout)
+        self.assertIn(f"({self.POLICY})", audit.stdout)
 
     @classmethod
     def tearDownClass(cls):

@@ -59,11 +59,7 @@ class LiveRow(LiveRowBase):
         # its ceilings stay until their lease (4 s); a restarted one resumes from them.
         cls.load(0.64, 8 * PERIOD_S)
         cls.load(1.0, 10 * PERIOD_S)
-        cls.controller.kill()
-        cls.snapshot("controller_killed")
-        cls.log_after_restart = os.path.join(cls.dir.path, "restarted.jsonl")
-        cls.controller = cls.start_controller("enforce", cls.log_after_restart)
-        cls.restart_output_head = cls.controller.output
+        cls.restart_controller("restarted.jsonl")
         cls.load(1.0, 4 * PERIOD_S)
         cls.snapshot("controller_restarted")
 
@@ -120,10 +116,7 @@ class LiveRow(LiveRowBase):
 
     def test_the_decision_logs_replay_through_the_cpp_policy(self):
         for path in (self.log, self.log_after_restart):
-            audit = self.audit(path)
-            self.assertEqual(audit.returncode, 0, audit.stderr)
-            self.assertIn("every state and command is the policy's", audit.stdout)
-            self.assertIn("(polca)", audit.stdout)
+            self.assert_audited(path)
 
     def test_every_threshold_was_crossed(self):
         decisions = self.read_log(self.log)
