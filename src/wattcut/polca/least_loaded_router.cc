@@ -1,12 +1,6 @@
 #include "wattcut/polca/least_loaded_router.h"
 
-#include <algorithm>
-#include <limits>
-
 namespace wattcut::polca {
-namespace {
-constexpr int kNoServer = std::numeric_limits<int>::max();
-}
 
 LeastLoadedRouter::LeastLoadedRouter(const std::vector<Priority>& priorities)
     : load_(priorities.size(), 0), position_(priorities.size(), 0), priority_(priorities) {
@@ -16,47 +10,53 @@ LeastLoadedRouter::LeastLoadedRouter(const std::vector<Priority>& priorities)
     c.members.push_back(i);
   }
   for (Class& c : classes_) {
-    while (c.leaves < c.members.size()) c.leaves *= 2;
-    c.tree.assign(2 * c.leaves, kNoServer);
-    for (size_t k = 0; k < c.members.size(); ++k) c.tree[c.leaves + k] = 0;
-    for (size_t node = c.leaves - 1; node >= 1; --node) {
-      c.tree[node] = std::min(c.tree[2 * node], c.tree[2 * node + 1]);
-    }
+    c.words = (c.members.size() + 63) / 64;
+    Grow(c, 0);
+    for (size_t k = 0; k < c.members.size(); ++k) c.at_load[k / 64] |= uint64_t{1} << (k % 64);
+    c.count[0] = static_cast<int>(c.members.size());
   }
+}
+
+void LeastLoadedRouter::Grow(Class& c, int load) {
+  const size_t levels = static_cast<size_t>(load) + 1;
+  if (c.count.size() >= levels) return;
+  // Doubling, so a backlog that grows one request at a time costs amortized O(1) a request.
+  size_t grown = c.count.empty() ? 1 : c.count.size();
+  while (grown < levels) grown *= 2;
+  c.count.resize(grown, 0);
+  c.at_load.resize(grown * c.words, 0);
 }
 
 void LeastLoadedRouter::SetLoad(size_t server, int load) {
-  if (load_[server] == load) return;
+  const int old = load_[server];
+  if (old == load) return;
   load_[server] = load;
   Class& c = classes_[static_cast<size_t>(priority_[server])];
-  size_t node = c.leaves + position_[server];
-  c.tree[node] = load;
-  for (node /= 2; node >= 1; node /= 2) {
-    const int m = std::min(c.tree[2 * node], c.tree[2 * node + 1]);
-    if (c.tree[node] == m) break;  // nothing above changes
-    c.tree[node] = m;
+  Grow(c, load);
+  const size_t k = position_[server];
+  const uint64_t bit = uint64_t{1} << (k % 64);
+  c.at_load[static_cast<size_t>(old) * c.words + k / 64] &= ~bit;
+  c.at_load[static_cast<size_t>(load) * c.words + k / 64] |= bit;
+  --c.count[static_cast<size_t>(old)];
+  ++c.count[static_cast<size_t>(load)];
+  if (load < c.least) {
+    c.least = load;
+  } else {
+    while (c.count[static_cast<size_t>(c.least)] == 0) ++c.least;  // some member has a load
   }
 }
 
-size_t LeastLoadedRouter::FirstAtMost(const Class& c, size_t from, int value) {
+size_t LeastLoadedRouter::FirstAt(const Class& c, size_t from, int load) {
   const size_t n = c.members.size();
   if (from >= n) return n;
-  // Climb from the leaf at `from` until a subtree to the right of the path holds a match, then
-  // descend into its leftmost match.
-  size_t node = c.leaves + from;
-  if (c.tree[node] <= value) return from;
-  while (true) {
-    // Move to the next subtree to the right: up while we are a right child, then across.
-    while (node % 2 == 1) {
-      node /= 2;
-      if (node == 0) return n;
-    }
-    ++node;
-    if (c.tree[node] <= value) break;
+  const uint64_t* bits = c.at_load.data() + static_cast<size_t>(load) * c.words;
+  size_t w = from / 64;
+  uint64_t word = bits[w] & (~uint64_t{0} << (from % 64));
+  while (word == 0) {
+    if (++w == c.words) return n;
+    word = bits[w];
   }
-  while (node < c.leaves) node = c.tree[2 * node] <= value ? 2 * node : 2 * node + 1;
-  const size_t at = node - c.leaves;
-  return at < n ? at : n;
+  return w * 64 + static_cast<size_t>(__builtin_ctzll(word));
 }
 
 size_t LeastLoadedRouter::Route(Priority priority) {
@@ -65,9 +65,8 @@ size_t LeastLoadedRouter::Route(Priority priority) {
   Class& c = classes_[cls];
   const size_t m = c.members.size();
   const size_t start = c.round_robin++ % m;
-  const int least = c.tree[1];
-  size_t at = FirstAtMost(c, start, least);
-  if (at == m) at = FirstAtMost(c, 0, least);  // wrapped around: there is one before start
+  size_t at = FirstAt(c, start, c.least);
+  if (at == m) at = FirstAt(c, 0, c.least);  // wrapped around: there is one before start
   return c.members[at];
 }
 

@@ -2,15 +2,18 @@
 // outstanding requests); among the least loaded, the first in the class's order starting from a
 // position that moves on by one per request (round robin), wrapping around.
 //
-// The answer is the one a scan over every server of the class gives, but found in O(log n): a
-// min tree over each class's members. The scan made a day grow as servers x requests; the
-// tree makes routing O(log n) a request (still a share of the cost that grows with the row).
-// row_simulator_fingerprint_test pins the simulator's answers from before the tree,
+// The answer is the one a scan over every server of the class gives, but found without one: each
+// class keeps, per load, a bitset of the members at that load (by position) and a count, and its
+// least load. A load change moves one bit (O(1)); a request takes the least load's next set bit
+// from the round-robin position, a word (64 members) at a time. The scan made a day grow as
+// servers x requests; a min tree over the members (before this) as log(servers) x requests.
+// row_simulator_fingerprint_test pins the simulator's answers from before either,
 // least_loaded_router_test checks it against the scan.
 #pragma once
 
 #include <array>
 #include <cstddef>
+#include <cstdint>
 #include <vector>
 
 #include "wattcut/polca/arrival_expansion.h"
@@ -34,12 +37,16 @@ class LeastLoadedRouter {
  private:
   struct Class {
     std::vector<size_t> members;  // server indices, in routing order
-    size_t leaves = 1;            // tree leaves: a power of two >= members
-    std::vector<int> tree;        // min load per node; node 1 is the root, leaf k at leaves + k
+    size_t words = 0;             // 64-bit words of a bitset over the members
+    // at_load[l]: bit k set when member k has load l (words_ per load, loads as they occur).
+    std::vector<uint64_t> at_load;
+    std::vector<int> count;  // members at each load
+    int least = 0;           // the least load of any member
     size_t round_robin = 0;
   };
-  // The first member position >= from with load <= value, or members.size() if none.
-  static size_t FirstAtMost(const Class& c, size_t from, int value);
+  // The first member position >= from with load `load`, or members.size() if none.
+  static size_t FirstAt(const Class& c, size_t from, int load);
+  static void Grow(Class& c, int load);
 
   std::vector<int> load_;
   std::vector<size_t> position_;  // server -> position among its class's members

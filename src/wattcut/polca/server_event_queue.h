@@ -2,7 +2,8 @@
 // server's time changed in O(log n). Ties go to the lower server index, so the simulation order
 // is deterministic (and the same as any other heap's: the order is total). The keys live in the
 // heap's own entries, so a sift touches one contiguous array (a 2,560-server row's heap is
-// 40 KB), and four children per node halve the depth of a binary heap.
+// 40 KB), four children per node halve the depth of a binary heap, and a later time sinks as a
+// hole to a leaf before it climbs (Floyd's way: one comparison a level fewer).
 #pragma once
 
 #include <cstddef>
