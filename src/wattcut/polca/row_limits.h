@@ -29,7 +29,7 @@ struct TraceTimeline;
 // Servers in one row, baseline or after adding. 10,000 DGX-class servers draw about 65 MW, a
 // whole datacenter (POLCA's rows hold tens of servers; `polca sweep` sizes a data hall of
 // thousands as one row); a bigger number is a typing mistake. Each server holds a few hundred
-// bytes of state plus its requests; a day of 2,560 servers runs in about 86 s (BM_RowDay).
+// bytes of state plus its requests; a day of 2,560 servers runs in about a minute (BM_RowDay).
 inline constexpr int kMaxServersPerRow = 10000;
 // One server's power (a reading, a provisioned power): a typing-mistake guard, 1 MW is far
 // above any server (a DGX H100 is about 10 kW).

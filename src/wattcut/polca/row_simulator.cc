@@ -159,7 +159,7 @@ Result<RowRunResult> SimulateRow(const PolcaConfig& config, ArrivalSource& arriv
 
   RowPowerPolicy policy(options.policy, config.policy, config.control);
   ControlActuation actuation(model.max_freq_mhz(), config.policy.brake_mhz);
-  ServerEventQueue queue(static_cast<size_t>(n + n_train));
+  ServerEventQueue queue(static_cast<size_t>(n + n_train), config.service.token_iteration_s_base);
   std::array<ServedLog, 2> logs;
 
   // Each inference server's power, beside the servers: the re-sum every reading reads 8 bytes a

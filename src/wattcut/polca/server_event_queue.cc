@@ -1,44 +1,125 @@
 #include "wattcut/polca/server_event_queue.h"
 
-#include <limits>
+#include <cmath>
 
 namespace wattcut::polca {
 
-ServerEventQueue::ServerEventQueue(size_t servers) : heap_(servers), position_(servers) {
-  for (size_t i = 0; i < servers; ++i) Place(i, {std::numeric_limits<double>::infinity(), static_cast<uint32_t>(i)});
+ServerEventQueue::ServerEventQueue(size_t servers, double typical_interval_s)
+    : time_(servers, std::numeric_limits<double>::infinity()),
+      bucket_(servers, 0),
+      next_(servers, kNone),
+      prev_(servers, kNone) {
+  size_t slots = 1;
+  while (slots < 4 * servers) slots *= 2;
+  head_.assign(slots, kNone);
+  occupied_.assign((slots + 63) / 64, 0);
+  mask_ = slots - 1;
+  // Two events a bucket: n servers have n events per typical interval.
+  const double n = servers > 0 ? static_cast<double>(servers) : 1.0;
+  buckets_per_s_ = n / (2 * (typical_interval_s > 0 ? typical_interval_s : 1.0));
+}
+
+int64_t ServerEventQueue::BucketOf(double time_s) const {
+  // Clamped into int64 (a tiny interval and a long run could pass it): the buckets past the clamp
+  // are one, and the order within a bucket is still by time.
+  constexpr double kLimit = 4.0e18;
+  const double b = std::floor(time_s * buckets_per_s_);
+  return static_cast<int64_t>(b < -kLimit ? -kLimit : (b > kLimit ? kLimit : b));
+}
+
+void ServerEventQueue::Link(size_t server) {
+  const size_t slot = static_cast<size_t>(bucket_[server]) & mask_;
+  const uint32_t first = head_[slot];
+  next_[server] = first;
+  prev_[server] = kNone;
+  if (first != kNone) prev_[first] = static_cast<uint32_t>(server);
+  head_[slot] = static_cast<uint32_t>(server);
+  occupied_[slot / 64] |= uint64_t{1} << (slot % 64);
+}
+
+void ServerEventQueue::Unlink(size_t server) {
+  const uint32_t next = next_[server];
+  const uint32_t prev = prev_[server];
+  if (next != kNone) prev_[next] = prev;
+  if (prev != kNone) {
+    next_[prev] = next;
+  } else {
+    const size_t slot = static_cast<size_t>(bucket_[server]) & mask_;
+    head_[slot] = next;
+    if (next == kNone) occupied_[slot / 64] &= ~(uint64_t{1} << (slot % 64));
+  }
+}
+
+size_t ServerEventQueue::ToOccupied(size_t slot) const {
+  const size_t words = occupied_.size();
+  const size_t w = slot / 64;
+  const uint64_t here = occupied_[w] & (~uint64_t{0} << (slot % 64));
+  if (here != 0) return w * 64 + static_cast<size_t>(__builtin_ctzll(here)) - slot;
+  for (size_t k = 1; k <= words; ++k) {
+    const size_t at = (w + k) % words;  // the last turn is `w` again, for the slots before `slot`
+    if (occupied_[at] != 0) {
+      const size_t found = at * 64 + static_cast<size_t>(__builtin_ctzll(occupied_[at]));
+      return (found - slot) & mask_;
+    }
+  }
+  return mask_ + 1;  // no event (not called then)
 }
 
 void ServerEventQueue::Update(size_t server, double time_s) {
-  size_t i = position_[server];
-  const double before_s = heap_[i].time_s;
-  if (before_s == time_s) return;  // position unchanged
-  const Entry e{time_s, static_cast<uint32_t>(server)};
-  const size_t n = heap_.size();
-  auto least_child = [&](size_t first) {
-    size_t best = first;
-    const size_t last = first + 4 < n ? first + 4 : n;
-    for (size_t c = first + 1; c < last; ++c) {
-      if (heap_[c] < heap_[best]) best = c;
-    }
-    return best;
-  };
-  if (time_s > before_s) {
-    // Later (the common case: the earliest server's next event): the hole goes down to a leaf along
-    // the least children, then `e` climbs back up. A server's next event is among the latest, so
-    // it climbs little, and the way down saves the comparison with `e` at every level.
-    for (size_t first = 4 * i + 1; first < n; first = 4 * i + 1) {
-      const size_t best = least_child(first);
-      Place(i, heap_[best]);
-      i = best;
-    }
+  const double before_s = time_[server];
+  if (before_s == time_s) return;
+  if (before_s != std::numeric_limits<double>::infinity()) {
+    Unlink(server);
+    --events_;
   }
-  // Up while the parent comes after: from that leaf, or from where it was for an earlier time (an
-  // earlier time never needs to go down).
-  while (i > 0 && e < heap_[(i - 1) / 4]) {
-    Place(i, heap_[(i - 1) / 4]);
-    i = (i - 1) / 4;
+  time_[server] = time_s;
+  if (time_s != std::numeric_limits<double>::infinity()) {
+    bucket_[server] = BucketOf(time_s);
+    if (events_ == 0 || bucket_[server] < walk_) walk_ = bucket_[server];
+    Link(server);
+    ++events_;
   }
-  Place(i, e);
+  if (server == top_) {
+    if (time_s > before_s) FindTop();  // earlier: still the earliest
+    top_time_ = time_[top_];
+  } else if (Before(server, top_)) {
+    top_ = server;
+    top_time_ = time_s;
+  }
+}
+
+void ServerEventQueue::FindTop() {
+  if (events_ == 0) {
+    top_ = 0;
+    top_time_ = std::numeric_limits<double>::infinity();
+    return;
+  }
+  for (size_t walked = 0;;) {
+    const size_t skip = ToOccupied(static_cast<size_t>(walk_) & mask_);
+    walk_ += static_cast<int64_t>(skip);
+    walked += skip;
+    if (walked > mask_) break;
+    uint32_t best = kNone;
+    for (uint32_t s = head_[static_cast<size_t>(walk_) & mask_]; s != kNone; s = next_[s]) {
+      // A slot also holds later turns of the ring: only this bucket's servers count.
+      if (bucket_[s] == walk_ && (best == kNone || Before(s, best))) best = s;
+    }
+    if (best != kNone) {
+      top_ = best;
+      top_time_ = time_[best];
+      return;
+    }
+    ++walk_;
+    ++walked;
+  }
+  // A whole ring without an event: the earliest is further ahead than the ring reaches.
+  size_t best = 0;
+  for (size_t s = 1; s < time_.size(); ++s) {
+    if (Before(s, best)) best = s;
+  }
+  top_ = best;
+  top_time_ = time_[best];
+  walk_ = bucket_[best];
 }
 
 }  // namespace wattcut::polca

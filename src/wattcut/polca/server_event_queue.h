@@ -1,38 +1,57 @@
-// The servers' next event times as an indexed 4-ary min-heap: the earliest server in O(1), a
-// server's time changed in O(log n). Ties go to the lower server index, so the simulation order
-// is deterministic (and the same as any other heap's: the order is total). The keys live in the
-// heap's own entries, so a sift touches one contiguous array (a 2,560-server row's heap is
-// 40 KB), four children per node halve the depth of a binary heap, and a later time sinks as a
-// hole to a leaf before it climbs (Floyd's way: one comparison a level fewer).
+// The servers' next event times, the earliest first: a calendar queue. Time is cut into buckets
+// of a width that puts about two events in each (from how far apart one server's events usually
+// are, and the number of servers), on a ring of at least four buckets a server; each bucket holds
+// its servers in an intrusive list. A change of a server's time unlinks it and links it into its
+// new bucket (O(1)); the earliest is found by walking the buckets from the last one found, from
+// one non-empty slot to the next by a bitmap of them, 64 slots a word (O(1) amortized: the walk
+// moves on as simulated time does, and a quiet row's empty slots cost a bit each, not a visit). Ties go to the lower
+// server index, so the simulation order is deterministic, and the same as any other exact queue's: the order is total.
+// A ring's walk that finds nothing (every event far ahead) ends in a scan over the servers.
+//
+// Before this, a 4-ary heap: O(log n) an update, a third of a 2,560-server day.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <vector>
 
 namespace wattcut::polca {
 
 class ServerEventQueue {
  public:
-  explicit ServerEventQueue(size_t servers);
+  // `typical_interval_s`: how far apart one server's events usually are (> 0); it sets only the
+  // bucket width, never the order.
+  ServerEventQueue(size_t servers, double typical_interval_s);
 
-  size_t top() const { return heap_[0].server; }
-  double top_time() const { return heap_[0].time_s; }
+  // The earliest server (the lowest index among equal times; server 0 when none has an event).
+  size_t top() const { return top_; }
+  double top_time() const { return top_time_; }
+  // Server `server`'s next event is at `time_s` (infinity: none).
   void Update(size_t server, double time_s);
 
  private:
-  struct Entry {
-    double time_s;
-    uint32_t server;
-    bool operator<(const Entry& o) const { return time_s < o.time_s || (time_s == o.time_s && server < o.server); }
-  };
-  void Place(size_t at, const Entry& e) {
-    heap_[at] = e;
-    position_[e.server] = static_cast<uint32_t>(at);
-  }
+  static constexpr uint32_t kNone = std::numeric_limits<uint32_t>::max();
+  int64_t BucketOf(double time_s) const;
+  void Link(size_t server);
+  void Unlink(size_t server);
+  bool Before(size_t a, size_t b) const { return time_[a] < time_[b] || (time_[a] == time_[b] && a < b); }
+  void FindTop();
+  // Slots from `slot` to the next non-empty one, cyclically (0: it is non-empty); needs an event.
+  size_t ToOccupied(size_t slot) const;
 
-  std::vector<Entry> heap_;
-  std::vector<uint32_t> position_;  // server -> heap position
+  std::vector<double> time_;     // per server; infinity when it has no event
+  std::vector<int64_t> bucket_;  // per server with an event
+  std::vector<uint32_t> next_;   // per server: the next and previous server in its bucket's list
+  std::vector<uint32_t> prev_;
+  std::vector<uint32_t> head_;      // per ring slot
+  std::vector<uint64_t> occupied_;  // bit per ring slot: its list is not empty
+  size_t mask_ = 0;                 // ring slots - 1 (a power of two)
+  double buckets_per_s_ = 0;
+  int64_t walk_ = 0;   // no server's event is in a bucket before this one
+  size_t events_ = 0;  // servers with an event
+  size_t top_ = 0;
+  double top_time_ = std::numeric_limits<double>::infinity();
 };
 
 }  // namespace wattcut::polca
