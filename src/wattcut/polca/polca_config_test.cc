@@ -82,6 +82,22 @@ TEST(PolcaConfig, RejectsImpossibleThresholdsAndClocks) {
   ASSERT_TRUE(training.ok()) << training.error().message;
   EXPECT_EQ(training->policy.t1_training_w, 280);
   EXPECT_EQ(training->policy.t2_training_w, 240);
+
+  // The headroom policy's three parameters.
+  EXPECT_EQ(ParseConfig("policy.headroom_guard = 1.2\n", "r.conf").error().message,
+            "r.conf: policy.headroom_guard must be in (0, policy.brake], got 1.2");
+  EXPECT_EQ(ParseConfig("policy.headroom_release = 0.97\n", "r.conf").error().message,
+            "r.conf: policy.headroom_release must be in (0, policy.headroom_guard), got 0.97");
+  EXPECT_EQ(ParseConfig("policy.headroom_window_s = 0.5\n", "r.conf").error().message,
+            "r.conf: policy.headroom_window_s must be in [control.telemetry_period_s, 600] s, got 0.5");
+  EXPECT_NE(ParseConfig("policy.headroom_window_s = 600\ncontrol.telemetry_period_s = 0.05\n", "r.conf")
+                .error()
+                .message.find("policy.headroom_window_s / control.telemetry_period_s must be at most 6000 readings"),
+            std::string::npos);
+  Result<PolcaConfig> headroom = ParseConfig(
+      "policy.headroom_guard = 0.95\npolicy.headroom_release = 0.9\npolicy.headroom_window_s = 120\n", "r.conf");
+  ASSERT_TRUE(headroom.ok()) << headroom.error().message;
+  EXPECT_EQ(headroom->policy.headroom_window_s, 120);
 }
 
 // strtod reads "0x10" as 16; a budget of 1e-300 W or 1e308 W is a mistake, not a row.
