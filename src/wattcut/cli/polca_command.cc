@@ -1,7 +1,8 @@
 // `wattcut polca`: size an LLM inference row under a power budget with POLCA.
 //   wattcut polca simulate --trace T.csv --servers 40 --added 30% --policy polca --duration 7d --out DIR
-//   wattcut polca sweep    --trace T.csv --added 0:50:5 --policy polca,headroom,brake-only,uniform-cap,power-cap --out
-//   DIR wattcut polca config   [--gpu a100|h100]          (prints a config file to start from)
+//   wattcut polca sweep    --trace T.csv --added 0:50:5 --out DIR
+//                          [--policy polca,headroom,brake-only,uniform-cap,power-cap]   (the default)
+//   wattcut polca config   [--gpu a100|h100]          (prints a config file to start from)
 #include <algorithm>
 #include <cctype>
 #include <chrono>

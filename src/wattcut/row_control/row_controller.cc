@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <utility>
+#include <vector>
 
 #include "wattcut/base/general_text.h"
 
@@ -214,10 +215,17 @@ std::string RowController::RenderMetrics() const {
       "# HELP wattcut_row_threshold_fraction The policy's thresholds (policy.* of the config) as fractions of the "
       "budget.\n# TYPE wattcut_row_threshold_fraction gauge\n";
   const polca::PolicySpec& policy = options_.config.policy;
-  const std::pair<const char*, double> thresholds[] = {
-      {"t1", policy.t1},       {"t1_release", policy.t1_release},
-      {"t2", policy.t2},       {"t2_release", policy.t2_release},
-      {"brake", policy.brake}, {"brake_release", policy.brake_release}};
+  // The thresholds the policy acts on: the headroom policy's guard and release instead of T1, T2.
+  const bool headroom = options_.policy == polca::PolicyKind::kHeadroom;
+  const std::vector<std::pair<const char*, double>> thresholds =
+      headroom ? std::vector<std::pair<const char*, double>>{{"headroom_guard", policy.headroom_guard},
+                                                             {"headroom_release", policy.headroom_release},
+                                                             {"brake", policy.brake},
+                                                             {"brake_release", policy.brake_release}}
+               : std::vector<std::pair<const char*, double>>{
+                     {"t1", policy.t1},       {"t1_release", policy.t1_release},
+                     {"t2", policy.t2},       {"t2_release", policy.t2_release},
+                     {"brake", policy.brake}, {"brake_release", policy.brake_release}};
   for (const auto& [name, fraction] : thresholds) {
     out += std::string("wattcut_row_threshold_fraction{threshold=\"") + name + "\"} " + GeneralText(fraction) + "\n";
   }

@@ -66,6 +66,16 @@ TEST(RowController, MetricsShowThePowerTheBudgetTheThresholdsAndTheState) {
   EXPECT_NE(text.find("wattcut_row_threshold_fraction{threshold=\"brake_release\"} 0.89\n"), std::string::npos);
   EXPECT_NE(text.find("wattcut_row_state{state=\"t2-low\"} 1\n"), std::string::npos);
   EXPECT_NE(text.find("wattcut_row_brake 0\n"), std::string::npos);
+
+  // The headroom policy's own thresholds, not POLCA's, which it does not act on.
+  options.policy = polca::PolicyKind::kHeadroom;
+  RowController headroom(options, ScriptedServers(), row.Calls());
+  headroom.RunPeriod(0);
+  const std::string its = headroom.RenderMetrics();
+  EXPECT_NE(its.find("wattcut_row_threshold_fraction{threshold=\"headroom_guard\"} 0.97\n"), std::string::npos) << its;
+  EXPECT_NE(its.find("wattcut_row_threshold_fraction{threshold=\"headroom_release\"} 0.92\n"), std::string::npos);
+  EXPECT_NE(its.find("wattcut_row_threshold_fraction{threshold=\"brake\"} 1\n"), std::string::npos);
+  EXPECT_EQ(its.find("threshold=\"t1\""), std::string::npos);
 }
 
 TEST(RowController, TheBrakeCapsEveryServerAtTheBrakeClock) {
