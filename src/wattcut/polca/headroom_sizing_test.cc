@@ -1,7 +1,8 @@
 // Issue 28's must point for one seed: with POLCA's defaults (budget, 100 % brake, 40 s
-// out-of-band control) on the conversation trace over 7 days, the headroom policy holds +25 %
-// servers with zero brake events and all four SLOs, and POLCA, brake-only, uniform-cap and
-// power-cap do not (each holds at most +20 % there: docs/polca.md, "The headroom policy").
+// out-of-band control) on the conversation trace over 7 days, the headroom policy holds +30 %
+// servers (52 of 40, the issue's goal) with zero brake events and all four SLOs, and POLCA,
+// brake-only, uniform-cap and power-cap do not (each holds at most +25 % on seeds 1 to 3:
+// docs/polca.md, "The headroom policy against POLCA and the baselines").
 #include <gtest/gtest.h>
 
 #include "wattcut/base/shared_data_testing.h"
@@ -15,7 +16,7 @@ TEST(HeadroomSizing, OnAWeekOfConversationsItHoldsAPointNoBaselineHolds) {
   Result<RequestTrace> trace = RequestTrace::Read(path);
   ASSERT_TRUE(trace.ok()) << trace.error().message;
   SweepOptions options;
-  options.added_fractions = {0.25};
+  options.added_fractions = {0.30};
   options.policies = {PolicyKind::kHeadroom, PolicyKind::kPolca, PolicyKind::kBrakeOnly, PolicyKind::kUniformCap,
                       PolicyKind::kPowerCap};
   options.duration_s = 7 * 86400;
@@ -28,13 +29,14 @@ TEST(HeadroomSizing, OnAWeekOfConversationsItHoldsAPointNoBaselineHolds) {
     SCOPED_TRACE(PolicyName(p.run.policy) + ": " + std::to_string(p.run.brake_events) + " brake events, low P50 " +
                  std::to_string(100 * p.impact.low.p50_latency) + " %, high P50 " +
                  std::to_string(100 * p.impact.high.p50_latency) + " %");
-    EXPECT_EQ(p.servers, 50);
+    EXPECT_EQ(p.servers, 52);
     if (p.run.policy == PolicyKind::kHeadroom) {
       EXPECT_EQ(p.run.brake_events, 0);
       EXPECT_TRUE(p.meets_slos);
       EXPECT_TRUE(p.holds);
-      // It pays for that by locking only part of the week, and saves energy per token doing so.
-      EXPECT_LT(p.run.level_s[1] + p.run.level_s[2] + p.run.level_s[3], 0.25 * options.duration_s);
+      // It pays for that by locking only part of the week (POLCA is above T1 all of it), and saves
+      // energy per token doing so.
+      EXPECT_LT(p.run.level_s[1] + p.run.level_s[2] + p.run.level_s[3], 0.35 * options.duration_s);
       EXPECT_LE(p.impact.energy_per_token, 0);
     } else {
       EXPECT_FALSE(p.holds);

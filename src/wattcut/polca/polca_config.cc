@@ -76,6 +76,8 @@ std::vector<Field> Fields(PolcaConfig& c) {
       {"policy.headroom_guard", &c.policy.headroom_guard},
       {"policy.headroom_release", &c.policy.headroom_release},
       {"policy.headroom_window_s", &c.policy.headroom_window_s},
+      {"policy.headroom_mid_low_mhz", &c.policy.headroom_mid_low_mhz},
+      {"policy.headroom_mid_high_mhz", &c.policy.headroom_mid_high_mhz},
       {"control.telemetry_period_s", &c.control.telemetry_period_s},
       {"control.telemetry_delay_s", &c.control.telemetry_delay_s},
       {"control.actuation_latency_s", &c.control.actuation_latency_s},
@@ -140,6 +142,9 @@ PolcaConfig H100() {
   c.policy.t1_low_mhz = 1785;
   c.policy.t2_low_mhz = 1530;
   c.policy.t2_high_mhz = 1830;
+  // The headroom policy's middle level at the A100's decode slowdowns (+3.7 % / +0.8 %).
+  c.policy.headroom_mid_low_mhz = 1725;
+  c.policy.headroom_mid_high_mhz = 1920;
   c.policy.brake_mhz = 345;
   c.policy.cap_t1_w = 600;
   c.policy.cap_t2_w = 500;
@@ -325,7 +330,9 @@ Status Validate(const PolcaConfig& c) {
   for (auto [name, f] : {std::pair{"policy.t1_low_mhz", p.t1_low_mhz},
                          {"policy.t2_low_mhz", p.t2_low_mhz},
                          {"policy.t2_high_mhz", p.t2_high_mhz},
-                         {"policy.brake_mhz", p.brake_mhz}}) {
+                         {"policy.brake_mhz", p.brake_mhz},
+                         {"policy.headroom_mid_low_mhz", p.headroom_mid_low_mhz},
+                         {"policy.headroom_mid_high_mhz", p.headroom_mid_high_mhz}}) {
     if (f < g.min_freq_mhz || f > g.max_freq_mhz) {
       return Error{std::string(name) + " = " + Number(f) + " is outside the GPU's clock range [" +
                    Number(g.min_freq_mhz) + ", " + Number(g.max_freq_mhz) + "] MHz"};
@@ -334,6 +341,19 @@ Status Validate(const PolcaConfig& c) {
   if (p.t2_low_mhz > p.t1_low_mhz) return Error{"policy.t2_low_mhz must not exceed policy.t1_low_mhz"};
   if (p.t2_high_mhz < p.t2_low_mhz) {
     return Error{"policy.t2_high_mhz must be >= policy.t2_low_mhz (high priority is never slowed more than low)"};
+  }
+  // The headroom policy's ladder (t1_low, then the middle level, then t2_low / t2_high) never
+  // loosens a class on the way up, and its middle level never slows high priority more than low.
+  if (!(p.headroom_mid_low_mhz >= p.t2_low_mhz && p.headroom_mid_low_mhz <= p.t1_low_mhz)) {
+    return Error{"policy.headroom_mid_low_mhz must be in [policy.t2_low_mhz, policy.t1_low_mhz] = [" +
+                 Number(p.t2_low_mhz) + ", " + Number(p.t1_low_mhz) + "] MHz (the headroom policy's ladder never " +
+                 "loosens low priority on the way up), got " + Number(p.headroom_mid_low_mhz)};
+  }
+  if (!(p.headroom_mid_high_mhz >= p.t2_high_mhz && p.headroom_mid_high_mhz >= p.headroom_mid_low_mhz)) {
+    return Error{"policy.headroom_mid_high_mhz must be >= policy.t2_high_mhz (" + Number(p.t2_high_mhz) +
+                 ") and >= policy.headroom_mid_low_mhz (" + Number(p.headroom_mid_low_mhz) +
+                 "): high priority is never slowed more than low, nor loosened on the way up; got " +
+                 Number(p.headroom_mid_high_mhz)};
   }
   if (!(p.headroom_guard > 0 && p.headroom_guard <= p.brake)) {
     return Error{"policy.headroom_guard must be in (0, policy.brake], got " + Number(p.headroom_guard)};

@@ -88,6 +88,17 @@ TEST(PolcaConfig, RejectsImpossibleThresholdsAndClocks) {
             "r.conf: policy.headroom_guard must be in (0, policy.brake], got 1.2");
   EXPECT_EQ(ParseConfig("policy.headroom_release = 0.97\n", "r.conf").error().message,
             "r.conf: policy.headroom_release must be in (0, policy.headroom_guard), got 0.97");
+  // Its ladder's middle level: between t1 and t2 for low priority, never below low for high.
+  EXPECT_EQ(ParseConfig("policy.headroom_mid_low_mhz = 1290\n", "r.conf").error().message,
+            "r.conf: policy.headroom_mid_low_mhz must be in [policy.t2_low_mhz, policy.t1_low_mhz] = [1110, 1275] MHz "
+            "(the headroom policy's ladder never loosens low priority on the way up), got 1290");
+  EXPECT_EQ(ParseConfig("policy.headroom_mid_high_mhz = 1200\n", "r.conf").error().message,
+            "r.conf: policy.headroom_mid_high_mhz must be >= policy.t2_high_mhz (1305) and >= "
+            "policy.headroom_mid_low_mhz (1230): high priority is never slowed more than low, nor loosened on the "
+            "way up; got 1200");
+  EXPECT_EQ(ParseConfig("policy.headroom_mid_high_mhz = 1500\n", "r.conf").error().message,
+            "r.conf: policy.headroom_mid_high_mhz = 1500 is outside the GPU's clock range [210, 1410] MHz");
+  EXPECT_TRUE(ParseConfig("policy.headroom_mid_low_mhz = 1110\npolicy.headroom_mid_high_mhz = 1410\n", "r.conf").ok());
   EXPECT_EQ(ParseConfig("policy.headroom_window_s = 0.5\n", "r.conf").error().message,
             "r.conf: policy.headroom_window_s must be in [control.telemetry_period_s, 600] s, got 0.5");
   EXPECT_NE(ParseConfig("policy.headroom_window_s = 600\ncontrol.telemetry_period_s = 0.05\n", "r.conf")

@@ -68,8 +68,17 @@ ClassSetting RowPowerPolicy::SettingFor(PolicyLevel level, Priority priority) co
     case PolicyKind::kNone:
     case PolicyKind::kBrakeOnly:
       break;
+    case PolicyKind::kHeadroom:
+      if (priority == Priority::kLow) {
+        if (level == PolicyLevel::kT1) s.lock_mhz = policy_.t1_low_mhz;
+        if (level == PolicyLevel::kT2Low) s.lock_mhz = policy_.headroom_mid_low_mhz;
+        if (level == PolicyLevel::kT2High) s.lock_mhz = policy_.t2_low_mhz;
+      } else {
+        if (level == PolicyLevel::kT2Low) s.lock_mhz = policy_.headroom_mid_high_mhz;
+        if (level == PolicyLevel::kT2High) s.lock_mhz = policy_.t2_high_mhz;
+      }
+      break;
     case PolicyKind::kPolca:
-    case PolicyKind::kHeadroom:  // POLCA's clocks; only when to use them differs
       if (priority == Priority::kLow) {
         if (level == PolicyLevel::kT1) s.lock_mhz = policy_.t1_low_mhz;
         if (level >= PolicyLevel::kT2Low) s.lock_mhz = policy_.t2_low_mhz;
