@@ -15,7 +15,7 @@
 // none (no control at all, not even the brake: the unconstrained reference).
 //
 // headroom (wattcut's own, docs/polca.md "The headroom policy"): the same brake at the same
-// thresholds, and the same four levels, entered by forecast instead of by threshold. On each
+// thresholds, and four levels entered by forecast instead of by threshold. On each
 // reading it asks what the row will read when a command sent now lands (PowerForecast over the
 // readings taken under the level in effect, at now + actuation latency) and
 //   forecast > headroom_guard  -> one level up, once a reading measured after the last change
@@ -24,9 +24,10 @@
 //                                 readings -> one level down
 // Readings taken under the brake (or before its release landed) describe the brake, not the
 // level: they are left out of the forecast, and the release waits a whole window after it.
-// Its levels lock what POLCA's do (low priority to t1_low_mhz, then t2_low_mhz, then high
-// priority to t2_high_mhz as well): it differs only in when. So it locks only while the row is
-// near its brake, and high priority only when low priority at t2_low_mhz is not enough.
+// Its levels: t1 locks low priority to t1_low_mhz (POLCA's T1); t2-low, its middle level, locks
+// low priority to headroom_mid_low_mhz and high priority lightly to headroom_mid_high_mhz (both
+// classes' SLO budgets spent alike, where POLCA's second step spends only low priority's); t2-high
+// is POLCA's deepest (t2_low_mhz, t2_high_mhz). So it locks only while the row is near its brake.
 //
 // Stale telemetry: a reading older than max_reading_age_s, or one that is not complete, may still
 // tighten control (escalate, brake) but never loosens it: no release on old or partial data.
