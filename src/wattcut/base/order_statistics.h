@@ -12,8 +12,8 @@ namespace wattcut {
 
 // The nearest-rank percentile: the smallest value with at least q (in [0, 1]) of the sample at or
 // below it.
-template <typename T>
-double NearestRankPercentile(std::vector<T>& values, double q) {
+template <typename T, typename Allocator>
+double NearestRankPercentile(std::vector<T, Allocator>& values, double q) {
   if (values.empty()) return 0;
   const auto rank = static_cast<size_t>(std::ceil(q * static_cast<double>(values.size())));
   const size_t k = std::min(values.size() - 1, rank == 0 ? 0 : rank - 1);

@@ -28,7 +28,7 @@ ArrivalExpansion::ArrivalExpansion(const RequestTrace& trace, ExpansionOptions o
   trace_rate_per_s_ = static_cast<double>(trace.requests().size()) / block_s_;
 }
 
-bool ArrivalExpansion::NextBlock(std::vector<Arrival>& out) {
+bool ArrivalExpansion::NextBlock(ArrivalBlock& out) {
   out.clear();
   double start = static_cast<double>(next_block_) * block_s_;
   if (start >= options_.duration_s) return false;
@@ -65,7 +65,8 @@ bool ArrivalExpansion::NextBlock(std::vector<Arrival>& out) {
 }
 
 std::vector<Arrival> ArrivalExpansion::All() {
-  std::vector<Arrival> all, block;
+  std::vector<Arrival> all;
+  ArrivalBlock block;
   while (NextBlock(block)) all.insert(all.end(), block.begin(), block.end());
   return all;
 }

@@ -47,7 +47,7 @@ class ArrivalExpansion : public ArrivalSource {
   static double BlockSecondsFor(const RequestTrace& trace);
   // Replaces `out` with the next block's arrivals in time order; false when the
   // duration is exhausted (out is then empty).
-  bool NextBlock(std::vector<Arrival>& out) override;
+  bool NextBlock(ArrivalBlock& out) override;
   // Every arrival of the whole duration (for tests and small runs).
   std::vector<Arrival> All();
 
@@ -57,7 +57,7 @@ class ArrivalExpansion : public ArrivalSource {
   double block_s_;
   double trace_rate_per_s_;
   int64_t next_block_ = 0;
-  std::vector<Arrival> scratch_;  // SortArrivals' working space
+  ArrivalBlock scratch_;  // SortArrivals' working space
 };
 
 }  // namespace wattcut::polca

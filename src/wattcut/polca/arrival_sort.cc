@@ -6,7 +6,7 @@
 
 namespace wattcut::polca {
 
-void SortArrivals(std::vector<Arrival>& arrivals, std::vector<Arrival>& scratch) {
+void SortArrivals(ArrivalBlock& arrivals, ArrivalBlock& scratch) {
   const size_t n = arrivals.size();
   if (n < 64) {
     std::sort(arrivals.begin(), arrivals.end(), ArrivesBefore);

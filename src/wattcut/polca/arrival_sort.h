@@ -12,6 +12,6 @@
 namespace wattcut::polca {
 
 // `scratch` is working space, kept by the caller so a block's worth is allocated once per run.
-void SortArrivals(std::vector<Arrival>& arrivals, std::vector<Arrival>& scratch);
+void SortArrivals(ArrivalBlock& arrivals, ArrivalBlock& scratch);
 
 }  // namespace wattcut::polca

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "wattcut/base/huge_page_allocator.h"
 #include "wattcut/base/result.h"
 
 namespace wattcut::polca {
@@ -33,13 +34,17 @@ inline bool ArrivesBefore(const Arrival& a, const Arrival& b) {
   return a.priority < b.priority;
 }
 
+// One block of arrivals (an hour of a row: millions at thousands of servers), written, sorted
+// and read end to end: in huge pages (base/huge_page_allocator.h).
+using ArrivalBlock = std::vector<Arrival, HugePageAllocator<Arrival>>;
+
 class ArrivalSource {
  public:
   virtual ~ArrivalSource() = default;
   // Replaces `out` with the next block's arrivals, in time order and after every arrival of
   // the blocks before; false when the arrivals are exhausted (out is then empty), or when the
   // source failed (status() then says why). A block may be empty.
-  virtual bool NextBlock(std::vector<Arrival>& out) = 0;
+  virtual bool NextBlock(ArrivalBlock& out) = 0;
   // Why the blocks ended early; ok when they did not.
   virtual Status status() const { return Status::Ok(); }
 };

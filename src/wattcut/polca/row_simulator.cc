@@ -125,7 +125,7 @@ Result<RowRunResult> SimulateRow(const PolcaConfig& config, ArrivalSource& arriv
   }
   LeastLoadedRouter router(priorities);
 
-  std::vector<Arrival> block;
+  ArrivalBlock block;
   size_t next_arrival = 0;
   bool more_blocks = arrivals.NextBlock(block);
 

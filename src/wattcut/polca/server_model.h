@@ -23,6 +23,7 @@
 #include <limits>
 #include <vector>
 
+#include "wattcut/base/huge_page_allocator.h"
 #include "wattcut/polca/arrival_expansion.h"
 #include "wattcut/polca/control_actuation.h"
 #include "wattcut/polca/decode_tables.h"
@@ -32,7 +33,9 @@ namespace wattcut::polca {
 
 // Completed requests of one priority class.
 struct ServedLog {
-  std::vector<double> latency_s;  // arrival to last token, in completion order
+  // Arrival to last token, in completion order: a day of a large row is hundreds of MB, written
+  // end to end (huge pages: base/huge_page_allocator.h).
+  std::vector<double, HugePageAllocator<double>> latency_s;
   int64_t generated_tokens = 0;
   double busy_server_s = 0;  // time servers of this class spent not idle
 };

@@ -40,7 +40,7 @@ bool TraceTimeArrivals::ReadPending() {
   return true;
 }
 
-bool TraceTimeArrivals::NextBlock(std::vector<Arrival>& out) {
+bool TraceTimeArrivals::NextBlock(ArrivalBlock& out) {
   out.clear();
   const double start = static_cast<double>(next_block_) * kBlockS;
   if (!status_.ok() || start >= options_.duration_s) return false;
@@ -50,7 +50,7 @@ bool TraceTimeArrivals::NextBlock(std::vector<Arrival>& out) {
   SplitMix64 rng(options_.seed, static_cast<uint64_t>(next_block_));
   ++next_block_;
 
-  std::vector<Arrival> next_carried;
+  ArrivalBlock next_carried;
   for (const Arrival& a : carried_) (a.time_s < end ? out : next_carried).push_back(a);
   carried_.clear();
   const double whole = std::floor(scale_);

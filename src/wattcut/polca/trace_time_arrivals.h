@@ -46,7 +46,7 @@ class TraceTimeArrivals : public ArrivalSource {
   static double ScaleFor(const TraceTimeline& timeline, double peak_rate_per_s);
 
   double scale() const { return scale_; }
-  bool NextBlock(std::vector<Arrival>& out) override;
+  bool NextBlock(ArrivalBlock& out) override;
   Status status() const override { return status_; }
 
  private:
@@ -61,8 +61,8 @@ class TraceTimeArrivals : public ArrivalSource {
   int64_t next_block_ = 0;
   std::optional<TraceRequest> pending_;  // read, not yet in a block
   bool trace_done_ = false;
-  std::vector<Arrival> carried_;  // copies that fall in the next block
-  std::vector<Arrival> scratch_;  // SortArrivals' working space
+  ArrivalBlock carried_;  // copies that fall in the next block
+  ArrivalBlock scratch_;  // SortArrivals' working space
   Status status_ = Status::Ok();
 };
 

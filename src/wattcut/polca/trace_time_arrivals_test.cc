@@ -50,7 +50,8 @@ const TraceTimeline& Timeline() {
 std::vector<Arrival> AllArrivals(TraceTimeOptions options) {
   auto source = TraceTimeArrivals::Open(Timeline(), options);
   EXPECT_TRUE(source.ok());
-  std::vector<Arrival> all, block;
+  std::vector<Arrival> all;
+  ArrivalBlock block;
   while ((*source)->NextBlock(block)) all.insert(all.end(), block.begin(), block.end());
   EXPECT_TRUE((*source)->status().ok());
   return all;
