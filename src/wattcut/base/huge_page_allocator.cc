@@ -8,7 +8,8 @@
 namespace wattcut::huge_pages {
 namespace {
 
-size_t RoundUp(size_t bytes) { return (bytes + kBytes - 1) / kBytes * kBytes; }
+// The next multiple of a huge page (a size, or an address).
+uintptr_t RoundUp(uintptr_t n) { return (n + kBytes - 1) / kBytes * kBytes; }
 
 }  // namespace
 
@@ -19,7 +20,7 @@ void* Map(size_t bytes) {
   void* raw = mmap(nullptr, size + kBytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (raw == MAP_FAILED) throw std::bad_alloc();
   const uintptr_t start = reinterpret_cast<uintptr_t>(raw);
-  const uintptr_t aligned = (start + kBytes - 1) / kBytes * kBytes;
+  const uintptr_t aligned = RoundUp(start);
   if (aligned > start) munmap(raw, aligned - start);
   const uintptr_t end = start + size + kBytes;
   if (end > aligned + size) munmap(reinterpret_cast<void*>(aligned + size), end - (aligned + size));

@@ -68,16 +68,12 @@ ClassSetting RowPowerPolicy::SettingFor(PolicyLevel level, Priority priority) co
     case PolicyKind::kNone:
     case PolicyKind::kBrakeOnly:
       break;
-    case PolicyKind::kHeadroom:
-      if (priority == Priority::kLow) {
-        if (level == PolicyLevel::kT1) s.lock_mhz = policy_.t1_low_mhz;
-        if (level == PolicyLevel::kT2Low) s.lock_mhz = policy_.headroom_mid_low_mhz;
-        if (level == PolicyLevel::kT2High) s.lock_mhz = policy_.t2_low_mhz;
-      } else {
-        if (level == PolicyLevel::kT2Low) s.lock_mhz = policy_.headroom_mid_high_mhz;
-        if (level == PolicyLevel::kT2High) s.lock_mhz = policy_.t2_high_mhz;
+    case PolicyKind::kHeadroom:  // POLCA's ladder but for its own middle level
+      if (level == PolicyLevel::kT2Low) {
+        s.lock_mhz = priority == Priority::kLow ? policy_.headroom_mid_low_mhz : policy_.headroom_mid_high_mhz;
+        break;
       }
-      break;
+      [[fallthrough]];
     case PolicyKind::kPolca:
       if (priority == Priority::kLow) {
         if (level == PolicyLevel::kT1) s.lock_mhz = policy_.t1_low_mhz;
