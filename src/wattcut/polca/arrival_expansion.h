@@ -12,6 +12,14 @@
 //  * Each request is high or low priority at random with the low-priority share.
 // Every random draw comes from SplitMix64 streams keyed by (seed, block), so a run is
 // reproducible from its seed and blocks do not depend on each other.
+//
+// How it is built (not what): a replay block is handed out in windows of kWindowS, each sorted on
+// its own, never as a whole. Each copy's requests, in trace order, are two runs whose arrival
+// times rise (before and after the shift wraps around), so a window is every run's next requests
+// up to the window's end, each with its draws found in O(1) (SplitMix64::Discard). The arrivals,
+// their order and every draw are those of the whole block built at once and sorted (the test
+// checks it): only the memory changes, a window of a 2,560-server row is a few hundred kB that
+// stays in cache where its whole hour was 100 MB written, scattered and read back from memory.
 #pragma once
 
 #include <cstdint>
@@ -19,6 +27,7 @@
 
 #include "wattcut/polca/arrival_source.h"
 #include "wattcut/polca/polca_config.h"
+#include "wattcut/polca/random.h"
 #include "wattcut/polca/request_trace.h"
 
 namespace wattcut::polca {
@@ -45,18 +54,42 @@ class ArrivalExpansion : public ArrivalSource {
   double block_s() const { return block_s_; }
   // The block length for `trace`: its span rounded up to a second, at least an hour.
   static double BlockSecondsFor(const RequestTrace& trace);
-  // Replaces `out` with the next block's arrivals in time order; false when the
+  // How much of a replay block one NextBlock hands out.
+  static constexpr double kWindowS = 10;
+  // Replaces `out` with the next window's arrivals in time order; false when the
   // duration is exhausted (out is then empty).
   bool NextBlock(ArrivalBlock& out) override;
   // Every arrival of the whole duration (for tests and small runs).
   std::vector<Arrival> All();
 
  private:
+  // One copy's requests [next, end) in trace order, whose arrival times rise: those before the
+  // copy's shift wraps around the block, or those after. `draws` is at request `next`'s draws.
+  struct CopyRun {
+    size_t next = 0;
+    size_t end = 0;
+    double shift_s = 0;
+    bool wrapped = false;
+    SplitMix64 draws{0};
+  };
+  // Sets up replay block next_block_ (its copies, shifts and runs); false past the duration.
+  bool StartReplayBlock();
+  // Request i's arrival time in `run`'s copy of the current replay block.
+  double ArrivalTime(const CopyRun& run, size_t i) const;
+
   const RequestTrace& trace_;
   ExpansionOptions options_;
   double block_s_;
   double trace_rate_per_s_;
   int64_t next_block_ = 0;
+  // The replay block being handed out: [start_s_, end_s_), its windows up to window_ done.
+  bool in_block_ = false;
+  double start_s_ = 0;
+  double end_s_ = 0;
+  double keep_scale_ = 0;
+  int64_t window_ = 0;
+  int64_t windows_ = 0;
+  std::vector<CopyRun> runs_;
   ArrivalBlock scratch_;  // SortArrivals' working space
 };
 

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 
 namespace wattcut::polca {
@@ -73,6 +74,106 @@ TEST(ArrivalExpansion, IsReproducibleFromItsSeed) {
   o.seed = 12;
   auto c = ArrivalExpansion(trace, o).All();
   EXPECT_FALSE(a.size() == c.size() && a.front().time_s == c.front().time_s);
+}
+
+// The expansion as it was built before windows (arrival_expansion.h): each replay block whole,
+// its draws taken in order (per copy its shift, then per request u and v), then sorted.
+std::vector<Arrival> WholeBlocks(const RequestTrace& trace, const ExpansionOptions& o) {
+  const double block_s = ArrivalExpansion::BlockSecondsFor(trace);
+  const auto& requests = trace.requests();
+  const double trace_rate = static_cast<double>(requests.size()) / block_s;
+  std::vector<Arrival> all;
+  for (int64_t b = 0; static_cast<double>(b) * block_s < o.duration_s; ++b) {
+    const double start = static_cast<double>(b) * block_s;
+    const double end = std::min(o.duration_s, start + block_s);
+    SplitMix64 rng(o.seed, static_cast<uint64_t>(b));
+    double max_envelope = 0;
+    for (double t = start; t <= end; t += 60) max_envelope = std::max(max_envelope, DiurnalEnvelope(o, t));
+    max_envelope = std::max(max_envelope, DiurnalEnvelope(o, end));
+    const double copies_needed = o.peak_rate_per_s * max_envelope / trace_rate;
+    const int copies = std::max(1, static_cast<int>(std::ceil(copies_needed - 1e-9)));
+    const double keep_scale = o.peak_rate_per_s / (trace_rate * copies);
+    std::vector<Arrival> block;
+    for (int c = 0; c < copies; ++c) {
+      const double shift = rng.Uniform() * block_s;
+      for (const TraceRequest& r : requests) {
+        double offset = r.arrival_s + shift;
+        if (offset >= block_s) offset -= block_s;
+        const double t = start + offset;
+        const double u = rng.Uniform();
+        const double v = rng.Uniform();
+        if (t >= end) continue;
+        if (u >= keep_scale * DiurnalEnvelope(o, t)) continue;
+        block.push_back({t, r.context_tokens, r.generated_tokens,
+                         v < o.low_priority_share ? Priority::kLow : Priority::kHigh});
+      }
+    }
+    std::sort(block.begin(), block.end(), ArrivesBefore);
+    all.insert(all.end(), block.begin(), block.end());
+  }
+  return all;
+}
+
+void ExpectSameArrivals(const std::vector<Arrival>& got, const std::vector<Arrival>& want) {
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < got.size(); ++i) {
+    ASSERT_EQ(got[i].time_s, want[i].time_s) << i;
+    ASSERT_EQ(got[i].context_tokens, want[i].context_tokens) << i;
+    ASSERT_EQ(got[i].generated_tokens, want[i].generated_tokens) << i;
+    ASSERT_EQ(got[i].priority, want[i].priority) << i;
+  }
+}
+
+TEST(ArrivalExpansion, WindowsHandOutTheWholeBlocksArrivalsInTheirOrder) {
+  // Bunched and equal timestamps, a request at 0 and one just before the block's end (the shift
+  // wraps at every point), several copies, a duration that ends inside a block and inside a window.
+  std::vector<TraceRequest> requests;
+  for (int i = 0; i < 2000; ++i) requests.push_back({i * 1.5, 50 + i % 13, 5 + i % 3});
+  for (int i = 0; i < 300; ++i) requests.push_back({3000.0, 10 + i % 4, 1 + i % 2});
+  for (int i = 0; i < 500; ++i) requests.push_back({3000.0 + i * 1.19, 20, 2});
+  requests.push_back({3599.999, 7, 7});
+  std::sort(requests.begin(), requests.end(),
+            [](const TraceRequest& a, const TraceRequest& b) { return a.arrival_s < b.arrival_s; });
+  RequestTrace trace = *RequestTrace::FromRequests(requests, "bunched");
+  for (uint64_t seed : {1, 2, 3}) {
+    ExpansionOptions o;
+    o.duration_s = 3 * 3600 + 1234.5;
+    o.peak_rate_per_s = 4.5;  // several copies
+    o.diurnal_trough = 0.3;
+    o.seed = seed;
+    SCOPED_TRACE(seed);
+    ExpectSameArrivals(ArrivalExpansion(trace, o).All(), WholeBlocks(trace, o));
+  }
+  // A trace longer than an hour: blocks of its span, windows within them.
+  std::vector<TraceRequest> long_requests;
+  for (int i = 0; i < 5000; ++i) long_requests.push_back({i * 1.7, 30 + i % 5, 3});
+  RequestTrace long_trace = *RequestTrace::FromRequests(long_requests, "long");
+  ExpansionOptions o;
+  o.duration_s = 86400;
+  o.peak_rate_per_s = 2;
+  o.weekend_factor = 0.5;
+  o.seed = 9;
+  ExpectSameArrivals(ArrivalExpansion(long_trace, o).All(), WholeBlocks(long_trace, o));
+}
+
+TEST(ArrivalExpansion, HandsOutWindowsNotWholeBlocks) {
+  RequestTrace trace = SmallTrace();
+  ExpansionOptions o;
+  o.duration_s = 2 * 3600;
+  o.peak_rate_per_s = 50;
+  ArrivalExpansion expansion(trace, o);
+  ArrivalBlock block;
+  int windows = 0;
+  double last_end = 0;
+  while (expansion.NextBlock(block)) {
+    ++windows;
+    if (block.empty()) continue;
+    EXPECT_GE(block.front().time_s, last_end);
+    EXPECT_LT(block.back().time_s - block.front().time_s, ArrivalExpansion::kWindowS);
+    last_end = block.back().time_s;
+  }
+  EXPECT_EQ(windows, static_cast<int>(2 * 3600 / ArrivalExpansion::kWindowS));
+  EXPECT_TRUE(block.empty());
 }
 
 TEST(ArrivalExpansion, ShortDurationsAndPriorityShares) {

@@ -89,7 +89,7 @@ Status CheckRowRun(const PolcaConfig& config, const RequestTrace& trace, const R
                  " s, the trace's span) of " + std::to_string(options.servers) + " servers at " +
                  Number(config.workload.peak_requests_per_server_s) + " requests/s each replays up to " +
                  Number(per_block) + " requests, more than the " + std::to_string(kMaxReplayedRequestsPerBlock) +
-                 " held at once; use a shorter trace, fewer servers or a lower workload.peak_requests_per_server_s"};
+                 " one block may replay; use a shorter trace, fewer servers or a lower workload.peak_requests_per_server_s"};
   }
   const double per_run = ReplayedRequestsPerRun(config, trace, options.servers, options.duration_s);
   if (per_run > static_cast<double>(kMaxReplayedRequestsPerRun)) {
