@@ -3,10 +3,11 @@
 namespace wattcut::polca {
 
 LeastLoadedRouter::LeastLoadedRouter(const std::vector<Priority>& priorities)
-    : load_(priorities.size(), 0), position_(priorities.size(), 0), priority_(priorities) {
+    : servers_(priorities.size()) {
   for (size_t i = 0; i < priorities.size(); ++i) {
     Class& c = classes_[static_cast<size_t>(priorities[i])];
-    position_[i] = c.members.size();
+    servers_[i].position = static_cast<uint32_t>(c.members.size());
+    servers_[i].priority = priorities[i];
     c.members.push_back(i);
   }
   for (Class& c : classes_) {
@@ -28,12 +29,13 @@ void LeastLoadedRouter::Grow(Class& c, int load) {
 }
 
 void LeastLoadedRouter::SetLoad(size_t server, int load) {
-  const int old = load_[server];
+  Server& slot = servers_[server];
+  const int old = slot.load;
   if (old == load) return;
-  load_[server] = load;
-  Class& c = classes_[static_cast<size_t>(priority_[server])];
+  slot.load = load;
+  Class& c = classes_[static_cast<size_t>(slot.priority)];
   Grow(c, load);
-  const size_t k = position_[server];
+  const size_t k = slot.position;
   const uint64_t bit = uint64_t{1} << (k % 64);
   c.at_load[static_cast<size_t>(old) * c.words + k / 64] &= ~bit;
   c.at_load[static_cast<size_t>(load) * c.words + k / 64] |= bit;

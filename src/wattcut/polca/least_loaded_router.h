@@ -31,7 +31,7 @@ class LeastLoadedRouter {
   // Server i's outstanding requests changed to `load`.
   void SetLoad(size_t server, int load);
 
-  int load(size_t server) const { return load_[server]; }
+  int load(size_t server) const { return servers_[server].load; }
   size_t servers(Priority priority) const { return classes_[static_cast<size_t>(priority)].members.size(); }
 
  private:
@@ -48,9 +48,14 @@ class LeastLoadedRouter {
   static size_t FirstAt(const Class& c, size_t from, int load);
   static void Grow(Class& c, int load);
 
-  std::vector<int> load_;
-  std::vector<size_t> position_;  // server -> position among its class's members
-  std::vector<Priority> priority_;
+  // What a load change reads of its server, in one place (one cache miss, not three).
+  struct Server {
+    int load = 0;
+    uint32_t position = 0;  // among its class's members
+    Priority priority = Priority::kHigh;
+  };
+
+  std::vector<Server> servers_;
   std::array<Class, 2> classes_;  // by Priority
 };
 

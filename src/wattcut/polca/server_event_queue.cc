@@ -5,10 +5,7 @@
 namespace wattcut::polca {
 
 ServerEventQueue::ServerEventQueue(size_t servers, double typical_interval_s)
-    : time_(servers, std::numeric_limits<double>::infinity()),
-      bucket_(servers, 0),
-      next_(servers, kNone),
-      prev_(servers, kNone) {
+    : nodes_(servers) {
   size_t slots = 1;
   while (slots < 4 * servers) slots *= 2;
   head_.assign(slots, kNone);
@@ -28,23 +25,25 @@ int64_t ServerEventQueue::BucketOf(double time_s) const {
 }
 
 void ServerEventQueue::Link(size_t server) {
-  const size_t slot = static_cast<size_t>(bucket_[server]) & mask_;
+  Node& node = nodes_[server];
+  const size_t slot = static_cast<size_t>(node.bucket) & mask_;
   const uint32_t first = head_[slot];
-  next_[server] = first;
-  prev_[server] = kNone;
-  if (first != kNone) prev_[first] = static_cast<uint32_t>(server);
+  node.next = first;
+  node.prev = kNone;
+  if (first != kNone) nodes_[first].prev = static_cast<uint32_t>(server);
   head_[slot] = static_cast<uint32_t>(server);
   occupied_[slot / 64] |= uint64_t{1} << (slot % 64);
 }
 
 void ServerEventQueue::Unlink(size_t server) {
-  const uint32_t next = next_[server];
-  const uint32_t prev = prev_[server];
-  if (next != kNone) prev_[next] = prev;
+  const Node& node = nodes_[server];
+  const uint32_t next = node.next;
+  const uint32_t prev = node.prev;
+  if (next != kNone) nodes_[next].prev = prev;
   if (prev != kNone) {
-    next_[prev] = next;
+    nodes_[prev].next = next;
   } else {
-    const size_t slot = static_cast<size_t>(bucket_[server]) & mask_;
+    const size_t slot = static_cast<size_t>(node.bucket) & mask_;
     head_[slot] = next;
     if (next == kNone) occupied_[slot / 64] &= ~(uint64_t{1} << (slot % 64));
   }
@@ -66,22 +65,23 @@ size_t ServerEventQueue::ToOccupied(size_t slot) const {
 }
 
 void ServerEventQueue::Update(size_t server, double time_s) {
-  const double before_s = time_[server];
+  Node& node = nodes_[server];
+  const double before_s = node.time_s;
   if (before_s == time_s) return;
   if (before_s != std::numeric_limits<double>::infinity()) {
     Unlink(server);
     --events_;
   }
-  time_[server] = time_s;
+  node.time_s = time_s;
   if (time_s != std::numeric_limits<double>::infinity()) {
-    bucket_[server] = BucketOf(time_s);
-    if (events_ == 0 || bucket_[server] < walk_) walk_ = bucket_[server];
+    node.bucket = BucketOf(time_s);
+    if (events_ == 0 || node.bucket < walk_) walk_ = node.bucket;
     Link(server);
     ++events_;
   }
   if (server == top_) {
     if (time_s > before_s) FindTop();  // earlier: still the earliest
-    top_time_ = time_[top_];
+    top_time_ = nodes_[top_].time_s;
   } else if (Before(server, top_)) {
     top_ = server;
     top_time_ = time_s;
@@ -100,13 +100,13 @@ void ServerEventQueue::FindTop() {
     walked += skip;
     if (walked > mask_) break;
     uint32_t best = kNone;
-    for (uint32_t s = head_[static_cast<size_t>(walk_) & mask_]; s != kNone; s = next_[s]) {
+    for (uint32_t s = head_[static_cast<size_t>(walk_) & mask_]; s != kNone; s = nodes_[s].next) {
       // A slot also holds later turns of the ring: only this bucket's servers count.
-      if (bucket_[s] == walk_ && (best == kNone || Before(s, best))) best = s;
+      if (nodes_[s].bucket == walk_ && (best == kNone || Before(s, best))) best = s;
     }
     if (best != kNone) {
       top_ = best;
-      top_time_ = time_[best];
+      top_time_ = nodes_[best].time_s;
       return;
     }
     ++walk_;
@@ -114,12 +114,12 @@ void ServerEventQueue::FindTop() {
   }
   // A whole ring without an event: the earliest is further ahead than the ring reaches.
   size_t best = 0;
-  for (size_t s = 1; s < time_.size(); ++s) {
+  for (size_t s = 1; s < nodes_.size(); ++s) {
     if (Before(s, best)) best = s;
   }
   top_ = best;
-  top_time_ = time_[best];
-  walk_ = bucket_[best];
+  top_time_ = nodes_[best].time_s;
+  walk_ = nodes_[best].bucket;
 }
 
 }  // namespace wattcut::polca
