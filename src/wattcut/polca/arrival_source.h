@@ -34,8 +34,9 @@ inline bool ArrivesBefore(const Arrival& a, const Arrival& b) {
   return a.priority < b.priority;
 }
 
-// One block of arrivals (an hour of a row: millions at thousands of servers), written, sorted
-// and read end to end: in huge pages (base/huge_page_allocator.h).
+// One block of arrivals (ArrivalExpansion: a 10-second window; TraceTimeArrivals: an hour of a
+// row, millions at thousands of servers), written, sorted and read end to end: in huge pages
+// when it is large (base/huge_page_allocator.h).
 using ArrivalBlock = std::vector<Arrival, HugePageAllocator<Arrival>>;
 
 class ArrivalSource {
