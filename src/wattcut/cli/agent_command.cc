@@ -190,7 +190,11 @@ void AddAgentCommand(CLI::App& app, CommandStatus& status) {
   cmd->add_option("--hostname", args->hostname, "The Hostname label of the metrics (default: this machine's name)");
   cmd->add_flag("--check-config", args->check_config,
                 "Check the flags, the token file and the backend, then exit without serving or changing a GPU");
-  cmd->callback([args, &status] { status.exit_code = Run(*args); });
+  AddAgentTokenCommand(*cmd, status);
+  cmd->callback([cmd, args, &status] {
+    if (cmd->got_subcommand("token")) return;  // `agent token` issued a token; no agent runs
+    status.exit_code = Run(*args);
+  });
 }
 
 }  // namespace wattcut::cli

@@ -38,5 +38,7 @@ void AddPolcaSynthesizeCommand(CLI::App& polca, CommandStatus& status);
 void AddScheduleCommand(CLI::App& app, CommandStatus& status);
 // `plan schedule`, added by AddPlanCommand under `plan`.
 void AddPlanScheduleCommand(CLI::App& plan, CommandStatus& status);
+// `agent token`, added by AddAgentCommand under `agent`.
+void AddAgentTokenCommand(CLI::App& agent, CommandStatus& status);
 
 }  // namespace wattcut::cli
