@@ -2,19 +2,32 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
+#include <cstdio>
+#include <mutex>
 #include <thread>
 
 #include "wattcut/agent/agent_metrics.h"
 #include "wattcut/agent/agent_routes.h"
 #include "wattcut/agent/agent_tokens.h"
+#include "wattcut/agent/zeusd_routes.h"
+#include "wattcut/cpu/cpu_energy_meter.h"
 #include "wattcut/http/loopback.h"
 
 namespace wattcut::agent {
 
 struct AgentService::Impl {
   std::optional<AgentTokens> tokens;
+  std::optional<ZeusdSigningKey> zeusd_key;
+  std::unique_ptr<cpu::CpuEnergyMeter> cpu;
+  ZeusdApiContext zeusd;
+  // Reads the CPU counters every kCpuSampleS, so that no wrap passes unseen between requests.
+  std::thread cpu_sampler;
+  std::mutex cpu_sampler_mu;
+  std::condition_variable cpu_sampler_wake;
   AgentCounters counters;
   std::unique_ptr<ServerPowerMeter> power;
   AgentRouteContext context;
@@ -64,6 +77,41 @@ Result<std::unique_ptr<AgentService>> AgentService::Start(AgentServiceOptions op
     if (!tokens.ok()) return tokens.error();
     impl.tokens = std::move(*tokens);
   }
+  for (ZeusdGroup g : options.zeusd_groups) {
+    if (g == ZeusdGroup::kGpuControl) {
+      return Error{"zeusd API group gpu-control: this agent does not serve zeusd's setters yet; Zeus's clock and "
+                   "power-limit setters need zeusd itself (or wattcut's own /v1 API and Python client)"};
+    }
+  }
+  if (!options.zeusd_signing_key_file.empty()) {
+    auto key = ZeusdSigningKey::ReadFile(options.zeusd_signing_key_file);
+    if (!key.ok()) return key.error();
+    impl.zeusd_key = std::move(*key);
+  }
+  auto log = [&options](const std::string& line) {
+    if (options.node.log) {
+      options.node.log(line);
+    } else {
+      std::fprintf(stderr, "%s\n", line.c_str());
+    }
+  };
+  impl.zeusd.enabled_groups = options.zeusd_groups;
+  auto cpu_read = std::find(impl.zeusd.enabled_groups.begin(), impl.zeusd.enabled_groups.end(), ZeusdGroup::kCpuRead);
+  if (cpu_read != impl.zeusd.enabled_groups.end()) {
+    auto meter = cpu::CpuEnergyMeter::Open(options.powercap_root);
+    if (meter.ok()) {
+      impl.cpu = std::move(*meter);
+    } else {
+      log("wattcut agent: no CPU energy (zeusd's cpu-read group is off): " + meter.error().message);
+      impl.zeusd.enabled_groups.erase(
+          std::remove(impl.zeusd.enabled_groups.begin(), impl.zeusd.enabled_groups.end(), ZeusdGroup::kCpuRead),
+          impl.zeusd.enabled_groups.end());
+    }
+  }
+  impl.zeusd.signing_key = impl.zeusd_key ? &*impl.zeusd_key : nullptr;
+  impl.zeusd.cpu = impl.cpu.get();
+  impl.zeusd.cpu_power_window_s = options.cpu_power_window_s;
+
   std::unique_ptr<RedfishPowerReader> redfish;
   if (options.redfish) {
     auto reader = RedfishPowerReader::Start(*options.redfish);
@@ -95,6 +143,7 @@ Result<std::unique_ptr<AgentService>> AgentService::Start(AgentServiceOptions op
     if (!server.ok()) return server.error();
     impl.unix_socket.server = std::move(*server);
     AddAgentRoutes(*impl.unix_socket.server, AgentTransport::kUnixSocket, impl.context);
+    AddZeusdRoutes(*impl.unix_socket.server, AgentTransport::kUnixSocket, impl.context, impl.zeusd);
     std::string error;
     if (!impl.unix_socket.server->BindUnixSocket(options.socket_path, options.socket_mode, options.socket_group,
                                                  error)) {
@@ -110,6 +159,7 @@ Result<std::unique_ptr<AgentService>> AgentService::Start(AgentServiceOptions op
     if (!server.ok()) return server.error();
     impl.tcp.server = std::move(*server);
     AddAgentRoutes(*impl.tcp.server, AgentTransport::kTcp, impl.context);
+    AddZeusdRoutes(*impl.tcp.server, AgentTransport::kTcp, impl.context, impl.zeusd);
     int port = options.tcp_port;
     if (port == 0) {
       port = impl.tcp.server->bind_to_any_port(options.tcp_host);
@@ -135,12 +185,27 @@ Result<std::unique_ptr<AgentService>> AgentService::Start(AgentServiceOptions op
       std::this_thread::sleep_for(std::chrono::milliseconds(1));
     }
   }
+  if (impl.cpu) {
+    impl.cpu_sampler = std::thread([&impl] {
+      constexpr auto kCpuSample = std::chrono::seconds(10);  // a package range fills in minutes at most
+      std::unique_lock<std::mutex> lock(impl.cpu_sampler_mu);
+      while (!impl.stopping) {
+        impl.cpu_sampler_wake.wait_for(lock, kCpuSample, [&impl] { return impl.stopping.load(); });
+        if (!impl.stopping) (void)impl.cpu->Read();  // a failed read is answered to the next request
+      }
+    });
+  }
   service->options_ = std::move(options);
   return service;
 }
 
 void AgentService::Stop() {
   if (!impl_ || impl_->stopping.exchange(true)) return;
+  {
+    std::lock_guard<std::mutex> lock(impl_->cpu_sampler_mu);
+    impl_->cpu_sampler_wake.notify_all();
+  }
+  if (impl_->cpu_sampler.joinable()) impl_->cpu_sampler.join();
   for (Impl::Listener* listener : {&impl_->unix_socket, &impl_->tcp}) {
     if (listener->server) listener->server->stop();
   }

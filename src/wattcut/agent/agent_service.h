@@ -10,6 +10,7 @@
 
 #include "wattcut/agent/node_agent.h"
 #include "wattcut/agent/server_power.h"
+#include "wattcut/agent/zeusd_token.h"
 #include "wattcut/base/result.h"
 #include "wattcut/gpu/agent_backend.h"
 #include "wattcut/gpu/gpu_backend.h"
@@ -29,6 +30,14 @@ struct AgentServiceOptions {
   std::optional<RedfishSettings> redfish;
   NodeAgentOptions node;
   http::ConnectionLimits connections;
+  // zeusd's API beside /v1 (zeusd_routes.h): the groups served (gpu-control is not yet), the
+  // signing key file of its tokens (empty: no authentication; over TCP then loopback only), and
+  // the powercap tree CPU and DRAM energy come from (cpu-read is dropped, with a log line, where
+  // it has no RAPL zone or its counters cannot be read).
+  std::vector<ZeusdGroup> zeusd_groups = {ZeusdGroup::kGpuRead, ZeusdGroup::kCpuRead};
+  std::string zeusd_signing_key_file;
+  std::string powercap_root = "/sys/class/powercap";
+  double cpu_power_window_s = 0.1;
   // Per listener: a request holds one while it is served, a readings stream while it is read
   // (at most kMaxReadingStreams of them); a connection waiting for its next request holds none.
   int http_threads = 32;

@@ -12,6 +12,7 @@
 #include "wattcut/agent/agent_service.h"
 #include "wattcut/agent/agent_tokens.h"
 #include "wattcut/agent/server_power.h"
+#include "wattcut/agent/zeusd_token.h"
 #include "wattcut/base/printable_text.h"
 #include "wattcut/cli/command.h"
 #include "wattcut/cli/listen_address.h"
@@ -40,6 +41,9 @@ struct AgentArgs {
   bool redfish_insecure = false;
   std::string hostname;
   bool check_config = false;
+  std::string zeusd_enable = "gpu-read,cpu-read";
+  std::string zeusd_signing_key;
+  std::string powercap_root = "/sys/class/powercap";
 };
 
 Result<unsigned> ParseSocketMode(const std::string& text) {
@@ -92,6 +96,15 @@ Result<agent::AgentServiceOptions> ServiceOptions(const AgentArgs& args) {
   } else if (!args.redfish_auth_file.empty()) {
     return Error{"--redfish-auth-file needs --redfish-url"};
   }
+  auto groups = agent::ParseZeusdGroups(args.zeusd_enable);
+  if (!groups.ok()) return groups.error().WithContext("--zeusd-enable: ");
+  options.zeusd_groups = *groups;
+  options.zeusd_signing_key_file = args.zeusd_signing_key;
+  if (!args.zeusd_signing_key.empty()) {
+    auto key = agent::ZeusdSigningKey::ReadFile(args.zeusd_signing_key);
+    if (!key.ok()) return key.error().WithContext("--zeusd-signing-key: ");
+  }
+  options.powercap_root = args.powercap_root;
   options.node.state_dir = args.state_dir;
   options.hostname = args.hostname;
   return options;
@@ -187,6 +200,14 @@ void AddAgentCommand(CLI::App& app, CommandStatus& status) {
   cmd->add_option("--redfish-period-s", args->redfish_period_s, "Seconds between Redfish readings")
       ->capture_default_str();
   cmd->add_flag("--redfish-insecure", args->redfish_insecure, "Do not verify the BMC's TLS certificate");
+  cmd->add_option("--zeusd-enable", args->zeusd_enable,
+                  "zeusd API groups served beside /v1, for Zeus's clients (comma-separated; empty: none)")
+      ->capture_default_str();
+  cmd->add_option("--zeusd-signing-key", args->zeusd_signing_key,
+                  "HMAC key file of zeusd tokens (mode 0600; 'wattcut agent token' issues them); without it the "
+                  "zeusd API asks for no token, and over TCP answers loopback peers only");
+  cmd->add_option("--powercap-root", args->powercap_root, "Where RAPL's CPU and DRAM energy counters are")
+      ->capture_default_str();
   cmd->add_option("--hostname", args->hostname, "The Hostname label of the metrics (default: this machine's name)");
   cmd->add_flag("--check-config", args->check_config,
                 "Check the flags, the token file and the backend, then exit without serving or changing a GPU");

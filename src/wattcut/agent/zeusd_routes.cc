@@ -1,0 +1,417 @@
+#include "wattcut/agent/zeusd_routes.h"
+
+#include <algorithm>
+#include <charconv>
+#include <chrono>
+#include <cmath>
+#include <functional>
+#include <map>
+#include <set>
+#include <thread>
+
+#include <nlohmann/json.hpp>
+
+#include "wattcut/agent/agent_routes.h"
+
+namespace wattcut::agent {
+namespace {
+
+// zeusd writes device maps in numeric order; nlohmann's plain json would sort "10" before "2".
+using ojson = nlohmann::ordered_json;
+
+void AnswerJson(httplib::Response& res, int status, const ojson& doc) {
+  res.status = status;
+  res.set_content(doc.dump(-1, ' ', false, ojson::error_handler_t::replace), "application/json");
+}
+void AnswerError(httplib::Response& res, int status, const std::string& message) {
+  AnswerJson(res, status, ojson{{"error", message}});
+}
+void AnswerText(httplib::Response& res, int status, const std::string& text) {
+  res.status = status;
+  res.set_content(text, "text/plain; charset=utf-8");
+}
+// An unknown path or method: zeusd's router answers 404 with nothing in it.
+void AnswerNotFound(httplib::Response& res) {
+  res.status = 404;
+  res.set_content("", "text/plain");
+}
+
+int64_t UnixMs() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+std::optional<ZeusdGroup> GroupOf(const std::string& path) {
+  if (path.rfind("/gpu/set_", 0) == 0 || path.rfind("/gpu/reset_", 0) == 0) return ZeusdGroup::kGpuControl;
+  if (path.rfind("/gpu/", 0) == 0) return ZeusdGroup::kGpuRead;
+  if (path.rfind("/cpu/", 0) == 0) return ZeusdGroup::kCpuRead;
+  return std::nullopt;
+}
+
+bool Enabled(const ZeusdApiContext& z, ZeusdGroup group) {
+  return std::find(z.enabled_groups.begin(), z.enabled_groups.end(), group) != z.enabled_groups.end();
+}
+
+// Steps 1 and 2 of zeusd_routes.h; the token's claims when there is a key, or an answer written.
+struct Admission {
+  bool admitted = false;
+  std::optional<ZeusdClaims> claims;
+};
+Admission Admit(const ZeusdApiContext& z, AgentTransport transport, const httplib::Request& req,
+                httplib::Response& res) {
+  const std::optional<ZeusdGroup> group = GroupOf(req.path);
+  if (group && !Enabled(z, *group)) {
+    AnswerError(res, 404, "API group '" + std::string(ZeusdGroupName(*group)) + "' is not enabled on this server.");
+    return {};
+  }
+  if (z.signing_key == nullptr) {
+    if (req.path.rfind("/auth/", 0) == 0) {
+      AnswerError(res, 404, "Authentication is not enabled on this server.");
+      return {};
+    }
+    const http::ConnectionInfo* connection = http::BoundedHttpServer::CurrentConnection();
+    if (transport == AgentTransport::kTcp && (connection == nullptr || !connection->loopback)) {
+      AnswerError(res, 403,
+                  "this agent has no --zeusd-signing-key: over TCP its zeusd API answers loopback peers only");
+      return {};
+    }
+    return {true, std::nullopt};
+  }
+  if (req.path == "/discover" || req.path == "/time") return {true, std::nullopt};
+  const std::string authorization = req.get_header_value("Authorization");
+  constexpr std::string_view kBearer = "Bearer ";
+  auto unauthorized = [&res](const std::string& message) {
+    res.set_header("WWW-Authenticate", "Bearer realm=\"zeusd\"");
+    AnswerError(res, 401, message);
+    return Admission{};
+  };
+  if (authorization.rfind(kBearer, 0) != 0) {
+    return unauthorized("Authentication required. Provide an Authorization: Bearer <token> header.");
+  }
+  const int64_t now_s = UnixMs() / 1000;
+  Result<ZeusdClaims> claims =
+      VerifyZeusdToken(std::string_view(authorization).substr(kBearer.size()), *z.signing_key, now_s);
+  if (!claims.ok()) return unauthorized(claims.error().message);
+  if (group && !claims->Has(*group)) {
+    std::string held;
+    for (ZeusdGroup g : claims->scopes) held += (held.empty() ? "'" : ", '") + std::string(ZeusdGroupName(g)) + "'";
+    AnswerError(res, 403,
+                "Token for user '" + claims->sub + "' lacks required scope '" + std::string(ZeusdGroupName(*group)) +
+                    "'. Token scopes: [" + held + "]");
+    return {};
+  }
+  return {true, *claims};
+}
+
+// Step 4: the query's parameters against the endpoint's (`required` a subset of `allowed`).
+bool CheckQuery(const httplib::Request& req, httplib::Response& res, const std::vector<std::string>& allowed,
+                const std::vector<std::string>& required) {
+  auto refuse = [&res](const std::string& detail) {
+    AnswerText(res, 400, "Query deserialize error: " + detail);
+    return false;
+  };
+  std::set<std::string> seen;
+  for (const auto& [name, value] : req.params) {
+    if (std::find(allowed.begin(), allowed.end(), name) == allowed.end()) {
+      std::string expected;
+      for (const std::string& a : allowed) expected += (expected.empty() ? "`" : ", `") + a + "`";
+      return refuse("unknown field `" + name + "`, expected " +
+                    (allowed.empty() ? std::string("nothing") : (allowed.size() == 1 ? "" : "one of ") + expected));
+    }
+    if (!seen.insert(name).second) return refuse("duplicate field `" + name + "`");
+  }
+  for (const std::string& r : required) {
+    if (!seen.count(r)) return refuse("missing field `" + r + "`");
+  }
+  return true;
+}
+
+std::optional<bool> BoolParam(const httplib::Request& req, httplib::Response& res, const std::string& name) {
+  const std::string value = req.get_param_value(name);
+  if (value == "true") return true;
+  if (value == "false") return false;
+  AnswerText(res, 400, "Query deserialize error: provided string was not `true` or `false`");
+  return std::nullopt;
+}
+
+// A device list (zeusd_routes.h step 5): "0,1" (spaces around an index allowed), sorted, without
+// repeats; absent: every device in `known`. `lower` is "GPU" or "CPU", for the messages.
+std::optional<std::vector<int>> DeviceIds(const httplib::Request& req, httplib::Response& res, const char* param,
+                                          const std::string& lower, const std::vector<int>& known) {
+  if (!req.has_param(param)) return known;
+  const std::string text = req.get_param_value(param);
+  auto trim = [](std::string_view s) {
+    while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
+    while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
+    return s;
+  };
+  if (trim(text).empty()) {
+    AnswerError(res, 400, std::string(param) + " must contain at least one " + lower + " index");
+    return std::nullopt;
+  }
+  std::set<int> ids;
+  size_t begin = 0;
+  while (begin <= text.size()) {
+    size_t end = text.find(',', begin);
+    if (end == std::string::npos) end = text.size();
+    std::string_view piece = trim(std::string_view(text).substr(begin, end - begin));
+    if (piece.empty()) {
+      AnswerError(res, 400, std::string(param) + " contains an empty " + lower + " index");
+      return std::nullopt;
+    }
+    std::string_view digits = piece.front() == '+' ? piece.substr(1) : piece;
+    unsigned long value = 0;
+    auto [at, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), value);
+    if (digits.empty() || ec != std::errc() || at != digits.data() + digits.size() || value > 1'000'000) {
+      AnswerError(res, 400, "Invalid " + lower + " index: " + std::string(piece.substr(0, 40)));
+      return std::nullopt;
+    }
+    ids.insert(static_cast<int>(value));
+    begin = end + 1;
+  }
+  for (int id : ids) {
+    if (std::find(known.begin(), known.end(), id) == known.end()) {
+      AnswerError(res, 400, lower + " " + std::to_string(id) + " not found");
+      return std::nullopt;
+    }
+  }
+  return std::vector<int>(ids.begin(), ids.end());
+}
+
+// Per-device failures, as zeusd aggregates them: the largest status, every device's message.
+struct DeviceErrors {
+  int status = 0;
+  ojson errors = ojson::object();
+  void Add(int id, int s, const std::string& message) {
+    status = std::max(status, s);
+    errors[std::to_string(id)] = message;
+  }
+  bool Answered(httplib::Response& res) const {
+    if (status == 0) return false;
+    AnswerJson(res, status, ojson{{"errors", errors}});
+    return true;
+  }
+};
+
+std::string FieldError(const GpuReading& r, const std::string& field) {
+  for (const auto& [f, message] : r.errors) {
+    if (f == field) return "NVML error: " + message;
+  }
+  return "NVML error: the value could not be read";
+}
+
+std::vector<int> GpuIds(const NodeAgent& node) {
+  std::vector<int> ids;
+  for (const GpuDescription& d : node.gpus()) ids.push_back(d.index);
+  return ids;
+}
+
+std::vector<int> CpuIds(const ZeusdApiContext& z) {
+  std::vector<int> ids;
+  if (z.cpu != nullptr) {
+    for (const cpu::RaplPackage& p : z.cpu->packages()) ids.push_back(p.index);
+  }
+  return ids;
+}
+
+// The meter's readings by package index, or the per-package errors answered.
+std::optional<std::map<int, cpu::CpuEnergyReading>> CpuReadings(const ZeusdApiContext& z, const std::vector<int>& ids,
+                                                                 httplib::Response& res) {
+  Result<std::vector<cpu::CpuEnergyReading>> read = z.cpu->Read();
+  if (!read.ok()) {
+    DeviceErrors errors;
+    for (int id : ids) errors.Add(id, 500, "IOError: " + read.error().message);
+    errors.Answered(res);
+    return std::nullopt;
+  }
+  std::map<int, cpu::CpuEnergyReading> by_index;
+  for (const cpu::CpuEnergyReading& r : *read) by_index[r.index] = r;
+  return by_index;
+}
+
+}  // namespace
+
+void AddZeusdRoutes(http::BoundedHttpServer& server, AgentTransport transport, const AgentRouteContext& context,
+                    const ZeusdApiContext& zeusd) {
+  const ZeusdApiContext* z = &zeusd;
+  NodeAgent* node = context.node;
+  auto admit = [z, transport](const httplib::Request& req, httplib::Response& res) {
+    return Admit(*z, transport, req, res);
+  };
+
+  server.Get("/discover", [z, node, admit](const httplib::Request& req, httplib::Response& res) {
+    if (!admit(req, res).admitted) return;  // zeusd reads no query here: parameters are ignored
+    ojson gpus = ojson::array();
+    if (Enabled(*z, ZeusdGroup::kGpuRead) || Enabled(*z, ZeusdGroup::kGpuControl)) {
+      for (const GpuDescription& d : node->gpus()) {
+        // The agent's backends do not read the PCI address (yet): null, which Zeus's NVIDIA
+        // classes do not use (only its AMD class matches GPUs by it).
+        gpus.push_back(ojson{{"id", d.index},
+                             {"name", d.name},
+                             {"pci_address", nullptr},
+                             {"cumulative_energy_available", d.energy_counter}});
+      }
+    }
+    ojson cpus = ojson::array();
+    if (Enabled(*z, ZeusdGroup::kCpuRead) && z->cpu != nullptr) {
+      for (const cpu::RaplPackage& p : z->cpu->packages()) {
+        cpus.push_back(ojson{{"id", p.index}, {"dram_available", p.dram.has_value()}});
+      }
+    }
+    ojson groups = ojson::array();
+    for (ZeusdGroup g : z->enabled_groups) groups.push_back(std::string(ZeusdGroupName(g)));
+    AnswerJson(res, 200,
+               ojson{{"gpus", gpus},
+                     {"cpus", cpus},
+                     {"enabled_api_groups", groups},
+                     {"auth_required", z->signing_key != nullptr}});
+  });
+
+  server.Get("/time", [admit](const httplib::Request& req, httplib::Response& res) {
+    if (!admit(req, res).admitted) return;
+    AnswerJson(res, 200, ojson{{"timestamp_ms", UnixMs()}});
+  });
+
+  server.Get("/auth/whoami", [admit](const httplib::Request& req, httplib::Response& res) {
+    Admission admission = admit(req, res);
+    if (!admission.admitted) return;
+    const ZeusdClaims& claims = *admission.claims;  // the path needs a key, so a token was checked
+    ojson scopes = ojson::array();
+    for (ZeusdGroup g : claims.scopes) scopes.push_back(std::string(ZeusdGroupName(g)));
+    ojson doc{{"sub", claims.sub}, {"scopes", scopes}};
+    if (claims.exp_unix_s) doc["exp"] = *claims.exp_unix_s;
+    AnswerJson(res, 200, doc);
+  });
+
+  // The GPU reads: one reading of every GPU, the asked ones answered.
+  using GpuField = std::function<std::optional<ojson>(const GpuDescription&, const GpuReading&, DeviceErrors&)>;
+  auto gpu_read = [node, admit](GpuField field) {
+    return [node, admit, field](const httplib::Request& req, httplib::Response& res) {
+      if (!admit(req, res).admitted || !CheckQuery(req, res, {"gpu_ids"}, {})) return;
+      std::optional<std::vector<int>> ids = DeviceIds(req, res, "gpu_ids", "GPU", GpuIds(*node));
+      if (!ids) return;
+      const std::vector<GpuReading> readings = node->Read();
+      DeviceErrors errors;
+      ojson doc = ojson::object();
+      for (int id : *ids) {
+        const size_t k = static_cast<size_t>(id);
+        std::optional<ojson> value = field(node->gpus()[k], readings[k], errors);
+        if (value) doc[std::to_string(id)] = *value;
+      }
+      if (errors.Answered(res)) return;
+      AnswerJson(res, 200, doc);
+    };
+  };
+  server.Get("/gpu/get_cumulative_energy",
+             gpu_read([](const GpuDescription& d, const GpuReading& r, DeviceErrors& errors) -> std::optional<ojson> {
+               if (r.energy_mj) return ojson{{"energy_mj", *r.energy_mj}};
+               if (!d.energy_counter) {
+                 errors.Add(d.index, 400, "NVML error: the requested operation is not available on the target device");
+               } else {
+                 errors.Add(d.index, 500, FieldError(r, "energy_mj"));
+               }
+               return std::nullopt;
+             }));
+  server.Get("/gpu/get_power_limit",
+             gpu_read([](const GpuDescription& d, const GpuReading& r, DeviceErrors& errors) -> std::optional<ojson> {
+               if (r.power_limit_w) return ojson{{"power_limit_mw", std::llround(*r.power_limit_w * 1000)}};
+               errors.Add(d.index, 500, FieldError(r, "power_limit_w"));
+               return std::nullopt;
+             }));
+  server.Get("/gpu/get_power_limit_constraints",
+             gpu_read([](const GpuDescription& d, const GpuReading&, DeviceErrors& errors) -> std::optional<ojson> {
+               if (d.power_limits) {
+                 return ojson{{"min_power_limit_mw", d.power_limits->min_mw}, {"max_power_limit_mw", d.power_limits->max_mw}};
+               }
+               errors.Add(d.index, 400, "NVML error: the requested operation is not available on the target device");
+               return std::nullopt;
+             }));
+  server.Get("/gpu/get_persistence_mode",
+             gpu_read([](const GpuDescription& d, const GpuReading&, DeviceErrors& errors) -> std::optional<ojson> {
+               errors.Add(d.index, 400,
+                          "Invalid request: the wattcut agent does not read persistence mode (nvidia-smi -q shows it)");
+               return std::nullopt;
+             }));
+  server.Get("/gpu/get_power", [node, admit](const httplib::Request& req, httplib::Response& res) {
+    if (!admit(req, res).admitted || !CheckQuery(req, res, {"gpu_ids"}, {})) return;
+    std::optional<std::vector<int>> ids = DeviceIds(req, res, "gpu_ids", "GPU", GpuIds(*node));
+    if (!ids) return;
+    const std::vector<GpuReading> readings = node->Read();
+    DeviceErrors errors;
+    ojson power = ojson::object();
+    for (int id : *ids) {
+      const GpuReading& r = readings[static_cast<size_t>(id)];
+      if (r.power_w) {
+        power[std::to_string(id)] = std::llround(*r.power_w * 1000);
+      } else {
+        errors.Add(id, 500, FieldError(r, "power_w"));
+      }
+    }
+    if (errors.Answered(res)) return;
+    AnswerJson(res, 200, ojson{{"timestamp_ms", UnixMs()}, {"power_mw", power}});
+  });
+
+  server.Get("/cpu/get_cumulative_energy", [z, admit](const httplib::Request& req, httplib::Response& res) {
+    if (!admit(req, res).admitted || !CheckQuery(req, res, {"cpu_ids", "cpu", "dram"}, {"cpu", "dram"})) return;
+    std::optional<bool> want_cpu = BoolParam(req, res, "cpu");
+    if (!want_cpu) return;
+    std::optional<bool> want_dram = BoolParam(req, res, "dram");
+    if (!want_dram) return;
+    std::optional<std::vector<int>> ids = DeviceIds(req, res, "cpu_ids", "CPU", CpuIds(*z));
+    if (!ids) return;
+    ojson doc = ojson::object();
+    if (!ids->empty()) {
+      auto readings = CpuReadings(*z, *ids, res);
+      if (!readings) return;
+      for (int id : *ids) {
+        const cpu::CpuEnergyReading& r = readings->at(id);
+        doc[std::to_string(id)] =
+            ojson{{"cpu_energy_uj", *want_cpu ? ojson(r.package_energy_uj) : ojson(nullptr)},
+                  {"dram_energy_uj", *want_dram && r.dram_energy_uj ? ojson(*r.dram_energy_uj) : ojson(nullptr)}};
+      }
+    }
+    AnswerJson(res, 200, doc);
+  });
+
+  server.Get("/cpu/get_power", [z, admit](const httplib::Request& req, httplib::Response& res) {
+    if (!admit(req, res).admitted || !CheckQuery(req, res, {"cpu_ids"}, {})) return;
+    std::optional<std::vector<int>> ids = DeviceIds(req, res, "cpu_ids", "CPU", CpuIds(*z));
+    if (!ids) return;
+    ojson power = ojson::object();
+    if (!ids->empty()) {
+      auto before = CpuReadings(*z, *ids, res);
+      if (!before) return;
+      const auto started = std::chrono::steady_clock::now();
+      std::this_thread::sleep_for(std::chrono::duration<double>(z->cpu_power_window_s));
+      auto after = CpuReadings(*z, *ids, res);
+      if (!after) return;
+      const double elapsed_us =
+          std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - started).count();
+      auto milliwatts = [elapsed_us](int64_t from_uj, int64_t to_uj) {
+        return static_cast<int64_t>(static_cast<double>(std::max<int64_t>(0, to_uj - from_uj)) * 1000 / elapsed_us);
+      };
+      for (int id : *ids) {
+        const cpu::CpuEnergyReading& a = before->at(id);
+        const cpu::CpuEnergyReading& b = after->at(id);
+        ojson dram = nullptr;
+        if (a.dram_energy_uj && b.dram_energy_uj) dram = milliwatts(*a.dram_energy_uj, *b.dram_energy_uj);
+        power[std::to_string(id)] =
+            ojson{{"cpu_mw", milliwatts(a.package_energy_uj, b.package_energy_uj)}, {"dram_mw", dram}};
+      }
+    }
+    AnswerJson(res, 200, ojson{{"timestamp_ms", UnixMs()}, {"power_mw", power}});
+  });
+
+  // Any other path of zeusd's prefixes, and a known path asked with another method: refused as
+  // zeusd refuses (group, token, scope), then 404 with an empty body.
+  auto not_found = [admit](const httplib::Request& req, httplib::Response& res) {
+    if (!admit(req, res).admitted) return;
+    AnswerNotFound(res);
+  };
+  for (const char* prefix : {R"(/gpu/.*)", R"(/cpu/.*)", R"(/auth/.*)"}) {
+    server.Get(prefix, not_found);
+    server.Post(prefix, not_found);
+  }
+}
+
+}  // namespace wattcut::agent

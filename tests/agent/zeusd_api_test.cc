@@ -1,0 +1,225 @@
+// zeusd's API on the agent (agent/zeusd_routes.h) as zeusd's documentation describes it, over the
+// Unix socket and TCP: discovery, the GPU and CPU reads with zeusd's units and shapes, its device
+// lists and their errors, the group gate, and its JWTs (none, bad signature, expired, missing
+// scope, good). The CPU counters come from a powercap tree the test writes (a wrap, a package
+// without DRAM).
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "tests/agent/agent_test_service.h"
+#include "wattcut/agent/zeusd_token.h"
+#include "wattcut/cpu/rapl_tree_testing.h"
+#include "wattcut/http/http_client.h"
+
+namespace wattcut {
+namespace {
+
+using nlohmann::json;
+
+std::unique_ptr<http::HttpClient> Client(const std::string& socket, const std::string& base_url = "",
+                                         const std::string& token = "") {
+  http::HttpEndpoint e;
+  e.unix_socket = socket;
+  e.base_url = base_url;
+  e.bearer_token = token;
+  auto client = http::HttpClient::Create(e);
+  EXPECT_TRUE(client.ok());
+  return std::move(*client);
+}
+
+http::HttpResponse Call(http::HttpClient& c, const std::string& method, const std::string& path) {
+  auto r = c.Request(method, path);
+  EXPECT_TRUE(r.ok()) << (r.ok() ? "" : r.error().message);
+  return r.ok() ? *r : http::HttpResponse{};
+}
+
+json Json(const http::HttpResponse& r) { return json::parse(r.body, nullptr, false); }
+
+int64_t NowS() {
+  return std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+class ZeusdApiTest : public ::testing::Test {
+ protected:
+  ZeusdApiTest() : tree_("zeusd_api") {
+    package0_ = tree_.AddPackage(0, 1'000'000, 990'000);
+    dram0_ = tree_.AddSubzone(0, 1, "dram", 2'000'000, 700);
+    tree_.AddSubzone(0, 0, "core", 1'000'000, 5);
+    package1_ = tree_.AddPackage(1, 1'000'000, 10);
+  }
+  void StartAgent(const std::string& key_file = "", std::vector<agent::ZeusdGroup> groups = {
+                                                        agent::ZeusdGroup::kGpuRead, agent::ZeusdGroup::kCpuRead}) {
+    agent::AgentServiceOptions options;
+    options.powercap_root = tree_.root();
+    options.zeusd_groups = groups;
+    options.zeusd_signing_key_file = key_file;
+    options.tcp_host = "127.0.0.1";
+    options.tcp_port = 0;
+    agent_.Start(nullptr, options);
+  }
+  std::string TcpUrl() { return "http://127.0.0.1:" + std::to_string(agent_.service()->tcp_port()); }
+
+  cpu::testing::RaplTestTree tree_;
+  std::string package0_, dram0_, package1_;
+  testing::AgentTestService agent_{2};
+};
+
+TEST_F(ZeusdApiTest, DiscoversGpusCpusAndGroupsAsZeusdDoes) {
+  StartAgent();
+  for (bool tcp : {false, true}) {
+    auto client = tcp ? Client("", TcpUrl()) : Client(agent_.socket_path());
+    auto r = Call(*client, "GET", "/discover");
+    ASSERT_EQ(r.status, 200) << r.body;
+    EXPECT_EQ(r.content_type, "application/json");
+    json d = Json(r);
+    ASSERT_EQ(d["gpus"].size(), 2u);
+    EXPECT_EQ(d["gpus"][1]["id"], 1);
+    EXPECT_TRUE(d["gpus"][0]["name"].is_string());
+    EXPECT_TRUE(d["gpus"][0].contains("pci_address"));
+    EXPECT_EQ(d["gpus"][0]["cumulative_energy_available"], true);
+    EXPECT_EQ(d["cpus"], json::parse(R"([{"id":0,"dram_available":true},{"id":1,"dram_available":false}])"));
+    EXPECT_EQ(d["enabled_api_groups"], json::parse(R"(["gpu-read","cpu-read"])"));
+    EXPECT_EQ(d["auth_required"], false);
+    auto t = Json(Call(*client, "GET", "/time"));
+    EXPECT_NEAR(static_cast<double>(t["timestamp_ms"].get<int64_t>()) / 1000, static_cast<double>(NowS()), 5);
+  }
+}
+
+TEST_F(ZeusdApiTest, ReadsGpusInZeusdsUnitsAndRefusesBadDeviceLists) {
+  StartAgent();
+  auto c = Client(agent_.socket_path());
+  json power = Json(Call(*c, "GET", "/gpu/get_power"));
+  ASSERT_TRUE(power["power_mw"]["0"].is_number_integer()) << power;
+  EXPECT_GT(power["power_mw"]["0"].get<int64_t>(), 10'000);  // milliwatts: a GPU draws tens of watts or more
+  EXPECT_TRUE(power["timestamp_ms"].is_number_integer());
+  json energy = Json(Call(*c, "GET", "/gpu/get_cumulative_energy?gpu_ids=1"));
+  EXPECT_FALSE(energy.contains("0"));
+  EXPECT_TRUE(energy["1"]["energy_mj"].is_number_integer()) << energy;
+  json limits = Json(Call(*c, "GET", "/gpu/get_power_limit?gpu_ids=1%2C0"));  // httpx's encoded comma
+  EXPECT_EQ(limits["0"]["power_limit_mw"], agent_.service()->node().gpus()[0].power_limits->default_mw) << limits;
+  json constraints = Json(Call(*c, "GET", "/gpu/get_power_limit_constraints?gpu_ids=0,1,1"));
+  EXPECT_LT(constraints["0"]["min_power_limit_mw"].get<int64_t>(), constraints["0"]["max_power_limit_mw"].get<int64_t>());
+  EXPECT_EQ(constraints.size(), 2u);
+
+  auto out_of_range = Call(*c, "GET", "/gpu/get_power?gpu_ids=5");
+  EXPECT_EQ(out_of_range.status, 400);
+  EXPECT_EQ(Json(out_of_range)["error"], "GPU 5 not found");
+  EXPECT_EQ(Json(Call(*c, "GET", "/gpu/get_power?gpu_ids=0,,1"))["error"], "gpu_ids contains an empty GPU index");
+  EXPECT_EQ(Json(Call(*c, "GET", "/gpu/get_power?gpu_ids=x"))["error"], "Invalid GPU index: x");
+  EXPECT_EQ(Json(Call(*c, "GET", "/gpu/get_power?gpu_ids="))["error"], "gpu_ids must contain at least one GPU index");
+  auto unknown = Call(*c, "GET", "/gpu/get_power?gpu_id=0");
+  EXPECT_EQ(unknown.status, 400);
+  EXPECT_EQ(unknown.content_type, "text/plain; charset=utf-8");
+  EXPECT_EQ(unknown.body.rfind("Query deserialize error: unknown field `gpu_id`", 0), 0u) << unknown.body;
+  EXPECT_EQ(Call(*c, "POST", "/gpu/get_power").status, 404);  // zeusd's routes have one method each
+}
+
+TEST_F(ZeusdApiTest, ReadsCpuAndDramEnergyAcrossAWrap) {
+  StartAgent();
+  auto c = Client(agent_.socket_path());
+  json first = Json(Call(*c, "GET", "/cpu/get_cumulative_energy?cpu=true&dram=true"));
+  EXPECT_EQ(first["0"]["cpu_energy_uj"], 990'000) << first;
+  EXPECT_EQ(first["0"]["dram_energy_uj"], 700);
+  EXPECT_TRUE(first["1"]["dram_energy_uj"].is_null());  // no DRAM zone: null, not an error
+  cpu::testing::RaplTestTree::SetEnergy(package0_, 40'000);  // wrapped past 1,000,000
+  json wrapped = Json(Call(*c, "GET", "/cpu/get_cumulative_energy?cpu=true&dram=false&cpu_ids=0"));
+  EXPECT_EQ(wrapped["0"]["cpu_energy_uj"], 1'040'000) << wrapped;
+  EXPECT_TRUE(wrapped["0"]["dram_energy_uj"].is_null());
+  EXPECT_FALSE(wrapped.contains("1"));
+  auto missing = Call(*c, "GET", "/cpu/get_cumulative_energy?cpu=true");
+  EXPECT_EQ(missing.status, 400);
+  EXPECT_NE(missing.body.find("missing field `dram`"), std::string::npos);
+  auto not_bool = Call(*c, "GET", "/cpu/get_cumulative_energy?cpu=yes&dram=true");
+  EXPECT_EQ(not_bool.status, 400);
+  EXPECT_NE(not_bool.body.find("was not `true` or `false`"), std::string::npos);
+  EXPECT_EQ(Json(Call(*c, "GET", "/cpu/get_power?cpu_ids=2"))["error"], "CPU 2 not found");
+  json power = Json(Call(*c, "GET", "/cpu/get_power"));
+  EXPECT_TRUE(power["power_mw"]["0"]["cpu_mw"].is_number_integer()) << power;
+  EXPECT_TRUE(power["power_mw"]["0"]["dram_mw"].is_number_integer());
+  EXPECT_TRUE(power["power_mw"]["1"]["dram_mw"].is_null());
+  // An unreadable counter: every asked package's error, 500.
+  cpu::testing::RaplTestTree::Write(package1_ + "/energy_uj", "garbage");
+  auto broken = Call(*c, "GET", "/cpu/get_cumulative_energy?cpu=true&dram=true&cpu_ids=1");
+  EXPECT_EQ(broken.status, 500);
+  EXPECT_NE(Json(broken)["errors"]["1"].get<std::string>().find(package1_ + "/energy_uj"), std::string::npos);
+}
+
+TEST_F(ZeusdApiTest, WithoutRaplOrAGroupTheGroupIsOffAndSaysSo) {
+  agent::AgentServiceOptions options;
+  options.powercap_root = agent_.folder() + "/no-powercap";
+  agent_.Start(nullptr, options);
+  auto c = Client(agent_.socket_path());
+  json d = Json(Call(*c, "GET", "/discover"));
+  EXPECT_TRUE(d["cpus"].empty());
+  EXPECT_EQ(d["enabled_api_groups"], json::parse(R"(["gpu-read"])"));
+  auto cpu = Call(*c, "GET", "/cpu/get_power");
+  EXPECT_EQ(cpu.status, 404);
+  EXPECT_EQ(Json(cpu)["error"], "API group 'cpu-read' is not enabled on this server.");
+  auto control = Call(*c, "POST", "/gpu/set_power_limit?gpu_ids=0&power_limit_mw=300000&block=true");
+  EXPECT_EQ(control.status, 404);
+  EXPECT_EQ(Json(control)["error"], "API group 'gpu-control' is not enabled on this server.");
+  EXPECT_EQ(Json(Call(*c, "GET", "/auth/whoami"))["error"], "Authentication is not enabled on this server.");
+}
+
+TEST_F(ZeusdApiTest, TokensAreCheckedAsZeusdChecksThem) {
+  const std::string key_file = agent_.folder() + "/zeusd.key";
+  {
+    std::ofstream(key_file) << "the node's secret\n";
+  }
+  std::filesystem::permissions(key_file, std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
+  StartAgent(key_file);
+  auto key = agent::ZeusdSigningKey::FromBytes("the node's secret\n");
+  const std::string reader =
+      agent::IssueZeusdToken({"alice", {agent::ZeusdGroup::kGpuRead}, NowS() + 3600}, *key);
+  const std::string expired = agent::IssueZeusdToken({"alice", {agent::ZeusdGroup::kGpuRead}, NowS() - 120}, *key);
+  const std::string forged =
+      agent::IssueZeusdToken({"alice", {agent::ZeusdGroup::kGpuRead}, std::nullopt}, *agent::ZeusdSigningKey::FromBytes("x"));
+  for (bool tcp : {false, true}) {
+    SCOPED_TRACE(tcp ? "tcp" : "unix socket");
+    auto with = [&](const std::string& token) {
+      return tcp ? Client("", TcpUrl(), token) : Client(agent_.socket_path(), "", token);
+    };
+    auto none = with("");
+    json d = Json(Call(*none, "GET", "/discover"));  // no token needed
+    EXPECT_EQ(d["auth_required"], true);
+    auto refused = Call(*none, "GET", "/gpu/get_power");
+    EXPECT_EQ(refused.status, 401);
+    EXPECT_EQ(Json(refused)["error"], "Authentication required. Provide an Authorization: Bearer <token> header.");
+    EXPECT_EQ(Json(Call(*with(forged), "GET", "/gpu/get_power"))["error"], "Invalid token: InvalidSignature");
+    auto old = Call(*with(expired), "GET", "/gpu/get_power");
+    EXPECT_EQ(old.status, 401);
+    EXPECT_EQ(Json(old)["error"], "Token has expired.");
+    auto good = with(reader);
+    EXPECT_EQ(Call(*good, "GET", "/gpu/get_power").status, 200);
+    auto scope = Call(*good, "GET", "/cpu/get_cumulative_energy?cpu=true&dram=true");
+    EXPECT_EQ(scope.status, 403);
+    EXPECT_EQ(Json(scope)["error"],
+              "Token for user 'alice' lacks required scope 'cpu-read'. Token scopes: ['gpu-read']");
+    json me = Json(Call(*good, "GET", "/auth/whoami"));
+    EXPECT_EQ(me["sub"], "alice");
+    EXPECT_EQ(me["scopes"], json::parse(R"(["gpu-read"])"));
+    EXPECT_TRUE(me["exp"].is_number_integer());
+    // The group gate comes first: a disabled group is 404 whatever the token.
+    EXPECT_EQ(Call(*none, "POST", "/gpu/set_power_limit?gpu_ids=0&power_limit_mw=1&block=true").status, 404);
+  }
+}
+
+TEST(ZeusdApiService, RefusesToServeGpuControlItCannotYetDo) {
+  agent::AgentServiceOptions options;
+  options.socket_path = "";
+  options.tcp_host = "127.0.0.1";
+  options.tcp_port = 0;
+  options.zeusd_groups = {agent::ZeusdGroup::kGpuControl};
+  auto simulated = SimulatedBackend::Create("a100-sxm", 1);
+  ASSERT_TRUE(simulated.ok());
+  auto started = agent::AgentService::Start(options, std::unique_ptr<GpuBackend>(std::move(*simulated)));
+  ASSERT_FALSE(started.ok());
+  EXPECT_NE(started.error().message.find("gpu-control"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace wattcut
