@@ -5,8 +5,12 @@
 // without DRAM).
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <chrono>
 #include <filesystem>
+#include <functional>
+#include <thread>
 #include <fstream>
 #include <nlohmann/json.hpp>
 
@@ -38,6 +42,16 @@ http::HttpResponse Call(http::HttpClient& c, const std::string& method, const st
 }
 
 json Json(const http::HttpResponse& r) { return json::parse(r.body, nullptr, false); }
+
+// Polls `done` every 10 ms for at most `max_s` seconds; whether it came.
+bool Eventually(const std::function<bool()>& done, double max_s) {
+  const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(max_s);
+  while (!done()) {
+    if (std::chrono::steady_clock::now() > until) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return true;
+}
 
 int64_t NowS() {
   return std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
@@ -151,6 +165,7 @@ TEST_F(ZeusdApiTest, ReadsCpuAndDramEnergyAcrossAWrap) {
 TEST_F(ZeusdApiTest, WithoutRaplOrAGroupTheGroupIsOffAndSaysSo) {
   agent::AgentServiceOptions options;
   options.powercap_root = agent_.folder() + "/no-powercap";
+  options.zeusd_groups = {agent::ZeusdGroup::kGpuRead, agent::ZeusdGroup::kCpuRead};
   agent_.Start(nullptr, options);
   auto c = Client(agent_.socket_path());
   json d = Json(Call(*c, "GET", "/discover"));
@@ -208,17 +223,85 @@ TEST_F(ZeusdApiTest, TokensAreCheckedAsZeusdChecksThem) {
   }
 }
 
-TEST(ZeusdApiService, RefusesToServeGpuControlItCannotYetDo) {
-  agent::AgentServiceOptions options;
-  options.socket_path = "";
-  options.tcp_host = "127.0.0.1";
-  options.tcp_port = 0;
-  options.zeusd_groups = {agent::ZeusdGroup::kGpuControl};
-  auto simulated = SimulatedBackend::Create("a100-sxm", 1);
-  ASSERT_TRUE(simulated.ok());
-  auto started = agent::AgentService::Start(options, std::unique_ptr<GpuBackend>(std::move(*simulated)));
-  ASSERT_FALSE(started.ok());
-  EXPECT_NE(started.error().message.find("gpu-control"), std::string::npos);
+TEST_F(ZeusdApiTest, SettersActUnderAnImplicitLeaseOfTheCaller) {
+  StartAgent("", {agent::ZeusdGroup::kGpuControl, agent::ZeusdGroup::kGpuRead});
+  auto c = Client(agent_.socket_path());
+  const std::vector<int>& clocks = agent_.service()->node().gpus()[0].sm_clocks_mhz;  // highest first
+  const int high = clocks[0], low = clocks[clocks.size() / 2];
+  const std::string lock = "/gpu/set_gpu_locked_clocks?gpu_ids=0&min_clock_mhz=" + std::to_string(low) +
+                           "&max_clock_mhz=" + std::to_string(high) + "&block=true";
+  auto set = Call(*c, "POST", lock);
+  ASSERT_EQ(set.status, 200) << set.body;
+  EXPECT_TRUE(set.body.empty());
+  agent::GpuControl control = agent_.Control(0);
+  ASSERT_TRUE(control.lease.has_value());
+  EXPECT_EQ(control.lease->holder.pid, ::getpid());  // this process holds it now, by an implicit lease
+  ASSERT_TRUE(control.sm_lock.has_value());
+  EXPECT_EQ(control.sm_lock->min_mhz, low);
+  EXPECT_EQ(control.sm_lock->max_mhz, high);
+  EXPECT_EQ(Call(*c, "POST", "/gpu/set_power_limit?gpu_ids=0&power_limit_mw=300000&block=true").status, 200);
+  EXPECT_EQ(agent_.Control(0).power_limit_mw, 300'000);
+  EXPECT_EQ(Call(*c, "POST", "/gpu/set_persistence_mode?gpu_ids=0&enabled=true&block=true").status, 200);
+  EXPECT_EQ(Call(*c, "POST", "/gpu/set_persistence_mode?gpu_ids=0&enabled=false&block=true").status, 400);
+
+  // Refusals: a clock the GPU lacks (per device, as zeusd aggregates), a GPU that does not exist
+  // (text, as zeusd's writes), a missing parameter.
+  auto unsupported = Call(*c, "POST", "/gpu/set_gpu_locked_clocks?gpu_ids=0&min_clock_mhz=1&max_clock_mhz=2&block=true");
+  EXPECT_EQ(unsupported.status, 400);
+  EXPECT_NE(Json(unsupported)["errors"]["0"].get<std::string>().find("does not support an SM clock of 1 MHz"),
+            std::string::npos);
+  auto absent = Call(*c, "POST", "/gpu/reset_gpu_locked_clocks?gpu_ids=9&block=true");
+  EXPECT_EQ(absent.status, 400);
+  EXPECT_EQ(absent.body, "GPU index 9 does not exist.");
+  EXPECT_EQ(absent.content_type, "text/plain; charset=utf-8");
+  auto no_block = Call(*c, "POST", "/gpu/reset_gpu_locked_clocks?gpu_ids=0");
+  EXPECT_EQ(no_block.status, 400);
+  EXPECT_NE(no_block.body.find("missing field `block`"), std::string::npos);
+  auto not_number = Call(*c, "POST", "/gpu/set_power_limit?gpu_ids=0&power_limit_mw=-5&block=true");
+  EXPECT_EQ(not_number.status, 400);
+  EXPECT_NE(not_number.body.find("invalid digit"), std::string::npos);
+  // block=false: answered 200 whatever happens, as zeusd does.
+  EXPECT_EQ(Call(*c, "POST", "/gpu/set_gpu_locked_clocks?gpu_ids=0&min_clock_mhz=1&max_clock_mhz=2&block=false").status,
+            200);
+  EXPECT_EQ(agent_.Control(0).sm_lock->max_mhz, high);  // the refused lock changed nothing
+
+  EXPECT_EQ(Call(*c, "POST", "/gpu/reset_locked_clocks?gpu_ids=0&block=true").status, 200);
+  EXPECT_FALSE(agent_.Control(0).sm_lock.has_value());
+  EXPECT_EQ(Call(*c, "GET", "/gpu/set_power_limit?gpu_ids=0&power_limit_mw=1&block=true").status, 404);  // POST only
+}
+
+TEST_F(ZeusdApiTest, OverTcpASetterNeedsATokenAndLastsWhileItsConnectionDoes) {
+  const std::string key_file = agent_.folder() + "/zeusd.key";
+  {
+    std::ofstream(key_file) << "k";
+  }
+  std::filesystem::permissions(key_file, std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
+  StartAgent(key_file, {agent::ZeusdGroup::kGpuControl, agent::ZeusdGroup::kGpuRead});
+  auto key = agent::ZeusdSigningKey::FromBytes("k");
+  const std::string control = agent::IssueZeusdToken({"bob", {agent::ZeusdGroup::kGpuControl}, std::nullopt}, *key);
+  const std::string reader = agent::IssueZeusdToken({"eve", {agent::ZeusdGroup::kGpuRead}, std::nullopt}, *key);
+  const std::string path = "/gpu/set_power_limit?gpu_ids=1&power_limit_mw=350000&block=true";
+  EXPECT_EQ(Json(Call(*Client("", TcpUrl(), reader), "POST", path))["error"],
+            "Token for user 'eve' lacks required scope 'gpu-control'. Token scopes: ['gpu-read']");
+  {
+    auto bob = Client("", TcpUrl(), control);
+    ASSERT_EQ(Call(*bob, "POST", path).status, 200);
+    EXPECT_EQ(agent_.Control(1).power_limit_mw, 350'000);
+    // Another caller cannot act on the GPU bob's connection holds.
+    auto other = Call(*Client(agent_.socket_path(), "", control), "POST", path);
+    EXPECT_EQ(other.status, 409);
+    EXPECT_NE(Json(other)["errors"]["1"].get<std::string>().find("is leased by"), std::string::npos);
+  }  // bob's connection closes: its lease ends and the limit goes back
+  EXPECT_TRUE(Eventually([&] { return !agent_.Control(1).power_limit_mw.has_value(); }, 10));
+  EXPECT_FALSE(agent_.Control(1).lease.has_value());
+}
+
+TEST_F(ZeusdApiTest, WithoutAKeyTcpSettersAreRefused) {
+  StartAgent("", {agent::ZeusdGroup::kGpuControl, agent::ZeusdGroup::kGpuRead});
+  auto refused = Call(*Client("", TcpUrl()), "POST", "/gpu/reset_locked_clocks?gpu_ids=0&block=true");
+  EXPECT_EQ(refused.status, 403);
+  EXPECT_NE(Json(refused)["error"].get<std::string>().find("--zeusd-signing-key"), std::string::npos);
+  EXPECT_EQ(Call(*Client("", TcpUrl()), "GET", "/gpu/get_power").status, 200);  // reads: loopback
 }
 
 }  // namespace

@@ -77,12 +77,6 @@ Result<std::unique_ptr<AgentService>> AgentService::Start(AgentServiceOptions op
     if (!tokens.ok()) return tokens.error();
     impl.tokens = std::move(*tokens);
   }
-  for (ZeusdGroup g : options.zeusd_groups) {
-    if (g == ZeusdGroup::kGpuControl) {
-      return Error{"zeusd API group gpu-control: this agent does not serve zeusd's setters yet; Zeus's clock and "
-                   "power-limit setters need zeusd itself (or wattcut's own /v1 API and Python client)"};
-    }
-  }
   if (!options.zeusd_signing_key_file.empty()) {
     auto key = ZeusdSigningKey::ReadFile(options.zeusd_signing_key_file);
     if (!key.ok()) return key.error();

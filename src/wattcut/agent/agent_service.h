@@ -30,11 +30,11 @@ struct AgentServiceOptions {
   std::optional<RedfishSettings> redfish;
   NodeAgentOptions node;
   http::ConnectionLimits connections;
-  // zeusd's API beside /v1 (zeusd_routes.h): the groups served (gpu-control is not yet), the
+  // zeusd's API beside /v1 (zeusd_routes.h): the groups served (zeusd's default: all three), the
   // signing key file of its tokens (empty: no authentication; over TCP then loopback only), and
   // the powercap tree CPU and DRAM energy come from (cpu-read is dropped, with a log line, where
   // it has no RAPL zone or its counters cannot be read).
-  std::vector<ZeusdGroup> zeusd_groups = {ZeusdGroup::kGpuRead, ZeusdGroup::kCpuRead};
+  std::vector<ZeusdGroup> zeusd_groups = {ZeusdGroup::kGpuControl, ZeusdGroup::kGpuRead, ZeusdGroup::kCpuRead};
   std::string zeusd_signing_key_file;
   std::string powercap_root = "/sys/class/powercap";
   double cpu_power_window_s = 0.1;

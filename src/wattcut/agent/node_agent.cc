@@ -8,6 +8,7 @@
 #include <set>
 
 #include "wattcut/agent/agent_state_file.h"
+#include "wattcut/agent/process_ancestry.h"
 
 namespace wattcut::agent {
 
@@ -249,6 +250,37 @@ Result<Lease> NodeAgent::TakeLease(const LeaseHolder& holder, const std::vector<
   Command("lease", lease.ok());
   if (lease.ok()) Log("lease " + std::to_string(lease->id) + " of " + holder.Description());
   return lease;
+}
+
+Result<LeaseHolder> NodeAgent::ImplicitLeaseHolder(const LeaseHolder& caller, int gpu) {
+  std::lock_guard lock(mu_);
+  if (Status s = CheckGpu(gpu); !s.ok()) return s.error();
+  if (const Lease* lease = leases_.LeaseOf(gpu)) {
+    if (lease->holder == caller) return caller;
+    const LeaseHolder& holder = lease->holder;
+    if (caller.kind == LeaseHolder::Kind::kProcess && holder.kind == LeaseHolder::Kind::kProcess &&
+        holder.uid == caller.uid && DescendsFrom(caller.pid, holder.pid)) {
+      return holder;
+    }
+    return Error::Conflict("GPU " + std::to_string(gpu) + " is leased by " + holder.Description());
+  }
+  if (caller.kind == LeaseHolder::Kind::kProcess) {
+    if (caller.pid <= 0) {
+      return Error::PermissionDenied(
+          "the agent cannot see your process (pid 0: another pid namespace): run the agent in the host's pid "
+          "namespace (Kubernetes: hostPID: true)");
+    }
+    if (Status s = processes_.Watch(caller.pid); !s.ok()) return s.error();
+  }
+  auto lease = leases_.Acquire(caller, {gpu}, kImplicitLeaseTtlS, options_.steady_now_s());
+  if (!lease.ok()) {
+    WatchOnlyLeaseHolders();
+    return lease.error();
+  }
+  Command("lease", true);
+  Log("implicit lease " + std::to_string(lease->id) + " of GPU " + std::to_string(gpu) + " for " +
+      caller.Description() + " (zeusd API)");
+  return caller;
 }
 
 Result<Lease> NodeAgent::RenewLease(uint64_t id, const LeaseHolder& holder) {

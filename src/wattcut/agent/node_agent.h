@@ -103,6 +103,15 @@ class NodeAgent {
   Result<Lease> RenewLease(uint64_t id, const LeaseHolder& holder);
   Result<EndedLease> ReleaseLease(uint64_t id, const LeaseHolder& holder);
 
+  // zeusd's setters (zeusd_routes.h) come without a lease: the holder to act as on `gpu` for
+  // `caller`. That is the caller, when it holds the GPU or now takes it by an implicit lease (no
+  // ttl: it ends when its process exits or its TCP connection closes, and what was set is undone,
+  // as with any lease), or the process the caller descends from (same uid) that holds the GPU:
+  // Zeus's frequency controller sets clocks from a process it forks. kConflict when another holds
+  // it; kNotFound for a GPU that does not exist.
+  Result<LeaseHolder> ImplicitLeaseHolder(const LeaseHolder& caller, int gpu);
+  static constexpr double kImplicitLeaseTtlS = 1e12;
+
   // The training side. `range` must be supported clocks (min <= max); the lease holder only.
   Result<GpuControl> LockSmClocks(const LeaseHolder& holder, int gpu, ClockRange range);
   Result<GpuControl> UnlockSmClocks(const LeaseHolder& holder, int gpu);

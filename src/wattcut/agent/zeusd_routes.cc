@@ -75,6 +75,12 @@ Admission Admit(const ZeusdApiContext& z, AgentTransport transport, const httpli
                   "this agent has no --zeusd-signing-key: over TCP its zeusd API answers loopback peers only");
       return {};
     }
+    if (transport == AgentTransport::kTcp && group == ZeusdGroup::kGpuControl) {
+      AnswerError(res, 403,
+                  "this agent has no --zeusd-signing-key: over TCP zeusd's setters need a token (or use the "
+                  "Unix socket)");
+      return {};
+    }
     return {true, std::nullopt};
   }
   if (req.path == "/discover" || req.path == "/time") return {true, std::nullopt};
@@ -137,8 +143,9 @@ std::optional<bool> BoolParam(const httplib::Request& req, httplib::Response& re
 // A device list (zeusd_routes.h step 5): "0,1" (spaces around an index allowed), sorted, without
 // repeats; absent: every device in `known`. `lower` is "GPU" or "CPU", for the messages.
 std::optional<std::vector<int>> DeviceIds(const httplib::Request& req, httplib::Response& res, const char* param,
-                                          const std::string& lower, const std::vector<int>& known) {
-  if (!req.has_param(param)) return known;
+                                          const std::string& lower, const std::vector<int>& known,
+                                          bool write = false) {
+  if (!req.has_param(param)) return known;  // a setter's list is required (CheckQuery saw to it)
   const std::string text = req.get_param_value(param);
   auto trim = [](std::string_view s) {
     while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
@@ -171,11 +178,53 @@ std::optional<std::vector<int>> DeviceIds(const httplib::Request& req, httplib::
   }
   for (int id : ids) {
     if (std::find(known.begin(), known.end(), id) == known.end()) {
-      AnswerError(res, 400, lower + " " + std::to_string(id) + " not found");
+      // zeusd's writes say it in text, its reads in JSON.
+      if (write) {
+        AnswerText(res, 400, lower + " index " + std::to_string(id) + " does not exist.");
+      } else {
+        AnswerError(res, 400, lower + " " + std::to_string(id) + " not found");
+      }
       return std::nullopt;
     }
   }
   return std::vector<int>(ids.begin(), ids.end());
+}
+
+// An unsigned 32-bit query parameter, as zeusd's deserializer reads it.
+std::optional<int64_t> U32Param(const httplib::Request& req, httplib::Response& res, const std::string& name) {
+  const std::string text = req.get_param_value(name);
+  int64_t value = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  std::string detail;
+  if (text.empty()) {
+    detail = "cannot parse integer from empty string";
+  } else if (ec == std::errc::result_out_of_range || (ec == std::errc() && value > 4294967295LL)) {
+    detail = "number too large to fit in target type";
+  } else if (ec != std::errc() || end != text.data() + text.size() || value < 0 || text.front() == '-') {
+    detail = "invalid digit found in string";
+  }
+  if (!detail.empty()) {
+    AnswerText(res, 400, "Query deserialize error: " + detail);
+    return std::nullopt;
+  }
+  return value;
+}
+
+// A setter's failure as zeusd's statuses go: the request's fault 400, a permission 403, another
+// holder's lease 409 (zeusd has no leases), the device's or the agent's fault 500.
+int ZeusdStatusFor(ErrorCode code) {
+  switch (code) {
+    case ErrorCode::kInvalidArgument:
+    case ErrorCode::kMalformed:
+    case ErrorCode::kNotFound:
+      return 400;
+    case ErrorCode::kPermissionDenied:
+      return 403;
+    case ErrorCode::kConflict:
+      return 409;
+    default:
+      return 500;
+  }
 }
 
 // Per-device failures, as zeusd aggregates them: the largest status, every device's message.
@@ -401,6 +450,87 @@ void AddZeusdRoutes(http::BoundedHttpServer& server, AgentTransport transport, c
     }
     AnswerJson(res, 200, ojson{{"timestamp_ms", UnixMs()}, {"power_mw", power}});
   });
+
+  // The setters. Each GPU is acted on under the caller's lease, taken implicitly when it holds
+  // none (NodeAgent::ImplicitLeaseHolder): what it sets is undone when it exits or, over TCP, when
+  // its connection closes, and a row ceiling still caps its clocks (the agent's composition).
+  using GpuSetter = std::function<Status(NodeAgent&, const LeaseHolder&, int gpu, const httplib::Request&)>;
+  auto gpu_set = [node, admit, transport](std::vector<std::string> extra, GpuSetter set) {
+    return [node, admit, transport, extra, set](const httplib::Request& req, httplib::Response& res) {
+      if (!admit(req, res).admitted) return;
+      std::vector<std::string> params = {"gpu_ids", "block"};
+      params.insert(params.end(), extra.begin(), extra.end());
+      if (!CheckQuery(req, res, params, params)) return;
+      std::optional<bool> block = BoolParam(req, res, "block");
+      if (!block) return;
+      for (const std::string& name : extra) {
+        if (name != "enabled" && !U32Param(req, res, name)) return;
+        if (name == "enabled" && !BoolParam(req, res, name)) return;
+      }
+      std::optional<std::vector<int>> ids = DeviceIds(req, res, "gpu_ids", "GPU", GpuIds(*node), /*write=*/true);
+      if (!ids) return;
+      const http::ConnectionInfo* connection = http::BoundedHttpServer::CurrentConnection();
+      if (connection == nullptr) {
+        AnswerError(res, 500, "no connection information");
+        return;
+      }
+      const LeaseHolder caller = transport == AgentTransport::kUnixSocket
+                                     ? LeaseHolder::Process(connection->pid, connection->uid)
+                                     : LeaseHolder::Connection(0, connection->id, connection->peer_address);
+      DeviceErrors errors;
+      for (int id : *ids) {
+        Result<LeaseHolder> holder = node->ImplicitLeaseHolder(caller, id);
+        Status done = holder.ok() ? set(*node, *holder, id, req) : Status(holder.error());
+        if (!done.ok()) errors.Add(id, ZeusdStatusFor(done.error().code), done.error().message);
+      }
+      // block=false: zeusd answers before the command runs and only logs its failure; here it has
+      // run (the agent's setters take milliseconds), and a failure is in the agent's command counters.
+      if (*block && errors.Answered(res)) return;
+      res.status = 200;
+    };
+  };
+  auto u32 = [](const httplib::Request& req, const char* name) {
+    return static_cast<int>(std::stoll(req.get_param_value(name)));
+  };
+  auto status_of = [](const Result<GpuControl>& r) { return r.ok() ? Status::Ok() : Status(r.error()); };
+  server.Post("/gpu/set_power_limit",
+              gpu_set({"power_limit_mw"}, [status_of](NodeAgent& n, const LeaseHolder& h, int gpu, const httplib::Request& req) {
+                const double watts = static_cast<double>(std::stoll(req.get_param_value("power_limit_mw"))) / 1000.0;
+                return status_of(n.SetPowerLimit(h, gpu, watts));
+              }));
+  server.Post("/gpu/set_persistence_mode",
+              gpu_set({"enabled"}, [](NodeAgent&, const LeaseHolder&, int, const httplib::Request& req) -> Status {
+                // The agent holds NVML open for as long as it runs, which keeps the driver loaded as
+                // persistence mode does: on is already so; it never turns it off.
+                if (req.get_param_value("enabled") == "true") return Status::Ok();
+                return Error{"Invalid request: the wattcut agent keeps GPUs initialised; it does not turn persistence "
+                             "mode off"};
+              }));
+  server.Post("/gpu/set_gpu_locked_clocks",
+              gpu_set({"min_clock_mhz", "max_clock_mhz"},
+                      [u32, status_of](NodeAgent& n, const LeaseHolder& h, int gpu, const httplib::Request& req) {
+                        return status_of(n.LockSmClocks(h, gpu, {u32(req, "min_clock_mhz"), u32(req, "max_clock_mhz")}));
+                      }));
+  server.Post("/gpu/reset_gpu_locked_clocks",
+              gpu_set({}, [status_of](NodeAgent& n, const LeaseHolder& h, int gpu, const httplib::Request&) {
+                return status_of(n.UnlockSmClocks(h, gpu));
+              }));
+  server.Post("/gpu/set_mem_locked_clocks",
+              gpu_set({"min_clock_mhz", "max_clock_mhz"},
+                      [u32, status_of](NodeAgent& n, const LeaseHolder& h, int gpu, const httplib::Request& req) {
+                        return status_of(
+                            n.LockMemoryClocks(h, gpu, {u32(req, "min_clock_mhz"), u32(req, "max_clock_mhz")}));
+                      }));
+  server.Post("/gpu/reset_mem_locked_clocks",
+              gpu_set({}, [status_of](NodeAgent& n, const LeaseHolder& h, int gpu, const httplib::Request&) {
+                return status_of(n.UnlockMemoryClocks(h, gpu));
+              }));
+  server.Post("/gpu/reset_locked_clocks",
+              gpu_set({}, [status_of](NodeAgent& n, const LeaseHolder& h, int gpu, const httplib::Request&) {
+                Status sm = status_of(n.UnlockSmClocks(h, gpu));  // both tried; the first failure answered
+                Status memory = status_of(n.UnlockMemoryClocks(h, gpu));
+                return sm.ok() ? memory : sm;
+              }));
 
   // Any other path of zeusd's prefixes, and a known path asked with another method: refused as
   // zeusd refuses (group, token, scope), then 404 with an empty body.

@@ -12,7 +12,10 @@
 //   4. a query parameter unknown, repeated, missing or malformed: 400, text/plain
 //      "Query deserialize error: ...";
 //   5. the handler: device lists and per-device errors as zeusd writes them.
-// This part of the API reads; its setters come with their implicit leases (issue 29, point 3).
+// Stricter than zeusd: a setter acts under the caller's lease, taken implicitly (the process on
+// the socket, the connection over TCP; NodeAgent::ImplicitLeaseHolder), so what it set is undone
+// when it exits, and it never lifts a row ceiling; over TCP without a signing key the setters are
+// refused (403) and reads answered to loopback peers only.
 #pragma once
 
 #include <string>

@@ -41,7 +41,7 @@ struct AgentArgs {
   bool redfish_insecure = false;
   std::string hostname;
   bool check_config = false;
-  std::string zeusd_enable = "gpu-read,cpu-read";
+  std::string zeusd_enable = "gpu-control,gpu-read,cpu-read";
   std::string zeusd_signing_key;
   std::string powercap_root = "/sys/class/powercap";
 };
