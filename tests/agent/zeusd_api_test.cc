@@ -7,6 +7,7 @@
 
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <filesystem>
 #include <functional>
@@ -220,6 +221,52 @@ TEST_F(ZeusdApiTest, TokensAreCheckedAsZeusdChecksThem) {
     EXPECT_TRUE(me["exp"].is_number_integer());
     // The group gate comes first: a disabled group is 404 whatever the token.
     EXPECT_EQ(Call(*none, "POST", "/gpu/set_power_limit?gpu_ids=0&power_limit_mw=1&block=true").status, 404);
+  }
+}
+
+TEST_F(ZeusdApiTest, StreamsPowerAsServerSentEvents) {
+  StartAgent();
+  for (bool tcp : {false, true}) {
+    SCOPED_TRACE(tcp ? "tcp" : "unix socket");
+    auto client = tcp ? Client("", TcpUrl()) : Client(agent_.socket_path());
+    std::vector<std::string> lines;
+    auto gpu = client->StreamLines("/gpu/stream_power?gpu_ids=1", [&](std::string_view line) {
+      lines.emplace_back(line);
+      return lines.size() < 2;  // an event's data line and the blank line ending it
+    });
+    ASSERT_TRUE(gpu.ok()) << gpu.error().message;
+    ASSERT_EQ(lines.size(), 2u);
+    ASSERT_EQ(lines[0].rfind("data: ", 0), 0u) << lines[0];
+    EXPECT_EQ(lines[1], "");
+    json event = json::parse(lines[0].substr(6));
+    EXPECT_EQ(event["gpu_id"], 1);
+    EXPECT_GT(event["power_mw"].get<int64_t>(), 10'000);
+    EXPECT_TRUE(event["timestamp_ms"].is_number_integer());
+
+    // CPU: power from the counters' rise over zeusd's 100 ms period; a package without DRAM says null.
+    std::atomic<bool> done{false};
+    std::thread mover([&] {
+      for (int64_t uj = 100'000; !done; uj += 5'000) {
+        cpu::testing::RaplTestTree::SetEnergy(package1_, uj % 1'000'000);
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+      }
+    });
+    std::vector<json> events;
+    auto cpu = client->StreamLines("/cpu/stream_power?cpu_ids=1", [&](std::string_view line) {
+      if (line.rfind("data: ", 0) == 0) events.push_back(json::parse(line.substr(6)));
+      return events.size() < 2;
+    });
+    done = true;
+    mover.join();
+    ASSERT_TRUE(cpu.ok()) << cpu.error().message;
+    ASSERT_EQ(events.size(), 2u);
+    EXPECT_EQ(events[0]["cpu_id"], 1);
+    EXPECT_TRUE(events[0]["dram_mw"].is_null());
+    EXPECT_GT(events[1]["cpu_mw"].get<int64_t>(), 0) << events[1];  // about 1 J/s: 5 mJ every 5 ms
+
+    auto unknown = Call(*client, "GET", "/gpu/stream_power?gpu_ids=0,7,5");
+    EXPECT_EQ(unknown.status, 400);
+    EXPECT_EQ(Json(unknown)["error"], "Unknown GPU indices: [5, 7]. Available: [0, 1]");
   }
 }
 

@@ -248,7 +248,8 @@ std::optional<Refusal> IdentifyCaller(AgentTransport transport, const http::Conn
   return std::nullopt;
 }
 
-void AddAgentRoutes(http::BoundedHttpServer& server, AgentTransport transport, const AgentRouteContext& context) {
+void AddAgentRoutes(http::BoundedHttpServer& server, AgentTransport transport, const AgentRouteContext& context,
+                    OpenStreams open_streams) {
   const AgentRouteContext* ctx = &context;
   auto caller = [transport, ctx](const httplib::Request& req, httplib::Response& res, AgentScope needed) {
     return Caller(transport, *ctx, req, res, needed);
@@ -295,7 +296,6 @@ void AddAgentRoutes(http::BoundedHttpServer& server, AgentTransport transport, c
 
   // A stream holds a worker for as long as it is read: at most kMaxReadingStreams at once on a
   // listener, so that streams never take the workers a setter, a renewal or a reading needs.
-  auto open_streams = std::make_shared<std::atomic<int>>(0);
   server.Get("/v1/readings/stream", [ctx, caller, open_streams](const httplib::Request& req, httplib::Response& res) {
     if (!caller(req, res, AgentScope::kRead)) return;
     auto query = ParseStreamQuery(req.params);

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <atomic>
+#include <memory>
 #include <optional>
 #include <string>
 
@@ -30,9 +31,12 @@ struct AgentRouteContext {
 
 enum class AgentTransport { kUnixSocket, kTcp };
 
-// Readings streams open at once on one listener: half its workers (AgentServiceOptions's 32), so
-// that streams never take the workers a setter, a renewal or a reading needs. One more is 503.
+// Readings streams open at once on one listener, of either API (/v1's NDJSON, zeusd's SSE): half
+// its workers (AgentServiceOptions's 32), so that streams never take the workers a setter, a
+// renewal or a reading needs. One more is 503.
 inline constexpr int kMaxReadingStreams = 16;
+// The streams open on one listener; shared by its two APIs' routes.
+using OpenStreams = std::shared_ptr<std::atomic<int>>;
 
 // Who asks, and what it may do.
 struct AgentCaller {
@@ -56,6 +60,7 @@ std::optional<Refusal> IdentifyCaller(AgentTransport transport, const http::Conn
 // src/wattcut/agent/openapi.yaml, served at GET /openapi.yaml.
 const std::string& AgentOpenApiYaml();
 
-void AddAgentRoutes(http::BoundedHttpServer& server, AgentTransport transport, const AgentRouteContext& context);
+void AddAgentRoutes(http::BoundedHttpServer& server, AgentTransport transport, const AgentRouteContext& context,
+                    OpenStreams open_streams = std::make_shared<std::atomic<int>>(0));
 
 }  // namespace wattcut::agent

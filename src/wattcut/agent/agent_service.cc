@@ -136,8 +136,9 @@ Result<std::unique_ptr<AgentService>> AgentService::Start(AgentServiceOptions op
     auto server = NewServer(options, {});
     if (!server.ok()) return server.error();
     impl.unix_socket.server = std::move(*server);
-    AddAgentRoutes(*impl.unix_socket.server, AgentTransport::kUnixSocket, impl.context);
-    AddZeusdRoutes(*impl.unix_socket.server, AgentTransport::kUnixSocket, impl.context, impl.zeusd);
+    auto streams = std::make_shared<std::atomic<int>>(0);
+    AddAgentRoutes(*impl.unix_socket.server, AgentTransport::kUnixSocket, impl.context, streams);
+    AddZeusdRoutes(*impl.unix_socket.server, AgentTransport::kUnixSocket, impl.context, impl.zeusd, streams);
     std::string error;
     if (!impl.unix_socket.server->BindUnixSocket(options.socket_path, options.socket_mode, options.socket_group,
                                                  error)) {
@@ -152,8 +153,9 @@ Result<std::unique_ptr<AgentService>> AgentService::Start(AgentServiceOptions op
     auto server = NewServer(options, std::move(observer));
     if (!server.ok()) return server.error();
     impl.tcp.server = std::move(*server);
-    AddAgentRoutes(*impl.tcp.server, AgentTransport::kTcp, impl.context);
-    AddZeusdRoutes(*impl.tcp.server, AgentTransport::kTcp, impl.context, impl.zeusd);
+    auto streams = std::make_shared<std::atomic<int>>(0);
+    AddAgentRoutes(*impl.tcp.server, AgentTransport::kTcp, impl.context, streams);
+    AddZeusdRoutes(*impl.tcp.server, AgentTransport::kTcp, impl.context, impl.zeusd, streams);
     int port = options.tcp_port;
     if (port == 0) {
       port = impl.tcp.server->bind_to_any_port(options.tcp_host);

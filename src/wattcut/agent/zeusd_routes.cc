@@ -278,10 +278,79 @@ std::optional<std::map<int, cpu::CpuEnergyReading>> CpuReadings(const ZeusdApiCo
   return by_index;
 }
 
+// A stream's devices: `param` absent, all of `known`; ids it names that are not known: 400 with
+// zeusd's "Unknown GPU indices: [5, 7]. Available: [0, 1]".
+std::optional<std::vector<int>> StreamIds(const httplib::Request& req, httplib::Response& res, const char* param,
+                                          const std::string& kind, const std::vector<int>& known) {
+  if (!req.has_param(param)) return known;
+  std::set<int> asked, unknown;
+  const std::string text = req.get_param_value(param);
+  size_t begin = 0;
+  while (begin <= text.size()) {
+    size_t end = text.find(',', begin);
+    if (end == std::string::npos) end = text.size();
+    std::string piece = text.substr(begin, end - begin);
+    piece.erase(0, piece.find_first_not_of(" \t"));
+    piece.erase(piece.find_last_not_of(" \t") + 1);
+    int id = -1;
+    auto [at, ec] = std::from_chars(piece.data(), piece.data() + piece.size(), id);
+    if (piece.empty() || ec != std::errc() || at != piece.data() + piece.size() || id < 0) {
+      AnswerError(res, 400, "Invalid " + kind + " index: " + piece.substr(0, 40));
+      return std::nullopt;
+    }
+    (std::find(known.begin(), known.end(), id) == known.end() ? unknown : asked).insert(id);
+    begin = end + 1;
+  }
+  if (!unknown.empty()) {
+    auto list = [](auto ids) {
+      std::string out;
+      for (int id : ids) out += (out.empty() ? "" : ", ") + std::to_string(id);
+      return "[" + out + "]";
+    };
+    AnswerError(res, 400, "Unknown " + kind + " indices: " + list(unknown) + ". Available: " + list(known));
+    return std::nullopt;
+  }
+  return std::vector<int>(asked.begin(), asked.end());
+}
+
+// Sleeps `period_s` in slices, so that a stopping agent ends a stream within 100 ms; false then.
+bool PauseUnlessStopping(const AgentRouteContext& context, double period_s) {
+  using std::chrono::steady_clock;
+  const steady_clock::time_point until =
+      steady_clock::now() + std::chrono::duration_cast<steady_clock::duration>(std::chrono::duration<double>(period_s));
+  while (steady_clock::now() < until) {
+    if (context.stopping != nullptr && *context.stopping) return false;
+    std::this_thread::sleep_for(std::min<steady_clock::duration>(until - steady_clock::now(), std::chrono::milliseconds(100)));
+  }
+  return !(context.stopping != nullptr && *context.stopping);
+}
+
+// One server-sent event: exactly "data: <compact JSON>\n\n", as Zeus's PowerStreamingClient splits them.
+std::string Event(const ojson& doc) { return "data: " + doc.dump(-1, ' ', false, ojson::error_handler_t::replace) + "\n\n"; }
+
+// What a stream writes next: its events, or after kHeartbeatS without one an SSE comment (":",
+// which clients skip), so that a stream whose reader left is noticed and its worker freed even
+// while the power does not change (zeusd sends nothing then).
+class StreamWriter {
+ public:
+  static constexpr double kHeartbeatS = 10;
+  bool Write(httplib::DataSink& sink, const std::string& events) {
+    const auto now = std::chrono::steady_clock::now();
+    std::string out = events;
+    if (out.empty() && std::chrono::duration<double>(now - last_).count() >= kHeartbeatS) out = ":\n\n";
+    if (out.empty()) return true;
+    last_ = now;
+    return sink.write(out.data(), out.size());
+  }
+
+ private:
+  std::chrono::steady_clock::time_point last_ = std::chrono::steady_clock::now();
+};
+
 }  // namespace
 
 void AddZeusdRoutes(http::BoundedHttpServer& server, AgentTransport transport, const AgentRouteContext& context,
-                    const ZeusdApiContext& zeusd) {
+                    const ZeusdApiContext& zeusd, std::shared_ptr<std::atomic<int>> open_streams) {
   const ZeusdApiContext* z = &zeusd;
   NodeAgent* node = context.node;
   auto admit = [z, transport](const httplib::Request& req, httplib::Response& res) {
@@ -531,6 +600,114 @@ void AddZeusdRoutes(http::BoundedHttpServer& server, AgentTransport transport, c
                 Status memory = status_of(n.UnlockMemoryClocks(h, gpu));
                 return sm.ok() ? memory : sm;
               }));
+
+  // The power streams (server-sent events, never ending): each stream polls at zeusd's rate and
+  // sends a device's sample when it differs from the one it sent last (the first always), as
+  // zeusd's pollers do. A stream holds a worker while it is open: they count against the listener's
+  // kMaxReadingStreams with /v1's.
+  const AgentRouteContext* ctx = &context;
+  auto take_stream_slot = [open_streams](httplib::Response& res) -> std::shared_ptr<void> {
+    if (open_streams->fetch_add(1) >= kMaxReadingStreams) {
+      --*open_streams;
+      AnswerError(res, 503,
+                  std::to_string(kMaxReadingStreams) + " streams are open on this listener: close one, or poll");
+      return nullptr;
+    }
+    return std::shared_ptr<void>(reinterpret_cast<void*>(1), [open_streams](void*) { --*open_streams; });
+  };
+  server.Get("/gpu/stream_power", [z, node, ctx, admit, take_stream_slot](const httplib::Request& req,
+                                                                        httplib::Response& res) {
+    if (!admit(req, res).admitted || !CheckQuery(req, res, {"gpu_ids"}, {})) return;
+    std::optional<std::vector<int>> ids = StreamIds(req, res, "gpu_ids", "GPU", GpuIds(*node));
+    if (!ids) return;
+    std::shared_ptr<void> slot = take_stream_slot(res);
+    if (!slot) return;
+    res.set_header("Cache-Control", "no-cache");
+    auto last = std::make_shared<std::map<int, int64_t>>();
+    const double period_s = z->gpu_stream_period_s;
+    auto first = std::make_shared<bool>(true);
+    auto writer = std::make_shared<StreamWriter>();
+    res.set_chunked_content_provider(
+        "text/event-stream",
+        [node, ctx, ids = *ids, last, period_s, first, writer, slot](size_t, httplib::DataSink& sink) {
+          if (!*first && !PauseUnlessStopping(*ctx, period_s)) {
+            sink.done();
+            return true;
+          }
+          *first = false;
+          if (ids.empty()) return writer->Write(sink, "");  // zeusd: a stream of no GPU is silent
+          const std::vector<GpuReading> readings = node->Read();
+          std::string events;
+          for (int id : ids) {
+            const GpuReading& r = readings[static_cast<size_t>(id)];
+            if (!r.power_w) continue;  // a failed reading is skipped, as zeusd's poller does
+            const int64_t mw = std::llround(*r.power_w * 1000);
+            auto seen = last->find(id);
+            if (seen != last->end() && seen->second == mw) continue;
+            (*last)[id] = mw;
+            events += Event(ojson{{"timestamp_ms", UnixMs()}, {"gpu_id", id}, {"power_mw", mw}});
+          }
+          return writer->Write(sink, events);
+        });
+  });
+  server.Get("/cpu/stream_power", [z, ctx, admit, take_stream_slot](const httplib::Request& req,
+                                                                   httplib::Response& res) {
+    if (!admit(req, res).admitted || !CheckQuery(req, res, {"cpu_ids"}, {})) return;
+    std::optional<std::vector<int>> ids = StreamIds(req, res, "cpu_ids", "CPU", CpuIds(*z));
+    if (!ids) return;
+    std::shared_ptr<void> slot = take_stream_slot(res);
+    if (!slot) return;
+    res.set_header("Cache-Control", "no-cache");
+    struct Sent {
+      int64_t cpu_mw = -1;
+      std::optional<int64_t> dram_mw;
+    };
+    auto baseline = std::make_shared<std::map<int, cpu::CpuEnergyReading>>();
+    auto last = std::make_shared<std::map<int, Sent>>();
+    auto writer = std::make_shared<StreamWriter>();
+    res.set_chunked_content_provider(
+        "text/event-stream", [z, ctx, ids = *ids, baseline, last, writer, slot](size_t, httplib::DataSink& sink) {
+          if (ids.empty()) {
+            if (!PauseUnlessStopping(*ctx, z->cpu_power_window_s)) {
+              sink.done();
+              return true;
+            }
+            return writer->Write(sink, "");
+          }
+          if (!baseline->empty() && !PauseUnlessStopping(*ctx, z->cpu_power_window_s)) {
+            sink.done();
+            return true;
+          }
+          Result<std::vector<cpu::CpuEnergyReading>> read = z->cpu->Read();
+          if (!read.ok()) return writer->Write(sink, "");  // skipped, as zeusd's poller skips a failed read
+          std::map<int, cpu::CpuEnergyReading> now;
+          for (const cpu::CpuEnergyReading& r : *read) now[r.index] = r;
+          std::string events;
+          if (!baseline->empty()) {
+            const double period_us = z->cpu_power_window_s * 1e6;  // zeusd divides by the nominal period
+            auto mw = [period_us](int64_t from, int64_t to) {
+              return static_cast<int64_t>(static_cast<double>(std::max<int64_t>(0, to - from)) * 1000 / period_us);
+            };
+            for (int id : ids) {
+              const cpu::CpuEnergyReading& a = baseline->at(id);
+              const cpu::CpuEnergyReading& b = now.at(id);
+              Sent sample{mw(a.package_energy_uj, b.package_energy_uj), std::nullopt};
+              if (a.dram_energy_uj && b.dram_energy_uj) sample.dram_mw = mw(*a.dram_energy_uj, *b.dram_energy_uj);
+              auto seen = last->find(id);
+              if (seen != last->end() && seen->second.cpu_mw == sample.cpu_mw && seen->second.dram_mw == sample.dram_mw) {
+                continue;
+              }
+              (*last)[id] = sample;
+              events += Event(ojson{{"timestamp_ms", UnixMs()},
+                                    {"cpu_id", id},
+                                    {"cpu_mw", sample.cpu_mw},
+                                    {"dram_mw", sample.dram_mw ? ojson(*sample.dram_mw) : ojson(nullptr)}});
+            }
+          }
+          *baseline = std::move(now);
+          return writer->Write(sink, events);
+        });
+  });
 
   // Any other path of zeusd's prefixes, and a known path asked with another method: refused as
   // zeusd refuses (group, token, scope), then 404 with an empty body.

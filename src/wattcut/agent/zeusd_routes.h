@@ -18,6 +18,8 @@
 // refused (403) and reads answered to loopback peers only.
 #pragma once
 
+#include <atomic>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -35,10 +37,13 @@ struct ZeusdApiContext {
   std::vector<ZeusdGroup> enabled_groups;  // in the order configured (zeusd's --enable)
   const ZeusdSigningKey* signing_key = nullptr;  // nullptr: no authentication
   cpu::CpuEnergyMeter* cpu = nullptr;            // nullptr: no RAPL on this machine (cpus: [])
-  double cpu_power_window_s = 0.1;               // GET /cpu/get_power's two readings apart (zeusd: 10 Hz)
+  double cpu_power_window_s = 0.1;               // GET /cpu/get_power's two readings apart, and
+                                                 // /cpu/stream_power's period (zeusd: 10 Hz)
+  double gpu_stream_period_s = 0.05;             // /gpu/stream_power's (zeusd: 20 Hz)
 };
 
+// `open_streams`: the listener's count of open streams, shared with AddAgentRoutes.
 void AddZeusdRoutes(http::BoundedHttpServer& server, AgentTransport transport, const AgentRouteContext& context,
-                    const ZeusdApiContext& zeusd);
+                    const ZeusdApiContext& zeusd, std::shared_ptr<std::atomic<int>> open_streams);
 
 }  // namespace wattcut::agent
