@@ -33,6 +33,7 @@ class DryRunBackend final : public GpuBackend {
   Result<int64_t> PowerLimitMw(int gpu) override { return inner_->PowerLimitMw(gpu); }
   Status SetPowerLimitMw(int gpu, int64_t limit_mw) override;
   Result<int64_t> PowerUsageMw(int gpu) override { return inner_->PowerUsageMw(gpu); }
+  Result<PowerFieldsMw> PowerFields(int gpu) override { return inner_->PowerFields(gpu); }
   Result<int64_t> TotalEnergyMj(int gpu) override { return inner_->TotalEnergyMj(gpu); }
   Result<int> SmClockMhz(int gpu) override { return inner_->SmClockMhz(gpu); }
 

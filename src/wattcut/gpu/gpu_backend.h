@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -51,7 +52,20 @@ class GpuBackend {
   virtual Result<int64_t> PowerLimitMw(int gpu) = 0;
   virtual Status SetPowerLimitMw(int gpu, int64_t limit_mw) = 0;
 
+  // The driver's power reading (NVML's nvmlDeviceGetPowerUsage: a 1-second average on recent GPUs
+  // (Ampere but GA100, and later), the instant power on older ones).
   virtual Result<int64_t> PowerUsageMw(int gpu) = 0;
+  // Both of NVML's power fields where the driver keeps them (nvmlDeviceGetFieldValues): the instant
+  // power and the 1-second average, each absent where the GPU lacks it. kNotFound where the backend
+  // or the driver has no field values at all (PowerUsageMw is then all there is).
+  struct PowerFieldsMw {
+    std::optional<int64_t> instant_mw;
+    std::optional<int64_t> average_mw;
+  };
+  virtual Result<PowerFieldsMw> PowerFields(int gpu) {
+    (void)gpu;
+    return Error::NotFound("the " + name() + " backend has no instant or averaged power fields");
+  }
   // Energy used since the driver was loaded (NVML) or the GPU was created (simulated), mJ.
   virtual Result<int64_t> TotalEnergyMj(int gpu) = 0;
   virtual Result<int> SmClockMhz(int gpu) = 0;

@@ -146,6 +146,44 @@ class NvmlBackend final : public GpuBackend {
     return static_cast<int64_t>(power_mw);
   }
 
+  Result<PowerFieldsMw> PowerFields(int gpu) override {
+    if (F().nvmlDeviceGetFieldValues == nullptr) {
+      return Error::NotFound("this driver's NVML lacks nvmlDeviceGetFieldValues: no instant or averaged power");
+    }
+    auto device = Handle(gpu);
+    if (!device.ok()) return device.error();
+    nvml::FieldValue fields[2];
+    fields[0].field_id = nvml::kFieldPowerInstant;
+    fields[1].field_id = nvml::kFieldPowerAverage;
+    if (Status s = Call(F().nvmlDeviceGetFieldValues, "nvmlDeviceGetFieldValues", gpu, "POWER_INSTANT,POWER_AVERAGE",
+                        *device, 2, fields);
+        !s.ok()) {
+      return s.error();
+    }
+    auto milliwatts = [](const nvml::FieldValue& f) -> std::optional<int64_t> {
+      if (f.nvml_return != nvml::kSuccess) return std::nullopt;  // this GPU lacks the field
+      switch (f.value_type) {
+        case 0:
+          return static_cast<int64_t>(f.value.d);
+        case 1:
+          return static_cast<int64_t>(f.value.ui);
+        case 2:
+          return static_cast<int64_t>(f.value.ul);
+        case 3:
+          return static_cast<int64_t>(f.value.ull);
+        case 4:
+          return static_cast<int64_t>(f.value.sll);
+        case 5:
+          return static_cast<int64_t>(f.value.si);
+        case 6:
+          return static_cast<int64_t>(f.value.us);
+        default:
+          return std::nullopt;
+      }
+    };
+    return PowerFieldsMw{milliwatts(fields[0]), milliwatts(fields[1])};
+  }
+
   Result<int64_t> TotalEnergyMj(int gpu) override {
     auto device = Handle(gpu);
     if (!device.ok()) return device.error();

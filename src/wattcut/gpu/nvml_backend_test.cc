@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <cmath>
 #include <thread>
 
 #include "wattcut/gpu/dry_run_backend.h"
@@ -100,6 +101,43 @@ TEST(NvmlBackendTest, ReadsPowerAndAnEnergyCounterThatFollowsTheClock) {
   const int64_t e1 = *backend->TotalEnergyMj(0);
   // At least 50 ms at 102.5 W.
   EXPECT_GE(e1 - e0, 5000);
+}
+
+// NVML's two power fields: the instant one follows a clock change at once, the 1 s average lags
+// behind it and gets there; a GPU without the average says so for that field alone.
+TEST(NvmlBackendTest, ReadsTheInstantAndTheAveragedPowerFields) {
+  ScopedFakeNvml fake(fake_nvml::State{{"gpu_count", "2"}, {"gpu1.no_power_average", "1"}, {"power_average_s", "0.1"}});
+  auto backend = Open();
+  ASSERT_NE(backend, nullptr);
+  auto before = backend->PowerFields(0);
+  ASSERT_TRUE(before.ok()) << before.error().message;
+  EXPECT_EQ(before->instant_mw, 400000);
+  ASSERT_TRUE(backend->LockGpuClocks(0, 705, 705).ok());
+  auto after = backend->PowerFields(0);
+  ASSERT_TRUE(after.ok());
+  EXPECT_EQ(after->instant_mw, 60000 + 340000 / 8);
+  ASSERT_TRUE(after->average_mw.has_value());
+  EXPECT_GE(*after->average_mw, *after->instant_mw);  // still coming down from 400 W
+  bool settled = false;
+  for (int i = 0; i < 500 && !settled; ++i) {  // a first-order lag of 0.1 s here: within 1 % in about 0.5 s
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    settled = std::abs(*backend->PowerFields(0)->average_mw - *after->instant_mw) < 0.01 * *after->instant_mw;
+  }
+  EXPECT_TRUE(settled) << *backend->PowerFields(0)->average_mw;
+  auto no_average = backend->PowerFields(1);
+  ASSERT_TRUE(no_average.ok());
+  EXPECT_EQ(no_average->instant_mw, 400000);
+  EXPECT_FALSE(no_average->average_mw.has_value());
+}
+
+TEST(NvmlBackendTest, AnOldDriverHasNoPowerFields) {
+  ScopedFakeNvml fake(fake_nvml::State{{"gpu_count", "1"}});
+  auto backend = OpenNvmlBackend(std::string(WATTCUT_FAKE_NVML_OLD_DRIVER_DIR) + "/libnvidia-ml.so.1");
+  ASSERT_TRUE(backend.ok()) << backend.error().message;
+  auto fields = (*backend)->PowerFields(0);
+  ASSERT_FALSE(fields.ok());
+  EXPECT_EQ(fields.error().code, ErrorCode::kNotFound);
+  EXPECT_NE(fields.error().message.find("nvmlDeviceGetFieldValues"), std::string::npos);
 }
 
 TEST(NvmlBackendTest, NoPermissionSaysWhatIsNeeded) {

@@ -99,6 +99,7 @@ Result<std::unique_ptr<NvmlLibrary>> NvmlLibrary::Open(const std::string& librar
   Resolve(h, "nvmlDeviceGetPowerManagementLimit", f.nvmlDeviceGetPowerManagementLimit);
   Resolve(h, "nvmlDeviceGetPowerManagementDefaultLimit", f.nvmlDeviceGetPowerManagementDefaultLimit);
   Resolve(h, "nvmlDeviceGetPowerManagementLimitConstraints", f.nvmlDeviceGetPowerManagementLimitConstraints);
+  Resolve(h, "nvmlDeviceGetFieldValues", f.nvmlDeviceGetFieldValues);
 
   for (auto [fn, symbol] :
        {std::pair<const void*, const char*>{reinterpret_cast<const void*>(f.nvmlInit_v2), "nvmlInit_v2"},

@@ -37,6 +37,28 @@ enum Return : int {
   kErrorUnknown = 999,
 };
 
+// nvmlFieldValue_t (nvml.h): one field asked of nvmlDeviceGetFieldValues and its answer.
+struct FieldValue {
+  unsigned field_id = 0;
+  unsigned scope_id = 0;
+  long long timestamp_us = 0;
+  long long latency_us = 0;
+  int value_type = 0;   // nvmlValueType_t: 0 double, 1 unsigned int, 2 unsigned long, 3 unsigned long long, 4 signed long long, 5 int, 6 unsigned short
+  int nvml_return = 0;  // this field's nvmlReturn_t
+  union {
+    double d;
+    unsigned ui;
+    unsigned long ul;
+    unsigned long long ull;
+    long long sll;
+    int si;
+    unsigned short us;
+  } value{};
+};
+static_assert(sizeof(FieldValue) == 40, "nvmlFieldValue_t is 40 bytes");
+inline constexpr unsigned kFieldPowerAverage = 185;  // NVML_FI_DEV_POWER_AVERAGE: mW over 1 s
+inline constexpr unsigned kFieldPowerInstant = 186;  // NVML_FI_DEV_POWER_INSTANT: mW now
+
 // nvmlClockType_t.
 enum ClockType : int { kClockGraphics = 0, kClockSm = 1, kClockMem = 2, kClockVideo = 3 };
 
@@ -72,6 +94,7 @@ struct Functions {
   int (*nvmlDeviceGetPowerManagementLimit)(Device, unsigned*) = nullptr;
   int (*nvmlDeviceGetPowerManagementDefaultLimit)(Device, unsigned*) = nullptr;
   int (*nvmlDeviceGetPowerManagementLimitConstraints)(Device, unsigned*, unsigned*) = nullptr;
+  int (*nvmlDeviceGetFieldValues)(Device, int, FieldValue*) = nullptr;  // NVML 10 on
 };
 
 inline constexpr const char* kDefaultLibraryName = "libnvidia-ml.so.1";

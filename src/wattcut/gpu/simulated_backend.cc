@@ -143,6 +143,12 @@ Result<int64_t> SimulatedBackend::PowerUsageMw(int gpu) {
   return static_cast<int64_t>(std::llround(gpus_[static_cast<size_t>(gpu)].power_w * 1000));
 }
 
+Result<GpuBackend::PowerFieldsMw> SimulatedBackend::PowerFields(int gpu) {
+  auto power = PowerUsageMw(gpu);
+  if (!power.ok()) return power.error();
+  return PowerFieldsMw{*power, *power};
+}
+
 Result<int64_t> SimulatedBackend::TotalEnergyMj(int gpu) {
   if (Status s = Check(gpu); !s.ok()) return s.error();
   std::lock_guard lock(mutex_);

@@ -37,6 +37,8 @@ class SimulatedBackend final : public GpuBackend {
   Result<int64_t> PowerLimitMw(int gpu) override;
   Status SetPowerLimitMw(int gpu, int64_t limit_mw) override;
   Result<int64_t> PowerUsageMw(int gpu) override;
+  // The model's power is steady at each clock: the instant and the averaged field are both it.
+  Result<PowerFieldsMw> PowerFields(int gpu) override;
   Result<int64_t> TotalEnergyMj(int gpu) override;
   Result<int> SmClockMhz(int gpu) override;
 

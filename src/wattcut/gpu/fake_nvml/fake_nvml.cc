@@ -1,9 +1,10 @@
 // A fake libnvidia-ml.so.1 for tests: the same C ABI as the NVIDIA library for the functions
 // wattcut uses, with its state in a file shared between processes (fake_nvml_state.h). Built
 // twice: the full library, and with WATTCUT_FAKE_NVML_OLD_DRIVER an "old driver" that lacks
-// nvmlDeviceGetTotalEnergyConsumption and nvmlDeviceSetMemoryLockedClocks.
+// nvmlDeviceGetTotalEnergyConsumption, nvmlDeviceSetMemoryLockedClocks and nvmlDeviceGetFieldValues.
 #include <time.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -79,10 +80,19 @@ void Advance(State& s) {
   const long count = Long(s, "gpu_count", 0);
   for (unsigned g = 0; g < static_cast<unsigned>(count) && g < kMaxGpus; ++g) {
     const long long since = Long(s, Gpu(g, "since_ns"), now);
-    const double energy = Double(s, Gpu(g, "energy_mj"), 0) + PowerMw(s, g) * static_cast<double>(now - since) / 1e9;
+    const double power_mw = PowerMw(s, g);
+    const double energy = Double(s, Gpu(g, "energy_mj"), 0) + power_mw * static_cast<double>(now - since) / 1e9;
     char text[64];
     std::snprintf(text, sizeof text, "%.6f", energy);
     s[Gpu(g, "energy_mj")] = text;
+    // NVML_FI_DEV_POWER_AVERAGE, modelled as a first-order lag behind the power ("power_average_s",
+    // 1 s as the driver's window; a test may shorten it): a step in load shows in the instant field
+    // at once and in the average over about that long.
+    const double average = Double(s, Gpu(g, "power_avg_mw"), power_mw);
+    const double dt_s = static_cast<double>(now - since) / 1e9;
+    const double lag_s = std::max(1e-3, Double(s, "power_average_s", 1.0));
+    std::snprintf(text, sizeof text, "%.3f", average + (power_mw - average) * (1 - std::exp(-dt_s / lag_s)));
+    s[Gpu(g, "power_avg_mw")] = text;
     s[Gpu(g, "since_ns")] = std::to_string(now);
   }
 }
@@ -362,6 +372,49 @@ __attribute__((visibility("default"))) int nvmlDeviceGetPowerUsage(Device* devic
 }
 
 #ifndef WATTCUT_FAKE_NVML_OLD_DRIVER
+// nvmlFieldValue_t as nvml.h lays it out (40 bytes).
+struct FieldValue {
+  unsigned field_id;
+  unsigned scope_id;
+  long long timestamp_us;
+  long long latency_us;
+  int value_type;
+  int nvml_return;
+  union {
+    double d;
+    unsigned ui;
+    unsigned long long ull;
+  } value;
+};
+static_assert(sizeof(FieldValue) == 40, "nvmlFieldValue_t");
+
+// The power fields: 186 the instant power, 185 the 1 s average ("gpu<i>.no_power_average" = 1: a
+// GPU without it, NOT_SUPPORTED for that field, as GA100 answers); any other field NOT_SUPPORTED.
+__attribute__((visibility("default"))) int nvmlDeviceGetFieldValues(Device* device, int count, FieldValue* values) {
+  FAKE_INIT_CHECK();
+  return Api("nvmlDeviceGetFieldValues", std::to_string(count), [&](State& s) {
+    unsigned gpu;
+    if (int rc = DeviceIndex(s, device, &gpu); rc != kSuccess) return rc;
+    if (values == nullptr || count <= 0) return kInvalidArgument;
+    constexpr int kNotSupported = 3;
+    for (int i = 0; i < count; ++i) {
+      FieldValue& f = values[i];
+      f.timestamp_us = NowNs() / 1000;
+      f.latency_us = 0;
+      f.value_type = 1;  // unsigned int
+      f.nvml_return = kSuccess;
+      if (f.field_id == 186) {
+        f.value.ui = static_cast<unsigned>(std::lround(PowerMw(s, gpu)));
+      } else if (f.field_id == 185 && Long(s, Gpu(gpu, "no_power_average"), 0) == 0) {
+        f.value.ui = static_cast<unsigned>(std::lround(Double(s, Gpu(gpu, "power_avg_mw"), PowerMw(s, gpu))));
+      } else {
+        f.nvml_return = kNotSupported;
+      }
+    }
+    return kSuccess;
+  });
+}
+
 __attribute__((visibility("default"))) int nvmlDeviceGetTotalEnergyConsumption(Device* device,
                                                                                unsigned long long* energy_mj) {
   FAKE_INIT_CHECK();
