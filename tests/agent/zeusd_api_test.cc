@@ -66,9 +66,11 @@ class ZeusdApiTest : public ::testing::Test {
     tree_.AddSubzone(0, 0, "core", 1'000'000, 5);
     package1_ = tree_.AddPackage(1, 1'000'000, 10);
   }
-  void StartAgent(const std::string& key_file = "", std::vector<agent::ZeusdGroup> groups = {
-                                                        agent::ZeusdGroup::kGpuRead, agent::ZeusdGroup::kCpuRead}) {
+  void StartAgent(const std::string& key_file = "",
+                  std::vector<agent::ZeusdGroup> groups = {agent::ZeusdGroup::kGpuRead, agent::ZeusdGroup::kCpuRead},
+                  double grace_s = 10) {
     agent::AgentServiceOptions options;
+    options.node.zeusd_reconnect_grace_s = grace_s;
     options.powercap_root = tree_.root();
     options.zeusd_groups = groups;
     options.zeusd_signing_key_file = key_file;
@@ -317,13 +319,13 @@ TEST_F(ZeusdApiTest, SettersActUnderAnImplicitLeaseOfTheCaller) {
   EXPECT_EQ(Call(*c, "GET", "/gpu/set_power_limit?gpu_ids=0&power_limit_mw=1&block=true").status, 404);  // POST only
 }
 
-TEST_F(ZeusdApiTest, OverTcpASetterNeedsATokenAndLastsWhileItsConnectionDoes) {
+TEST_F(ZeusdApiTest, OverTcpASetterNeedsATokenAndLastsWhileItsClientKeepsAConnection) {
   const std::string key_file = agent_.folder() + "/zeusd.key";
   {
     std::ofstream(key_file) << "k";
   }
   std::filesystem::permissions(key_file, std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
-  StartAgent(key_file, {agent::ZeusdGroup::kGpuControl, agent::ZeusdGroup::kGpuRead});
+  StartAgent(key_file, {agent::ZeusdGroup::kGpuControl, agent::ZeusdGroup::kGpuRead}, /*grace_s=*/0.5);
   auto key = agent::ZeusdSigningKey::FromBytes("k");
   const std::string control = agent::IssueZeusdToken({"bob", {agent::ZeusdGroup::kGpuControl}, std::nullopt}, *key);
   const std::string reader = agent::IssueZeusdToken({"eve", {agent::ZeusdGroup::kGpuRead}, std::nullopt}, *key);
@@ -334,13 +336,27 @@ TEST_F(ZeusdApiTest, OverTcpASetterNeedsATokenAndLastsWhileItsConnectionDoes) {
     auto bob = Client("", TcpUrl(), control);
     ASSERT_EQ(Call(*bob, "POST", path).status, 200);
     EXPECT_EQ(agent_.Control(1).power_limit_mw, 350'000);
-    // Another caller cannot act on the GPU bob's connection holds.
+    ASSERT_TRUE(agent_.Control(1).lease.has_value());
+    EXPECT_EQ(agent_.Control(1).lease->holder.Description(), "zeusd client 'bob' at 127.0.0.1");
+    // Another caller cannot act on the GPU bob holds.
     auto other = Call(*Client(agent_.socket_path(), "", control), "POST", path);
     EXPECT_EQ(other.status, 409);
-    EXPECT_NE(Json(other)["errors"]["1"].get<std::string>().find("is leased by"), std::string::npos);
-  }  // bob's connection closes: its lease ends and the limit goes back
-  EXPECT_TRUE(Eventually([&] { return !agent_.Control(1).power_limit_mw.has_value(); }, 10));
-  EXPECT_FALSE(agent_.Control(1).lease.has_value());
+    EXPECT_NE(Json(other)["errors"]["1"].get<std::string>().find("is leased by zeusd client 'bob'"),
+              std::string::npos);
+  }
+  // bob's connection closed; a new one within the grace (an HTTP client recycling its connection)
+  // carries the lease on: what bob set stays.
+  auto bob_again = Client("", TcpUrl(), control);
+  ASSERT_EQ(Call(*bob_again, "POST", "/gpu/set_gpu_locked_clocks?gpu_ids=1&min_clock_mhz=1410&max_clock_mhz=1410&block=true")
+                .status,
+            200);
+  std::this_thread::sleep_for(std::chrono::milliseconds(800));  // past the grace, the connection open
+  EXPECT_EQ(agent_.Control(1).power_limit_mw, 350'000);
+  EXPECT_TRUE(agent_.Control(1).sm_lock.has_value());
+  bob_again.reset();  // bob goes away: after the grace, everything he set is undone
+  EXPECT_TRUE(Eventually([&] { return !agent_.Control(1).lease.has_value(); }, 10));
+  EXPECT_FALSE(agent_.Control(1).power_limit_mw.has_value());
+  EXPECT_FALSE(agent_.Control(1).sm_lock.has_value());
 }
 
 TEST_F(ZeusdApiTest, WithoutAKeyTcpSettersAreRefused) {

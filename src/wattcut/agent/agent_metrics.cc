@@ -176,11 +176,45 @@ std::string RenderAgentMetrics(const AgentMetricsSnapshot& snapshot, const Agent
     if (gpu.power_w)
       Sample(out, "DCGM_FI_DEV_POWER_USAGE", DcgmLabels(gpu, snapshot.hostname), DcgmFloat(*gpu.power_w));
   }
+  bool instant = false;
+  for (const GpuTelemetry& gpu : snapshot.gpus) instant = instant || gpu.power_instant_w.has_value();
+  if (instant) {
+    Family(out, "DCGM_FI_DEV_POWER_USAGE_INSTANT", "gauge", "Current instantaneous power usage (in W).");
+    for (const GpuTelemetry& gpu : snapshot.gpus) {
+      if (gpu.power_instant_w) {
+        Sample(out, "DCGM_FI_DEV_POWER_USAGE_INSTANT", DcgmLabels(gpu, snapshot.hostname),
+               DcgmFloat(*gpu.power_instant_w));
+      }
+    }
+  }
   Family(out, "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION", "counter", "Total energy consumption since boot (in mJ).");
   for (const GpuTelemetry& gpu : snapshot.gpus) {
     if (gpu.energy_mj) {
       Sample(out, "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION", DcgmLabels(gpu, snapshot.hostname),
              std::to_string(*gpu.energy_mj));
+    }
+  }
+
+  // node_exporter's RAPL families, so that its dashboards read the agent's CPU energy.
+  if (!snapshot.cpus.empty()) {
+    auto labels = [](int index, const std::string& path) {
+      return Label("index", std::to_string(index)) + "," + Label("path", path);
+    };
+    Family(out, "node_rapl_package_joules_total", "counter", "Current RAPL package value in joules");
+    for (const CpuTelemetry& cpu : snapshot.cpus) {
+      Sample(out, "node_rapl_package_joules_total", labels(cpu.index, cpu.path),
+             Number(static_cast<double>(cpu.package_energy_uj) / 1e6));
+    }
+    bool dram = false;
+    for (const CpuTelemetry& cpu : snapshot.cpus) dram = dram || cpu.dram_energy_uj.has_value();
+    if (dram) {
+      Family(out, "node_rapl_dram_joules_total", "counter", "Current RAPL dram value in joules");
+      for (const CpuTelemetry& cpu : snapshot.cpus) {
+        if (cpu.dram_energy_uj) {
+          Sample(out, "node_rapl_dram_joules_total", labels(cpu.index, cpu.dram_path.value_or(cpu.path)),
+                 Number(static_cast<double>(*cpu.dram_energy_uj) / 1e6));
+        }
+      }
     }
   }
 

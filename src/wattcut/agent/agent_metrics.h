@@ -4,7 +4,10 @@
 // Per GPU, the DCGM exporter's series with its names, units, HELP texts and labels, so that
 // dashboards and alerts built on dcgm-exporter work unchanged:
 //   DCGM_FI_DEV_SM_CLOCK                  gauge    MHz
-//   DCGM_FI_DEV_POWER_USAGE               gauge    W
+//   DCGM_FI_DEV_POWER_USAGE               gauge    W   (NVML's power usage: a 1 s average on recent GPUs)
+//   DCGM_FI_DEV_POWER_USAGE_INSTANT       gauge    W   where the driver has the instant field
+//   node_rapl_package_joules_total{index,path}, node_rapl_dram_joules_total{index,path}
+//                                         counter  J   node_exporter's RAPL names, widened past wraps
 //   DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION  counter  mJ
 //   labels gpu="0", UUID="GPU-...", device="nvidia0", modelName="NVIDIA A100-SXM4-40GB", Hostname="node-1"
 // A reading the GPU could not give is left out (as dcgm-exporter leaves out blank values).
@@ -47,15 +50,26 @@ struct GpuTelemetry {
   std::string name;  // NVML's product name: dcgm-exporter's modelName
   std::optional<int> sm_clock_mhz;
   std::optional<double> power_w;
+  std::optional<double> power_instant_w;  // NVML's instant power field, where the driver has it
   std::optional<int64_t> energy_mj;  // since the driver loaded
   bool leased = false;
   std::optional<int> ceiling_mhz;         // the row side's ceiling
   std::optional<int> applied_max_sm_mhz;  // the upper end of what NVML was told; nullopt: reset
 };
 
+// One CPU package's RAPL energy, widened past wraparound (cpu/cpu_energy_meter.h).
+struct CpuTelemetry {
+  int index = 0;
+  std::string path;  // the package zone's folder (node_exporter's path label)
+  int64_t package_energy_uj = 0;
+  std::optional<int64_t> dram_energy_uj;
+  std::optional<std::string> dram_path;
+};
+
 struct AgentMetricsSnapshot {
   std::string hostname;  // dcgm-exporter's Hostname label (the node's name)
   std::vector<GpuTelemetry> gpus;
+  std::vector<CpuTelemetry> cpus;  // empty without RAPL
   std::optional<ServerPowerReading> server;
   uint64_t stale_redfish_readings = 0;  // ServerPowerMeter::stale_redfish_readings()
 };

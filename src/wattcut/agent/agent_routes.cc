@@ -92,6 +92,31 @@ double GpuPowerW(const std::vector<GpuReading>& readings) {
   return total;
 }
 
+// The GPUs' power from NVML's instant field when every GPU has it (so that a controller reading
+// every 10 ms does not read a 1 s average); nullopt when one lacks it.
+std::optional<double> GpuInstantPowerW(const std::vector<GpuReading>& readings) {
+  double total = 0;
+  for (const GpuReading& r : readings) {
+    if (!r.power_instant_w) return std::nullopt;
+    total += *r.power_instant_w;
+  }
+  return total;
+}
+
+// The CPU packages' energy, or why there is none (null: no RAPL; an error: a failed read).
+json CpusJson(const AgentRouteContext& context) {
+  if (context.cpu == nullptr) return nullptr;
+  auto read = context.cpu->Read();
+  if (!read.ok()) return json{{"error", read.error().message}};
+  json cpus = json::array();
+  for (const cpu::CpuEnergyReading& r : *read) {
+    cpus.push_back({{"index", r.index},
+                    {"package_energy_uj", r.package_energy_uj},
+                    {"dram_energy_uj", r.dram_energy_uj ? json(*r.dram_energy_uj) : json(nullptr)}});
+  }
+  return cpus;
+}
+
 // What GET /metrics shows: the readings and the controls of every GPU, and the server's power.
 AgentMetricsSnapshot MetricsSnapshot(const AgentRouteContext& context) {
   AgentMetricsSnapshot snapshot;
@@ -107,6 +132,7 @@ AgentMetricsSnapshot MetricsSnapshot(const AgentRouteContext& context) {
     t.name = d.name;
     t.sm_clock_mhz = r.sm_clock_mhz;
     t.power_w = r.power_w;
+    t.power_instant_w = r.power_instant_w;
     t.energy_mj = r.energy_mj;
     t.leased = c.lease.has_value();
     if (c.ceiling) t.ceiling_mhz = c.ceiling->mhz;
@@ -116,6 +142,17 @@ AgentMetricsSnapshot MetricsSnapshot(const AgentRouteContext& context) {
   if (context.power != nullptr) {
     snapshot.server = context.power->Read(GpuPowerW(readings));
     snapshot.stale_redfish_readings = context.power->stale_redfish_readings();
+  }
+  if (context.cpu != nullptr) {
+    if (auto read = context.cpu->Read(); read.ok()) {  // a failed read leaves the families out this scrape
+      for (size_t k = 0; k < read->size(); ++k) {
+        const cpu::RaplPackage& p = context.cpu->packages()[k];
+        const cpu::CpuEnergyReading& r = (*read)[k];
+        CpuTelemetry c{r.index, p.package.path, r.package_energy_uj, r.dram_energy_uj, std::nullopt};
+        if (p.dram) c.dram_path = p.dram->path;
+        snapshot.cpus.push_back(std::move(c));
+      }
+    }
   }
   return snapshot;
 }
@@ -128,6 +165,8 @@ json ReadingsJson(const AgentRouteContext& context) {
     for (const auto& [field, message] : r.errors) errors[field] = message;
     gpus.push_back({{"index", r.index},
                     {"power_w", r.power_w ? json(*r.power_w) : json(nullptr)},
+                    {"power_instant_w", r.power_instant_w ? json(*r.power_instant_w) : json(nullptr)},
+                    {"power_average_w", r.power_average_w ? json(*r.power_average_w) : json(nullptr)},
                     {"energy_mj", r.energy_mj ? json(*r.energy_mj) : json(nullptr)},
                     {"sm_clock_mhz", r.sm_clock_mhz ? json(*r.sm_clock_mhz) : json(nullptr)},
                     {"power_limit_w", r.power_limit_w ? json(*r.power_limit_w) : json(nullptr)},
@@ -136,16 +175,23 @@ json ReadingsJson(const AgentRouteContext& context) {
   const double now_s = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
   json doc = {{"time_s", now_s}, {"gpus", gpus}};
   doc["server"] = context.power != nullptr ? ToJson(context.power->Read(GpuPowerW(readings))) : json(nullptr);
+  doc["cpus"] = CpusJson(context);
   return doc;
 }
 
 // GET /v1/readings/server: the server's power alone, for the row controller (it reads every
 // server every period: an 8-GPU answer of /v1/readings is about 1.5 KB, this one about 150 bytes).
-json ServerReadingJson(const AgentRouteContext& context) {
+// `instant`: the GPUs' part from NVML's instant field where every GPU has it (gpu_power says which
+// was used: "instant" or "power_usage").
+json ServerReadingJson(const AgentRouteContext& context, bool instant) {
   const std::vector<GpuReading> readings = context.node->Read();
   const double now_s = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-  json doc = {{"time_s", now_s}, {"gpu_count", readings.size()}};
-  doc["server"] = context.power != nullptr ? ToJson(context.power->Read(GpuPowerW(readings))) : json(nullptr);
+  const std::optional<double> instant_w = instant ? GpuInstantPowerW(readings) : std::nullopt;
+  json doc = {{"time_s", now_s},
+              {"gpu_count", readings.size()},
+              {"gpu_power", instant_w ? "instant" : "power_usage"}};
+  doc["server"] =
+      context.power != nullptr ? ToJson(context.power->Read(instant_w.value_or(GpuPowerW(readings)))) : json(nullptr);
   return doc;
 }
 
@@ -291,7 +337,14 @@ void AddAgentRoutes(http::BoundedHttpServer& server, AgentTransport transport, c
 
   server.Get("/v1/readings/server", [ctx, caller](const httplib::Request& req, httplib::Response& res) {
     if (!caller(req, res, AgentScope::kRead)) return;
-    Answer(res, 200, ServerReadingJson(*ctx));
+    for (const auto& [name, value] : req.params) {
+      if (name != "gpu_power" || (value != "instant" && value != "power_usage")) {
+        AnswerError(res, 400, "invalid_argument",
+                    "GET /v1/readings/server takes only gpu_power=instant|power_usage, got '" + name + "'");
+        return;
+      }
+    }
+    Answer(res, 200, ServerReadingJson(*ctx, req.get_param_value("gpu_power") == "instant"));
   });
 
   // A stream holds a worker for as long as it is read: at most kMaxReadingStreams at once on a

@@ -11,6 +11,7 @@
 
 #include "wattcut/agent/agent_tokens.h"
 #include "wattcut/agent/node_agent.h"
+#include "wattcut/cpu/cpu_energy_meter.h"
 #include "wattcut/http/bounded_http_server.h"
 
 namespace wattcut::agent {
@@ -24,6 +25,7 @@ struct AgentRouteContext {
   const AgentTokens* tokens = nullptr;  // nullptr: no --token-file
   const AgentCounters* counters = nullptr;
   ServerPowerMeter* power = nullptr;
+  cpu::CpuEnergyMeter* cpu = nullptr;  // nullptr: no RAPL (readings' "cpus" is null)
   std::string hostname;
   std::string version;
   const std::atomic<bool>* stopping = nullptr;  // ends streams

@@ -89,18 +89,18 @@ Result<std::unique_ptr<AgentService>> AgentService::Start(AgentServiceOptions op
       std::fprintf(stderr, "%s\n", line.c_str());
     }
   };
+  // CPU and DRAM energy for the agent's readings and /metrics, and zeusd's cpu-read group.
   impl.zeusd.enabled_groups = options.zeusd_groups;
-  auto cpu_read = std::find(impl.zeusd.enabled_groups.begin(), impl.zeusd.enabled_groups.end(), ZeusdGroup::kCpuRead);
-  if (cpu_read != impl.zeusd.enabled_groups.end()) {
-    auto meter = cpu::CpuEnergyMeter::Open(options.powercap_root);
-    if (meter.ok()) {
-      impl.cpu = std::move(*meter);
-    } else {
-      log("wattcut agent: no CPU energy (zeusd's cpu-read group is off): " + meter.error().message);
-      impl.zeusd.enabled_groups.erase(
-          std::remove(impl.zeusd.enabled_groups.begin(), impl.zeusd.enabled_groups.end(), ZeusdGroup::kCpuRead),
-          impl.zeusd.enabled_groups.end());
-    }
+  if (auto meter = cpu::CpuEnergyMeter::Open(options.powercap_root); meter.ok()) {
+    impl.cpu = std::move(*meter);
+  } else {
+    const auto& groups = impl.zeusd.enabled_groups;
+    const bool cpu_read = std::find(groups.begin(), groups.end(), ZeusdGroup::kCpuRead) != groups.end();
+    log("wattcut agent: no CPU energy" + std::string(cpu_read ? " (zeusd's cpu-read group is off)" : "") + ": " +
+        meter.error().message);
+    impl.zeusd.enabled_groups.erase(
+        std::remove(impl.zeusd.enabled_groups.begin(), impl.zeusd.enabled_groups.end(), ZeusdGroup::kCpuRead),
+        impl.zeusd.enabled_groups.end());
   }
   impl.zeusd.signing_key = impl.zeusd_key ? &*impl.zeusd_key : nullptr;
   impl.zeusd.cpu = impl.cpu.get();
@@ -126,6 +126,7 @@ Result<std::unique_ptr<AgentService>> AgentService::Start(AgentServiceOptions op
   impl.context.node = service->node_.get();
   impl.context.tokens = impl.tokens ? &*impl.tokens : nullptr;
   impl.context.power = impl.power.get();
+  impl.context.cpu = impl.cpu.get();
   impl.context.counters = &impl.counters;
   impl.context.hostname = options.hostname.empty() ? HostName() : options.hostname;
   impl.context.version = WATTCUT_VERSION;

@@ -21,14 +21,24 @@ LeaseHolder LeaseHolder::Connection(int token_line, uint64_t connection_id, std:
   return holder;
 }
 
+LeaseHolder LeaseHolder::ZeusdClient(std::string sub, std::string peer_address) {
+  LeaseHolder holder;
+  holder.kind = Kind::kZeusdClient;
+  holder.zeusd_sub = std::move(sub);
+  holder.peer_address = std::move(peer_address);
+  return holder;
+}
+
 bool LeaseHolder::operator==(const LeaseHolder& other) const {
   if (kind != other.kind) return false;
   if (kind == Kind::kProcess) return pid == other.pid;
+  if (kind == Kind::kZeusdClient) return zeusd_sub == other.zeusd_sub && peer_address == other.peer_address;
   return token_line == other.token_line && connection_id == other.connection_id;
 }
 
 std::string LeaseHolder::Description() const {
   if (kind == Kind::kProcess) return "pid " + std::to_string(pid) + " (uid " + std::to_string(uid) + ")";
+  if (kind == Kind::kZeusdClient) return "zeusd client '" + zeusd_sub + "' at " + peer_address;
   return "the token of line " + std::to_string(token_line) + " on connection " + std::to_string(connection_id) +
          (peer_address.empty() ? std::string() : " from " + peer_address);
 }

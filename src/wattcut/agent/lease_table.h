@@ -17,7 +17,9 @@
 namespace wattcut::agent {
 
 struct LeaseHolder {
-  enum class Kind { kProcess, kConnection };
+  // kZeusdClient: a zeusd client over TCP, by its token's user and its address; alive while one of
+  // its connections is open, or for a grace after the last closed (NodeAgent decides).
+  enum class Kind { kProcess, kConnection, kZeusdClient };
   Kind kind = Kind::kProcess;
   // kProcess: the peer's pid and uid (SO_PEERCRED).
   int pid = 0;
@@ -29,7 +31,10 @@ struct LeaseHolder {
 
   static LeaseHolder Process(int pid, int uid);
   static LeaseHolder Connection(int token_line, uint64_t connection_id, std::string peer_address);
-  // The same holder: the same process, or the same token on the same connection.
+  static LeaseHolder ZeusdClient(std::string sub, std::string peer_address);
+  std::string zeusd_sub;  // kZeusdClient: its token's sub
+  // The same holder: the same process, the same token on the same connection, or the same zeusd
+  // user from the same address.
   bool operator==(const LeaseHolder& other) const;
   // "pid 4242 (uid 1000)", "the token of line 3 on connection 17 from 10.0.0.5".
   std::string Description() const;

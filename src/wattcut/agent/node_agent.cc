@@ -215,6 +215,13 @@ std::vector<GpuReading> NodeAgent::Read() {
     } else {
       note("power_w", v.error());
     }
+    // A driver or a backend without the power fields is no error: power_w is all it has.
+    if (auto v = backend_->PowerFields(d.index); v.ok()) {
+      if (v->instant_mw) r.power_instant_w = static_cast<double>(*v->instant_mw) / 1000.0;
+      if (v->average_mw) r.power_average_w = static_cast<double>(*v->average_mw) / 1000.0;
+    } else if (v.error().code != ErrorCode::kNotFound) {
+      note("power_instant_w", v.error());
+    }
     if (auto v = backend_->TotalEnergyMj(d.index); v.ok()) {
       r.energy_mj = *v;
     } else {
@@ -252,9 +259,12 @@ Result<Lease> NodeAgent::TakeLease(const LeaseHolder& holder, const std::vector<
   return lease;
 }
 
-Result<LeaseHolder> NodeAgent::ImplicitLeaseHolder(const LeaseHolder& caller, int gpu) {
+Result<LeaseHolder> NodeAgent::ImplicitLeaseHolder(const LeaseHolder& caller, int gpu, uint64_t connection_id) {
   std::lock_guard lock(mu_);
   if (Status s = CheckGpu(gpu); !s.ok()) return s.error();
+  if (caller.kind == LeaseHolder::Kind::kZeusdClient) {
+    zeusd_clients_[{caller.zeusd_sub, caller.peer_address}].connections.insert(connection_id);
+  }
   if (const Lease* lease = leases_.LeaseOf(gpu)) {
     if (lease->holder == caller) return caller;
     const LeaseHolder& holder = lease->holder;
@@ -477,9 +487,24 @@ double NodeAgent::CeilingSecondsLeft(const Ceiling& ceiling) const {
 
 void NodeAgent::Reap() {
   std::lock_guard lock(mu_);
-  EndLeases(leases_.EndLeases(options_.steady_now_s(), [this](const LeaseHolder& holder) {
+  const double steady_s = options_.steady_now_s();
+  EndLeases(leases_.EndLeases(steady_s, [this, steady_s](const LeaseHolder& holder) {
+    if (holder.kind == LeaseHolder::Kind::kZeusdClient) {
+      auto it = zeusd_clients_.find({holder.zeusd_sub, holder.peer_address});
+      return it != zeusd_clients_.end() &&
+             (!it->second.connections.empty() || steady_s - it->second.gone_since_s < options_.zeusd_reconnect_grace_s);
+    }
     return holder.kind != LeaseHolder::Kind::kProcess || processes_.Alive(holder.pid);
   }));
+  // Forget the zeusd clients that hold nothing any more.
+  for (auto it = zeusd_clients_.begin(); it != zeusd_clients_.end();) {
+    bool holds = false;
+    for (const Lease& lease : leases_.Leases()) {
+      holds = holds || (lease.holder.kind == LeaseHolder::Kind::kZeusdClient &&
+                        lease.holder.zeusd_sub == it->first.first && lease.holder.peer_address == it->first.second);
+    }
+    it = holds || !it->second.connections.empty() ? std::next(it) : zeusd_clients_.erase(it);
+  }
   const double now_s = options_.unix_now_s();
   bool lifted = false;
   for (GpuControl& control : controls_) {
@@ -501,6 +526,11 @@ void NodeAgent::Reap() {
 void NodeAgent::ConnectionClosed(uint64_t connection_id) {
   std::lock_guard lock(mu_);
   EndLeases(leases_.EndConnection(connection_id));
+  for (auto& [client, presence] : zeusd_clients_) {
+    if (presence.connections.erase(connection_id) > 0 && presence.connections.empty()) {
+      presence.gone_since_s = options_.steady_now_s();  // Reap ends its leases after the grace
+    }
+  }
 }
 
 void NodeAgent::SaveState() {

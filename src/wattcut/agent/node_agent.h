@@ -17,9 +17,11 @@
 
 #include <atomic>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -46,7 +48,10 @@ struct GpuDescription {
 // (field -> message, with NVML's error name).
 struct GpuReading {
   int index = 0;
-  std::optional<double> power_w;
+  std::optional<double> power_w;  // nvmlDeviceGetPowerUsage: a 1 s average on recent GPUs
+  // NVML's power fields, where the driver and the GPU keep them (GpuBackend::PowerFields).
+  std::optional<double> power_instant_w;
+  std::optional<double> power_average_w;
   std::optional<int64_t> energy_mj;
   std::optional<int> sm_clock_mhz;
   std::optional<double> power_limit_w;
@@ -80,6 +85,7 @@ struct NodeAgentObserver {
 struct NodeAgentOptions {
   std::string state_dir;                        // empty: ceilings and changed power limits are not kept across restarts
   double reap_interval_s = 0.1;                 // 0: no thread (tests call Reap)
+  double zeusd_reconnect_grace_s = 10;          // see ImplicitLeaseHolder
   std::function<void(const std::string&)> log;  // one line per event; default stderr
   std::function<double()> steady_now_s;         // leases; default steady_clock
   std::function<double()> unix_now_s;           // ceilings; default system_clock
@@ -108,8 +114,11 @@ class NodeAgent {
   // ttl: it ends when its process exits or its TCP connection closes, and what was set is undone,
   // as with any lease), or the process the caller descends from (same uid) that holds the GPU:
   // Zeus's frequency controller sets clocks from a process it forks. kConflict when another holds
-  // it; kNotFound for a GPU that does not exist.
-  Result<LeaseHolder> ImplicitLeaseHolder(const LeaseHolder& caller, int gpu);
+  // it; kNotFound for a GPU that does not exist. A zeusd client over TCP (LeaseHolder::ZeusdClient)
+  // is alive while a connection it asked on (`connection_id`) is open, and for
+  // NodeAgentOptions::zeusd_reconnect_grace_s after its last one closed: an HTTP client recycles connections (httpx closes one idle for 5 s
+  // when it next asks), and the new one, from the same user and address, carries the lease on.
+  Result<LeaseHolder> ImplicitLeaseHolder(const LeaseHolder& caller, int gpu, uint64_t connection_id = 0);
   static constexpr double kImplicitLeaseTtlS = 1e12;
 
   // The training side. `range` must be supported clocks (min <= max); the lease holder only.
@@ -162,6 +171,13 @@ class NodeAgent {
   LeaseTable leases_{0};
   std::vector<GpuControl> controls_;
   ProcessWatch processes_;
+  // zeusd clients over TCP (by user and address): their open connections, and since when they
+  // have had none.
+  struct ZeusdPresence {
+    std::set<uint64_t> connections;
+    double gone_since_s = 0;
+  };
+  std::map<std::pair<std::string, std::string>, ZeusdPresence> zeusd_clients_;
 
   std::atomic<bool> stopping_{false};
   std::thread reaper_;

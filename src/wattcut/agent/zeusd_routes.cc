@@ -357,7 +357,7 @@ void AddZeusdRoutes(http::BoundedHttpServer& server, AgentTransport transport, c
     return Admit(*z, transport, req, res);
   };
 
-  server.Get("/discover", [z, node, admit](const httplib::Request& req, httplib::Response& res) {
+  server.Get("/discover", [z, node, admit, transport](const httplib::Request& req, httplib::Response& res) {
     if (!admit(req, res).admitted) return;  // zeusd reads no query here: parameters are ignored
     ojson gpus = ojson::array();
     if (Enabled(*z, ZeusdGroup::kGpuRead) || Enabled(*z, ZeusdGroup::kGpuControl)) {
@@ -376,8 +376,12 @@ void AddZeusdRoutes(http::BoundedHttpServer& server, AgentTransport transport, c
         cpus.push_back(ojson{{"id", p.index}, {"dram_available", p.dram.has_value()}});
       }
     }
+    // Over TCP without a signing key the setters are refused (Admit): not offered either.
+    const bool setters = transport == AgentTransport::kUnixSocket || z->signing_key != nullptr;
     ojson groups = ojson::array();
-    for (ZeusdGroup g : z->enabled_groups) groups.push_back(std::string(ZeusdGroupName(g)));
+    for (ZeusdGroup g : z->enabled_groups) {
+      if (g != ZeusdGroup::kGpuControl || setters) groups.push_back(std::string(ZeusdGroupName(g)));
+    }
     AnswerJson(res, 200,
                ojson{{"gpus", gpus},
                      {"cpus", cpus},
@@ -459,8 +463,9 @@ void AddZeusdRoutes(http::BoundedHttpServer& server, AgentTransport transport, c
     ojson power = ojson::object();
     for (int id : *ids) {
       const GpuReading& r = readings[static_cast<size_t>(id)];
-      if (r.power_w) {
-        power[std::to_string(id)] = std::llround(*r.power_w * 1000);
+      // zeusd reads NVML's instant field; where the driver lacks it, the power usage.
+      if (const std::optional<double> w = r.power_instant_w ? r.power_instant_w : r.power_w) {
+        power[std::to_string(id)] = std::llround(*w * 1000);
       } else {
         errors.Add(id, 500, FieldError(r, "power_w"));
       }
@@ -526,7 +531,8 @@ void AddZeusdRoutes(http::BoundedHttpServer& server, AgentTransport transport, c
   using GpuSetter = std::function<Status(NodeAgent&, const LeaseHolder&, int gpu, const httplib::Request&)>;
   auto gpu_set = [node, admit, transport](std::vector<std::string> extra, GpuSetter set) {
     return [node, admit, transport, extra, set](const httplib::Request& req, httplib::Response& res) {
-      if (!admit(req, res).admitted) return;
+      const Admission admission = admit(req, res);
+      if (!admission.admitted) return;
       std::vector<std::string> params = {"gpu_ids", "block"};
       params.insert(params.end(), extra.begin(), extra.end());
       if (!CheckQuery(req, res, params, params)) return;
@@ -543,12 +549,16 @@ void AddZeusdRoutes(http::BoundedHttpServer& server, AgentTransport transport, c
         AnswerError(res, 500, "no connection information");
         return;
       }
-      const LeaseHolder caller = transport == AgentTransport::kUnixSocket
-                                     ? LeaseHolder::Process(connection->pid, connection->uid)
-                                     : LeaseHolder::Connection(0, connection->id, connection->peer_address);
+      // Over TCP a setter always carries a token (Admit): the lease is its user's at its address,
+      // alive while it keeps a connection (which the agent then never closes for being idle).
+      const LeaseHolder caller =
+          transport == AgentTransport::kUnixSocket
+              ? LeaseHolder::Process(connection->pid, connection->uid)
+              : LeaseHolder::ZeusdClient(admission.claims ? admission.claims->sub : "", connection->peer_address);
+      if (transport == AgentTransport::kTcp) http::BoundedHttpServer::KeepOpenWhileIdle();
       DeviceErrors errors;
       for (int id : *ids) {
-        Result<LeaseHolder> holder = node->ImplicitLeaseHolder(caller, id);
+        Result<LeaseHolder> holder = node->ImplicitLeaseHolder(caller, id, connection->id);
         Status done = holder.ok() ? set(*node, *holder, id, req) : Status(holder.error());
         if (!done.ok()) errors.Add(id, ZeusdStatusFor(done.error().code), done.error().message);
       }
@@ -640,8 +650,9 @@ void AddZeusdRoutes(http::BoundedHttpServer& server, AgentTransport transport, c
           std::string events;
           for (int id : ids) {
             const GpuReading& r = readings[static_cast<size_t>(id)];
-            if (!r.power_w) continue;  // a failed reading is skipped, as zeusd's poller does
-            const int64_t mw = std::llround(*r.power_w * 1000);
+            const std::optional<double> w = r.power_instant_w ? r.power_instant_w : r.power_w;
+            if (!w) continue;  // a failed reading is skipped, as zeusd's poller does
+            const int64_t mw = std::llround(*w * 1000);
             auto seen = last->find(id);
             if (seen != last->end() && seen->second == mw) continue;
             (*last)[id] = mw;

@@ -176,6 +176,7 @@ class DeadlineStream final : public httplib::Stream {
 struct ConnectionState {
   const DeadlineStream* stream = nullptr;
   bool close_after_response = false;
+  bool keep_open_while_idle = false;  // for the rest of the connection's life
   ConnectionInfo info;
 };
 thread_local ConnectionState* t_connection = nullptr;
@@ -358,6 +359,7 @@ void BoundedHttpServer::Serve(std::unique_ptr<ConnectionReactor::Connection> con
   connection->in_request = false;
   if (ok && !connection_closed && !cut && !last && !stopping()) {
     connection->buffered = stream.TakeUnread();
+    connection->keep_open_while_idle = state.keep_open_while_idle;
     reactor_.Add(std::move(connection));
     return;
   }
@@ -514,6 +516,10 @@ bool BoundedHttpServer::listen_after_bind() {
   reactor_.Stop();
   workers_->shutdown();
   return ok;
+}
+
+void BoundedHttpServer::KeepOpenWhileIdle() {
+  if (t_connection != nullptr) t_connection->keep_open_while_idle = true;
 }
 
 void BoundedHttpServer::CloseAfterResponse() {

@@ -115,6 +115,10 @@ class BoundedHttpServer : public httplib::Server {
   static const ConnectionInfo* CurrentConnection();
   // Within a handler: close this connection once the response is written.
   static void CloseAfterResponse();
+  // Within a handler: never close this connection for being idle (keep-alive timeout); the client's
+  // close, its request deadlines and the server's stop still end it. For a connection that holds
+  // something only the client's going away may end (the agent's zeusd clients' leases).
+  static void KeepOpenWhileIdle();
   // Within a handler, the error handler or the logger: the current request missed its
   // deadline.
   static bool RequestTimedOut();

@@ -8,12 +8,15 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <netinet/in.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 #include <fstream>
+#include <thread>
 
 #include "wattcut/http/http_client.h"
 #include "wattcut/http/test_http_server.h"
@@ -155,6 +158,69 @@ TEST(BoundedHttpServerUnixSocket, WithMode0600AnotherUserCannotConnect) {
   EXPECT_EQ(ConnectAsNobody(path), EACCES);
   auto hello = GetHello(path);  // root (the owner) still connects
   ASSERT_TRUE(hello.ok()) << hello.error().message;
+}
+
+}  // namespace
+}  // namespace wattcut::http
+
+namespace wattcut::http {
+namespace {
+
+// A raw TCP connection to 127.0.0.1:port; -1 when it cannot connect.
+int ConnectLoopback(int port) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_port = htons(static_cast<uint16_t>(port));
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0) {
+    ::close(fd);
+    return -1;
+  }
+  timeval timeout{5, 0};  // a read never waits longer: a broken server cannot hang the test
+  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof timeout);
+  return fd;
+}
+
+// Sends a GET of `path` and reads until `expected` arrived; what was read ("" when the server had
+// closed the connection).
+std::string Ask(int fd, const std::string& path, const std::string& expected) {
+  const std::string request = "GET " + path + " HTTP/1.1\r\nHost: test\r\n\r\n";
+  if (::send(fd, request.data(), request.size(), MSG_NOSIGNAL) < 0) return "";
+  std::string got;
+  char buffer[4096];
+  while (got.find(expected) == std::string::npos) {
+    const ssize_t n = ::recv(fd, buffer, sizeof buffer, 0);
+    if (n <= 0) break;
+    got.append(buffer, static_cast<size_t>(n));
+  }
+  return got;
+}
+
+// The keep-alive timeout closes idle connections, but not one a handler asked to keep open (the
+// agent's zeusd clients: their leases end when they close, not when they are quiet).
+TEST(BoundedHttpServerKeepAlive, AConnectionAskedToStayOpenIsNotClosedForBeingIdle) {
+  auto server = TestHttpServer::OnLoopback([](BoundedHttpServer& s) {
+    s.set_keep_alive_timeout(1);
+    s.Get("/keep", [](const httplib::Request&, httplib::Response& res) {
+      BoundedHttpServer::KeepOpenWhileIdle();
+      res.set_content("kept", "text/plain");
+    });
+    s.Get("/plain", [](const httplib::Request&, httplib::Response& res) { res.set_content("plain", "text/plain"); });
+  });
+  ASSERT_NE(server, nullptr);
+  const int kept = ConnectLoopback(server->port());
+  const int plain = ConnectLoopback(server->port());
+  ASSERT_GE(kept, 0);
+  ASSERT_GE(plain, 0);
+  EXPECT_NE(Ask(kept, "/keep", "kept").find("kept"), std::string::npos);
+  EXPECT_NE(Ask(plain, "/plain", "plain").find("plain"), std::string::npos);
+  std::this_thread::sleep_for(std::chrono::milliseconds(2500));  // idle past the 1 s timeout
+  char byte;
+  EXPECT_EQ(::recv(plain, &byte, 1, 0), 0) << "an idle connection is closed after the keep-alive timeout";
+  EXPECT_NE(Ask(kept, "/plain", "plain").find("200 OK"), std::string::npos) << "the kept one still answers";
+  ::close(kept);
+  ::close(plain);
 }
 
 }  // namespace

@@ -6,7 +6,7 @@
 // has arrived (or its headers have, for a body the worker reads itself) the connection goes to
 // `serve` on the caller's worker pool, out of the epoll set; the worker gives it back with
 // Resume (keep-alive) or closes it. The reactor closes on its own:
-//  * a connection idle for `keep_alive_timeout` (nothing said);
+//  * a connection idle for `keep_alive_timeout` (nothing said), unless keep_open_while_idle;
 //  * a request not all there within `request_timeout` of its first byte (408, `on_timeout`);
 //  * a request that is framed wrongly (request_framing.h's 400 or 431);
 //  * the peer's end of the connection, and every connection it holds when it stops.
@@ -50,6 +50,9 @@ class ConnectionReactor {
     // its connection limit).
     int refusal_status = 0;
     std::string refusal;
+    // Not closed for being idle: its user holds something on it that only the client's close ends
+    // (BoundedHttpServer::KeepOpenWhileIdle).
+    bool keep_open_while_idle = false;
     std::unique_ptr<Payload> payload;
   };
 
