@@ -75,6 +75,19 @@ TEST_F(ZeusdProcessTest, AZeusdLockNeverRisesAboveARowCeiling) {
   ASSERT_TRUE(WaitUntil([&] { return LockedClocks(fake_, 0) == "0-0"; }));
 }
 
+TEST_F(ZeusdProcessTest, DiscoveryAndPersistenceComeFromNvml) {
+  fake_.Set("gpu1.persistence_mode", "0");
+  AgentProcess agent(dir_);
+  ASSERT_TRUE(agent.running()) << agent.startup_output();
+  auto client = agent.UnixClient();
+  AgentReply discover = Call(*client, "GET", "/discover");
+  ASSERT_EQ(discover.status, 200) << discover.text;
+  EXPECT_EQ(discover.body["gpus"][0]["pci_address"], "0000:18:00.0");
+  EXPECT_EQ(discover.body["gpus"][1]["pci_address"], "0000:19:00.0");
+  AgentReply persistence = Call(*client, "GET", "/gpu/get_persistence_mode");
+  EXPECT_EQ(persistence.text, R"({"0":{"enabled":true},"1":{"enabled":false}})");
+}
+
 // Zeus's frequency controller: the training process sets a power limit (an implicit lease of its
 // own), then forks a process that locks clocks. The child acts under its parent's lease; the clocks
 // stay when the child exits and go when the parent does.

@@ -90,6 +90,7 @@ Status NodeAgent::Discover() {
     auto info = backend_->Info(gpu);
     if (!info.ok()) return info.error().WithContext("GPU " + std::to_string(gpu) + ": ");
     d.uuid = info->uuid;
+    d.pci_address = info->pci_address;
     d.name = info->name;
     auto memory = backend_->SupportedMemoryClocksMhz(gpu);
     if (!memory.ok()) return memory.error().WithContext("GPU " + std::to_string(gpu) + ": ");
@@ -240,6 +241,12 @@ std::vector<GpuReading> NodeAgent::Read() {
     readings.push_back(std::move(r));
   }
   return readings;
+}
+
+Result<bool> NodeAgent::PersistenceMode(int gpu) {
+  std::lock_guard lock(mu_);
+  if (Status s = CheckGpu(gpu); !s.ok()) return s.error();
+  return backend_->PersistenceMode(gpu);
 }
 
 Result<Lease> NodeAgent::TakeLease(const LeaseHolder& holder, const std::vector<int>& gpus, double ttl_s) {

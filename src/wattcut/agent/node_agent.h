@@ -38,6 +38,7 @@ struct GpuDescription {
   int index = 0;
   std::string uuid;
   std::string name;
+  std::string pci_address;             // "" when the backend does not know it
   std::vector<int> sm_clocks_mhz;      // at the highest memory clock, highest first
   std::vector<int> memory_clocks_mhz;  // highest first
   std::optional<PowerLimitsMw> power_limits;
@@ -104,6 +105,8 @@ class NodeAgent {
   const std::vector<std::string>& startup_problems() const { return startup_problems_; }
 
   std::vector<GpuReading> Read();
+  // NVML's persistence mode of `gpu` (kNotFound where the backend does not read it).
+  Result<bool> PersistenceMode(int gpu);
 
   Result<Lease> TakeLease(const LeaseHolder& holder, const std::vector<int>& gpus, double ttl_s);
   Result<Lease> RenewLease(uint64_t id, const LeaseHolder& holder);

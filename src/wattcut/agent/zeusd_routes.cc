@@ -362,11 +362,11 @@ void AddZeusdRoutes(http::BoundedHttpServer& server, AgentTransport transport, c
     ojson gpus = ojson::array();
     if (Enabled(*z, ZeusdGroup::kGpuRead) || Enabled(*z, ZeusdGroup::kGpuControl)) {
       for (const GpuDescription& d : node->gpus()) {
-        // The agent's backends do not read the PCI address (yet): null, which Zeus's NVIDIA
-        // classes do not use (only its AMD class matches GPUs by it).
+        // null where the backend does not know it (the simulated GPUs): Zeus's NVIDIA classes do
+        // not use it, its AMD class matches GPUs by it.
         gpus.push_back(ojson{{"id", d.index},
                              {"name", d.name},
-                             {"pci_address", nullptr},
+                             {"pci_address", d.pci_address.empty() ? ojson(nullptr) : ojson(d.pci_address)},
                              {"cumulative_energy_available", d.energy_counter}});
       }
     }
@@ -449,9 +449,10 @@ void AddZeusdRoutes(http::BoundedHttpServer& server, AgentTransport transport, c
                return std::nullopt;
              }));
   server.Get("/gpu/get_persistence_mode",
-             gpu_read([](const GpuDescription& d, const GpuReading&, DeviceErrors& errors) -> std::optional<ojson> {
-               errors.Add(d.index, 400,
-                          "Invalid request: the wattcut agent does not read persistence mode (nvidia-smi -q shows it)");
+             gpu_read([node](const GpuDescription& d, const GpuReading&, DeviceErrors& errors) -> std::optional<ojson> {
+               Result<bool> mode = node->PersistenceMode(d.index);
+               if (mode.ok()) return ojson{{"enabled", *mode}};
+               errors.Add(d.index, ZeusdStatusFor(mode.error().code), "NVML error: " + mode.error().message);
                return std::nullopt;
              }));
   server.Get("/gpu/get_power", [node, admit](const httplib::Request& req, httplib::Response& res) {

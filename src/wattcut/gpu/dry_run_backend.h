@@ -34,6 +34,7 @@ class DryRunBackend final : public GpuBackend {
   Status SetPowerLimitMw(int gpu, int64_t limit_mw) override;
   Result<int64_t> PowerUsageMw(int gpu) override { return inner_->PowerUsageMw(gpu); }
   Result<PowerFieldsMw> PowerFields(int gpu) override { return inner_->PowerFields(gpu); }
+  Result<bool> PersistenceMode(int gpu) override { return inner_->PersistenceMode(gpu); }
   Result<int64_t> TotalEnergyMj(int gpu) override { return inner_->TotalEnergyMj(gpu); }
   Result<int> SmClockMhz(int gpu) override { return inner_->SmClockMhz(gpu); }
 

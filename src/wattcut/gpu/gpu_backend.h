@@ -20,6 +20,7 @@ struct GpuInfo {
   int index = 0;
   std::string name;
   std::string uuid;
+  std::string pci_address;  // "0000:01:00.0" (domain:bus:device.function, lowercase); "" when unknown
 };
 
 struct PowerLimitsMw {
@@ -65,6 +66,11 @@ class GpuBackend {
   virtual Result<PowerFieldsMw> PowerFields(int gpu) {
     (void)gpu;
     return Error::NotFound("the " + name() + " backend has no instant or averaged power fields");
+  }
+  // Whether the driver keeps the GPU initialised with no client (NVML's persistence mode).
+  virtual Result<bool> PersistenceMode(int gpu) {
+    (void)gpu;
+    return Error::NotFound("the " + name() + " backend does not read persistence mode");
   }
   // Energy used since the driver was loaded (NVML) or the GPU was created (simulated), mJ.
   virtual Result<int64_t> TotalEnergyMj(int gpu) = 0;

@@ -1,5 +1,6 @@
 #include "wattcut/gpu/nvml_backend.h"
 
+#include <cstdio>
 #include <algorithm>
 #include <vector>
 
@@ -38,7 +39,29 @@ class NvmlBackend final : public GpuBackend {
       return s.error();
     }
     info.uuid = uuid;
+    // The PCI address is for matching GPUs across tools (zeusd's /discover); a driver without the
+    // call, or a failed one, leaves it unknown rather than failing discovery.
+    nvml::PciInfo pci{};
+    if (F().nvmlDeviceGetPciInfo_v3 != nullptr && F().nvmlDeviceGetPciInfo_v3(*device, &pci) == nvml::kSuccess) {
+      char text[32];
+      std::snprintf(text, sizeof text, "%04x:%02x:%02x.0", pci.domain, pci.bus, pci.device);
+      info.pci_address = text;
+    }
     return info;
+  }
+
+  Result<bool> PersistenceMode(int gpu) override {
+    if (F().nvmlDeviceGetPersistenceMode == nullptr) {
+      return Error::NotFound("this driver's NVML lacks nvmlDeviceGetPersistenceMode");
+    }
+    auto device = Handle(gpu);
+    if (!device.ok()) return device.error();
+    int mode = 0;
+    if (Status s = Call(F().nvmlDeviceGetPersistenceMode, "nvmlDeviceGetPersistenceMode", gpu, "", *device, &mode);
+        !s.ok()) {
+      return s.error();
+    }
+    return mode == 1;
   }
 
   Result<std::vector<int>> SupportedMemoryClocksMhz(int gpu) override {

@@ -130,6 +130,16 @@ TEST(NvmlBackendTest, ReadsTheInstantAndTheAveragedPowerFields) {
   EXPECT_FALSE(no_average->average_mw.has_value());
 }
 
+TEST(NvmlBackendTest, ReadsThePciAddressAndPersistenceMode) {
+  ScopedFakeNvml fake(fake_nvml::State{{"gpu_count", "2"}, {"gpu1.persistence_mode", "0"}});
+  auto backend = Open();
+  ASSERT_NE(backend, nullptr);
+  EXPECT_EQ(backend->Info(0)->pci_address, "0000:18:00.0");
+  EXPECT_EQ(backend->Info(1)->pci_address, "0000:19:00.0");
+  EXPECT_EQ(*backend->PersistenceMode(0), true);
+  EXPECT_EQ(*backend->PersistenceMode(1), false);
+}
+
 TEST(NvmlBackendTest, AnOldDriverHasNoPowerFields) {
   ScopedFakeNvml fake(fake_nvml::State{{"gpu_count", "1"}});
   auto backend = OpenNvmlBackend(std::string(WATTCUT_FAKE_NVML_OLD_DRIVER_DIR) + "/libnvidia-ml.so.1");

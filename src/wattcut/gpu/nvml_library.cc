@@ -100,6 +100,8 @@ Result<std::unique_ptr<NvmlLibrary>> NvmlLibrary::Open(const std::string& librar
   Resolve(h, "nvmlDeviceGetPowerManagementDefaultLimit", f.nvmlDeviceGetPowerManagementDefaultLimit);
   Resolve(h, "nvmlDeviceGetPowerManagementLimitConstraints", f.nvmlDeviceGetPowerManagementLimitConstraints);
   Resolve(h, "nvmlDeviceGetFieldValues", f.nvmlDeviceGetFieldValues);
+  Resolve(h, "nvmlDeviceGetPciInfo_v3", f.nvmlDeviceGetPciInfo_v3);
+  Resolve(h, "nvmlDeviceGetPersistenceMode", f.nvmlDeviceGetPersistenceMode);
 
   for (auto [fn, symbol] :
        {std::pair<const void*, const char*>{reinterpret_cast<const void*>(f.nvmlInit_v2), "nvmlInit_v2"},

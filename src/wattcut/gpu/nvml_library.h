@@ -59,6 +59,18 @@ static_assert(sizeof(FieldValue) == 40, "nvmlFieldValue_t is 40 bytes");
 inline constexpr unsigned kFieldPowerAverage = 185;  // NVML_FI_DEV_POWER_AVERAGE: mW over 1 s
 inline constexpr unsigned kFieldPowerInstant = 186;  // NVML_FI_DEV_POWER_INSTANT: mW now
 
+// nvmlPciInfo_t (nvml.h, _v3).
+struct PciInfo {
+  char bus_id_legacy[16];
+  unsigned domain;
+  unsigned bus;
+  unsigned device;
+  unsigned pci_device_id;
+  unsigned pci_sub_system_id;
+  char bus_id[32];
+};
+static_assert(sizeof(PciInfo) == 68, "nvmlPciInfo_t is 68 bytes");
+
 // nvmlClockType_t.
 enum ClockType : int { kClockGraphics = 0, kClockSm = 1, kClockMem = 2, kClockVideo = 3 };
 
@@ -95,6 +107,8 @@ struct Functions {
   int (*nvmlDeviceGetPowerManagementDefaultLimit)(Device, unsigned*) = nullptr;
   int (*nvmlDeviceGetPowerManagementLimitConstraints)(Device, unsigned*, unsigned*) = nullptr;
   int (*nvmlDeviceGetFieldValues)(Device, int, FieldValue*) = nullptr;  // NVML 10 on
+  int (*nvmlDeviceGetPciInfo_v3)(Device, PciInfo*) = nullptr;
+  int (*nvmlDeviceGetPersistenceMode)(Device, int*) = nullptr;  // nvmlEnableState_t: 0 off, 1 on
 };
 
 inline constexpr const char* kDefaultLibraryName = "libnvidia-ml.so.1";

@@ -52,7 +52,8 @@ Result<GpuInfo> SimulatedBackend::Info(int gpu) {
   const GpuModel& m = *gpus_[static_cast<size_t>(gpu)].model;
   return GpuInfo{.index = gpu,
                  .name = "Simulated " + m.name + " (wattcut GPU model)",
-                 .uuid = "GPU-SIM-" + m.name + "-" + std::to_string(gpu)};
+                 .uuid = "GPU-SIM-" + m.name + "-" + std::to_string(gpu),
+                 .pci_address = ""};  // no bus: zeusd's /discover says null
 }
 
 Result<std::vector<int>> SimulatedBackend::SupportedMemoryClocksMhz(int gpu) {
@@ -147,6 +148,11 @@ Result<GpuBackend::PowerFieldsMw> SimulatedBackend::PowerFields(int gpu) {
   auto power = PowerUsageMw(gpu);
   if (!power.ok()) return power.error();
   return PowerFieldsMw{*power, *power};
+}
+
+Result<bool> SimulatedBackend::PersistenceMode(int gpu) {
+  if (Status s = Check(gpu); !s.ok()) return s.error();
+  return true;
 }
 
 Result<int64_t> SimulatedBackend::TotalEnergyMj(int gpu) {

@@ -39,6 +39,7 @@ class SimulatedBackend final : public GpuBackend {
   Result<int64_t> PowerUsageMw(int gpu) override;
   // The model's power is steady at each clock: the instant and the averaged field are both it.
   Result<PowerFieldsMw> PowerFields(int gpu) override;
+  Result<bool> PersistenceMode(int gpu) override;  // always on
   Result<int64_t> TotalEnergyMj(int gpu) override;
   Result<int> SmClockMhz(int gpu) override;
 

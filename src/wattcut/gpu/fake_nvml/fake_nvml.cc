@@ -274,6 +274,42 @@ __attribute__((visibility("default"))) int nvmlDeviceGetUUID(Device* device, cha
   });
 }
 
+// nvmlPciInfo_t as nvml.h lays it out (68 bytes). GPU i is at 0000:<0x18 + i>:00.0.
+struct PciInfo {
+  char bus_id_legacy[16];
+  unsigned domain, bus, device, pci_device_id, pci_sub_system_id;
+  char bus_id[32];
+};
+static_assert(sizeof(PciInfo) == 68, "nvmlPciInfo_t");
+
+__attribute__((visibility("default"))) int nvmlDeviceGetPciInfo_v3(Device* device, PciInfo* pci) {
+  FAKE_INIT_CHECK();
+  return Api("nvmlDeviceGetPciInfo_v3", "", [&](State& s) {
+    unsigned gpu;
+    if (int rc = DeviceIndex(s, device, &gpu); rc != kSuccess) return rc;
+    if (pci == nullptr) return kInvalidArgument;
+    *pci = PciInfo{};
+    pci->domain = 0;
+    pci->bus = 0x18 + gpu;
+    pci->device = 0;
+    std::snprintf(pci->bus_id, sizeof pci->bus_id, "00000000:%02X:00.0", pci->bus);
+    std::snprintf(pci->bus_id_legacy, sizeof pci->bus_id_legacy, "0000:%02X:00.0", pci->bus);
+    return kSuccess;
+  });
+}
+
+// "gpu<i>.persistence_mode": 1 (the default) or 0.
+__attribute__((visibility("default"))) int nvmlDeviceGetPersistenceMode(Device* device, int* mode) {
+  FAKE_INIT_CHECK();
+  return Api("nvmlDeviceGetPersistenceMode", "", [&](State& s) {
+    unsigned gpu;
+    if (int rc = DeviceIndex(s, device, &gpu); rc != kSuccess) return rc;
+    if (mode == nullptr) return kInvalidArgument;
+    *mode = static_cast<int>(Long(s, Gpu(gpu, "persistence_mode"), 1));
+    return kSuccess;
+  });
+}
+
 __attribute__((visibility("default"))) int nvmlDeviceGetSupportedMemoryClocks(Device* device, unsigned* count,
                                                                               unsigned* clocks) {
   FAKE_INIT_CHECK();
