@@ -226,6 +226,31 @@ TEST_F(ZeusdApiTest, TokensAreCheckedAsZeusdChecksThem) {
   }
 }
 
+// The agent's own API carries what its zeusd API reads: the power fields, named for what they
+// are, the server's power from the instant field on request, and the CPU packages' energy.
+TEST_F(ZeusdApiTest, TheAgentsOwnReadingsCarryThePowerFieldsAndCpuEnergy) {
+  StartAgent();
+  auto c = Client(agent_.socket_path());
+  json readings = Json(Call(*c, "GET", "/v1/readings"));
+  ASSERT_TRUE(readings["gpus"][0]["power_instant_w"].is_number()) << readings;
+  EXPECT_TRUE(readings["gpus"][0]["power_average_w"].is_number());
+  EXPECT_EQ(readings["cpus"][0]["index"], 0);
+  EXPECT_EQ(readings["cpus"][0]["package_energy_uj"], 990'000);
+  EXPECT_EQ(readings["cpus"][0]["dram_energy_uj"], 700);
+  EXPECT_TRUE(readings["cpus"][1]["dram_energy_uj"].is_null());
+  json usage = Json(Call(*c, "GET", "/v1/readings/server"));
+  EXPECT_EQ(usage["gpu_power"], "power_usage");
+  json instant = Json(Call(*c, "GET", "/v1/readings/server?gpu_power=instant"));
+  EXPECT_EQ(instant["gpu_power"], "instant");
+  EXPECT_GT(instant["server"]["gpu_power_w"].get<double>(), 0);
+  EXPECT_EQ(Call(*c, "GET", "/v1/readings/server?gpu_power=fast").status, 400);
+  const std::string metrics = Call(*c, "GET", "/metrics").body;
+  EXPECT_NE(metrics.find("DCGM_FI_DEV_POWER_USAGE_INSTANT{"), std::string::npos);
+  EXPECT_NE(metrics.find("node_rapl_package_joules_total{index=\"0\",path=\"" + package0_ + "\"} 0.99"),
+            std::string::npos)
+      << metrics;
+}
+
 TEST_F(ZeusdApiTest, StreamsPowerAsServerSentEvents) {
   StartAgent();
   for (bool tcp : {false, true}) {

@@ -212,6 +212,36 @@ TEST(AgentMetrics, DcgmSeriesAsDcgmExporterWritesThem) {
   EXPECT_THAT(text, Not(HasSubstr("DCGM_FI_DEV_POWER_USAGE" + labels1)));
 }
 
+// The instant power where the driver has it, and the CPU packages' RAPL energy under
+// node_exporter's names (in joules, the DRAM zone's own path; a package without DRAM has none).
+TEST(AgentMetrics, InstantPowerAndRaplEnergyParseUnderTheirExportersNames) {
+  AgentCounters counters;
+  AgentMetricsSnapshot snapshot = TwoGpus();
+  snapshot.gpus[0].power_instant_w = 301.5;
+  snapshot.cpus = {{0, "/sys/class/powercap/intel-rapl:0", 262143329850, 12'500'000,
+                    "/sys/class/powercap/intel-rapl:0/intel-rapl:0:0"},
+                   {1, "/sys/class/powercap/intel-rapl:1", 1'000'000, std::nullopt, std::nullopt}};
+  ParsedMetrics m = ParseExposition(RenderAgentMetrics(snapshot, counters));
+  if (::testing::Test::HasFatalFailure()) return;
+  EXPECT_EQ(m.types["DCGM_FI_DEV_POWER_USAGE_INSTANT"], "gauge");
+  ASSERT_EQ(m.Of("DCGM_FI_DEV_POWER_USAGE_INSTANT").size(), 1u);
+  EXPECT_EQ(m.Of("DCGM_FI_DEV_POWER_USAGE_INSTANT")[0].value, 301.5);
+  EXPECT_EQ(m.types["node_rapl_package_joules_total"], "counter");
+  auto package = m.Of("node_rapl_package_joules_total");
+  ASSERT_EQ(package.size(), 2u);
+  EXPECT_EQ(package[0].value, 262143.32985);
+  EXPECT_EQ(LabelOf(package[0], "index"), "0");
+  EXPECT_EQ(LabelOf(package[1], "path"), "/sys/class/powercap/intel-rapl:1");
+  auto dram = m.Of("node_rapl_dram_joules_total");
+  ASSERT_EQ(dram.size(), 1u);
+  EXPECT_EQ(dram[0].value, 12.5);
+  EXPECT_EQ(LabelOf(dram[0], "path"), "/sys/class/powercap/intel-rapl:0/intel-rapl:0:0");
+  // Without the field or RAPL, no family at all.
+  const std::string plain = RenderAgentMetrics(TwoGpus(), counters);
+  EXPECT_THAT(plain, Not(HasSubstr("DCGM_FI_DEV_POWER_USAGE_INSTANT")));
+  EXPECT_THAT(plain, Not(HasSubstr("node_rapl")));
+}
+
 TEST(AgentMetrics, TheWholeOutputParsesLineByLine) {
   AgentCounters counters;
   counters.RecordCommand("lock_sm", true);

@@ -194,6 +194,7 @@ int Run(const ControlArgs& args) {
 
   auto agents = row_control::RowAgents::Create(*servers, *token, row_control::AgentTimeouts::ForPeriod(period_s));
   if (!agents.ok()) return ReportError(name, agents.error());
+  (*agents)->ReadInstantGpuPower(args.in_band);  // in-band: NVML's instant power, not its 1 s average
   // Every agent must answer, with a token of the row scope, before anything is decided.
   auto checked = (*agents)->CheckAll(row_control::RowAgents::Clock::now() + std::chrono::seconds(10));
   if (!checked.ok()) return ReportError(name, checked.error());

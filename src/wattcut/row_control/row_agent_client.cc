@@ -146,6 +146,9 @@ Result<ServerPowerSample> RowAgentClient::PowerOf(Result<http::HttpResponse> rea
   sample.source = std::move(*source);
   sample.agent_time_s = *time_s;
   sample.gpu_count = *gpu_count;
+  if (auto which = doc->find("gpu_power"); which != doc->end() && which->is_string()) {
+    sample.gpu_power = which->get<std::string>();
+  }
   return sample;
 }
 
@@ -267,7 +270,8 @@ Result<std::vector<AgentIdentity>> RowAgents::CheckAll(Clock::time_point deadlin
 }
 
 std::vector<Result<ServerPowerSample>> RowAgents::ReadAll(Clock::time_point deadline) {
-  std::vector<Result<http::HttpResponse>> answers = AskEvery("GET", kPowerPath, "", deadline);
+  const std::string path = instant_gpu_power_ ? std::string(kPowerPath) + "?gpu_power=instant" : kPowerPath;
+  std::vector<Result<http::HttpResponse>> answers = AskEvery("GET", path, "", deadline);
   std::vector<Result<ServerPowerSample>> samples;
   samples.reserve(size());
   for (size_t i = 0; i < size(); ++i) samples.push_back(clients_[i]->PowerOf(std::move(answers[i])));

@@ -41,6 +41,9 @@ struct AgentTimeouts {
 struct ServerPowerSample {
   double power_w = 0;       // server.power_w: GPUs plus the rest of the server
   std::string source;       // server.source: "model" or "redfish"
+  // gpu_power: "instant" (NVML's instant field of every GPU) or "power_usage" (NVML's power usage: a
+  // 1 s average on recent GPUs; also what an agent older than the field says nothing of).
+  std::string gpu_power = "power_usage";
   int gpu_count = 0;        // GPUs in the reading
   double agent_time_s = 0;  // time_s: the agent's Unix time of the reading
 };
@@ -139,6 +142,9 @@ class RowAgents {
   Result<std::vector<AgentIdentity>> CheckAll(Clock::time_point deadline);
   // One reading per server, in row order: its sample, or why there is none this time.
   std::vector<Result<ServerPowerSample>> ReadAll(Clock::time_point deadline);
+  // Whether ReadAll asks for the GPUs' instant power (GET /v1/readings/server?gpu_power=instant):
+  // an in-band controller reading every few milliseconds must not read a 1-second average.
+  void ReadInstantGpuPower(bool instant) { instant_gpu_power_ = instant; }
   // Every server's ceilings, in row order.
   std::vector<Result<AgentCeilings>> ReadAllCeilings(Clock::time_point deadline);
   // One Status per command, in the order given. A server's commands run in the order given, one
@@ -154,6 +160,7 @@ class RowAgents {
 
   std::vector<std::unique_ptr<RowAgentClient>> clients_;
   std::unique_ptr<http::ConcurrentRequests> requests_;  // one keep-alive connection per server
+  bool instant_gpu_power_ = false;
 };
 
 }  // namespace wattcut::row_control

@@ -386,7 +386,16 @@ TEST(RowAgents, ReadsAndCommandsEveryServerAndNamesTheOnesThatFail) {
     ASSERT_FALSE(samples[4].ok());
     EXPECT_EQ(samples[4].error().code, ErrorCode::kUnavailable);
     EXPECT_THAT(samples[4].error().message, HasSubstr("server s-dead"));
+    EXPECT_EQ(samples[0]->gpu_power, "power_usage");
   }
+  // In-band control reads NVML's instant power (the simulated GPUs have the field).
+  all.ReadInstantGpuPower(true);
+  std::vector<Result<ServerPowerSample>> instant = all.ReadAll(Later(60));
+  for (int i = 0; i < 4; ++i) {
+    ASSERT_TRUE(instant[i].ok()) << instant[i].error().message;
+    EXPECT_EQ(instant[i]->gpu_power, "instant");
+  }
+  all.ReadInstantGpuPower(false);
 
   // Two commands for server 0 run in order (the clear wins); one for the dead server fails; an
   // index outside the row is refused unsent.
