@@ -10,6 +10,8 @@
 //                                      the training thread's cost of one frequency request when the
 //                                      setter's worker locks through the agent: SetFrequency alone
 //                                      (manual time), the worker's round trip happening after it.
+//   BM_AgentHttp_Lock/Read/{0,1}      a lock and a reading through /v1 (0) and zeusd's API (1), one
+//                                      HTTP client for both (below).
 //   BM_RankClient_StepPath_Agent/C     BM_RankClient_StepPath (gpu_bench.cc) with the rank's
 //                                      clocks going through the agent: the training thread's whole
 //                                      cost of a planned 24-instruction step; C = 1: a new plan is
@@ -26,6 +28,7 @@
 #include "wattcut/agent/agent_service.h"
 #include "wattcut/gpu/agent_backend.h"
 #include "wattcut/gpu/simulated_backend.h"
+#include "wattcut/http/http_client.h"
 #include "wattcut/runtime/frequency_setter.h"
 #include "wattcut/runtime/rank_client.h"
 
@@ -118,6 +121,67 @@ void BM_AgentBackend_ReadingRoundTrip(benchmark::State& state) {
   }
 }
 BENCHMARK(BM_AgentBackend_ReadingRoundTrip)->Unit(benchmark::kMicrosecond);
+
+// The same two round trips through zeusd's API (issue 29), and through /v1 with the same HTTP
+// client (libcurl over the socket), so that the two APIs are compared on one client:
+//   BM_AgentHttp_Lock/0     PUT /v1/gpus/0/sm-clocks {"min_mhz","max_mhz"} (under a /v1 lease)
+//   BM_AgentHttp_Lock/1     POST /gpu/set_gpu_locked_clocks?gpu_ids=0&...&block=true (implicit lease)
+//   BM_AgentHttp_Read/0     GET /v1/readings
+//   BM_AgentHttp_Read/1     GET /gpu/get_power?gpu_ids=0
+std::unique_ptr<http::HttpClient> SocketClient(const BenchAgent& agent, benchmark::State& state) {
+  if (!agent.ok()) {
+    state.SkipWithError(("the agent does not start: " + agent.error()).c_str());
+    return nullptr;
+  }
+  http::HttpEndpoint endpoint;
+  endpoint.unix_socket = agent.socket();
+  auto client = http::HttpClient::Create(endpoint);
+  if (!client.ok()) {
+    state.SkipWithError(client.error().message.c_str());
+    return nullptr;
+  }
+  return std::move(*client);
+}
+
+bool Answered(const Result<http::HttpResponse>& answer, benchmark::State& state) {
+  if (answer.ok() && answer->status / 100 == 2) return true;
+  state.SkipWithError(answer.ok() ? ("HTTP " + std::to_string(answer->status) + ": " + answer->body).c_str()
+                                  : answer.error().message.c_str());
+  return false;
+}
+
+void BM_AgentHttp_Lock(benchmark::State& state) {
+  const bool zeusd = state.range(0) == 1;
+  BenchAgent agent;
+  auto client = SocketClient(agent, state);
+  if (!client) return;
+  if (!zeusd && !Answered(client->Request("POST", "/v1/leases", R"({"gpus":[0],"ttl_s":3600})"), state)) return;
+  int i = 0;
+  for (auto _ : state) {
+    const std::string mhz = (i++ & 1) ? "1200" : "1410";
+    auto answer = zeusd ? client->Request("POST", "/gpu/set_gpu_locked_clocks?gpu_ids=0&min_clock_mhz=" + mhz +
+                                                      "&max_clock_mhz=" + mhz + "&block=true")
+                        : client->Request("PUT", "/v1/gpus/0/sm-clocks",
+                                          R"({"min_mhz":)" + mhz + R"(,"max_mhz":)" + mhz + "}");
+    if (!Answered(answer, state)) break;
+  }
+  state.SetLabel(zeusd ? "zeusd POST /gpu/set_gpu_locked_clocks" : "PUT /v1/gpus/0/sm-clocks");
+}
+BENCHMARK(BM_AgentHttp_Lock)->Arg(0)->Arg(1)->Unit(benchmark::kMicrosecond);
+
+void BM_AgentHttp_Read(benchmark::State& state) {
+  const bool zeusd = state.range(0) == 1;
+  BenchAgent agent;
+  auto client = SocketClient(agent, state);
+  if (!client) return;
+  for (auto _ : state) {
+    auto answer = client->Request("GET", zeusd ? "/gpu/get_power?gpu_ids=0" : "/v1/readings");
+    if (!Answered(answer, state)) break;
+    benchmark::DoNotOptimize(answer->body.size());
+  }
+  state.SetLabel(zeusd ? "zeusd GET /gpu/get_power" : "GET /v1/readings");
+}
+BENCHMARK(BM_AgentHttp_Read)->Arg(0)->Arg(1)->Unit(benchmark::kMicrosecond);
 
 void BM_AgentSetter_SetFrequency_SleepingWorker(benchmark::State& state) {
   BenchAgent agent;
