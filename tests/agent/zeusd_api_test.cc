@@ -384,6 +384,74 @@ TEST_F(ZeusdApiTest, OverTcpASetterNeedsATokenAndLastsWhileItsClientKeepsAConnec
   EXPECT_FALSE(agent_.Control(1).sm_lock.has_value());
 }
 
+// Every zeusd endpoint, over the socket and over TCP, with a JWT of every scope: statuses, shapes
+// and units as zeusd's documentation gives them.
+TEST_F(ZeusdApiTest, EveryEndpointAnswersOverBothTransportsWithAToken) {
+  const std::string key_file = agent_.folder() + "/zeusd.key";
+  {
+    std::ofstream(key_file) << "every endpoint\n";
+  }
+  std::filesystem::permissions(key_file, std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
+  const std::string token = agent::IssueZeusdToken(
+      {"ops", {agent::ZeusdGroup::kGpuControl, agent::ZeusdGroup::kGpuRead, agent::ZeusdGroup::kCpuRead}, NowS() + 600},
+      *agent::ZeusdSigningKey::FromBytes("every endpoint\n"));
+  for (bool tcp : {false, true}) {
+    SCOPED_TRACE(tcp ? "tcp" : "unix socket");
+    // A fresh agent a transport: the socket's pass leaves this process's implicit lease behind (it
+    // lives while the process does), which the TCP client (another holder) could not act under.
+    StartAgent(key_file, {agent::ZeusdGroup::kGpuControl, agent::ZeusdGroup::kGpuRead, agent::ZeusdGroup::kCpuRead},
+               /*grace_s=*/0.2);
+    const std::vector<int>& sm = agent_.service()->node().gpus()[0].sm_clocks_mhz;
+    const std::vector<int>& memory = agent_.service()->node().gpus()[0].memory_clocks_mhz;
+    const std::string sm_mhz = std::to_string(sm[sm.size() / 2]), memory_mhz = std::to_string(memory.front());
+    auto c = tcp ? Client("", TcpUrl(), token) : Client(agent_.socket_path(), "", token);
+    auto ok = [&](const std::string& method, const std::string& path) {
+      http::HttpResponse r = Call(*c, method, path);
+      EXPECT_EQ(r.status, 200) << method << " " << path << ": " << r.body;
+      return r;
+    };
+    EXPECT_EQ(Json(ok("GET", "/discover"))["auth_required"], true);
+    EXPECT_TRUE(Json(ok("GET", "/time"))["timestamp_ms"].is_number_unsigned());
+    EXPECT_EQ(Json(ok("GET", "/auth/whoami"))["sub"], "ops");
+    EXPECT_TRUE(Json(ok("GET", "/gpu/get_cumulative_energy"))["1"]["energy_mj"].is_number_integer());
+    EXPECT_TRUE(Json(ok("GET", "/gpu/get_power?gpu_ids=0"))["power_mw"]["0"].is_number_integer());
+    const int64_t limit_mw = Json(ok("GET", "/gpu/get_power_limit"))["0"]["power_limit_mw"];
+    json range = Json(ok("GET", "/gpu/get_power_limit_constraints"))["0"];
+    EXPECT_LE(range["min_power_limit_mw"].get<int64_t>(), limit_mw);
+    EXPECT_LE(limit_mw, range["max_power_limit_mw"].get<int64_t>());
+    EXPECT_EQ(Json(ok("GET", "/gpu/get_persistence_mode"))["0"]["enabled"], true);
+    const std::string middle = std::to_string(
+        (range["min_power_limit_mw"].get<int64_t>() + range["max_power_limit_mw"].get<int64_t>()) / 2);
+    for (const char* block : {"true", "false"}) {
+      const std::string b = std::string("&block=") + block;
+      EXPECT_TRUE(ok("POST", "/gpu/set_power_limit?gpu_ids=0&power_limit_mw=" + middle + b).body.empty());
+      ok("POST", "/gpu/set_persistence_mode?gpu_ids=0,1&enabled=true" + b);
+      ok("POST", "/gpu/set_gpu_locked_clocks?gpu_ids=0&min_clock_mhz=" + sm_mhz + "&max_clock_mhz=" + sm_mhz + b);
+      ok("POST", "/gpu/set_mem_locked_clocks?gpu_ids=0&min_clock_mhz=" + memory_mhz + "&max_clock_mhz=" + memory_mhz + b);
+      EXPECT_EQ(Json(ok("GET", "/gpu/get_power_limit?gpu_ids=0"))["0"]["power_limit_mw"], std::stoll(middle));
+      ok("POST", "/gpu/reset_gpu_locked_clocks?gpu_ids=0" + b);
+      ok("POST", "/gpu/reset_mem_locked_clocks?gpu_ids=0" + b);
+      ok("POST", "/gpu/reset_locked_clocks?gpu_ids=0" + b);
+    }
+    EXPECT_FALSE(agent_.Control(0).sm_lock.has_value());
+    EXPECT_EQ(Json(ok("GET", "/cpu/get_cumulative_energy?cpu=true&dram=true"))["0"]["dram_energy_uj"], 700);
+    EXPECT_TRUE(Json(ok("GET", "/cpu/get_power?cpu_ids=0"))["power_mw"]["0"]["cpu_mw"].is_number_integer());
+    for (const char* stream : {"/gpu/stream_power", "/cpu/stream_power"}) {
+      auto own = tcp ? Client("", TcpUrl(), token) : Client(agent_.socket_path(), "", token);
+      std::string first;
+      auto streamed = own->StreamLines(stream, [&](std::string_view line) {
+        first = std::string(line);
+        return false;
+      });
+      ASSERT_TRUE(streamed.ok()) << stream << ": " << streamed.error().message;
+      EXPECT_EQ(first.rfind("data: {", 0), 0u) << stream << ": " << first;
+    }
+    // The refusals the must point names: a GPU out of range, a missing scope, expired and forged tokens.
+    EXPECT_EQ(Call(*c, "POST", "/gpu/reset_locked_clocks?gpu_ids=2&block=false").body, "GPU index 2 does not exist.");
+    EXPECT_EQ(Json(Call(*c, "GET", "/gpu/get_power?gpu_ids=2"))["error"], "GPU 2 not found");
+  }
+}
+
 TEST_F(ZeusdApiTest, WithoutAKeyTcpSettersAreRefused) {
   StartAgent("", {agent::ZeusdGroup::kGpuControl, agent::ZeusdGroup::kGpuRead});
   auto refused = Call(*Client("", TcpUrl()), "POST", "/gpu/reset_locked_clocks?gpu_ids=0&block=true");
