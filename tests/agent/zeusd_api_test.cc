@@ -79,6 +79,13 @@ class ZeusdApiTest : public ::testing::Test {
     agent_.Start(nullptr, options);
   }
   std::string TcpUrl() { return "http://127.0.0.1:" + std::to_string(agent_.service()->tcp_port()); }
+  // A signing key file with `bytes`, mode 0600, in the agent's folder.
+  std::string WriteKey(const std::string& bytes) {
+    const std::string path = agent_.folder() + "/zeusd.key";
+    std::ofstream(path, std::ios::trunc) << bytes;
+    std::filesystem::permissions(path, std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
+    return path;
+  }
 
   cpu::testing::RaplTestTree tree_;
   std::string package0_, dram0_, package1_;
@@ -184,11 +191,7 @@ TEST_F(ZeusdApiTest, WithoutRaplOrAGroupTheGroupIsOffAndSaysSo) {
 }
 
 TEST_F(ZeusdApiTest, TokensAreCheckedAsZeusdChecksThem) {
-  const std::string key_file = agent_.folder() + "/zeusd.key";
-  {
-    std::ofstream(key_file) << "the node's secret\n";
-  }
-  std::filesystem::permissions(key_file, std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
+  const std::string key_file = WriteKey("the node's secret\n");
   StartAgent(key_file);
   auto key = agent::ZeusdSigningKey::FromBytes("the node's secret\n");
   const std::string reader =
@@ -345,11 +348,7 @@ TEST_F(ZeusdApiTest, SettersActUnderAnImplicitLeaseOfTheCaller) {
 }
 
 TEST_F(ZeusdApiTest, OverTcpASetterNeedsATokenAndLastsWhileItsClientKeepsAConnection) {
-  const std::string key_file = agent_.folder() + "/zeusd.key";
-  {
-    std::ofstream(key_file) << "k";
-  }
-  std::filesystem::permissions(key_file, std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
+  const std::string key_file = WriteKey("k");
   StartAgent(key_file, {agent::ZeusdGroup::kGpuControl, agent::ZeusdGroup::kGpuRead}, /*grace_s=*/0.5);
   auto key = agent::ZeusdSigningKey::FromBytes("k");
   const std::string control = agent::IssueZeusdToken({"bob", {agent::ZeusdGroup::kGpuControl}, std::nullopt}, *key);
@@ -387,11 +386,7 @@ TEST_F(ZeusdApiTest, OverTcpASetterNeedsATokenAndLastsWhileItsClientKeepsAConnec
 // Every zeusd endpoint, over the socket and over TCP, with a JWT of every scope: statuses, shapes
 // and units as zeusd's documentation gives them.
 TEST_F(ZeusdApiTest, EveryEndpointAnswersOverBothTransportsWithAToken) {
-  const std::string key_file = agent_.folder() + "/zeusd.key";
-  {
-    std::ofstream(key_file) << "every endpoint\n";
-  }
-  std::filesystem::permissions(key_file, std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
+  const std::string key_file = WriteKey("every endpoint\n");
   const std::string token = agent::IssueZeusdToken(
       {"ops", {agent::ZeusdGroup::kGpuControl, agent::ZeusdGroup::kGpuRead, agent::ZeusdGroup::kCpuRead}, NowS() + 600},
       *agent::ZeusdSigningKey::FromBytes("every endpoint\n"));

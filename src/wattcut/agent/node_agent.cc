@@ -249,16 +249,19 @@ Result<bool> NodeAgent::PersistenceMode(int gpu) {
   return backend_->PersistenceMode(gpu);
 }
 
+Status NodeAgent::WatchIfProcess(const LeaseHolder& holder) {
+  if (holder.kind != LeaseHolder::Kind::kProcess) return Status::Ok();
+  if (holder.pid <= 0) {
+    return Error::PermissionDenied(
+        "the agent cannot see your process (pid 0: another pid namespace): run the agent in the host's pid "
+        "namespace (Kubernetes: hostPID: true)");
+  }
+  return processes_.Watch(holder.pid);
+}
+
 Result<Lease> NodeAgent::TakeLease(const LeaseHolder& holder, const std::vector<int>& gpus, double ttl_s) {
   std::lock_guard lock(mu_);
-  if (holder.kind == LeaseHolder::Kind::kProcess) {
-    if (holder.pid <= 0) {
-      return Error::PermissionDenied(
-          "the agent cannot see your process (pid 0: another pid namespace): run the agent in the host's pid "
-          "namespace (Kubernetes: hostPID: true)");
-    }
-    if (Status s = processes_.Watch(holder.pid); !s.ok()) return s.error();
-  }
+  if (Status s = WatchIfProcess(holder); !s.ok()) return s.error();
   auto lease = leases_.Acquire(holder, gpus, ttl_s, options_.steady_now_s());
   if (!lease.ok()) WatchOnlyLeaseHolders();  // refused: the process was watched for nothing
   Command("lease", lease.ok());
@@ -281,14 +284,7 @@ Result<LeaseHolder> NodeAgent::ImplicitLeaseHolder(const LeaseHolder& caller, in
     }
     return Error::Conflict("GPU " + std::to_string(gpu) + " is leased by " + holder.Description());
   }
-  if (caller.kind == LeaseHolder::Kind::kProcess) {
-    if (caller.pid <= 0) {
-      return Error::PermissionDenied(
-          "the agent cannot see your process (pid 0: another pid namespace): run the agent in the host's pid "
-          "namespace (Kubernetes: hostPID: true)");
-    }
-    if (Status s = processes_.Watch(caller.pid); !s.ok()) return s.error();
-  }
+  if (Status s = WatchIfProcess(caller); !s.ok()) return s.error();
   auto lease = leases_.Acquire(caller, {gpu}, kImplicitLeaseTtlS, options_.steady_now_s());
   if (!lease.ok()) {
     WatchOnlyLeaseHolders();

@@ -157,6 +157,8 @@ class NodeAgent {
   Status ApplySm(int gpu);
   void Undo(const EndedLease& ended);
   void EndLeases(std::vector<EndedLease> ended);
+  // A process about to hold a lease is watched for its exit; one the agent cannot see (pid 0) is refused.
+  Status WatchIfProcess(const LeaseHolder& holder);
   // Watches exactly the processes that hold a lease (after every lease change).
   void WatchOnlyLeaseHolders();
   void SaveState();
