@@ -5,10 +5,10 @@
 
 #include <grp.h>
 #include <gtest/gtest.h>
+#include <netinet/in.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
-#include <netinet/in.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -182,9 +182,10 @@ int ConnectLoopback(int port) {
   return fd;
 }
 
-// Sends a GET of `path` and reads until `expected` arrived; what was read ("" when the server had
-// closed the connection).
-std::string Ask(int fd, const std::string& path, const std::string& expected) {
+// Sends a GET of `path` and reads until the whole answer, headers and its body `body`, arrived;
+// what was read ("" when the server had closed the connection).
+std::string Ask(int fd, const std::string& path, const std::string& body) {
+  const std::string expected = "\r\n\r\n" + body;  // the body after the headers, not a header's "text/plain"
   const std::string request = "GET " + path + " HTTP/1.1\r\nHost: test\r\n\r\n";
   if (::send(fd, request.data(), request.size(), MSG_NOSIGNAL) < 0) return "";
   std::string got;
@@ -213,8 +214,8 @@ TEST(BoundedHttpServerKeepAlive, AConnectionAskedToStayOpenIsNotClosedForBeingId
   const int plain = ConnectLoopback(server->port());
   ASSERT_GE(kept, 0);
   ASSERT_GE(plain, 0);
-  EXPECT_NE(Ask(kept, "/keep", "kept").find("kept"), std::string::npos);
-  EXPECT_NE(Ask(plain, "/plain", "plain").find("plain"), std::string::npos);
+  EXPECT_NE(Ask(kept, "/keep", "kept").find("\r\n\r\nkept"), std::string::npos);
+  EXPECT_NE(Ask(plain, "/plain", "plain").find("\r\n\r\nplain"), std::string::npos);
   std::this_thread::sleep_for(std::chrono::milliseconds(2500));  // idle past the 1 s timeout
   char byte;
   EXPECT_EQ(::recv(plain, &byte, 1, 0), 0) << "an idle connection is closed after the keep-alive timeout";
