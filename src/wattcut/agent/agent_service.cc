@@ -6,7 +6,6 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
-#include <cstdio>
 #include <mutex>
 #include <thread>
 
@@ -82,13 +81,6 @@ Result<std::unique_ptr<AgentService>> AgentService::Start(AgentServiceOptions op
     if (!key.ok()) return key.error();
     impl.zeusd_key = std::move(*key);
   }
-  auto log = [&options](const std::string& line) {
-    if (options.node.log) {
-      options.node.log(line);
-    } else {
-      std::fprintf(stderr, "%s\n", line.c_str());
-    }
-  };
   // CPU and DRAM energy for the agent's readings and /metrics, and zeusd's cpu-read group.
   impl.zeusd.enabled_groups = options.zeusd_groups;
   if (auto meter = cpu::CpuEnergyMeter::Open(options.powercap_root); meter.ok()) {
@@ -96,8 +88,8 @@ Result<std::unique_ptr<AgentService>> AgentService::Start(AgentServiceOptions op
   } else {
     const auto& groups = impl.zeusd.enabled_groups;
     const bool cpu_read = std::find(groups.begin(), groups.end(), ZeusdGroup::kCpuRead) != groups.end();
-    log("wattcut agent: no CPU energy" + std::string(cpu_read ? " (zeusd's cpu-read group is off)" : "") + ": " +
-        meter.error().message);
+    service->notes_.push_back("no CPU energy" + std::string(cpu_read ? " (zeusd's cpu-read group is off)" : "") + ": " +
+                              meter.error().message);
     impl.zeusd.enabled_groups.erase(
         std::remove(impl.zeusd.enabled_groups.begin(), impl.zeusd.enabled_groups.end(), ZeusdGroup::kCpuRead),
         impl.zeusd.enabled_groups.end());

@@ -7,6 +7,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "wattcut/agent/node_agent.h"
 #include "wattcut/agent/server_power.h"
@@ -52,6 +53,9 @@ class AgentService {
   int tcp_port() const { return tcp_port_; }
   const std::string& socket_path() const { return options_.socket_path; }
   NodeAgent& node() { return *node_; }
+  // What start-up found that is not wrong but worth a line (no RAPL: no CPU energy), for the caller
+  // to show once it serves.
+  const std::vector<std::string>& notes() const { return notes_; }
 
  private:
   struct Impl;
@@ -60,6 +64,7 @@ class AgentService {
   std::unique_ptr<NodeAgent> node_;
   std::unique_ptr<Impl> impl_;
   int tcp_port_ = -1;
+  std::vector<std::string> notes_;
 };
 
 }  // namespace wattcut::agent

@@ -150,6 +150,7 @@ int Run(const AgentArgs& args) {
   if (raw->tcp_port() >= 0)
     std::cout << " and http://" << args.listen.substr(0, args.listen.rfind(':')) << ":" << raw->tcp_port();
   std::cout << std::endl;
+  for (const std::string& note : raw->notes()) std::cerr << "wattcut agent: " << note << "\n";
   std::mutex mu;
   std::condition_variable stopped;
   bool stop = false;
