@@ -159,10 +159,10 @@ void BM_AgentHttp_Lock(benchmark::State& state) {
   int i = 0;
   for (auto _ : state) {
     const std::string mhz = (i++ & 1) ? "1200" : "1410";
-    auto answer = zeusd ? client->Request("POST", "/gpu/set_gpu_locked_clocks?gpu_ids=0&min_clock_mhz=" + mhz +
-                                                      "&max_clock_mhz=" + mhz + "&block=true")
-                        : client->Request("PUT", "/v1/gpus/0/sm-clocks",
-                                          R"({"min_mhz":)" + mhz + R"(,"max_mhz":)" + mhz + "}");
+    auto answer =
+        zeusd ? client->Request("POST", "/gpu/set_gpu_locked_clocks?gpu_ids=0&min_clock_mhz=" + mhz +
+                                            "&max_clock_mhz=" + mhz + "&block=true")
+              : client->Request("PUT", "/v1/gpus/0/sm-clocks", R"({"min_mhz":)" + mhz + R"(,"max_mhz":)" + mhz + "}");
     if (!Answered(answer, state)) break;
   }
   state.SetLabel(zeusd ? "zeusd POST /gpu/set_gpu_locked_clocks" : "PUT /v1/gpus/0/sm-clocks");

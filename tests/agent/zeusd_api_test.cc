@@ -10,10 +10,10 @@
 #include <atomic>
 #include <chrono>
 #include <filesystem>
-#include <functional>
-#include <thread>
 #include <fstream>
+#include <functional>
 #include <nlohmann/json.hpp>
+#include <thread>
 
 #include "tests/agent/agent_test_service.h"
 #include "wattcut/agent/zeusd_token.h"
@@ -126,7 +126,8 @@ TEST_F(ZeusdApiTest, ReadsGpusInZeusdsUnitsAndRefusesBadDeviceLists) {
   json limits = Json(Call(*c, "GET", "/gpu/get_power_limit?gpu_ids=1%2C0"));  // httpx's encoded comma
   EXPECT_EQ(limits["0"]["power_limit_mw"], agent_.service()->node().gpus()[0].power_limits->default_mw) << limits;
   json constraints = Json(Call(*c, "GET", "/gpu/get_power_limit_constraints?gpu_ids=0,1,1"));
-  EXPECT_LT(constraints["0"]["min_power_limit_mw"].get<int64_t>(), constraints["0"]["max_power_limit_mw"].get<int64_t>());
+  EXPECT_LT(constraints["0"]["min_power_limit_mw"].get<int64_t>(),
+            constraints["0"]["max_power_limit_mw"].get<int64_t>());
   EXPECT_EQ(constraints.size(), 2u);
 
   auto out_of_range = Call(*c, "GET", "/gpu/get_power?gpu_ids=5");
@@ -148,7 +149,7 @@ TEST_F(ZeusdApiTest, ReadsCpuAndDramEnergyAcrossAWrap) {
   json first = Json(Call(*c, "GET", "/cpu/get_cumulative_energy?cpu=true&dram=true"));
   EXPECT_EQ(first["0"]["cpu_energy_uj"], 990'000) << first;
   EXPECT_EQ(first["0"]["dram_energy_uj"], 700);
-  EXPECT_TRUE(first["1"]["dram_energy_uj"].is_null());  // no DRAM zone: null, not an error
+  EXPECT_TRUE(first["1"]["dram_energy_uj"].is_null());       // no DRAM zone: null, not an error
   cpu::testing::RaplTestTree::SetEnergy(package0_, 40'000);  // wrapped past 1,000,000
   json wrapped = Json(Call(*c, "GET", "/cpu/get_cumulative_energy?cpu=true&dram=false&cpu_ids=0"));
   EXPECT_EQ(wrapped["0"]["cpu_energy_uj"], 1'040'000) << wrapped;
@@ -194,11 +195,10 @@ TEST_F(ZeusdApiTest, TokensAreCheckedAsZeusdChecksThem) {
   const std::string key_file = WriteKey("the node's secret\n");
   StartAgent(key_file);
   auto key = agent::ZeusdSigningKey::FromBytes("the node's secret\n");
-  const std::string reader =
-      agent::IssueZeusdToken({"alice", {agent::ZeusdGroup::kGpuRead}, NowS() + 3600}, *key);
+  const std::string reader = agent::IssueZeusdToken({"alice", {agent::ZeusdGroup::kGpuRead}, NowS() + 3600}, *key);
   const std::string expired = agent::IssueZeusdToken({"alice", {agent::ZeusdGroup::kGpuRead}, NowS() - 120}, *key);
-  const std::string forged =
-      agent::IssueZeusdToken({"alice", {agent::ZeusdGroup::kGpuRead}, std::nullopt}, *agent::ZeusdSigningKey::FromBytes("x"));
+  const std::string forged = agent::IssueZeusdToken({"alice", {agent::ZeusdGroup::kGpuRead}, std::nullopt},
+                                                    *agent::ZeusdSigningKey::FromBytes("x"));
   for (bool tcp : {false, true}) {
     SCOPED_TRACE(tcp ? "tcp" : "unix socket");
     auto with = [&](const std::string& token) {
@@ -323,7 +323,8 @@ TEST_F(ZeusdApiTest, SettersActUnderAnImplicitLeaseOfTheCaller) {
 
   // Refusals: a clock the GPU lacks (per device, as zeusd aggregates), a GPU that does not exist
   // (text, as zeusd's writes), a missing parameter.
-  auto unsupported = Call(*c, "POST", "/gpu/set_gpu_locked_clocks?gpu_ids=0&min_clock_mhz=1&max_clock_mhz=2&block=true");
+  auto unsupported =
+      Call(*c, "POST", "/gpu/set_gpu_locked_clocks?gpu_ids=0&min_clock_mhz=1&max_clock_mhz=2&block=true");
   EXPECT_EQ(unsupported.status, 400);
   EXPECT_NE(Json(unsupported)["errors"]["0"].get<std::string>().find("does not support an SM clock of 1 MHz"),
             std::string::npos);
@@ -365,15 +366,15 @@ TEST_F(ZeusdApiTest, OverTcpASetterNeedsATokenAndLastsWhileItsClientKeepsAConnec
     // Another caller cannot act on the GPU bob holds.
     auto other = Call(*Client(agent_.socket_path(), "", control), "POST", path);
     EXPECT_EQ(other.status, 409);
-    EXPECT_NE(Json(other)["errors"]["1"].get<std::string>().find("is leased by zeusd client 'bob'"),
-              std::string::npos);
+    EXPECT_NE(Json(other)["errors"]["1"].get<std::string>().find("is leased by zeusd client 'bob'"), std::string::npos);
   }
   // bob's connection closed; a new one within the grace (an HTTP client recycling its connection)
   // carries the lease on: what bob set stays.
   auto bob_again = Client("", TcpUrl(), control);
-  ASSERT_EQ(Call(*bob_again, "POST", "/gpu/set_gpu_locked_clocks?gpu_ids=1&min_clock_mhz=1410&max_clock_mhz=1410&block=true")
-                .status,
-            200);
+  ASSERT_EQ(
+      Call(*bob_again, "POST", "/gpu/set_gpu_locked_clocks?gpu_ids=1&min_clock_mhz=1410&max_clock_mhz=1410&block=true")
+          .status,
+      200);
   std::this_thread::sleep_for(std::chrono::milliseconds(800));  // past the grace, the connection open
   EXPECT_EQ(agent_.Control(1).power_limit_mw, 350'000);
   EXPECT_TRUE(agent_.Control(1).sm_lock.has_value());
@@ -415,14 +416,15 @@ TEST_F(ZeusdApiTest, EveryEndpointAnswersOverBothTransportsWithAToken) {
     EXPECT_LE(range["min_power_limit_mw"].get<int64_t>(), limit_mw);
     EXPECT_LE(limit_mw, range["max_power_limit_mw"].get<int64_t>());
     EXPECT_EQ(Json(ok("GET", "/gpu/get_persistence_mode"))["0"]["enabled"], true);
-    const std::string middle = std::to_string(
-        (range["min_power_limit_mw"].get<int64_t>() + range["max_power_limit_mw"].get<int64_t>()) / 2);
+    const std::string middle =
+        std::to_string((range["min_power_limit_mw"].get<int64_t>() + range["max_power_limit_mw"].get<int64_t>()) / 2);
     for (const char* block : {"true", "false"}) {
       const std::string b = std::string("&block=") + block;
       EXPECT_TRUE(ok("POST", "/gpu/set_power_limit?gpu_ids=0&power_limit_mw=" + middle + b).body.empty());
       ok("POST", "/gpu/set_persistence_mode?gpu_ids=0,1&enabled=true" + b);
       ok("POST", "/gpu/set_gpu_locked_clocks?gpu_ids=0&min_clock_mhz=" + sm_mhz + "&max_clock_mhz=" + sm_mhz + b);
-      ok("POST", "/gpu/set_mem_locked_clocks?gpu_ids=0&min_clock_mhz=" + memory_mhz + "&max_clock_mhz=" + memory_mhz + b);
+      ok("POST",
+         "/gpu/set_mem_locked_clocks?gpu_ids=0&min_clock_mhz=" + memory_mhz + "&max_clock_mhz=" + memory_mhz + b);
       EXPECT_EQ(Json(ok("GET", "/gpu/get_power_limit?gpu_ids=0"))["0"]["power_limit_mw"], std::stoll(middle));
       ok("POST", "/gpu/reset_gpu_locked_clocks?gpu_ids=0" + b);
       ok("POST", "/gpu/reset_mem_locked_clocks?gpu_ids=0" + b);

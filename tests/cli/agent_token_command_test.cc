@@ -24,7 +24,8 @@ std::string WriteKey(const testing::TempDir& dir, const std::string& bytes, mode
 TEST(AgentTokenCommand, IssuesATokenWithTheClaimsAskedFor) {
   testing::TempDir dir;
   const std::string key_path = WriteKey(dir, "node secret\n", 0600);
-  auto result = RunWattcut("agent token --signing-key " + key_path + " --sub alice --scopes gpu-control,cpu-read --expires 2h");
+  auto result =
+      RunWattcut("agent token --signing-key " + key_path + " --sub alice --scopes gpu-control,cpu-read --expires 2h");
   ASSERT_EQ(result.exit_code, 0) << result.err;
   ASSERT_FALSE(result.out.empty());
   EXPECT_EQ(result.out.back(), '\n');
@@ -35,7 +36,8 @@ TEST(AgentTokenCommand, IssuesATokenWithTheClaimsAskedFor) {
   auto claims = agent::VerifyZeusdToken(token, *key, now_s);
   ASSERT_TRUE(claims.ok()) << claims.error().message;
   EXPECT_EQ(claims->sub, "alice");
-  EXPECT_EQ(claims->scopes, (std::vector<agent::ZeusdGroup>{agent::ZeusdGroup::kGpuControl, agent::ZeusdGroup::kCpuRead}));
+  EXPECT_EQ(claims->scopes,
+            (std::vector<agent::ZeusdGroup>{agent::ZeusdGroup::kGpuControl, agent::ZeusdGroup::kCpuRead}));
   ASSERT_TRUE(claims->exp_unix_s.has_value());
   EXPECT_NEAR(static_cast<double>(*claims->exp_unix_s - now_s), 7200, 120);
   EXPECT_EQ(agent::VerifyZeusdToken(token, *key, now_s + 7200 + 200).error().message, "Token has expired.");

@@ -51,7 +51,7 @@ struct GpuTelemetry {
   std::optional<int> sm_clock_mhz;
   std::optional<double> power_w;
   std::optional<double> power_instant_w;  // NVML's instant power field, where the driver has it
-  std::optional<int64_t> energy_mj;  // since the driver loaded
+  std::optional<int64_t> energy_mj;       // since the driver loaded
   bool leased = false;
   std::optional<int> ceiling_mhz;         // the row side's ceiling
   std::optional<int> applied_max_sm_mhz;  // the upper end of what NVML was told; nullopt: reset

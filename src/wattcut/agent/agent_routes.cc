@@ -187,9 +187,7 @@ json ServerReadingJson(const AgentRouteContext& context, bool instant) {
   const std::vector<GpuReading> readings = context.node->Read();
   const double now_s = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
   const std::optional<double> instant_w = instant ? GpuInstantPowerW(readings) : std::nullopt;
-  json doc = {{"time_s", now_s},
-              {"gpu_count", readings.size()},
-              {"gpu_power", instant_w ? "instant" : "power_usage"}};
+  json doc = {{"time_s", now_s}, {"gpu_count", readings.size()}, {"gpu_power", instant_w ? "instant" : "power_usage"}};
   doc["server"] =
       context.power != nullptr ? ToJson(context.power->Read(instant_w.value_or(GpuPowerW(readings)))) : json(nullptr);
   return doc;

@@ -119,8 +119,8 @@ class NodeAgent {
   // Zeus's frequency controller sets clocks from a process it forks. kConflict when another holds
   // it; kNotFound for a GPU that does not exist. A zeusd client over TCP (LeaseHolder::ZeusdClient)
   // is alive while a connection it asked on (`connection_id`) is open, and for
-  // NodeAgentOptions::zeusd_reconnect_grace_s after its last one closed: an HTTP client recycles connections (httpx closes one idle for 5 s
-  // when it next asks), and the new one, from the same user and address, carries the lease on.
+  // NodeAgentOptions::zeusd_reconnect_grace_s after its last one closed: an HTTP client recycles connections (httpx
+  // closes one idle for 5 s when it next asks), and the new one, from the same user and address, carries the lease on.
   Result<LeaseHolder> ImplicitLeaseHolder(const LeaseHolder& caller, int gpu, uint64_t connection_id = 0);
   static constexpr double kImplicitLeaseTtlS = 1e12;
 

@@ -42,7 +42,8 @@ TEST(ProcessAncestry, AChildAndAGrandchildDescendFromThisProcess) {
 }
 
 TEST(ProcessAncestry, ReadsTheParentPastACommandWithParentheses) {
-  const std::string root = (std::filesystem::temp_directory_path() / ("wattcut_proc_" + std::to_string(::getpid()))).string();
+  const std::string root =
+      (std::filesystem::temp_directory_path() / ("wattcut_proc_" + std::to_string(::getpid()))).string();
   std::filesystem::create_directories(root + "/42");
   std::ofstream(root + "/42/stat") << "42 (a) b (c)) S 17 42 42 0 -1\n";
   EXPECT_EQ(ParentPid(42, root), 17);

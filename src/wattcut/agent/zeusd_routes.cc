@@ -143,8 +143,7 @@ std::optional<bool> BoolParam(const httplib::Request& req, httplib::Response& re
 // A device list (zeusd_routes.h step 5): "0,1" (spaces around an index allowed), sorted, without
 // repeats; absent: every device in `known`. `lower` is "GPU" or "CPU", for the messages.
 std::optional<std::vector<int>> DeviceIds(const httplib::Request& req, httplib::Response& res, const char* param,
-                                          const std::string& lower, const std::vector<int>& known,
-                                          bool write = false) {
+                                          const std::string& lower, const std::vector<int>& known, bool write = false) {
   if (!req.has_param(param)) return known;  // a setter's list is required (CheckQuery saw to it)
   const std::string text = req.get_param_value(param);
   auto trim = [](std::string_view s) {
@@ -265,7 +264,7 @@ std::vector<int> CpuIds(const ZeusdApiContext& z) {
 
 // The meter's readings by package index, or the per-package errors answered.
 std::optional<std::map<int, cpu::CpuEnergyReading>> CpuReadings(const ZeusdApiContext& z, const std::vector<int>& ids,
-                                                                 httplib::Response& res) {
+                                                                httplib::Response& res) {
   Result<std::vector<cpu::CpuEnergyReading>> read = z.cpu->Read();
   if (!read.ok()) {
     DeviceErrors errors;
@@ -320,13 +319,16 @@ bool PauseUnlessStopping(const AgentRouteContext& context, double period_s) {
       steady_clock::now() + std::chrono::duration_cast<steady_clock::duration>(std::chrono::duration<double>(period_s));
   while (steady_clock::now() < until) {
     if (context.stopping != nullptr && *context.stopping) return false;
-    std::this_thread::sleep_for(std::min<steady_clock::duration>(until - steady_clock::now(), std::chrono::milliseconds(100)));
+    std::this_thread::sleep_for(
+        std::min<steady_clock::duration>(until - steady_clock::now(), std::chrono::milliseconds(100)));
   }
   return !(context.stopping != nullptr && *context.stopping);
 }
 
 // One server-sent event: exactly "data: <compact JSON>\n\n", as Zeus's PowerStreamingClient splits them.
-std::string Event(const ojson& doc) { return "data: " + doc.dump(-1, ' ', false, ojson::error_handler_t::replace) + "\n\n"; }
+std::string Event(const ojson& doc) {
+  return "data: " + doc.dump(-1, ' ', false, ojson::error_handler_t::replace) + "\n\n";
+}
 
 // What a stream writes next: its events, or after kHeartbeatS without one an SSE comment (":",
 // which clients skip), so that a stream whose reader left is noticed and its worker freed even
@@ -440,14 +442,15 @@ void AddZeusdRoutes(http::BoundedHttpServer& server, AgentTransport transport, c
                errors.Add(d.index, 500, FieldError(r, "power_limit_w"));
                return std::nullopt;
              }));
-  server.Get("/gpu/get_power_limit_constraints",
-             gpu_read([](const GpuDescription& d, const GpuReading&, DeviceErrors& errors) -> std::optional<ojson> {
-               if (d.power_limits) {
-                 return ojson{{"min_power_limit_mw", d.power_limits->min_mw}, {"max_power_limit_mw", d.power_limits->max_mw}};
-               }
-               errors.Add(d.index, 400, "NVML error: the requested operation is not available on the target device");
-               return std::nullopt;
-             }));
+  server.Get(
+      "/gpu/get_power_limit_constraints",
+      gpu_read([](const GpuDescription& d, const GpuReading&, DeviceErrors& errors) -> std::optional<ojson> {
+        if (d.power_limits) {
+          return ojson{{"min_power_limit_mw", d.power_limits->min_mw}, {"max_power_limit_mw", d.power_limits->max_mw}};
+        }
+        errors.Add(d.index, 400, "NVML error: the requested operation is not available on the target device");
+        return std::nullopt;
+      }));
   server.Get("/gpu/get_persistence_mode",
              gpu_read([node](const GpuDescription& d, const GpuReading&, DeviceErrors& errors) -> std::optional<ojson> {
                Result<bool> mode = node->PersistenceMode(d.index);
@@ -573,8 +576,8 @@ void AddZeusdRoutes(http::BoundedHttpServer& server, AgentTransport transport, c
     return static_cast<int>(std::stoll(req.get_param_value(name)));
   };
   auto status_of = [](const Result<GpuControl>& r) { return r.ok() ? Status::Ok() : Status(r.error()); };
-  server.Post("/gpu/set_power_limit",
-              gpu_set({"power_limit_mw"}, [status_of](NodeAgent& n, const LeaseHolder& h, int gpu, const httplib::Request& req) {
+  server.Post("/gpu/set_power_limit", gpu_set({"power_limit_mw"}, [status_of](NodeAgent& n, const LeaseHolder& h,
+                                                                              int gpu, const httplib::Request& req) {
                 const double watts = static_cast<double>(std::stoll(req.get_param_value("power_limit_mw"))) / 1000.0;
                 return status_of(n.SetPowerLimit(h, gpu, watts));
               }));
@@ -583,24 +586,24 @@ void AddZeusdRoutes(http::BoundedHttpServer& server, AgentTransport transport, c
                 // The agent holds NVML open for as long as it runs, which keeps the driver loaded as
                 // persistence mode does: on is already so; it never turns it off.
                 if (req.get_param_value("enabled") == "true") return Status::Ok();
-                return Error{"Invalid request: the wattcut agent keeps GPUs initialised; it does not turn persistence "
-                             "mode off"};
+                return Error{
+                    "Invalid request: the wattcut agent keeps GPUs initialised; it does not turn persistence "
+                    "mode off"};
               }));
   server.Post("/gpu/set_gpu_locked_clocks",
-              gpu_set({"min_clock_mhz", "max_clock_mhz"},
-                      [u32, status_of](NodeAgent& n, const LeaseHolder& h, int gpu, const httplib::Request& req) {
-                        return status_of(n.LockSmClocks(h, gpu, {u32(req, "min_clock_mhz"), u32(req, "max_clock_mhz")}));
-                      }));
+              gpu_set({"min_clock_mhz", "max_clock_mhz"}, [u32, status_of](NodeAgent& n, const LeaseHolder& h, int gpu,
+                                                                           const httplib::Request& req) {
+                return status_of(n.LockSmClocks(h, gpu, {u32(req, "min_clock_mhz"), u32(req, "max_clock_mhz")}));
+              }));
   server.Post("/gpu/reset_gpu_locked_clocks",
               gpu_set({}, [status_of](NodeAgent& n, const LeaseHolder& h, int gpu, const httplib::Request&) {
                 return status_of(n.UnlockSmClocks(h, gpu));
               }));
   server.Post("/gpu/set_mem_locked_clocks",
-              gpu_set({"min_clock_mhz", "max_clock_mhz"},
-                      [u32, status_of](NodeAgent& n, const LeaseHolder& h, int gpu, const httplib::Request& req) {
-                        return status_of(
-                            n.LockMemoryClocks(h, gpu, {u32(req, "min_clock_mhz"), u32(req, "max_clock_mhz")}));
-                      }));
+              gpu_set({"min_clock_mhz", "max_clock_mhz"}, [u32, status_of](NodeAgent& n, const LeaseHolder& h, int gpu,
+                                                                           const httplib::Request& req) {
+                return status_of(n.LockMemoryClocks(h, gpu, {u32(req, "min_clock_mhz"), u32(req, "max_clock_mhz")}));
+              }));
   server.Post("/gpu/reset_mem_locked_clocks",
               gpu_set({}, [status_of](NodeAgent& n, const LeaseHolder& h, int gpu, const httplib::Request&) {
                 return status_of(n.UnlockMemoryClocks(h, gpu));
@@ -626,44 +629,43 @@ void AddZeusdRoutes(http::BoundedHttpServer& server, AgentTransport transport, c
     }
     return std::shared_ptr<void>(reinterpret_cast<void*>(1), [open_streams](void*) { --*open_streams; });
   };
-  server.Get("/gpu/stream_power", [z, node, ctx, admit, take_stream_slot](const httplib::Request& req,
-                                                                        httplib::Response& res) {
-    if (!admit(req, res).admitted || !CheckQuery(req, res, {"gpu_ids"}, {})) return;
-    std::optional<std::vector<int>> ids = StreamIds(req, res, "gpu_ids", "GPU", GpuIds(*node));
-    if (!ids) return;
-    std::shared_ptr<void> slot = take_stream_slot(res);
-    if (!slot) return;
-    res.set_header("Cache-Control", "no-cache");
-    auto last = std::make_shared<std::map<int, int64_t>>();
-    const double period_s = z->gpu_stream_period_s;
-    auto first = std::make_shared<bool>(true);
-    auto writer = std::make_shared<StreamWriter>();
-    res.set_chunked_content_provider(
-        "text/event-stream",
-        [node, ctx, ids = *ids, last, period_s, first, writer, slot](size_t, httplib::DataSink& sink) {
-          if (!*first && !PauseUnlessStopping(*ctx, period_s)) {
-            sink.done();
-            return true;
-          }
-          *first = false;
-          if (ids.empty()) return writer->Write(sink, "");  // zeusd: a stream of no GPU is silent
-          const std::vector<GpuReading> readings = node->Read();
-          std::string events;
-          for (int id : ids) {
-            const GpuReading& r = readings[static_cast<size_t>(id)];
-            const std::optional<double> w = r.power_instant_w ? r.power_instant_w : r.power_w;
-            if (!w) continue;  // a failed reading is skipped, as zeusd's poller does
-            const int64_t mw = std::llround(*w * 1000);
-            auto seen = last->find(id);
-            if (seen != last->end() && seen->second == mw) continue;
-            (*last)[id] = mw;
-            events += Event(ojson{{"timestamp_ms", UnixMs()}, {"gpu_id", id}, {"power_mw", mw}});
-          }
-          return writer->Write(sink, events);
-        });
-  });
+  server.Get("/gpu/stream_power",
+             [z, node, ctx, admit, take_stream_slot](const httplib::Request& req, httplib::Response& res) {
+               if (!admit(req, res).admitted || !CheckQuery(req, res, {"gpu_ids"}, {})) return;
+               std::optional<std::vector<int>> ids = StreamIds(req, res, "gpu_ids", "GPU", GpuIds(*node));
+               if (!ids) return;
+               std::shared_ptr<void> slot = take_stream_slot(res);
+               if (!slot) return;
+               res.set_header("Cache-Control", "no-cache");
+               auto last = std::make_shared<std::map<int, int64_t>>();
+               const double period_s = z->gpu_stream_period_s;
+               auto first = std::make_shared<bool>(true);
+               auto writer = std::make_shared<StreamWriter>();
+               res.set_chunked_content_provider("text/event-stream", [node, ctx, ids = *ids, last, period_s, first,
+                                                                      writer, slot](size_t, httplib::DataSink& sink) {
+                 if (!*first && !PauseUnlessStopping(*ctx, period_s)) {
+                   sink.done();
+                   return true;
+                 }
+                 *first = false;
+                 if (ids.empty()) return writer->Write(sink, "");  // zeusd: a stream of no GPU is silent
+                 const std::vector<GpuReading> readings = node->Read();
+                 std::string events;
+                 for (int id : ids) {
+                   const GpuReading& r = readings[static_cast<size_t>(id)];
+                   const std::optional<double> w = r.power_instant_w ? r.power_instant_w : r.power_w;
+                   if (!w) continue;  // a failed reading is skipped, as zeusd's poller does
+                   const int64_t mw = std::llround(*w * 1000);
+                   auto seen = last->find(id);
+                   if (seen != last->end() && seen->second == mw) continue;
+                   (*last)[id] = mw;
+                   events += Event(ojson{{"timestamp_ms", UnixMs()}, {"gpu_id", id}, {"power_mw", mw}});
+                 }
+                 return writer->Write(sink, events);
+               });
+             });
   server.Get("/cpu/stream_power", [z, ctx, admit, take_stream_slot](const httplib::Request& req,
-                                                                   httplib::Response& res) {
+                                                                    httplib::Response& res) {
     if (!admit(req, res).admitted || !CheckQuery(req, res, {"cpu_ids"}, {})) return;
     std::optional<std::vector<int>> ids = StreamIds(req, res, "cpu_ids", "CPU", CpuIds(*z));
     if (!ids) return;
@@ -677,48 +679,48 @@ void AddZeusdRoutes(http::BoundedHttpServer& server, AgentTransport transport, c
     auto baseline = std::make_shared<std::map<int, cpu::CpuEnergyReading>>();
     auto last = std::make_shared<std::map<int, Sent>>();
     auto writer = std::make_shared<StreamWriter>();
-    res.set_chunked_content_provider(
-        "text/event-stream", [z, ctx, ids = *ids, baseline, last, writer, slot](size_t, httplib::DataSink& sink) {
-          if (ids.empty()) {
-            if (!PauseUnlessStopping(*ctx, z->cpu_power_window_s)) {
-              sink.done();
-              return true;
-            }
-            return writer->Write(sink, "");
+    res.set_chunked_content_provider("text/event-stream", [z, ctx, ids = *ids, baseline, last, writer, slot](
+                                                              size_t, httplib::DataSink& sink) {
+      if (ids.empty()) {
+        if (!PauseUnlessStopping(*ctx, z->cpu_power_window_s)) {
+          sink.done();
+          return true;
+        }
+        return writer->Write(sink, "");
+      }
+      if (!baseline->empty() && !PauseUnlessStopping(*ctx, z->cpu_power_window_s)) {
+        sink.done();
+        return true;
+      }
+      Result<std::vector<cpu::CpuEnergyReading>> read = z->cpu->Read();
+      if (!read.ok()) return writer->Write(sink, "");  // skipped, as zeusd's poller skips a failed read
+      std::map<int, cpu::CpuEnergyReading> now;
+      for (const cpu::CpuEnergyReading& r : *read) now[r.index] = r;
+      std::string events;
+      if (!baseline->empty()) {
+        const double period_us = z->cpu_power_window_s * 1e6;  // zeusd divides by the nominal period
+        auto mw = [period_us](int64_t from, int64_t to) {
+          return static_cast<int64_t>(static_cast<double>(std::max<int64_t>(0, to - from)) * 1000 / period_us);
+        };
+        for (int id : ids) {
+          const cpu::CpuEnergyReading& a = baseline->at(id);
+          const cpu::CpuEnergyReading& b = now.at(id);
+          Sent sample{mw(a.package_energy_uj, b.package_energy_uj), std::nullopt};
+          if (a.dram_energy_uj && b.dram_energy_uj) sample.dram_mw = mw(*a.dram_energy_uj, *b.dram_energy_uj);
+          auto seen = last->find(id);
+          if (seen != last->end() && seen->second.cpu_mw == sample.cpu_mw && seen->second.dram_mw == sample.dram_mw) {
+            continue;
           }
-          if (!baseline->empty() && !PauseUnlessStopping(*ctx, z->cpu_power_window_s)) {
-            sink.done();
-            return true;
-          }
-          Result<std::vector<cpu::CpuEnergyReading>> read = z->cpu->Read();
-          if (!read.ok()) return writer->Write(sink, "");  // skipped, as zeusd's poller skips a failed read
-          std::map<int, cpu::CpuEnergyReading> now;
-          for (const cpu::CpuEnergyReading& r : *read) now[r.index] = r;
-          std::string events;
-          if (!baseline->empty()) {
-            const double period_us = z->cpu_power_window_s * 1e6;  // zeusd divides by the nominal period
-            auto mw = [period_us](int64_t from, int64_t to) {
-              return static_cast<int64_t>(static_cast<double>(std::max<int64_t>(0, to - from)) * 1000 / period_us);
-            };
-            for (int id : ids) {
-              const cpu::CpuEnergyReading& a = baseline->at(id);
-              const cpu::CpuEnergyReading& b = now.at(id);
-              Sent sample{mw(a.package_energy_uj, b.package_energy_uj), std::nullopt};
-              if (a.dram_energy_uj && b.dram_energy_uj) sample.dram_mw = mw(*a.dram_energy_uj, *b.dram_energy_uj);
-              auto seen = last->find(id);
-              if (seen != last->end() && seen->second.cpu_mw == sample.cpu_mw && seen->second.dram_mw == sample.dram_mw) {
-                continue;
-              }
-              (*last)[id] = sample;
-              events += Event(ojson{{"timestamp_ms", UnixMs()},
-                                    {"cpu_id", id},
-                                    {"cpu_mw", sample.cpu_mw},
-                                    {"dram_mw", sample.dram_mw ? ojson(*sample.dram_mw) : ojson(nullptr)}});
-            }
-          }
-          *baseline = std::move(now);
-          return writer->Write(sink, events);
-        });
+          (*last)[id] = sample;
+          events += Event(ojson{{"timestamp_ms", UnixMs()},
+                                {"cpu_id", id},
+                                {"cpu_mw", sample.cpu_mw},
+                                {"dram_mw", sample.dram_mw ? ojson(*sample.dram_mw) : ojson(nullptr)}});
+        }
+      }
+      *baseline = std::move(now);
+      return writer->Write(sink, events);
+    });
   });
 
   // Any other path of zeusd's prefixes, and a known path asked with another method: refused as

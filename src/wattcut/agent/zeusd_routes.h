@@ -34,7 +34,7 @@ enum class AgentTransport;
 
 // What the zeusd API serves with; owned by the service, outlives the listeners.
 struct ZeusdApiContext {
-  std::vector<ZeusdGroup> enabled_groups;  // in the order configured (zeusd's --enable)
+  std::vector<ZeusdGroup> enabled_groups;        // in the order configured (zeusd's --enable)
   const ZeusdSigningKey* signing_key = nullptr;  // nullptr: no authentication
   cpu::CpuEnergyMeter* cpu = nullptr;            // nullptr: no RAPL on this machine (cpus: [])
   double cpu_power_window_s = 0.1;               // GET /cpu/get_power's two readings apart, and

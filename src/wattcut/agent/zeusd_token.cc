@@ -50,8 +50,9 @@ Result<std::string> Base64UrlDecode(std::string_view text) {
   const size_t padding = (4 - standard.size() % 4) % 4;
   standard.append(padding, '=');
   std::string out(standard.size() / 4 * 3, '\0');
-  const int n = EVP_DecodeBlock(reinterpret_cast<unsigned char*>(out.data()),
-                                reinterpret_cast<const unsigned char*>(standard.data()), static_cast<int>(standard.size()));
+  const int n =
+      EVP_DecodeBlock(reinterpret_cast<unsigned char*>(out.data()),
+                      reinterpret_cast<const unsigned char*>(standard.data()), static_cast<int>(standard.size()));
   if (n < 0) return Refused("Invalid token: Base64 error: Invalid input.");
   out.resize(static_cast<size_t>(n) - padding);
   return out;
@@ -159,9 +160,7 @@ Result<std::vector<ZeusdGroup>> ParseZeusdGroups(std::string_view comma_separate
   return groups;
 }
 
-bool ZeusdClaims::Has(ZeusdGroup group) const {
-  return std::find(scopes.begin(), scopes.end(), group) != scopes.end();
-}
+bool ZeusdClaims::Has(ZeusdGroup group) const { return std::find(scopes.begin(), scopes.end(), group) != scopes.end(); }
 
 Result<ZeusdSigningKey> ZeusdSigningKey::ReadFile(const std::string& path) {
   Result<std::string> bytes = ReadSecretFile(path, "zeusd signing key file");
@@ -232,8 +231,8 @@ Result<std::optional<int64_t>> ParseZeusdTokenLifetime(std::string_view text) {
     int64_t seconds;
   };
   static const Unit kUnits[] = {
-      {{"s", "sec", "secs", "second", "seconds"}, 1},   {{"m", "min", "mins", "minute", "minutes"}, 60},
-      {{"h", "hr", "hrs", "hour", "hours"}, 3600},       {{"d", "day", "days", "", ""}, 86400},
+      {{"s", "sec", "secs", "second", "seconds"}, 1}, {{"m", "min", "mins", "minute", "minutes"}, 60},
+      {{"h", "hr", "hrs", "hour", "hours"}, 3600},    {{"d", "day", "days", "", ""}, 86400},
       {{"w", "week", "weeks", "", ""}, 7 * 86400},
   };
   for (const Unit& u : kUnits) {

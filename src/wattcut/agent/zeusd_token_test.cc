@@ -77,7 +77,9 @@ std::string Encode(const std::string& s) {
 }
 
 // "header.claims" of a token, to which a test appends a signature.
-std::string Assemble(const std::string& header, const std::string& claims) { return Encode(header) + "." + Encode(claims); }
+std::string Assemble(const std::string& header, const std::string& claims) {
+  return Encode(header) + "." + Encode(claims);
+}
 
 TEST(ZeusdToken, RefusesMalformedTokensWithZeusdsMessages) {
   const ZeusdSigningKey key = Key();
@@ -90,7 +92,8 @@ TEST(ZeusdToken, RefusesMalformedTokensWithZeusdsMessages) {
   EXPECT_EQ(MessageOf(Assemble(R"({"alg":"RS256"})", "{}") + ".sig", key), "Invalid token: InvalidAlgorithm");
   EXPECT_EQ(MessageOf(Assemble(R"({"alg":"none"})", "{}") + ".", key),
             "Invalid token: JSON error: unknown variant `none`");
-  EXPECT_EQ(MessageOf(Assemble(R"({"typ":"JWT"})", "{}") + ".sig", key), "Invalid token: JSON error: missing field `alg`");
+  EXPECT_EQ(MessageOf(Assemble(R"({"typ":"JWT"})", "{}") + ".sig", key),
+            "Invalid token: JSON error: missing field `alg`");
   // A good header with a signature that is not the key's.
   EXPECT_EQ(MessageOf(Assemble(R"({"alg":"HS256"})", R"({"sub":"x","scopes":[]})") + ".AAAA", key),
             "Invalid token: InvalidSignature");
@@ -131,9 +134,7 @@ TEST(ZeusdGroups, ParseNamesAndRefuseUnknownOnes) {
 TEST(ZeusdSigningKey, IsRefusedWhenOthersCanReadItOrWhenEmpty) {
   const std::string path =
       (std::filesystem::temp_directory_path() / ("wattcut_zeusd_key_" + std::to_string(::getpid()))).string();
-  {
-    std::ofstream(path) << "k3y\n";
-  }
+  { std::ofstream(path) << "k3y\n"; }
   ::chmod(path.c_str(), 0644);
   auto open = ZeusdSigningKey::ReadFile(path);
   ASSERT_FALSE(open.ok());

@@ -46,9 +46,9 @@ int Run(const AgentTokenArgs& args) {
 
 void AddAgentTokenCommand(CLI::App& agent, CommandStatus& status) {
   auto args = std::make_shared<AgentTokenArgs>();
-  CLI::App* cmd = agent.add_subcommand(
-      "token",
-      "Issue a zeusd token (HS256 JWT) for Zeus clients of this agent's zeusd API: ZEUSD_TOKEN=$(wattcut agent token ...)");
+  CLI::App* cmd = agent.add_subcommand("token",
+                                       "Issue a zeusd token (HS256 JWT) for Zeus clients of this agent's zeusd API: "
+                                       "ZEUSD_TOKEN=$(wattcut agent token ...)");
   cmd->add_option("--signing-key", args->signing_key,
                   "The agent's zeusd signing key file (its bytes are the HMAC key; mode 0600)")
       ->required();

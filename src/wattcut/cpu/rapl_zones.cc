@@ -73,7 +73,8 @@ Result<RaplZone> ReadZone(const fs::path& folder) {
   zone.name = *name;
   Result<int64_t> range = ReadMicrojoules(folder / "max_energy_range_uj");
   if (!range.ok()) return range.error();
-  if (*range <= 0) return Error::Malformed((folder / "max_energy_range_uj").string() + ": expected a positive range, got 0");
+  if (*range <= 0)
+    return Error::Malformed((folder / "max_energy_range_uj").string() + ": expected a positive range, got 0");
   zone.max_energy_range_uj = *range;
   return zone;
 }

@@ -16,7 +16,7 @@ TEST(WrappingCounter, StartsAtTheFirstReadingAndAddsEachStep) {
 TEST(WrappingCounter, AReadingThatWentDownWrappedOnce) {
   WrappingCounter c(1000);
   c.Widen(900);
-  EXPECT_EQ(c.Widen(50), 1050);  // 100 to the range's end, 50 after it
+  EXPECT_EQ(c.Widen(50), 1050);        // 100 to the range's end, 50 after it
   EXPECT_EQ(c.Widen(0), 1000 + 1000);  // a second wrap: 950 to the end, then 0
   EXPECT_EQ(c.Widen(1000), 3000);
   EXPECT_EQ(c.wraps(), 2);

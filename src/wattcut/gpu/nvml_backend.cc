@@ -1,7 +1,7 @@
 #include "wattcut/gpu/nvml_backend.h"
 
-#include <cstdio>
 #include <algorithm>
+#include <cstdio>
 #include <vector>
 
 namespace wattcut {

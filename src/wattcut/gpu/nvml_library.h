@@ -43,7 +43,8 @@ struct FieldValue {
   unsigned scope_id = 0;
   long long timestamp_us = 0;
   long long latency_us = 0;
-  int value_type = 0;   // nvmlValueType_t: 0 double, 1 unsigned int, 2 unsigned long, 3 unsigned long long, 4 signed long long, 5 int, 6 unsigned short
+  int value_type = 0;   // nvmlValueType_t: 0 double, 1 unsigned int, 2 unsigned long, 3 unsigned long long, 4 signed
+                        // long long, 5 int, 6 unsigned short
   int nvml_return = 0;  // this field's nvmlReturn_t
   union {
     double d;

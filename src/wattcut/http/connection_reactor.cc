@@ -143,10 +143,10 @@ void ConnectionReactor::Run() {
     std::vector<Held*> expired;
     for (auto& [fd, h] : held) {
       const Connection& c = *h->connection;
-      if (h->lingering ? now >= h->linger_until
-                       : (c.in_request ? now - c.request_began >= options_.request_timeout
-                                       : !c.keep_open_while_idle &&
-                                             now - h->idle_since >= options_.keep_alive_timeout)) {
+      if (h->lingering
+              ? now >= h->linger_until
+              : (c.in_request ? now - c.request_began >= options_.request_timeout
+                              : !c.keep_open_while_idle && now - h->idle_since >= options_.keep_alive_timeout)) {
         expired.push_back(h.get());
       }
     }

@@ -104,8 +104,8 @@ std::vector<Arrival> WholeBlocks(const RequestTrace& trace, const ExpansionOptio
         const double v = rng.Uniform();
         if (t >= end) continue;
         if (u >= keep_scale * DiurnalEnvelope(o, t)) continue;
-        block.push_back({t, r.context_tokens, r.generated_tokens,
-                         v < o.low_priority_share ? Priority::kLow : Priority::kHigh});
+        block.push_back(
+            {t, r.context_tokens, r.generated_tokens, v < o.low_priority_share ? Priority::kLow : Priority::kHigh});
       }
     }
     std::sort(block.begin(), block.end(), ArrivesBefore);

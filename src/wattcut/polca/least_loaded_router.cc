@@ -2,8 +2,7 @@
 
 namespace wattcut::polca {
 
-LeastLoadedRouter::LeastLoadedRouter(const std::vector<Priority>& priorities)
-    : servers_(priorities.size()) {
+LeastLoadedRouter::LeastLoadedRouter(const std::vector<Priority>& priorities) : servers_(priorities.size()) {
   for (size_t i = 0; i < priorities.size(); ++i) {
     Class& c = classes_[static_cast<size_t>(priorities[i])];
     servers_[i].position = static_cast<uint32_t>(c.members.size());

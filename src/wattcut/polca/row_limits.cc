@@ -85,11 +85,12 @@ Status CheckRowRun(const PolcaConfig& config, const RequestTrace& trace, const R
   if (Status s = CheckRunShape(config, options); !s.ok()) return s;
   const double per_block = ReplayedRequestsPerBlock(config, trace, options.servers);
   if (per_block > static_cast<double>(kMaxReplayedRequestsPerBlock)) {
-    return Error{trace.name() + ": one replay block (" + Number(ArrivalExpansion::BlockSecondsFor(trace)) +
-                 " s, the trace's span) of " + std::to_string(options.servers) + " servers at " +
-                 Number(config.workload.peak_requests_per_server_s) + " requests/s each replays up to " +
-                 Number(per_block) + " requests, more than the " + std::to_string(kMaxReplayedRequestsPerBlock) +
-                 " one block may replay; use a shorter trace, fewer servers or a lower workload.peak_requests_per_server_s"};
+    return Error{
+        trace.name() + ": one replay block (" + Number(ArrivalExpansion::BlockSecondsFor(trace)) +
+        " s, the trace's span) of " + std::to_string(options.servers) + " servers at " +
+        Number(config.workload.peak_requests_per_server_s) + " requests/s each replays up to " + Number(per_block) +
+        " requests, more than the " + std::to_string(kMaxReplayedRequestsPerBlock) +
+        " one block may replay; use a shorter trace, fewer servers or a lower workload.peak_requests_per_server_s"};
   }
   const double per_run = ReplayedRequestsPerRun(config, trace, options.servers, options.duration_s);
   if (per_run > static_cast<double>(kMaxReplayedRequestsPerRun)) {

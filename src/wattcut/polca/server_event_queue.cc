@@ -4,8 +4,7 @@
 
 namespace wattcut::polca {
 
-ServerEventQueue::ServerEventQueue(size_t servers, double typical_interval_s)
-    : nodes_(servers) {
+ServerEventQueue::ServerEventQueue(size_t servers, double typical_interval_s) : nodes_(servers) {
   size_t slots = 1;
   while (slots < 4 * servers) slots *= 2;
   head_.assign(slots, kNone);

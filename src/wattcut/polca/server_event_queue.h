@@ -36,8 +36,8 @@ class ServerEventQueue {
   // cache line (four arrays were four misses a member once a row outgrew the L1 cache).
   struct Node {
     double time_s = std::numeric_limits<double>::infinity();  // infinity when it has no event
-    int64_t bucket = 0;                                        // when it has an event
-    uint32_t next = kNone;  // the next and previous server in its bucket's list
+    int64_t bucket = 0;                                       // when it has an event
+    uint32_t next = kNone;                                    // the next and previous server in its bucket's list
     uint32_t prev = kNone;
   };
   int64_t BucketOf(double time_s) const;

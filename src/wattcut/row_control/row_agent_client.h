@@ -39,8 +39,8 @@ struct AgentTimeouts {
 
 // One reading of a server's power (GET /v1/readings/server).
 struct ServerPowerSample {
-  double power_w = 0;       // server.power_w: GPUs plus the rest of the server
-  std::string source;       // server.source: "model" or "redfish"
+  double power_w = 0;  // server.power_w: GPUs plus the rest of the server
+  std::string source;  // server.source: "model" or "redfish"
   // gpu_power: "instant" (NVML's instant field of every GPU) or "power_usage" (NVML's power usage: a
   // 1 s average on recent GPUs; also what an agent older than the field says nothing of).
   std::string gpu_power = "power_usage";
