@@ -19,6 +19,7 @@
 #include <benchmark/benchmark.h>
 #include <stdlib.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <memory>
@@ -28,6 +29,7 @@
 #include "wattcut/agent/agent_service.h"
 #include "wattcut/gpu/agent_backend.h"
 #include "wattcut/gpu/simulated_backend.h"
+#include "wattcut/http/bounded_http_server.h"
 #include "wattcut/http/http_client.h"
 #include "wattcut/runtime/frequency_setter.h"
 #include "wattcut/runtime/rank_client.h"
@@ -182,6 +184,101 @@ void BM_AgentHttp_Read(benchmark::State& state) {
   state.SetLabel(zeusd ? "zeusd GET /gpu/get_power" : "GET /v1/readings");
 }
 BENCHMARK(BM_AgentHttp_Read)->Arg(0)->Arg(1)->Unit(benchmark::kMicrosecond);
+
+// BM_AgentBackend_SetterDuringSlowRenewal: a fake agent on a Unix socket whose lease renewal takes
+// 20 ms (a node so busy that its agent answers late); the backend (ttl 1 s) renews every 0.33 s.
+// Setters are timed one by one for 2 s; counters: the slowest (max_setter_ms), the 99th percentile
+// (p99_setter_ms) and the share of setters slower than 5 ms (slow_setters_pct). A setter that has to
+// wait behind a renewal pays the renewal's 20 ms (issue 30, point 6).
+class SlowRenewalAgent {
+ public:
+  static constexpr auto kRenewal = std::chrono::milliseconds(20);
+  SlowRenewalAgent() : server_(http::ConnectionLimits{}, http::BoundedHttpServer::Observer{}) {
+    std::string pattern = (std::filesystem::temp_directory_path() / "wcrenew-XXXXXX").string();
+    if (::mkdtemp(pattern.data()) == nullptr) return;
+    folder_ = pattern;
+    auto json_answer = [](httplib::Response& res, const std::string& body) {
+      res.set_content(body, "application/json");
+    };
+    server_.Get("/v1/agent", [json_answer](const httplib::Request&, httplib::Response& res) {
+      json_answer(res, R"({"api_version":1,"backend":"fake","gpu_count":1})");
+    });
+    server_.Get("/v1/gpus", [json_answer](const httplib::Request&, httplib::Response& res) {
+      json_answer(res, R"({"gpus":[{"index":0,"name":"fake","uuid":"GPU-0","sm_clocks_mhz":[1410,1200],)"
+                       R"("memory_clocks_mhz":[1593],"power_limit_w":{"min":100,"max":400,"default":400},)"
+                       R"("energy_counter":true}]})");
+    });
+    server_.Post("/v1/leases", [json_answer](const httplib::Request&, httplib::Response& res) {
+      res.status = 201;
+      json_answer(res, R"({"id":1,"gpus":[0],"ttl_s":1,"holder":{"pid":1,"uid":0}})");
+    });
+    server_.Post("/v1/leases/1/renew", [json_answer](const httplib::Request&, httplib::Response& res) {
+      std::this_thread::sleep_for(kRenewal);
+      json_answer(res, R"({"id":1,"gpus":[0],"ttl_s":1,"holder":{"pid":1,"uid":0}})");
+    });
+    server_.Put("/v1/gpus/0/sm-clocks",
+                [json_answer](const httplib::Request&, httplib::Response& res) { json_answer(res, "{}"); });
+    server_.Delete("/v1/leases/1",
+                   [json_answer](const httplib::Request&, httplib::Response& res) { json_answer(res, "{}"); });
+    std::string error;
+    if (!server_.StartWorkers(8).ok() || !server_.BindUnixSocket(socket(), 0600, "", error)) return;
+    thread_ = std::thread([this] { server_.listen_after_bind(); });
+    for (int i = 0; i < 1000 && !server_.is_running(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  ~SlowRenewalAgent() {
+    server_.stop();
+    if (thread_.joinable()) thread_.join();
+    std::error_code ignored;
+    if (!folder_.empty()) std::filesystem::remove_all(folder_, ignored);
+  }
+  std::string socket() const { return folder_ + "/agent.sock"; }
+  bool running() { return server_.is_running(); }
+
+ private:
+  std::string folder_;
+  http::BoundedHttpServer server_;
+  std::thread thread_;
+};
+
+void BM_AgentBackend_SetterDuringSlowRenewal(benchmark::State& state) {
+  SlowRenewalAgent agent;
+  if (!agent.running()) {
+    state.SkipWithError("the fake agent does not start");
+    return;
+  }
+  AgentBackendOptions options;
+  options.endpoint.unix_socket = agent.socket();
+  options.lease_ttl_s = 1;
+  options.log = [](const std::string&) {};
+  auto opened = AgentBackend::Open(std::move(options));
+  if (!opened.ok()) {
+    state.SkipWithError(opened.error().message.c_str());
+    return;
+  }
+  AgentBackend& backend = **opened;
+  std::vector<double> setter_ms;
+  for (auto _ : state) {
+    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+    for (int i = 0; std::chrono::steady_clock::now() < until && i < 200000; ++i) {
+      const int mhz = (i & 1) ? 1200 : 1410;
+      const auto started = std::chrono::steady_clock::now();
+      if (Status s = backend.LockGpuClocks(0, mhz, mhz); !s.ok()) {
+        state.SkipWithError(s.error().message.c_str());
+        return;
+      }
+      setter_ms.push_back(
+          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count());
+    }
+  }
+  std::sort(setter_ms.begin(), setter_ms.end());
+  const size_t slow =
+      static_cast<size_t>(std::count_if(setter_ms.begin(), setter_ms.end(), [](double ms) { return ms > 5; }));
+  state.counters["setters"] = static_cast<double>(setter_ms.size());
+  state.counters["max_setter_ms"] = setter_ms.back();
+  state.counters["p99_setter_ms"] = setter_ms[setter_ms.size() * 99 / 100];
+  state.counters["slow_setters_pct"] = 100.0 * static_cast<double>(slow) / static_cast<double>(setter_ms.size());
+}
+BENCHMARK(BM_AgentBackend_SetterDuringSlowRenewal)->Iterations(1)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 void BM_AgentSetter_SetFrequency_SleepingWorker(benchmark::State& state) {
   BenchAgent agent;

@@ -116,7 +116,14 @@ Result<std::unique_ptr<AgentBackend>> AgentBackend::Open(AgentBackendOptions opt
   }
   auto client = http::HttpClient::Create(options.endpoint);
   if (!client.ok()) return client.error();
+  std::unique_ptr<http::HttpClient> renew_client;
+  if (!options.endpoint.unix_socket.empty()) {
+    auto second = http::HttpClient::Create(options.endpoint);
+    if (!second.ok()) return second.error();
+    renew_client = std::move(*second);
+  }
   std::unique_ptr<AgentBackend> backend(new AgentBackend(std::move(options), std::move(*client)));
+  backend->renew_client_ = std::move(renew_client);
   if (Status s = backend->Discover(); !s.ok()) return s.error();
   return backend;
 }
@@ -136,12 +143,17 @@ void AgentBackend::Log(const std::string& line) const {
 
 Result<std::string> AgentBackend::Call(const std::string& method, const std::string& path, const std::string& body,
                                        int* status) {
+  return CallOn(*client_, method, path, body, status);
+}
+
+Result<std::string> AgentBackend::CallOn(http::HttpClient& client, const std::string& method, const std::string& path,
+                                         const std::string& body, int* status) {
   if (status != nullptr) *status = 0;
-  auto answer = client_->Request(method, path, body);
+  auto answer = client.Request(method, path, body);
   if (!answer.ok()) return answer.error();
   if (status != nullptr) *status = answer->status;
   if (answer->status >= 200 && answer->status < 300) return std::move(answer->body);
-  return RefusalError(client_->description(), method + " " + path, *answer);
+  return RefusalError(client.description(), method + " " + path, *answer);
 }
 
 Status AgentBackend::Discover() {
@@ -468,10 +480,22 @@ void AgentBackend::RenewLoop() {
   while (!stopping_) {
     renew_cv_.wait_for(lock, period, [this] { return stopping_; });
     if (stopping_) break;
+    // The round trips hold no lock: a setter meanwhile goes ahead (on its own connection, on the
+    // socket). What they found is dealt with under the lock, against the leases as they are then.
     const std::vector<HeldLease> held = leases_;
+    std::vector<std::pair<int, Result<std::string>>> answers;
+    lock.unlock();
+    http::HttpClient& client = renew_client_ ? *renew_client_ : *client_;
     for (const HeldLease& lease : held) {
       int status = 0;
-      auto renewed = Call("POST", "/v1/leases/" + lease.id + "/renew", "", &status);
+      auto renewed = CallOn(client, "POST", "/v1/leases/" + lease.id + "/renew", "", &status);
+      answers.emplace_back(status, std::move(renewed));
+    }
+    lock.lock();
+    for (size_t k = 0; k < held.size(); ++k) {
+      const HeldLease& lease = held[k];
+      const int status = answers[k].first;
+      const Result<std::string>& renewed = answers[k].second;
       if (renewed.ok()) {
         if (failing) Log("agent " + client_->description() + ": reachable again; leases renewed");
         failing = false;

@@ -6,9 +6,11 @@
 //    supported clocks and power-limit ranges. Readings are asked for each time (GET /v1/readings).
 //  * Setters need the GPU's lease: the first setter call on a GPU leases it (POST /v1/leases), or
 //    LeaseGpus leases several up front (a conflict is then found before anything changed). A
-//    thread renews every lease every ttl/3. A lease the agent no longer knows (an agent restart:
-//    404 or 403 on renewal, 403 on a setter) is taken again, once per occurrence, and what this
-//    backend had set on its GPUs is set again; the setter call that found it is retried.
+//    thread renews every lease every ttl/3, holding no lock a setter needs while it asks: on the
+//    Unix socket on a connection of its own, so a setter never waits behind a renewal (over TCP a
+//    lease lives on its connection, so the renewal shares it and a setter may wait one round trip). A lease the agent
+//    no longer knows (an agent restart: 404 or 403 on renewal, 403 on a setter) is taken again, once per occurrence,
+//    and what this backend had set on its GPUs is set again; the setter call that found it is retried.
 //  * The destructor releases every lease, and the agent then undoes what this backend set (SM
 //    clocks back to any ceiling or reset, memory clocks reset, the default power limit): a lock
 //    lasts as long as the backend does, at most.
@@ -111,6 +113,8 @@ class AgentBackend final : public GpuBackend {
   Status Discover();
   Result<std::string> Call(const std::string& method, const std::string& path, const std::string& body,
                            int* status = nullptr);
+  Result<std::string> CallOn(http::HttpClient& client, const std::string& method, const std::string& path,
+                             const std::string& body, int* status);
   Result<double> ReadField(int gpu, const char* field);
   Status CheckGpu(int gpu) const;
 
@@ -130,6 +134,8 @@ class AgentBackend final : public GpuBackend {
 
   AgentBackendOptions options_;
   std::unique_ptr<http::HttpClient> client_;
+  // The renewals' own connection (Unix socket: the lease is the process's); null over TCP.
+  std::unique_ptr<http::HttpClient> renew_client_;
   std::string agent_backend_name_;
   std::vector<GpuEntry> gpus_;
 

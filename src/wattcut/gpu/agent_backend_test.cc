@@ -47,6 +47,10 @@ class ScriptedAgent {
   }
   int api_version = 1;
   std::atomic<bool> energy_counter_broken{false};
+  // With hold_renewals, a renewal waits at renewal_gate (the test opens it); renewal_held says one does.
+  std::atomic<bool> hold_renewals{false};
+  std::atomic<bool> renewal_held{false};
+  http::testing::Gate renewal_gate;
 
   TestHttpServer::Routes Routes() {
     return [this](BoundedHttpServer& server) {
@@ -102,6 +106,11 @@ class ScriptedAgent {
       });
       server.Post(R"(/v1/leases/(\d+)/renew)", [this](const httplib::Request& req, httplib::Response& res) {
         Note(req);
+        if (hold_renewals) {
+          renewal_held = true;
+          renewal_gate.Wait();
+          renewal_held = false;
+        }
         std::lock_guard lock(mutex_);
         if (leases_.count(std::stoull(req.matches[1])) == 0) {
           Json(res, 404, {{"error", "no lease " + std::string(req.matches[1])}, {"code", "not_found"}});
@@ -332,6 +341,23 @@ TEST(AgentBackend, LeasesAreRenewedAndOneTheAgentForgotIsTakenAgainWithItsSettin
   EXPECT_EQ(Count(changes, "PUT /v1/gpus/0/"), 0u);  // nothing was set on GPU 0
   ASSERT_TRUE(Eventually([&] { return Count(served.agent.Requests(), "POST /v1/leases/2/renew") >= 1; }));
   EXPECT_EQ(b.leased_gpus(), (std::vector<int>{0, 1}));
+}
+
+// A setter goes ahead while a renewal waits for a slow agent: the renewal holds no lock a setter
+// needs, and on the socket asks on its own connection (issue 30, point 6).
+TEST(AgentBackend, ASetterDoesNotWaitBehindARenewal) {
+  Served served;
+  served.agent.hold_renewals = true;
+  auto backend = served.Open(/*ttl_s=*/3);  // renewed every second
+  ASSERT_TRUE(backend.ok());
+  AgentBackend& b = **backend;
+  ASSERT_TRUE(b.LeaseGpus({0}).ok());
+  ASSERT_TRUE(Eventually([&] { return served.agent.renewal_held.load(); }));
+  ASSERT_TRUE(b.LockGpuClocks(0, 1200, 1200).ok());
+  ASSERT_TRUE(b.ResetGpuClocks(0).ok());
+  EXPECT_TRUE(served.agent.renewal_held) << "the setters came back while the renewal was still held";
+  served.agent.hold_renewals = false;
+  served.agent.renewal_gate.Open();
 }
 
 TEST(AgentBackend, AnAgentsRefusalKeepsItsCodeAndMessage) {
