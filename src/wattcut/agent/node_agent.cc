@@ -9,14 +9,11 @@
 
 #include "wattcut/agent/agent_state_file.h"
 #include "wattcut/agent/process_ancestry.h"
+#include "wattcut/base/steady_time.h"
 
 namespace wattcut::agent {
 
 namespace {
-
-double SteadyNowS() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
 
 double UnixNowS() { return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count(); }
 

@@ -9,6 +9,7 @@
 #include "wattcut/agent/agent_tokens.h"
 #include "wattcut/base/general_text.h"
 #include "wattcut/base/printable_text.h"
+#include "wattcut/base/steady_time.h"
 #include "wattcut/http/http_client.h"
 
 namespace wattcut::agent {
@@ -29,10 +30,6 @@ std::string Plain(double value) {
   auto [end, ec] = std::to_chars(buffer, buffer + sizeof(buffer), value, std::chars_format::fixed);
   if (ec != std::errc()) return GeneralText(value);
   return std::string(buffer, end);
-}
-
-double SteadyNowS() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
 // A tiny scanner over the model's text: the position is a character index, shown 1-based.

@@ -14,6 +14,7 @@
 #include <thread>
 
 #include "wattcut/base/printable_text.h"
+#include "wattcut/base/steady_time.h"
 #include "wattcut/cli/command.h"
 #include "wattcut/cli/listen_address.h"
 #include "wattcut/cli/stop_signals.h"
@@ -78,8 +79,6 @@ Result<double> ParseDuration(const std::string& text) {
   }
   return value * scale;
 }
-
-double SteadyS() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
 
 double UnixS() { return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count(); }
 
@@ -221,7 +220,7 @@ int Run(const ControlArgs& args) {
   row_control::RowController controller(options, controlled, calls);
   std::mutex controller_mu;  // the metrics listener reads what the loop writes
 
-  const double start_s = SteadyS();
+  const double start_s = SteadyNowS();
   const row_control::RowPolicyState resumed = controller.Resume(0);
   // A planning server that cannot be asked is no reason not to run (its jobs get ceilings when
   // the row needs them), but say so now: a wrong URL or job id should not wait for a threshold.
@@ -270,7 +269,7 @@ int Run(const ControlArgs& args) {
   std::map<std::string, std::string> stale_reasons;  // server -> the reason last reported
   std::cout << "wattcut polca control: running" << std::endl;
   for (int64_t period = 0;; ++period) {
-    const double now_s = SteadyS() - start_s;
+    const double now_s = SteadyNowS() - start_s;
     if (*duration_s > 0 && now_s >= *duration_s) break;
     {
       std::lock_guard lock(controller_mu);
@@ -306,7 +305,7 @@ int Run(const ControlArgs& args) {
     }
     const double next_s = start_s + (period + 1) * period_s;
     std::unique_lock lock(stop_mu);
-    if (stop_cv.wait_for(lock, std::chrono::duration<double>(std::max(0.0, next_s - SteadyS())),
+    if (stop_cv.wait_for(lock, std::chrono::duration<double>(std::max(0.0, next_s - SteadyNowS())),
                          [&] { return stop; })) {
       break;
     }

@@ -4,11 +4,11 @@
 #include <chrono>
 #include <thread>
 
+#include "wattcut/base/steady_time.h"
+
 namespace wattcut {
 
-double SteadyClock::NowS() const {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
+double SteadyClock::NowS() const { return SteadyNowS(); }
 
 void SteadyClock::SleepForS(double seconds) {
   if (seconds <= 0) return;

@@ -7,13 +7,10 @@
 #include <random>
 
 #include "wattcut/base/general_text.h"
+#include "wattcut/base/steady_time.h"
 
 namespace wattcut {
 namespace {
-
-double SteadyNowS() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
 
 std::string Seconds(double s) { return GeneralText(std::round(s * 10) / 10) + " s"; }
 

@@ -11,6 +11,7 @@
 #include "wattcut/base/general_text.h"
 #include "wattcut/base/iso_time.h"
 #include "wattcut/base/printable_text.h"
+#include "wattcut/base/steady_time.h"
 #include "wattcut/dag/pipeline_schedule.h"
 #include "wattcut/deadline/schedule_following.h"
 #include "wattcut/plan/frontier_file.h"
@@ -537,9 +538,6 @@ ScheduleDecision JobRegistry::Decide(Job& job, bool may_start_profiling) {
 }
 
 namespace {
-double SteadyNowS() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
 // GET /v1/jobs/{id}/power_target's answer (defined with the power-target endpoints below).
 json PowerTargetJson(const std::string& job_id, const std::optional<PowerTarget>& target, FrontierState frontier_state,
                      const Frontier* frontier, size_t selected, const Deployment& deployment,
