@@ -28,7 +28,7 @@
 #include <vector>
 
 #include "wattcut/base/result.h"
-#include "wattcut/plan/planning_limits.h"  // constants only: kMaxComputations
+#include "wattcut/dag/dag_limits.h"
 
 namespace wattcut {
 

@@ -20,6 +20,7 @@
 #include <cstdint>
 
 #include "wattcut/base/result.h"
+#include "wattcut/dag/dag_limits.h"
 #include "wattcut/profile/operation_options.h"
 
 namespace wattcut {
@@ -32,18 +33,8 @@ inline constexpr int kMaxStages = 1024;
 // kMaxComputations bounds the work.
 inline constexpr int kMaxMicrobatches = 16384;
 
-// Computations per iteration: stages x microbatches x 2 (a forward and a backward).
-// 2^20 = 128 stages x 4096 microbatches. At the bound (A100 model, unit time 0.048 s, 128
-// points): the problem built in 0.8 s, the solver's first state in 1.8 s, 0.26 s a step,
-// the whole frontier in 30 s, 546 MB at peak. (2^21: 1.0 GB, 0.89 s a step.)
-inline constexpr int64_t kMaxComputations = int64_t{1} << 20;
-
-// Entries of the cost tables: the sum over (stage, instruction) of the integer durations
-// tabulated, max - min quantised duration + 1 (8 bytes each): 2^24 = 128 MiB. The
-// measured profiles need ~1,000 at the default unit time of 1 ms; a table this large
-// only comes from a unit time far finer than the measurements (profile times x 1e9 once
-// used 16.8 GB here).
-inline constexpr int64_t kMaxDurationTableEntries = int64_t{1} << 24;
+// Computations per iteration (kMaxComputations) and cost table entries
+// (kMaxDurationTableEntries): dag/dag_limits.h, which a DAG file bounds too.
 
 // Frontier points P, an upper bound known before solving: the slowest iteration minus the
 // fastest, in unit times, plus one. Each point keeps ~100 bytes, its plan changes
