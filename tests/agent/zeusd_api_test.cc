@@ -328,6 +328,10 @@ TEST_F(ZeusdApiTest, SettersActUnderAnImplicitLeaseOfTheCaller) {
   EXPECT_EQ(unsupported.status, 400);
   EXPECT_NE(Json(unsupported)["errors"]["0"].get<std::string>().find("does not support an SM clock of 1 MHz"),
             std::string::npos);
+  auto huge = Call(*c, "POST",
+                   "/gpu/set_gpu_locked_clocks?gpu_ids=0&min_clock_mhz=4294967295&max_clock_mhz=4294967295&block=true");
+  EXPECT_EQ(huge.status, 400) << huge.body;  // a u32 past any int: an unsupported clock, not a wrapped one
+  EXPECT_NE(huge.body.find("does not support an SM clock of 2147483647 MHz"), std::string::npos) << huge.body;
   auto absent = Call(*c, "POST", "/gpu/reset_gpu_locked_clocks?gpu_ids=9&block=true");
   EXPECT_EQ(absent.status, 400);
   EXPECT_EQ(absent.body, "GPU index 9 does not exist.");

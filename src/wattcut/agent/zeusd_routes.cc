@@ -572,8 +572,10 @@ void AddZeusdRoutes(http::BoundedHttpServer& server, AgentTransport transport, c
       res.status = 200;
     };
   };
+  // A clock parameter U32Param accepted (0 to 2^32 - 1); past any int, which no GPU supports, the
+  // agent's own check refuses it as an unsupported clock.
   auto u32 = [](const httplib::Request& req, const char* name) {
-    return static_cast<int>(std::stoll(req.get_param_value(name)));
+    return static_cast<int>(std::min<int64_t>(std::stoll(req.get_param_value(name)), INT32_MAX));
   };
   auto status_of = [](const Result<GpuControl>& r) { return r.ok() ? Status::Ok() : Status(r.error()); };
   server.Post("/gpu/set_power_limit", gpu_set({"power_limit_mw"}, [status_of](NodeAgent& n, const LeaseHolder& h,
@@ -679,19 +681,17 @@ void AddZeusdRoutes(http::BoundedHttpServer& server, AgentTransport transport, c
     auto baseline = std::make_shared<std::map<int, cpu::CpuEnergyReading>>();
     auto last = std::make_shared<std::map<int, Sent>>();
     auto writer = std::make_shared<StreamWriter>();
-    res.set_chunked_content_provider("text/event-stream", [z, ctx, ids = *ids, baseline, last, writer, slot](
+    auto first = std::make_shared<bool>(true);
+    res.set_chunked_content_provider("text/event-stream", [z, ctx, ids = *ids, baseline, last, writer, first, slot](
                                                               size_t, httplib::DataSink& sink) {
-      if (ids.empty()) {
-        if (!PauseUnlessStopping(*ctx, z->cpu_power_window_s)) {
-          sink.done();
-          return true;
-        }
-        return writer->Write(sink, "");
-      }
-      if (!baseline->empty() && !PauseUnlessStopping(*ctx, z->cpu_power_window_s)) {
+      // Every call but the first waits a period first, so a stream whose reads fail, or that has no
+      // package, polls at its rate rather than as fast as it can.
+      if (!*first && !PauseUnlessStopping(*ctx, z->cpu_power_window_s)) {
         sink.done();
         return true;
       }
+      *first = false;
+      if (ids.empty()) return writer->Write(sink, "");
       Result<std::vector<cpu::CpuEnergyReading>> read = z->cpu->Read();
       if (!read.ok()) return writer->Write(sink, "");  // skipped, as zeusd's poller skips a failed read
       std::map<int, cpu::CpuEnergyReading> now;
