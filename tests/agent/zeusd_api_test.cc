@@ -372,8 +372,13 @@ TEST_F(ZeusdApiTest, OverTcpASetterNeedsATokenAndLastsWhileItsClientKeepsAConnec
     EXPECT_EQ(other.status, 409);
     EXPECT_NE(Json(other)["errors"]["1"].get<std::string>().find("is leased by zeusd client 'bob'"), std::string::npos);
   }
-  // bob's connection closed; a new one within the grace (an HTTP client recycling its connection)
-  // carries the lease on: what bob set stays.
+  // bob's connection closed; a new one within the grace (an HTTP client recycling its connection),
+  // even one that only reads, carries the lease on: what bob set stays.
+  auto bob_reading = Client("", TcpUrl(), control);
+  ASSERT_EQ(Call(*bob_reading, "GET", "/auth/whoami").status, 200);
+  std::this_thread::sleep_for(std::chrono::milliseconds(800));  // past the grace, that connection open
+  EXPECT_EQ(agent_.Control(1).power_limit_mw, 350'000) << "a read on a new connection keeps the lease too";
+  bob_reading.reset();
   auto bob_again = Client("", TcpUrl(), control);
   ASSERT_EQ(
       Call(*bob_again, "POST", "/gpu/set_gpu_locked_clocks?gpu_ids=1&min_clock_mhz=1410&max_clock_mhz=1410&block=true")

@@ -293,6 +293,14 @@ Result<LeaseHolder> NodeAgent::ImplicitLeaseHolder(const LeaseHolder& caller, in
   return caller;
 }
 
+bool NodeAgent::ZeusdClientSeen(const LeaseHolder& client, uint64_t connection_id) {
+  std::lock_guard lock(mu_);
+  auto it = zeusd_clients_.find({client.zeusd_sub, client.peer_address});
+  if (it == zeusd_clients_.end()) return false;  // it holds nothing
+  it->second.connections.insert(connection_id);
+  return true;
+}
+
 Result<Lease> NodeAgent::RenewLease(uint64_t id, const LeaseHolder& holder) {
   std::lock_guard lock(mu_);
   return leases_.Renew(id, holder, options_.steady_now_s());
@@ -497,9 +505,10 @@ void NodeAgent::Reap() {
     return holder.kind != LeaseHolder::Kind::kProcess || processes_.Alive(holder.pid);
   }));
   // Forget the zeusd clients that hold nothing any more.
+  const std::vector<Lease> leases = leases_.Leases();
   for (auto it = zeusd_clients_.begin(); it != zeusd_clients_.end();) {
     bool holds = false;
-    for (const Lease& lease : leases_.Leases()) {
+    for (const Lease& lease : leases) {
       holds = holds || (lease.holder.kind == LeaseHolder::Kind::kZeusdClient &&
                         lease.holder.zeusd_sub == it->first.first && lease.holder.peer_address == it->first.second);
     }

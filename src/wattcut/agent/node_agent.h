@@ -122,6 +122,9 @@ class NodeAgent {
   // NodeAgentOptions::zeusd_reconnect_grace_s after its last one closed: an HTTP client recycles connections (httpx
   // closes one idle for 5 s when it next asks), and the new one, from the same user and address, carries the lease on.
   Result<LeaseHolder> ImplicitLeaseHolder(const LeaseHolder& caller, int gpu, uint64_t connection_id = 0);
+  // A zeusd client over TCP asked something (a read too) on `connection_id`: when it holds a lease,
+  // that connection keeps it alive as well; true then (the caller keeps the connection open).
+  bool ZeusdClientSeen(const LeaseHolder& client, uint64_t connection_id);
   static constexpr double kImplicitLeaseTtlS = 1e12;
 
   // The training side. `range` must be supported clocks (min <= max); the lease holder only.

@@ -355,8 +355,17 @@ void AddZeusdRoutes(http::BoundedHttpServer& server, AgentTransport transport, c
                     const ZeusdApiContext& zeusd, std::shared_ptr<std::atomic<int>> open_streams) {
   const ZeusdApiContext* z = &zeusd;
   NodeAgent* node = context.node;
-  auto admit = [z, transport](const httplib::Request& req, httplib::Response& res) {
-    return Admit(*z, transport, req, res);
+  // Over TCP, any request of a zeusd client that holds a lease keeps its connection, and so its
+  // lease, alive (a recycled connection whose first request is a read carries the lease on too).
+  auto admit = [z, node, transport](const httplib::Request& req, httplib::Response& res) {
+    Admission admission = Admit(*z, transport, req, res);
+    const http::ConnectionInfo* connection = http::BoundedHttpServer::CurrentConnection();
+    if (admission.admitted && admission.claims && transport == AgentTransport::kTcp && connection != nullptr &&
+        node->ZeusdClientSeen(LeaseHolder::ZeusdClient(admission.claims->sub, connection->peer_address),
+                              connection->id)) {
+      http::BoundedHttpServer::KeepOpenWhileIdle();
+    }
+    return admission;
   };
 
   server.Get("/discover", [z, node, admit, transport](const httplib::Request& req, httplib::Response& res) {
