@@ -201,7 +201,11 @@ GpuControl NodeAgent::ControlOf(int gpu) const {
   return control;
 }
 
-std::vector<GpuReading> NodeAgent::Read() {
+std::vector<GpuReading> NodeAgent::Read() { return ReadGpus(/*power_only=*/false); }
+
+std::vector<GpuReading> NodeAgent::ReadPower() { return ReadGpus(/*power_only=*/true); }
+
+std::vector<GpuReading> NodeAgent::ReadGpus(bool power_only) {
   std::lock_guard lock(mu_);
   std::vector<GpuReading> readings;
   for (const GpuDescription& d : gpus_) {
@@ -219,6 +223,10 @@ std::vector<GpuReading> NodeAgent::Read() {
       if (v->average_mw) r.power_average_w = static_cast<double>(*v->average_mw) / 1000.0;
     } else if (v.error().code != ErrorCode::kNotFound) {
       note("power_instant_w", v.error());
+    }
+    if (power_only) {
+      readings.push_back(std::move(r));
+      continue;
     }
     if (auto v = backend_->TotalEnergyMj(d.index); v.ok()) {
       r.energy_mj = *v;

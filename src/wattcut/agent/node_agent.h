@@ -105,6 +105,9 @@ class NodeAgent {
   const std::vector<std::string>& startup_problems() const { return startup_problems_; }
 
   std::vector<GpuReading> Read();
+  // Only the power of every GPU (power_w and the power fields): what zeusd's get_power and its
+  // 20 Hz stream need, a third of Read's NVML calls under the lock the setters take.
+  std::vector<GpuReading> ReadPower();
   // NVML's persistence mode of `gpu` (kNotFound where the backend does not read it).
   Result<bool> PersistenceMode(int gpu);
 
@@ -155,6 +158,7 @@ class NodeAgent {
   Status Discover();
   void ResetAtStartup();
 
+  std::vector<GpuReading> ReadGpus(bool power_only);
   // Under mu_.
   Status CheckGpu(int gpu) const;
   Status ApplySm(int gpu);

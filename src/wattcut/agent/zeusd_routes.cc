@@ -471,7 +471,7 @@ void AddZeusdRoutes(http::BoundedHttpServer& server, AgentTransport transport, c
     if (!admit(req, res).admitted || !CheckQuery(req, res, {"gpu_ids"}, {})) return;
     std::optional<std::vector<int>> ids = DeviceIds(req, res, "gpu_ids", "GPU", GpuIds(*node));
     if (!ids) return;
-    const std::vector<GpuReading> readings = node->Read();
+    const std::vector<GpuReading> readings = node->ReadPower();
     DeviceErrors errors;
     ojson power = ojson::object();
     for (int id : *ids) {
@@ -660,7 +660,7 @@ void AddZeusdRoutes(http::BoundedHttpServer& server, AgentTransport transport, c
                  }
                  *first = false;
                  if (ids.empty()) return writer->Write(sink, "");  // zeusd: a stream of no GPU is silent
-                 const std::vector<GpuReading> readings = node->Read();
+                 const std::vector<GpuReading> readings = node->ReadPower();
                  std::string events;
                  for (int id : ids) {
                    const GpuReading& r = readings[static_cast<size_t>(id)];
