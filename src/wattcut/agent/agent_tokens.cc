@@ -12,6 +12,7 @@
 
 #include "wattcut/base/printable_text.h"
 #include "wattcut/http/bearer_token.h"
+#include "wattcut/http/token_file.h"
 
 namespace wattcut::agent {
 
@@ -19,21 +20,6 @@ namespace {
 
 // A secret file is a few lines; anything this large is the wrong file.
 constexpr size_t kMaxSecretFileBytes = 1 << 20;
-
-bool IsBlank(char c) { return c == ' ' || c == '\t'; }
-
-// The line's blank-separated fields (a trailing '\r' of a CRLF file is a blank).
-std::vector<std::string_view> Fields(std::string_view line) {
-  std::vector<std::string_view> fields;
-  size_t i = 0;
-  while (i < line.size()) {
-    while (i < line.size() && (IsBlank(line[i]) || line[i] == '\r')) ++i;
-    size_t begin = i;
-    while (i < line.size() && !IsBlank(line[i]) && line[i] != '\r') ++i;
-    if (i > begin) fields.push_back(line.substr(begin, i - begin));
-  }
-  return fields;
-}
 
 std::string ModeText(mode_t mode) {
   char buffer[16];
@@ -111,45 +97,33 @@ Result<AgentTokens> AgentTokens::ReadFile(const std::string& path) {
 }
 
 Result<AgentTokens> AgentTokens::Parse(std::string_view text, const std::string& path_for_messages) {
-  const std::string where = PrintableText(path_for_messages, 256);
+  http::TokenLines lines(text, path_for_messages, http::TokenLineForm::kScopeToken);
   AgentTokens tokens;
-  int line_number = 0;
-  size_t pos = 0;
-  while (pos < text.size()) {
-    size_t end = text.find('\n', pos);
-    if (end == std::string_view::npos) end = text.size();
-    std::string_view line = text.substr(pos, end - pos);
-    pos = end + 1;
-    ++line_number;
-    const std::string at = where + ":" + std::to_string(line_number) + ": ";
+  for (;;) {
+    auto next = lines.Next();
+    if (!next.ok()) return next.error();
+    if (!next->has_value()) break;
+    const http::TokenLine& line = **next;
+    const std::string at = lines.where() + ":" + std::to_string(line.line) + ": ";
 
-    std::vector<std::string_view> fields = Fields(line);
-    if (fields.empty() || fields[0].front() == '#') continue;
-    auto scope = AgentScopeFromName(fields[0]);
+    const bool one_field = line.scope.empty();
+    const std::string_view first = one_field ? line.token : line.scope;
+    auto scope = AgentScopeFromName(first);
     if (!scope) {
       // No error ever holds secret text: the field is shown only when it reads as a mistyped
       // scope word (a few lowercase letters: a token has at least kMinTokenChars characters),
       // never when it may be a token or a part of one (a line without its scope).
-      const bool a_word = fields[0].size() <= 16 &&
-                          std::all_of(fields[0].begin(), fields[0].end(), [](char c) { return c >= 'a' && c <= 'z'; });
-      const std::string what = a_word               ? "unknown scope '" + std::string(fields[0]) + "'"
-                               : fields.size() == 1 ? "one field and no scope (not shown: it may be a token)"
-                                                    : "an unknown scope (not shown: it may be a token)";
+      const bool a_word =
+          first.size() <= 16 && std::all_of(first.begin(), first.end(), [](char c) { return c >= 'a' && c <= 'z'; });
+      const std::string what = a_word      ? "unknown scope '" + std::string(first) + "'"
+                               : one_field ? "one field and no scope (not shown: it may be a token)"
+                                           : "an unknown scope (not shown: it may be a token)";
       return Error{at + what + "; expected 'SCOPE TOKEN' with SCOPE one of read, train, row"};
     }
-    if (fields.size() == 1) {
-      return Error{at + "scope '" + std::string(fields[0]) + "' without a token; expected 'SCOPE TOKEN'"};
+    if (one_field) {
+      return Error{at + "scope '" + std::string(first) + "' without a token; expected 'SCOPE TOKEN'"};
     }
-    if (fields.size() > 2) {
-      return Error{at + "expected 'SCOPE TOKEN' (2 fields), got " + std::to_string(fields.size()) +
-                   " fields; a comment takes a whole line starting with '#'"};
-    }
-    std::string_view token = fields[1];
-    for (unsigned char c : token) {
-      if (c < 0x21 || c > 0x7e) {
-        return Error{at + "the token holds a byte outside printable ASCII; expected printable ASCII without blanks"};
-      }
-    }
+    const std::string& token = line.token;
     if (token.size() < kMinTokenChars) {
       return Error{at + "the token has " + std::to_string(token.size()) + " characters; expected at least " +
                    std::to_string(kMinTokenChars) + " (for example `openssl rand -hex 32`)"};
@@ -159,10 +133,11 @@ Result<AgentTokens> AgentTokens::Parse(std::string_view text, const std::string&
         return Error{at + "the same token as line " + std::to_string(earlier.line) + "; each token appears once"};
       }
     }
-    tokens.entries_.push_back({std::string(token), *scope, line_number});
+    tokens.entries_.push_back({token, *scope, line.line});
   }
   if (tokens.entries_.empty()) {
-    return Error{where + ": no token; expected one 'SCOPE TOKEN' line per token (SCOPE one of read, train, row)"};
+    return Error{lines.where() +
+                 ": no token; expected one 'SCOPE TOKEN' line per token (SCOPE one of read, train, row)"};
   }
   return tokens;
 }

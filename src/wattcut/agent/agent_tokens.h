@@ -1,7 +1,7 @@
 // The node agent's bearer tokens (`wattcut agent --token-file FILE`) and the scopes they grant.
 //
 // The file holds one `SCOPE TOKEN` line per token; `#` starts a comment line, blank lines are
-// allowed:
+// allowed (the lines of every token file: http/token_file.h):
 //
 //   # the row controller of row 12
 //   row   3f9c0d51a7e2b8c46f1d9e03a5b7c2e8

@@ -19,6 +19,7 @@
 #include "wattcut/cli/listen_address.h"
 #include "wattcut/cli/stop_signals.h"
 #include "wattcut/http/bounded_http_server.h"
+#include "wattcut/http/token_file.h"
 #include "wattcut/polca/polca_config.h"
 #include "wattcut/row_control/decision_log.h"
 #include "wattcut/row_control/distinct_agents.h"
@@ -26,7 +27,6 @@
 #include "wattcut/row_control/row_agent_client.h"
 #include "wattcut/row_control/row_controller.h"
 #include "wattcut/row_control/row_file.h"
-#include "wattcut/server/auth.h"
 
 namespace wattcut::cli {
 namespace {
@@ -153,7 +153,7 @@ int Run(const ControlArgs& args) {
   if (Status once = row_control::CheckEachAgentOnce(*servers, args.row_path); !once.ok()) {
     return ReportError(name, once.error());
   }
-  auto token = server::ReadTokenFile(args.token_file);
+  auto token = http::ReadTokenFile(args.token_file);
   if (!token.ok()) return ReportError(name, token.error().WithContext("--token-file: "));
   std::unique_ptr<row_control::DecisionLogFile> log;
   if (!args.log_path.empty()) {
@@ -179,7 +179,7 @@ int Run(const ControlArgs& args) {
     }
     std::string planning_token;
     if (!args.planning_token_file.empty()) {
-      auto read = server::ReadTokenFile(args.planning_token_file);
+      auto read = http::ReadTokenFile(args.planning_token_file);
       if (!read.ok()) return ReportError(name, read.error().WithContext("--planning-token-file: "));
       planning_token = *read;
     }

@@ -3,14 +3,13 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
-#include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
-#include <sstream>
 
 #include "wattcut/base/general_text.h"
 #include "wattcut/base/printable_text.h"
 #include "wattcut/http/http_status.h"
+#include "wattcut/http/token_file.h"
 
 namespace wattcut {
 
@@ -89,22 +88,10 @@ Result<http::HttpEndpoint> AgentEndpoint(const std::string& agent, const std::st
   }
   if (endpoint.base_url.empty() && endpoint.unix_socket.empty()) return Error{"agent 'unix:': no socket path"};
   if (token_file.empty()) return endpoint;
-  std::ifstream in(token_file);
-  if (!in) return Error::NotFound("cannot read the agent token file " + token_file);
-  std::string line;
-  for (int number = 1; std::getline(in, line); ++number) {
-    std::istringstream words(line);
-    std::vector<std::string> parts;
-    for (std::string word; words >> word;) parts.push_back(word);
-    if (parts.empty() || parts.front().front() == '#') continue;
-    if (parts.size() > 2) {
-      return Error{token_file + ":" + std::to_string(number) + ": expected 'TOKEN' or 'SCOPE TOKEN', got " +
-                   std::to_string(parts.size()) + " words"};
-    }
-    endpoint.bearer_token = parts.back();
-    return endpoint;
-  }
-  return Error{token_file + ": no token in it (expected a line 'TOKEN' or 'SCOPE TOKEN')"};
+  auto token = http::ReadTokenFile(token_file, http::TokenPlace::kFirstLineWithToken, "the agent token file");
+  if (!token.ok()) return token.error();
+  endpoint.bearer_token = std::move(*token);
+  return endpoint;
 }
 
 AgentBackend::AgentBackend(AgentBackendOptions options, std::unique_ptr<http::HttpClient> client)

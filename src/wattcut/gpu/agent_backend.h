@@ -44,8 +44,8 @@ inline constexpr char kAgentSocketVariable[] = "WATTCUT_AGENT_SOCKET";
 // The endpoint of an agent named by `agent`: a socket path ("/run/wattcut/agent.sock", or with a
 // "unix:" prefix) or a TCP URL ("http://10.0.0.5:7788"). `token_file`, when not empty, holds the
 // bearer token: its first line that is neither blank nor a '#' comment, either "TOKEN" or, as in
-// the agent's own token file, "SCOPE TOKEN". A file that cannot be read or has no token is an
-// error naming the file.
+// the agent's own token file, "SCOPE TOKEN" (http::ReadTokenFile, TokenPlace::kFirstLineWithToken).
+// A file that cannot be read or has no token is an error naming the file.
 Result<http::HttpEndpoint> AgentEndpoint(const std::string& agent, const std::string& token_file = {});
 
 struct AgentBackendOptions {
