@@ -10,6 +10,7 @@
 #include "wattcut/agent/agent_requests.h"
 #include "wattcut/agent/server_power.h"
 #include "wattcut/base/error_code.h"
+#include "wattcut/gpu/clock_kind.h"
 #include "wattcut/http/bearer_token.h"
 #include "wattcut/http/http_status.h"
 
@@ -465,28 +466,19 @@ void AddAgentRoutes(http::BoundedHttpServer& server, AgentTransport transport, c
     };
   };
 
-  server.Put(R"(/v1/gpus/([^/]+)/sm-clocks)",
-             gpu_route(AgentScope::kTrain, [&node](const AgentCaller& who, int gpu, const std::string& body) {
-               auto range = ParseClockRangeRequest(body);
-               if (!range.ok()) return Result<GpuControl>(range.error());
-               return node.LockSmClocks(who.holder, gpu, ClockRange{range->min_mhz, range->max_mhz});
-             }));
-  server.Delete(
-      R"(/v1/gpus/([^/]+)/sm-clocks)",
-      without_body(gpu_route(AgentScope::kTrain, [&node](const AgentCaller& who, int gpu, const std::string&) {
-        return node.UnlockSmClocks(who.holder, gpu);
-      })));
-  server.Put(R"(/v1/gpus/([^/]+)/memory-clocks)",
-             gpu_route(AgentScope::kTrain, [&node](const AgentCaller& who, int gpu, const std::string& body) {
-               auto range = ParseClockRangeRequest(body);
-               if (!range.ok()) return Result<GpuControl>(range.error());
-               return node.LockMemoryClocks(who.holder, gpu, ClockRange{range->min_mhz, range->max_mhz});
-             }));
-  server.Delete(
-      R"(/v1/gpus/([^/]+)/memory-clocks)",
-      without_body(gpu_route(AgentScope::kTrain, [&node](const AgentCaller& who, int gpu, const std::string&) {
-        return node.UnlockMemoryClocks(who.holder, gpu);
-      })));
+  for (ClockKind kind : {ClockKind::kSm, ClockKind::kMemory}) {
+    const std::string path = R"(/v1/gpus/([^/]+)/)" + std::string(ClockKindResource(kind));
+    server.Put(path,
+               gpu_route(AgentScope::kTrain, [&node, kind](const AgentCaller& who, int gpu, const std::string& body) {
+                 auto range = ParseClockRangeRequest(body);
+                 if (!range.ok()) return Result<GpuControl>(range.error());
+                 return node.LockClocks(who.holder, gpu, kind, ClockRange{range->min_mhz, range->max_mhz});
+               }));
+    server.Delete(path, without_body(gpu_route(AgentScope::kTrain,
+                                               [&node, kind](const AgentCaller& who, int gpu, const std::string&) {
+                                                 return node.UnlockClocks(who.holder, gpu, kind);
+                                               })));
+  }
   server.Put(R"(/v1/gpus/([^/]+)/power-limit)",
              gpu_route(AgentScope::kTrain, [&node](const AgentCaller& who, int gpu, const std::string& body) {
                auto limit = ParsePowerLimitRequest(body);

@@ -366,69 +366,50 @@ void NodeAgent::WatchOnlyLeaseHolders() {
 
 size_t NodeAgent::watched_processes() { return processes_.size(); }
 
-Result<GpuControl> NodeAgent::LockSmClocks(const LeaseHolder& holder, int gpu, ClockRange range) {
+Result<GpuControl> NodeAgent::LockClocks(const LeaseHolder& holder, int gpu, ClockKind kind, ClockRange range) {
   std::lock_guard lock(mu_);
   if (Status s = leases_.CheckHolds(holder, gpu); !s.ok()) return s.error();
   const GpuDescription& d = gpus_[static_cast<size_t>(gpu)];
+  const bool sm = kind == ClockKind::kSm;
+  const std::vector<int>& supported = sm ? d.sm_clocks_mhz : d.memory_clocks_mhz;
   for (int mhz : {range.min_mhz, range.max_mhz}) {
-    if (!Contains(d.sm_clocks_mhz, mhz)) {
-      return Error::InvalidArgument(
-          "GPU " + std::to_string(gpu) + " does not support an SM clock of " + std::to_string(mhz) +
-          " MHz (supported: " + wattcut::ClockRangeText(d.sm_clocks_mhz) + ", GET /v1/gpus lists them)");
+    if (!Contains(supported, mhz)) {
+      return Error::InvalidArgument("GPU " + std::to_string(gpu) + " does not support " + (sm ? "an " : "a ") +
+                                    std::string(ClockKindName(kind)) + " clock of " + std::to_string(mhz) +
+                                    " MHz (supported: " + wattcut::ClockRangeText(supported) +
+                                    (sm ? ", GET /v1/gpus lists them" : "") + ")");
     }
   }
   if (range.min_mhz > range.max_mhz) {
     return Error::InvalidArgument("min_mhz " + std::to_string(range.min_mhz) + " is above max_mhz " +
                                   std::to_string(range.max_mhz));
   }
+  Status s = SetClockLock(gpu, kind, range);
+  Command("lock_" + std::string(ClockKindId(kind)), s.ok());
+  if (!s.ok()) return s.error();
+  return ControlOf(gpu);
+}
+
+Result<GpuControl> NodeAgent::UnlockClocks(const LeaseHolder& holder, int gpu, ClockKind kind) {
+  std::lock_guard lock(mu_);
+  if (Status s = leases_.CheckHolds(holder, gpu); !s.ok()) return s.error();
+  Status s = SetClockLock(gpu, kind, std::nullopt);
+  Command("unlock_" + std::string(ClockKindId(kind)), s.ok());
+  if (!s.ok()) return s.error();
+  return ControlOf(gpu);
+}
+
+Status NodeAgent::SetClockLock(int gpu, ClockKind kind, std::optional<ClockRange> range) {
   GpuControl& control = controls_[static_cast<size_t>(gpu)];
-  control.sm_lock = range;
-  Status s = ApplySm(gpu);
-  Command("lock_sm", s.ok());
-  if (!s.ok()) return s.error();
-  return ControlOf(gpu);
-}
-
-Result<GpuControl> NodeAgent::UnlockSmClocks(const LeaseHolder& holder, int gpu) {
-  std::lock_guard lock(mu_);
-  if (Status s = leases_.CheckHolds(holder, gpu); !s.ok()) return s.error();
-  controls_[static_cast<size_t>(gpu)].sm_lock.reset();
-  Status s = ApplySm(gpu);
-  Command("unlock_sm", s.ok());
-  if (!s.ok()) return s.error();
-  return ControlOf(gpu);
-}
-
-Result<GpuControl> NodeAgent::LockMemoryClocks(const LeaseHolder& holder, int gpu, ClockRange range) {
-  std::lock_guard lock(mu_);
-  if (Status s = leases_.CheckHolds(holder, gpu); !s.ok()) return s.error();
-  const GpuDescription& d = gpus_[static_cast<size_t>(gpu)];
-  for (int mhz : {range.min_mhz, range.max_mhz}) {
-    if (!Contains(d.memory_clocks_mhz, mhz)) {
-      return Error::InvalidArgument("GPU " + std::to_string(gpu) + " does not support a memory clock of " +
-                                    std::to_string(mhz) +
-                                    " MHz (supported: " + wattcut::ClockRangeText(d.memory_clocks_mhz) + ")");
-    }
+  if (kind == ClockKind::kSm) {
+    // Kept even when applying fails: the next change (or the ceiling's) tries again.
+    control.sm_lock = range;
+    return ApplySm(gpu);
   }
-  if (range.min_mhz > range.max_mhz) {
-    return Error::InvalidArgument("min_mhz " + std::to_string(range.min_mhz) + " is above max_mhz " +
-                                  std::to_string(range.max_mhz));
-  }
-  Status s = backend_->LockMemoryClocks(gpu, range.min_mhz, range.max_mhz);
-  Command("lock_memory", s.ok());
+  Status s = range ? backend_->LockMemoryClocks(gpu, range->min_mhz, range->max_mhz) : backend_->ResetMemoryClocks(gpu);
   if (!s.ok()) return DeviceError(s.error());
-  controls_[static_cast<size_t>(gpu)].memory_lock = range;
-  return ControlOf(gpu);
-}
-
-Result<GpuControl> NodeAgent::UnlockMemoryClocks(const LeaseHolder& holder, int gpu) {
-  std::lock_guard lock(mu_);
-  if (Status s = leases_.CheckHolds(holder, gpu); !s.ok()) return s.error();
-  Status s = backend_->ResetMemoryClocks(gpu);
-  Command("unlock_memory", s.ok());
-  if (!s.ok()) return DeviceError(s.error());
-  controls_[static_cast<size_t>(gpu)].memory_lock.reset();
-  return ControlOf(gpu);
+  control.memory_lock = range;
+  return Status::Ok();
 }
 
 Result<GpuControl> NodeAgent::SetPowerLimit(const LeaseHolder& holder, int gpu, double watts) {

@@ -30,6 +30,7 @@
 #include "wattcut/agent/lease_table.h"
 #include "wattcut/agent/process_watch.h"
 #include "wattcut/base/result.h"
+#include "wattcut/gpu/clock_kind.h"
 #include "wattcut/gpu/gpu_backend.h"
 
 namespace wattcut::agent {
@@ -130,11 +131,24 @@ class NodeAgent {
   bool ZeusdClientSeen(const LeaseHolder& client, uint64_t connection_id);
   static constexpr double kImplicitLeaseTtlS = 1e12;
 
-  // The training side. `range` must be supported clocks (min <= max); the lease holder only.
-  Result<GpuControl> LockSmClocks(const LeaseHolder& holder, int gpu, ClockRange range);
-  Result<GpuControl> UnlockSmClocks(const LeaseHolder& holder, int gpu);
-  Result<GpuControl> LockMemoryClocks(const LeaseHolder& holder, int gpu, ClockRange range);
-  Result<GpuControl> UnlockMemoryClocks(const LeaseHolder& holder, int gpu);
+  // The training side. `range` must be supported clocks of `kind` (min <= max); the lease holder
+  // only. The SM lock is composed with the row's ceiling (ComposeSmClocks); the memory lock is set
+  // as it is.
+  Result<GpuControl> LockClocks(const LeaseHolder& holder, int gpu, ClockKind kind, ClockRange range);
+  Result<GpuControl> UnlockClocks(const LeaseHolder& holder, int gpu, ClockKind kind);
+  // The same, of one kind.
+  Result<GpuControl> LockSmClocks(const LeaseHolder& holder, int gpu, ClockRange range) {
+    return LockClocks(holder, gpu, ClockKind::kSm, range);
+  }
+  Result<GpuControl> UnlockSmClocks(const LeaseHolder& holder, int gpu) {
+    return UnlockClocks(holder, gpu, ClockKind::kSm);
+  }
+  Result<GpuControl> LockMemoryClocks(const LeaseHolder& holder, int gpu, ClockRange range) {
+    return LockClocks(holder, gpu, ClockKind::kMemory, range);
+  }
+  Result<GpuControl> UnlockMemoryClocks(const LeaseHolder& holder, int gpu) {
+    return UnlockClocks(holder, gpu, ClockKind::kMemory);
+  }
   Result<GpuControl> SetPowerLimit(const LeaseHolder& holder, int gpu, double watts);
   Result<GpuControl> ResetPowerLimit(const LeaseHolder& holder, int gpu);
 
@@ -162,6 +176,8 @@ class NodeAgent {
   // Under mu_.
   Status CheckGpu(int gpu) const;
   Status ApplySm(int gpu);
+  // The lease holder's lock of `kind` on `gpu` becomes `range` (nullopt: none), applied.
+  Status SetClockLock(int gpu, ClockKind kind, std::optional<ClockRange> range);
   void Undo(const EndedLease& ended);
   void EndLeases(std::vector<EndedLease> ended);
   // A process about to hold a lease is watched for its exit; one the agent cannot see (pid 0) is refused.

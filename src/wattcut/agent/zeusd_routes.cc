@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "wattcut/agent/agent_routes.h"
+#include "wattcut/gpu/clock_kind.h"
 
 namespace wattcut::agent {
 namespace {
@@ -601,24 +602,19 @@ void AddZeusdRoutes(http::BoundedHttpServer& server, AgentTransport transport, c
                     "Invalid request: the wattcut agent keeps GPUs initialised; it does not turn persistence "
                     "mode off"};
               }));
-  server.Post("/gpu/set_gpu_locked_clocks",
-              gpu_set({"min_clock_mhz", "max_clock_mhz"}, [u32, status_of](NodeAgent& n, const LeaseHolder& h, int gpu,
-                                                                           const httplib::Request& req) {
-                return status_of(n.LockSmClocks(h, gpu, {u32(req, "min_clock_mhz"), u32(req, "max_clock_mhz")}));
-              }));
-  server.Post("/gpu/reset_gpu_locked_clocks",
-              gpu_set({}, [status_of](NodeAgent& n, const LeaseHolder& h, int gpu, const httplib::Request&) {
-                return status_of(n.UnlockSmClocks(h, gpu));
-              }));
-  server.Post("/gpu/set_mem_locked_clocks",
-              gpu_set({"min_clock_mhz", "max_clock_mhz"}, [u32, status_of](NodeAgent& n, const LeaseHolder& h, int gpu,
-                                                                           const httplib::Request& req) {
-                return status_of(n.LockMemoryClocks(h, gpu, {u32(req, "min_clock_mhz"), u32(req, "max_clock_mhz")}));
-              }));
-  server.Post("/gpu/reset_mem_locked_clocks",
-              gpu_set({}, [status_of](NodeAgent& n, const LeaseHolder& h, int gpu, const httplib::Request&) {
-                return status_of(n.UnlockMemoryClocks(h, gpu));
-              }));
+  for (ClockKind kind : {ClockKind::kSm, ClockKind::kMemory}) {
+    const std::string clocks = kind == ClockKind::kSm ? "gpu_locked_clocks" : "mem_locked_clocks";  // zeusd's names
+    server.Post(
+        "/gpu/set_" + clocks,
+        gpu_set({"min_clock_mhz", "max_clock_mhz"},
+                [u32, status_of, kind](NodeAgent& n, const LeaseHolder& h, int gpu, const httplib::Request& req) {
+                  return status_of(n.LockClocks(h, gpu, kind, {u32(req, "min_clock_mhz"), u32(req, "max_clock_mhz")}));
+                }));
+    server.Post("/gpu/reset_" + clocks,
+                gpu_set({}, [status_of, kind](NodeAgent& n, const LeaseHolder& h, int gpu, const httplib::Request&) {
+                  return status_of(n.UnlockClocks(h, gpu, kind));
+                }));
+  }
   server.Post("/gpu/reset_locked_clocks",
               gpu_set({}, [status_of](NodeAgent& n, const LeaseHolder& h, int gpu, const httplib::Request&) {
                 Status sm = status_of(n.UnlockSmClocks(h, gpu));  // both tried; the first failure answered

@@ -381,13 +381,14 @@ Status AgentBackend::RetakeLease(const HeldLease& lost, const std::string& why) 
   ++leases_retaken_;
   std::string problems;
   for (int gpu : lost.gpus) {
-    const GpuSettings settings = settings_[gpu];
+    GpuSettings settings = settings_[gpu];
     Status s = Status::Ok();
-    if (settings.memory_mhz) {
-      s = Apply(gpu, "PUT", "memory-clocks", ClockBody(settings.memory_mhz->first, settings.memory_mhz->second));
-    }
-    if (s.ok() && settings.sm_mhz) {
-      s = Apply(gpu, "PUT", "sm-clocks", ClockBody(settings.sm_mhz->first, settings.sm_mhz->second));
+    // The memory clock first: which SM clocks a GPU supports depends on it.
+    for (ClockKind kind : {ClockKind::kMemory, ClockKind::kSm}) {
+      const std::optional<std::pair<int, int>>& clocks = settings.clocks_mhz(kind);
+      if (s.ok() && clocks) {
+        s = Apply(gpu, "PUT", std::string(ClockKindResource(kind)), ClockBody(clocks->first, clocks->second));
+      }
     }
     if (s.ok() && settings.power_limit_mw) {
       s = Apply(gpu, "PUT", "power-limit", "{\"watts\":" + Watts(*settings.power_limit_mw) + "}");
@@ -414,33 +415,31 @@ Status AgentBackend::Set(int gpu, const std::string& method, const std::string& 
   return Apply(gpu, method, what, body);
 }
 
-Status AgentBackend::LockGpuClocks(int gpu, int min_mhz, int max_mhz) {
+Status AgentBackend::LockClocks(ClockKind kind, int gpu, int min_mhz, int max_mhz) {
   std::lock_guard lock(mu_);
-  Status s = Set(gpu, "PUT", "sm-clocks", ClockBody(min_mhz, max_mhz));
-  if (s.ok()) settings_[gpu].sm_mhz = std::make_pair(min_mhz, max_mhz);
+  Status s = Set(gpu, "PUT", std::string(ClockKindResource(kind)), ClockBody(min_mhz, max_mhz));
+  if (s.ok()) settings_[gpu].clocks_mhz(kind) = std::make_pair(min_mhz, max_mhz);
   return s;
 }
 
-Status AgentBackend::ResetGpuClocks(int gpu) {
+Status AgentBackend::ResetClocks(ClockKind kind, int gpu) {
   std::lock_guard lock(mu_);
-  Status s = Set(gpu, "DELETE", "sm-clocks", "");
-  if (s.ok()) settings_[gpu].sm_mhz.reset();
+  Status s = Set(gpu, "DELETE", std::string(ClockKindResource(kind)), "");
+  if (s.ok()) settings_[gpu].clocks_mhz(kind).reset();
   return s;
 }
+
+Status AgentBackend::LockGpuClocks(int gpu, int min_mhz, int max_mhz) {
+  return LockClocks(ClockKind::kSm, gpu, min_mhz, max_mhz);
+}
+
+Status AgentBackend::ResetGpuClocks(int gpu) { return ResetClocks(ClockKind::kSm, gpu); }
 
 Status AgentBackend::LockMemoryClocks(int gpu, int min_mhz, int max_mhz) {
-  std::lock_guard lock(mu_);
-  Status s = Set(gpu, "PUT", "memory-clocks", ClockBody(min_mhz, max_mhz));
-  if (s.ok()) settings_[gpu].memory_mhz = std::make_pair(min_mhz, max_mhz);
-  return s;
+  return LockClocks(ClockKind::kMemory, gpu, min_mhz, max_mhz);
 }
 
-Status AgentBackend::ResetMemoryClocks(int gpu) {
-  std::lock_guard lock(mu_);
-  Status s = Set(gpu, "DELETE", "memory-clocks", "");
-  if (s.ok()) settings_[gpu].memory_mhz.reset();
-  return s;
-}
+Status AgentBackend::ResetMemoryClocks(int gpu) { return ResetClocks(ClockKind::kMemory, gpu); }
 
 Status AgentBackend::SetPowerLimitMw(int gpu, int64_t limit_mw) {
   if (Status s = CheckGpu(gpu); !s.ok()) return s;

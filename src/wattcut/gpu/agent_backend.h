@@ -32,6 +32,7 @@
 #include <thread>
 #include <vector>
 
+#include "wattcut/gpu/clock_kind.h"
 #include "wattcut/gpu/gpu_backend.h"
 #include "wattcut/http/http_client.h"
 
@@ -103,6 +104,10 @@ class AgentBackend final : public GpuBackend {
     std::optional<std::pair<int, int>> sm_mhz;
     std::optional<std::pair<int, int>> memory_mhz;
     std::optional<int64_t> power_limit_mw;
+
+    std::optional<std::pair<int, int>>& clocks_mhz(ClockKind kind) {
+      return kind == ClockKind::kSm ? sm_mhz : memory_mhz;
+    }
   };
   struct HeldLease {
     std::string id;
@@ -117,6 +122,11 @@ class AgentBackend final : public GpuBackend {
                              const std::string& body, int* status);
   Result<double> ReadField(int gpu, const char* field);
   Status CheckGpu(int gpu) const;
+
+  // Locks (PUT) or resets (DELETE) the clocks of `kind` through the agent, and keeps
+  // what was set to set it again after a lease is taken again.
+  Status LockClocks(ClockKind kind, int gpu, int min_mhz, int max_mhz);
+  Status ResetClocks(ClockKind kind, int gpu);
 
   // Under mu_.
   Status EnsureLeased(int gpu);

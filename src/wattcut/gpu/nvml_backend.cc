@@ -4,6 +4,8 @@
 #include <cstdio>
 #include <vector>
 
+#include "wattcut/gpu/clock_kind.h"
+
 namespace wattcut {
 namespace {
 
@@ -84,40 +86,13 @@ class NvmlBackend final : public GpuBackend {
   }
 
   Status LockGpuClocks(int gpu, int min_mhz, int max_mhz) override {
-    if (min_mhz <= 0 || max_mhz < min_mhz) {
-      return Error{"cannot lock GPU " + std::to_string(gpu) + " SM clocks to " + std::to_string(min_mhz) + "-" +
-                   std::to_string(max_mhz) + " MHz: bad range"};
-    }
-    auto device = Handle(gpu);
-    if (!device.ok()) return device.error();
-    return Call(F().nvmlDeviceSetGpuLockedClocks, "nvmlDeviceSetGpuLockedClocks", gpu,
-                std::to_string(min_mhz) + ", " + std::to_string(max_mhz), *device, static_cast<unsigned>(min_mhz),
-                static_cast<unsigned>(max_mhz));
+    return LockClocks(ClockKind::kSm, gpu, min_mhz, max_mhz);
   }
-
-  Status ResetGpuClocks(int gpu) override {
-    auto device = Handle(gpu);
-    if (!device.ok()) return device.error();
-    return Call(F().nvmlDeviceResetGpuLockedClocks, "nvmlDeviceResetGpuLockedClocks", gpu, "", *device);
-  }
-
+  Status ResetGpuClocks(int gpu) override { return ResetClocks(ClockKind::kSm, gpu); }
   Status LockMemoryClocks(int gpu, int min_mhz, int max_mhz) override {
-    if (min_mhz <= 0 || max_mhz < min_mhz) {
-      return Error{"cannot lock GPU " + std::to_string(gpu) + " memory clocks to " + std::to_string(min_mhz) + "-" +
-                   std::to_string(max_mhz) + " MHz: bad range"};
-    }
-    auto device = Handle(gpu);
-    if (!device.ok()) return device.error();
-    return Call(F().nvmlDeviceSetMemoryLockedClocks, "nvmlDeviceSetMemoryLockedClocks", gpu,
-                std::to_string(min_mhz) + ", " + std::to_string(max_mhz), *device, static_cast<unsigned>(min_mhz),
-                static_cast<unsigned>(max_mhz));
+    return LockClocks(ClockKind::kMemory, gpu, min_mhz, max_mhz);
   }
-
-  Status ResetMemoryClocks(int gpu) override {
-    auto device = Handle(gpu);
-    if (!device.ok()) return device.error();
-    return Call(F().nvmlDeviceResetMemoryLockedClocks, "nvmlDeviceResetMemoryLockedClocks", gpu, "", *device);
-  }
+  Status ResetMemoryClocks(int gpu) override { return ResetClocks(ClockKind::kMemory, gpu); }
 
   Result<PowerLimitsMw> PowerLimits(int gpu) override {
     auto device = Handle(gpu);
@@ -233,6 +208,41 @@ class NvmlBackend final : public GpuBackend {
 
  private:
   const nvml::Functions& F() const { return lib_->fn(); }
+
+  // NVML's lock and reset of one kind of clock.
+  struct ClockCalls {
+    int (*lock)(nvml::Device, unsigned, unsigned);
+    const char* lock_name;
+    int (*reset)(nvml::Device);
+    const char* reset_name;
+  };
+  ClockCalls CallsOf(ClockKind kind) const {
+    if (kind == ClockKind::kSm) {
+      return {F().nvmlDeviceSetGpuLockedClocks, "nvmlDeviceSetGpuLockedClocks", F().nvmlDeviceResetGpuLockedClocks,
+              "nvmlDeviceResetGpuLockedClocks"};
+    }
+    return {F().nvmlDeviceSetMemoryLockedClocks, "nvmlDeviceSetMemoryLockedClocks",
+            F().nvmlDeviceResetMemoryLockedClocks, "nvmlDeviceResetMemoryLockedClocks"};
+  }
+
+  Status LockClocks(ClockKind kind, int gpu, int min_mhz, int max_mhz) {
+    if (min_mhz <= 0 || max_mhz < min_mhz) {
+      return Error{"cannot lock GPU " + std::to_string(gpu) + " " + std::string(ClockKindName(kind)) + " clocks to " +
+                   std::to_string(min_mhz) + "-" + std::to_string(max_mhz) + " MHz: bad range"};
+    }
+    auto device = Handle(gpu);
+    if (!device.ok()) return device.error();
+    const ClockCalls calls = CallsOf(kind);
+    return Call(calls.lock, calls.lock_name, gpu, std::to_string(min_mhz) + ", " + std::to_string(max_mhz), *device,
+                static_cast<unsigned>(min_mhz), static_cast<unsigned>(max_mhz));
+  }
+
+  Status ResetClocks(ClockKind kind, int gpu) {
+    auto device = Handle(gpu);
+    if (!device.ok()) return device.error();
+    const ClockCalls calls = CallsOf(kind);
+    return Call(calls.reset, calls.reset_name, gpu, "", *device);
+  }
 
   // Calls `fn(args...)` after checking the symbol exists; turns a failure into an Error.
   template <typename Fn, typename... Args>
