@@ -26,12 +26,12 @@
 #include <optional>
 #include <thread>
 
+#include "wattcut/base/clock.h"
 #include "wattcut/base/fixed_decimals.h"
 #include "wattcut/base/general_text.h"
 #include "wattcut/cli/command.h"
 #include "wattcut/gpu/agent_backend.h"
 #include "wattcut/gpu/backend_check.h"
-#include "wattcut/gpu/clock.h"
 #include "wattcut/gpu/clock_lock_plan.h"
 #include "wattcut/gpu/dry_run_backend.h"
 #include "wattcut/gpu/open_backend.h"

@@ -10,7 +10,7 @@
 #include <string_view>
 #include <vector>
 
-#include "wattcut/gpu/clock.h"
+#include "wattcut/base/clock.h"
 #include "wattcut/gpu/gpu_backend.h"
 #include "wattcut/gpu/open_backend.h"
 

@@ -12,8 +12,8 @@
 #include <mutex>
 #include <thread>
 
+#include "wattcut/base/clock.h"
 #include "wattcut/base/result.h"
-#include "wattcut/gpu/clock.h"
 #include "wattcut/gpu/gpu_backend.h"
 
 namespace wattcut {

@@ -21,8 +21,8 @@
 #include <string_view>
 #include <vector>
 
+#include "wattcut/base/clock.h"
 #include "wattcut/base/result.h"
-#include "wattcut/gpu/clock.h"
 #include "wattcut/gpu/gpu_backend.h"
 #include "wattcut/runtime/energy_sampler.h"
 #include "wattcut/runtime/frequency_setter.h"

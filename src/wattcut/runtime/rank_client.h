@@ -40,8 +40,8 @@
 #include <string_view>
 #include <vector>
 
+#include "wattcut/base/clock.h"
 #include "wattcut/base/result.h"
-#include "wattcut/gpu/clock.h"
 #include "wattcut/gpu/gpu_backend.h"
 #include "wattcut/gpu/open_backend.h"
 #include "wattcut/runtime/frequency_plan_runner.h"

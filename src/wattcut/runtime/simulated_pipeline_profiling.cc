@@ -3,7 +3,7 @@
 #include <memory>
 #include <set>
 
-#include "wattcut/gpu/clock.h"
+#include "wattcut/base/clock.h"
 #include "wattcut/gpu/simulated_backend.h"
 #include "wattcut/profile/gpu_model.h"
 

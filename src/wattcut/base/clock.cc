@@ -1,10 +1,11 @@
-#include "wattcut/gpu/clock.h"
+#include "wattcut/base/clock.h"
 
 #include <algorithm>
 #include <chrono>
 #include <thread>
 
 #include "wattcut/base/steady_time.h"
+#include "wattcut/base/unix_time.h"
 
 namespace wattcut {
 
@@ -19,6 +20,12 @@ void SteadyClock::SleepForS(double seconds) {
   const auto margin = std::chrono::microseconds(500);
   if (end - std::chrono::steady_clock::now() > margin) std::this_thread::sleep_until(end - margin);
   while (std::chrono::steady_clock::now() < end) std::this_thread::yield();
+}
+
+double SystemClock::NowS() const { return UnixNowS(); }
+
+void SystemClock::SleepForS(double seconds) {
+  if (seconds > 0) std::this_thread::sleep_for(std::chrono::duration<double>(seconds));
 }
 
 void ManualClock::AdvanceS(double seconds) {

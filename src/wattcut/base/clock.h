@@ -1,6 +1,6 @@
-// Time sources for the GPU layer: the real monotonic clock, or a simulated clock that moves only
-// when told to (the simulated backend's GPUs advance it as they compute), which makes every
-// simulated run deterministic and as fast as the CPU allows.
+// Time sources: the real monotonic clock, the wall clock, or a simulated clock that moves only when
+// told to (the simulated backend's GPUs advance it as they compute; a test steps it past a lease),
+// which makes every simulated run deterministic and as fast as the CPU allows.
 #pragma once
 
 #include <atomic>
@@ -14,7 +14,8 @@ namespace wattcut {
 class Clock {
  public:
   virtual ~Clock() = default;
-  // Seconds since an arbitrary fixed origin; never decreases.
+  // Seconds since the clock's origin: arbitrary and fixed for SteadyClock (never decreases), the
+  // Unix epoch for SystemClock, where the test put it for ManualClock.
   virtual double NowS() const = 0;
   // Lets `seconds` pass: waits on a real clock (to within microseconds), advances a manual one.
   virtual void SleepForS(double seconds) = 0;
@@ -37,10 +38,19 @@ class SteadyClock final : public Clock {
   void SleepForS(double seconds) override;
 };
 
-// Starts at 0 and moves only through SleepForS / AdvanceS, stopping at every periodic work's due
+// The wall clock: Unix seconds (std::chrono::system_clock). It steps when the system's time is
+// set; use it only for what must mean the same after a restart (a lease's expiry, a deadline).
+class SystemClock final : public Clock {
+ public:
+  double NowS() const override;
+  void SleepForS(double seconds) override;
+};
+
+// Starts at `start_s` (0 by default) and moves only through SleepForS / AdvanceS, stopping at every periodic work's due
 // time on the way. Thread-safe; periodic work must not advance the clock itself.
 class ManualClock final : public Clock {
  public:
+  explicit ManualClock(double start_s = 0) : now_s_(start_s) {}
   double NowS() const override { return now_s_.load(); }
   void SleepForS(double seconds) override { AdvanceS(seconds); }
   void AdvanceS(double seconds);
