@@ -1,0 +1,128 @@
+#!/usr/bin/python3
+"""Compiles the modules whose locks are annotated (base/thread_annotations.h) with clang's
+thread-safety analysis, and fails on any warning it gives: a guarded member touched without its
+mutex, a function called without a lock it REQUIRES, a lock released twice or never.
+
+    scripts/check_thread_safety.py BUILD_DIR [MODULE ...]
+
+BUILD_DIR holds compile_commands.json (CMake writes it at configure time). Each module is a
+folder under src/wattcut/ (default: server, agent, row_control); every source file of it that the
+build compiles, other than its tests, and that reaches base/mutex.h through the project's includes
+(the files the analysis can say anything about) is checked (-fsyntax-only: no object is written). Needs clang++ (Debian's clang,
+installed by scripts/install-deps.sh); without it the check is skipped (exit 77)."""
+
+import concurrent.futures
+import json
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+
+DEFAULT_MODULES = ["server", "agent", "row_control"]
+
+
+def clang():
+    for name in ("clang++-14", "clang++"):
+        path = shutil.which(name)
+        if path:
+            return path
+    return None
+
+
+INCLUDE = re.compile(r'^\s*#\s*include\s+"(wattcut/[^"]+)"', re.M)
+
+
+def reaches_mutex(path, src_root, memo):
+    """Whether `path` includes base/mutex.h, directly or through a project header."""
+    if path in memo:
+        return memo[path]
+    memo[path] = False  # a cycle does not reach it through itself
+    try:
+        with open(path, errors="replace") as f:
+            text = f.read()
+    except OSError:
+        return False
+    for name in INCLUDE.findall(text):
+        if name == "wattcut/base/mutex.h" or reaches_mutex(os.path.join(src_root, name), src_root, memo):
+            memo[path] = True
+            break
+    return memo[path]
+
+
+def command_for(entry, compiler):
+    args = entry["arguments"] if "arguments" in entry else shlex.split(entry["command"])
+    out = [compiler]
+    skip = False
+    for arg in args[1:]:
+        if skip:
+            skip = False
+            continue
+        if arg in ("-o", "-MF", "-MT", "-MQ"):
+            skip = True
+            continue
+        if arg in ("-c", "-MD", "-MMD") or arg.startswith("-W") or arg == "-Werror":
+            continue
+        out.append(arg)
+    return out + ["-fsyntax-only", "-Wthread-safety", "-Werror=thread-safety"]
+
+
+def main():
+    if len(sys.argv) < 2:
+        print(__doc__, file=sys.stderr)
+        return 2
+    build_dir = sys.argv[1]
+    modules = sys.argv[2:] or DEFAULT_MODULES
+    compiler = clang()
+    if compiler is None:
+        print("check_thread_safety: clang++ not found; bash scripts/install-deps.sh installs it: skipped",
+              file=sys.stderr)
+        return 77
+    db_path = os.path.join(build_dir, "compile_commands.json")
+    try:
+        with open(db_path) as f:
+            entries = json.load(f)
+    except (OSError, ValueError) as e:
+        print(f"check_thread_safety: cannot read {db_path}: {e}", file=sys.stderr)
+        return 2
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    folders = [os.path.join(root, "src", "wattcut", m) + os.sep for m in modules]
+    src_root = os.path.join(root, "src")
+    memo = {}
+    jobs = []
+    seen = set()
+    for entry in entries:
+        source = os.path.normpath(os.path.join(entry.get("directory", ""), entry["file"]))
+        if source in seen or not any(source.startswith(folder) for folder in folders):
+            continue
+        if source.endswith("_test.cc") or not reaches_mutex(source, src_root, memo):
+            continue
+        seen.add(source)
+        jobs.append((source, command_for(entry, compiler), entry.get("directory", build_dir)))
+    if not jobs:
+        print(f"check_thread_safety: no source of {', '.join(modules)} in {db_path}", file=sys.stderr)
+        return 2
+
+    def run(job):
+        source, command, directory = job
+        done = subprocess.run(command, cwd=directory, capture_output=True, text=True)
+        return source, done.returncode, done.stderr
+
+    failed = 0
+    workers = max(1, os.cpu_count() or 1)
+    with concurrent.futures.ThreadPoolExecutor(max_workers=workers) as pool:
+        for source, returncode, stderr in pool.map(run, sorted(jobs)):
+            if returncode != 0 or "warning:" in stderr:
+                failed += 1
+                print(stderr, file=sys.stderr, end="")
+    if failed:
+        print(f"check_thread_safety: {failed} of {len(jobs)} files of {', '.join(modules)} fail clang's "
+              "thread-safety analysis (above)", file=sys.stderr)
+        return 1
+    print(f"check_thread_safety: {len(jobs)} files of {', '.join(modules)} pass clang's thread-safety analysis")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
