@@ -21,20 +21,20 @@ FrontierWorker::~FrontierWorker() { Stop(); }
 
 void FrontierWorker::Submit(FrontierTask task) {
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     if (stopping_) return;
     queue_.push_back(std::move(task));
   }
-  cv_.notify_one();
+  cv_.NotifyOne();
 }
 
 void FrontierWorker::Stop() {
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     stopping_ = true;
     queue_.clear();
   }
-  cv_.notify_all();
+  cv_.NotifyAll();
   for (std::thread& t : threads_) {
     if (t.joinable()) t.join();
   }
@@ -44,8 +44,8 @@ void FrontierWorker::Run() {
   for (;;) {
     FrontierTask task;
     {
-      std::unique_lock lock(mu_);
-      cv_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
+      MutexLock lock(mu_);
+      while (!stopping_ && queue_.empty()) cv_.Wait(mu_);
       if (stopping_) return;
       task = std::move(queue_.front());
       queue_.pop_front();

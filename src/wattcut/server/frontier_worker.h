@@ -12,11 +12,11 @@
 #include <deque>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "wattcut/base/mutex.h"
 #include "wattcut/base/result.h"
 #include "wattcut/plan/frontier.h"
 #include "wattcut/plan/planner.h"
@@ -51,10 +51,10 @@ class FrontierWorker {
 
   Started started_;
   Done done_;
-  std::mutex mu_;
-  std::condition_variable cv_;
-  std::deque<FrontierTask> queue_;
-  bool stopping_ = false;
+  Mutex mu_;
+  CondVar cv_;
+  std::deque<FrontierTask> queue_ GUARDED_BY(mu_);
+  bool stopping_ GUARDED_BY(mu_) = false;
   std::vector<std::thread> threads_;
 };
 

@@ -14,93 +14,13 @@
 #include "wattcut/dag/pipeline_schedule.h"
 #include "wattcut/plan/planning_limits.h"
 #include "wattcut/profile/cost_model.h"
+#include "wattcut/server/json_fields.h"
 
 namespace wattcut::server {
 
 using nlohmann::json;
 
 namespace {
-
-std::string TypeName(const json& value) {
-  if (value.is_number_integer()) return "integer";
-  if (value.is_number_float()) return "number";
-  return value.type_name();
-}
-
-// A short rendering of a user value for messages: never recursive, never long, no control
-// bytes.
-std::string Shown(const json& value) {
-  if (value.is_string()) {
-    return "\"" + PrintableText(value.get_ref<const std::string&>(), 64) + "\"";
-  }
-  return TypeName(value);
-}
-
-Status RequireObject(const json& value, const std::string& what) {
-  if (!value.is_object()) {
-    return Error{what + ": expected a JSON object, got " + TypeName(value)};
-  }
-  return Status::Ok();
-}
-
-// Reads an integer field in [min, max]. `required` false returns `fallback` when absent.
-Result<int> IntField(const json& object, const std::string& name, int min, int max,
-                     std::optional<int> fallback = std::nullopt) {
-  auto it = object.find(name);
-  if (it == object.end() || (it->is_null() && fallback)) {
-    if (fallback) return *fallback;
-    return Error{"field '" + name + "' is required"};
-  }
-  if (!it->is_number_integer()) {
-    return Error{"field '" + name + "': expected an integer, got " + TypeName(*it)};
-  }
-  // Compare as the widest integer type so that huge values do not wrap.
-  if (it->is_number_unsigned()) {
-    uint64_t v = it->get<uint64_t>();
-    // nlohmann holds every non-negative integer as unsigned: the lower bound applies here too.
-    if (v > static_cast<uint64_t>(max) || (min > 0 && v < static_cast<uint64_t>(min))) {
-      return Error{"field '" + name + "': " + std::to_string(v) + " is out of range [" + std::to_string(min) + ", " +
-                   std::to_string(max) + "]"};
-    }
-    return static_cast<int>(v);
-  }
-  int64_t v = it->get<int64_t>();
-  if (v < min || v > max) {
-    return Error{"field '" + name + "': " + std::to_string(v) + " is out of range [" + std::to_string(min) + ", " +
-                 std::to_string(max) + "]"};
-  }
-  return static_cast<int>(v);
-}
-
-Result<double> NumberValue(const json& value, const std::string& what) {
-  if (!value.is_number()) {
-    return Error{what + ": expected a number, got " + TypeName(value)};
-  }
-  double v = value.get<double>();
-  if (!std::isfinite(v)) return Error{what + ": expected a finite number"};
-  return v;
-}
-
-Result<double> NumberField(const json& object, const std::string& name, std::optional<double> fallback = std::nullopt) {
-  auto it = object.find(name);
-  if (it == object.end() || (it->is_null() && fallback)) {
-    if (fallback) return *fallback;
-    return Error{"field '" + name + "' is required"};
-  }
-  return NumberValue(*it, "field '" + name + "'");
-}
-
-Result<std::vector<double>> NumberList(const json& value, const std::string& what) {
-  if (!value.is_array()) return Error{what + ": expected a list of numbers, got " + TypeName(value)};
-  std::vector<double> out;
-  out.reserve(value.size());
-  for (size_t i = 0; i < value.size(); ++i) {
-    auto v = NumberValue(value[i], what + "[" + std::to_string(i) + "]");
-    if (!v) return v.error();
-    out.push_back(*v);
-  }
-  return out;
-}
 
 Result<std::map<std::string, std::vector<std::vector<double>>>> Breakdown(const json& object, const std::string& name) {
   std::map<std::string, std::vector<std::vector<double>>> out;
@@ -145,12 +65,6 @@ Result<std::map<int, double>> FrequencyMap(const json& object, const std::string
   return out;
 }
 
-template <typename T>
-Result<T> Prefix(Result<T> result, const std::string& what) {
-  if (result) return result;
-  return Error{what + ": " + result.error().message};
-}
-
 constexpr int kMaxDegree = 1 << 20;
 
 // Reads rank, dp_rank, pp_rank and tp_rank, which RankInfo and RankProfile share.
@@ -172,18 +86,6 @@ Status ReadRankIds(const json& j, RankRecord& out) {
 }
 
 }  // namespace
-
-PlannerOptions PlannerSettings::ToPlannerOptions() const {
-  PlannerOptions options;
-  options.num_microbatches = num_microbatches;
-  options.schedule = schedule;
-  options.virtual_stages = virtual_stages;
-  options.unit_time_s = unit_time_s;
-  options.noise_factor = noise_factor;
-  options.cost_model = cost_model;
-  options.p2p_power_w = p2p_power_w;
-  return options;
-}
 
 Result<json> ParseJsonBody(std::string_view body) {
   if (body.empty()) return Error::Malformed("request body is empty; expected JSON");
@@ -343,51 +245,6 @@ Result<RankProfile> RankProfileFromJson(const json& j) {
   return p;
 }
 
-Result<PlannerSettings> PlannerSettingsFromJson(const json& j) {
-  if (auto s = RequireObject(j, "planner settings"); !s) return s.error();
-  PlannerSettings settings;
-  auto m = IntField(j, "num_microbatches", 1, kMaxMicrobatches, 0);
-  if (!m) return m.error();
-  settings.num_microbatches = *m;
-  if (auto it = j.find("schedule"); it != j.end() && !it->is_null()) {
-    std::string name = it->is_string() ? it->get<std::string>() : std::string();
-    Result<PipelineScheduleKind> schedule = ParsePipelineSchedule(name);
-    if (!schedule) {
-      return Error{"field 'schedule': expected \"1f1b\", \"gpipe\", \"interleaved\" or \"zb-h1\", got " + Shown(*it)};
-    }
-    settings.schedule = *schedule;
-  }
-  auto chunks = IntField(j, "virtual_stages", 1, kMaxStages, 1);
-  if (!chunks) return chunks.error();
-  settings.virtual_stages = *chunks;
-  if (auto it = j.find("cost_model"); it != j.end() && !it->is_null()) {
-    std::string name = it->is_string() ? it->get<std::string>() : std::string();
-    // The CLI's spellings; "convex_hull" is how this API wrote it until 2026-12, still read so
-    // that stored jobs and older clients keep working.
-    Result<CostModelKind> kind = ParseCostModel(name == "convex_hull" ? "convex-hull" : name);
-    if (!kind) {
-      return Error{"field 'cost_model': expected \"exponential\" or \"convex-hull\", got " + Shown(*it)};
-    }
-    settings.cost_model = *kind;
-  }
-  auto unit = NumberField(j, "unit_time_s", 0.001);
-  if (!unit) return unit.error();
-  if (*unit <= 0 || *unit > 10) return Error{"field 'unit_time_s': must be in (0, 10]"};
-  settings.unit_time_s = *unit;
-  auto nf = NumberField(j, "noise_factor", 0.95);
-  if (!nf) return nf.error();
-  if (*nf <= 0 || *nf > 1) return Error{"field 'noise_factor': must be in (0, 1]"};
-  settings.noise_factor = *nf;
-  auto p2p = NumberField(j, "p2p_power_w", 0.0);
-  if (!p2p) return p2p.error();
-  if (*p2p < 0 || *p2p > 100000) return Error{"field 'p2p_power_w': must be in [0, 100000]"};
-  settings.p2p_power_w = *p2p;
-  auto min_freq = IntField(j, "profiling_min_freq_mhz", 0, 100000, 0);
-  if (!min_freq) return min_freq.error();
-  settings.profiling_min_freq_mhz = *min_freq;
-  return settings;
-}
-
 Result<ProfileUpload> ProfileUploadFromJson(const json& j) {
   if (auto s = RequireObject(j, "profile upload"); !s) return s.error();
   ProfileUpload upload;
@@ -441,200 +298,6 @@ Result<StragglerReport> StragglerReportFromJson(const json& j) {
   return report;
 }
 
-Result<PlanSelection> PlanSelectionFromJson(const json& j) { return PlanSelection::FromJson(j); }
-
-Result<PlanSelection> PlanSelection::FromJson(const json& j) {
-  if (auto s = RequireObject(j, "plan selection"); !s) return s.error();
-  if (auto s = RefuseUnknownFields(j, {"point", "index", "iteration_time_s"}); !s) return s.error();
-  PlanSelection sel;
-  int given = 0;
-  if (auto it = j.find("point"); it != j.end() && !it->is_null()) {
-    std::string name = it->is_string() ? it->get<std::string>() : std::string();
-    if (name == "fastest") {
-      sel.kind = Kind::kFastest;
-    } else if (name == "min_energy") {
-      sel.kind = Kind::kMinEnergy;
-    } else {
-      return Error{"field 'point': expected \"fastest\" or \"min_energy\", got " + Shown(*it)};
-    }
-    ++given;
-  }
-  if (auto it = j.find("index"); it != j.end() && !it->is_null()) {
-    auto index = IntField(j, "index", 0, std::numeric_limits<int>::max());
-    if (!index) return index.error();
-    sel.kind = Kind::kIndex;
-    sel.value = *index;
-    ++given;
-  }
-  if (auto it = j.find("iteration_time_s"); it != j.end() && !it->is_null()) {
-    auto v = NumberValue(*it, "field 'iteration_time_s'");
-    if (!v) return v.error();
-    if (*v <= 0) return Error{"field 'iteration_time_s': must be positive"};
-    sel.kind = Kind::kIterationTime;
-    sel.value = *v;
-    ++given;
-  }
-  if (given != 1) return Error{"give exactly one of 'point', 'index' or 'iteration_time_s'"};
-  return sel;
-}
-
-json PlanSelection::ToJson() const {
-  switch (kind) {
-    case Kind::kFastest:
-      return {{"point", "fastest"}};
-    case Kind::kMinEnergy:
-      return {{"point", "min_energy"}};
-    case Kind::kIndex:
-      return {{"index", static_cast<int64_t>(value)}};
-    case Kind::kIterationTime:
-      return {{"iteration_time_s", value}};
-  }
-  return {{"point", "fastest"}};
-}
-
-Result<PowerTarget> PowerTargetFromJson(const json& j) { return PowerTarget::FromJson(j); }
-
-Result<PowerTarget> PowerTarget::FromJson(const json& j) {
-  if (auto s = RequireObject(j, "power target"); !s) return s.error();
-  // expires_at_unix_s: only in a stored job state (ToJson); from a client it is replaced.
-  if (auto s = RefuseUnknownFields(
-          j, {"peak_power_per_gpu_w", "avg_power_per_gpu_w", "reason", "lease_s", "expires_at_unix_s"});
-      !s) {
-    return s.error();
-  }
-  PowerTarget target;
-  int given = 0;
-  for (const auto& [name, kind] :
-       {std::pair{"peak_power_per_gpu_w", Kind::kPeak1s}, std::pair{"avg_power_per_gpu_w", Kind::kAverage}}) {
-    auto it = j.find(name);
-    if (it == j.end() || it->is_null()) continue;
-    auto v = NumberValue(*it, std::string("field '") + name + "'");
-    if (!v) return v.error();
-    if (*v <= 0) return Error{std::string("field '") + name + "': expected watts > 0, got " + GeneralText(*v)};
-    target.kind = kind;
-    target.per_gpu_w = *v;
-    ++given;
-  }
-  if (given != 1) {
-    return Error{
-        "give exactly one of 'peak_power_per_gpu_w' (the 1-s peak power per GPU, W) or "
-        "'avg_power_per_gpu_w' (the average power per GPU, W)"};
-  }
-  if (auto it = j.find("reason"); it != j.end() && !it->is_null()) {
-    if (!it->is_string()) return Error{"field 'reason': expected a string, got " + TypeName(*it)};
-    const std::string& reason = it->get_ref<const std::string&>();
-    if (reason.size() > kPowerTargetReasonMaxBytes) {
-      return Error{"field 'reason': at most " + std::to_string(kPowerTargetReasonMaxBytes) + " bytes, got " +
-                   std::to_string(reason.size())};
-    }
-    target.reason = PrintableText(reason, kPowerTargetReasonMaxBytes);
-  }
-  if (auto it = j.find("lease_s"); it != j.end() && !it->is_null()) {
-    auto v = NumberValue(*it, "field 'lease_s'");
-    if (!v) return v.error();
-    if (!(*v >= 1 && *v <= kPowerTargetMaxLeaseS)) {
-      return Error{"field 'lease_s': expected seconds in [1, " + GeneralText(kPowerTargetMaxLeaseS) + "], got " +
-                   GeneralText(*v)};
-    }
-    target.lease_s = *v;
-  }
-  // Only in a stored job state: the server sets it from lease_s.
-  if (auto it = j.find("expires_at_unix_s"); it != j.end() && !it->is_null()) {
-    auto v = NumberValue(*it, "field 'expires_at_unix_s'");
-    if (!v) return v.error();
-    target.expires_at_unix_s = *v;
-  }
-  return target;
-}
-
-json PowerTarget::ToJson() const {
-  json j = {{kind == Kind::kPeak1s ? "peak_power_per_gpu_w" : "avg_power_per_gpu_w", per_gpu_w}};
-  if (!reason.empty()) j["reason"] = reason;
-  if (lease_s > 0) {
-    j["lease_s"] = lease_s;
-    j["expires_at_unix_s"] = expires_at_unix_s;
-  }
-  return j;
-}
-
-Result<DeadlineScheduleSpec> DeadlineScheduleSpec::FromJson(const json& j) {
-  if (auto s = RequireObject(j, "deadline schedule"); !s) return s.error();
-  if (auto s = RefuseUnknownFields(
-          j, {"iterations", "deadline", "start", "objective", "price_csv", "carbon_csv", "power_budget_csv",
-              "budget_power", "pipelines", "replan_margin", "from_step", "replans"});
-      !s) {
-    return s.error();
-  }
-  DeadlineScheduleSpec spec;
-  auto iterations = NumberField(j, "iterations");
-  if (!iterations) return iterations.error();
-  if (!(*iterations >= 1 && *iterations <= 1e12)) {
-    return Error{"field 'iterations': expected 1 to 1e12 iterations, got " + GeneralText(*iterations)};
-  }
-  spec.iterations = *iterations;
-  auto text = [&](const char* name, std::string& out, size_t max_bytes) -> Status {
-    auto it = j.find(name);
-    if (it == j.end() || it->is_null()) return Status::Ok();
-    if (!it->is_string()) return Error{std::string("field '") + name + "': expected a string, got " + TypeName(*it)};
-    if (it->get_ref<const std::string&>().size() > max_bytes) {
-      return Error{std::string("field '") + name + "': at most " + std::to_string(max_bytes) + " bytes"};
-    }
-    out = it->get<std::string>();
-    return Status::Ok();
-  };
-  for (const auto& [name, out, max] :
-       {std::tuple{"deadline", &spec.deadline, size_t{64}}, std::tuple{"start", &spec.start, size_t{64}},
-        std::tuple{"objective", &spec.objective, size_t{16}},
-        std::tuple{"budget_power", &spec.budget_power, size_t{16}},
-        std::tuple{"price_csv", &spec.price_csv, kDeadlineSeriesMaxBytes},
-        std::tuple{"carbon_csv", &spec.carbon_csv, kDeadlineSeriesMaxBytes},
-        std::tuple{"power_budget_csv", &spec.power_budget_csv, kDeadlineSeriesMaxBytes}}) {
-    if (auto s = text(name, *out, max); !s) return s.error();
-  }
-  if (spec.deadline.empty()) return Error{"field 'deadline' is required (an ISO 8601 time)"};
-  if (!spec.objective.empty() && spec.objective != "cost" && spec.objective != "carbon" && spec.objective != "energy") {
-    return Error{"field 'objective': expected \"cost\", \"carbon\" or \"energy\", got \"" +
-                 PrintableText(spec.objective) + "\""};
-  }
-  if (!spec.budget_power.empty() && spec.budget_power != "peak" && spec.budget_power != "average") {
-    return Error{"field 'budget_power': expected \"peak\" or \"average\", got \"" + PrintableText(spec.budget_power) +
-                 "\""};
-  }
-  auto pipelines = IntField(j, "pipelines", 0, 100000, 0);
-  if (!pipelines) return pipelines.error();
-  spec.pipelines = *pipelines;
-  auto margin = NumberField(j, "replan_margin", 0.02);
-  if (!margin) return margin.error();
-  if (!(*margin > 0 && *margin <= 1)) {
-    return Error{"field 'replan_margin': expected a share of the iterations in (0, 1], got " + GeneralText(*margin)};
-  }
-  spec.replan_margin = *margin;
-  auto from_step = NumberField(j, "from_step", 0.0);
-  if (!from_step) return from_step.error();
-  if (!(*from_step >= 0 && *from_step <= 9e15)) return Error{"field 'from_step': expected a training step >= 0"};
-  spec.from_step = static_cast<int64_t>(*from_step);
-  auto replans = IntField(j, "replans", 0, 1000000000, 0);
-  if (!replans) return replans.error();
-  spec.replans = *replans;
-  return spec;
-}
-
-json DeadlineScheduleSpec::ToJson() const {
-  json j = {{"iterations", iterations},
-            {"deadline", deadline},
-            {"replan_margin", replan_margin},
-            {"from_step", from_step},
-            {"replans", replans}};
-  if (!start.empty()) j["start"] = start;
-  if (!objective.empty()) j["objective"] = objective;
-  if (!price_csv.empty()) j["price_csv"] = price_csv;
-  if (!carbon_csv.empty()) j["carbon_csv"] = carbon_csv;
-  if (!power_budget_csv.empty()) j["power_budget_csv"] = power_budget_csv;
-  if (!budget_power.empty()) j["budget_power"] = budget_power;
-  if (pipelines > 0) j["pipelines"] = pipelines;
-  return j;
-}
-
 json ToJson(const JobInfo& info) {
   json j = {{"job_id", info.job_id},
             {"pp_degree", info.pp_degree},
@@ -675,19 +338,6 @@ json ToJson(const RankProfile& p) {
     out["backward_weight_energy"] = map(p.backward_weight_energy);
   }
   return out;
-}
-
-// num_microbatches 0 is "not set yet" (a job registered without it): null, which
-// PlannerSettingsFromJson reads back as exactly that, so what is stored loads again.
-json ToJson(const PlannerSettings& s) {
-  return {{"num_microbatches", s.num_microbatches > 0 ? json(s.num_microbatches) : json(nullptr)},
-          {"schedule", std::string(PipelineScheduleName(s.schedule))},
-          {"virtual_stages", s.virtual_stages},
-          {"unit_time_s", s.unit_time_s},
-          {"noise_factor", s.noise_factor},
-          {"cost_model", std::string(CostModelName(s.cost_model))},
-          {"p2p_power_w", s.p2p_power_w},
-          {"profiling_min_freq_mhz", s.profiling_min_freq_mhz}};
 }
 
 json ToJson(const ProfilingResult& r) {

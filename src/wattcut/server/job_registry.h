@@ -1,42 +1,47 @@
-// The server's jobs in memory, written through to the JobStore: the job map, the locking,
-// and the order of each change (checked, stored, then applied, so a change that cannot be
-// stored leaves the job as it was). What each part decides lives beside it:
-//   schedule_decision.h  what a round serves (pure)
-//   round_barrier.h      the long-poll barrier of a round
-//   profiling_sweep.h    the server-run profiling sweep
-//   job_state_codec.h    the stored form of a job and its state document
-//   job_views.h          the JSON views
-//   rank_profile_aggregation.h  per-rank profiles into the job's profile
-//   schedule_text.h      the schedule replies as text
-//   deployment.h         barrier-free plan delivery: versions and apply steps
+// The server's jobs in memory: the job map, loading it from the JobStore, registration and
+// deletion, and the locking entry points of every endpoint. What each endpoint does to its job
+// lives with the part of a job it concerns (job.h owns the job's state and applies every change:
+// checked, stored, then applied):
+//   job_rounds.h        the Zeus schedule rounds (a long-poll barrier) and profiling results
+//   job_profiles.h      profiles and planner settings; frontier computations started
+//   job_frontier.h      frontier computations ended (attempts, the crash-loop breaker's count)
+//   job_restore.h       a stored job read back (and the breaker's decision)
+//   job_selection.h     the selected plan and the stragglers
+//   job_deployments.h   barrier-free plan delivery (deployment.h)
+//   job_power_target.h  power targets, their leases and views
+//   job_deadline.h      deadline schedules
+//   job_summaries.h     the listings and the status page's rows
+//   job_id.h            the id format
 //
-// Round protocol (the Zeus one): every rank asks GET /schedule; the request waits
-// (a long poll) until all world_size ranks of the job have asked, then all of them are
-// answered at once with the schedule of that round. A waiting request gives up after
-// the long-poll timeout (kDeadlineExceeded, naming the ranks that never asked), and ends
-// with kAborted / kUnavailable when its job is deleted or the server stops; it never hangs.
+// Round protocol (the Zeus one): every rank asks GET /schedule; the request waits (a long poll)
+// until all world_size ranks of the job have asked, then all of them are answered at once with
+// the schedule of that round. A waiting request gives up after the long-poll timeout
+// (kDeadlineExceeded, naming the ranks that never asked), and ends with kAborted /
+// kUnavailable when its job is deleted or the server stops; it never hangs.
 //
-// Start-up profiles (startup_profiles.h): a job registered whose pp_degree and planner
-// settings match one gets its profile and frontier at once, stored with the job in the
-// transaction that creates it (profile_source "startup:FILE_NAME"); it can be replaced later
-// like any profile (PUT profile, rank profiles).
+// Start-up profiles (startup_profiles.h): a job registered whose pp_degree and planner settings
+// match one gets its profile and frontier at once, stored with the job in the transaction that
+// creates it (profile_source "startup:FILE_NAME").
 //
-// Frontiers are computed by the FrontierWorker and stored (plan/frontier_file.h format)
-// when done: after a restart a job whose frontier was stored is ready at once. A stored
-// frontier that cannot be read is recomputed, and GET /v1/jobs/{id}/frontier says so
-// ("note"). A job whose computation was interrupted (it was computing when the server
-// stopped: no stored frontier, or a requested recomputation) is computed again.
+// Frontiers are computed by the FrontierWorker and stored (plan/frontier_file.h format) when
+// done: after a restart a job whose frontier was stored is ready at once. A stored job that
+// cannot be read is quarantined: its rows stay in the store untouched, it is listed (GET
+// /v1/jobs, /healthz), and the other jobs start.
 //
-// Crash-loop breaker: a frontier computation's start is written to the job's stored state
-// (frontier_attempts) and cleared when it ends, either way. At start-up, a job whose last
-// kMaxInterruptedFrontierAttempts computations were all interrupted (the server died while
-// computing them) is not computed again automatically but marked failed, with a message
-// that says how to retry (POST /v1/jobs/{id}/frontier); the other jobs start normally.
-// A stored job that cannot be read is quarantined: its rows stay in the store untouched,
-// it is listed (GET /v1/jobs, /healthz), and the other jobs start.
+// Reads never write: GET of a job, its power target, the status page and /metrics change
+// nothing. A power target's lease lapses on the registry's own timer (every
+// Options::lapse_check_interval_s of the clock) or at the job's next write (a round, a deployment
+// poll), whichever comes first.
 //
-// Every method returns the JSON text of its answer, or an Error whose code says what kind
-// of failure it is; server.cc alone turns codes into HTTP statuses (http/http_status.h).
+// Locks, in the order they are taken (never the other way):
+//   1. JobRegistry::mu_   the job map and the quarantined jobs (shared for lookups)
+//   2. Job::mu()          one job's state; at most one job's at a time
+//   3. JobStore's own     taken inside each store call
+// A job is found under 1, 1 is released, then 2 is taken; only Shutdown and the listings hold 1
+// while taking 2. The compiler checks who holds what (base/thread_annotations.h).
+//
+// Every method returns the JSON text of its answer, or an Error whose code says what kind of
+// failure it is; server.cc alone turns codes into HTTP statuses (http/http_status.h).
 #pragma once
 
 #include <atomic>
@@ -44,28 +49,24 @@
 #include <map>
 #include <memory>
 #include <optional>
-#include <shared_mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
+#include "wattcut/base/clock.h"
+#include "wattcut/base/mutex.h"
 #include "wattcut/base/result.h"
-#include "wattcut/profile/rank_aggregation.h"
 #include "wattcut/server/frontier_worker.h"
 #include "wattcut/server/http_api.h"
+#include "wattcut/server/job.h"
+#include "wattcut/server/job_context.h"
+#include "wattcut/server/job_frontier.h"
 #include "wattcut/server/job_store.h"
 #include "wattcut/server/metrics.h"
-#include "wattcut/server/schedule_decision.h"
 #include "wattcut/server/startup_profiles.h"
 #include "wattcut/server/status_page.h"
 
 namespace wattcut::server {
-
-// The JSON text of a successful answer, or what went wrong.
-using Answer = Result<std::string>;
-
-// Consecutive interrupted frontier computations after which a job is not recomputed at
-// start-up.
-inline constexpr int kMaxInterruptedFrontierAttempts = 2;
 
 // A stored job that could not be loaded, and why.
 struct QuarantinedJob {
@@ -84,6 +85,11 @@ class JobRegistry {
     // without a profile gets the one whose stage count is its pp_degree and whose planner
     // settings are the job's, with that frontier, at registration.
     StartupProfiles startup_profiles;
+    // The wall clock (Unix seconds) for leases, deadline schedules and job ids; null: the
+    // system's. A test passes a ManualClock and steps it past a lease.
+    Clock* wall_clock = nullptr;
+    // How often the lapse timer looks for power targets whose lease ran out.
+    double lapse_check_interval_s = 1;
   };
 
   JobRegistry(JobStore& store, Metrics& metrics, Options options);
@@ -92,21 +98,21 @@ class JobRegistry {
   // Loads every stored job, its stored frontier included, and queues the frontiers to
   // compute. Fails only when the store cannot be read at all; a job that cannot be read is
   // quarantined.
-  Status Load();
-  std::vector<QuarantinedJob> quarantined_jobs();
-  // Wakes every long poll (kUnavailable) and stops the frontier workers.
-  void Shutdown();
+  Status Load() EXCLUDES(mu_);
+  std::vector<QuarantinedJob> quarantined_jobs() EXCLUDES(mu_);
+  // Wakes every long poll (kUnavailable), stops the lapse timer and the frontier workers.
+  void Shutdown() EXCLUDES(mu_);
 
   // Zeus endpoints.
-  Answer RegisterJob(const JobRegistration& registration);
+  Answer RegisterJob(const JobRegistration& registration) EXCLUDES(mu_);
   Answer RegisterRank(const std::string& job_id, const RankInfo& info);
   Answer FetchSchedule(const std::string& job_id, int64_t rank);  // long poll
   Answer PostResult(const std::string& job_id, const ProfilingResult& result);
 
   // wattcut endpoints.
-  Answer ListJobs();
+  Answer ListJobs() EXCLUDES(mu_);
   Answer GetJob(const std::string& job_id);
-  Answer DeleteJob(const std::string& job_id);
+  Answer DeleteJob(const std::string& job_id) EXCLUDES(mu_);
   Answer SetPlanner(const std::string& job_id, const PlannerSettings& planner);
   Answer UploadProfile(const std::string& job_id, const ProfileUpload& upload);
   Answer UploadRankProfile(const std::string& job_id, const RankProfile& profile);
@@ -117,23 +123,21 @@ class JobRegistry {
   Answer ReportStraggler(const std::string& job_id, const StragglerReport& report);
   Answer ListStragglers(const std::string& job_id);
   Answer PreviewSchedule(const std::string& job_id, int64_t rank);  // no waiting
-  // PUT / DELETE / GET /v1/jobs/{id}/power_target. A target holds every pipeline to the
-  // fastest plan at or below it (deployment.h: PointForPowerTarget, CapDecision), through a new
-  // deployment version when that changes what a pipeline runs; no plan that low: the
-  // lowest-power plan, and the answer says "met": false. A target set before the frontier is
-  // ready is stored and applied when it is. Each answers the target as it stands.
+  // PUT / DELETE / GET /v1/jobs/{id}/power_target (job_power_target.h). A target holds every
+  // pipeline to the fastest plan at or below it (deployment.h: PointForPowerTarget,
+  // CapDecision), through a new deployment version when that changes what a pipeline runs; no
+  // plan that low: the lowest-power plan, and the answer says "met": false. A target set before
+  // the frontier is ready is stored and applied when it is. Each answers the target as it stands.
   Answer SetPowerTarget(const std::string& job_id, const PowerTarget& target);
   Answer ClearPowerTarget(const std::string& job_id);
   Answer GetPowerTarget(const std::string& job_id);
-  // PUT / DELETE / GET /v1/jobs/{id}/deadline_schedule (deadline_following.h): a schedule over
-  // time that caps every pipeline as a power target does, followed at each rank's deployment
-  // poll (the point of the moment, and a replan when the job is off it by more than the margin).
-  // PUT needs the job's frontier ready (kConflict otherwise) and answers as GET does.
+  // PUT / DELETE / GET /v1/jobs/{id}/deadline_schedule (job_deadline.h). PUT needs the job's
+  // frontier ready (kConflict otherwise) and answers as GET does.
   Answer SetDeadlineSchedule(const std::string& job_id, const DeadlineScheduleSpec& spec);
   Answer ClearDeadlineSchedule(const std::string& job_id);
   Answer GetDeadlineSchedule(const std::string& job_id);
   // The jobs with a power target, for /metrics.
-  std::vector<PowerTargetGauge> PowerTargetGauges();
+  std::vector<PowerTargetGauge> PowerTargetGauges() EXCLUDES(mu_);
   // GET /v1/jobs/{id}/deployment: records that `rank` has completed `step` steps and answers
   // with the job's deployment when its version is not `version` (else just the version and the
   // poll interval). Never waits.
@@ -141,66 +145,48 @@ class JobRegistry {
   // GET /: the jobs as the status page shows them (status_page.h), the `max_jobs` most recently
   // registered newest first (after a restart, in the store's order of registration), with the
   // counts of loaded and quarantined jobs.
-  void FillStatusView(ServerStatusView& view, size_t max_jobs);
+  void FillStatusView(ServerStatusView& view, size_t max_jobs) EXCLUDES(mu_);
   // Jobs by frontier state, and the quarantined ones (GET /metrics).
-  JobStateCounts CountJobStates();
+  JobStateCounts CountJobStates() EXCLUDES(mu_);
 
  private:
-  struct Job;
-
-  std::shared_ptr<Job> Find(const std::string& job_id);
+  std::shared_ptr<Job> Find(const std::string& job_id) EXCLUDES(mu_);
+  // Every loaded job (the listings, the timer).
+  std::vector<std::shared_ptr<Job>> AllJobs() EXCLUDES(mu_);
   // The error for a job that is not loaded: kCorruption when it is quarantined, kNotFound
   // otherwise.
-  Error MissingJob(const std::string& job_id);
-  // Builds a loaded job from its stored rows.
-  Result<std::shared_ptr<Job>> LoadStoredJob(const StoredJob& stored, bool& compute_frontier);
+  Error MissingJob(const std::string& job_id) EXCLUDES(mu_);
+  // Finds the job, locks it and runs `action` on it (the missing job's error otherwise).
+  template <typename Action>
+  Answer WithJob(const std::string& job_id, Action&& action);
   bool OnFrontierStarted(const FrontierTask& task);
   void OnFrontierDone(const FrontierTask& task, Result<Frontier> frontier, double seconds);
-  // What this round serves (schedule_decision.h), with the job's instruction order built
-  // first when needed.
-  ScheduleDecision Decide(Job& job, bool may_start_profiling);
-  // What `decision` serves `rank` (its stage's list).
-  Answer ScheduleAnswer(Job& job, const ScheduleDecision& decision, int rank);
-  void CompleteRound(Job& job);
-  // Makes `profile` the job's profile (its dropped frequencies the job's profile_warnings),
-  // stores it (`stored_csv`, with `source`) and starts its frontier; kInvalidArgument when a
-  // rank does not fit it.
-  Status InstallProfileLocked(Job& job, AggregatedProfile profile, const std::string& stored_csv,
-                              const std::string& source);
-  // Aggregates the received rank profiles and installs the result.
-  Status InstallRankProfilesLocked(Job& job, const std::string& source);
-  void SubmitFrontierLocked(Job& job);
-  // A new deployment version when what the ranks should run has changed (deployment.h).
-  void RedeployLocked(Job& job);
-  // A power target whose lease ran out is cleared (stored, a new deployment) as if DELETEd:
-  // checked wherever the target is read (the ranks' deployments, GET, /metrics), so no timer is
-  // needed; a target with no reader lapses at the next read.
-  void LapsePowerTargetLocked(Job& job);
-  // Computes the job's deadline schedule where its frontier is new, replans it where the job is
-  // off it (storing the new spec), and redeploys when the point of the moment changed.
-  void FollowDeadlineLocked(Job& job);
-  Status RecordProfilingResultLocked(Job& job, const ProfilingResult& result);
-  // The registered rank `rank` of `job` (its mutex held): kInvalidArgument beyond world_size,
-  // kConflict when it has not registered (with how to).
-  static Result<const RankInfo*> RegisteredRank(const Job& job, int64_t rank);
-  // Stores the job's state document (PutState).
-  Status PutStateLocked(const Job& job);
-  // Stores `target` as the job's power target (none: cleared) and redeploys.
-  Answer ChangePowerTarget(const std::string& job_id, std::optional<PowerTarget> target);
+  // The lapse timer's round: every job's power target whose lease ran out is cleared.
+  void LapseDuePowerTargets();
+  void RunLapseTimer();
   void UpdateGauges();
 
   JobStore& store_;
   Metrics& metrics_;
   Options options_;
-  std::shared_mutex mu_;
-  std::map<std::string, std::shared_ptr<Job>> jobs_;
-  std::map<std::string, std::string> quarantined_;  // job id -> why
-  uint64_t last_registration_order_ = 0;            // guarded by mu_ (Job::registration_order)
+  SystemClock system_clock_;
+  Clock& wall_clock_;
+  std::atomic<bool> shutting_down_{false};
+  std::unique_ptr<FrontierWorker> worker_;
+  JobContext ctx_;
+  SharedMutex mu_;
+  std::map<std::string, std::shared_ptr<Job>> jobs_ GUARDED_BY(mu_);
+  std::map<std::string, std::string> quarantined_ GUARDED_BY(mu_);  // job id -> why
+  uint64_t last_registration_order_ GUARDED_BY(mu_) = 0;
   std::atomic<int64_t> num_jobs_{0};
   std::atomic<int64_t> num_ranks_{0};
   std::atomic<int64_t> num_stragglers_{0};  // over all jobs
-  std::atomic<bool> shutting_down_{false};
-  std::unique_ptr<FrontierWorker> worker_;  // last: stopped first
+  // The lapse timer: a periodic work of a simulated clock, or a thread of its own.
+  uint64_t lapse_periodic_id_ = 0;
+  Mutex timer_mu_;
+  CondVar timer_cv_;
+  bool timer_stop_ GUARDED_BY(timer_mu_) = false;
+  std::thread lapse_thread_;
 };
 
 }  // namespace wattcut::server

@@ -184,7 +184,7 @@ Status JobStore::Run(sqlite3_stmt* stmt, const std::vector<Param>& params) {
 Result<std::string> JobStore::CreateJob(const std::function<std::string(int64_t)>& make_id,
                                         const std::string& info_json, const std::string& planner_json,
                                         const std::string& state_json, const InitialProfile* initial) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return Recorded([&]() -> Result<std::string> {
     Transaction tx(db_);
     if (!tx.ok()) return Error::IOError("sqlite: cannot begin: " + LastError());
@@ -228,7 +228,7 @@ Result<std::string> JobStore::CreateJob(const std::function<std::string(int64_t)
 }
 
 Status JobStore::DeleteJob(const std::string& job_id) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return Recorded([&]() -> Status {
     Transaction tx(db_);
     if (!tx.ok()) return Error::IOError("sqlite: cannot begin: " + LastError());
@@ -241,7 +241,7 @@ Status JobStore::DeleteJob(const std::string& job_id) {
 }
 
 Status JobStore::PutRank(const std::string& job_id, int rank, const std::string& info_json) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return Recorded([&]() -> Status {
     return Run(put_rank_,
                {{Param::Kind::kText, job_id}, {Param::Kind::kInt, "", rank}, {Param::Kind::kText, info_json}});
@@ -249,7 +249,7 @@ Status JobStore::PutRank(const std::string& job_id, int rank, const std::string&
 }
 
 Status JobStore::PutRankProfile(const std::string& job_id, int rank, const std::string& profile_json) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return Recorded([&]() -> Status {
     return Run(put_rank_profile_,
                {{Param::Kind::kText, job_id}, {Param::Kind::kInt, "", rank}, {Param::Kind::kText, profile_json}});
@@ -257,7 +257,7 @@ Status JobStore::PutRankProfile(const std::string& job_id, int rank, const std::
 }
 
 Status JobStore::PutResult(const std::string& job_id, int rank, const std::string& result_json) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return Recorded([&]() -> Status {
     return Run(put_result_,
                {{Param::Kind::kText, job_id}, {Param::Kind::kInt, "", rank}, {Param::Kind::kText, result_json}});
@@ -265,14 +265,14 @@ Status JobStore::PutResult(const std::string& job_id, int rank, const std::strin
 }
 
 Status JobStore::PutState(const std::string& job_id, const std::string& state_json) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return Recorded([&]() -> Status {
     return Run(put_state_, {{Param::Kind::kText, state_json}, {Param::Kind::kText, job_id}});
   });
 }
 
 Status JobStore::PutPlanner(const std::string& job_id, const std::string& planner_json) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return Recorded([&]() -> Status {
     Transaction tx(db_);
     if (!tx.ok()) return Error::IOError("sqlite: cannot begin: " + LastError());
@@ -285,7 +285,7 @@ Status JobStore::PutPlanner(const std::string& job_id, const std::string& planne
 
 Status JobStore::PutProfile(const std::string& job_id, const std::string& csv, const std::string& source,
                             const std::string& planner_json) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return Recorded([&]() -> Status {
     Transaction tx(db_);
     if (!tx.ok()) return Error::IOError("sqlite: cannot begin: " + LastError());
@@ -304,7 +304,7 @@ Status JobStore::PutProfile(const std::string& job_id, const std::string& csv, c
 
 Status JobStore::PutRankProfileAndState(const std::string& job_id, int rank, const std::string& profile_json,
                                         const std::string& state_json) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return Recorded([&]() -> Status {
     Transaction tx(db_);
     if (!tx.ok()) return Error::IOError("sqlite: cannot begin: " + LastError());
@@ -322,7 +322,7 @@ Status JobStore::PutRankProfileAndState(const std::string& job_id, int rank, con
 }
 
 Status JobStore::PutFrontierSummary(const std::string& job_id, const std::string& summary_json) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return Recorded([&]() -> Status {
     return Run(put_summary_, {{Param::Kind::kText, summary_json}, {Param::Kind::kText, job_id}});
   });
@@ -330,7 +330,7 @@ Status JobStore::PutFrontierSummary(const std::string& job_id, const std::string
 
 Status JobStore::PutFrontier(const std::string& job_id, std::string_view frontier_text,
                              const std::string& summary_json) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return Recorded([&]() -> Status {
     Transaction tx(db_);
     if (!tx.ok()) return Error::IOError("sqlite: cannot begin: " + LastError());
@@ -342,14 +342,14 @@ Status JobStore::PutFrontier(const std::string& job_id, std::string_view frontie
 }
 
 Status JobStore::CheckWritable() {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   if (failed_write_) return Error::IOError(*failed_write_);
   auto now = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch());
   return Run(heartbeat_, {{Param::Kind::kText, std::to_string(now.count())}});
 }
 
 Result<std::vector<StoredJob>> JobStore::LoadAll() {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   std::vector<StoredJob> jobs;
   sqlite3_stmt* stmt = nullptr;
   const char* sql =

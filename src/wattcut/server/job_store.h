@@ -19,12 +19,14 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
-#include <mutex>
+
 #include <optional>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
+#include "wattcut/base/mutex.h"
 #include "wattcut/base/result.h"
 
 struct sqlite3;
@@ -97,6 +99,10 @@ class JobStore {
   Result<std::vector<StoredJob>> LoadAll();
 
  private:
+  // Held by every public method for its whole call (one connection, one transaction at a time);
+  // the members below are used only under it.
+  Mutex mu_;
+
   JobStore() = default;
   Status Exec(const char* sql);
   Result<sqlite3_stmt*> Prepare(const char* sql);
@@ -112,8 +118,8 @@ class JobStore {
   // Runs one of the write methods' bodies and remembers whether it failed, for CheckWritable:
   // a failed write stays the store's state until a write at least as large succeeds (a full
   // disk that refused a profile still takes a one-row state update).
-  template <typename Write>
-  auto Recorded(Write&& write) -> decltype(write()) {
+  template <typename Write, typename Outcome = std::invoke_result_t<Write&>>
+  Outcome Recorded(Write&& write) REQUIRES(mu_) {
     bytes_in_write_ = 0;
     auto outcome = write();
     if (!outcome.ok()) {
@@ -126,11 +132,10 @@ class JobStore {
     return outcome;
   }
 
-  std::mutex mu_;
   sqlite3* db_ = nullptr;
-  std::optional<std::string> failed_write_;  // why a write failed; none once one as large succeeded
-  size_t failed_write_bytes_ = 0;            // the text it bound
-  size_t bytes_in_write_ = 0;                // the text bound by the write in progress (Run)
+  std::optional<std::string> failed_write_ GUARDED_BY(mu_);  // why a write failed; none once one as large succeeded
+  size_t failed_write_bytes_ GUARDED_BY(mu_) = 0;            // the text it bound
+  size_t bytes_in_write_ = 0;                                // the text bound by the write in progress (Run)
   std::vector<sqlite3_stmt*> statements_;
   sqlite3_stmt* insert_job_ = nullptr;
   sqlite3_stmt* next_seq_ = nullptr;

@@ -56,18 +56,18 @@ void Histogram::Write(std::string& out, const std::string& name, const std::stri
 }
 
 void Metrics::RecordRequest(const std::string& endpoint, const std::string& method, int status, double seconds) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   ++requests_[{endpoint, MethodLabel(method), status}];
   latency_[endpoint].Observe(seconds);
 }
 
 void Metrics::RecordConnectionCut(const char* reason) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   ++(std::string(reason) == "client_limit" ? cut_client_limit_ : cut_request_timeout_);
 }
 
 void Metrics::RecordFrontier(bool ok, double seconds) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   ++(ok ? frontier_ok_ : frontier_error_);
   if (ok) frontier_seconds_.Observe(seconds);
 }
@@ -96,7 +96,7 @@ std::string Metrics::Render() const {
       "iteration time) or its recovery.\n# TYPE wattcut_straggler_reports_total counter\n";
   out += "wattcut_straggler_reports_total{kind=\"straggler\"} " + std::to_string(straggler_reports_.load()) + "\n";
   out += "wattcut_straggler_reports_total{kind=\"recovered\"} " + std::to_string(recoveries_.load()) + "\n";
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   out +=
       "# HELP wattcut_jobs_by_frontier_state Jobs by where their frontier is: none (no profile yet), computing, "
       "ready, failed; quarantined: stored jobs the server could not load.\n"

@@ -28,12 +28,12 @@
 #include <array>
 #include <atomic>
 #include <map>
-#include <mutex>
 #include <string>
 #include <tuple>
 #include <utility>
 #include <vector>
 
+#include "wattcut/base/mutex.h"
 #include "wattcut/server/frontier_state.h"
 
 namespace wattcut::server {
@@ -87,7 +87,7 @@ class Metrics {
   // Pipelines reported as stragglers and not recovered, over all jobs.
   void SetStragglers(int64_t stragglers) { stragglers_ = stragglers; }
   void SetJobStates(const JobStateCounts& counts) {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     job_states_ = counts;
   }
   void SetGauges(int64_t jobs, int64_t ranks) {
@@ -95,7 +95,7 @@ class Metrics {
     ranks_ = ranks;
   }
   void SetPowerTargets(std::vector<PowerTargetGauge> targets) {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     power_targets_ = std::move(targets);
   }
   std::atomic<int64_t>& long_polls_waiting() { return long_polls_waiting_; }
@@ -103,16 +103,16 @@ class Metrics {
   std::string Render() const;
 
  private:
-  mutable std::mutex mu_;
-  std::map<std::tuple<std::string, std::string, int>, uint64_t> requests_;
-  std::map<std::string, Histogram> latency_;
-  uint64_t cut_client_limit_ = 0;
-  uint64_t cut_request_timeout_ = 0;
-  uint64_t frontier_ok_ = 0;
-  uint64_t frontier_error_ = 0;
-  Histogram frontier_seconds_;
-  JobStateCounts job_states_;
-  std::vector<PowerTargetGauge> power_targets_;
+  mutable Mutex mu_;
+  std::map<std::tuple<std::string, std::string, int>, uint64_t> requests_ GUARDED_BY(mu_);
+  std::map<std::string, Histogram> latency_ GUARDED_BY(mu_);
+  uint64_t cut_client_limit_ GUARDED_BY(mu_) = 0;
+  uint64_t cut_request_timeout_ GUARDED_BY(mu_) = 0;
+  uint64_t frontier_ok_ GUARDED_BY(mu_) = 0;
+  uint64_t frontier_error_ GUARDED_BY(mu_) = 0;
+  Histogram frontier_seconds_ GUARDED_BY(mu_);
+  JobStateCounts job_states_ GUARDED_BY(mu_);
+  std::vector<PowerTargetGauge> power_targets_ GUARDED_BY(mu_);
   std::atomic<int64_t> jobs_{0};
   std::atomic<int64_t> ranks_{0};
   std::atomic<int64_t> long_polls_waiting_{0};

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <gtest/gtest.h>
+#include <sqlite3.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -13,6 +14,7 @@
 #include <string>
 #include <thread>
 #include <utility>
+#include <vector>
 
 #include "wattcut/server/job_registry.h"
 #include "wattcut/server/job_store.h"
@@ -39,6 +41,65 @@ class TempDir {
  private:
   std::string path_;
 };
+
+// Makes the real store in `dir` refuse every write while it is on, as a full disk or a failing
+// device would: a second connection to the database adds triggers that abort each insert,
+// update and delete of the job tables (the store's own statements see them at their next run).
+// Reads go on working.
+class StoreFault {
+ public:
+  explicit StoreFault(const std::string& dir) {
+    EXPECT_EQ(sqlite3_open((dir + "/wattcut.db").c_str(), &db_), SQLITE_OK);
+    sqlite3_busy_timeout(db_, 5000);
+  }
+  ~StoreFault() {
+    Off();
+    sqlite3_close(db_);
+  }
+  StoreFault(const StoreFault&) = delete;
+  StoreFault& operator=(const StoreFault&) = delete;
+
+  // Refuses the writes of `tables` (every job table by default).
+  void On(std::vector<std::string> tables = {"jobs", "ranks", "rank_profiles", "results", "frontiers"}) {
+    Run(true, tables);
+  }
+  void Off() { Run(false, {"jobs", "ranks", "rank_profiles", "results", "frontiers"}); }
+
+ private:
+  void Run(bool on, const std::vector<std::string>& tables) {
+    std::string sql;
+    for (const std::string& table : tables) {
+      for (const char* op : {"INSERT", "UPDATE", "DELETE"}) {
+        const std::string name = std::string("fault_") + table + "_" + op;
+        sql += on ? "CREATE TRIGGER IF NOT EXISTS " + name + " BEFORE " + op + " ON " + table +
+                        " BEGIN SELECT RAISE(ABORT, 'injected store failure'); END;"
+                  : "DROP TRIGGER IF EXISTS " + name + ";";
+      }
+    }
+    char* error = nullptr;
+    EXPECT_EQ(sqlite3_exec(db_, sql.c_str(), nullptr, nullptr, &error), SQLITE_OK) << (error ? error : "");
+    sqlite3_free(error);
+  }
+  sqlite3* db_ = nullptr;
+};
+
+// Every stored row of job `id`, as text: two equal snapshots are the same stored job.
+inline std::string StoredRows(JobStore& store, const std::string& id) {
+  auto all = store.LoadAll();
+  EXPECT_TRUE(all.ok()) << all.error().message;
+  if (!all.ok()) return {};
+  for (const StoredJob& j : *all) {
+    if (j.job_id != id) continue;
+    std::string out = j.info_json + "\n" + j.planner_json + "\n" + j.state_json + "\n" + j.profile_source + "\n" +
+                      j.profile_csv + "\n" + j.frontier_summary_json + "\n" + j.frontier_text + "\n";
+    for (const auto* rows : {&j.ranks, &j.rank_profiles, &j.results}) {
+      for (const auto& [rank, text] : *rows) out += std::to_string(rank) + ":" + text + "\n";
+      out += "--\n";
+    }
+    return out;
+  }
+  return "(no such job)";
+}
 
 // The store in `dir` opened and loaded into a registry (a second one on the same folder is a
 // restart).

@@ -35,9 +35,9 @@ void RoundBarrier::Complete() {
   cv_.notify_all();
 }
 
-bool RoundBarrier::Wait(std::unique_lock<std::mutex>& lock, int64_t joined_after_round,
-                        std::chrono::milliseconds timeout, const std::function<bool()>& stop) {
-  cv_.wait_for(lock, timeout, [&] { return round_ != joined_after_round || stop(); });
+bool RoundBarrier::Wait(Mutex& mu, int64_t joined_after_round, std::chrono::milliseconds timeout,
+                        const std::function<bool()>& stop) {
+  cv_.wait_for(mu, timeout, [&] { return round_ != joined_after_round || stop(); });
   return round_ != joined_after_round;
 }
 

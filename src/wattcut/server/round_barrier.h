@@ -11,8 +11,9 @@
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
-#include <mutex>
 #include <vector>
+
+#include "wattcut/base/mutex.h"
 
 namespace wattcut::server {
 
@@ -37,11 +38,11 @@ class RoundBarrier {
   // Ends the round every rank joined: counts it, empties the barrier, wakes the waiters.
   void Complete();
 
-  // Waits, releasing `lock` (the job's mutex, held), until the round `rank` joined is
+  // Waits, releasing `mu` (the job's mutex, held), until the round `rank` joined is
   // completed, `stop()` is true (checked on every wake-up: NotifyAll() after a deletion or
   // at shutdown), or `timeout` passes. True when the round completed. Does not Leave.
-  bool Wait(std::unique_lock<std::mutex>& lock, int64_t joined_after_round, std::chrono::milliseconds timeout,
-            const std::function<bool()>& stop);
+  bool Wait(Mutex& mu, int64_t joined_after_round, std::chrono::milliseconds timeout, const std::function<bool()>& stop)
+      REQUIRES(mu);
   // Wakes every waiter (to re-check `stop`).
   void NotifyAll() { cv_.notify_all(); }
 
@@ -50,7 +51,7 @@ class RoundBarrier {
   std::vector<size_t> RanksNotWaiting(size_t except, size_t limit) const;
 
  private:
-  std::condition_variable cv_;
+  std::condition_variable_any cv_;
   std::vector<uint8_t> waiting_;
   size_t num_waiting_ = 0;
   int64_t round_ = 0;

@@ -11,10 +11,10 @@ namespace {
 using std::chrono::milliseconds;
 
 // Until `n` ranks wait (bounded: at most 60,000 naps of 1 ms).
-void WaitUntilWaiting(std::mutex& mu, const RoundBarrier& barrier, size_t n) {
+void WaitUntilWaiting(Mutex& mu, const RoundBarrier& barrier, size_t n) {
   for (int naps = 0; naps < 60000; ++naps) {
     {
-      std::lock_guard lock(mu);
+      MutexLock lock(mu);
       if (barrier.num_waiting() == n) return;
     }
     std::this_thread::sleep_for(milliseconds(1));
@@ -52,21 +52,21 @@ TEST(RoundBarrier, ResumesFromTheStoredRound) {
 }
 
 TEST(RoundBarrier, WaitersAreReleasedWhenTheLastRankArrives) {
-  std::mutex mu;
+  Mutex mu;
   RoundBarrier barrier(4);
   std::vector<int> served(3, -1);
   std::vector<std::thread> ranks;
   for (size_t r = 0; r < 3; ++r) {
     ranks.emplace_back([&, r] {
-      std::unique_lock lock(mu);
+      MutexLock lock(mu);
       barrier.Join(r);
-      served[r] = barrier.Wait(lock, 0, milliseconds(60000), [] { return false; }) ? 1 : 0;
+      served[r] = barrier.Wait(mu, 0, milliseconds(60000), [] { return false; }) ? 1 : 0;
     });
   }
   // The fourth rank joins once the other three wait.
   WaitUntilWaiting(mu, barrier, 3);
   {
-    std::unique_lock lock(mu);
+    MutexLock lock(mu);
     ASSERT_EQ(barrier.num_waiting(), 3u);
     ASSERT_TRUE(barrier.Join(3));
     barrier.Complete();
@@ -76,29 +76,29 @@ TEST(RoundBarrier, WaitersAreReleasedWhenTheLastRankArrives) {
 }
 
 TEST(RoundBarrier, AWaitTimesOutWhenARankNeverAsks) {
-  std::mutex mu;
+  Mutex mu;
   RoundBarrier barrier(2);
-  std::unique_lock lock(mu);
+  MutexLock lock(mu);
   barrier.Join(0);
-  EXPECT_FALSE(barrier.Wait(lock, 0, milliseconds(20), [] { return false; }));
+  EXPECT_FALSE(barrier.Wait(mu, 0, milliseconds(20), [] { return false; }));
   barrier.Leave(0);
   EXPECT_EQ(barrier.RanksNotWaiting(0, 16), std::vector<size_t>{1});
   EXPECT_EQ(barrier.completed_rounds(), 0);
 }
 
 TEST(RoundBarrier, AStopWakesTheWaiters) {
-  std::mutex mu;
+  Mutex mu;
   RoundBarrier barrier(2);
   bool stopped = false;
   int result = -1;
   std::thread waiter([&] {
-    std::unique_lock lock(mu);
+    MutexLock lock(mu);
     barrier.Join(0);
-    result = barrier.Wait(lock, 0, milliseconds(600000), [&] { return stopped; }) ? 1 : 0;
+    result = barrier.Wait(mu, 0, milliseconds(600000), [&] { return stopped; }) ? 1 : 0;
   });
   WaitUntilWaiting(mu, barrier, 1);
   {
-    std::unique_lock lock(mu);
+    MutexLock lock(mu);
     stopped = true;
     barrier.NotifyAll();
   }

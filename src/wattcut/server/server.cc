@@ -10,9 +10,9 @@
 #include <chrono>
 #include <filesystem>
 #include <functional>
-#include <mutex>
 #include <thread>
 
+#include "wattcut/base/mutex.h"
 #include "wattcut/base/printable_text.h"
 #include "wattcut/http/error_body.h"
 #include "wattcut/http/http_status.h"
@@ -90,9 +90,9 @@ struct Server::Impl {
   // For the status page's uptime.
   Clock::time_point created_at = Clock::now();
   // /healthz writes to the store at most once a second and reuses the answer in between.
-  std::mutex health_mu;
-  std::optional<Clock::time_point> health_checked_at;
-  Status health = Status::Ok();
+  Mutex health_mu;
+  std::optional<Clock::time_point> health_checked_at GUARDED_BY(health_mu);
+  Status health GUARDED_BY(health_mu) = Status::Ok();
 
   // A route's work: the request, its body (read and size-checked; empty for GET) and the
   // response.
@@ -203,7 +203,7 @@ struct Server::Impl {
   Reply Health() {
     Status writable = Status::Ok();
     {
-      std::lock_guard guard(health_mu);
+      MutexLock guard(health_mu);
       auto now = Clock::now();
       if (!health_checked_at || now - *health_checked_at >= std::chrono::seconds(1)) {
         health = store->CheckWritable();

@@ -1,0 +1,211 @@
+// Job::Commit's contract, through the registry over a real store: a change the store refuses
+// answers kIOError and leaves the job exactly as it was, in memory (every view of it) and in the
+// store (every row), for every kind of change; once the store works again the same change goes
+// through (so it was the store, not the change, that refused).
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "wattcut/base/clock.h"
+#include "wattcut/base/iso_time.h"
+#include "wattcut/base/unix_time.h"
+#include "wattcut/server/job_registry.h"
+#include "wattcut/server/registry_harness_testing.h"
+#include "wattcut/server/registry_testing.h"
+
+namespace wattcut::server {
+namespace {
+
+using nlohmann::json;
+using testing::RegisterJobOfTwoPipelines;
+using testing::StoredRows;
+using testing::StoreFault;
+using testing::TempDir;
+using Registry = testing::RegistryHarness;
+
+// Everything a client can see of job `id`.
+std::string Views(Registry& r, const std::string& id) {
+  std::string out;
+  for (const Answer& a : {r.registry->GetJob(id), r.registry->FrontierStatus(id), r.registry->ListStragglers(id),
+                          r.registry->GetPowerTarget(id), r.registry->GetDeadlineSchedule(id)}) {
+    out += (a.ok() ? *a : "error: " + a.error().message) + "\n";
+  }
+  for (int rank = 0; rank < 4; ++rank) {
+    const Answer preview = r.registry->PreviewSchedule(id, rank);
+    out += (preview.ok() ? *preview : "error: " + preview.error().message) + "\n";
+  }
+  return out;
+}
+
+RankProfile ProfileOfRank(int rank) {
+  RankProfile p;
+  p.rank = rank;
+  p.dp_rank = rank / 2;
+  p.pp_rank = rank % 2;
+  for (int f : {1410, 1200, 900}) {
+    p.forward_time[f] = 0.01 * 1410 / f;
+    p.forward_energy[f] = 2.0 + f / 1000.0;
+    p.backward_time[f] = 0.02 * 1410 / f;
+    p.backward_energy[f] = 4.0 + f / 500.0;
+  }
+  return p;
+}
+
+struct Change {
+  const char* kind;
+  std::function<Answer(JobRegistry&, const std::string&)> apply;
+};
+
+TEST(JobCommit, AChangeTheStoreRefusesLeavesTheJobExactlyAsItWas) {
+  TempDir temp("job_commit");
+  // A clock that stands still: the views that count time (a deadline's expected iterations) are
+  // the same when nothing changed.
+  ManualClock clock(UnixNowS());
+  JobRegistry::Options options;
+  options.wall_clock = &clock;
+  Registry r(temp.path(), options);
+  StoreFault fault(temp.path());
+  // A job with some of everything: two of its four ranks registered below, a frontier, a target.
+  JobRegistration reg;
+  reg.info.pp_degree = 2;
+  reg.info.dp_degree = 2;
+  reg.info.world_size = 4;
+  PlannerSettings planner;
+  planner.num_microbatches = 4;
+  reg.planner = planner;
+  const std::string id = r.Ok(r.registry->RegisterJob(reg)).get<std::string>();
+  r.Ok(r.registry->RegisterRank(id, RankInfo{0, 0, 0, 0, {1410, 1200, 900}}));
+  r.Ok(r.registry->RegisterRank(id, RankInfo{1, 0, 1, 0, {1410, 1200, 900}}));
+  r.Ok(r.registry->UploadProfile(id, ProfileUpload{testing::SmallProfileCsv(), std::nullopt}));
+  ASSERT_EQ(r.FrontierWhenDone(id)["state"], "ready");
+
+  PlannerSettings other = planner;
+  other.num_microbatches = 8;
+  PowerTarget target{PowerTarget::Kind::kAverage, 100, "row 3", 600, 0};
+  DeadlineScheduleSpec deadline;
+  deadline.iterations = 1000;
+  deadline.deadline = FormatTimestamp(clock.NowS() + 7200);
+  ProfilingResult result;
+  result.rank = 0;
+  result.iter_time = {1.0};
+  result.iter_energy = {100.0};
+  const std::vector<Change> changes = {
+      {"register a rank",
+       [](JobRegistry& g, const std::string& j) {
+         return g.RegisterRank(j, RankInfo{2, 1, 0, 0, {1410, 1200, 900}});
+       }},
+      {"a rank's profile",
+       [](JobRegistry& g, const std::string& j) { return g.UploadRankProfile(j, ProfileOfRank(0)); }},
+      {"a profiling result", [&](JobRegistry& g, const std::string& j) { return g.PostResult(j, result); }},
+      {"planner settings", [&](JobRegistry& g, const std::string& j) { return g.SetPlanner(j, other); }},
+      {"a profile",
+       [](JobRegistry& g, const std::string& j) {
+         return g.UploadProfile(j, ProfileUpload{testing::SmallProfileCsv(), std::nullopt});
+       }},
+      {"a profile with planner settings",
+       [&](JobRegistry& g, const std::string& j) {
+         return g.UploadProfile(j, ProfileUpload{testing::SmallProfileCsv(), other});
+       }},
+      {"the plan selection",
+       [](JobRegistry& g, const std::string& j) {
+         return g.SelectPlan(j, PlanSelection{PlanSelection::Kind::kMinEnergy, 0});
+       }},
+      {"a straggler",
+       [](JobRegistry& g, const std::string& j) {
+         return g.ReportStraggler(j, StragglerReport{1, StragglerReport::Kind::kSlowdown, 1.2});
+       }},
+      {"a power target", [&](JobRegistry& g, const std::string& j) { return g.SetPowerTarget(j, target); }},
+      {"a deadline schedule", [&](JobRegistry& g, const std::string& j) { return g.SetDeadlineSchedule(j, deadline); }},
+      {"deleting the job", [](JobRegistry& g, const std::string& j) { return g.DeleteJob(j); }},
+  };
+  // Each change twice: from the job as set up, then (after clearing what the first left) again,
+  // so that a clearing change (DELETE of the target, recovery) is refused too.
+  for (const Change& change : changes) {
+    SCOPED_TRACE(change.kind);
+    const std::string views = Views(r, id);
+    const std::string rows = StoredRows(*r.store, id);
+    fault.On();
+    const Answer refused = change.apply(*r.registry, id);
+    fault.Off();
+    ASSERT_FALSE(refused.ok());
+    EXPECT_EQ(refused.error().code, ErrorCode::kIOError) << refused.error().message;
+    EXPECT_NE(refused.error().message.find("could not persist the change, nothing was changed"), std::string::npos)
+        << refused.error().message;
+    EXPECT_EQ(Views(r, id), views);
+    EXPECT_EQ(StoredRows(*r.store, id), rows);
+    if (std::string(change.kind) == "deleting the job") continue;  // last: it goes through below
+    // With the store back, the same change goes through and changes the job.
+    const Answer applied = change.apply(*r.registry, id);
+    ASSERT_TRUE(applied.ok()) << applied.error().message;
+    EXPECT_NE(StoredRows(*r.store, id), rows);
+    r.FrontierWhenDone(id);
+  }
+  // The clearing changes, refused the same way.
+  const std::vector<Change> clearing = {
+      {"clearing the power target", [](JobRegistry& g, const std::string& j) { return g.ClearPowerTarget(j); }},
+      {"clearing the deadline schedule",
+       [](JobRegistry& g, const std::string& j) { return g.ClearDeadlineSchedule(j); }},
+      {"a straggler's recovery",
+       [](JobRegistry& g, const std::string& j) {
+         return g.ReportStraggler(j, StragglerReport{1, StragglerReport::Kind::kRecovered, 0});
+       }},
+  };
+  for (const Change& change : clearing) {
+    SCOPED_TRACE(change.kind);
+    const std::string views = Views(r, id);
+    const std::string rows = StoredRows(*r.store, id);
+    fault.On();
+    const Answer refused = change.apply(*r.registry, id);
+    fault.Off();
+    ASSERT_FALSE(refused.ok());
+    EXPECT_EQ(refused.error().code, ErrorCode::kIOError) << refused.error().message;
+    EXPECT_EQ(Views(r, id), views);
+    EXPECT_EQ(StoredRows(*r.store, id), rows);
+    ASSERT_TRUE(change.apply(*r.registry, id).ok());
+  }
+  r.Ok(r.registry->DeleteJob(id));
+  EXPECT_EQ(StoredRows(*r.store, id), "(no such job)");
+}
+
+// A sweep step's measurement is stored with the sweep's progress in one transaction: refused (the
+// result row itself stored), the sweep has not moved and the rank profile is not there.
+TEST(JobCommit, ARefusedSweepMeasurementMovesNothing) {
+  TempDir temp("job_commit_sweep");
+  Registry r(temp.path());
+  StoreFault fault(temp.path());
+  JobRegistration reg;
+  reg.info.pp_degree = 1;
+  reg.info.world_size = 1;
+  PlannerSettings planner;
+  planner.num_microbatches = 2;
+  reg.planner = planner;
+  const std::string id = r.Ok(r.registry->RegisterJob(reg)).get<std::string>();
+  r.Ok(r.registry->RegisterRank(id, RankInfo{0, 0, 0, 0, {1410, 1200}}));
+  r.Ok(r.registry->FetchSchedule(id, 0));  // the first round starts the sweep at 1410 MHz
+  ProfilingResult measured;
+  measured.iter_time = {1.0};
+  measured.iter_energy = {200.0};
+  measured.time_breakdown = {{"forward", {{0.1, 0.1}}}, {"backward", {{0.2, 0.2}}}};
+  measured.energy_breakdown = {{"forward", {{20, 20}}}, {"backward", {{40, 40}}}};
+  const json state = r.Ok(r.registry->GetJob(id))["state"];
+  fault.On({"rank_profiles"});
+  const Answer refused = r.registry->PostResult(id, measured);
+  fault.Off();
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.error().code, ErrorCode::kIOError) << refused.error().message;
+  const json job = r.Ok(r.registry->GetJob(id));
+  EXPECT_EQ(job["state"], state);
+  EXPECT_EQ(job["rank_profiles"], 0);
+  EXPECT_EQ(job["ranks_with_results"], 1);  // the result row is a change of its own
+  // Again with the store back: the step is recorded.
+  r.Ok(r.registry->PostResult(id, measured));
+  const json after = r.Ok(r.registry->GetJob(id));
+  EXPECT_EQ(after["state"]["profiling"]["step"], 1);
+  EXPECT_EQ(after["rank_profiles"], 1);
+}
+
+}  // namespace
+}  // namespace wattcut::server

@@ -1,0 +1,77 @@
+#include "wattcut/server/job_frontier.h"
+
+#include <cstdio>
+#include <nlohmann/json.hpp>
+
+#include "wattcut/base/printable_text.h"
+#include "wattcut/server/job_deployments.h"
+#include "wattcut/server/job_views.h"
+
+namespace wattcut::server {
+
+using nlohmann::json;
+
+namespace {
+std::string Text(const json& body) { return body.dump(-1, ' ', false, json::error_handler_t::replace); }
+}  // namespace
+
+bool FrontierStarted(Job& job, const FrontierTask& task) {
+  if (job.frontier_generation() != task.generation || job.deleted()) return false;
+  // Written before the work: if the planner takes the process down, the next start knows.
+  JobEdit edit;
+  edit.frontier_attempts = job.frontier_attempts() + 1;
+  (void)job.CommitBookkeeping(std::move(edit));
+  return true;
+}
+
+void FrontierDone(Job& job, JobContext& ctx, const FrontierTask& task, const Result<Frontier>& frontier,
+                  std::shared_ptr<const Frontier> ready, const std::string& stored_text, double seconds) {
+  if (job.deleted()) return;
+  // The computation ended (either way): the interrupted ones before it were not in a row.
+  if (job.frontier_attempts() != 0) {
+    JobEdit edit;
+    edit.frontier_attempts = 0;
+    (void)job.CommitBookkeeping(std::move(edit));
+  }
+  if (job.frontier_generation() != task.generation) return;
+  if (!frontier) {
+    JobEdit edit;
+    edit.frontier_result =
+        FrontierResult{nullptr, "", Text(json{{"error", frontier.error().message}}), frontier.error().message, seconds};
+    (void)job.CommitBookkeeping(std::move(edit));
+    Redeploy(job, ctx);
+    return;
+  }
+  if (!ready) {
+    job.SetFrontierFailed("the planner returned an empty frontier");
+    return;
+  }
+  // Stored so that a restart serves it at once. A frontier that cannot be stored is still
+  // served; the next start computes it again.
+  JobEdit edit;
+  edit.frontier_result = FrontierResult{ready, stored_text, Text(FrontierSummaryJson(*ready, seconds)), "", seconds};
+  if (Status s = job.CommitBookkeeping(std::move(edit)); !s) {
+    std::fprintf(stderr,
+                 "wattcut serve: job %s: the frontier could not be stored (%s); it is served, and computed "
+                 "again after a restart\n",
+                 PrintableText(task.job_id).c_str(), s.error().message.c_str());
+  }
+  Redeploy(job, ctx);
+}
+
+Answer FrontierStatus(Job& job) {
+  const Frontier* ready = job.ready_frontier();
+  return Text(FrontierStatusJson(job.frontier_state(), ready, ready ? job.SelectedPoint() : 0, job.frontier_seconds(),
+                                 job.frontier_error(), job.frontier_note()));
+}
+
+Answer FrontierPoints(Job& job, int64_t offset, int64_t limit) {
+  if (job.frontier_state() != FrontierState::kReady) {
+    return Error::Conflict(
+        "job '" + job.id() + "': the frontier is " + FrontierStateName(job.frontier_state()) +
+        (job.frontier_state() == FrontierState::kFailed ? ": " + job.frontier_error() : std::string()));
+  }
+  return Text(FrontierPointsJson(*job.frontier(), offset, limit));
+}
+
+}  // namespace wattcut::server
