@@ -107,41 +107,41 @@ std::string EscapeLabelValue(const std::string& value) {
 
 void AgentCounters::RecordCommand(const std::string& command, bool ok) {
   std::string name = BoundedName(command, CommandChar);
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   ++commands_[Bounded(commands_, std::make_pair(name, ok), std::make_pair(std::string("other"), ok))];
 }
 
 void AgentCounters::RecordLeaseEnd(LeaseEnd reason) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   ++lease_ends_[reason];
 }
 
 void AgentCounters::RecordNvmlError(const std::string& nvml_error) {
   std::string name = BoundedName(nvml_error, NvmlErrorChar);
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   ++nvml_errors_[Bounded(nvml_errors_, name, std::string("other"))];
 }
 
 uint64_t AgentCounters::commands(const std::string& command, bool ok) const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   auto it = commands_.find({command, ok});
   return it == commands_.end() ? 0 : it->second;
 }
 
 uint64_t AgentCounters::lease_ends(LeaseEnd reason) const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   auto it = lease_ends_.find(reason);
   return it == lease_ends_.end() ? 0 : it->second;
 }
 
 uint64_t AgentCounters::nvml_errors(const std::string& nvml_error) const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   auto it = nvml_errors_.find(nvml_error);
   return it == nvml_errors_.end() ? 0 : it->second;
 }
 
 void AgentCounters::Render(std::string& out) const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   Family(out, "wattcut_agent_commands_total", "counter",
          "Commands the agent carried out (ok) or refused or failed (error), by command.");
   for (const auto& [key, count] : commands_) {

@@ -31,7 +31,6 @@
 
 #include <cstdint>
 #include <map>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <utility>
@@ -39,6 +38,7 @@
 
 #include "wattcut/agent/lease_table.h"
 #include "wattcut/agent/server_power.h"
+#include "wattcut/base/mutex.h"
 
 namespace wattcut::agent {
 
@@ -78,23 +78,25 @@ struct AgentMetricsSnapshot {
 class AgentCounters {
  public:
   // `command`: the agent's name for it ("lock_sm", "set_ceiling", ...).
-  void RecordCommand(const std::string& command, bool ok);
-  void RecordLeaseEnd(LeaseEnd reason);
+  void RecordCommand(const std::string& command, bool ok) EXCLUDES(mu_);
+  void RecordLeaseEnd(LeaseEnd reason) EXCLUDES(mu_);
   // `nvml_error`: NVML's name ("NVML_ERROR_NO_PERMISSION").
-  void RecordNvmlError(const std::string& nvml_error);
+  void RecordNvmlError(const std::string& nvml_error) EXCLUDES(mu_);
 
-  uint64_t commands(const std::string& command, bool ok) const;
-  uint64_t lease_ends(LeaseEnd reason) const;
-  uint64_t nvml_errors(const std::string& nvml_error) const;
+  uint64_t commands(const std::string& command, bool ok) const EXCLUDES(mu_);
+  uint64_t lease_ends(LeaseEnd reason) const EXCLUDES(mu_);
+  uint64_t nvml_errors(const std::string& nvml_error) const EXCLUDES(mu_);
 
   // Appends the counters' families to `out`.
-  void Render(std::string& out) const;
+  void Render(std::string& out) const EXCLUDES(mu_);
 
  private:
-  mutable std::mutex mu_;
-  std::map<std::pair<std::string, bool>, uint64_t> commands_;
-  std::map<LeaseEnd, uint64_t> lease_ends_;
-  std::map<std::string, uint64_t> nvml_errors_;
+  // Bumped from NodeAgent's observer callbacks, which run under NodeAgent::mu_: that one comes
+  // before this one, which is held for no call out of this class.
+  mutable Mutex mu_;
+  std::map<std::pair<std::string, bool>, uint64_t> commands_ GUARDED_BY(mu_);
+  std::map<LeaseEnd, uint64_t> lease_ends_ GUARDED_BY(mu_);
+  std::map<std::string, uint64_t> nvml_errors_ GUARDED_BY(mu_);
 };
 
 // The whole /metrics answer: the GPUs' series, the server's power, the counters.

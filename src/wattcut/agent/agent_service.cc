@@ -5,14 +5,13 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
-#include <mutex>
 #include <thread>
 
 #include "wattcut/agent/agent_metrics.h"
 #include "wattcut/agent/agent_routes.h"
 #include "wattcut/agent/agent_tokens.h"
 #include "wattcut/agent/zeusd_routes.h"
+#include "wattcut/base/mutex.h"
 #include "wattcut/cpu/cpu_energy_meter.h"
 #include "wattcut/http/loopback.h"
 
@@ -25,8 +24,10 @@ struct AgentService::Impl {
   ZeusdApiContext zeusd;
   // Reads the CPU counters every kCpuSampleS, so that no wrap passes unseen between requests.
   std::thread cpu_sampler;
-  std::mutex cpu_sampler_mu;
-  std::condition_variable cpu_sampler_wake;
+  // Guards no data (`stopping` is atomic): Stop notifies under it, so that the sampler cannot miss
+  // the wake between testing `stopping` and waiting.
+  Mutex cpu_sampler_mu;
+  CondVar cpu_sampler_wake;
   AgentCounters counters;
   std::unique_ptr<ServerPowerMeter> power;
   AgentRouteContext context;
@@ -177,9 +178,11 @@ Result<std::unique_ptr<AgentService>> AgentService::Start(AgentServiceOptions op
   if (impl.cpu) {
     impl.cpu_sampler = std::thread([&impl] {
       constexpr auto kCpuSample = std::chrono::seconds(10);  // a package range fills in minutes at most
-      std::unique_lock<std::mutex> lock(impl.cpu_sampler_mu);
+      MutexLock lock(impl.cpu_sampler_mu);
       while (!impl.stopping) {
-        impl.cpu_sampler_wake.wait_for(lock, kCpuSample, [&impl] { return impl.stopping.load(); });
+        const auto deadline = std::chrono::steady_clock::now() + kCpuSample;
+        while (!impl.stopping && impl.cpu_sampler_wake.WaitUntil(impl.cpu_sampler_mu, deadline)) {
+        }
         if (!impl.stopping) (void)impl.cpu->Read();  // a failed read is answered to the next request
       }
     });
@@ -191,8 +194,8 @@ Result<std::unique_ptr<AgentService>> AgentService::Start(AgentServiceOptions op
 void AgentService::Stop() {
   if (!impl_ || impl_->stopping.exchange(true)) return;
   {
-    std::lock_guard<std::mutex> lock(impl_->cpu_sampler_mu);
-    impl_->cpu_sampler_wake.notify_all();
+    MutexLock lock(impl_->cpu_sampler_mu);
+    impl_->cpu_sampler_wake.NotifyAll();
   }
   if (impl_->cpu_sampler.joinable()) impl_->cpu_sampler.join();
   for (Impl::Listener* listener : {&impl_->unix_socket, &impl_->tcp}) {

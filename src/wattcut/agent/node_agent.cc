@@ -64,11 +64,13 @@ NodeAgent::~NodeAgent() {
   stopping_ = true;
   processes_.Wake();
   if (reaper_.joinable()) reaper_.join();
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   EndLeases(leases_.EndAll());
 }
 
-std::string NodeAgent::backend_name() const { return backend_->name(); }
+// name() is what the backend is ("nvml", "dry-run(nvml)"), fixed when it is made: no NVML call,
+// so it needs no lock (and never waits behind one).
+std::string NodeAgent::backend_name() const NO_THREAD_SAFETY_ANALYSIS { return backend_->name(); }
 
 void NodeAgent::Log(const std::string& line) const {
   if (options_.log) {
@@ -79,6 +81,7 @@ void NodeAgent::Log(const std::string& line) const {
 }
 
 Status NodeAgent::Discover() {
+  MutexLock lock(mu_);  // no other thread runs yet; taken for the guarded members it fills
   auto count = backend_->DeviceCount();
   if (!count.ok()) return count.error().WithContext("cannot count the GPUs: ");
   for (int gpu = 0; gpu < *count; ++gpu) {
@@ -109,7 +112,7 @@ Status NodeAgent::Discover() {
 }
 
 void NodeAgent::ResetAtStartup() {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   AgentStateFile stored;
   if (!options_.state_dir.empty()) {
     std::string warning;
@@ -206,7 +209,7 @@ std::vector<GpuReading> NodeAgent::Read() { return ReadGpus(/*power_only=*/false
 std::vector<GpuReading> NodeAgent::ReadPower() { return ReadGpus(/*power_only=*/true); }
 
 std::vector<GpuReading> NodeAgent::ReadGpus(bool power_only) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   std::vector<GpuReading> readings;
   for (const GpuDescription& d : gpus_) {
     GpuReading r;
@@ -249,7 +252,7 @@ std::vector<GpuReading> NodeAgent::ReadGpus(bool power_only) {
 }
 
 Result<bool> NodeAgent::PersistenceMode(int gpu) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   if (Status s = CheckGpu(gpu); !s.ok()) return s.error();
   return backend_->PersistenceMode(gpu);
 }
@@ -265,7 +268,7 @@ Status NodeAgent::WatchIfProcess(const LeaseHolder& holder) {
 }
 
 Result<Lease> NodeAgent::TakeLease(const LeaseHolder& holder, const std::vector<int>& gpus, double ttl_s) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   if (Status s = WatchIfProcess(holder); !s.ok()) return s.error();
   auto lease = leases_.Acquire(holder, gpus, ttl_s, options_.steady_now_s());
   if (!lease.ok()) WatchOnlyLeaseHolders();  // refused: the process was watched for nothing
@@ -275,7 +278,7 @@ Result<Lease> NodeAgent::TakeLease(const LeaseHolder& holder, const std::vector<
 }
 
 Result<LeaseHolder> NodeAgent::ImplicitLeaseHolder(const LeaseHolder& caller, int gpu, uint64_t connection_id) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   if (Status s = CheckGpu(gpu); !s.ok()) return s.error();
   if (caller.kind == LeaseHolder::Kind::kZeusdClient) {
     zeusd_clients_[{caller.zeusd_sub, caller.peer_address}].connections.insert(connection_id);
@@ -302,7 +305,7 @@ Result<LeaseHolder> NodeAgent::ImplicitLeaseHolder(const LeaseHolder& caller, in
 }
 
 bool NodeAgent::ZeusdClientSeen(const LeaseHolder& client, uint64_t connection_id) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   auto it = zeusd_clients_.find({client.zeusd_sub, client.peer_address});
   if (it == zeusd_clients_.end()) return false;  // it holds nothing
   it->second.connections.insert(connection_id);
@@ -310,12 +313,12 @@ bool NodeAgent::ZeusdClientSeen(const LeaseHolder& client, uint64_t connection_i
 }
 
 Result<Lease> NodeAgent::RenewLease(uint64_t id, const LeaseHolder& holder) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return leases_.Renew(id, holder, options_.steady_now_s());
 }
 
 Result<EndedLease> NodeAgent::ReleaseLease(uint64_t id, const LeaseHolder& holder) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   auto ended = leases_.Release(id, holder);
   if (!ended.ok()) return ended.error();
   EndLeases({*ended});
@@ -367,7 +370,7 @@ void NodeAgent::WatchOnlyLeaseHolders() {
 size_t NodeAgent::watched_processes() { return processes_.size(); }
 
 Result<GpuControl> NodeAgent::LockClocks(const LeaseHolder& holder, int gpu, ClockKind kind, ClockRange range) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   if (Status s = leases_.CheckHolds(holder, gpu); !s.ok()) return s.error();
   const GpuDescription& d = gpus_[static_cast<size_t>(gpu)];
   const bool sm = kind == ClockKind::kSm;
@@ -391,7 +394,7 @@ Result<GpuControl> NodeAgent::LockClocks(const LeaseHolder& holder, int gpu, Clo
 }
 
 Result<GpuControl> NodeAgent::UnlockClocks(const LeaseHolder& holder, int gpu, ClockKind kind) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   if (Status s = leases_.CheckHolds(holder, gpu); !s.ok()) return s.error();
   Status s = SetClockLock(gpu, kind, std::nullopt);
   Command("unlock_" + std::string(ClockKindId(kind)), s.ok());
@@ -413,7 +416,7 @@ Status NodeAgent::SetClockLock(int gpu, ClockKind kind, std::optional<ClockRange
 }
 
 Result<GpuControl> NodeAgent::SetPowerLimit(const LeaseHolder& holder, int gpu, double watts) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   if (Status s = leases_.CheckHolds(holder, gpu); !s.ok()) return s.error();
   const GpuDescription& d = gpus_[static_cast<size_t>(gpu)];
   if (!d.power_limits) return Error::InvalidArgument("GPU " + std::to_string(gpu) + " has no settable power limit");
@@ -432,7 +435,7 @@ Result<GpuControl> NodeAgent::SetPowerLimit(const LeaseHolder& holder, int gpu, 
 }
 
 Result<GpuControl> NodeAgent::ResetPowerLimit(const LeaseHolder& holder, int gpu) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   if (Status s = leases_.CheckHolds(holder, gpu); !s.ok()) return s.error();
   Status s = wattcut::ResetPowerLimit(*backend_, gpu);
   Command("reset_power_limit", s.ok());
@@ -443,7 +446,7 @@ Result<GpuControl> NodeAgent::ResetPowerLimit(const LeaseHolder& holder, int gpu
 }
 
 Result<GpuControl> NodeAgent::SetCeiling(int gpu, int mhz, double lease_s, const std::string& reason) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   if (Status s = CheckGpu(gpu); !s.ok()) return s.error();
   const GpuDescription& d = gpus_[static_cast<size_t>(gpu)];
   const std::optional<int> supported = SupportedClockAtOrBelow(d.sm_clocks_mhz, mhz);
@@ -461,7 +464,7 @@ Result<GpuControl> NodeAgent::SetCeiling(int gpu, int mhz, double lease_s, const
 }
 
 Result<GpuControl> NodeAgent::ClearCeiling(int gpu) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   if (Status s = CheckGpu(gpu); !s.ok()) return s.error();
   controls_[static_cast<size_t>(gpu)].ceiling.reset();
   Status s = ApplySm(gpu);
@@ -472,7 +475,7 @@ Result<GpuControl> NodeAgent::ClearCeiling(int gpu) {
 }
 
 std::vector<GpuControl> NodeAgent::Controls() {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   std::vector<GpuControl> all;
   for (size_t gpu = 0; gpu < controls_.size(); ++gpu) all.push_back(ControlOf(static_cast<int>(gpu)));
   return all;
@@ -483,9 +486,10 @@ double NodeAgent::CeilingSecondsLeft(const Ceiling& ceiling) const {
 }
 
 void NodeAgent::Reap() {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   const double steady_s = options_.steady_now_s();
   EndLeases(leases_.EndLeases(steady_s, [this, steady_s](const LeaseHolder& holder) {
+    mu_.AssertHeld();  // LeaseTable::EndLeases calls it here, under the lock Reap holds
     if (holder.kind == LeaseHolder::Kind::kZeusdClient) {
       auto it = zeusd_clients_.find({holder.zeusd_sub, holder.peer_address});
       return it != zeusd_clients_.end() &&
@@ -522,7 +526,7 @@ void NodeAgent::Reap() {
 }
 
 void NodeAgent::ConnectionClosed(uint64_t connection_id) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   EndLeases(leases_.EndConnection(connection_id));
   for (auto& [client, presence] : zeusd_clients_) {
     if (presence.connections.erase(connection_id) > 0 && presence.connections.empty()) {

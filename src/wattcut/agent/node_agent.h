@@ -19,7 +19,6 @@
 #include <functional>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <set>
 #include <string>
@@ -29,6 +28,7 @@
 #include "wattcut/agent/clock_composition.h"
 #include "wattcut/agent/lease_table.h"
 #include "wattcut/agent/process_watch.h"
+#include "wattcut/base/mutex.h"
 #include "wattcut/base/result.h"
 #include "wattcut/gpu/clock_kind.h"
 #include "wattcut/gpu/gpu_backend.h"
@@ -105,16 +105,16 @@ class NodeAgent {
   // Problems met while resetting the GPUs at start-up (the agent serves anyway).
   const std::vector<std::string>& startup_problems() const { return startup_problems_; }
 
-  std::vector<GpuReading> Read();
+  std::vector<GpuReading> Read() EXCLUDES(mu_);
   // Only the power of every GPU (power_w and the power fields): what zeusd's get_power and its
   // 20 Hz stream need, a third of Read's NVML calls under the lock the setters take.
-  std::vector<GpuReading> ReadPower();
+  std::vector<GpuReading> ReadPower() EXCLUDES(mu_);
   // NVML's persistence mode of `gpu` (kNotFound where the backend does not read it).
-  Result<bool> PersistenceMode(int gpu);
+  Result<bool> PersistenceMode(int gpu) EXCLUDES(mu_);
 
-  Result<Lease> TakeLease(const LeaseHolder& holder, const std::vector<int>& gpus, double ttl_s);
-  Result<Lease> RenewLease(uint64_t id, const LeaseHolder& holder);
-  Result<EndedLease> ReleaseLease(uint64_t id, const LeaseHolder& holder);
+  Result<Lease> TakeLease(const LeaseHolder& holder, const std::vector<int>& gpus, double ttl_s) EXCLUDES(mu_);
+  Result<Lease> RenewLease(uint64_t id, const LeaseHolder& holder) EXCLUDES(mu_);
+  Result<EndedLease> ReleaseLease(uint64_t id, const LeaseHolder& holder) EXCLUDES(mu_);
 
   // zeusd's setters (zeusd_routes.h) come without a lease: the holder to act as on `gpu` for
   // `caller`. That is the caller, when it holds the GPU or now takes it by an implicit lease (no
@@ -125,17 +125,17 @@ class NodeAgent {
   // is alive while a connection it asked on (`connection_id`) is open, and for
   // NodeAgentOptions::zeusd_reconnect_grace_s after its last one closed: an HTTP client recycles connections (httpx
   // closes one idle for 5 s when it next asks), and the new one, from the same user and address, carries the lease on.
-  Result<LeaseHolder> ImplicitLeaseHolder(const LeaseHolder& caller, int gpu, uint64_t connection_id = 0);
+  Result<LeaseHolder> ImplicitLeaseHolder(const LeaseHolder& caller, int gpu, uint64_t connection_id = 0) EXCLUDES(mu_);
   // A zeusd client over TCP asked something (a read too) on `connection_id`: when it holds a lease,
   // that connection keeps it alive as well; true then (the caller keeps the connection open).
-  bool ZeusdClientSeen(const LeaseHolder& client, uint64_t connection_id);
+  bool ZeusdClientSeen(const LeaseHolder& client, uint64_t connection_id) EXCLUDES(mu_);
   static constexpr double kImplicitLeaseTtlS = 1e12;
 
   // The training side. `range` must be supported clocks of `kind` (min <= max); the lease holder
   // only. The SM lock is composed with the row's ceiling (ComposeSmClocks); the memory lock is set
   // as it is.
-  Result<GpuControl> LockClocks(const LeaseHolder& holder, int gpu, ClockKind kind, ClockRange range);
-  Result<GpuControl> UnlockClocks(const LeaseHolder& holder, int gpu, ClockKind kind);
+  Result<GpuControl> LockClocks(const LeaseHolder& holder, int gpu, ClockKind kind, ClockRange range) EXCLUDES(mu_);
+  Result<GpuControl> UnlockClocks(const LeaseHolder& holder, int gpu, ClockKind kind) EXCLUDES(mu_);
   // The same, of one kind.
   Result<GpuControl> LockSmClocks(const LeaseHolder& holder, int gpu, ClockRange range) {
     return LockClocks(holder, gpu, ClockKind::kSm, range);
@@ -149,55 +149,60 @@ class NodeAgent {
   Result<GpuControl> UnlockMemoryClocks(const LeaseHolder& holder, int gpu) {
     return UnlockClocks(holder, gpu, ClockKind::kMemory);
   }
-  Result<GpuControl> SetPowerLimit(const LeaseHolder& holder, int gpu, double watts);
-  Result<GpuControl> ResetPowerLimit(const LeaseHolder& holder, int gpu);
+  Result<GpuControl> SetPowerLimit(const LeaseHolder& holder, int gpu, double watts) EXCLUDES(mu_);
+  Result<GpuControl> ResetPowerLimit(const LeaseHolder& holder, int gpu) EXCLUDES(mu_);
 
   // The row side: a ceiling rounded down to a supported clock, in force for `lease_s`.
-  Result<GpuControl> SetCeiling(int gpu, int mhz, double lease_s, const std::string& reason);
-  Result<GpuControl> ClearCeiling(int gpu);
+  Result<GpuControl> SetCeiling(int gpu, int mhz, double lease_s, const std::string& reason) EXCLUDES(mu_);
+  Result<GpuControl> ClearCeiling(int gpu) EXCLUDES(mu_);
 
-  std::vector<GpuControl> Controls();
+  std::vector<GpuControl> Controls() EXCLUDES(mu_);
   // Seconds until a ceiling's lease runs out (for answers).
   double CeilingSecondsLeft(const Ceiling& ceiling) const;
 
   // Ends the leases of holders that are gone or missed their renewal and lifts expired ceilings.
-  void Reap();
+  void Reap() EXCLUDES(mu_);
   // A TCP connection closed: its leases end.
-  void ConnectionClosed(uint64_t connection_id);
+  void ConnectionClosed(uint64_t connection_id) EXCLUDES(mu_);
   // How many processes the agent watches for their exit (those that hold a lease).
   size_t watched_processes();
 
  private:
   NodeAgent(std::unique_ptr<GpuBackend> backend, NodeAgentOptions options);
-  Status Discover();
-  void ResetAtStartup();
+  Status Discover() EXCLUDES(mu_);
+  void ResetAtStartup() EXCLUDES(mu_);
 
-  std::vector<GpuReading> ReadGpus(bool power_only);
+  std::vector<GpuReading> ReadGpus(bool power_only) EXCLUDES(mu_);
   // Under mu_.
-  Status CheckGpu(int gpu) const;
-  Status ApplySm(int gpu);
+  Status CheckGpu(int gpu) const REQUIRES(mu_);
+  Status ApplySm(int gpu) REQUIRES(mu_);
   // The lease holder's lock of `kind` on `gpu` becomes `range` (nullopt: none), applied.
-  Status SetClockLock(int gpu, ClockKind kind, std::optional<ClockRange> range);
-  void Undo(const EndedLease& ended);
-  void EndLeases(std::vector<EndedLease> ended);
+  Status SetClockLock(int gpu, ClockKind kind, std::optional<ClockRange> range) REQUIRES(mu_);
+  void Undo(const EndedLease& ended) REQUIRES(mu_);
+  void EndLeases(std::vector<EndedLease> ended) REQUIRES(mu_);
   // A process about to hold a lease is watched for its exit; one the agent cannot see (pid 0) is refused.
-  Status WatchIfProcess(const LeaseHolder& holder);
+  Status WatchIfProcess(const LeaseHolder& holder) REQUIRES(mu_);
   // Watches exactly the processes that hold a lease (after every lease change).
-  void WatchOnlyLeaseHolders();
-  void SaveState();
-  GpuControl ControlOf(int gpu) const;
+  void WatchOnlyLeaseHolders() REQUIRES(mu_);
+  void SaveState() REQUIRES(mu_);
+  GpuControl ControlOf(int gpu) const REQUIRES(mu_);
   Error DeviceError(const Error& error);
   void Command(const std::string& command, bool ok);
   void Log(const std::string& line) const;
 
-  std::unique_ptr<GpuBackend> backend_;
+  // Every NVML call is made under mu_.
+  std::unique_ptr<GpuBackend> backend_ PT_GUARDED_BY(mu_);
   NodeAgentOptions options_;
-  std::vector<GpuDescription> gpus_;
-  std::vector<std::string> startup_problems_;
+  std::vector<GpuDescription> gpus_;           // filled by Open, then only read
+  std::vector<std::string> startup_problems_;  // filled by Open, then only read
 
-  mutable std::mutex mu_;
-  LeaseTable leases_{0};
-  std::vector<GpuControl> controls_;
+  // The lock order: mu_ first, then ProcessWatch's own (processes_ is called under mu_) or the
+  // observer's (options_.observer's callbacks, AgentCounters's mutex in the agent, run under mu_);
+  // neither of those is held while calling out.
+  mutable Mutex mu_ ACQUIRED_BEFORE(processes_.mu_);
+  LeaseTable leases_ GUARDED_BY(mu_) = LeaseTable(0);
+  std::vector<GpuControl> controls_ GUARDED_BY(mu_);
+  // Thread-safe on its own: the reaper waits on it without mu_.
   ProcessWatch processes_;
   // zeusd clients over TCP (by user and address): their open connections, and since when they
   // have had none.
@@ -205,7 +210,7 @@ class NodeAgent {
     std::set<uint64_t> connections;
     double gone_since_s = 0;
   };
-  std::map<std::pair<std::string, std::string>, ZeusdPresence> zeusd_clients_;
+  std::map<std::pair<std::string, std::string>, ZeusdPresence> zeusd_clients_ GUARDED_BY(mu_);
 
   std::atomic<bool> stopping_{false};
   std::thread reaper_;

@@ -58,7 +58,7 @@ ProcessWatch::~ProcessWatch() {
 
 Status ProcessWatch::Watch(int pid) {
   if (pid <= 0) return Error::InvalidArgument("no process to watch (pid " + std::to_string(pid) + ")");
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   if (watched_.count(pid) != 0) return Status::Ok();
   Watched watched;
   watched.pidfd = PidfdOpen(pid);
@@ -75,7 +75,7 @@ Status ProcessWatch::Watch(int pid) {
 }
 
 void ProcessWatch::Retain(const std::set<int>& pids) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   for (auto it = watched_.begin(); it != watched_.end();) {
     if (pids.count(it->first) != 0) {
       ++it;
@@ -87,12 +87,12 @@ void ProcessWatch::Retain(const std::set<int>& pids) {
 }
 
 size_t ProcessWatch::size() {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return watched_.size();
 }
 
 bool ProcessWatch::Alive(int pid) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   auto it = watched_.find(pid);
   if (it == watched_.end()) return true;
   if (it->second.pidfd >= 0) {
@@ -106,7 +106,7 @@ void ProcessWatch::WaitForExit(int timeout_ms) {
   std::vector<pollfd> fds;
   bool fallback = false;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     if (wake_fds_[0] >= 0) fds.push_back({wake_fds_[0], POLLIN, 0});
     for (const auto& [pid, watched] : watched_) {
       if (watched.pidfd >= 0) {

@@ -242,10 +242,10 @@ RedfishPowerReader::RedfishPowerReader(std::unique_ptr<http::HttpClient> client,
 
 RedfishPowerReader::~RedfishPowerReader() {
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     stop_ = true;
   }
-  stop_cv_.notify_all();
+  stop_cv_.NotifyAll();
   if (thread_.joinable()) thread_.join();
 }
 
@@ -256,10 +256,12 @@ void RedfishPowerReader::Run() {
   while (true) {
     PollOnce();
     next += period;
-    std::unique_lock lock(mu_);
+    MutexLock lock(mu_);
     // A poll slower than the period is not made up for: the next one starts a period after now.
     if (next < std::chrono::steady_clock::now()) next = std::chrono::steady_clock::now() + period;
-    if (stop_cv_.wait_until(lock, next, [this] { return stop_; })) return;
+    while (!stop_ && stop_cv_.WaitUntil(mu_, next)) {
+    }
+    if (stop_) return;
   }
 }
 
@@ -284,7 +286,7 @@ void RedfishPowerReader::PollOnce() {
   if (!watts) ++failed_polls_;
   std::string previous_error;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     previous_error = last_error_;
     last_error_ = error;
     if (watts) {
@@ -303,13 +305,13 @@ void RedfishPowerReader::PollOnce() {
 }
 
 std::optional<RedfishSample> RedfishPowerReader::Last() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   if (!last_power_w_) return std::nullopt;
   return RedfishSample{*last_power_w_, std::max(0.0, SteadyNowS() - last_reading_time_s_)};
 }
 
 std::string RedfishPowerReader::LastError() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return last_error_;
 }
 

@@ -10,16 +10,15 @@
 #pragma once
 
 #include <atomic>
-#include <condition_variable>
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <thread>
 
+#include "wattcut/base/mutex.h"
 #include "wattcut/base/result.h"
 
 namespace wattcut::http {
@@ -87,10 +86,10 @@ class RedfishPowerReader {
   RedfishPowerReader& operator=(const RedfishPowerReader&) = delete;
 
   // nullopt until the first good reading.
-  std::optional<RedfishSample> Last() const;
+  std::optional<RedfishSample> Last() const EXCLUDES(mu_);
   // Why the last poll failed ("HTTP 401 from https://bmc/...: check --redfish-auth-file"); ""
   // when it succeeded (or none finished yet).
-  std::string LastError() const;
+  std::string LastError() const EXCLUDES(mu_);
   uint64_t polls() const { return polls_.load(); }
   uint64_t failed_polls() const { return failed_polls_.load(); }
   double period_s() const { return period_s_; }
@@ -98,20 +97,20 @@ class RedfishPowerReader {
 
  private:
   RedfishPowerReader(std::unique_ptr<http::HttpClient> client, std::string url, std::string path, double period_s);
-  void Run();
-  void PollOnce();
+  void Run() EXCLUDES(mu_);
+  void PollOnce() EXCLUDES(mu_);
 
   std::unique_ptr<http::HttpClient> client_;
   const std::string url_;
   const std::string path_;
   const double period_s_;
 
-  mutable std::mutex mu_;
-  std::condition_variable stop_cv_;
-  bool stop_ = false;
-  std::optional<double> last_power_w_;
-  double last_reading_time_s_ = 0;  // steady clock
-  std::string last_error_;
+  mutable Mutex mu_;
+  CondVar stop_cv_;
+  bool stop_ GUARDED_BY(mu_) = false;
+  std::optional<double> last_power_w_ GUARDED_BY(mu_);
+  double last_reading_time_s_ GUARDED_BY(mu_) = 0;  // steady clock
+  std::string last_error_ GUARDED_BY(mu_);
   std::atomic<uint64_t> polls_{0};
   std::atomic<uint64_t> failed_polls_{0};
   std::thread thread_;
