@@ -3,13 +3,17 @@
 thread-safety analysis, and fails on any warning it gives: a guarded member touched without its
 mutex, a function called without a lock it REQUIRES, a lock released twice or never.
 
-    scripts/check_thread_safety.py BUILD_DIR [MODULE ...]
+    scripts/check_thread_safety.py [--skip-without-clang] BUILD_DIR [MODULE ...]
+
+The build runs it (tests/CMakeLists.txt: the target thread_safety_check, part of `make build`
+and so of `make test`) whenever a source of those modules changes.
 
 BUILD_DIR holds compile_commands.json (CMake writes it at configure time). Each module is a
 folder under src/wattcut/ (default: server, agent, row_control); every source file of it that the
 build compiles, other than its tests, and that reaches base/mutex.h through the project's includes
 (the files the analysis can say anything about) is checked (-fsyntax-only: no object is written). Needs clang++ (Debian's clang,
-installed by scripts/install-deps.sh); without it the check is skipped (exit 77)."""
+installed by scripts/install-deps.sh); without it the check is skipped: exit 77, or 0 with
+--skip-without-clang (the build's own call, so a machine without clang still builds)."""
 
 import concurrent.futures
 import json
@@ -69,16 +73,21 @@ def command_for(entry, compiler):
 
 
 def main():
-    if len(sys.argv) < 2:
+    args = sys.argv[1:]
+    skip_code = 77
+    if args[:1] == ["--skip-without-clang"]:
+        skip_code = 0
+        args = args[1:]
+    if not args:
         print(__doc__, file=sys.stderr)
         return 2
-    build_dir = sys.argv[1]
-    modules = sys.argv[2:] or DEFAULT_MODULES
+    build_dir = args[0]
+    modules = args[1:] or DEFAULT_MODULES
     compiler = clang()
     if compiler is None:
         print("check_thread_safety: clang++ not found; bash scripts/install-deps.sh installs it: skipped",
               file=sys.stderr)
-        return 77
+        return skip_code
     db_path = os.path.join(build_dir, "compile_commands.json")
     try:
         with open(db_path) as f:
