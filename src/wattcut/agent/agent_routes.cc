@@ -1,4 +1,5 @@
 #include "wattcut/agent/agent_routes.h"
+#include "wattcut/base/unix_time.h"
 
 #include <atomic>
 
@@ -173,7 +174,7 @@ json ReadingsJson(const AgentRouteContext& context) {
                     {"power_limit_w", r.power_limit_w ? json(*r.power_limit_w) : json(nullptr)},
                     {"errors", errors}});
   }
-  const double now_s = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+  const double now_s = UnixNowS();
   json doc = {{"time_s", now_s}, {"gpus", gpus}};
   doc["server"] = context.power != nullptr ? ToJson(context.power->Read(GpuPowerW(readings))) : json(nullptr);
   doc["cpus"] = CpusJson(context);
@@ -186,7 +187,7 @@ json ReadingsJson(const AgentRouteContext& context) {
 // was used: "instant" or "power_usage").
 json ServerReadingJson(const AgentRouteContext& context, bool instant) {
   const std::vector<GpuReading> readings = context.node->Read();
-  const double now_s = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+  const double now_s = UnixNowS();
   const std::optional<double> instant_w = instant ? GpuInstantPowerW(readings) : std::nullopt;
   json doc = {{"time_s", now_s}, {"gpu_count", readings.size()}, {"gpu_power", instant_w ? "instant" : "power_usage"}};
   doc["server"] =

@@ -1,4 +1,5 @@
 #include "wattcut/agent/agent_state_file.h"
+#include "wattcut/base/unix_time.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -52,9 +53,7 @@ Result<AgentStateFile> LoadAgentState(const std::string& state_dir, std::string&
   std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   auto state = Parse(text);
   if (state.ok()) return state;
-  const auto now_s =
-      std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch());
-  const std::string aside = path + ".corrupt-" + std::to_string(now_s.count());
+  const std::string aside = path + ".corrupt-" + std::to_string(static_cast<int64_t>(UnixNowS()));
   ::rename(path.c_str(), aside.c_str());
   warning =
       path + " cannot be read (" + state.error().message + "): kept as " + aside + "; starting without stored ceilings";

@@ -1,4 +1,5 @@
 #include "wattcut/agent/node_agent.h"
+#include "wattcut/base/unix_time.h"
 
 #include <algorithm>
 #include <chrono>
@@ -14,8 +15,6 @@
 namespace wattcut::agent {
 
 namespace {
-
-double UnixNowS() { return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count(); }
 
 bool Contains(const std::vector<int>& values, int value) {
   return std::find(values.begin(), values.end(), value) != values.end();

@@ -1,4 +1,5 @@
 #include "wattcut/agent/zeusd_routes.h"
+#include "wattcut/base/unix_time.h"
 
 #include <algorithm>
 #include <charconv>
@@ -35,11 +36,6 @@ void AnswerText(httplib::Response& res, int status, const std::string& text) {
 void AnswerNotFound(httplib::Response& res) {
   res.status = 404;
   res.set_content("", "text/plain");
-}
-
-int64_t UnixMs() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
-      .count();
 }
 
 std::optional<ZeusdGroup> GroupOf(const std::string& path) {
@@ -95,7 +91,7 @@ Admission Admit(const ZeusdApiContext& z, AgentTransport transport, const httpli
   if (authorization.rfind(kBearer, 0) != 0) {
     return unauthorized("Authentication required. Provide an Authorization: Bearer <token> header.");
   }
-  const int64_t now_s = UnixMs() / 1000;
+  const int64_t now_s = UnixNowMs() / 1000;
   Result<ZeusdClaims> claims =
       VerifyZeusdToken(std::string_view(authorization).substr(kBearer.size()), *z.signing_key, now_s);
   if (!claims.ok()) return unauthorized(claims.error().message);
@@ -403,7 +399,7 @@ void AddZeusdRoutes(http::BoundedHttpServer& server, AgentTransport transport, c
 
   server.Get("/time", [admit](const httplib::Request& req, httplib::Response& res) {
     if (!admit(req, res).admitted) return;
-    AnswerJson(res, 200, ojson{{"timestamp_ms", UnixMs()}});
+    AnswerJson(res, 200, ojson{{"timestamp_ms", UnixNowMs()}});
   });
 
   server.Get("/auth/whoami", [admit](const httplib::Request& req, httplib::Response& res) {
@@ -485,7 +481,7 @@ void AddZeusdRoutes(http::BoundedHttpServer& server, AgentTransport transport, c
       }
     }
     if (errors.Answered(res)) return;
-    AnswerJson(res, 200, ojson{{"timestamp_ms", UnixMs()}, {"power_mw", power}});
+    AnswerJson(res, 200, ojson{{"timestamp_ms", UnixNowMs()}, {"power_mw", power}});
   });
 
   server.Get("/cpu/get_cumulative_energy", [z, admit](const httplib::Request& req, httplib::Response& res) {
@@ -536,7 +532,7 @@ void AddZeusdRoutes(http::BoundedHttpServer& server, AgentTransport transport, c
             ojson{{"cpu_mw", milliwatts(a.package_energy_uj, b.package_energy_uj)}, {"dram_mw", dram}};
       }
     }
-    AnswerJson(res, 200, ojson{{"timestamp_ms", UnixMs()}, {"power_mw", power}});
+    AnswerJson(res, 200, ojson{{"timestamp_ms", UnixNowMs()}, {"power_mw", power}});
   });
 
   // The setters. Each GPU is acted on under the caller's lease, taken implicitly when it holds
@@ -666,7 +662,7 @@ void AddZeusdRoutes(http::BoundedHttpServer& server, AgentTransport transport, c
                    auto seen = last->find(id);
                    if (seen != last->end() && seen->second == mw) continue;
                    (*last)[id] = mw;
-                   events += Event(ojson{{"timestamp_ms", UnixMs()}, {"gpu_id", id}, {"power_mw", mw}});
+                   events += Event(ojson{{"timestamp_ms", UnixNowMs()}, {"gpu_id", id}, {"power_mw", mw}});
                  }
                  return writer->Write(sink, events);
                });
@@ -717,7 +713,7 @@ void AddZeusdRoutes(http::BoundedHttpServer& server, AgentTransport transport, c
             continue;
           }
           (*last)[id] = sample;
-          events += Event(ojson{{"timestamp_ms", UnixMs()},
+          events += Event(ojson{{"timestamp_ms", UnixNowMs()},
                                 {"cpu_id", id},
                                 {"cpu_mw", sample.cpu_mw},
                                 {"dram_mw", sample.dram_mw ? ojson(*sample.dram_mw) : ojson(nullptr)}});

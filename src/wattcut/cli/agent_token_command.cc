@@ -7,6 +7,7 @@
 #include <string>
 
 #include "wattcut/agent/zeusd_token.h"
+#include "wattcut/base/unix_time.h"
 #include "wattcut/cli/command.h"
 
 namespace wattcut::cli {
@@ -34,8 +35,7 @@ int Run(const AgentTokenArgs& args) {
   if (!key.ok()) return ReportError(name, key.error().WithContext("--signing-key: "));
   agent::ZeusdClaims claims{args.sub, scopes, std::nullopt};
   if (*lifetime) {
-    const int64_t now_s =
-        std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+    const int64_t now_s = static_cast<int64_t>(UnixNowS());
     claims.exp_unix_s = now_s + **lifetime;
   }
   std::cout << agent::IssueZeusdToken(claims, *key) << "\n";

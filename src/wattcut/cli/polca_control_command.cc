@@ -15,6 +15,7 @@
 
 #include "wattcut/base/printable_text.h"
 #include "wattcut/base/steady_time.h"
+#include "wattcut/base/unix_time.h"
 #include "wattcut/cli/command.h"
 #include "wattcut/cli/listen_address.h"
 #include "wattcut/cli/stop_signals.h"
@@ -79,8 +80,6 @@ Result<double> ParseDuration(const std::string& text) {
   }
   return value * scale;
 }
-
-double UnixS() { return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count(); }
 
 // The controller's view of the agents, over RowAgents' HTTP calls; each call bounded by the period.
 row_control::RowCalls CallsOver(row_control::RowAgents& agents, double period_s) {
@@ -273,7 +272,7 @@ int Run(const ControlArgs& args) {
     if (*duration_s > 0 && now_s >= *duration_s) break;
     {
       std::lock_guard lock(controller_mu);
-      const row_control::Decision d = controller.RunPeriod(now_s, UnixS());
+      const row_control::Decision d = controller.RunPeriod(now_s, UnixNowS());
       for (const std::string& e : d.send_errors) ReportWarning(name, e + " (retried next period)");
       // A server's stale reading, once per change of its reason, and once when it is read again.
       for (const auto& [server, why] : d.stale_reasons) {

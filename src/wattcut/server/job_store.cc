@@ -1,4 +1,5 @@
 #include "wattcut/server/job_store.h"
+#include "wattcut/base/unix_time.h"
 
 #include <sqlite3.h>
 
@@ -344,8 +345,7 @@ Status JobStore::PutFrontier(const std::string& job_id, std::string_view frontie
 Status JobStore::CheckWritable() {
   MutexLock lock(mu_);
   if (failed_write_) return Error::IOError(*failed_write_);
-  auto now = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch());
-  return Run(heartbeat_, {{Param::Kind::kText, std::to_string(now.count())}});
+  return Run(heartbeat_, {{Param::Kind::kText, std::to_string(UnixNowMs())}});
 }
 
 Result<std::vector<StoredJob>> JobStore::LoadAll() {
