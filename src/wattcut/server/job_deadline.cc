@@ -9,14 +9,11 @@
 #include "wattcut/deadline/schedule_following.h"
 #include "wattcut/server/deadline_following.h"
 #include "wattcut/server/job_deployments.h"
+#include "wattcut/server/job_views.h"
 
 namespace wattcut::server {
 
 using nlohmann::json;
-
-namespace {
-std::string Text(const json& body) { return body.dump(-1, ' ', false, json::error_handler_t::replace); }
-}  // namespace
 
 Answer SetDeadlineSchedule(Job& job, JobContext& ctx, const DeadlineScheduleSpec& spec) {
   if (!job.ready_frontier()) {
@@ -38,7 +35,7 @@ Answer SetDeadlineSchedule(Job& job, JobContext& ctx, const DeadlineScheduleSpec
   std::fprintf(stderr, "wattcut serve: job %s: deadline schedule set: %s iterations by %s, deployment version %llu\n",
                PrintableText(job.id()).c_str(), GeneralText(set.spec.iterations).c_str(),
                PrintableText(set.spec.deadline).c_str(), static_cast<unsigned long long>(job.deployment().version));
-  return Text(DeadlineJson(job.id(), set, job.progress().max_step(), now));
+  return AnswerText(DeadlineJson(job.id(), set, job.progress().max_step(), now));
 }
 
 Answer ClearDeadlineSchedule(Job& job, JobContext& ctx) {
@@ -46,7 +43,7 @@ Answer ClearDeadlineSchedule(Job& job, JobContext& ctx) {
   edit.deadline = std::optional<DeadlineFollowing>();
   if (Status s = job.Commit(std::move(edit)); !s) return s.error();
   Redeploy(job, ctx);
-  return Text(json{{"job_id", job.id()}, {"schedule", nullptr}});
+  return AnswerText(json{{"job_id", job.id()}, {"schedule", nullptr}});
 }
 
 Answer GetDeadlineSchedule(Job& job, JobContext& ctx) {
@@ -56,7 +53,7 @@ Answer GetDeadlineSchedule(Job& job, JobContext& ctx) {
   if (shown.frontier_generation != job.frontier_generation() && job.ready_frontier()) {
     if (Status s = ComputeDeadline(shown, *job.frontier(), job.info(), now); !s) shown.error = s.error().message;
   }
-  return Text(DeadlineJson(job.id(), shown, job.progress().max_step(), now));
+  return AnswerText(DeadlineJson(job.id(), shown, job.progress().max_step(), now));
 }
 
 void ComputeDeadlineOnNewFrontier(Job& job, double now_unix_s) {

@@ -11,10 +11,6 @@ namespace wattcut::server {
 
 using nlohmann::json;
 
-namespace {
-std::string Text(const json& body) { return body.dump(-1, ' ', false, json::error_handler_t::replace); }
-}  // namespace
-
 bool FrontierStarted(Job& job, const FrontierTask& task) {
   if (job.frontier_generation() != task.generation || job.deleted()) return false;
   // Written before the work: if the planner takes the process down, the next start knows.
@@ -36,8 +32,8 @@ void FrontierDone(Job& job, JobContext& ctx, const FrontierTask& task, const Res
   if (job.frontier_generation() != task.generation) return;
   if (!frontier) {
     JobEdit edit;
-    edit.frontier_result =
-        FrontierResult{nullptr, "", Text(json{{"error", frontier.error().message}}), frontier.error().message, seconds};
+    edit.frontier_result = FrontierResult{nullptr, "", AnswerText(json{{"error", frontier.error().message}}),
+                                          frontier.error().message, seconds};
     (void)job.CommitBookkeeping(std::move(edit));
     Redeploy(job, ctx);
     return;
@@ -49,7 +45,8 @@ void FrontierDone(Job& job, JobContext& ctx, const FrontierTask& task, const Res
   // Stored so that a restart serves it at once. A frontier that cannot be stored is still
   // served; the next start computes it again.
   JobEdit edit;
-  edit.frontier_result = FrontierResult{ready, stored_text, Text(FrontierSummaryJson(*ready, seconds)), "", seconds};
+  edit.frontier_result =
+      FrontierResult{ready, stored_text, AnswerText(FrontierSummaryJson(*ready, seconds)), "", seconds};
   if (Status s = job.CommitBookkeeping(std::move(edit)); !s) {
     std::fprintf(stderr,
                  "wattcut serve: job %s: the frontier could not be stored (%s); it is served, and computed "
@@ -61,8 +58,8 @@ void FrontierDone(Job& job, JobContext& ctx, const FrontierTask& task, const Res
 
 Answer FrontierStatus(Job& job) {
   const Frontier* ready = job.ready_frontier();
-  return Text(FrontierStatusJson(job.frontier_state(), ready, ready ? job.SelectedPoint() : 0, job.frontier_seconds(),
-                                 job.frontier_error(), job.frontier_note()));
+  return AnswerText(FrontierStatusJson(job.frontier_state(), ready, ready ? job.SelectedPoint() : 0,
+                                       job.frontier_seconds(), job.frontier_error(), job.frontier_note()));
 }
 
 Answer FrontierPoints(Job& job, int64_t offset, int64_t limit) {
@@ -71,7 +68,7 @@ Answer FrontierPoints(Job& job, int64_t offset, int64_t limit) {
         "job '" + job.id() + "': the frontier is " + FrontierStateName(job.frontier_state()) +
         (job.frontier_state() == FrontierState::kFailed ? ": " + job.frontier_error() : std::string()));
   }
-  return Text(FrontierPointsJson(*job.frontier(), offset, limit));
+  return AnswerText(FrontierPointsJson(*job.frontier(), offset, limit));
 }
 
 }  // namespace wattcut::server

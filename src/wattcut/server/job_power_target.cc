@@ -7,6 +7,7 @@
 #include "wattcut/base/printable_text.h"
 #include "wattcut/plan/plan_lookup.h"
 #include "wattcut/server/job_deployments.h"
+#include "wattcut/server/job_views.h"
 
 namespace wattcut::server {
 
@@ -123,6 +124,8 @@ PowerTargetGauge PowerTargetGaugeOf(const PowerTargetView& v) {
   return g;
 }
 
+Answer GetPowerTarget(Job& job) { return AnswerText(PowerTargetJson(ViewPowerTarget(job))); }
+
 Answer ChangePowerTarget(Job& job, JobContext& ctx, std::optional<PowerTarget> target) {
   if (target) target->expires_at_unix_s = target->lease_s > 0 ? ctx.wall_clock.NowS() + target->lease_s : 0;
   const std::optional<PowerTarget> before = job.power_target();
@@ -146,7 +149,7 @@ Answer ChangePowerTarget(Job& job, JobContext& ctx, std::optional<PowerTarget> t
                  static_cast<unsigned long long>(job.deployment().version),
                  job.deployment().version != version ? " (new)" : " (unchanged)");
   }
-  return PowerTargetJson(ViewPowerTarget(job)).dump(-1, ' ', false, json::error_handler_t::replace);
+  return AnswerText(PowerTargetJson(ViewPowerTarget(job)));
 }
 
 void LapsePowerTarget(Job& job, JobContext& ctx) {

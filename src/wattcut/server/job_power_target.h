@@ -36,6 +36,9 @@ nlohmann::json PowerTargetJson(const PowerTargetView& view);
 StatusPowerTargetView StatusPowerTarget(const PowerTargetView& view);
 PowerTargetGauge PowerTargetGaugeOf(const PowerTargetView& view);
 
+// GET /v1/jobs/{id}/power_target.
+Answer GetPowerTarget(Job& job) REQUIRES(job.mu());
+
 // Stores `target` as the job's power target (none: cleared; a lease's expiry set from the wall
 // clock) and redeploys; answers as GET does.
 Answer ChangePowerTarget(Job& job, JobContext& ctx, std::optional<PowerTarget> target) REQUIRES(job.mu());

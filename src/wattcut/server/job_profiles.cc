@@ -13,10 +13,8 @@ using nlohmann::json;
 
 namespace {
 
-std::string Text(const json& body) { return body.dump(-1, ' ', false, json::error_handler_t::replace); }
-
 std::string ComputingText(const std::string& job_id, const std::string& source) {
-  return Text(json{{"job_id", job_id}, {"frontier", "computing"}, {"profile_source", source}});
+  return AnswerText(json{{"job_id", job_id}, {"frontier", "computing"}, {"profile_source", source}});
 }
 
 // Stores `install` as the job's profile (with `planner` when it comes with new settings) and
@@ -57,7 +55,7 @@ Answer SetPlanner(Job& job, JobContext& ctx, const PlannerSettings& planner) {
   edit.planner = planner;
   if (Status s = job.Commit(std::move(edit)); !s) return s.error();
   if (job.profile()) SubmitFrontier(job, ctx);
-  return Text(json{{"planner", ToJson(planner)}, {"frontier", FrontierStateName(job.frontier_state())}});
+  return AnswerText(json{{"planner", ToJson(planner)}, {"frontier", FrontierStateName(job.frontier_state())}});
 }
 
 Answer UploadProfile(Job& job, JobContext& ctx, const ProfileUpload& upload) {
@@ -83,13 +81,13 @@ Answer UploadRankProfile(Job& job, JobContext& ctx, const RankProfile& profile) 
     out["frontier"] = "computing";
     out["profile_warnings"] = ProfileWarningsJson(job.profile_warnings());
   }
-  return Text(out);
+  return AnswerText(out);
 }
 
 Answer ComputeFrontierNow(Job& job, JobContext& ctx) {
   if (job.profile()) {
     SubmitFrontier(job, ctx);
-    return Text(json{{"frontier", "computing"}});
+    return AnswerText(json{{"frontier", "computing"}});
   }
   if (job.num_rank_profiles() == 0) {
     return Error::Conflict("job '" + job.id() +

@@ -23,11 +23,7 @@ namespace wattcut::server {
 
 using nlohmann::json;
 
-namespace {
-
-std::string Text(const json& body) { return body.dump(-1, ' ', false, json::error_handler_t::replace); }
-
-}  // namespace
+namespace {}  // namespace
 
 JobRegistry::JobRegistry(JobStore& store, Metrics& metrics, Options options)
     : store_(store),
@@ -122,6 +118,14 @@ Answer JobRegistry::WithJob(const std::string& job_id, Action&& action) {
   return action(*job);
 }
 
+template <typename... Params, typename... Args>
+Answer JobRegistry::WithJob(const std::string& job_id, Answer (*part)(Job&, Params...), Args&&... args) {
+  std::shared_ptr<Job> job = Find(job_id);
+  if (!job) return MissingJob(job_id);
+  MutexLock lock(job->mu());
+  return part(*job, std::forward<Args>(args)...);
+}
+
 // ---- The map: load, register, delete.
 
 Status JobRegistry::Load() {
@@ -179,7 +183,7 @@ Answer JobRegistry::RegisterJob(const JobRegistration& registration) {
   const double now = wall_clock_.NowS();
   if (startup) {
     initial = JobStore::InitialProfile{startup->csv, startup->source(), startup->frontier_text,
-                                       Text(FrontierSummaryJson(*startup->frontier, startup->compute_seconds))};
+                                       AnswerText(FrontierSummaryJson(*startup->frontier, startup->compute_seconds))};
     job->RestoreProfile(startup->source(), startup->profile, startup->warnings);
     job->BeginFrontierComputation();
     job->SetFrontierReady(startup->frontier, startup->compute_seconds);
@@ -200,7 +204,7 @@ Answer JobRegistry::RegisterJob(const JobRegistration& registration) {
   }
   UpdateGauges();
   // Zeus returns the job id as a bare JSON string.
-  return Text(json(*id));
+  return AnswerText(json(*id));
 }
 
 Answer JobRegistry::DeleteJob(const std::string& job_id) {
@@ -214,7 +218,7 @@ Answer JobRegistry::DeleteJob(const std::string& job_id) {
         return Error::IOError("could not persist the change, nothing was changed: " + s.error().message);
       }
       quarantined_.erase(job_id);
-      return Text(json{{"deleted", job_id}});
+      return AnswerText(json{{"deleted", job_id}});
     }
     job = it->second;
     if (auto s = store_.DeleteJob(job_id); !s) {
@@ -230,7 +234,7 @@ Answer JobRegistry::DeleteJob(const std::string& job_id) {
     num_stragglers_ -= static_cast<int64_t>(job->stragglers().size());
   }
   UpdateGauges();
-  return Text(json{{"deleted", job_id}});
+  return AnswerText(json{{"deleted", job_id}});
 }
 
 // ---- The frontier worker's callbacks.
@@ -265,7 +269,7 @@ Answer JobRegistry::RegisterRank(const std::string& job_id, const RankInfo& info
     JobEdit edit;
     edit.register_rank = info;
     if (Status s = job.Commit(std::move(edit)); !s) return s.error();
-    return Text(nullptr);
+    return AnswerText(nullptr);
   });
   if (answer) {
     ++num_ranks_;
@@ -275,24 +279,15 @@ Answer JobRegistry::RegisterRank(const std::string& job_id, const RankInfo& info
 }
 
 Answer JobRegistry::FetchSchedule(const std::string& job_id, int64_t rank) {
-  return WithJob(job_id, [&](Job& job) {
-    job.mu().AssertHeld();
-    return server::FetchSchedule(job, ctx_, rank);
-  });
+  return WithJob(job_id, &server::FetchSchedule, ctx_, rank);
 }
 
 Answer JobRegistry::PostResult(const std::string& job_id, const ProfilingResult& result) {
-  return WithJob(job_id, [&](Job& job) {
-    job.mu().AssertHeld();
-    return server::PostResult(job, ctx_, result);
-  });
+  return WithJob(job_id, &server::PostResult, ctx_, result);
 }
 
 Answer JobRegistry::PreviewSchedule(const std::string& job_id, int64_t rank) {
-  return WithJob(job_id, [&](Job& job) {
-    job.mu().AssertHeld();
-    return server::PreviewSchedule(job, ctx_, rank);
-  });
+  return WithJob(job_id, &server::PreviewSchedule, ctx_, rank);
 }
 
 Answer JobRegistry::FetchDeployment(const std::string& job_id, int64_t rank, int64_t step, uint64_t version) {
@@ -320,63 +315,40 @@ Answer JobRegistry::ListJobs() {
   }
   json quarantined = json::array();
   for (const QuarantinedJob& q : quarantined_jobs()) quarantined.push_back({{"job_id", q.job_id}, {"error", q.error}});
-  return Text(json{{"jobs", out}, {"quarantined", quarantined}});
+  return AnswerText(json{{"jobs", out}, {"quarantined", quarantined}});
 }
 
 Answer JobRegistry::GetJob(const std::string& job_id) {
   return WithJob(job_id, [&](Job& job) {
     job.mu().AssertHeld();
-    return Text(JobJson(job));
+    return AnswerText(JobJson(job));
   });
 }
 
 Answer JobRegistry::SetPlanner(const std::string& job_id, const PlannerSettings& planner) {
-  return WithJob(job_id, [&](Job& job) {
-    job.mu().AssertHeld();
-    return server::SetPlanner(job, ctx_, planner);
-  });
+  return WithJob(job_id, &server::SetPlanner, ctx_, planner);
 }
 
 Answer JobRegistry::UploadProfile(const std::string& job_id, const ProfileUpload& upload) {
-  return WithJob(job_id, [&](Job& job) {
-    job.mu().AssertHeld();
-    return server::UploadProfile(job, ctx_, upload);
-  });
+  return WithJob(job_id, &server::UploadProfile, ctx_, upload);
 }
 
 Answer JobRegistry::UploadRankProfile(const std::string& job_id, const RankProfile& profile) {
-  return WithJob(job_id, [&](Job& job) {
-    job.mu().AssertHeld();
-    return server::UploadRankProfile(job, ctx_, profile);
-  });
+  return WithJob(job_id, &server::UploadRankProfile, ctx_, profile);
 }
 
 Answer JobRegistry::ComputeFrontierNow(const std::string& job_id) {
-  return WithJob(job_id, [&](Job& job) {
-    job.mu().AssertHeld();
-    return server::ComputeFrontierNow(job, ctx_);
-  });
+  return WithJob(job_id, &server::ComputeFrontierNow, ctx_);
 }
 
-Answer JobRegistry::FrontierStatus(const std::string& job_id) {
-  return WithJob(job_id, [&](Job& job) {
-    job.mu().AssertHeld();
-    return server::FrontierStatus(job);
-  });
-}
+Answer JobRegistry::FrontierStatus(const std::string& job_id) { return WithJob(job_id, &server::FrontierStatus); }
 
 Answer JobRegistry::FrontierPoints(const std::string& job_id, int64_t offset, int64_t limit) {
-  return WithJob(job_id, [&](Job& job) {
-    job.mu().AssertHeld();
-    return server::FrontierPoints(job, offset, limit);
-  });
+  return WithJob(job_id, &server::FrontierPoints, offset, limit);
 }
 
 Answer JobRegistry::SelectPlan(const std::string& job_id, const PlanSelection& selection) {
-  return WithJob(job_id, [&](Job& job) {
-    job.mu().AssertHeld();
-    return server::SelectPlan(job, ctx_, selection);
-  });
+  return WithJob(job_id, &server::SelectPlan, ctx_, selection);
 }
 
 Answer JobRegistry::ReportStraggler(const std::string& job_id, const StragglerReport& report) {
@@ -391,53 +363,28 @@ Answer JobRegistry::ReportStraggler(const std::string& job_id, const StragglerRe
   return answer;
 }
 
-Answer JobRegistry::ListStragglers(const std::string& job_id) {
-  return WithJob(job_id, [&](Job& job) {
-    job.mu().AssertHeld();
-    return server::ListStragglers(job);
-  });
-}
+Answer JobRegistry::ListStragglers(const std::string& job_id) { return WithJob(job_id, &server::ListStragglers); }
 
 Answer JobRegistry::SetPowerTarget(const std::string& job_id, const PowerTarget& target) {
-  return WithJob(job_id, [&](Job& job) {
-    job.mu().AssertHeld();
-    return ChangePowerTarget(job, ctx_, target);
-  });
+  return WithJob(job_id, &server::ChangePowerTarget, ctx_, target);
 }
 
 Answer JobRegistry::ClearPowerTarget(const std::string& job_id) {
-  return WithJob(job_id, [&](Job& job) {
-    job.mu().AssertHeld();
-    return ChangePowerTarget(job, ctx_, std::nullopt);
-  });
+  return WithJob(job_id, &server::ChangePowerTarget, ctx_, std::nullopt);
 }
 
-Answer JobRegistry::GetPowerTarget(const std::string& job_id) {
-  return WithJob(job_id, [&](Job& job) -> Answer {
-    job.mu().AssertHeld();
-    return Text(PowerTargetJson(ViewPowerTarget(job)));
-  });
-}
+Answer JobRegistry::GetPowerTarget(const std::string& job_id) { return WithJob(job_id, &server::GetPowerTarget); }
 
 Answer JobRegistry::SetDeadlineSchedule(const std::string& job_id, const DeadlineScheduleSpec& spec) {
-  return WithJob(job_id, [&](Job& job) {
-    job.mu().AssertHeld();
-    return server::SetDeadlineSchedule(job, ctx_, spec);
-  });
+  return WithJob(job_id, &server::SetDeadlineSchedule, ctx_, spec);
 }
 
 Answer JobRegistry::ClearDeadlineSchedule(const std::string& job_id) {
-  return WithJob(job_id, [&](Job& job) {
-    job.mu().AssertHeld();
-    return server::ClearDeadlineSchedule(job, ctx_);
-  });
+  return WithJob(job_id, &server::ClearDeadlineSchedule, ctx_);
 }
 
 Answer JobRegistry::GetDeadlineSchedule(const std::string& job_id) {
-  return WithJob(job_id, [&](Job& job) {
-    job.mu().AssertHeld();
-    return server::GetDeadlineSchedule(job, ctx_);
-  });
+  return WithJob(job_id, &server::GetDeadlineSchedule, ctx_);
 }
 
 // ---- The views over every job (reads: nothing changes).

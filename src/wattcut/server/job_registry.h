@@ -159,6 +159,9 @@ class JobRegistry {
   // Finds the job, locks it and runs `action` on it (the missing job's error otherwise).
   template <typename Action>
   Answer WithJob(const std::string& job_id, Action&& action);
+  // The same for a function of one part of a job (job_rounds.h, ...), called with `args`.
+  template <typename... Params, typename... Args>
+  Answer WithJob(const std::string& job_id, Answer (*part)(Job&, Params...), Args&&... args);
   bool OnFrontierStarted(const FrontierTask& task);
   void OnFrontierDone(const FrontierTask& task, Result<Frontier> frontier, double seconds);
   // The lapse timer's round: every job's power target whose lease ran out is cleared.

@@ -6,6 +6,7 @@
 #include "wattcut/server/job_decision.h"
 #include "wattcut/server/job_power_target.h"
 #include "wattcut/server/job_profiles.h"
+#include "wattcut/server/job_views.h"
 #include "wattcut/server/profiling_sweep.h"
 #include "wattcut/server/schedule_text.h"
 
@@ -138,7 +139,7 @@ Answer PreviewSchedule(Job& job, JobContext& ctx, int64_t rank) {
   body["mode"] = ScheduleModeName(preview.mode);
   body["round"] = job.barrier().completed_rounds() + 1;
   if (preview.mode == ScheduleDecision::Mode::kPlan) body["plan_index"] = preview.PlanIndexFor((*found)->dp_rank);
-  return body.dump(-1, ' ', false, json::error_handler_t::replace);
+  return AnswerText(body);
 }
 
 Answer PostResult(Job& job, JobContext& ctx, const ProfilingResult& result) {

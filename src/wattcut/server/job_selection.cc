@@ -10,10 +10,6 @@ namespace wattcut::server {
 
 using nlohmann::json;
 
-namespace {
-std::string Text(const json& body) { return body.dump(-1, ' ', false, json::error_handler_t::replace); }
-}  // namespace
-
 Answer SelectPlan(Job& job, JobContext& ctx, const PlanSelection& selection) {
   JobEdit edit;
   edit.selection = selection;
@@ -26,7 +22,7 @@ Answer SelectPlan(Job& job, JobContext& ctx, const PlanSelection& selection) {
     out["time_s"] = frontier->points()[i].time_s;
     out["energy_j"] = frontier->points()[i].energy_j;
   }
-  return Text(out);
+  return AnswerText(out);
 }
 
 Answer ReportStraggler(Job& job, JobContext& ctx, const StragglerReport& report) {
@@ -53,7 +49,7 @@ Answer ListStragglers(Job& job) {
     reply["iteration_time_s"] = t;
     reply["non_straggler_index"] = job.frontier()->IndexForIterationTime(t);
   }
-  return Text(reply);
+  return AnswerText(reply);
 }
 
 }  // namespace wattcut::server

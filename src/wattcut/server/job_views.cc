@@ -6,6 +6,10 @@
 
 namespace wattcut::server {
 
+std::string AnswerText(const nlohmann::json& view) {
+  return view.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
 using nlohmann::json;
 
 json ProfileWarningsJson(const std::vector<DroppedFrequency>& dropped) {

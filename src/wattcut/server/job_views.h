@@ -14,6 +14,9 @@
 
 namespace wattcut::server {
 
+// A view as the body of an answer: compact, any invalid UTF-8 in a user's text replaced.
+std::string AnswerText(const nlohmann::json& view);
+
 // The most points GET /v1/jobs/{id}/frontier/points returns at once.
 inline constexpr int64_t kMaxPointsPerPage = 10000;
 
