@@ -2,7 +2,6 @@
 
 #include <set>
 
-#include "wattcut/plan/planning_limits.h"
 #include "wattcut/server/job_checks.h"
 #include "wattcut/server/rank_profile_aggregation.h"
 
@@ -50,12 +49,16 @@ void Job::SizeRankState() {
   progress_ = StepProgress(ws);
 }
 
+Error NothingStored(const Error& store_error) {
+  return Error::IOError("could not persist the change, nothing was changed: " + store_error.message);
+}
+
 // ---- Commit: check, store, apply.
 
 Status Job::Commit(JobEdit edit) {
   if (Status checked = Check(edit); !checked) return checked;
   if (Status stored = Store(edit); !stored) {
-    return Error::IOError("could not persist the change, nothing was changed: " + stored.error().message);
+    return NothingStored(stored.error());
   }
   Apply(std::move(edit));
   return Status::Ok();

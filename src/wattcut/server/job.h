@@ -45,6 +45,9 @@
 
 namespace wattcut::server {
 
+// A change the store refused: kIOError "could not persist the change, nothing was changed: ...".
+Error NothingStored(const Error& store_error);
+
 class Job {
  public:
   // A new job of `info` with `planner`, no rank registered (registration, job_registry.cc).
@@ -59,7 +62,7 @@ class Job {
   // Before the job is in the registry's map (nobody else can see it): its id, and its place in
   // the order of registration (1 for the first job registered or loaded, then 2, ...; the
   // status page shows the newest). registration_order() needs no lock: it never changes after.
-  void SetIdBeforePublishing(const std::string& job_id) NO_THREAD_SAFETY_ANALYSIS { info_.job_id = job_id; }
+  void SetIdBeforePublishing(const std::string& job_id) REQUIRES(mu_) { info_.job_id = job_id; }
   void SetRegistrationOrderBeforePublishing(uint64_t order) { registration_order_ = order; }
   uint64_t registration_order() const { return registration_order_; }
 

@@ -171,31 +171,35 @@ Answer JobRegistry::RegisterJob(const JobRegistration& registration) {
   const PlannerSettings planner = registration.planner.value_or(options_.default_planner);
   if (Status s = CheckPipelineLimits(registration.info, planner); !s) return s.error();
   auto job = std::make_shared<Job>(store_, registration.info, planner);
-  // Nobody else can see the job yet; its lock is taken for the analysis' sake.
-  MutexLock job_lock(job->mu());
-  json stored_info = ToJson(job->info());
-  stored_info.erase("job_id");
-  // A start-up profile for this pipeline depth and these settings: the job has its profile and
-  // frontier from the start, so its first round, and its first deployment, serve the plan.
-  const std::shared_ptr<const StartupProfile> startup =
-      MatchStartupProfile(options_.startup_profiles, job->info().pp_degree, planner);
-  std::optional<JobStore::InitialProfile> initial;
-  const double now = wall_clock_.NowS();
-  if (startup) {
-    initial = JobStore::InitialProfile{startup->csv, startup->source(), startup->frontier_text,
-                                       AnswerText(FrontierSummaryJson(*startup->frontier, startup->compute_seconds))};
-    job->RestoreProfile(startup->source(), startup->profile, startup->warnings);
-    job->BeginFrontierComputation();
-    job->SetFrontierReady(startup->frontier, startup->compute_seconds);
-    // Deployment 1, stored with the job: no rank has run a step yet, so it applies from step 0.
-    job->SetDeploymentBeforePublishing(Deployment{
-        1, 0, DeploymentTarget::From(Decide(*job, now, /*may_start_profiling=*/false), job->frontier_generation())});
+  Result<std::string> id = Error{"not created"};
+  {
+    // Nobody else can see the job yet; its lock is taken for the analysis' sake, and released
+    // before the map's (the map's lock is taken first everywhere else).
+    MutexLock job_lock(job->mu());
+    json stored_info = ToJson(job->info());
+    stored_info.erase("job_id");
+    // A start-up profile for this pipeline depth and these settings: the job has its profile and
+    // frontier from the start, so its first round, and its first deployment, serve the plan.
+    const std::shared_ptr<const StartupProfile> startup =
+        MatchStartupProfile(options_.startup_profiles, job->info().pp_degree, planner);
+    std::optional<JobStore::InitialProfile> initial;
+    const double now = wall_clock_.NowS();
+    if (startup) {
+      initial = JobStore::InitialProfile{startup->csv, startup->source(), startup->frontier_text,
+                                         AnswerText(FrontierSummaryJson(*startup->frontier, startup->compute_seconds))};
+      job->RestoreProfile(startup->source(), startup->profile, startup->warnings);
+      job->BeginFrontierComputation();
+      job->SetFrontierReady(startup->frontier, startup->compute_seconds);
+      // Deployment 1, stored with the job: no rank has run a step yet, so it applies from step 0.
+      job->SetDeploymentBeforePublishing(Deployment{
+          1, 0, DeploymentTarget::From(Decide(*job, now, /*may_start_profiling=*/false), job->frontier_generation())});
+    }
+    const JobInfo info = job->info();
+    id = store_.CreateJob([&info, now](int64_t seq) { return JobIdFor(info, seq, now); }, stored_info.dump(),
+                          ToJson(planner).dump(), EncodeJobState(job->State()), initial ? &*initial : nullptr);
+    if (!id) return NothingStored(id.error());
+    job->SetIdBeforePublishing(*id);
   }
-  const JobInfo info = job->info();
-  auto id = store_.CreateJob([&info, now](int64_t seq) { return JobIdFor(info, seq, now); }, stored_info.dump(),
-                             ToJson(planner).dump(), EncodeJobState(job->State()), initial ? &*initial : nullptr);
-  if (!id) return Error::IOError("could not persist the change, nothing was changed: " + id.error().message);
-  job->SetIdBeforePublishing(*id);
   {
     WriterLock lock(mu_);
     job->SetRegistrationOrderBeforePublishing(++last_registration_order_);
@@ -215,14 +219,14 @@ Answer JobRegistry::DeleteJob(const std::string& job_id) {
     if (it == jobs_.end()) {
       if (quarantined_.count(job_id) == 0) return Error::NotFound("unknown job '" + PrintableText(job_id) + "'");
       if (auto s = store_.DeleteJob(job_id); !s) {
-        return Error::IOError("could not persist the change, nothing was changed: " + s.error().message);
+        return NothingStored(s.error());
       }
       quarantined_.erase(job_id);
       return AnswerText(json{{"deleted", job_id}});
     }
     job = it->second;
     if (auto s = store_.DeleteJob(job_id); !s) {
-      return Error::IOError("could not persist the change, nothing was changed: " + s.error().message);
+      return NothingStored(s.error());
     }
     jobs_.erase(it);
     --num_jobs_;
