@@ -47,9 +47,16 @@ add_custom_target(wattcut_debian_changelog ALL DEPENDS ${WATTCUT_PACKAGING_DIR}/
 # Everything the package holds, so `make deb` builds only these (not the tests and benchmarks).
 add_custom_target(wattcut_package_files DEPENDS wattcut wattcut-freq-setter wattcut_python wattcut_cli_docs
                                                 wattcut_debian_changelog)
+if(TARGET wattcut_spank)
+  add_dependencies(wattcut_package_files wattcut_spank)
+endif()
 
 # ---- install() rules -------------------------------------------------------------------------
 install(TARGETS wattcut RUNTIME DESTINATION bin)
+# The Slurm SPANK plugin (docs/slurm.md): one plugstack.conf line names it by this path.
+if(TARGET wattcut_spank)
+  install(TARGETS wattcut_spank LIBRARY DESTINATION lib/wattcut)
+endif()
 
 # The Python package, as python/CMakeLists.txt assembles it in BUILD/python/wattcut: the compiled
 # module and the helper as targets (so the package's copies are stripped), the pure files (and a

@@ -21,6 +21,7 @@ packages=(
   python3-yaml                                 # tests/deploy: the DaemonSet and the agent's OpenAPI parse
   python3-venv python3-setuptools python3-wheel # pip install of wattcut into a venv (tests/install)
   lintian                                      # tests/deploy: the Debian package's check (make deb)
+  libslurm-dev slurm-wlm munge                 # the Slurm SPANK plugin (spank.h) and its test against a real Slurm
   chromium tesseract-ocr tesseract-ocr-eng fonts-dejavu-core  # status page browser test: screenshot, OCR
 )
 

@@ -1,0 +1,49 @@
+#include "wattcut/slurm/plugin_config.h"
+
+#include "wattcut/base/printable_text.h"
+
+namespace wattcut::slurm {
+
+Status CheckServerUrl(const std::string& url, const std::string& what) {
+  const std::string shown = PrintableText(url, 200);
+  const bool http = url.rfind("http://", 0) == 0, https = url.rfind("https://", 0) == 0;
+  if (!http && !https) return Error{what + " '" + shown + "': expected an http:// or https:// URL"};
+  const size_t host = url.find("://") + 3;
+  if (host >= url.size() || url[host] == '/' || url[host] == ':') {
+    return Error{what + " '" + shown + "': the URL names no host"};
+  }
+  for (char c : url) {
+    if (static_cast<unsigned char>(c) <= ' ' || c == 0x7f) {
+      return Error{what + " '" + shown + "': a URL holds no blanks or control characters"};
+    }
+  }
+  return Status::Ok();
+}
+
+Result<PluginConfig> ParsePluginConfig(const std::vector<std::string>& words) {
+  constexpr const char* kAccepted = "expected server=URL, default=MODE or agent_socket=PATH";
+  PluginConfig config;
+  for (const std::string& word : words) {
+    const size_t eq = word.find('=');
+    const std::string key = eq == std::string::npos ? word : word.substr(0, eq);
+    const std::string value = eq == std::string::npos ? std::string() : word.substr(eq + 1);
+    const std::string shown = "wattcut plugin argument '" + PrintableText(word, 200) + "'";
+    if (eq == std::string::npos) return Error{shown + ": " + kAccepted};
+    if (key == "server") {
+      if (Status s = CheckServerUrl(value, "wattcut plugin argument server="); !s) return s.error();
+      config.server_url = value;
+    } else if (key == "default") {
+      auto mode = ParseWattcutMode(value);
+      if (!mode) return Error{shown + ": " + mode.error().message};
+      config.default_mode = *mode;
+    } else if (key == "agent_socket") {
+      if (value.empty() || value[0] != '/') return Error{shown + ": the agent's socket is an absolute path"};
+      config.agent_socket = value;
+    } else {
+      return Error{shown + ": unknown; " + kAccepted};
+    }
+  }
+  return config;
+}
+
+}  // namespace wattcut::slurm

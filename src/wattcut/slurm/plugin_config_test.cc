@@ -1,0 +1,51 @@
+#include "wattcut/slurm/plugin_config.h"
+
+#include <gtest/gtest.h>
+
+namespace wattcut::slurm {
+namespace {
+
+TEST(PluginConfig, NoWordsLeavesEveryJobAlone) {
+  auto config = ParsePluginConfig({});
+  ASSERT_TRUE(config.ok());
+  EXPECT_EQ(config->default_mode.kind, WattcutMode::Kind::kOff);
+  EXPECT_EQ(config->server_url, "");
+  EXPECT_EQ(config->agent_socket, "/run/wattcut/agent.sock");
+}
+
+TEST(PluginConfig, ReadsEachSetting) {
+  auto config = ParsePluginConfig({"server=http://10.0.0.5:7787", "default=least-energy", "agent_socket=/tmp/a.sock"});
+  ASSERT_TRUE(config.ok()) << config.error().message;
+  EXPECT_EQ(config->server_url, "http://10.0.0.5:7787");
+  EXPECT_EQ(config->default_mode.kind, WattcutMode::Kind::kLeastEnergy);
+  EXPECT_EQ(config->agent_socket, "/tmp/a.sock");
+}
+
+TEST(PluginConfig, ABadWordIsNamedWithWhatIsAccepted) {
+  const struct {
+    std::vector<std::string> words;
+    const char* message;
+  } cases[] = {
+      {{"sever=http://x"},
+       "wattcut plugin argument 'sever=http://x': unknown; expected server=URL, default=MODE or "
+       "agent_socket=PATH"},
+      {{"fastest"}, "wattcut plugin argument 'fastest': expected server=URL, default=MODE or agent_socket=PATH"},
+      {{"server=10.0.0.5:7787"},
+       "wattcut plugin argument server= '10.0.0.5:7787': expected an http:// or https:// URL"},
+      {{"server=http://"}, "wattcut plugin argument server= 'http://': the URL names no host"},
+      {{"default=slow"},
+       "wattcut plugin argument 'default=slow': --wattcut=slow: expected off, fastest, least-energy "
+       "or power:WATTS (watts per GPU, e.g. power:300)"},
+      {{"agent_socket=run/a.sock"},
+       "wattcut plugin argument 'agent_socket=run/a.sock': the agent's socket is an "
+       "absolute path"},
+  };
+  for (const auto& c : cases) {
+    auto config = ParsePluginConfig(c.words);
+    ASSERT_FALSE(config.ok()) << c.words[0];
+    EXPECT_EQ(config.error().message, c.message);
+  }
+}
+
+}  // namespace
+}  // namespace wattcut::slurm

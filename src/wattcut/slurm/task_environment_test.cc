@@ -1,0 +1,75 @@
+#include "wattcut/slurm/task_environment.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+
+namespace wattcut::slurm {
+namespace {
+
+TaskVariable From(std::map<std::string, std::string> env) {
+  return [env](const std::string& name) -> std::optional<std::string> {
+    auto it = env.find(name);
+    if (it == env.end()) return std::nullopt;
+    return it->second;
+  };
+}
+
+const std::map<std::string, std::string> kSlurmTask = {
+    {"SLURM_JOB_ID", "4711"}, {"SLURM_PROCID", "5"}, {"SLURM_NTASKS", "8"}, {"SLURM_LOCALID", "1"}};
+
+TEST(TaskEnvironment, AManagedTaskGetsTheServerItsJobAndItsRankFromSlurm) {
+  PluginConfig config;
+  config.server_url = "http://10.0.0.5:7787";
+  const TaskEnvironment env =
+      TaskEnvironmentFor(config, WattcutMode{WattcutMode::Kind::kFastest, 0}, "", From(kSlurmTask));
+  EXPECT_EQ(env.warning, "");
+  const std::vector<std::pair<std::string, std::string>> expected = {
+      {"WATTCUT_MODE", "fastest"},
+      {"WATTCUT_SERVER_URL", "http://10.0.0.5:7787"},
+      {"WATTCUT_JOB_NAME", "slurm-4711"},
+      {"WATTCUT_RANK", "5"},
+      {"WATTCUT_WORLD_SIZE", "8"},
+      {"WATTCUT_LOCAL_RANK", "1"},
+      {"WATTCUT_AGENT_SOCKET", "/run/wattcut/agent.sock"}};
+  EXPECT_EQ(env.set, expected);
+}
+
+TEST(TaskEnvironment, TheLaunchersRanksAndTheJobsServerWin) {
+  PluginConfig config;
+  config.server_url = "http://10.0.0.5:7787";
+  auto env_vars = kSlurmTask;
+  env_vars["RANK"] = "3";
+  env_vars["WORLD_SIZE"] = "16";
+  env_vars["LOCAL_RANK"] = "3";
+  const TaskEnvironment env =
+      TaskEnvironmentFor(config, WattcutMode{WattcutMode::Kind::kPower, 250}, "http://own:1", From(env_vars));
+  std::map<std::string, std::string> got(env.set.begin(), env.set.end());
+  EXPECT_EQ(got["WATTCUT_SERVER_URL"], "http://own:1");
+  EXPECT_EQ(got["WATTCUT_MODE"], "power:250");
+  EXPECT_EQ(got["WATTCUT_RANK"], "3");
+  EXPECT_EQ(got["WATTCUT_WORLD_SIZE"], "16");
+  EXPECT_EQ(got["WATTCUT_LOCAL_RANK"], "3");
+}
+
+TEST(TaskEnvironment, OffOrTheDefaultOffSetsNothing) {
+  PluginConfig config;
+  config.server_url = "http://10.0.0.5:7787";
+  EXPECT_TRUE(TaskEnvironmentFor(config, WattcutMode{WattcutMode::Kind::kOff, 0}, "", From(kSlurmTask)).set.empty());
+  EXPECT_TRUE(TaskEnvironmentFor(config, std::nullopt, "", From(kSlurmTask)).set.empty());
+  config.default_mode = WattcutMode{WattcutMode::Kind::kLeastEnergy, 0};
+  EXPECT_EQ(TaskEnvironmentFor(config, std::nullopt, "", From(kSlurmTask)).set.front().second, "least-energy");
+}
+
+TEST(TaskEnvironment, NoServerKnownRunsTheJobUnmanagedWithOneWarning) {
+  const TaskEnvironment env =
+      TaskEnvironmentFor(PluginConfig{}, WattcutMode{WattcutMode::Kind::kFastest, 0}, "", From(kSlurmTask));
+  EXPECT_TRUE(env.set.empty());
+  EXPECT_EQ(
+      env.warning,
+      "--wattcut=fastest but no planning server is known (neither --wattcut-server nor the plugin's server=): the "
+      "job runs unmanaged");
+}
+
+}  // namespace
+}  // namespace wattcut::slurm

@@ -1,0 +1,253 @@
+#!/usr/bin/python3
+"""The wattcut SPANK plugin in a real Slurm: munged, slurmctld and slurmd (Debian's munge and
+slurm-wlm) started here on loopback, with their own key, config, state and spool folders in a
+temporary folder, one node of 8 CPUs; the plugin enabled by one plugstack.conf line. Checks:
+
+* sbatch --wattcut=fastest: each of 8 srun tasks gets the planning server, the job's name
+  (slurm-JOBID) and its rank and world size from Slurm's variables;
+* --wattcut=power:300 with --wattcut-server: the job's own server and mode;
+* srun --wattcut=least-energy without sbatch: the same for srun's own job;
+* --wattcut=off, and no option with the plugin's default off: nothing set;
+* --wattcut=bogus: sbatch refuses the job with the plugin's message, and no job is queued.
+
+Needs root (the daemons run as root, as CI does) and the Slurm and munge binaries
+(scripts/install-deps.sh); without them it is skipped (exit 77). Every wait is bounded."""
+
+import argparse
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+
+SKIP = 77
+TIMEOUT_S = 120
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Cluster:
+    def __init__(self, root, plugin):
+        self.root = root
+        self.plugin = plugin
+        self.host = socket.gethostname()
+        self.env = dict(os.environ, SLURM_CONF=os.path.join(root, "slurm.conf"))
+        self.procs = []
+
+    def path(self, *parts):
+        return os.path.join(self.root, *parts)
+
+    def write_config(self):
+        for d in ("state", "spool", "munge", "log", "out"):
+            os.makedirs(self.path(d), exist_ok=True)
+        os.chmod(self.path("munge"), 0o700)
+        with open(self.path("munge", "munge.key"), "wb") as f:
+            f.write(os.urandom(1024))
+        os.chmod(self.path("munge", "munge.key"), 0o400)
+        ctld, slurmd = free_port(), free_port()
+        with open(self.path("slurm.conf"), "w") as f:
+            f.write(f"""ClusterName=wattcuttest
+SlurmctldHost={self.host}(127.0.0.1)
+SlurmctldPort={ctld}
+SlurmdPort={slurmd}
+AuthType=auth/munge
+AuthInfo=socket={self.path('munge', 'munge.sock')}
+CredType=cred/munge
+SlurmUser=root
+SlurmdUser=root
+StateSaveLocation={self.path('state')}
+SlurmdSpoolDir={self.path('spool')}
+SlurmctldPidFile={self.path('slurmctld.pid')}
+SlurmdPidFile={self.path('slurmd.pid')}
+SlurmctldLogFile={self.path('log', 'slurmctld.log')}
+SlurmdLogFile={self.path('log', 'slurmd.log')}
+ProctrackType=proctrack/linuxproc
+TaskPlugin=task/none
+SelectType=select/cons_tres
+SelectTypeParameters=CR_Core
+SchedulerType=sched/builtin
+MpiDefault=none
+ReturnToService=2
+JobCompType=jobcomp/none
+AccountingStorageType=accounting_storage/none
+JobAcctGatherType=jobacct_gather/none
+PlugStackConfig={self.path('plugstack.conf')}
+SlurmdParameters=config_overrides
+NodeName=wattcutnode NodeHostname={self.host} NodeAddr=127.0.0.1 CPUs=8 RealMemory=1000 State=UNKNOWN
+PartitionName=debug Nodes=ALL Default=YES MaxTime=INFINITE State=UP
+""")
+        with open(self.path("plugstack.conf"), "w") as f:
+            # The cluster's server; jobs without --wattcut are left alone (default=off).
+            f.write(f"required {self.plugin} server=http://127.0.0.1:7787 default=off "
+                    f"agent_socket={self.path('agent.sock')}\n")
+
+    def start(self):
+        self.write_config()
+        subprocess.run(["munged", "-f", f"--socket={self.path('munge', 'munge.sock')}",
+                        f"--key-file={self.path('munge', 'munge.key')}", f"--log-file={self.path('log', 'munged.log')}",
+                        f"--pid-file={self.path('munge', 'munged.pid')}", f"--seed-file={self.path('munge', 'seed')}"],
+                       check=True, timeout=30)
+        conf = self.path("slurm.conf")
+        subprocess.run(["slurmctld", "-i", "-f", conf], check=True, env=self.env, timeout=30)
+        subprocess.run(["slurmd", "-f", conf, "-N", "wattcutnode"], check=True, env=self.env, timeout=30)
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            state = subprocess.run(["sinfo", "-h", "-o", "%t"], env=self.env, capture_output=True, text=True,
+                                   timeout=30).stdout.strip()
+            if state == "idle":
+                return
+            time.sleep(0.5)
+        raise RuntimeError("the node never became idle; " + self.logs())
+
+    def logs(self):
+        out = []
+        for name in ("slurmctld.log", "slurmd.log"):
+            try:
+                with open(self.path("log", name)) as f:
+                    out.append(name + ":\n" + "".join(f.readlines()[-15:]))
+            except OSError:
+                pass
+        return "\n".join(out)
+
+    def stop(self):
+        for pid_file in (self.path("slurmd.pid"), self.path("slurmctld.pid"), self.path("munge", "munged.pid")):
+            try:
+                with open(pid_file) as f:
+                    pid = int(f.read().strip())
+            except (OSError, ValueError):
+                continue
+            try:
+                os.kill(pid, signal.SIGTERM)
+            except ProcessLookupError:
+                continue
+            deadline = time.monotonic() + 20
+            while time.monotonic() < deadline:
+                try:
+                    os.kill(pid, 0)
+                except ProcessLookupError:
+                    break
+                time.sleep(0.1)
+            else:
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+
+    def run(self, args):
+        return subprocess.run(args, env=self.env, capture_output=True, text=True, timeout=TIMEOUT_S)
+
+
+JOB_SCRIPT = """#!/bin/bash
+srun bash -c 'env | grep ^WATTCUT_ | sort | sed "s/^/$SLURM_PROCID /"'
+"""
+
+
+def batch(cluster, name, options, tasks=8):
+    script = cluster.path(name + ".sh")
+    with open(script, "w") as f:
+        f.write(JOB_SCRIPT)
+    out = cluster.path("out", name + ".txt")
+    done = cluster.run(["sbatch", "--wait", "-n", str(tasks), "-o", out, *options, script])
+    return done, out
+
+
+def task_variables(out):
+    """{rank: {name: value}} from the job's output."""
+    tasks = {}
+    with open(out) as f:
+        for line in f:
+            rank, _, assignment = line.strip().partition(" ")
+            name, _, value = assignment.partition("=")
+            if name.startswith("WATTCUT_"):
+                tasks.setdefault(int(rank), {})[name] = value
+    return tasks
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--plugin", required=True)
+    args = parser.parse_args()
+    missing = [b for b in ("munged", "slurmctld", "slurmd", "sbatch", "srun", "sinfo") if shutil.which(b) is None]
+    if missing:
+        print(f"skipped: {', '.join(missing)} not installed (scripts/install-deps.sh installs slurm-wlm and munge)")
+        return SKIP
+    if os.geteuid() != 0:
+        print("skipped: the Slurm daemons run as root here, as in CI")
+        return SKIP
+    failures = []
+
+    def check(ok, what):
+        if not ok:
+            failures.append(what)
+            print("FAIL:", what)
+
+    root = tempfile.mkdtemp(prefix="wattcut-slurm-")
+    os.chmod(root, 0o755)
+    cluster = Cluster(root, os.path.abspath(args.plugin))
+    try:
+        cluster.start()
+
+        done, out = batch(cluster, "fastest", ["--wattcut=fastest"])
+        check(done.returncode == 0, f"sbatch --wattcut=fastest: {done.stderr}")
+        job_id = done.stdout.split()[-1] if done.stdout.split() else "?"
+        tasks = task_variables(out) if done.returncode == 0 else {}
+        check(sorted(tasks) == list(range(8)), f"every task of 8 has WATTCUT_ variables: {sorted(tasks)}")
+        for rank, env in tasks.items():
+            expected = {
+                "WATTCUT_MODE": "fastest",
+                "WATTCUT_SERVER_URL": "http://127.0.0.1:7787",
+                "WATTCUT_JOB_NAME": f"slurm-{job_id}",
+                "WATTCUT_RANK": str(rank),
+                "WATTCUT_WORLD_SIZE": "8",
+                "WATTCUT_LOCAL_RANK": str(rank),
+                "WATTCUT_AGENT_SOCKET": cluster.path("agent.sock"),
+            }
+            check(env == expected, f"task {rank}: {env} != {expected}")
+
+        done, out = batch(cluster, "power", ["--wattcut=power:300", "--wattcut-server=http://127.0.0.1:9999"], tasks=2)
+        check(done.returncode == 0, f"sbatch --wattcut=power:300: {done.stderr}")
+        tasks = task_variables(out) if done.returncode == 0 else {}
+        check(all(e.get("WATTCUT_MODE") == "power:300" and e.get("WATTCUT_SERVER_URL") == "http://127.0.0.1:9999"
+                  for e in tasks.values()) and len(tasks) == 2, f"power:300 with the job's server: {tasks}")
+
+        done = cluster.run(["srun", "-n", "2", "--wattcut=least-energy", "bash", "-c",
+                            'echo "$SLURM_PROCID $WATTCUT_MODE $WATTCUT_RANK $WATTCUT_WORLD_SIZE"'])
+        check(done.returncode == 0, f"srun --wattcut=least-energy: {done.stderr}")
+        check(sorted(done.stdout.split("\n")[:2]) == ["0 least-energy 0 2", "1 least-energy 1 2"],
+              f"srun's tasks: {done.stdout!r}")
+
+        for name, options in (("off", ["--wattcut=off"]), ("default", [])):
+            done, out = batch(cluster, name, options, tasks=2)
+            check(done.returncode == 0, f"sbatch {options}: {done.stderr}")
+            check(done.returncode == 0 and task_variables(out) == {}, f"{options or 'no option'}: nothing set")
+
+        done, _ = batch(cluster, "bogus", ["--wattcut=bogus"], tasks=1)
+        check(done.returncode != 0, "sbatch --wattcut=bogus is refused")
+        check("--wattcut=bogus: expected off, fastest, least-energy or power:WATTS" in done.stderr,
+              f"sbatch says why: {done.stderr!r}")
+        queued = cluster.run(["squeue", "-h"]).stdout.strip()
+        check(queued == "", f"no job queued after the refusal: {queued!r}")
+    except Exception as e:  # noqa: BLE001 - any failure is reported with the daemons' logs
+        failures.append(f"{type(e).__name__}: {e}")
+        print("FAIL:", e)
+    finally:
+        if failures:
+            print(cluster.logs())
+        cluster.stop()
+        shutil.rmtree(root, ignore_errors=True)
+    if failures:
+        print(f"{len(failures)} check(s) failed")
+        return 1
+    print("slurm_spank_e2e_test: every check passed")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
