@@ -48,10 +48,14 @@ resets them when the process ends (docs/agent.md).
 
 from __future__ import annotations
 
+import math
 import os
+import sys
+import time
 from typing import Callable, List, Optional, Tuple
 
 from wattcut import _wattcut
+from wattcut.slurm_environment import apply_mode, mode_request, resolve_arguments
 
 WattcutError = _wattcut.WattcutError
 WattcutError.__module__ = "wattcut"  # shown as wattcut.WattcutError in tracebacks
@@ -90,6 +94,12 @@ def _check_instruction(name: str) -> None:
 class PipelineFrequencyOptimizer:
     """One training rank's wattcut client (Zeus's PipelineFrequencyOptimizer, plus profiling
     and straggler reporting).
+
+    Inside a Slurm job started with ``--wattcut`` (docs/slurm.md), the plugin's variables give
+    server_url, job_metadata, rank, world_size and device_id, and the data-, pipeline- and
+    tensor-parallel ranks follow from the rank and the degrees (slurm_environment.py): a rank
+    passes ``pp_degree`` (and ``tp_degree`` when not 1) and nothing else. Explicit arguments win.
+    Rank 0 applies the job's ``--wattcut`` mode (least-energy, power:WATTS) at the server.
 
     Args (Zeus's, in Zeus's order):
         rank: Global rank of this process.
@@ -143,16 +153,16 @@ class PipelineFrequencyOptimizer:
 
     def __init__(
         self,
-        rank: int,
-        dp_rank: int,
-        pp_rank: int,
-        tp_rank: int,
-        device_id: int,
-        dp_degree: int,
-        pp_degree: int,
-        tp_degree: int,
-        world_size: int,
-        server_url: str,
+        rank: Optional[int] = None,
+        dp_rank: Optional[int] = None,
+        pp_rank: Optional[int] = None,
+        tp_rank: Optional[int] = None,
+        device_id: Optional[int] = None,
+        dp_degree: Optional[int] = None,
+        pp_degree: Optional[int] = None,
+        tp_degree: Optional[int] = None,
+        world_size: Optional[int] = None,
+        server_url: Optional[str] = None,
         job_metadata: Optional[str] = None,
         *,
         num_microbatches: Optional[int] = None,
@@ -176,6 +186,19 @@ class PipelineFrequencyOptimizer:
         agent_socket: Optional[str] = None,
         synchronize: Optional[Callable[[], None]] = None,
     ) -> None:
+        # Inside a Slurm job with --wattcut, what the plugin set fills what was not given
+        # (slurm_environment.py); explicit arguments win.
+        given = resolve_arguments(dict(
+            rank=rank, dp_rank=dp_rank, pp_rank=pp_rank, tp_rank=tp_rank, device_id=device_id, dp_degree=dp_degree,
+            pp_degree=pp_degree, tp_degree=tp_degree, world_size=world_size, server_url=server_url,
+            job_metadata=job_metadata))
+        rank, dp_rank, pp_rank, tp_rank = given["rank"], given["dp_rank"], given["pp_rank"], given["tp_rank"]
+        device_id, dp_degree, pp_degree, tp_degree = (given["device_id"], given["dp_degree"], given["pp_degree"],
+                                                      given["tp_degree"])
+        world_size, server_url, job_metadata = given["world_size"], given["server_url"], given["job_metadata"]
+        self._mode_request = mode_request() if rank == 0 else None
+        self._mode_tried_at = -math.inf
+        self._token = token or ""
         _check_ranks(rank, dp_rank, pp_rank, tp_rank, dp_degree, pp_degree, tp_degree, world_size)
         if schedule not in SCHEDULES:
             raise ValueError(f"schedule must be one of {', '.join(SCHEDULES)}, got {schedule!r}")
@@ -263,6 +286,7 @@ class PipelineFrequencyOptimizer:
             if hasattr(self, "_client"):
                 self._client.close()
             raise WattcutError("another rank could not start its wattcut client (its own error says why)")
+        self._apply_mode()
 
     @property
     def job_id(self) -> str:
@@ -289,6 +313,8 @@ class PipelineFrequencyOptimizer:
                 self._client.finish_profiling()
         if self._job_id_pending:
             self._share_job_id()
+        if self._mode_request is not None:
+            self._apply_mode()
 
     def on_instruction_begin(self, name: str) -> None:
         """Before a computation (one of INSTRUCTIONS: "forward", "backward", and for zero-bubble
@@ -413,6 +439,23 @@ class PipelineFrequencyOptimizer:
             self.close()
         except Exception:  # never raise from a finaliser
             pass
+
+    def _apply_mode(self) -> None:
+        """Rank 0: the job's $WATTCUT_MODE (least-energy, power:W) applied at the server once the
+        job has an id; a failure is said once and retried at most every 30 s, at step ends.
+        Training never waits for it: until then the job runs the fastest plan."""
+        if self._mode_request is None or not self.job_id:
+            return
+        now = time.monotonic()
+        if now - self._mode_tried_at < 30:
+            return
+        self._mode_tried_at = now
+        why = apply_mode(self.server_url, self.job_id, self._mode_request, self._token)
+        if why is None:
+            self._mode_request = None
+        elif not getattr(self, "_mode_warned", False):
+            self._mode_warned = True
+            print(f"wattcut: the job's mode is not applied yet (retried every 30 s): {why}", file=sys.stderr)
 
     def _share_job_id(self) -> None:
         """After a start with the server down: rank 0 registers the job in the background; at
