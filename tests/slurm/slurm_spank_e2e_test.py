@@ -8,7 +8,10 @@ temporary folder, one node of 8 CPUs; the plugin enabled by one plugstack.conf l
 * --wattcut=power:300 with --wattcut-server: the job's own server and mode;
 * srun --wattcut=least-energy without sbatch: the same for srun's own job;
 * --wattcut=off, and no option with the plugin's default off: nothing set;
-* --wattcut=bogus: sbatch refuses the job with the plugin's message, and no job is queued.
+* --wattcut=bogus: sbatch refuses the job with the plugin's message, and no job is queued;
+* --gpu-freq with --wattcut: refused at submission (SBATCH_GPU_FREQ), or said in the job's output
+  with its srun step refused (sbatch --gpu-freq); the node is never drained. --wattcut=off keeps
+  --gpu-freq.
 
 Needs root (the daemons run as root, as CI does) and the Slurm and munge binaries
 (scripts/install-deps.sh); without them it is skipped (exit 77). Every wait is bounded."""
@@ -234,6 +237,25 @@ def main():
               f"sbatch says why: {done.stderr!r}")
         queued = cluster.run(["squeue", "-h"]).stdout.strip()
         check(queued == "", f"no job queued after the refusal: {queued!r}")
+
+        # --gpu-freq with wattcut: refused at submission where sbatch's environment says it ...
+        script = cluster.path("fastest.sh")
+        cluster.env["SBATCH_GPU_FREQ"] = "low"
+        done = cluster.run(["sbatch", "--wattcut=fastest", "-o", cluster.path("out", "gpufreq-env.txt"), script])
+        del cluster.env["SBATCH_GPU_FREQ"]
+        check(done.returncode != 0 and "--wattcut=fastest and --gpu-freq=low together" in done.stderr,
+              f"SBATCH_GPU_FREQ with --wattcut is refused saying why: {done.stderr!r}")
+        # ... and on sbatch's command line, the script says why and its srun step is refused; the
+        # node is not drained.
+        done, out = batch(cluster, "gpufreq", ["--gpu-freq=medium", "--wattcut=fastest"], tasks=2)
+        with open(out) as f:
+            text = f.read()
+        check("wattcut: --wattcut=fastest and --gpu-freq=medium together" in text and task_variables(out) == {},
+              f"--gpu-freq on the command line: {text!r}")
+        done, out = batch(cluster, "gpufreq-off", ["--gpu-freq=medium", "--wattcut=off"], tasks=2)
+        check(done.returncode == 0 and "wattcut" not in open(out).read(), "--wattcut=off keeps --gpu-freq")
+        state = cluster.run(["sinfo", "-h", "-o", "%t"]).stdout.strip()
+        check(state == "idle", f"the node is idle after every case, not drained: {state!r}")
     except Exception as e:  # noqa: BLE001 - any failure is reported with the daemons' logs
         failures.append(f"{type(e).__name__}: {e}")
         print("FAIL:", e)

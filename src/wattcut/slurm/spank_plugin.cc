@@ -6,6 +6,7 @@
 // Nothing here may take slurmstepd down: every entry point catches what the C++ below could
 // throw and answers Slurm with an error code or a log line instead.
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <exception>
 #include <optional>
@@ -106,6 +107,29 @@ extern "C" int slurm_spank_init(spank_t spank, int ac, char** av) {
   }
 }
 
+// After the options are read, in srun, sbatch and salloc (local and allocator contexts): a job
+// with both wattcut and --gpu-freq in force is refused at submission, saying why. (`sbatch
+// --gpu-freq` on the command line is not visible here in Slurm 22.05: the batch script's first
+// line says why, and each srun in it, which sees SLURM_GPU_FREQ, is refused. A refusal in
+// slurmstepd is never made: Slurm drains the node and reports the job completed.)
+extern "C" int slurm_spank_init_post_opt(spank_t spank, int /*ac*/, char** /*av*/) {
+  try {
+    if (spank_remote(spank)) return 0;  // a refusal in slurmstepd would end the job silently
+    auto variable = [](const std::string& name) -> std::optional<std::string> {
+      const char* value = std::getenv(name.c_str());
+      return value ? std::optional<std::string>(value) : std::nullopt;
+    };
+    if (auto conflict = wattcut::slurm::GpuFreqConflict(g_config, g_mode, variable)) {
+      slurm_error("wattcut: %s", conflict->c_str());
+      return -1;
+    }
+    return 0;
+  } catch (const std::exception& e) {
+    slurm_error("wattcut: %s", e.what());
+    return 0;
+  }
+}
+
 // In each task, after the fork and before the exec (slurmstepd, remote context).
 extern "C" int slurm_spank_task_init(spank_t spank, int /*ac*/, char** /*av*/) {
   try {
@@ -116,6 +140,12 @@ extern "C" int slurm_spank_task_init(spank_t spank, int /*ac*/, char** /*av*/) {
       return std::string(value);
     };
     const auto environment = TaskEnvironmentFor(g_config, g_mode, g_server_url, variable);
+    const bool first_task = variable("SLURM_PROCID").value_or("0") == "0";
+    if (first_task && environment.warning.empty()) {
+      if (auto conflict = wattcut::slurm::GpuFreqConflict(g_config, g_mode, variable)) {
+        std::fprintf(stderr, "wattcut: %s\n", conflict->c_str());
+      }
+    }
     if (!environment.warning.empty()) {
       // One line for the job, from its first task.
       if (variable("SLURM_PROCID").value_or("0") == "0")

@@ -34,4 +34,18 @@ TaskEnvironment TaskEnvironmentFor(const PluginConfig& config, const std::option
   return out;
 }
 
+std::optional<std::string> GpuFreqConflict(const PluginConfig& config, const std::optional<WattcutMode>& mode,
+                                           const TaskVariable& variable) {
+  const WattcutMode chosen = mode.value_or(config.default_mode);
+  if (chosen.kind == WattcutMode::Kind::kOff) return std::nullopt;
+  for (const char* name : {"SLURM_GPU_FREQ", "SBATCH_GPU_FREQ", "SALLOC_GPU_FREQ"}) {
+    const std::optional<std::string> freq = variable(name);
+    if (!freq || freq->empty()) continue;
+    return "--wattcut=" + chosen.Text() + " and --gpu-freq=" + *freq +
+           " together: --gpu-freq holds every GPU of the job at one clock, wattcut changes each GPU's clock "
+           "computation by computation; give one of them (--wattcut=off keeps --gpu-freq)";
+  }
+  return std::nullopt;
+}
+
 }  // namespace wattcut::slurm

@@ -35,4 +35,10 @@ struct TaskEnvironment {
 TaskEnvironment TaskEnvironmentFor(const PluginConfig& config, const std::optional<WattcutMode>& mode,
                                    const std::string& server_url, const TaskVariable& variable);
 
+// Why a job cannot have both wattcut and Slurm's uniform --gpu-freq (docs/slurm.md): nullopt when
+// the job's mode is off or no --gpu-freq is in force (SLURM_GPU_FREQ, or sbatch's and salloc's
+// SBATCH_GPU_FREQ / SALLOC_GPU_FREQ), else the message the plugin refuses the job with.
+std::optional<std::string> GpuFreqConflict(const PluginConfig& config, const std::optional<WattcutMode>& mode,
+                                           const TaskVariable& variable);
+
 }  // namespace wattcut::slurm

@@ -71,5 +71,24 @@ TEST(TaskEnvironment, NoServerKnownRunsTheJobUnmanagedWithOneWarning) {
       "job runs unmanaged");
 }
 
+TEST(GpuFreqConflict, WattcutAndAUniformGpuClockAreRefusedTogether) {
+  PluginConfig config;
+  auto env_vars = kSlurmTask;
+  env_vars["SLURM_GPU_FREQ"] = "medium";
+  auto conflict = GpuFreqConflict(config, WattcutMode{WattcutMode::Kind::kFastest, 0}, From(env_vars));
+  ASSERT_TRUE(conflict.has_value());
+  EXPECT_EQ(*conflict,
+            "--wattcut=fastest and --gpu-freq=medium together: --gpu-freq holds every GPU of the job at one clock, "
+            "wattcut changes each GPU's clock computation by computation; give one of them (--wattcut=off keeps "
+            "--gpu-freq)");
+  // Off (given or by default) keeps --gpu-freq; without --gpu-freq nothing is refused.
+  EXPECT_FALSE(GpuFreqConflict(config, WattcutMode{WattcutMode::Kind::kOff, 0}, From(env_vars)).has_value());
+  EXPECT_FALSE(GpuFreqConflict(config, std::nullopt, From(env_vars)).has_value());
+  EXPECT_FALSE(GpuFreqConflict(config, WattcutMode{WattcutMode::Kind::kFastest, 0}, From(kSlurmTask)).has_value());
+  auto sbatch_env = kSlurmTask;
+  sbatch_env["SBATCH_GPU_FREQ"] = "low";
+  EXPECT_TRUE(GpuFreqConflict(config, WattcutMode{WattcutMode::Kind::kLeastEnergy, 0}, From(sbatch_env)).has_value());
+}
+
 }  // namespace
 }  // namespace wattcut::slurm
