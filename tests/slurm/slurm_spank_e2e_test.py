@@ -148,28 +148,46 @@ PartitionName=debug Nodes=ALL Default=YES MaxTime=INFINITE State=UP
 
 
 JOB_SCRIPT = """#!/bin/bash
-srun bash -c 'env | grep ^WATTCUT_ | sort | sed "s/^/$SLURM_PROCID /"'
+srun bash -c 'env | grep ^WATTCUT_ | sort | sed "s/^/$SLURM_PROCID /"; echo "$SLURM_PROCID ran"'
 """
 
 
-def batch(cluster, name, options, tasks=8):
+def submit(cluster, name, options, tasks=8):
+    """sbatch without waiting: (the finished sbatch, the job's output file)."""
     script = cluster.path(name + ".sh")
     with open(script, "w") as f:
         f.write(JOB_SCRIPT)
     out = cluster.path("out", name + ".txt")
-    done = cluster.run(["sbatch", "--wait", "-n", str(tasks), "-o", out, *options, script])
+    done = cluster.run(["sbatch", "--parsable", "-n", str(tasks), "-o", out, *options, script])
     return done, out
+
+
+def wait_for_all(cluster):
+    """Until no job is queued or running (bounded)."""
+    deadline = time.monotonic() + TIMEOUT_S
+    while time.monotonic() < deadline:
+        if cluster.run(["squeue", "-h"]).stdout.strip() == "":
+            return
+        time.sleep(0.2)
+    raise RuntimeError("jobs still queued after %d s: %s" % (TIMEOUT_S, cluster.run(["squeue"]).stdout))
+
+
+def read(path):
+    try:
+        with open(path) as f:
+            return f.read()
+    except OSError as e:
+        return f"(cannot read {path}: {e})"
 
 
 def task_variables(out):
     """{rank: {name: value}} from the job's output."""
     tasks = {}
-    with open(out) as f:
-        for line in f:
-            rank, _, assignment = line.strip().partition(" ")
-            name, _, value = assignment.partition("=")
-            if name.startswith("WATTCUT_"):
-                tasks.setdefault(int(rank), {})[name] = value
+    for line in read(out).splitlines():
+        rank, _, assignment = line.strip().partition(" ")
+        name, _, value = assignment.partition("=")
+        if name.startswith("WATTCUT_") and rank.isdigit():
+            tasks.setdefault(int(rank), {})[name] = value
     return tasks
 
 
@@ -197,10 +215,41 @@ def main():
     try:
         cluster.start()
 
-        done, out = batch(cluster, "fastest", ["--wattcut=fastest"])
-        check(done.returncode == 0, f"sbatch --wattcut=fastest: {done.stderr}")
-        job_id = done.stdout.split()[-1] if done.stdout.split() else "?"
-        tasks = task_variables(out) if done.returncode == 0 else {}
+        # The refusals first: nothing may be queued after them.
+        done, _ = submit(cluster, "bogus", ["--wattcut=bogus"], tasks=1)
+        check(done.returncode != 0, "sbatch --wattcut=bogus is refused")
+        check("--wattcut=bogus: expected off, fastest, least-energy or power:WATTS" in done.stderr,
+              f"sbatch says why: {done.stderr!r}")
+        # --gpu-freq with wattcut: refused at submission where sbatch's environment says it.
+        cluster.env["SBATCH_GPU_FREQ"] = "low"
+        done, _ = submit(cluster, "gpufreq-env", ["--wattcut=fastest"], tasks=1)
+        del cluster.env["SBATCH_GPU_FREQ"]
+        check(done.returncode != 0 and "--wattcut=fastest and --gpu-freq=low together" in done.stderr,
+              f"SBATCH_GPU_FREQ with --wattcut is refused saying why: {done.stderr!r}")
+        queued = cluster.run(["squeue", "-h"]).stdout.strip()
+        check(queued == "", f"no job queued after the refusals: {queued!r}")
+
+        # Then every accepted job at once (the node has 8 CPUs; Slurm runs them in turn).
+        jobs = {}
+        for name, options, tasks in (
+                ("fastest", ["--wattcut=fastest"], 8),
+                ("power", ["--wattcut=power:300", "--wattcut-server=http://127.0.0.1:9999"], 2),
+                ("off", ["--wattcut=off"], 2),
+                ("default", [], 2),
+                ("gpufreq", ["--gpu-freq=medium", "--wattcut=fastest"], 2),
+                ("gpufreq-off", ["--gpu-freq=medium", "--wattcut=off"], 2)):
+            done, out = submit(cluster, name, options, tasks)
+            check(done.returncode == 0, f"sbatch {options}: {done.stderr}")
+            jobs[name] = (done.stdout.strip().split(";")[0], out)
+        done = cluster.run(["srun", "-n", "2", "--wattcut=least-energy", "bash", "-c",
+                            'echo "$SLURM_PROCID $WATTCUT_MODE $WATTCUT_RANK $WATTCUT_WORLD_SIZE"'])
+        check(done.returncode == 0, f"srun --wattcut=least-energy: {done.stderr}")
+        check(sorted(done.stdout.split("\n")[:2]) == ["0 least-energy 0 2", "1 least-energy 1 2"],
+              f"srun's tasks: {done.stdout!r}")
+        wait_for_all(cluster)
+
+        job_id, out = jobs["fastest"]
+        tasks = task_variables(out)
         check(sorted(tasks) == list(range(8)), f"every task of 8 has WATTCUT_ variables: {sorted(tasks)}")
         for rank, env in tasks.items():
             expected = {
@@ -214,46 +263,21 @@ def main():
             }
             check(env == expected, f"task {rank}: {env} != {expected}")
 
-        done, out = batch(cluster, "power", ["--wattcut=power:300", "--wattcut-server=http://127.0.0.1:9999"], tasks=2)
-        check(done.returncode == 0, f"sbatch --wattcut=power:300: {done.stderr}")
-        tasks = task_variables(out) if done.returncode == 0 else {}
+        tasks = task_variables(jobs["power"][1])
         check(all(e.get("WATTCUT_MODE") == "power:300" and e.get("WATTCUT_SERVER_URL") == "http://127.0.0.1:9999"
                   for e in tasks.values()) and len(tasks) == 2, f"power:300 with the job's server: {tasks}")
 
-        done = cluster.run(["srun", "-n", "2", "--wattcut=least-energy", "bash", "-c",
-                            'echo "$SLURM_PROCID $WATTCUT_MODE $WATTCUT_RANK $WATTCUT_WORLD_SIZE"'])
-        check(done.returncode == 0, f"srun --wattcut=least-energy: {done.stderr}")
-        check(sorted(done.stdout.split("\n")[:2]) == ["0 least-energy 0 2", "1 least-energy 1 2"],
-              f"srun's tasks: {done.stdout!r}")
+        for name in ("off", "default"):
+            check(task_variables(jobs[name][1]) == {} and read(jobs[name][1]).count(" ran\n") == 2,
+                  f"{name}: both tasks ran with nothing set: {read(jobs[name][1])!r}")
 
-        for name, options in (("off", ["--wattcut=off"]), ("default", [])):
-            done, out = batch(cluster, name, options, tasks=2)
-            check(done.returncode == 0, f"sbatch {options}: {done.stderr}")
-            check(done.returncode == 0 and task_variables(out) == {}, f"{options or 'no option'}: nothing set")
-
-        done, _ = batch(cluster, "bogus", ["--wattcut=bogus"], tasks=1)
-        check(done.returncode != 0, "sbatch --wattcut=bogus is refused")
-        check("--wattcut=bogus: expected off, fastest, least-energy or power:WATTS" in done.stderr,
-              f"sbatch says why: {done.stderr!r}")
-        queued = cluster.run(["squeue", "-h"]).stdout.strip()
-        check(queued == "", f"no job queued after the refusal: {queued!r}")
-
-        # --gpu-freq with wattcut: refused at submission where sbatch's environment says it ...
-        script = cluster.path("fastest.sh")
-        cluster.env["SBATCH_GPU_FREQ"] = "low"
-        done = cluster.run(["sbatch", "--wattcut=fastest", "-o", cluster.path("out", "gpufreq-env.txt"), script])
-        del cluster.env["SBATCH_GPU_FREQ"]
-        check(done.returncode != 0 and "--wattcut=fastest and --gpu-freq=low together" in done.stderr,
-              f"SBATCH_GPU_FREQ with --wattcut is refused saying why: {done.stderr!r}")
-        # ... and on sbatch's command line, the script says why and its srun step is refused; the
-        # node is not drained.
-        done, out = batch(cluster, "gpufreq", ["--gpu-freq=medium", "--wattcut=fastest"], tasks=2)
-        with open(out) as f:
-            text = f.read()
-        check("wattcut: --wattcut=fastest and --gpu-freq=medium together" in text and task_variables(out) == {},
-              f"--gpu-freq on the command line: {text!r}")
-        done, out = batch(cluster, "gpufreq-off", ["--gpu-freq=medium", "--wattcut=off"], tasks=2)
-        check(done.returncode == 0 and "wattcut" not in open(out).read(), "--wattcut=off keeps --gpu-freq")
+        # --gpu-freq on sbatch's command line: the script says why and its srun step is refused; the
+        # node is not drained. --wattcut=off keeps --gpu-freq.
+        text = read(jobs["gpufreq"][1])
+        check("wattcut: --wattcut=fastest and --gpu-freq=medium together" in text and " ran\n" not in text,
+              f"--gpu-freq on the command line: the script says why and no task ran: {text!r}")
+        text = read(jobs["gpufreq-off"][1])
+        check("wattcut" not in text and text.count(" ran\n") == 2, f"--wattcut=off keeps --gpu-freq: {text!r}")
         state = cluster.run(["sinfo", "-h", "-o", "%t"]).stdout.strip()
         check(state == "idle", f"the node is idle after every case, not drained: {state!r}")
     except Exception as e:  # noqa: BLE001 - any failure is reported with the daemons' logs
