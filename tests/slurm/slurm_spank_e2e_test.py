@@ -11,7 +11,8 @@ temporary folder, one node of 8 CPUs; the plugin enabled by one plugstack.conf l
 * --wattcut=bogus: sbatch refuses the job with the plugin's message, and no job is queued;
 * --gpu-freq with --wattcut: refused at submission (SBATCH_GPU_FREQ), or said in the job's output
   with its srun step refused (sbatch --gpu-freq); the node is never drained. --wattcut=off keeps
-  --gpu-freq.
+  --gpu-freq;
+* a malformed plugstack.conf word: srun refuses, naming it.
 
 Needs root (the daemons run as root, as CI does) and the Slurm and munge binaries
 (scripts/install-deps.sh); without them it is skipped (exit 77). Every wait is bounded."""
@@ -280,6 +281,13 @@ def main():
         check("wattcut" not in text and text.count(" ran\n") == 2, f"--wattcut=off keeps --gpu-freq: {text!r}")
         state = cluster.run(["sinfo", "-h", "-o", "%t"]).stdout.strip()
         check(state == "idle", f"the node is idle after every case, not drained: {state!r}")
+
+        # A malformed plugstack.conf line: srun refuses, naming the word (last: it breaks the stack).
+        with open(cluster.path("plugstack.conf"), "w") as f:
+            f.write(f"required {cluster.plugin} sever=http://127.0.0.1:7787\n")
+        done = cluster.run(["srun", "-n", "1", "--wattcut=fastest", "true"])
+        check(done.returncode != 0 and "wattcut plugin argument 'sever=http://127.0.0.1:7787': unknown" in done.stderr,
+              f"a bad plugstack word is refused, named: {done.stderr!r}")
     except Exception as e:  # noqa: BLE001 - any failure is reported with the daemons' logs
         failures.append(f"{type(e).__name__}: {e}")
         print("FAIL:", e)

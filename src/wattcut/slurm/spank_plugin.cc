@@ -90,9 +90,13 @@ extern "C" int slurm_spank_init(spank_t spank, int ac, char** av) {
     auto config = ParsePluginConfig(words);
     if (!config) {
       slurm_error("wattcut: plugstack.conf: %s", config.error().message.c_str());
-      return -1;
+      // Refused loudly where that stops nothing half-way (slurmd at its start, srun, sbatch,
+      // salloc); inside slurmstepd a failed init would drain the node, so there the job runs
+      // unmanaged (the defaults: off, no server).
+      if (!spank_remote(spank)) return -1;
+    } else {
+      g_config = *config;
     }
-    g_config = *config;
     for (struct spank_option& option : g_options) {
       if (option.name == nullptr) break;
       if (spank_option_register(spank, &option) != ESPANK_SUCCESS) {
