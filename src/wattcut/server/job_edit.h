@@ -41,7 +41,9 @@ struct ProfileInstall {
 };
 
 // A frontier computation's end: its frontier (null: it failed, with `error`), the stored form,
-// the summary listed with the job, and how long it took.
+// the summary listed with the job (empty with no frontier: nothing is stored, the job's frontier
+// fails in memory only, as for a planner that returned no point), and how long it took. Built
+// before the job's lock is taken: the stored form of a large frontier is tens of MB.
 struct FrontierResult {
   std::shared_ptr<const Frontier> frontier;
   std::string stored_text;

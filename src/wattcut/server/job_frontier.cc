@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "wattcut/base/printable_text.h"
+#include "wattcut/plan/frontier_file.h"
 #include "wattcut/server/job_deployments.h"
 #include "wattcut/server/job_views.h"
 
@@ -20,8 +21,23 @@ bool FrontierStarted(Job& job, const FrontierTask& task) {
   return true;
 }
 
-void FrontierDone(Job& job, JobContext& ctx, const FrontierTask& task, const Result<Frontier>& frontier,
-                  std::shared_ptr<const Frontier> ready, const std::string& stored_text, double seconds) {
+FrontierResult FrontierResultOf(Result<Frontier> frontier, double seconds) {
+  FrontierResult result;
+  result.compute_seconds = seconds;
+  if (!frontier) {
+    result.error = frontier.error().message;
+    result.summary_json = AnswerText(json{{"error", result.error}});
+  } else if (frontier->points().empty()) {
+    result.error = "the planner returned an empty frontier";
+  } else {
+    result.frontier = std::make_shared<const Frontier>(std::move(*frontier));
+    result.stored_text = FrontierFileText(*result.frontier);
+    result.summary_json = AnswerText(FrontierSummaryJson(*result.frontier, seconds));
+  }
+  return result;
+}
+
+void FrontierDone(Job& job, JobContext& ctx, const FrontierTask& task, FrontierResult result) {
   if (job.deleted()) return;
   // The computation ended (either way): the interrupted ones before it were not in a row.
   if (job.frontier_attempts() != 0) {
@@ -30,24 +46,16 @@ void FrontierDone(Job& job, JobContext& ctx, const FrontierTask& task, const Res
     (void)job.CommitBookkeeping(std::move(edit));
   }
   if (job.frontier_generation() != task.generation) return;
-  if (!frontier) {
-    JobEdit edit;
-    edit.frontier_result = FrontierResult{nullptr, "", AnswerText(json{{"error", frontier.error().message}}),
-                                          frontier.error().message, seconds};
-    (void)job.CommitBookkeeping(std::move(edit));
-    Redeploy(job, ctx);
-    return;
-  }
-  if (!ready) {
-    job.SetFrontierFailed("the planner returned an empty frontier");
+  if (!result.frontier && result.summary_json.empty()) {
+    job.SetFrontierFailed(std::move(result.error));
     return;
   }
   // Stored so that a restart serves it at once. A frontier that cannot be stored is still
   // served; the next start computes it again.
+  const bool ready = result.frontier != nullptr;
   JobEdit edit;
-  edit.frontier_result =
-      FrontierResult{ready, stored_text, AnswerText(FrontierSummaryJson(*ready, seconds)), "", seconds};
-  if (Status s = job.CommitBookkeeping(std::move(edit)); !s) {
+  edit.frontier_result = std::move(result);
+  if (Status s = job.CommitBookkeeping(std::move(edit)); !s && ready) {
     std::fprintf(stderr,
                  "wattcut serve: job %s: the frontier could not be stored (%s); it is served, and computed "
                  "again after a restart\n",

@@ -20,12 +20,12 @@ inline constexpr int kMaxInterruptedFrontierAttempts = 2;
 // The worker starts `task`: false when the job moved on (deleted, a newer generation).
 bool FrontierStarted(Job& job, const FrontierTask& task) REQUIRES(job.mu());
 
-// The worker finished `task`: `ready` and its stored text when it gave points, else the error in
-// `frontier`. Stores the frontier (a store that fails leaves it served, computed again after a
-// restart) and redeploys.
-void FrontierDone(Job& job, JobContext& ctx, const FrontierTask& task, const Result<Frontier>& frontier,
-                  std::shared_ptr<const Frontier> ready, const std::string& stored_text, double seconds)
-    REQUIRES(job.mu());
+// What the worker's `frontier` gives the job (FrontierResult), built without the job's lock.
+FrontierResult FrontierResultOf(Result<Frontier> frontier, double seconds);
+
+// The worker finished `task` with `result`: stores it (a store that fails leaves a frontier
+// served, computed again after a restart) and redeploys.
+void FrontierDone(Job& job, JobContext& ctx, const FrontierTask& task, FrontierResult result) REQUIRES(job.mu());
 
 Answer FrontierStatus(Job& job) REQUIRES(job.mu());
 Answer FrontierPoints(Job& job, int64_t offset, int64_t limit) REQUIRES(job.mu());

@@ -5,7 +5,6 @@
 
 #include "wattcut/base/printable_text.h"
 #include "wattcut/base/steady_time.h"
-#include "wattcut/plan/frontier_file.h"
 #include "wattcut/server/job_checks.h"
 #include "wattcut/server/job_deadline.h"
 #include "wattcut/server/job_decision.h"
@@ -252,17 +251,11 @@ bool JobRegistry::OnFrontierStarted(const FrontierTask& task) {
 
 void JobRegistry::OnFrontierDone(const FrontierTask& task, Result<Frontier> frontier, double seconds) {
   metrics_.RecordFrontier(frontier.ok(), seconds);
-  // The stored form is written before taking the job's lock: tens of MB for a large frontier.
-  std::shared_ptr<const Frontier> ready;
-  std::string stored_text;
-  if (frontier && !frontier->points().empty()) {
-    ready = std::make_shared<const Frontier>(std::move(*frontier));
-    stored_text = FrontierFileText(*ready);
-  }
+  FrontierResult result = FrontierResultOf(std::move(frontier), seconds);
   std::shared_ptr<Job> job = Find(task.job_id);
   if (!job) return;
   MutexLock lock(job->mu());
-  FrontierDone(*job, ctx_, task, frontier, std::move(ready), stored_text, seconds);
+  FrontierDone(*job, ctx_, task, std::move(result));
 }
 
 // ---- The locking entry points.
