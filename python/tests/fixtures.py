@@ -13,6 +13,7 @@ import shutil
 import subprocess
 import tempfile
 import threading
+import unittest
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -198,3 +199,21 @@ class TempDir:
 
     def remove(self) -> None:
         shutil.rmtree(self.path, ignore_errors=True)
+
+
+class OneFakeGpuServerCase(unittest.TestCase):
+    """A test case with one fake GPU (1410-1110 MHz, 150 MHz steps) for this process, a real server,
+    and the fake library's path (`library`, the optimizer's nvml_library). TAG names the folder."""
+
+    TAG = "python-api"
+
+    def setUp(self):
+        self.dir = TempDir(self.TAG)
+        self.gpus = FakeGpus(self.dir.path, {"gpu_count": "1", "min_mhz": "1110", "step_mhz": "150"})
+        os.environ["WATTCUT_FAKE_NVML_STATE"] = self.gpus.state_path
+        self.server = ServerProcess(self.dir.path)
+        self.library = os.path.join(required_env("WATTCUT_FAKE_NVML_DIR"), "libnvidia-ml.so.1")
+
+    def tearDown(self):
+        self.server.stop()
+        self.dir.remove()

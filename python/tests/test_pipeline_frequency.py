@@ -11,7 +11,7 @@ import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from fixtures import FakeGpus, ServerProcess, TempDir, required_env  # noqa: E402
+from fixtures import FakeGpus, OneFakeGpuServerCase, ServerProcess, TempDir, required_env  # noqa: E402
 
 import wattcut  # noqa: E402
 from wattcut import PipelineFrequencyOptimizer, WattcutError  # noqa: E402
@@ -60,19 +60,8 @@ class ArgumentChecks(unittest.TestCase):
         )
 
 
-class OneRankJob(unittest.TestCase):
+class OneRankJob(OneFakeGpuServerCase):
     """Profile, plan, hooks and their mistakes, on one fake GPU."""
-
-    def setUp(self):
-        self.dir = TempDir("python-api")
-        self.gpus = FakeGpus(self.dir.path, {"gpu_count": "1", "min_mhz": "1110", "step_mhz": "150"})
-        os.environ["WATTCUT_FAKE_NVML_STATE"] = self.gpus.state_path
-        self.server = ServerProcess(self.dir.path)
-        self.library = os.path.join(required_env("WATTCUT_FAKE_NVML_DIR"), "libnvidia-ml.so.1")
-
-    def tearDown(self):
-        self.server.stop()
-        self.dir.remove()
 
     def optimizer(self, **kwargs) -> PipelineFrequencyOptimizer:
         return PipelineFrequencyOptimizer(**ZEUS_ARGS, server_url=self.server.url, job_metadata="api-test",

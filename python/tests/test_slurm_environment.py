@@ -5,7 +5,7 @@ import os
 import unittest
 from unittest import mock
 
-from fixtures import FakeGpus, ServerProcess, TempDir, required_env
+from fixtures import OneFakeGpuServerCase
 
 from wattcut import PipelineFrequencyOptimizer
 from wattcut.slurm_environment import mode_request, resolve_arguments
@@ -63,19 +63,10 @@ class Resolution(unittest.TestCase):
                 mode_request({"WATTCUT_MODE": bad})
 
 
-class OneRankSlurmJob(unittest.TestCase):
+class OneRankSlurmJob(OneFakeGpuServerCase):
     """A rank that passes only pp_degree, as inside `srun --wattcut=least-energy`."""
 
-    def setUp(self):
-        self.dir = TempDir("python-slurm")
-        self.gpus = FakeGpus(self.dir.path, {"gpu_count": "1", "min_mhz": "1110", "step_mhz": "150"})
-        os.environ["WATTCUT_FAKE_NVML_STATE"] = self.gpus.state_path
-        self.server = ServerProcess(self.dir.path)
-        self.library = os.path.join(required_env("WATTCUT_FAKE_NVML_DIR"), "libnvidia-ml.so.1")
-
-    def tearDown(self):
-        self.server.stop()
-        self.dir.remove()
+    TAG = "python-slurm"
 
     def test_the_job_registers_under_its_slurm_name_and_gets_its_mode(self):
         environ = {"WATTCUT_SERVER_URL": self.server.url, "WATTCUT_JOB_NAME": "slurm-4711", "WATTCUT_RANK": "0",

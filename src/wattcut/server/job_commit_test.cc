@@ -68,17 +68,10 @@ TEST(JobCommit, AChangeTheStoreRefusesLeavesTheJobExactlyAsItWas) {
   options.wall_clock = &clock;
   Registry r(temp.path(), options);
   StoreFault fault(temp.path());
-  // A job with some of everything: two of its four ranks registered below, a frontier, a target.
-  JobRegistration reg;
-  reg.info.pp_degree = 2;
-  reg.info.dp_degree = 2;
-  reg.info.world_size = 4;
+  // A job with some of everything: two of its four ranks registered, a frontier, a target.
+  const std::string id = RegisterJobOfTwoPipelines(r, /*ranks=*/2);
   PlannerSettings planner;
   planner.num_microbatches = 4;
-  reg.planner = planner;
-  const std::string id = r.Ok(r.registry->RegisterJob(reg)).get<std::string>();
-  r.Ok(r.registry->RegisterRank(id, RankInfo{0, 0, 0, 0, {1410, 1200, 900}}));
-  r.Ok(r.registry->RegisterRank(id, RankInfo{1, 0, 1, 0, {1410, 1200, 900}}));
   r.Ok(r.registry->UploadProfile(id, ProfileUpload{testing::SmallProfileCsv(), std::nullopt}));
   ASSERT_EQ(r.FrontierWhenDone(id)["state"], "ready");
 
@@ -158,14 +151,7 @@ TEST(JobCommit, ARefusedSweepMeasurementMovesNothing) {
   TempDir temp("job_commit_sweep");
   Registry r(temp.path());
   StoreFault fault(temp.path());
-  JobRegistration reg;
-  reg.info.pp_degree = 1;
-  reg.info.world_size = 1;
-  PlannerSettings planner;
-  planner.num_microbatches = 2;
-  reg.planner = planner;
-  const std::string id = r.Ok(r.registry->RegisterJob(reg)).get<std::string>();
-  r.Ok(r.registry->RegisterRank(id, RankInfo{0, 0, 0, 0, {1410, 1200}}));
+  const std::string id = testing::RegisterOneRankJob(r);
   r.Ok(r.registry->FetchSchedule(id, 0));  // the first round starts the sweep at 1410 MHz
   ProfilingResult measured;
   measured.iter_time = {1.0};

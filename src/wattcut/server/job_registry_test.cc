@@ -282,14 +282,7 @@ TEST(JobRegistry, ANewJobOfAStartupProfilesDepthAndSettingsHasItsPlanAtOnce) {
 TEST(JobRegistry, ZeusDefaultResultIsStoredAndMeasuresNoSweepStep) {
   TempDir dir("zeus_result");
   Registry r(dir.path());
-  JobRegistration reg;
-  reg.info.pp_degree = 1;
-  reg.info.world_size = 1;
-  PlannerSettings planner;
-  planner.num_microbatches = 2;
-  reg.planner = planner;
-  std::string id = r.Ok(r.registry->RegisterJob(reg)).get<std::string>();
-  r.Ok(r.registry->RegisterRank(id, RankInfo{0, 0, 0, 0, {1410, 1200}}));
+  std::string id = testing::RegisterOneRankJob(r);
   ProfilingResult zeus_default;  // Zeus's ProfilingResult: time_breakdown = energy_breakdown = {}
   zeus_default.iter_time = {1.0};
   zeus_default.iter_energy = {200.0};

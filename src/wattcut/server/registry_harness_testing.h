@@ -134,9 +134,10 @@ struct RegistryHarness {
   std::unique_ptr<JobRegistry> registry;
 };
 
-// A job of pp 2 x dp 2, 4 microbatches, and its ranks: ranks 0, 1 are pipeline 0 (dp 0, stages
-// 0 and 1), ranks 2, 3 pipeline 1; each lists 1410, 1200 and 900 MHz. Its id.
-inline std::string RegisterJobOfTwoPipelines(RegistryHarness& r) {
+// A job of pp 2 x dp 2, 4 microbatches, and the first `ranks` of its ranks: ranks 0, 1 are
+// pipeline 0 (dp 0, stages 0 and 1), ranks 2, 3 pipeline 1; each lists 1410, 1200 and 900 MHz.
+// Its id.
+inline std::string RegisterJobOfTwoPipelines(RegistryHarness& r, int ranks = 4) {
   JobRegistration reg;
   reg.info.pp_degree = 2;
   reg.info.dp_degree = 2;
@@ -145,9 +146,23 @@ inline std::string RegisterJobOfTwoPipelines(RegistryHarness& r) {
   planner.num_microbatches = 4;
   reg.planner = planner;
   std::string id = r.Ok(r.registry->RegisterJob(reg)).get<std::string>();
-  for (int rank = 0; rank < 4; ++rank) {
+  for (int rank = 0; rank < ranks; ++rank) {
     r.Ok(r.registry->RegisterRank(id, RankInfo{rank, rank / 2, rank % 2, 0, {1410, 1200, 900}}));
   }
+  return id;
+}
+
+// A job of one rank, 2 microbatches, its rank registered with 1410 and 1200 MHz: the smallest job
+// a profiling sweep runs on. Its id.
+inline std::string RegisterOneRankJob(RegistryHarness& r) {
+  JobRegistration reg;
+  reg.info.pp_degree = 1;
+  reg.info.world_size = 1;
+  PlannerSettings planner;
+  planner.num_microbatches = 2;
+  reg.planner = planner;
+  std::string id = r.Ok(r.registry->RegisterJob(reg)).get<std::string>();
+  r.Ok(r.registry->RegisterRank(id, RankInfo{0, 0, 0, 0, {1410, 1200}}));
   return id;
 }
 
