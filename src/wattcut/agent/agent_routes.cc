@@ -1,5 +1,4 @@
 #include "wattcut/agent/agent_routes.h"
-#include "wattcut/base/unix_time.h"
 
 #include <atomic>
 
@@ -11,6 +10,7 @@
 #include "wattcut/agent/agent_requests.h"
 #include "wattcut/agent/server_power.h"
 #include "wattcut/base/error_code.h"
+#include "wattcut/base/unix_time.h"
 #include "wattcut/gpu/clock_kind.h"
 #include "wattcut/http/bearer_token.h"
 #include "wattcut/http/http_status.h"

@@ -1,5 +1,4 @@
 #include "wattcut/agent/agent_state_file.h"
-#include "wattcut/base/unix_time.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -10,6 +9,8 @@
 #include <cstring>
 #include <fstream>
 #include <nlohmann/json.hpp>
+
+#include "wattcut/base/unix_time.h"
 
 namespace wattcut::agent {
 

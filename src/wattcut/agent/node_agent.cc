@@ -1,5 +1,4 @@
 #include "wattcut/agent/node_agent.h"
-#include "wattcut/base/unix_time.h"
 
 #include <algorithm>
 #include <chrono>
@@ -11,6 +10,7 @@
 #include "wattcut/agent/agent_state_file.h"
 #include "wattcut/agent/process_ancestry.h"
 #include "wattcut/base/steady_time.h"
+#include "wattcut/base/unix_time.h"
 
 namespace wattcut::agent {
 

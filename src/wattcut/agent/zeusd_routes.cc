@@ -1,5 +1,4 @@
 #include "wattcut/agent/zeusd_routes.h"
-#include "wattcut/base/unix_time.h"
 
 #include <algorithm>
 #include <charconv>
@@ -13,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "wattcut/agent/agent_routes.h"
+#include "wattcut/base/unix_time.h"
 #include "wattcut/gpu/clock_kind.h"
 
 namespace wattcut::agent {

@@ -1,10 +1,11 @@
 #include "wattcut/server/job_store.h"
-#include "wattcut/base/unix_time.h"
 
 #include <sqlite3.h>
 
 #include <chrono>
 #include <string_view>
+
+#include "wattcut/base/unix_time.h"
 
 namespace wattcut::server {
 
