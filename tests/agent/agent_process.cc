@@ -91,7 +91,8 @@ bool WaitUntil(const std::function<bool()>& done, double max_s) {
   return true;
 }
 
-std::vector<std::string> CurlHolder(const std::string& socket, const std::vector<std::string>& requests) {
+std::vector<std::string> CurlHolder(const std::string& socket, const std::vector<std::string>& requests,
+                                    const std::vector<std::string>& headers) {
   std::vector<std::string> args = {"/usr/bin/curl"};
   for (const std::string& request : requests) {
     const size_t space = request.find(' ');
@@ -100,6 +101,7 @@ std::vector<std::string> CurlHolder(const std::string& socket, const std::vector
     const std::string path =
         request.substr(space + 1, second == std::string::npos ? std::string::npos : second - space - 1);
     args.insert(args.end(), {"-sS", "--unix-socket", socket, "-X", method, "http://agent" + path});
+    for (const std::string& header : headers) args.insert(args.end(), {"-H", header});
     if (second != std::string::npos) args.insert(args.end(), {"-d", request.substr(second + 1)});
     args.push_back("-w");
     args.push_back("\\n");

@@ -63,8 +63,9 @@ bool WaitUntil(const std::function<bool()>& done, double max_s = 30);
 
 // The `curl` command line that runs `requests` (each "METHOD PATH [JSON]") in ONE curl process
 // against the agent's socket, then holds that process alive by reading the readings stream: a
-// process that holds a lease until it is killed.
-std::vector<std::string> CurlHolder(const std::string& socket, const std::vector<std::string>& requests);
+// process that holds a lease until it is killed. Each request carries `headers` ("Name: value").
+std::vector<std::string> CurlHolder(const std::string& socket, const std::vector<std::string>& requests,
+                                    const std::vector<std::string>& headers = {});
 
 // A token file with one token per scope (read, train, row), mode 0600, in `dir`.
 struct AgentTokenFile {

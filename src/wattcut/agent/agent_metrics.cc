@@ -81,7 +81,7 @@ Key Bounded(const Map& map, Key key, Key other) {
 }
 
 constexpr LeaseEnd kLeaseEnds[] = {LeaseEnd::kReleased, LeaseEnd::kHolderExited, LeaseEnd::kExpired,
-                                   LeaseEnd::kConnectionClosed};
+                                   LeaseEnd::kConnectionClosed, LeaseEnd::kJobEnded};
 
 }  // namespace
 
@@ -150,7 +150,7 @@ void AgentCounters::Render(std::string& out) const {
   }
   Family(out, "wattcut_agent_lease_ends_total", "counter",
          "Leases ended, by reason: released, exited (the holder process), expired (not renewed), "
-         "connection_closed (TCP).");
+         "connection_closed (TCP), job_ended (its batch job ended: the Slurm epilog).");
   for (LeaseEnd reason : kLeaseEnds) {
     auto it = lease_ends_.find(reason);
     Sample(out, "wattcut_agent_lease_ends_total", Label("reason", LeaseEndName(reason)),

@@ -301,8 +301,8 @@ TEST(AgentMetrics, TheWholeOutputParsesLineByLine) {
 
   std::map<std::string, double> ends;
   for (const ParsedSample& s : m.Of("wattcut_agent_lease_ends_total")) ends[LabelOf(s, "reason")] = s.value;
-  EXPECT_EQ(ends,
-            (std::map<std::string, double>{{"released", 0}, {"exited", 1}, {"expired", 2}, {"connection_closed", 0}}));
+  EXPECT_EQ(ends, (std::map<std::string, double>{
+                      {"released", 0}, {"exited", 1}, {"expired", 2}, {"connection_closed", 0}, {"job_ended", 0}}));
   auto nvml = m.Of("wattcut_agent_nvml_errors_total");
   ASSERT_EQ(nvml.size(), 1u);
   EXPECT_EQ(LabelOf(nvml[0], "error"), "NVML_ERROR_NO_PERMISSION");
@@ -316,7 +316,7 @@ TEST(AgentMetrics, NoGpusNoServerStillParses) {
   if (::testing::Test::HasFatalFailure()) return;
   EXPECT_TRUE(m.Of("DCGM_FI_DEV_SM_CLOCK").empty());
   EXPECT_TRUE(m.Of("wattcut_agent_server_power_watts").empty());
-  EXPECT_EQ(m.Of("wattcut_agent_lease_ends_total").size(), 4u);
+  EXPECT_EQ(m.Of("wattcut_agent_lease_ends_total").size(), 5u);
   EXPECT_EQ(m.Of("wattcut_agent_redfish_stale_readings_total")[0].value, 0);
 }
 

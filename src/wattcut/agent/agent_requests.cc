@@ -3,6 +3,7 @@
 #include <charconv>
 #include <cmath>
 #include <initializer_list>
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <set>
 
@@ -129,6 +130,26 @@ Result<LeaseRequest> ParseLeaseRequest(std::string_view body) {
   auto ttl = IntField(*object, "ttl_s", 1, kMaxLeaseTtlS, 10);
   if (!ttl) return ttl.error();
   request.ttl_s = *ttl;
+  return request;
+}
+
+Result<JobRequest> ParseJobRequest(std::string_view body) {
+  auto object = ParseObject(body);
+  if (!object) return object.error();
+  if (auto s = RefuseUnknownFields(*object, {"uid", "gpus"}); !s) return s.error();
+  JobRequest request;
+  auto uid = IntField(*object, "uid", 0, std::numeric_limits<int>::max(), std::nullopt);
+  if (!uid) return uid.error();
+  request.uid = *uid;
+  if (const json* gpus = Field(*object, "gpus")) {
+    if (gpus->is_array() && gpus->empty()) {
+      request.gpus = std::vector<int>{};
+    } else {
+      auto list = GpuList(*gpus, "gpus");
+      if (!list) return list.error();
+      request.gpus = std::move(*list);
+    }
+  }
   return request;
 }
 

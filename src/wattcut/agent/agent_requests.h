@@ -31,6 +31,13 @@ struct LeaseRequest {
   int ttl_s = 10;         // 1..3600
 };
 
+// PUT /v1/jobs/{id} {"uid":1000,"gpus":[0,1]} (root on the socket: the Slurm plugin)
+struct JobRequest {
+  int uid = -1;  // 0..2^31-1, the job's owner
+  // Left out: every GPU of the node for a new job, unchanged for a registered one; empty: none.
+  std::optional<std::vector<int>> gpus;
+};
+
 // PUT /v1/gpus/{i}/sm-clocks and memory-clocks {"min_mhz":1200,"max_mhz":1200}
 struct ClockRangeRequest {
   int min_mhz = 0;  // 1..kMaxClockMhz
@@ -62,6 +69,7 @@ struct StreamQuery {
 
 Result<LeaseRequest> ParseLeaseRequest(std::string_view body);
 Result<ClockRangeRequest> ParseClockRangeRequest(std::string_view body);
+Result<JobRequest> ParseJobRequest(std::string_view body);
 Result<PowerLimitRequest> ParsePowerLimitRequest(std::string_view body);
 Result<CeilingRequest> ParseCeilingRequest(std::string_view body, CeilingScope scope);
 // The query parameters as the HTTP layer splits them (httplib's Params: a name may repeat,

@@ -46,7 +46,11 @@ json RangeJson(const std::optional<ClockRange>& range) {
 }
 
 json HolderJson(const LeaseHolder& holder) {
-  if (holder.kind == LeaseHolder::Kind::kProcess) return json{{"pid", holder.pid}, {"uid", holder.uid}};
+  if (holder.kind == LeaseHolder::Kind::kProcess) {
+    json doc = {{"pid", holder.pid}, {"uid", holder.uid}};
+    if (!holder.job_id.empty()) doc["job"] = holder.job_id;
+    return doc;
+  }
   return json{{"token_line", holder.token_line}, {"connection", holder.connection_id}};
 }
 
@@ -70,6 +74,33 @@ json ControlJson(const NodeAgent& node, const GpuControl& control) {
               {"power_limit_w",
                control.power_limit_mw ? json(static_cast<double>(*control.power_limit_mw) / 1000.0) : json(nullptr)}};
   return doc;
+}
+
+// A registered job; its credential only for the admin that registered it.
+json JobJson(const NodeJob& job, bool with_credential) {
+  json doc = {{"job", job.id},
+              {"uid", job.uid},
+              {"gpus", job.gpus},
+              {"started_at_unix_s", job.started_at_unix_s},
+              {"used_gpus", job.touched}};
+  if (with_credential) doc["credential"] = job.credential;
+  return doc;
+}
+
+json JobEndJson(const JobEnd& end) {
+  json per_gpu = json::array();
+  for (const auto& [gpu, joules] : end.gpu_energy_j) {
+    per_gpu.push_back({{"gpu", gpu}, {"energy_j", joules ? json(*joules) : json(nullptr)}});
+  }
+  return json{{"job", end.job.id},
+              {"uid", end.job.uid},
+              {"gpus", end.job.gpus},
+              {"duration_s", end.duration_s},
+              {"gpu_energy_j", end.total_gpu_energy_j ? json(*end.total_gpu_energy_j) : json(nullptr)},
+              {"per_gpu", per_gpu},
+              {"leases_ended", end.leases_ended},
+              {"reset_gpus", end.reset_gpus},
+              {"problems", end.problems}};
 }
 
 json GpuJson(const GpuDescription& d) {
@@ -207,8 +238,8 @@ std::optional<AgentCaller> Caller(AgentTransport transport, const AgentRouteCont
   // A request refused before its body was read: the rest of the body must not be taken for the
   // next request on the connection.
   const bool unread_body = http::BoundedHttpServer::HasBody(req);
-  if (auto refused =
-          IdentifyCaller(transport, *connection, req.get_header_value("Authorization"), context.tokens, caller)) {
+  if (auto refused = IdentifyCaller(transport, *connection, req.get_header_value("Authorization"), context.tokens,
+                                    context.node, caller)) {
     if (unread_body) http::BoundedHttpServer::CloseAfterResponse();
     AnswerError(res, refused->status, refused->status == 401 ? "unauthenticated" : "permission_denied",
                 refused->message);
@@ -260,13 +291,21 @@ bool AgentCaller::Allows(AgentScope scope) const {
 }
 
 std::optional<Refusal> IdentifyCaller(AgentTransport transport, const http::ConnectionInfo& connection,
-                                      const std::string& authorization, const AgentTokens* tokens,
+                                      const std::string& authorization, const AgentTokens* tokens, NodeAgent* node,
                                       AgentCaller& caller) {
   std::optional<AgentTokens::Match> token;
+  std::optional<JobTable::CredentialMatch> job;
   if (!authorization.empty()) {
     const std::optional<std::string_view> presented = http::BearerCredentials(authorization);
     if (tokens != nullptr && presented) token = tokens->Find(*presented);
-    if (!token) return Refusal{401, "invalid bearer token"};
+    if (!token && presented && node != nullptr) job = node->JobOfCredential(*presented);
+    if (job && job->ended) {
+      return Refusal{401, "the credential of job " + job->job_id + " stopped working when the job ended"};
+    }
+    if (job && transport == AgentTransport::kTcp) {
+      return Refusal{401, "a job's credential works only on the agent's Unix socket (it is bound to the job's uid)"};
+    }
+    if (!token && !job) return Refusal{401, "invalid bearer token"};
   }
   auto grant = [&caller](AgentScope scope) {
     caller.read = caller.read || ScopeAllows(scope, AgentScope::kRead);
@@ -275,8 +314,10 @@ std::optional<Refusal> IdentifyCaller(AgentTransport transport, const http::Conn
   };
   if (transport == AgentTransport::kUnixSocket) {
     caller.holder = LeaseHolder::Process(connection.pid, connection.uid);
+    if (job) caller.holder.job_id = job->job_id;
     grant(AgentScope::kTrain);
     if (connection.uid == 0) grant(AgentScope::kRow);
+    caller.admin = connection.uid == 0;
     if (token) grant(token->scope);
     return std::nullopt;
   }
@@ -440,6 +481,53 @@ void AddAgentRoutes(http::BoundedHttpServer& server, AgentTransport transport, c
     auto ended = node.ReleaseLease(*id, who->holder);
     if (!Unwrap(ended, res)) return;
     Answer(res, 200, json{{"released", ended->lease.gpus}});
+  });
+
+  // Batch jobs: registered and ended by root on the socket (the Slurm plugin), listed to readers
+  // without their credentials.
+  auto admin = [caller](const httplib::Request& req, httplib::Response& res) -> bool {
+    auto who = caller(req, res, AgentScope::kRead);
+    if (!who) return false;
+    if (!who->admin) {
+      if (http::BoundedHttpServer::HasBody(req)) http::BoundedHttpServer::CloseAfterResponse();
+      AnswerError(res, 403, "permission_denied",
+                  "registering and ending jobs is root's, on the agent's Unix socket (the Slurm plugin does it)");
+      return false;
+    }
+    return true;
+  };
+  server.Get("/v1/jobs", [caller, &node](const httplib::Request& req, httplib::Response& res) {
+    if (!caller(req, res, AgentScope::kRead)) return;
+    json jobs = json::array();
+    for (const NodeJob& job : node.Jobs()) jobs.push_back(JobJson(job, /*with_credential=*/false));
+    Answer(res, 200, json{{"jobs", jobs}});
+  });
+  server.Put(R"(/v1/jobs/([^/]+))",
+             [admin, &node](const httplib::Request& req, httplib::Response& res, const httplib::ContentReader& reader) {
+               if (!admin(req, res)) return;
+               auto body = Body(req, res, reader);
+               if (!body) return;
+               const std::string id = req.matches[1].str();
+               if (Status s = CheckJobId(id, "the path's job"); !s.ok()) {
+                 AnswerError(res, s.error());
+                 return;
+               }
+               auto request = ParseJobRequest(*body);
+               if (!Unwrap(request, res)) return;
+               auto registered = node.RegisterJob(id, request->uid, request->gpus);
+               if (!Unwrap(registered, res)) return;
+               Answer(res, registered->created ? 201 : 200, JobJson(registered->job, /*with_credential=*/true));
+             });
+  server.Delete(R"(/v1/jobs/([^/]+))", [admin, &node](const httplib::Request& req, httplib::Response& res) {
+    if (!admin(req, res)) return;
+    const std::string id = req.matches[1].str();
+    if (Status s = CheckJobId(id, "the path's job"); !s.ok()) {
+      AnswerError(res, s.error());
+      return;
+    }
+    auto ended = node.EndJob(id);
+    if (!Unwrap(ended, res)) return;
+    Answer(res, 200, JobEndJson(*ended));
   });
 
   // One GPU's controls: the training side's (train scope) and the row side's ceiling (row scope).

@@ -35,7 +35,21 @@ Result<AgentStateFile> Parse(const std::string& text) {
       state.ceilings.push_back(ceiling);
     }
     for (const json& g : doc.at("power_limit_changed_gpus")) state.power_limit_changed_gpus.push_back(g.get<int>());
-  } catch (const json::exception& e) {
+    for (const json& j : doc.value("jobs", json::array())) {
+      NodeJob job;
+      job.id = j.at("id").get<std::string>();
+      job.uid = j.at("uid").get<int>();
+      job.gpus = j.at("gpus").get<std::vector<int>>();
+      job.credential = j.at("credential").get<std::string>();
+      job.started_at_unix_s = j.at("started_at_unix_s").get<double>();
+      job.touched = j.at("touched").get<bool>();
+      for (const auto& [gpu, mj] : j.at("energy_at_start_mj").items()) {
+        job.energy_at_start_mj[std::stoi(gpu)] =
+            mj.is_null() ? std::nullopt : std::optional<int64_t>(mj.get<int64_t>());
+      }
+      state.jobs.push_back(std::move(job));
+    }
+  } catch (const std::exception& e) {  // json's, or std::stoi's on a GPU key that is no number
     return Error::Corruption(e.what());
   }
   return state;
@@ -68,6 +82,18 @@ Status SaveAgentState(const std::string& state_dir, const AgentStateFile& state)
         {{"gpu", c.gpu}, {"mhz", c.mhz}, {"reason", c.reason}, {"expires_at_unix_s", c.expires_at_unix_s}});
   }
   for (int gpu : state.power_limit_changed_gpus) doc["power_limit_changed_gpus"].push_back(gpu);
+  doc["jobs"] = json::array();
+  for (const NodeJob& job : state.jobs) {
+    json energy = json::object();
+    for (const auto& [gpu, mj] : job.energy_at_start_mj) energy[std::to_string(gpu)] = mj ? json(*mj) : json(nullptr);
+    doc["jobs"].push_back({{"id", job.id},
+                           {"uid", job.uid},
+                           {"gpus", job.gpus},
+                           {"credential", job.credential},
+                           {"started_at_unix_s", job.started_at_unix_s},
+                           {"touched", job.touched},
+                           {"energy_at_start_mj", energy}});
+  }
   const std::string text = doc.dump(2) + "\n";
   const std::string path = AgentStatePath(state_dir);
   const std::string temporary = path + ".tmp";

@@ -31,13 +31,16 @@ LeaseHolder LeaseHolder::ZeusdClient(std::string sub, std::string peer_address) 
 
 bool LeaseHolder::operator==(const LeaseHolder& other) const {
   if (kind != other.kind) return false;
-  if (kind == Kind::kProcess) return pid == other.pid;
+  if (kind == Kind::kProcess) return pid == other.pid && job_id == other.job_id;
   if (kind == Kind::kZeusdClient) return zeusd_sub == other.zeusd_sub && peer_address == other.peer_address;
   return token_line == other.token_line && connection_id == other.connection_id;
 }
 
 std::string LeaseHolder::Description() const {
-  if (kind == Kind::kProcess) return "pid " + std::to_string(pid) + " (uid " + std::to_string(uid) + ")";
+  if (kind == Kind::kProcess) {
+    return "pid " + std::to_string(pid) + " (uid " + std::to_string(uid) + (job_id.empty() ? "" : ", job " + job_id) +
+           ")";
+  }
   if (kind == Kind::kZeusdClient) return "zeusd client '" + zeusd_sub + "' at " + peer_address;
   return "the token of line " + std::to_string(token_line) + " on connection " + std::to_string(connection_id) +
          (peer_address.empty() ? std::string() : " from " + peer_address);
@@ -53,6 +56,8 @@ const char* LeaseEndName(LeaseEnd end) {
       return "expired";
     case LeaseEnd::kConnectionClosed:
       return "connection_closed";
+    case LeaseEnd::kJobEnded:
+      return "job_ended";
   }
   return "unknown";
 }
@@ -155,16 +160,30 @@ std::vector<EndedLease> LeaseTable::EndLeases(double now_s, const std::function<
   return ended;
 }
 
-std::vector<EndedLease> LeaseTable::EndConnection(uint64_t connection_id) {
+std::vector<EndedLease> LeaseTable::EndIf(const std::function<bool(const LeaseHolder&)>& ends, LeaseEnd reason) {
   std::vector<EndedLease> ended;
   for (auto it = leases_.begin(); it != leases_.end();) {
     auto next = std::next(it);
-    if (it->second.holder.kind == LeaseHolder::Kind::kConnection && it->second.holder.connection_id == connection_id) {
-      ended.push_back(Remove(it, LeaseEnd::kConnectionClosed));
-    }
+    if (ends(it->second.holder)) ended.push_back(Remove(it, reason));
     it = next;
   }
   return ended;
+}
+
+std::vector<EndedLease> LeaseTable::EndConnection(uint64_t connection_id) {
+  return EndIf(
+      [connection_id](const LeaseHolder& holder) {
+        return holder.kind == LeaseHolder::Kind::kConnection && holder.connection_id == connection_id;
+      },
+      LeaseEnd::kConnectionClosed);
+}
+
+std::vector<EndedLease> LeaseTable::EndJob(const std::string& job_id) {
+  return EndIf(
+      [&job_id](const LeaseHolder& holder) {
+        return holder.kind == LeaseHolder::Kind::kProcess && holder.job_id == job_id;
+      },
+      LeaseEnd::kJobEnded);
 }
 
 std::vector<EndedLease> LeaseTable::EndAll() {

@@ -33,10 +33,12 @@ struct LeaseHolder {
   static LeaseHolder Connection(int token_line, uint64_t connection_id, std::string peer_address);
   static LeaseHolder ZeusdClient(std::string sub, std::string peer_address);
   std::string zeusd_sub;  // kZeusdClient: its token's sub
-  // The same holder: the same process, the same token on the same connection, or the same zeusd
-  // user from the same address.
+  // kProcess: the batch job whose credential it presented (job_table.h); empty: none.
+  std::string job_id;
+  // The same holder: the same process (with the same job's credential, or none), the same token on
+  // the same connection, or the same zeusd user from the same address.
   bool operator==(const LeaseHolder& other) const;
-  // "pid 4242 (uid 1000)", "the token of line 3 on connection 17 from 10.0.0.5".
+  // "pid 4242 (uid 1000)", "pid 4242 (uid 1000, job 77)", "the token of line 3 on connection 17 from 10.0.0.5".
   std::string Description() const;
 };
 
@@ -49,8 +51,8 @@ struct Lease {
   double expires_at_s() const { return renewed_at_s + ttl_s; }
 };
 
-enum class LeaseEnd { kReleased, kHolderExited, kExpired, kConnectionClosed };
-// "released", "exited", "expired", "connection_closed": metrics labels and logs.
+enum class LeaseEnd { kReleased, kHolderExited, kExpired, kConnectionClosed, kJobEnded };
+// "released", "exited", "expired", "connection_closed", "job_ended": metrics labels and logs.
 const char* LeaseEndName(LeaseEnd end);
 
 struct EndedLease {
@@ -84,12 +86,15 @@ class LeaseTable {
   std::vector<EndedLease> EndConnection(uint64_t connection_id);
   // Ends every lease (the agent is stopping).
   std::vector<EndedLease> EndAll();
+  // Ends every lease taken under batch job `job_id`'s credential (the job ended).
+  std::vector<EndedLease> EndJob(const std::string& job_id);
 
   std::vector<Lease> Leases() const;
   int gpu_count() const { return static_cast<int>(holder_of_gpu_.size()); }
 
  private:
   EndedLease Remove(std::map<uint64_t, Lease>::iterator it, LeaseEnd reason);
+  std::vector<EndedLease> EndIf(const std::function<bool(const LeaseHolder&)>& ends, LeaseEnd reason);
 
   std::map<uint64_t, Lease> leases_;
   std::vector<uint64_t> holder_of_gpu_;  // lease id per GPU, 0: free

@@ -3,12 +3,16 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <filesystem>
 #include <iostream>
 #include <set>
 
+#include <openssl/rand.h>
+
 #include "wattcut/agent/agent_state_file.h"
 #include "wattcut/agent/process_ancestry.h"
+#include "wattcut/base/index_ranges.h"
 #include "wattcut/base/steady_time.h"
 #include "wattcut/base/unix_time.h"
 
@@ -27,6 +31,19 @@ std::string NvmlErrorName(const std::string& message) {
   size_t end = at;
   while (end < message.size() && ((message[end] >= 'A' && message[end] <= 'Z') || message[end] == '_')) ++end;
   return message.substr(at, end - at);
+}
+
+// 32 random bytes as 64 hex characters: a job's credential.
+Result<std::string> NewCredential() {
+  unsigned char bytes[32];
+  if (RAND_bytes(bytes, sizeof(bytes)) != 1) return Error{"cannot make a job credential: no randomness (RAND_bytes)"};
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string text;
+  for (unsigned char b : bytes) {
+    text += kHex[b >> 4];
+    text += kHex[b & 15];
+  }
+  return text;
 }
 
 }  // namespace
@@ -126,6 +143,11 @@ void NodeAgent::ResetAtStartup() {
       Log(loaded.error().message);
       startup_problems_.push_back(loaded.error().message);
     }
+  }
+  jobs_.Restore(stored.jobs);
+  for (const NodeJob& job : stored.jobs) {
+    Log("job " + job.id + " (uid " + std::to_string(job.uid) + ", GPUs " + IndexRangesText(job.gpus) +
+        ") kept from before the restart");
   }
   const double now_s = options_.unix_now_s();
   for (const StoredCeiling& c : stored.ceilings) {
@@ -268,12 +290,173 @@ Status NodeAgent::WatchIfProcess(const LeaseHolder& holder) {
 
 Result<Lease> NodeAgent::TakeLease(const LeaseHolder& holder, const std::vector<int>& gpus, double ttl_s) {
   MutexLock lock(mu_);
+  if (Status s = CheckJobAllows(holder, gpus); !s.ok()) {
+    Command("lease", false);
+    return s.error();
+  }
   if (Status s = WatchIfProcess(holder); !s.ok()) return s.error();
   auto lease = leases_.Acquire(holder, gpus, ttl_s, options_.steady_now_s());
   if (!lease.ok()) WatchOnlyLeaseHolders();  // refused: the process was watched for nothing
   Command("lease", lease.ok());
-  if (lease.ok()) Log("lease " + std::to_string(lease->id) + " of " + holder.Description());
+  if (!lease.ok()) return lease;
+  Log("lease " + std::to_string(lease->id) + " of " + holder.Description());
+  if (!holder.job_id.empty()) {
+    const NodeJob* job = jobs_.Find(holder.job_id);
+    if (job != nullptr && !job->touched) {
+      jobs_.MarkTouched(holder.job_id);
+      SaveState();
+    }
+  }
   return lease;
+}
+
+Status NodeAgent::CheckJobAllows(const LeaseHolder& holder, const std::vector<int>& gpus) const {
+  if (holder.kind != LeaseHolder::Kind::kProcess) return Status::Ok();
+  if (holder.job_id.empty()) {
+    if (!options_.require_job_credential || holder.uid == 0) return Status::Ok();
+    return Error::PermissionDenied(
+        "this agent gives its GPUs to batch jobs (--require-job-credential): present your job's credential "
+        "(the Slurm plugin sets $WATTCUT_AGENT_TOKEN in each task of a job run with --wattcut), or ask as root");
+  }
+  const NodeJob* job = jobs_.Find(holder.job_id);
+  if (job == nullptr) {
+    return Error::PermissionDenied("job " + holder.job_id + " has ended: its credential no longer works");
+  }
+  if (job->uid != holder.uid) {
+    return Error::PermissionDenied("the credential of job " + job->id + " is for uid " + std::to_string(job->uid) +
+                                   ", not for uid " + std::to_string(holder.uid));
+  }
+  for (int gpu : gpus) {
+    if (!Contains(job->gpus, gpu)) {
+      return Error::PermissionDenied("GPU " + std::to_string(gpu) + " is not one of job " + job->id + "'s GPUs (" +
+                                     IndexRangesText(job->gpus) + ")");
+    }
+  }
+  return Status::Ok();
+}
+
+Result<JobTable::Registered> NodeAgent::RegisterJob(const std::string& id, int uid,
+                                                    const std::optional<std::vector<int>>& gpus) {
+  MutexLock lock(mu_);
+  if (Status s = CheckJobId(id, "job"); !s.ok()) return s.error();
+  if (uid < 0) return Error::InvalidArgument("'uid': expected a uid (>= 0), got " + std::to_string(uid));
+  NodeJob job;
+  job.id = id;
+  job.uid = uid;
+  const NodeJob* known = jobs_.Find(id);
+  if (gpus) {
+    for (int gpu : *gpus) {
+      if (Status s = CheckGpu(gpu); !s.ok()) return s.error();
+    }
+    job.gpus = *gpus;
+  } else if (known == nullptr) {
+    for (const GpuDescription& d : gpus_) job.gpus.push_back(d.index);
+  }
+  if (known == nullptr) {
+    auto credential = NewCredential();
+    if (!credential.ok()) return credential.error();
+    job.credential = std::move(*credential);
+    job.started_at_unix_s = options_.unix_now_s();
+  }
+  for (int gpu : job.gpus) {
+    if (known != nullptr && Contains(known->gpus, gpu)) continue;
+    auto mj = backend_->TotalEnergyMj(gpu);
+    job.energy_at_start_mj[gpu] = mj.ok() ? std::optional<int64_t>(*mj) : std::nullopt;
+  }
+  auto registered = jobs_.Register(std::move(job));
+  Command("register_job", registered.ok());
+  if (!registered.ok()) return registered.error();
+  if (registered->created || (known != nullptr && known->gpus != registered->job.gpus)) {
+    Log(std::string(registered->created ? "job " : "job (more GPUs) ") + id + " of uid " + std::to_string(uid) +
+        " registered on GPUs " + IndexRangesText(registered->job.gpus));
+    SaveState();
+  }
+  return registered;
+}
+
+Result<JobEnd> NodeAgent::EndJob(const std::string& id) {
+  MutexLock lock(mu_);
+  auto ended_job = jobs_.End(id);
+  Command("end_job", ended_job.ok());
+  if (!ended_job.ok()) return ended_job.error();
+  JobEnd end;
+  end.job = std::move(*ended_job);
+  end.duration_s = std::max(0.0, options_.unix_now_s() - end.job.started_at_unix_s);
+  std::vector<EndedLease> leases = leases_.EndJob(id);
+  end.leases_ended = static_cast<int>(leases.size());
+  EndLeases(std::move(leases));
+  if (end.job.touched) {
+    // Whatever the job left, even where its leases ended before (its processes were killed): the
+    // GPUs go back to their defaults, or to the row's ceiling. A GPU another holder leased since
+    // is that holder's.
+    for (int gpu : end.job.gpus) {
+      const std::string who = "GPU " + std::to_string(gpu) + ": ";
+      if (const Lease* lease = leases_.LeaseOf(gpu)) {
+        end.problems.push_back(who + "not reset: leased by " + lease->holder.Description() + " since");
+        continue;
+      }
+      GpuControl& control = controls_[static_cast<size_t>(gpu)];
+      control.sm_lock.reset();
+      control.sm_applied_known = false;  // told to NVML again, whatever the agent believes it holds
+      bool ok = true;
+      if (Status s = ApplySm(gpu); !s.ok()) {
+        end.problems.push_back(who + "cannot reset the SM clocks: " + s.error().message);
+        ok = false;
+      }
+      control.memory_lock.reset();
+      if (Status s = backend_->ResetMemoryClocks(gpu); !s.ok()) {
+        end.problems.push_back(who + "cannot reset the memory clocks: " + DeviceError(s.error()).message);
+        ok = false;
+      }
+      if (control.power_limit_mw) {
+        control.power_limit_mw.reset();
+        if (Status s = wattcut::ResetPowerLimit(*backend_, gpu); !s.ok()) {
+          end.problems.push_back(who + "cannot put the power limit back: " + DeviceError(s.error()).message);
+          ok = false;
+        }
+      }
+      if (ok) end.reset_gpus.push_back(gpu);
+    }
+  }
+  double total_j = 0;
+  bool all_known = true;
+  for (int gpu : end.job.gpus) {
+    std::optional<double> used_j;
+    auto start = end.job.energy_at_start_mj.find(gpu);
+    auto now_mj = backend_->TotalEnergyMj(gpu);
+    if (start != end.job.energy_at_start_mj.end() && start->second && now_mj.ok() && *now_mj >= *start->second) {
+      used_j = static_cast<double>(*now_mj - *start->second) / 1000.0;
+      total_j += *used_j;
+    } else {
+      all_known = false;
+      if (now_mj.ok() && start != end.job.energy_at_start_mj.end() && start->second) {
+        end.problems.push_back("GPU " + std::to_string(gpu) +
+                               ": its energy counter went back (the driver was reloaded): energy unknown");
+      }
+    }
+    end.gpu_energy_j[gpu] = used_j;
+  }
+  if (all_known) end.total_gpu_energy_j = total_j;
+  SaveState();
+  char energy[64];
+  std::snprintf(energy, sizeof(energy), "%.1f J", total_j);
+  Log("job " + id + " of uid " + std::to_string(end.job.uid) + " ended after " +
+      std::to_string(static_cast<int64_t>(end.duration_s)) + " s: GPUs " + IndexRangesText(end.job.gpus) + " used " +
+      (all_known ? std::string(energy) : std::string("an unknown energy (a GPU without a counter)")) + "; " +
+      std::to_string(end.leases_ended) + " leases ended; " +
+      (end.job.touched ? "GPUs " + IndexRangesText(end.reset_gpus) + " reset" : std::string("its GPUs were not used")));
+  for (const std::string& problem : end.problems) Log("job " + id + ": " + problem);
+  return end;
+}
+
+std::optional<JobTable::CredentialMatch> NodeAgent::JobOfCredential(std::string_view presented) {
+  MutexLock lock(mu_);
+  return jobs_.FindCredential(presented);
+}
+
+std::vector<NodeJob> NodeAgent::Jobs() {
+  MutexLock lock(mu_);
+  return jobs_.Jobs();
 }
 
 Result<LeaseHolder> NodeAgent::ImplicitLeaseHolder(const LeaseHolder& caller, int gpu, uint64_t connection_id) {
@@ -291,6 +474,7 @@ Result<LeaseHolder> NodeAgent::ImplicitLeaseHolder(const LeaseHolder& caller, in
     }
     return Error::Conflict("GPU " + std::to_string(gpu) + " is leased by " + holder.Description());
   }
+  if (Status s = CheckJobAllows(caller, {gpu}); !s.ok()) return s.error();
   if (Status s = WatchIfProcess(caller); !s.ok()) return s.error();
   auto lease = leases_.Acquire(caller, {gpu}, kImplicitLeaseTtlS, options_.steady_now_s());
   if (!lease.ok()) {
@@ -544,8 +728,9 @@ void NodeAgent::SaveState() {
     }
     if (control.power_limit_mw) state.power_limit_changed_gpus.push_back(control.index);
   }
+  state.jobs = jobs_.Jobs();
   if (Status s = SaveAgentState(options_.state_dir, state); !s.ok()) {
-    Log(s.error().message + " (the ceilings hold now, but would not survive a restart of the agent)");
+    Log(s.error().message + " (the ceilings and jobs hold now, but would not survive a restart of the agent)");
   }
 }
 

@@ -9,6 +9,10 @@
 //  * Every change is applied to NVML at once, under one lock; an NVML error comes back as
 //    kDeviceError naming the GPU and NVML's error, and leaves the agent's view "not applied" so
 //    the next change tries again.
+//  * Batch jobs (job_table.h) are registered by root (the Slurm plugin) with their owner and GPUs;
+//    a process presenting a job's credential may lease only that job's GPUs, and only as the
+//    job's owner. With require_job_credential, a process that is not root must present one.
+//    EndJob ends the job's leases, resets the GPUs it used and tells the energy they used.
 //  * A thread (unless reap_interval_s is 0; tests then call Reap) ends the leases of processes that
 //    exited, the moment they exit (process_watch.h), and of holders that missed their renewal,
 //    checked every reap_interval_s; expired ceilings are lifted the same way.
@@ -26,6 +30,7 @@
 #include <vector>
 
 #include "wattcut/agent/clock_composition.h"
+#include "wattcut/agent/job_table.h"
 #include "wattcut/agent/lease_table.h"
 #include "wattcut/agent/process_watch.h"
 #include "wattcut/base/mutex.h"
@@ -78,6 +83,19 @@ struct GpuControl {
   std::optional<int64_t> power_limit_mw;  // set by the lease holder; nullopt: the default
 };
 
+// What ending a batch job did, and what its GPUs used while it was registered.
+struct JobEnd {
+  NodeJob job;
+  double duration_s = 0;
+  // Each GPU's energy in joules since the job was registered; nullopt where the GPU has no energy
+  // counter, it could not be read, or it went back (the driver was reloaded).
+  std::map<int, std::optional<double>> gpu_energy_j;
+  std::optional<double> total_gpu_energy_j;  // nullopt when any GPU's is unknown
+  int leases_ended = 0;
+  std::vector<int> reset_gpus;        // the GPUs reset (the job had used them)
+  std::vector<std::string> problems;  // what could not be done, one line each
+};
+
 struct NodeAgentObserver {
   std::function<void(const std::string& command, bool ok)> on_command;  // "lock_sm", "set_ceiling", ...
   std::function<void(const EndedLease&)> on_lease_end;
@@ -92,6 +110,8 @@ struct NodeAgentOptions {
   std::function<double()> steady_now_s;         // leases; default steady_clock
   std::function<double()> unix_now_s;           // ceilings; default system_clock
   NodeAgentObserver observer;
+  // A process that is not root takes a GPU only with a batch job's credential (LeaseHolder::job_id).
+  bool require_job_credential = false;
 };
 
 class NodeAgent {
@@ -156,6 +176,19 @@ class NodeAgent {
   Result<GpuControl> SetCeiling(int gpu, int mhz, double lease_s, const std::string& reason) EXCLUDES(mu_);
   Result<GpuControl> ClearCeiling(int gpu) EXCLUDES(mu_);
 
+  // Batch jobs. RegisterJob is the admin's (root on the socket): a new job gets a fresh credential
+  // and its GPUs' energy counters are read; registering it again (same owner) keeps both and adds
+  // `gpus`. `gpus` nullopt: every GPU of the node for a new job, no change for a registered one.
+  // kNotFound for a GPU that does not exist, kConflict for another owner.
+  Result<JobTable::Registered> RegisterJob(const std::string& id, int uid, const std::optional<std::vector<int>>& gpus)
+      EXCLUDES(mu_);
+  // Ends the job: its leases end (what they set is undone), every GPU it used is reset (SM clocks
+  // back to any ceiling, memory clocks, power limit), even when its processes are gone, and its
+  // credential stops working. kNotFound for a job that is not registered.
+  Result<JobEnd> EndJob(const std::string& id) EXCLUDES(mu_);
+  std::optional<JobTable::CredentialMatch> JobOfCredential(std::string_view presented) EXCLUDES(mu_);
+  std::vector<NodeJob> Jobs() EXCLUDES(mu_);
+
   std::vector<GpuControl> Controls() EXCLUDES(mu_);
   // Seconds until a ceiling's lease runs out (for answers).
   double CeilingSecondsLeft(const Ceiling& ceiling) const;
@@ -184,6 +217,8 @@ class NodeAgent {
   Status WatchIfProcess(const LeaseHolder& holder) REQUIRES(mu_);
   // Watches exactly the processes that hold a lease (after every lease change).
   void WatchOnlyLeaseHolders() REQUIRES(mu_);
+  // Whether `holder` may take `gpus` as far as batch jobs go (see require_job_credential).
+  Status CheckJobAllows(const LeaseHolder& holder, const std::vector<int>& gpus) const REQUIRES(mu_);
   void SaveState() REQUIRES(mu_);
   GpuControl ControlOf(int gpu) const REQUIRES(mu_);
   Error DeviceError(const Error& error);
@@ -202,6 +237,7 @@ class NodeAgent {
   mutable Mutex mu_ ACQUIRED_BEFORE(processes_.mu_);
   LeaseTable leases_ GUARDED_BY(mu_) = LeaseTable(0);
   std::vector<GpuControl> controls_ GUARDED_BY(mu_);
+  JobTable jobs_ GUARDED_BY(mu_);
   // Thread-safe on its own: the reaper waits on it without mu_.
   ProcessWatch processes_;
   // zeusd clients over TCP (by user and address): their open connections, and since when they

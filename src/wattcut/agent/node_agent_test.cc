@@ -28,13 +28,14 @@ const LeaseHolder kTrainer = LeaseHolder::Process(getpid(), static_cast<int>(get
 
 // An agent on the fake NVML whose clocks (and time) the test controls.
 struct FakeNodeAgent {
-  explicit FakeNodeAgent(ScopedFakeNvml& fake, std::string state_dir = {}) {
+  explicit FakeNodeAgent(ScopedFakeNvml& fake, std::string state_dir = {}, bool require_job_credential = false) {
     (void)kLibraryPathSet;
     auto backend = OpenNvmlBackend();
     EXPECT_TRUE(backend.ok()) << backend.error().message;
     NodeAgentOptions options;
     options.reap_interval_s = 0;
     options.state_dir = std::move(state_dir);
+    options.require_job_credential = require_job_credential;
     options.steady_now_s = [this] { return steady_s; };
     options.unix_now_s = [this] { return unix_s; };
     options.log = [this](const std::string& line) { log += line + "\n"; };
@@ -247,6 +248,177 @@ TEST(NodeAgent, ACorruptStateFileIsKeptAsideAndTheAgentStarts) {
     aside += entry.path().filename().string().find("agent-state.json.corrupt-") == 0;
   }
   EXPECT_EQ(aside, 1);
+}
+
+// Batch jobs: a GPU node of 4 GPUs whose energy counters only the test moves.
+fake_nvml::State JobNode() { return fake_nvml::State{{"gpu_count", "4"}, {"idle_power_mw", "0"}, {"load", "0"}}; }
+
+LeaseHolder JobProcess(int uid, const std::string& job) {
+  LeaseHolder holder = LeaseHolder::Process(getpid(), uid);
+  holder.job_id = job;
+  return holder;
+}
+
+TEST(NodeAgentJobs, AJobsCredentialLeasesOnlyItsGpusAndOnlyForItsOwner) {
+  ScopedFakeNvml fake(JobNode());
+  FakeNodeAgent node(fake, {}, /*require_job_credential=*/true);
+  NodeAgent& agent = *node.agent;
+  auto job = agent.RegisterJob("77", 1234, std::vector<int>{2, 3});
+  ASSERT_TRUE(job.ok()) << job.error().message;
+  EXPECT_TRUE(job->created);
+  EXPECT_EQ(job->job.credential.size(), 64u);
+  ASSERT_TRUE(agent.JobOfCredential(job->job.credential).has_value());
+  EXPECT_EQ(agent.JobOfCredential(job->job.credential)->job_id, "77");
+  EXPECT_FALSE(agent.JobOfCredential(std::string(64, 'a')).has_value());
+
+  EXPECT_TRUE(agent.TakeLease(JobProcess(1234, "77"), {2, 3}, 10).ok());
+  auto other_gpu = agent.TakeLease(JobProcess(1234, "77"), {1}, 10);
+  ASSERT_FALSE(other_gpu.ok());
+  EXPECT_EQ(other_gpu.error().code, ErrorCode::kPermissionDenied);
+  EXPECT_EQ(other_gpu.error().message, "GPU 1 is not one of job 77's GPUs (2-3)");
+  auto other_user = agent.TakeLease(JobProcess(4321, "77"), {1}, 10);
+  ASSERT_FALSE(other_user.ok());
+  EXPECT_EQ(other_user.error().message, "the credential of job 77 is for uid 1234, not for uid 4321");
+  auto no_credential = agent.TakeLease(LeaseHolder::Process(getpid(), 4321), {0}, 10);
+  ASSERT_FALSE(no_credential.ok());
+  EXPECT_NE(no_credential.error().message.find("present your job's credential"), std::string::npos);
+  auto no_credential_zeusd = agent.ImplicitLeaseHolder(LeaseHolder::Process(getpid(), 4321), 0);
+  ASSERT_FALSE(no_credential_zeusd.ok()) << "zeusd's setters on the socket obey the same rule";
+  EXPECT_EQ(no_credential_zeusd.error().code, ErrorCode::kPermissionDenied);
+  EXPECT_TRUE(agent.TakeLease(LeaseHolder::Process(getpid(), 0), {0}, 10).ok()) << "root is the admin";
+}
+
+TEST(NodeAgentJobs, WithoutRequireJobCredentialAProcessWithoutOneLeasesAsBefore) {
+  ScopedFakeNvml fake(JobNode());
+  FakeNodeAgent node(fake);
+  ASSERT_TRUE(node.agent->RegisterJob("77", 1234, std::nullopt).ok());
+  EXPECT_TRUE(node.agent->TakeLease(LeaseHolder::Process(getpid(), 4321), {0}, 10).ok());
+  auto job_gpus = node.agent->Jobs();
+  ASSERT_EQ(job_gpus.size(), 1u);
+  EXPECT_EQ(job_gpus[0].gpus, (std::vector<int>{0, 1, 2, 3})) << "no GPUs named: every GPU of the node";
+}
+
+TEST(NodeAgentJobs, RegisteringAgainKeepsTheCredentialAndAddsGpusButNotAnotherOwner) {
+  ScopedFakeNvml fake(JobNode());
+  FakeNodeAgent node(fake);
+  auto first = node.agent->RegisterJob("77", 1234, std::vector<int>{1});
+  ASSERT_TRUE(first.ok());
+  auto again = node.agent->RegisterJob("77", 1234, std::vector<int>{0});
+  ASSERT_TRUE(again.ok());
+  EXPECT_FALSE(again->created);
+  EXPECT_EQ(again->job.credential, first->job.credential);
+  EXPECT_EQ(again->job.gpus, (std::vector<int>{0, 1}));
+  auto without_gpus = node.agent->RegisterJob("77", 1234, std::nullopt);
+  ASSERT_TRUE(without_gpus.ok());
+  EXPECT_EQ(without_gpus->job.gpus, (std::vector<int>{0, 1})) << "a registered job keeps its GPUs";
+  auto stolen = node.agent->RegisterJob("77", 99, std::vector<int>{0});
+  ASSERT_FALSE(stolen.ok());
+  EXPECT_EQ(stolen.error().code, ErrorCode::kConflict);
+  auto missing = node.agent->RegisterJob("78", 1234, std::vector<int>{9});
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.error().code, ErrorCode::kNotFound);
+  auto bad_id = node.agent->RegisterJob("7 8", 1234, std::nullopt);
+  ASSERT_FALSE(bad_id.ok());
+  EXPECT_EQ(bad_id.error().code, ErrorCode::kInvalidArgument);
+}
+
+TEST(NodeAgentJobs, EndingAJobEndsItsLeasesResetsItsGpusAndTellsTheirEnergy) {
+  ScopedFakeNvml fake(JobNode());
+  fake.Set("gpu2.energy_mj", "1000000");
+  fake.Set("gpu3.energy_mj", "5000000");
+  FakeNodeAgent node(fake);
+  NodeAgent& agent = *node.agent;
+  auto job = agent.RegisterJob("77", 1234, std::vector<int>{2, 3});
+  ASSERT_TRUE(job.ok());
+  const LeaseHolder task = JobProcess(1234, "77");
+  ASSERT_TRUE(agent.TakeLease(task, {2}, 10).ok());
+  ASSERT_TRUE(agent.LockSmClocks(task, 2, {810, 810}).ok());
+  ASSERT_TRUE(agent.LockMemoryClocks(task, 2, {1215, 1215}).ok());
+  auto lease3 = agent.TakeLease(task, {3}, 10);
+  ASSERT_TRUE(lease3.ok());
+  ASSERT_TRUE(agent.LockSmClocks(task, 3, {960, 960}).ok());
+  // GPU 3's lease ends before the job does (its process was killed), and something left GPU 3
+  // locked behind the agent's back: the job's end resets it all the same.
+  ASSERT_TRUE(agent.ReleaseLease(lease3->id, task).ok());
+  fake.Set("gpu3.locked_min", "600");
+  fake.Set("gpu3.locked_max", "600");
+  fake.Set("gpu2.energy_mj", "4500000");  // 3500 J
+  fake.Set("gpu3.energy_mj", "5250000");  // 250 J
+  ASSERT_EQ(Locked(fake, 2), "810-810");
+
+  auto end = agent.EndJob("77");
+  ASSERT_TRUE(end.ok()) << end.error().message;
+  EXPECT_EQ(end->leases_ended, 1);
+  EXPECT_EQ(node.ended.back(), LeaseEnd::kJobEnded);
+  EXPECT_EQ(end->reset_gpus, (std::vector<int>{2, 3}));
+  EXPECT_TRUE(end->problems.empty());
+  EXPECT_EQ(Locked(fake, 2), "0-0");
+  EXPECT_EQ(Locked(fake, 3), "0-0");
+  EXPECT_EQ(fake.Read()["gpu2.mem_locked"], "0");
+  ASSERT_TRUE(end->total_gpu_energy_j.has_value());
+  EXPECT_DOUBLE_EQ(*end->total_gpu_energy_j, 3750.0);
+  EXPECT_DOUBLE_EQ(*end->gpu_energy_j.at(2), 3500.0);
+  EXPECT_NE(node.log.find("job 77 of uid 1234 ended"), std::string::npos) << node.log;
+  EXPECT_NE(node.log.find("used 3750.0 J"), std::string::npos) << node.log;
+
+  auto after = agent.JobOfCredential(job->job.credential);
+  ASSERT_TRUE(after.has_value());
+  EXPECT_TRUE(after->ended);
+  auto late = agent.TakeLease(task, {2}, 10);
+  ASSERT_FALSE(late.ok());
+  EXPECT_EQ(late.error().message, "job 77 has ended: its credential no longer works");
+  auto twice = agent.EndJob("77");
+  ASSERT_FALSE(twice.ok());
+  EXPECT_EQ(twice.error().code, ErrorCode::kNotFound);
+}
+
+TEST(NodeAgentJobs, AJobThatNeverUsedItsGpusIsNotResetAndAGpuAnotherHoldsIsLeftToIt) {
+  ScopedFakeNvml fake(JobNode());
+  FakeNodeAgent node(fake);
+  NodeAgent& agent = *node.agent;
+  ASSERT_TRUE(agent.RegisterJob("off", 1234, std::vector<int>{0}).ok());
+  auto untouched = agent.EndJob("off");
+  ASSERT_TRUE(untouched.ok());
+  EXPECT_TRUE(untouched->reset_gpus.empty());
+  EXPECT_NE(node.log.find("its GPUs were not used"), std::string::npos);
+
+  ASSERT_TRUE(agent.RegisterJob("77", 1234, std::vector<int>{1}).ok());
+  auto lease = agent.TakeLease(JobProcess(1234, "77"), {1}, 10);
+  ASSERT_TRUE(lease.ok());
+  ASSERT_TRUE(agent.ReleaseLease(lease->id, JobProcess(1234, "77")).ok());
+  const LeaseHolder admin = LeaseHolder::Process(getpid(), 0);
+  ASSERT_TRUE(agent.TakeLease(admin, {1}, 10).ok());
+  ASSERT_TRUE(agent.LockSmClocks(admin, 1, {1110, 1110}).ok());
+  auto end = agent.EndJob("77");
+  ASSERT_TRUE(end.ok());
+  EXPECT_TRUE(end->reset_gpus.empty());
+  ASSERT_EQ(end->problems.size(), 1u);
+  EXPECT_NE(end->problems[0].find("GPU 1: not reset: leased by pid"), std::string::npos) << end->problems[0];
+  EXPECT_EQ(Locked(fake, 1), "1110-1110");
+}
+
+TEST(NodeAgentJobs, AJobAndItsCredentialOutliveARestartOfTheAgent) {
+  ScopedFakeNvml fake(JobNode());
+  const std::string dir = std::filesystem::path(fake.path()).parent_path() / "agent-state-jobs";
+  std::string credential;
+  {
+    FakeNodeAgent node(fake, dir, true);
+    auto job = node.agent->RegisterJob("77", 1234, std::vector<int>{0, 1});
+    ASSERT_TRUE(job.ok());
+    credential = job->job.credential;
+    ASSERT_TRUE(node.agent->TakeLease(JobProcess(1234, "77"), {0}, 10).ok());
+  }
+  FakeNodeAgent restarted(fake, dir, true);
+  auto match = restarted.agent->JobOfCredential(credential);
+  ASSERT_TRUE(match.has_value());
+  EXPECT_EQ(match->job_id, "77");
+  EXPECT_FALSE(match->ended);
+  EXPECT_NE(restarted.log.find("job 77 (uid 1234, GPUs 0-1) kept from before the restart"), std::string::npos);
+  auto jobs = restarted.agent->Jobs();
+  ASSERT_EQ(jobs.size(), 1u);
+  EXPECT_TRUE(jobs[0].touched);
+  EXPECT_TRUE(restarted.agent->TakeLease(JobProcess(1234, "77"), {1}, 10).ok());
+  EXPECT_TRUE(restarted.agent->EndJob("77").ok());
 }
 
 TEST(NodeAgent, ReadingsOfSimulatedGpus) {

@@ -34,6 +34,7 @@ struct AgentArgs {
   std::string simulated_model = "a100-sxm";
   int simulated_gpus = 1;
   std::string state_dir;
+  bool require_job_credential = false;
   std::string non_gpu_power;
   std::string redfish_url;
   std::string redfish_auth_file;
@@ -106,6 +107,7 @@ Result<agent::AgentServiceOptions> ServiceOptions(const AgentArgs& args) {
   }
   options.powercap_root = args.powercap_root;
   options.node.state_dir = args.state_dir;
+  options.node.require_job_credential = args.require_job_credential;
   options.hostname = args.hostname;
   return options;
 }
@@ -192,7 +194,11 @@ void AddAgentCommand(CLI::App& app, CommandStatus& status) {
       ->capture_default_str();
   cmd->add_option("--gpus", args->simulated_gpus, "Number of simulated GPUs")->capture_default_str();
   cmd->add_option("--state-dir", args->state_dir,
-                  "Folder where ceilings and changed power limits are kept across restarts (empty: not kept)");
+                  "Folder where ceilings, changed power limits and batch jobs are kept across restarts (empty: not "
+                  "kept)");
+  cmd->add_flag("--require-job-credential", args->require_job_credential,
+                "Give GPUs to batch jobs only: a process on the socket that is not root sets clocks only with its "
+                "job's credential, on its job's GPUs (the Slurm plugin registers jobs; docs/slurm.md)");
   cmd->add_option("--non-gpu-power", args->non_gpu_power,
                   "The server's power beside its GPUs, W: \"A+B*gpu\" (A fixed, B times the GPUs' power)");
   cmd->add_option("--redfish-url", args->redfish_url,

@@ -1,5 +1,7 @@
 #include "wattcut/gpu/agent_backend.h"
 
+#include <cstdlib>
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -87,7 +89,13 @@ Result<http::HttpEndpoint> AgentEndpoint(const std::string& agent, const std::st
     endpoint.unix_socket = agent;
   }
   if (endpoint.base_url.empty() && endpoint.unix_socket.empty()) return Error{"agent 'unix:': no socket path"};
-  if (token_file.empty()) return endpoint;
+  if (token_file.empty()) {
+    const char* credential = std::getenv(kAgentCredentialVariable);
+    if (!endpoint.unix_socket.empty() && credential != nullptr && *credential != '\0') {
+      endpoint.bearer_token = credential;
+    }
+    return endpoint;
+  }
   auto token = http::ReadTokenFile(token_file, http::TokenPlace::kFirstLineWithToken, "the agent token file");
   if (!token.ok()) return token.error();
   endpoint.bearer_token = std::move(*token);

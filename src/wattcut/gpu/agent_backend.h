@@ -41,12 +41,16 @@ namespace wattcut {
 // Where a node's agent listens by default, and the variable that names another socket.
 inline constexpr char kDefaultAgentSocket[] = "/run/wattcut/agent.sock";
 inline constexpr char kAgentSocketVariable[] = "WATTCUT_AGENT_SOCKET";
+// A batch job's credential at the agent (the Slurm plugin sets it in each task of a wattcut job).
+inline constexpr char kAgentCredentialVariable[] = "WATTCUT_AGENT_TOKEN";
 
 // The endpoint of an agent named by `agent`: a socket path ("/run/wattcut/agent.sock", or with a
 // "unix:" prefix) or a TCP URL ("http://10.0.0.5:7788"). `token_file`, when not empty, holds the
 // bearer token: its first line that is neither blank nor a '#' comment, either "TOKEN" or, as in
 // the agent's own token file, "SCOPE TOKEN" (http::ReadTokenFile, TokenPlace::kFirstLineWithToken).
-// A file that cannot be read or has no token is an error naming the file.
+// A file that cannot be read or has no token is an error naming the file. Without a token file, a
+// socket endpoint carries $WATTCUT_AGENT_TOKEN when it is set (a job's credential is good only on
+// the socket: the agent binds it to the job's uid).
 Result<http::HttpEndpoint> AgentEndpoint(const std::string& agent, const std::string& token_file = {});
 
 struct AgentBackendOptions {

@@ -455,5 +455,18 @@ TEST(AgentEndpoint, ASocketPathOrAUrlAndATokenFile) {
             "cannot read the agent token file " + dir.path() + "/absent");
 }
 
+TEST(AgentEndpoint, AJobsCredentialFromTheEnvironmentGoesOnTheSocketOnly) {
+  ::setenv(kAgentCredentialVariable, "job-credential-0123456789abcdef", 1);
+  EXPECT_EQ(AgentEndpoint("/run/wattcut/agent.sock")->bearer_token, "job-credential-0123456789abcdef");
+  EXPECT_EQ(AgentEndpoint("http://10.0.0.5:7788")->bearer_token, "")
+      << "over TCP a job's credential is refused: it is not sent";
+  TempSocketDir dir;
+  std::ofstream(dir.path() + "/token") << "train 77aa\n";
+  EXPECT_EQ(AgentEndpoint("/run/wattcut/agent.sock", dir.path() + "/token")->bearer_token, "77aa")
+      << "a token file named wins";
+  ::unsetenv(kAgentCredentialVariable);
+  EXPECT_EQ(AgentEndpoint("/run/wattcut/agent.sock")->bearer_token, "");
+}
+
 }  // namespace
 }  // namespace wattcut
