@@ -120,6 +120,12 @@ TEST_F(AgentJobsTest, AJobsCredentialGivesItsOwnerItsGpusUntilTheJobEnds) {
   ASSERT_GT(task.pid, 0) << task.output;
   EXPECT_EQ(LockedClocks(fake_, 2), "1200-1200") << task.output;
 
+  // What the job's GPUs used so far, for anyone who reads (the plugin writes it at the batch script's end).
+  const std::string so_far = CurlAsNobody(agent->socket(), "GET", "/v1/jobs/4242", "", "");
+  EXPECT_EQ(so_far.substr(0, 3), "200") << so_far;
+  EXPECT_NE(so_far.find("\"gpu_energy_j\":"), std::string::npos) << so_far;
+  EXPECT_EQ(so_far.find(credential), std::string::npos) << so_far;
+
   // The job ends (its epilog) while its task still runs: the lease ends, the GPU is reset, and the
   // credential stops working, saying why.
   AgentReply ended = Call(*root, "DELETE", "/v1/jobs/4242");
@@ -133,6 +139,7 @@ TEST_F(AgentJobsTest, AJobsCredentialGivesItsOwnerItsGpusUntilTheJobEnds) {
   EXPECT_EQ(late.substr(0, 3), "401") << late;
   EXPECT_NE(late.find("the credential of job 4242 stopped working when the job ended"), std::string::npos) << late;
   EXPECT_EQ(Call(*root, "DELETE", "/v1/jobs/4242").status, 404);
+  EXPECT_EQ(Call(*root, "GET", "/v1/jobs/4242").status, 404);
   StopChild(task.pid, SIGKILL);
 }
 

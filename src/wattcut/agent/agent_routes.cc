@@ -87,20 +87,25 @@ json JobJson(const NodeJob& job, bool with_credential) {
   return doc;
 }
 
-json JobEndJson(const JobEnd& end) {
+json JobEnergyJson(const JobEnergy& energy) {
   json per_gpu = json::array();
-  for (const auto& [gpu, joules] : end.gpu_energy_j) {
+  for (const auto& [gpu, joules] : energy.gpu_energy_j) {
     per_gpu.push_back({{"gpu", gpu}, {"energy_j", joules ? json(*joules) : json(nullptr)}});
   }
-  return json{{"job", end.job.id},
-              {"uid", end.job.uid},
-              {"gpus", end.job.gpus},
-              {"duration_s", end.duration_s},
-              {"gpu_energy_j", end.total_gpu_energy_j ? json(*end.total_gpu_energy_j) : json(nullptr)},
+  return json{{"job", energy.job.id},
+              {"uid", energy.job.uid},
+              {"gpus", energy.job.gpus},
+              {"duration_s", energy.duration_s},
+              {"gpu_energy_j", energy.total_gpu_energy_j ? json(*energy.total_gpu_energy_j) : json(nullptr)},
               {"per_gpu", per_gpu},
-              {"leases_ended", end.leases_ended},
-              {"reset_gpus", end.reset_gpus},
-              {"problems", end.problems}};
+              {"problems", energy.problems}};
+}
+
+json JobEndJson(const JobEnd& end) {
+  json doc = JobEnergyJson(end);
+  doc["leases_ended"] = end.leases_ended;
+  doc["reset_gpus"] = end.reset_gpus;
+  return doc;
 }
 
 json GpuJson(const GpuDescription& d) {
@@ -501,6 +506,17 @@ void AddAgentRoutes(http::BoundedHttpServer& server, AgentTransport transport, c
     json jobs = json::array();
     for (const NodeJob& job : node.Jobs()) jobs.push_back(JobJson(job, /*with_credential=*/false));
     Answer(res, 200, json{{"jobs", jobs}});
+  });
+  server.Get(R"(/v1/jobs/([^/]+))", [caller, &node](const httplib::Request& req, httplib::Response& res) {
+    if (!caller(req, res, AgentScope::kRead)) return;
+    const std::string id = req.matches[1].str();
+    if (Status s = CheckJobId(id, "the path's job"); !s.ok()) {
+      AnswerError(res, s.error());
+      return;
+    }
+    auto energy = node.JobEnergySoFar(id);
+    if (!Unwrap(energy, res)) return;
+    Answer(res, 200, JobEnergyJson(*energy));
   });
   server.Put(R"(/v1/jobs/([^/]+))",
              [admin, &node](const httplib::Request& req, httplib::Response& res, const httplib::ContentReader& reader) {

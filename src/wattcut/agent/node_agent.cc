@@ -381,7 +381,7 @@ Result<JobEnd> NodeAgent::EndJob(const std::string& id) {
   if (!ended_job.ok()) return ended_job.error();
   JobEnd end;
   end.job = std::move(*ended_job);
-  end.duration_s = std::max(0.0, options_.unix_now_s() - end.job.started_at_unix_s);
+  std::vector<std::string> problems;  // of the reset; the energy's come with it
   std::vector<EndedLease> leases = leases_.EndJob(id);
   end.leases_ended = static_cast<int>(leases.size());
   EndLeases(std::move(leases));
@@ -392,7 +392,7 @@ Result<JobEnd> NodeAgent::EndJob(const std::string& id) {
     for (int gpu : end.job.gpus) {
       const std::string who = "GPU " + std::to_string(gpu) + ": ";
       if (const Lease* lease = leases_.LeaseOf(gpu)) {
-        end.problems.push_back(who + "not reset: leased by " + lease->holder.Description() + " since");
+        problems.push_back(who + "not reset: leased by " + lease->holder.Description() + " since");
         continue;
       }
       GpuControl& control = controls_[static_cast<size_t>(gpu)];
@@ -400,53 +400,70 @@ Result<JobEnd> NodeAgent::EndJob(const std::string& id) {
       control.sm_applied_known = false;  // told to NVML again, whatever the agent believes it holds
       bool ok = true;
       if (Status s = ApplySm(gpu); !s.ok()) {
-        end.problems.push_back(who + "cannot reset the SM clocks: " + s.error().message);
+        problems.push_back(who + "cannot reset the SM clocks: " + s.error().message);
         ok = false;
       }
       control.memory_lock.reset();
       if (Status s = backend_->ResetMemoryClocks(gpu); !s.ok()) {
-        end.problems.push_back(who + "cannot reset the memory clocks: " + DeviceError(s.error()).message);
+        problems.push_back(who + "cannot reset the memory clocks: " + DeviceError(s.error()).message);
         ok = false;
       }
       if (control.power_limit_mw) {
         control.power_limit_mw.reset();
         if (Status s = wattcut::ResetPowerLimit(*backend_, gpu); !s.ok()) {
-          end.problems.push_back(who + "cannot put the power limit back: " + DeviceError(s.error()).message);
+          problems.push_back(who + "cannot put the power limit back: " + DeviceError(s.error()).message);
           ok = false;
         }
       }
       if (ok) end.reset_gpus.push_back(gpu);
     }
   }
+  static_cast<JobEnergy&>(end) = EnergyOf(end.job);
+  end.problems.insert(end.problems.begin(), problems.begin(), problems.end());
+  SaveState();
+  char energy[64];
+  std::snprintf(energy, sizeof(energy), "%.1f J", end.total_gpu_energy_j.value_or(0));
+  Log("job " + id + " of uid " + std::to_string(end.job.uid) + " ended after " +
+      std::to_string(static_cast<int64_t>(end.duration_s)) + " s: GPUs " + IndexRangesText(end.job.gpus) + " used " +
+      (end.total_gpu_energy_j ? std::string(energy) : std::string("an unknown energy (a GPU without a counter)")) +
+      "; " + std::to_string(end.leases_ended) + " leases ended; " +
+      (end.job.touched ? "GPUs " + IndexRangesText(end.reset_gpus) + " reset" : std::string("its GPUs were not used")));
+  for (const std::string& problem : end.problems) Log("job " + id + ": " + problem);
+  return end;
+}
+
+JobEnergy NodeAgent::EnergyOf(const NodeJob& job) {
+  JobEnergy energy;
+  energy.job = job;
+  energy.duration_s = std::max(0.0, options_.unix_now_s() - job.started_at_unix_s);
   double total_j = 0;
   bool all_known = true;
-  for (int gpu : end.job.gpus) {
+  for (int gpu : job.gpus) {
     std::optional<double> used_j;
-    auto start = end.job.energy_at_start_mj.find(gpu);
+    auto start = job.energy_at_start_mj.find(gpu);
+    const bool started = start != job.energy_at_start_mj.end() && start->second.has_value();
     auto now_mj = backend_->TotalEnergyMj(gpu);
-    if (start != end.job.energy_at_start_mj.end() && start->second && now_mj.ok() && *now_mj >= *start->second) {
+    if (started && now_mj.ok() && *now_mj >= *start->second) {
       used_j = static_cast<double>(*now_mj - *start->second) / 1000.0;
       total_j += *used_j;
     } else {
       all_known = false;
-      if (now_mj.ok() && start != end.job.energy_at_start_mj.end() && start->second) {
-        end.problems.push_back("GPU " + std::to_string(gpu) +
-                               ": its energy counter went back (the driver was reloaded): energy unknown");
+      if (started && now_mj.ok()) {
+        energy.problems.push_back("GPU " + std::to_string(gpu) +
+                                  ": its energy counter went back (the driver was reloaded): energy unknown");
       }
     }
-    end.gpu_energy_j[gpu] = used_j;
+    energy.gpu_energy_j[gpu] = used_j;
   }
-  if (all_known) end.total_gpu_energy_j = total_j;
-  SaveState();
-  char energy[64];
-  std::snprintf(energy, sizeof(energy), "%.1f J", total_j);
-  Log("job " + id + " of uid " + std::to_string(end.job.uid) + " ended after " +
-      std::to_string(static_cast<int64_t>(end.duration_s)) + " s: GPUs " + IndexRangesText(end.job.gpus) + " used " +
-      (all_known ? std::string(energy) : std::string("an unknown energy (a GPU without a counter)")) + "; " +
-      std::to_string(end.leases_ended) + " leases ended; " +
-      (end.job.touched ? "GPUs " + IndexRangesText(end.reset_gpus) + " reset" : std::string("its GPUs were not used")));
-  for (const std::string& problem : end.problems) Log("job " + id + ": " + problem);
-  return end;
+  if (all_known) energy.total_gpu_energy_j = total_j;
+  return energy;
+}
+
+Result<JobEnergy> NodeAgent::JobEnergySoFar(const std::string& id) {
+  MutexLock lock(mu_);
+  const NodeJob* job = jobs_.Find(id);
+  if (job == nullptr) return Error::NotFound("job " + id + " is not registered");
+  return EnergyOf(*job);
 }
 
 std::optional<JobTable::CredentialMatch> NodeAgent::JobOfCredential(std::string_view presented) {

@@ -83,17 +83,21 @@ struct GpuControl {
   std::optional<int64_t> power_limit_mw;  // set by the lease holder; nullopt: the default
 };
 
-// What ending a batch job did, and what its GPUs used while it was registered.
-struct JobEnd {
+// What a batch job's GPUs used since it was registered.
+struct JobEnergy {
   NodeJob job;
   double duration_s = 0;
-  // Each GPU's energy in joules since the job was registered; nullopt where the GPU has no energy
-  // counter, it could not be read, or it went back (the driver was reloaded).
+  // Each GPU's energy in joules; nullopt where the GPU has no energy counter, it could not be read,
+  // or it went back (the driver was reloaded).
   std::map<int, std::optional<double>> gpu_energy_j;
   std::optional<double> total_gpu_energy_j;  // nullopt when any GPU's is unknown
+  std::vector<std::string> problems;         // one line each
+};
+
+// What ending a batch job did, and what its GPUs used.
+struct JobEnd : JobEnergy {
   int leases_ended = 0;
-  std::vector<int> reset_gpus;        // the GPUs reset (the job had used them)
-  std::vector<std::string> problems;  // what could not be done, one line each
+  std::vector<int> reset_gpus;  // the GPUs reset (the job had used them)
 };
 
 struct NodeAgentObserver {
@@ -186,6 +190,8 @@ class NodeAgent {
   // back to any ceiling, memory clocks, power limit), even when its processes are gone, and its
   // credential stops working. kNotFound for a job that is not registered.
   Result<JobEnd> EndJob(const std::string& id) EXCLUDES(mu_);
+  // What a registered job's GPUs used so far (kNotFound for a job that is not registered).
+  Result<JobEnergy> JobEnergySoFar(const std::string& id) EXCLUDES(mu_);
   std::optional<JobTable::CredentialMatch> JobOfCredential(std::string_view presented) EXCLUDES(mu_);
   std::vector<NodeJob> Jobs() EXCLUDES(mu_);
 
@@ -219,6 +225,8 @@ class NodeAgent {
   void WatchOnlyLeaseHolders() REQUIRES(mu_);
   // Whether `holder` may take `gpus` as far as batch jobs go (see require_job_credential).
   Status CheckJobAllows(const LeaseHolder& holder, const std::vector<int>& gpus) const REQUIRES(mu_);
+  // What `job`'s GPUs used since it was registered, read from NVML now.
+  JobEnergy EnergyOf(const NodeJob& job) REQUIRES(mu_);
   void SaveState() REQUIRES(mu_);
   GpuControl ControlOf(int gpu) const REQUIRES(mu_);
   Error DeviceError(const Error& error);
