@@ -25,42 +25,56 @@ std::optional<AllMaxPoint> AllMaxReference(const Profile& per_device_profile, co
   return point;
 }
 
-double StepSavingJ(const Frontier& frontier, const AllMaxPoint& all_max, const DeploymentTarget& target, int dp_degree,
-                   int tp_degree) {
+std::optional<double> StepEnergyJ(const Frontier& frontier, const std::optional<AllMaxPoint>& all_max,
+                                  const DeploymentTarget& target, int dp_degree, int tp_degree) {
+  if (!target.plan) {
+    if (!all_max) return std::nullopt;
+    return all_max->energy_j * dp_degree * tp_degree;
+  }
   const auto& points = frontier.points();
-  if (!target.plan || target.base_index >= points.size() || target.non_straggler_index >= points.size()) return 0;
-  const double base_saving_j = all_max.energy_j - points[target.base_index].energy_j;
-  double pipelines_j = base_saving_j * dp_degree;
+  if (target.base_index >= points.size() || target.non_straggler_index >= points.size()) return std::nullopt;
+  const double base_j = points[target.base_index].energy_j;
+  double pipelines_j = base_j * dp_degree;
   if (!target.straggler_dp.empty()) {
     const auto stragglers = std::count_if(target.straggler_dp.begin(), target.straggler_dp.end(),
                                           [dp_degree](int dp) { return dp >= 0 && dp < dp_degree; });
-    const double others_saving_j = all_max.energy_j - points[target.non_straggler_index].energy_j;
-    pipelines_j =
-        base_saving_j * static_cast<double>(stragglers) + others_saving_j * static_cast<double>(dp_degree - stragglers);
+    const double others_j = points[target.non_straggler_index].energy_j;
+    pipelines_j = base_j * static_cast<double>(stragglers) + others_j * static_cast<double>(dp_degree - stragglers);
   }
   return pipelines_j * tp_degree;
 }
 
-void EnergySavingTally::Count(int64_t steps, const Rate& rate) {
+double StepSavingJ(const Frontier& frontier, const AllMaxPoint& all_max, const DeploymentTarget& target, int dp_degree,
+                   int tp_degree) {
+  if (!target.plan) return 0;
+  const std::optional<double> used_j = StepEnergyJ(frontier, all_max, target, dp_degree, tp_degree);
+  if (!used_j) return 0;
+  return *StepEnergyJ(frontier, all_max, DeploymentTarget{}, dp_degree, tp_degree) - *used_j;
+}
+
+void EnergySavingTally::Count(int64_t steps, const StepRate& rate) {
   if (steps <= 0) return;
   saved_j_ += rate.saving_j * static_cast<double>(steps);
   counted_steps_ += steps;
   if (rate.is_plan) plan_steps_ += steps;
+  if (rate.energy_j) {
+    estimated_j_ += *rate.energy_j * static_cast<double>(steps);
+    estimated_steps_ += steps;
+  }
 }
 
-void EnergySavingTally::Advance(int64_t job_step, double saving_j, bool is_plan, int64_t from_step) {
-  const Rate now{saving_j, is_plan};
+void EnergySavingTally::Advance(int64_t job_step, const StepRate& rate, int64_t from_step) {
   if (!counted_through_ || job_step < *counted_through_) {
     counted_through_ = job_step;
-    if (job_step >= from_step) previous_ = now;
+    if (job_step >= from_step) previous_ = rate;
     return;
   }
   const int64_t begin = *counted_through_;
   // Steps [begin, from_step) ran the target before this one; [from_step, job_step) this one.
   if (begin < from_step) Count(std::min(job_step, from_step) - begin, previous_);
-  Count(job_step - std::max(begin, from_step), now);
+  Count(job_step - std::max(begin, from_step), rate);
   counted_through_ = job_step;
-  if (job_step >= from_step) previous_ = now;
+  if (job_step >= from_step) previous_ = rate;
 }
 
 }  // namespace wattcut::server

@@ -34,6 +34,7 @@ Job::Job(JobStore& store, DecodedJob decoded) : store_(store) {
   power_target_ = state.power_target;
   if (state.deadline_schedule) deadline_ = DeadlineFollowing{*state.deadline_schedule, {}, {}, std::nullopt, {}};
   frontier_attempts_ = state.frontier_attempts;
+  measured_gpu_energy_ = state.measured_gpu_energy;
   deployment_.version = state.deployment_version;
   deployment_.apply_from_step = state.deployment_apply_from_step;
   progress_.set_fallback_steps_per_s(state.deployment_steps_per_s);
@@ -116,6 +117,11 @@ Status Job::Check(const JobEdit& e) const {
       if (Status s = CheckDpRank(info_, dp); !s) return s;
     }
   }
+  if (e.measured_gpu_energy && e.measured_gpu_energy->size() > kMaxMeasuredNodesPerJob) {
+    return Error{prefix + std::to_string(kMaxMeasuredNodesPerJob) +
+                     " nodes have reported their GPU energy, the most a job keeps: another node's report is not kept",
+                 ErrorCode::kConflict};
+  }
   return Status::Ok();
 }
 
@@ -131,7 +137,8 @@ JobState Job::StateAfter(const JobEdit& e) const {
                   deployment.apply_from_step,
                   progress_.steps_per_s(),
                   e.power_target ? *e.power_target : power_target_,
-                  deadline ? std::optional<DeadlineScheduleSpec>(deadline->spec) : std::nullopt};
+                  deadline ? std::optional<DeadlineScheduleSpec>(deadline->spec) : std::nullopt,
+                  e.measured_gpu_energy.value_or(measured_gpu_energy_)};
 }
 
 Status Job::Store(const JobEdit& e) {
@@ -194,6 +201,7 @@ void Job::Apply(JobEdit e) {
   if (e.sweep) sweep_ = std::move(*e.sweep);
   if (e.frontier_attempts) frontier_attempts_ = *e.frontier_attempts;
   if (e.deployment) deployment_ = std::move(*e.deployment);
+  if (e.measured_gpu_energy) measured_gpu_energy_ = std::move(*e.measured_gpu_energy);
   if (e.complete_round) barrier_.Complete();
 }
 
@@ -261,7 +269,8 @@ void Job::MarkDeleted() {
 // ---- Deployments.
 
 void Job::CountSaving() {
-  saving_.Advance(progress_.max_step(), StepSaving(), deployment_.target.plan, deployment_.apply_from_step);
+  saving_.Advance(progress_.max_step(), StepRate{StepSaving(), StepEnergy(), deployment_.target.plan},
+                  deployment_.apply_from_step);
 }
 
 Status Job::RefreshDeadline(DeadlineFollowing following) {
@@ -310,6 +319,12 @@ double Job::StepSaving() {
   if (!target.plan || !frontier_ || target.frontier_generation != frontier_generation_) return 0;
   const auto& reference = AllMax();
   return reference ? StepSavingJ(*frontier_, *reference, target, info_.dp_degree, info_.tp_degree) : 0;
+}
+
+std::optional<double> Job::StepEnergy() {
+  const DeploymentTarget& target = deployment_.target;
+  if (!frontier_ || (target.plan && target.frontier_generation != frontier_generation_)) return std::nullopt;
+  return StepEnergyJ(*frontier_, AllMax(), target, info_.dp_degree, info_.tp_degree);
 }
 
 Result<AggregatedProfile> Job::AggregateReceivedRankProfiles() const {

@@ -136,8 +136,10 @@ class Job {
   std::shared_ptr<const StageSchedules> PlanSchedules(size_t index) REQUIRES(mu_);
   // The AllMax point of the ready frontier; nullopt without one or when the profile lacks it.
   const std::optional<AllMaxPoint>& AllMax() REQUIRES(mu_);
-  // What one step of the deployed target saves against AllMax (energy_saving.h).
+  // What one step of the deployed target saves against AllMax, and uses (energy_saving.h);
+  // the energy nullopt without a frontier of the target's or, for AllMax, an AllMax point.
   double StepSaving() REQUIRES(mu_);
+  std::optional<double> StepEnergy() REQUIRES(mu_);
   // The selected point of the ready frontier.
   size_t SelectedPoint() const REQUIRES(mu_) { return SelectedIndex(*frontier_, selection_); }
   // Every rank profile received so far, aggregated into one pipeline profile.
@@ -157,6 +159,7 @@ class Job {
   const Stragglers& stragglers() const REQUIRES(mu_) { return stragglers_; }
   const std::optional<PowerTarget>& power_target() const REQUIRES(mu_) { return power_target_; }
   const std::optional<DeadlineFollowing>& deadline() const REQUIRES(mu_) { return deadline_; }
+  const MeasuredGpuEnergy& measured_gpu_energy() const REQUIRES(mu_) { return measured_gpu_energy_; }
   const std::string& profile_source() const REQUIRES(mu_) { return profile_source_; }
   const std::shared_ptr<const Profile>& profile() const REQUIRES(mu_) { return profile_; }
   const std::vector<DroppedFrequency>& profile_warnings() const REQUIRES(mu_) { return profile_warnings_; }
@@ -203,6 +206,7 @@ class Job {
   Stragglers stragglers_ GUARDED_BY(mu_);
   std::optional<PowerTarget> power_target_ GUARDED_BY(mu_);
   std::optional<DeadlineFollowing> deadline_ GUARDED_BY(mu_);
+  MeasuredGpuEnergy measured_gpu_energy_ GUARDED_BY(mu_);
   std::string profile_source_ GUARDED_BY(mu_);
   std::shared_ptr<const Profile> profile_ GUARDED_BY(mu_);
   std::vector<DroppedFrequency> profile_warnings_ GUARDED_BY(mu_);

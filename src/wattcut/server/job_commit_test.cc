@@ -112,6 +112,14 @@ TEST(JobCommit, AChangeTheStoreRefusesLeavesTheJobExactlyAsItWas) {
        }},
       {"a power target", [&](JobRegistry& g, const std::string& j) { return g.SetPowerTarget(j, target); }},
       {"a deadline schedule", [&](JobRegistry& g, const std::string& j) { return g.SetDeadlineSchedule(j, deadline); }},
+      {"a node's measured GPU energy",
+       [](JobRegistry& g, const std::string& j) {
+         return g.ReportMeasuredGpuEnergy(j, "gpu-017", NodeGpuEnergy{12345.6, 34.5, {0, 1}, "slurm-epilog"});
+       }},
+      {"the node's measured GPU energy again (an epilog retried)",
+       [](JobRegistry& g, const std::string& j) {
+         return g.ReportMeasuredGpuEnergy(j, "gpu-017", NodeGpuEnergy{12400, 35, {0, 1}, "slurm-epilog"});
+       }},
       // What the ones above set, cleared; then the job itself.
       {"clearing the power target", [](JobRegistry& g, const std::string& j) { return g.ClearPowerTarget(j); }},
       {"clearing the deadline schedule",

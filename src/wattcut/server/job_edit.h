@@ -25,6 +25,7 @@
 #include "wattcut/server/deadline_following.h"
 #include "wattcut/server/deployment.h"
 #include "wattcut/server/http_api.h"
+#include "wattcut/server/measured_gpu_energy.h"
 #include "wattcut/server/profiling_sweep.h"
 #include "wattcut/server/schedule_decision.h"
 
@@ -69,11 +70,12 @@ struct JobEdit {
   std::optional<ProfilingSweep> sweep;
   std::optional<int> frontier_attempts;
   std::optional<Deployment> deployment;
-  bool complete_round = false;  // the round every rank joined ends (its waiters are answered)
+  std::optional<MeasuredGpuEnergy> measured_gpu_energy;  // every node's report, as it will be
+  bool complete_round = false;                           // the round every rank joined ends (its waiters are answered)
 
   bool has_state_parts() const {
     return selection || stragglers || power_target || deadline || sweep || frontier_attempts || deployment ||
-           complete_round;
+           measured_gpu_energy || complete_round;
   }
 };
 

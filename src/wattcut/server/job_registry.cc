@@ -10,6 +10,7 @@
 #include "wattcut/server/job_decision.h"
 #include "wattcut/server/job_deployments.h"
 #include "wattcut/server/job_id.h"
+#include "wattcut/server/job_measured_energy.h"
 #include "wattcut/server/job_power_target.h"
 #include "wattcut/server/job_profiles.h"
 #include "wattcut/server/job_restore.h"
@@ -384,6 +385,12 @@ Answer JobRegistry::GetDeadlineSchedule(const std::string& job_id) {
   return WithJob(job_id, &server::GetDeadlineSchedule, ctx_);
 }
 
+Answer JobRegistry::ReportMeasuredGpuEnergy(const std::string& job_id, const std::string& node,
+                                            const NodeGpuEnergy& report) {
+  if (Status s = CheckNodeName(node); !s) return s.error();
+  return WithJob(job_id, &server::ReportMeasuredGpuEnergy, node, report);
+}
+
 // ---- The views over every job (reads: nothing changes).
 
 std::vector<PowerTargetGauge> JobRegistry::PowerTargetGauges() {
@@ -392,6 +399,16 @@ std::vector<PowerTargetGauge> JobRegistry::PowerTargetGauges() {
     MutexLock lock(job->mu());
     if (job->deleted() || !job->power_target()) continue;
     out.push_back(PowerTargetGaugeOf(ViewPowerTarget(*job)));
+  }
+  return out;
+}
+
+std::vector<MeasuredGpuEnergyGauge> JobRegistry::MeasuredGpuEnergyGauges() {
+  std::vector<MeasuredGpuEnergyGauge> out;
+  for (const auto& job : AllJobs()) {
+    MutexLock lock(job->mu());
+    if (job->deleted() || job->measured_gpu_energy().empty()) continue;
+    out.push_back(MeasuredGpuEnergyGaugeOf(*job));
   }
   return out;
 }

@@ -10,6 +10,7 @@
 //   job_deployments.h   barrier-free plan delivery (deployment.h)
 //   job_power_target.h  power targets, their leases and views
 //   job_deadline.h      deadline schedules
+//   job_measured_energy.h  the GPU energy the job's nodes measured, beside the planner's estimate
 //   job_summaries.h     the listings and the status page's rows
 //   job_id.h            the id format
 //
@@ -62,6 +63,7 @@
 #include "wattcut/server/job_context.h"
 #include "wattcut/server/job_frontier.h"
 #include "wattcut/server/job_store.h"
+#include "wattcut/server/measured_gpu_energy.h"
 #include "wattcut/server/metrics.h"
 #include "wattcut/server/startup_profiles.h"
 #include "wattcut/server/status_page.h"
@@ -136,8 +138,14 @@ class JobRegistry {
   Answer SetDeadlineSchedule(const std::string& job_id, const DeadlineScheduleSpec& spec);
   Answer ClearDeadlineSchedule(const std::string& job_id);
   Answer GetDeadlineSchedule(const std::string& job_id);
+  // PUT /v1/jobs/{id}/measured-energy/{node} (job_measured_energy.h): the GPU energy the job
+  // used on `node`, stored (a later report of the node replaces it). kInvalidArgument for a
+  // node that is not a host name (measured_gpu_energy.h: CheckNodeName).
+  Answer ReportMeasuredGpuEnergy(const std::string& job_id, const std::string& node, const NodeGpuEnergy& report);
   // The jobs with a power target, for /metrics.
   std::vector<PowerTargetGauge> PowerTargetGauges() EXCLUDES(mu_);
+  // The jobs some node reported its measured GPU energy for, for /metrics.
+  std::vector<MeasuredGpuEnergyGauge> MeasuredGpuEnergyGauges() EXCLUDES(mu_);
   // GET /v1/jobs/{id}/deployment: records that `rank` has completed `step` steps and answers
   // with the job's deployment when its version is not `version` (else just the version and the
   // poll interval). Never waits.

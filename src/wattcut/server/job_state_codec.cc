@@ -43,6 +43,9 @@ std::string EncodeJobState(const JobState& state) {
                     {"got", got}}}};
   if (state.power_target) doc["power_target"] = state.power_target->ToJson();
   if (state.deadline_schedule) doc["deadline_schedule"] = state.deadline_schedule->ToJson();
+  if (!state.measured_gpu_energy.empty()) {
+    doc["measured_gpu_energy"] = StoredMeasuredGpuEnergyJson(state.measured_gpu_energy);
+  }
   return doc.dump();
 }
 
@@ -100,6 +103,11 @@ Result<JobState> DecodeJobState(std::string_view text) {
       auto spec = DeadlineScheduleSpec::FromJson(*it);
       if (!spec) return Error::Corruption("job state: deadline_schedule: " + spec.error().message);
       state.deadline_schedule = std::move(*spec);
+    }
+    if (auto it = doc.find("measured_gpu_energy"); it != doc.end() && !it->is_null()) {
+      auto measured = StoredMeasuredGpuEnergyFromJson(*it);
+      if (!measured) return Error::Corruption("job state: measured_gpu_energy: " + measured.error().message);
+      state.measured_gpu_energy = std::move(*measured);
     }
     const json& prof = doc.at("profiling");
     state.sweep.active = prof.at("active").get<bool>();

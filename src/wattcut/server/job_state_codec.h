@@ -19,6 +19,7 @@
 #include "wattcut/base/result.h"
 #include "wattcut/server/http_api.h"
 #include "wattcut/server/job_store.h"
+#include "wattcut/server/measured_gpu_energy.h"
 #include "wattcut/server/profiling_sweep.h"
 #include "wattcut/server/schedule_decision.h"
 
@@ -47,6 +48,9 @@ struct JobState {
   // PUT /v1/jobs/{id}/deadline_schedule: the spec (its schedule is computed again from it on
   // load). Absent in a document written before issue 32.
   std::optional<DeadlineScheduleSpec> deadline_schedule;
+  // PUT /v1/jobs/{id}/measured-energy/{node}: what each node measured (empty: none; not
+  // written then). Absent in a document written before it.
+  MeasuredGpuEnergy measured_gpu_energy;
 };
 
 std::string EncodeJobState(const JobState& state);

@@ -111,6 +111,30 @@ TEST(JobStateCodec, TheDeadlineScheduleSpecRoundTripsAndAnOlderDocumentHasNone) 
       << bad.error().message;
 }
 
+// What the nodes measured: kept node by node; a document from before it has none; a damaged one
+// is a corruption naming the field.
+TEST(JobStateCodec, TheMeasuredGpuEnergyRoundTripsAndAnOlderDocumentHasNone) {
+  JobState state = Sample();
+  EXPECT_FALSE(nlohmann::json::parse(EncodeJobState(state)).contains("measured_gpu_energy"));
+  EXPECT_TRUE(DecodeJobState(EncodeJobState(state))->measured_gpu_energy.empty());
+  state.measured_gpu_energy["gpu-017"] = NodeGpuEnergy{12345.6, 34.5, {0, 1, 2, 3}, "slurm-epilog"};
+  state.measured_gpu_energy["gpu-018"] = NodeGpuEnergy{0.1 + 0.2, 34, {}, ""};
+  const std::string text = EncodeJobState(state);
+  auto back = DecodeJobState(text);
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  EXPECT_EQ(back->measured_gpu_energy, state.measured_gpu_energy);
+  EXPECT_EQ(EncodeJobState(*back), text);
+
+  nlohmann::json damaged = nlohmann::json::parse(text);
+  damaged["measured_gpu_energy"]["gpu-017"]["duration_s"] = -1;
+  auto bad = DecodeJobState(damaged.dump());
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.error().code, ErrorCode::kCorruption);
+  EXPECT_NE(bad.error().message.find("job state: measured_gpu_energy: node 'gpu-017': field 'duration_s'"),
+            std::string::npos)
+      << bad.error().message;
+}
+
 TEST(JobStateCodec, ADocumentWithoutAVersionIsVersionOne) {
   // As servers before schema versions wrote it.
   auto old = DecodeJobState(R"({"round":3,"selection":{"point":"fastest"},"stragglers":[],)"

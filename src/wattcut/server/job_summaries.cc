@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "wattcut/server/deadline_following.h"
+#include "wattcut/server/job_measured_energy.h"
 #include "wattcut/server/job_power_target.h"
 #include "wattcut/server/job_views.h"
 
@@ -33,18 +34,20 @@ StatusFrontierView StatusFrontier(const Frontier& frontier, size_t selected, dou
 }  // namespace
 
 json JobJson(const Job& job) {
-  return json{{"job", ToJson(job.info())},
-              {"planner", ToJson(job.planner())},
-              {"ranks_registered", job.num_registered()},
-              {"rank_profiles", job.num_rank_profiles()},
-              {"ranks_with_results", job.num_results()},
-              {"round", job.barrier().completed_rounds()},
-              {"ranks_waiting", job.barrier().num_waiting()},
-              {"profile_source", job.profile_source().empty() ? json(nullptr) : json(job.profile_source())},
-              {"profile_warnings", ProfileWarningsJson(job.profile_warnings())},
-              {"frontier", FrontierStateName(job.frontier_state())},
-              {"selection", job.selection().ToJson()},
-              {"state", json::parse(EncodeJobState(job.State()))}};
+  json out = json{{"job", ToJson(job.info())},
+                  {"planner", ToJson(job.planner())},
+                  {"ranks_registered", job.num_registered()},
+                  {"rank_profiles", job.num_rank_profiles()},
+                  {"ranks_with_results", job.num_results()},
+                  {"round", job.barrier().completed_rounds()},
+                  {"ranks_waiting", job.barrier().num_waiting()},
+                  {"profile_source", job.profile_source().empty() ? json(nullptr) : json(job.profile_source())},
+                  {"profile_warnings", ProfileWarningsJson(job.profile_warnings())},
+                  {"frontier", FrontierStateName(job.frontier_state())},
+                  {"selection", job.selection().ToJson()},
+                  {"state", json::parse(EncodeJobState(job.State()))}};
+  out.update(GpuEnergyJson(job));
+  return out;
 }
 
 json JobListEntry(const Job& job) {
@@ -52,6 +55,10 @@ json JobListEntry(const Job& job) {
   entry["ranks_registered"] = job.num_registered();
   entry["round"] = job.barrier().completed_rounds();
   entry["frontier"] = FrontierStateName(job.frontier_state());
+  // The totals only (GET /v1/jobs/{id} has each node's report).
+  const MeasuredGpuEnergy& measured = job.measured_gpu_energy();
+  entry["measured_gpu_energy_j"] = measured.empty() ? json(nullptr) : json(TotalGpuEnergyJ(measured));
+  entry["estimated_gpu_energy_j"] = job.saving().estimated_j();
   return entry;
 }
 
@@ -98,6 +105,7 @@ JobStatusView JobStatus(Job& job, double now_unix_s) {
   v.saving.plan_steps = saving.plan_steps();
   v.saving.saved_j = saving.saved_j();
   v.saving.step_saving_j = job.StepSaving();
+  v.gpu_energy = StatusGpuEnergy(job);
   if (job.power_target()) v.power_target = StatusPowerTarget(ViewPowerTarget(job));
   if (job.deadline()) v.deadline = DeadlineStatus(*job.deadline(), job.progress().max_step(), now_unix_s);
   return v;

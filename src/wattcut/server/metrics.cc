@@ -161,6 +161,14 @@ std::string Metrics::Render() const {
   for (const PowerTargetGauge& t : power_targets_) {
     out += "wattcut_power_target_met{job_id=\"" + Escape(t.job_id) + "\"} " + (t.met ? "1" : "0") + "\n";
   }
+  out +=
+      "# HELP wattcut_job_measured_gpu_energy_joules The GPU energy a job used as its nodes measured it (PUT "
+      "/v1/jobs/{id}/measured-energy/{node}, from the GPUs' energy counters), summed over the nodes that "
+      "reported; the whole job, start-up and profiling included.\n"
+      "# TYPE wattcut_job_measured_gpu_energy_joules gauge\n";
+  for (const MeasuredGpuEnergyGauge& e : measured_gpu_energies_) {
+    out += "wattcut_job_measured_gpu_energy_joules{job_id=\"" + Escape(e.job_id) + "\"} " + Number(e.total_j) + "\n";
+  }
   return out;
 }
 

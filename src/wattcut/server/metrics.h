@@ -14,6 +14,7 @@
 //   wattcut_power_target_per_gpu_watts{job_id,kind}                      gauge
 //   wattcut_power_target_point_per_gpu_watts{job_id,kind}                gauge
 //   wattcut_power_target_met{job_id}                                     gauge
+//   wattcut_job_measured_gpu_energy_joules{job_id}                       gauge
 //
 // Every label value comes from a fixed set, whatever clients send: endpoints are route
 // names (or "unmatched", "unauthorized"), methods outside the standard ones are "other",
@@ -22,7 +23,9 @@
 // series of a scrape target): a job id the server assigned (never text a
 // request chooses freely), and only for the jobs that have a power target now (a row
 // controller sets one per training job it manages), so these series are as many as those
-// jobs and go when the target is cleared or the job deleted.
+// jobs and go when the target is cleared or the job deleted; and the measured GPU energy's,
+// only for the jobs some node reported for (PUT /v1/jobs/{id}/measured-energy/{node}), whose
+// series go when the job is deleted.
 #pragma once
 
 #include <array>
@@ -74,6 +77,12 @@ struct PowerTargetGauge {
   double point_per_gpu_w = 0;  // the deployed cap point's power (the lowest when not met)
 };
 
+// The GPU energy a job's nodes measured, summed (JobRegistry::MeasuredGpuEnergyGauges).
+struct MeasuredGpuEnergyGauge {
+  std::string job_id;
+  double total_j = 0;
+};
+
 class Metrics {
  public:
   void RecordRequest(const std::string& endpoint, const std::string& method, int status, double seconds);
@@ -98,6 +107,10 @@ class Metrics {
     MutexLock lock(mu_);
     power_targets_ = std::move(targets);
   }
+  void SetMeasuredGpuEnergies(std::vector<MeasuredGpuEnergyGauge> energies) {
+    MutexLock lock(mu_);
+    measured_gpu_energies_ = std::move(energies);
+  }
   std::atomic<int64_t>& long_polls_waiting() { return long_polls_waiting_; }
 
   std::string Render() const;
@@ -113,6 +126,7 @@ class Metrics {
   Histogram frontier_seconds_ GUARDED_BY(mu_);
   JobStateCounts job_states_ GUARDED_BY(mu_);
   std::vector<PowerTargetGauge> power_targets_ GUARDED_BY(mu_);
+  std::vector<MeasuredGpuEnergyGauge> measured_gpu_energies_ GUARDED_BY(mu_);
   std::atomic<int64_t> jobs_{0};
   std::atomic<int64_t> ranks_{0};
   std::atomic<int64_t> long_polls_waiting_{0};

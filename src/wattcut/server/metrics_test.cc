@@ -79,5 +79,20 @@ TEST(Metrics, UnknownMethodsShareOneSeries) {
   EXPECT_STREQ(MethodLabel("get"), "other");
 }
 
+// The measured GPU energy: one gauge per job some node reported for, its id escaped.
+TEST(Metrics, ShowsEachJobsMeasuredGpuEnergy) {
+  Metrics m;
+  std::string text = m.Render();
+  EXPECT_NE(text.find("# TYPE wattcut_job_measured_gpu_energy_joules gauge\n"), std::string::npos) << text;
+  EXPECT_EQ(text.find("wattcut_job_measured_gpu_energy_joules{"), std::string::npos);
+  m.SetMeasuredGpuEnergies({{"job-1", 12345.6}, {"odd\"id\\", 0}});
+  text = m.Render();
+  EXPECT_NE(text.find("# HELP wattcut_job_measured_gpu_energy_joules The GPU energy a job used as its nodes measured"),
+            std::string::npos);
+  EXPECT_NE(text.find("wattcut_job_measured_gpu_energy_joules{job_id=\"job-1\"} 12345.6\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("wattcut_job_measured_gpu_energy_joules{job_id=\"odd\\\"id\\\\\"} 0\n"), std::string::npos)
+      << text;
+}
+
 }  // namespace
 }  // namespace wattcut::server

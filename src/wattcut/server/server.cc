@@ -19,6 +19,7 @@
 #include "wattcut/http/loopback.h"
 #include "wattcut/server/auth.h"
 #include "wattcut/server/data_dir_lock.h"
+#include "wattcut/server/measured_gpu_energy.h"
 #include "wattcut/server/status_page.h"
 
 namespace wattcut::server {
@@ -264,6 +265,7 @@ void Server::Impl::AddRoutes() {
   Route("GET", "/metrics", "metrics", false, [this, &reg](const auto&, const std::string&, auto& res) {
     metrics.SetJobStates(reg.CountJobStates());
     metrics.SetPowerTargets(reg.PowerTargetGauges());
+    metrics.SetMeasuredGpuEnergies(reg.MeasuredGpuEnergyGauges());
     res.set_content(metrics.Render(), "text/plain; version=0.0.4; charset=utf-8");
   });
   Route("GET", "/openapi.yaml", "openapi", false,
@@ -338,6 +340,15 @@ void Server::Impl::AddRoutes() {
   Route("GET", R"(/v1/jobs/([^/]+)/deadline_schedule)", "v1_deadline_schedule", false,
         [&reg](const auto& req, const std::string&, auto& res) {
           SetAnswer(res, reg.GetDeadlineSchedule(req.matches[1]));
+        });
+  // A node's measurement writes the job's stored state: refused where every job-writing route is.
+  Route("PUT", R"(/v1/jobs/([^/]+)/measured-energy/([^/]+))", "v1_measured_energy", true,
+        [&reg](const auto& req, const std::string& body, auto& res) {
+          std::string job_id = req.matches[1];
+          std::string node = req.matches[2];
+          WithBody<NodeGpuEnergy>(body, res, &NodeGpuEnergy::FromJson, [&](const NodeGpuEnergy& report) {
+            return reg.ReportMeasuredGpuEnergy(job_id, node, report);
+          });
         });
   Route("GET", R"(/v1/jobs/([^/]+)/stragglers)", "v1_stragglers", false,
         [&reg](const auto& req, const std::string&, auto& res) { SetAnswer(res, reg.ListStragglers(req.matches[1])); });

@@ -126,6 +126,26 @@ std::string PowerTargetText(const std::optional<StatusPowerTargetView>& target) 
          " W per GPU, met";
 }
 
+// "measured 12.300 kJ on 2 nodes (slurm-epilog) &#183; planner's estimate 11.800 kJ over 40 steps",
+// and what each covers.
+std::string GpuEnergyText(const StatusGpuEnergyView& e) {
+  std::string text = "not measured (no node reported)";
+  if (e.measured_nodes > 0) {
+    text = "measured " + Energy(e.measured_j) + " on " + std::to_string(e.measured_nodes) +
+           (e.measured_nodes == 1 ? " node" : " nodes");
+    std::string sources;
+    for (const std::string& source : e.sources) sources += (sources.empty() ? "" : ", ") + EscapeXml(source);
+    if (!sources.empty()) text += " (" + sources + ")";
+  }
+  text += " &#183; planner's estimate ";
+  text += e.estimated_steps > 0 ? Energy(e.estimated_j) + " over " + std::to_string(e.estimated_steps) +
+                                      (e.estimated_steps == 1 ? " step" : " steps")
+                                : std::string("none yet (no step it can estimate reported)");
+  return text +
+         "<br/><span class=\"note\">The measurement covers the whole job on those nodes, start-up and profiling "
+         "included; the estimate only the steps the ranks reported since the server started.</span>";
+}
+
 std::string DeadlineText(const std::optional<StatusDeadlineView>& d) {
   if (!d) return "none";
   std::string text =
@@ -166,6 +186,7 @@ void JobSection(std::string& out, const JobStatusView& job, size_t number) {
                 ", largest reported step " + std::to_string(job.job_step));
   Row(out, "power target", PowerTargetText(job.power_target));
   Row(out, "deadline schedule", DeadlineText(job.deadline));
+  Row(out, "GPU energy", GpuEnergyText(job.gpu_energy));
   out += "</table>\n";
   if (job.frontier) FrontierSection(out, job, number);
   StragglerSection(out, job);

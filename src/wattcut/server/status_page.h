@@ -7,7 +7,8 @@
 // and schedule, its frontier as the plot library's chart (iteration time vs energy, the
 // selected and deployed plans, T_min, T* and AllMax marked), the stragglers, and the energy
 // saved so far against AllMax (energy_saving.h: the planner's estimate over the steps the
-// ranks reported; not a measurement).
+// ranks reported; not a measurement), and the GPU energy the nodes measured beside the
+// planner's estimate of it (job_measured_energy.h).
 #pragma once
 
 #include <cstddef>
@@ -60,6 +61,16 @@ struct StatusSavingView {
   double step_saving_j = 0;  // what one step of the deployed target saves now
 };
 
+// The GPU energy the job's nodes measured (PUT /v1/jobs/{id}/measured-energy/{node}) and the
+// planner's estimate of what the steps the ranks reported used.
+struct StatusGpuEnergyView {
+  size_t measured_nodes = 0;         // nodes that reported; 0: no measurement
+  double measured_j = 0;             // over those nodes
+  std::vector<std::string> sources;  // the reports' sources, each once, as sent
+  int64_t estimated_steps = 0;       // steps the estimate covers
+  double estimated_j = 0;
+};
+
 // The job's power target (PUT /v1/jobs/{id}/power_target), as GET answers it.
 struct StatusPowerTargetView {
   std::string kind;  // "peak_1s" or "average"
@@ -107,6 +118,7 @@ struct JobStatusView {
   std::vector<StatusStragglerView> stragglers;
   double straggler_time_s = 0;  // T' of the slowest straggler; 0 when none
   StatusSavingView saving;
+  StatusGpuEnergyView gpu_energy;
   std::optional<StatusPowerTargetView> power_target;
   std::optional<StatusDeadlineView> deadline;
 };

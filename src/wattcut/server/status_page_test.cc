@@ -208,6 +208,35 @@ TEST(StatusPage, HostileNamesAndErrorsAreEscaped) {
   EXPECT_NE(page.find("&lt;script&gt;alert(&apos;x&apos;)&lt;/script&gt;&amp;&quot;"), std::string::npos);
 }
 
+// The GPU energy the nodes measured beside the planner's estimate, and what each covers.
+TEST(StatusPage, TheMeasuredGpuEnergyBesideThePlannersEstimate) {
+  JobStatusView job = Job("gpt3-xl");
+  const std::string none = StatusPageHtml(Server({job}));
+  EXPECT_EQ(XmlProblem(Body(none)), "");
+  EXPECT_NE(none.find("<th>GPU energy</th><td>not measured (no node reported) &#183; planner's estimate none yet"),
+            std::string::npos)
+      << none;
+  job.gpu_energy = StatusGpuEnergyView{2, 12300, {"slurm-epilog"}, 40, 11800};
+  const std::string page = StatusPageHtml(Server({job}));
+  EXPECT_EQ(XmlProblem(Body(page)), "");
+  EXPECT_NE(page.find("<th>GPU energy</th><td>measured 12.300 kJ on 2 nodes (slurm-epilog) &#183; planner's estimate "
+                      "11.800 kJ over 40 steps<br/><span class=\"note\">The measurement covers the whole job on those "
+                      "nodes, start-up and profiling included; the estimate only the steps the ranks reported since "
+                      "the server started.</span></td>"),
+            std::string::npos)
+      << page;
+  // One node, a step, no source said; then sources a client chose, escaped.
+  job.gpu_energy = StatusGpuEnergyView{1, 950, {}, 1, 900};
+  EXPECT_NE(
+      StatusPageHtml(Server({job})).find("measured 950.0 J on 1 node &#183; planner's estimate 900.0 J over 1 step<"),
+      std::string::npos);
+  job.gpu_energy.sources = {"<script>x</script>", "a&b"};
+  const std::string hostile = StatusPageHtml(Server({job}));
+  EXPECT_EQ(XmlProblem(Body(hostile)), "");
+  EXPECT_EQ(hostile.find("<script"), std::string::npos);
+  EXPECT_NE(hostile.find("on 1 node (&lt;script&gt;x&lt;/script&gt;, a&amp;b)"), std::string::npos);
+}
+
 TEST(StatusPage, ALongJobListIsBoundedWithACount) {
   ServerStatusView view = Server({Job("newest")});
   view.num_jobs = 57;
