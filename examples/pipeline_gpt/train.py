@@ -9,6 +9,14 @@ torchrun; ranks are laid out pipeline by pipeline (rank = dp_rank * stages + sta
     /usr/bin/python3 -m torch.distributed.run --nproc_per_node 8 \\
         examples/pipeline_gpt/train.py --dp 2 --server-url http://127.0.0.1:7787
 
+Inside a Slurm job run with `--wattcut` (docs/slurm.md), `--slurm` takes the planning server, the
+job's name, the rank, the world size and the GPU from the plugin's variables: the script passes only
+what Slurm cannot know (its degrees, and its stage and pipeline, since it lays ranks out pipeline by
+pipeline rather than Megatron's way). Each srun task sets torch.distributed's variables from Slurm's:
+
+    srun bash -c 'RANK=$SLURM_PROCID WORLD_SIZE=$SLURM_NTASKS LOCAL_RANK=$SLURM_LOCALID \
+        exec python3 train.py --dp 2 --slurm'
+
 `--no-wattcut` trains without any hook (the same numerics: compare the losses). Each rank writes
 one JSON line per step to `--log-dir` (its plan and the deployment version it came in, the clock
 each instruction ran at, the loss).
@@ -130,6 +138,8 @@ def parse_args(argv: Optional[List[str]] = None) -> argparse.Namespace:
     w = p.add_argument_group("wattcut")
     w.add_argument("--no-wattcut", action="store_true", help="train without wattcut")
     w.add_argument("--server-url", default="http://127.0.0.1:7787")
+    w.add_argument("--slurm", action="store_true",
+                   help="in a Slurm job with --wattcut: the server, job name, rank and GPU from the plugin's variables")
     w.add_argument("--p2p-power-w", type=float, default=75.0)
     w.add_argument("--gpu-backend", default="nvml", choices=["nvml", "simulated"])
     w.add_argument("--dry-run", action="store_true", help="only log clock changes")
@@ -187,11 +197,12 @@ def main(argv: Optional[List[str]] = None) -> int:
 
         gpu_read_errors = (WattcutError,)
 
+        # Under --slurm the plugin's variables give these (docs/slurm.md); explicit values win.
+        from_job = {} if args.slurm else dict(rank=rank, device_id=device_id, world_size=world,
+                                              server_url=args.server_url, job_metadata="pipeline-gpt")
         pfo = PipelineFrequencyOptimizer(
-            rank=rank, dp_rank=dp_rank, pp_rank=stage, tp_rank=0, device_id=device_id,
-            dp_degree=args.dp, pp_degree=stages, tp_degree=1, world_size=world,
-            server_url=args.server_url, job_metadata="pipeline-gpt",
-            num_microbatches=args.microbatches, p2p_power_w=args.p2p_power_w,
+            dp_rank=dp_rank, pp_rank=stage, tp_rank=0, dp_degree=args.dp, pp_degree=stages, tp_degree=1,
+            **from_job, num_microbatches=args.microbatches, p2p_power_w=args.p2p_power_w,
             gpu_backend=args.gpu_backend, dry_run=args.dry_run, profile=not args.no_profile,
             profile_warmup_iterations=args.profile_warmup,
             profile_measured_iterations=args.profile_iterations,

@@ -14,23 +14,46 @@ temporary folder, one node of 8 CPUs; the plugin enabled by one plugstack.conf l
   --gpu-freq;
 * a malformed plugstack.conf word: srun refuses, naming it.
 
+With the node agent (`wattcut agent --require-job-credential`, root, fake NVML with 12 GPUs that
+slurmd knows as gres gpu) and the planning server on loopback, jobs run as uid 65534 (and one as
+uid 1, another user):
+
+* the example pipeline (examples/pipeline_gpt, 8 srun tasks on GPUs 0-7) under
+  `sbatch --wattcut=fastest`: it finishes, follows the served plan (the fake NVML's lock log against
+  each rank's clocks, every lock made by the agent) and leaves every GPU reset; its GPU energy is in
+  its AdminComment, slurmd's log, the agent's log and the planning server's job;
+* a job that locks its GPU, cancelled with scancel, and one killed at its --time limit: their GPUs
+  are reset and no lease is held once the job is gone; the cancelled job's credential is refused
+  afterwards, saying why;
+* another user's job cannot lease the first job's GPU, with its own credential, the first job's, or
+  none;
+* the agent down when a job starts: the job runs unmanaged, with one warning line.
+
 Needs root (the daemons run as root, as CI does), the Slurm and munge binaries
 (scripts/install-deps.sh) and a cgroup filesystem at /sys/fs/cgroup (slurmd 22.05 will not start
 without one); without them it is skipped (exit 77), saying which is missing. Every wait is
 bounded."""
 
 import argparse
+import fcntl
+import json
 import os
+import re
 import shutil
 import signal
 import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
+import urllib.request
 
 SKIP = 77
-TIMEOUT_S = 120
+TIMEOUT_S = 240
+GPUS = 12
+NOBODY, OTHER_USER = 65534, 1  # the job's user, and another user of the node (Debian's daemon)
+STAGES, PIPELINES, STEPS = 4, 2, 16
 
 
 def free_port():
@@ -48,16 +71,27 @@ class Cluster:
         self.root = root
         self.plugin = plugin
         self.host = socket.gethostname()
-        self.env = dict(os.environ, SLURM_CONF=os.path.join(root, "slurm.conf"))
+        # What jobs inherit from sbatch: not the test's own WATTCUT_ variables (a job's are the plugin's).
+        self.env = {k: v for k, v in os.environ.items() if not k.startswith("WATTCUT_")}
+        self.env["SLURM_CONF"] = os.path.join(root, "slurm.conf")
         self.procs = []
+        self.server_url = "http://127.0.0.1:7787"
 
     def path(self, *parts):
         return os.path.join(self.root, *parts)
 
     def write_config(self):
-        for d in ("state", "spool", "munge", "log", "out"):
+        for d in ("state", "spool", "munge", "log", "out", "dev"):
             os.makedirs(self.path(d), exist_ok=True)
-        os.chmod(self.path("munge"), 0o700)
+        # Other users submit jobs: they reach munged's socket and write their jobs' output.
+        os.chmod(self.path("munge"), 0o755)
+        os.chmod(self.path("out"), 0o777)
+        # The node's GPUs as slurmd knows them (gres): one character device each, as /dev/nvidiaN would
+        # be (links to /dev/null: slurmd checks only that each is a device).
+        for gpu in range(GPUS):
+            os.symlink("/dev/null", self.path("dev", f"nvidia{gpu}"))
+        with open(self.path("gres.conf"), "w") as f:
+            f.write(f"AutoDetect=off\nNodeName=wattcutnode Name=gpu File={self.path('dev')}/nvidia[0-{GPUS - 1}]\n")
         with open(self.path("munge", "munge.key"), "wb") as f:
             f.write(os.urandom(1024))
         os.chmod(self.path("munge", "munge.key"), 0o400)
@@ -90,13 +124,19 @@ AccountingStorageType=accounting_storage/none
 JobAcctGatherType=jobacct_gather/none
 PlugStackConfig={self.path('plugstack.conf')}
 SlurmdParameters=config_overrides
-NodeName=wattcutnode NodeHostname={self.host} NodeAddr=127.0.0.1 CPUs=8 RealMemory=1000 State=UNKNOWN
+GresTypes=gpu
+KillWait=2
+MinJobAge=600
+NodeName=wattcutnode NodeHostname={self.host} NodeAddr=127.0.0.1 CPUs=16 RealMemory=1000 Gres=gpu:{GPUS} State=UNKNOWN
 PartitionName=debug Nodes=ALL Default=YES MaxTime=INFINITE State=UP
 """)
+        self.write_plugstack()
+
+    def write_plugstack(self):
         with open(self.path("plugstack.conf"), "w") as f:
             # The cluster's server; jobs without --wattcut are left alone (default=off).
-            f.write(f"required {self.plugin} server=http://127.0.0.1:7787 default=off "
-                    f"agent_socket={self.path('agent.sock')}\n")
+            f.write(f"required {self.plugin} server={self.server_url} default=off "
+                    f"agent_socket={self.path('agent.sock')} scontrol={shutil.which('scontrol')}\n")
 
     def start(self):
         self.write_config()
@@ -156,23 +196,173 @@ PartitionName=debug Nodes=ALL Default=YES MaxTime=INFINITE State=UP
                 except ProcessLookupError:
                     pass
 
-    def run(self, args):
+    def run(self, args, uid=None):
+        """A Slurm command, as root or as `uid` (then its jobs are that user's)."""
+        if uid is not None:
+            args = ["setpriv", "--reuid", str(uid), "--regid", str(uid), "--clear-groups", *args]
         return subprocess.run(args, env=self.env, capture_output=True, text=True, timeout=TIMEOUT_S)
+
+    def job_field(self, job_id, field):
+        """A field of `scontrol show job -o`: JobState, AdminComment, ..."""
+        line = self.run(["scontrol", "show", "job", "-o", job_id]).stdout
+        match = re.search(r"(?:^| )" + field + r"=(.*?)(?= [A-Z][A-Za-z/:]*=|$)", line.strip())
+        return match.group(1).strip() if match else ""
+
+
+class Daemon:
+    """A wattcut process (agent or server) whose output is kept, read on a thread of its own."""
+
+    def __init__(self, args, env, ready):
+        self.process = subprocess.Popen(args, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        self.output = ""
+        self.lock = threading.Lock()
+        seen = threading.Event()
+
+        def read():
+            for line in self.process.stdout:
+                with self.lock:
+                    self.output += line
+                if ready in line:
+                    seen.set()
+            seen.set()
+
+        threading.Thread(target=read, daemon=True).start()
+        seen.wait(60)
+        if self.process.poll() is not None or ready not in self.text():
+            raise RuntimeError(f"{args[:2]} did not start: {self.text()}")
+
+    def text(self):
+        with self.lock:
+            return self.output
+
+    def stop(self):
+        if self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+
+
+class FakeNvml:
+    def __init__(self, root):
+        self.state_path = os.path.join(root, "nvml-state")
+        with open(self.state_path, "w") as f:
+            f.write(f"gpu_count={GPUS}\nmin_mhz=810\nstep_mhz=150\n")
+        self.env = {"WATTCUT_FAKE_NVML_STATE": self.state_path,
+                    "LD_LIBRARY_PATH": os.environ["WATTCUT_FAKE_NVML_DIR"]}
+
+    def state(self):
+        with open(self.state_path) as f:
+            fcntl.flock(f, fcntl.LOCK_SH)  # the fake library rewrites it under this lock
+            return dict(line.rstrip("\n").split("=", 1) for line in f if "=" in line)
+
+    def locked(self, gpu):
+        return self.state().get(f"gpu{gpu}.locked_max", "0")
+
+    def log_lines(self):
+        with open(self.state_path + ".log") as f:
+            return [line.rstrip("\n") for line in f]
+
+
+def start_agent(cluster, nvml):
+    return Daemon([os.environ["WATTCUT_BINARY"], "agent", "--socket", cluster.path("agent.sock"), "--socket-mode",
+                   "0666", "--state-dir", cluster.path("agent-state"), "--require-job-credential"],
+                  dict(os.environ, **nvml.env), "wattcut agent: serving")
+
+
+def agent_request(cluster, method, path, body=None, credential="", uid=None):
+    """(status, JSON body) of one request on the agent's socket by curl, as root or as `uid`."""
+    args = ["curl", "-sS", "--unix-socket", cluster.path("agent.sock"), "-X", method, "-w", "\n%{http_code}",
+            "http://agent" + path]
+    if body is not None:
+        args += ["-d", json.dumps(body)]
+    if credential:
+        args += ["-H", "Authorization: Bearer " + credential]
+    if uid is not None:
+        args = ["setpriv", "--reuid", str(uid), "--regid", str(uid), "--clear-groups", *args]
+    out = subprocess.run(args, capture_output=True, text=True, timeout=30).stdout
+    text, _, status = out.rpartition("\n")
+    try:
+        return int(status), json.loads(text or "null")
+    except ValueError:
+        return 0, out
+
+
+def wait_until(done, what, max_s=TIMEOUT_S):
+    deadline = time.monotonic() + max_s
+    while time.monotonic() < deadline:
+        if done():
+            return True
+        time.sleep(0.2)
+    raise RuntimeError(f"{what}: not within {max_s} s")
 
 
 JOB_SCRIPT = """#!/bin/bash
 srun bash -c 'env | grep ^WATTCUT_ | sort | sed "s/^/$SLURM_PROCID /"; echo "$SLURM_PROCID ran"'
 """
 
+# The example pipeline, one srun task per rank; torch.distributed's variables from Slurm's.
+PIPELINE_SCRIPT = """#!/bin/bash
+echo "job gpus $SLURM_JOB_GPUS"
+export MASTER_ADDR=127.0.0.1 MASTER_PORT={port} HOME={home}
+srun bash -c 'RANK=$SLURM_PROCID WORLD_SIZE=$SLURM_NTASKS LOCAL_RANK=$SLURM_LOCALID exec /usr/bin/python3 \\
+    {train} --dp {pipelines} --steps {steps} --log-dir {logs} --emulate-clock-scaling --emulated-ms 5,10 \\
+    --profile-freq-step-mhz 300 --slurm'
+"""
 
-def submit(cluster, name, options, tasks=8):
-    """sbatch without waiting: (the finished sbatch, the job's output file)."""
+# A job that leases its first GPU with its credential, locks it at 1110 MHz and holds it until it is
+# killed (curl reads the agent's readings stream); it leaves "CREDENTIAL GPU" in the file $1.
+HOLD_SCRIPT = """#!/bin/bash
+GPU=${SLURM_JOB_GPUS%%,*}
+AUTH="Authorization: Bearer $WATTCUT_AGENT_TOKEN"
+echo "$WATTCUT_AGENT_TOKEN $GPU" > "$1"
+exec curl -sS --unix-socket "$WATTCUT_AGENT_SOCKET" -H "$AUTH" -X POST http://agent/v1/leases \\
+    -d "{\\"gpus\\":[$GPU],\\"ttl_s\\":3600}" -w '\\n' \\
+  --next -sS --unix-socket "$WATTCUT_AGENT_SOCKET" -H "$AUTH" -X PUT "http://agent/v1/gpus/$GPU/sm-clocks" \\
+    -d '{"min_mhz":1110,"max_mhz":1110}' -w '\\n' \\
+  --next -sSN --unix-socket "$WATTCUT_AGENT_SOCKET" 'http://agent/v1/readings/stream?interval_s=1' -o /dev/null
+"""
+
+# Another user's job: tries the GPU of the job whose "CREDENTIAL GPU" is in $1.
+OTHER_USER_SCRIPT = """#!/bin/bash
+read THEIRS THEIR_GPU < "$1"
+MINE=${SLURM_JOB_GPUS%%,*}
+try() {
+  local args=(-sS --unix-socket "$WATTCUT_AGENT_SOCKET" -w ' %{http_code}' -X POST http://agent/v1/leases
+              -d "{\\"gpus\\":[$1]}")
+  [ -n "$2" ] && args+=(-H "Authorization: Bearer $2")
+  curl "${args[@]}"
+}
+echo "own-credential-their-gpu $(try $THEIR_GPU $WATTCUT_AGENT_TOKEN)"
+echo "their-credential $(try $THEIR_GPU $THEIRS)"
+echo "no-credential $(try $THEIR_GPU)"
+echo "own-gpu $(try $MINE $WATTCUT_AGENT_TOKEN)"
+"""
+
+
+def submit(cluster, name, options, tasks=8, script_text=JOB_SCRIPT, uid=None, args=()):
+    """sbatch without waiting, as root or as `uid`: (the finished sbatch, the job's output file)."""
     script = cluster.path(name + ".sh")
     with open(script, "w") as f:
-        f.write(JOB_SCRIPT)
+        f.write(script_text)
+    os.chmod(script, 0o755)
     out = cluster.path("out", name + ".txt")
-    done = cluster.run(["sbatch", "--parsable", "-n", str(tasks), "-o", out, *options, script])
+    done = cluster.run(["sbatch", "--parsable", "-n", str(tasks), "-o", out, "--chdir", cluster.path("out"), *options,
+                        script, *args], uid=uid)
     return done, out
+
+
+def job_id_of(done):
+    return done.stdout.strip().split(";")[0]
+
+
+def queued(cluster, job_id):
+    return cluster.run(["squeue", "-h", "-j", job_id]).stdout.strip() != ""
+
+
+def collapse(values):
+    return [v for i, v in enumerate(values) if i == 0 or values[i - 1] != v]
 
 
 def wait_for_all(cluster):
@@ -204,10 +394,129 @@ def task_variables(out):
     return tasks
 
 
+def check_jobs_on_gpus(cluster, nvml, agent, server, check):
+    """The jobs that use GPUs through the agent, as uid 65534 (and uid 1): the pipeline, a cancelled
+    job, a job at its time limit, and another user's job, at once."""
+    logs = cluster.path("out", "pipeline-logs")
+    home = cluster.path("out", "home")
+    for d in (logs, home):
+        os.makedirs(d)
+        os.chmod(d, 0o777)
+    source = os.environ["WATTCUT_SOURCE_DIR"]
+    script = PIPELINE_SCRIPT.format(port=free_port(), home=home, logs=logs, pipelines=PIPELINES, steps=STEPS,
+                                    train=os.path.join(source, "examples", "pipeline_gpt", "train.py"))
+    # The pipeline first, so that Slurm gives it GPUs 0-7 (its ranks use the GPU of their local rank).
+    done, pipeline_out = submit(cluster, "pipeline", ["--wattcut=fastest", f"--gres=gpu:{STAGES * PIPELINES}"],
+                                STAGES * PIPELINES, script, uid=NOBODY)
+    check(done.returncode == 0, f"sbatch of the pipeline: {done.stderr}")
+    pipeline = job_id_of(done)
+    wait_until(lambda: cluster.job_field(pipeline, "JobState") != "PENDING", "the pipeline starts")
+
+    hold = cluster.path("out", "hold.sh")
+    with open(hold, "w") as f:
+        f.write(HOLD_SCRIPT)
+    os.chmod(hold, 0o755)
+    held = {}
+    for name, options in (("cancelled", []), ("timeout", ["--time=1"])):
+        credential_file = cluster.path("out", name + ".credential")
+        done, _ = submit(cluster, name, ["--wattcut=fastest", "--gres=gpu:1", *options], 1, HOLD_SCRIPT, uid=NOBODY,
+                         args=(credential_file,))
+        check(done.returncode == 0, f"sbatch of {name}: {done.stderr}")
+        wait_until(lambda: os.path.exists(credential_file) and len(read(credential_file).split()) == 2,
+                   f"{name} writes its credential")
+        credential, gpu = read(credential_file).split()
+        held[name] = (job_id_of(done), credential, int(gpu), credential_file)
+        wait_until(lambda: nvml.locked(int(gpu)) == "1110", f"{name} locks GPU {gpu}")
+
+    # Another user's job on the same node tries the cancelled job's GPU.
+    done, other_out = submit(cluster, "other-user", ["--wattcut=fastest", "--gres=gpu:1"], 1, OTHER_USER_SCRIPT,
+                             uid=OTHER_USER, args=(held["cancelled"][3],))
+    check(done.returncode == 0, f"sbatch as another user: {done.stderr}")
+    other = job_id_of(done)
+    wait_until(lambda: not queued(cluster, other), "the other user's job ends")
+    text = read(other_out).replace("\n ", " ")  # curl's " STATUS" after each answer's line
+    cancelled_id, credential, gpu, _ = held["cancelled"]
+    check(re.search(rf"own-credential-their-gpu .*GPU {gpu} is not one of job {other}'s GPUs.* 403", text), text)
+    check(re.search(rf"their-credential .*the credential of job {cancelled_id} is for uid {NOBODY}, "
+                    rf"not for uid {OTHER_USER}.* 403", text), text)
+    check(re.search(r"no-credential .*present your job's credential.* 403", text), text)
+    check(re.search(r"own-gpu .* 201", text), f"the other user's job leases its own GPU: {text!r}")
+    check(nvml.locked(gpu) == "1110", "the cancelled job's GPU is still locked as it set it")
+
+    # scancel in the middle: once the job is gone (its epilog ran), its GPU is reset, no lease is held
+    # and its credential is refused, saying why.
+    cluster.run(["scancel", cancelled_id])
+    wait_until(lambda: not queued(cluster, cancelled_id), "the cancelled job leaves the queue")
+    check(nvml.locked(gpu) == "0", f"the cancelled job's GPU {gpu} is reset")
+    status, state = agent_request(cluster, "GET", "/v1/state")
+    check(status == 200 and state["gpus"][gpu]["lease"] is None, f"no lease on GPU {gpu}: {state}")
+    status, refused = agent_request(cluster, "POST", "/v1/leases", {"gpus": [gpu]}, credential, uid=NOBODY)
+    check(status == 401 and f"the credential of job {cancelled_id} stopped working when the job ended" in str(refused),
+          f"the cancelled job's credential after the job: {status} {refused}")
+    check(f"job {cancelled_id} of uid {NOBODY} ended" in agent.text(), "the agent logs the cancelled job's end")
+
+    # The time limit (one minute: Slurm's smallest) ends the other job the same way.
+    timeout_id, _, timeout_gpu, _ = held["timeout"]
+    wait_until(lambda: not queued(cluster, timeout_id), "the job at its time limit ends", max_s=TIMEOUT_S)
+    check(cluster.job_field(timeout_id, "JobState") == "TIMEOUT",
+          f"the job ended at its time limit: {cluster.job_field(timeout_id, 'JobState')}")
+    check(nvml.locked(timeout_gpu) == "0", f"the timed-out job's GPU {timeout_gpu} is reset")
+    status, state = agent_request(cluster, "GET", "/v1/state")
+    check(status == 200 and state["gpus"][timeout_gpu]["lease"] is None, f"no lease on GPU {timeout_gpu}: {state}")
+
+    # The pipeline: finished, followed its plan through the agent, every GPU reset, energy recorded.
+    wait_until(lambda: not queued(cluster, pipeline), "the pipeline ends")
+    text = read(pipeline_out)
+    check(cluster.job_field(pipeline, "JobState") == "COMPLETED",
+          f"the pipeline completed: {cluster.job_field(pipeline, 'JobState')}; {text[-3000:]}")
+    check("job gpus 0-7" in text or "job gpus 0,1,2,3,4,5,6,7" in text, f"the pipeline had GPUs 0-7: {text[:300]}")
+    ranks = {}
+    for rank in range(STAGES * PIPELINES):
+        try:
+            with open(os.path.join(logs, f"rank{rank}.jsonl")) as f:
+                ranks[rank] = [json.loads(line) for line in f]
+        except OSError:
+            ranks[rank] = []
+    for rank, steps in ranks.items():
+        check(len(steps) == STEPS and any(s["phase"] == "planned" and s["schedule"] for s in steps),
+              f"rank {rank} ran {len(steps)} steps and got a plan")
+    agent_pid = str(agent.process.pid)
+    locks = {}
+    for line in nvml.log_lines():
+        pid = line.split(" ", 1)[0]
+        check(pid == agent_pid, f"every NVML call is the agent's: {line}")
+        if m := re.search(r"nvmlDeviceSetGpuLockedClocks\(GPU (\d+), (\d+),(\d+)\) -> 0$", line):
+            locks.setdefault(int(m.group(1)), []).append(int(m.group(3)))
+    for rank, steps in ranks.items():
+        ran = [clock for step in steps for clock in step["clocks"]]
+        check(locks.get(rank) == collapse(ran), f"GPU {rank}: the agent's locks are the clocks rank {rank} ran")
+    for gpu in range(GPUS):
+        check(nvml.locked(gpu) == "0" and nvml.state().get(f"gpu{gpu}.mem_locked", "0") == "0",
+              f"GPU {gpu} ends reset")
+    status, state = agent_request(cluster, "GET", "/v1/state")
+    check(status == 200 and all(g["lease"] is None for g in state["gpus"]), f"no lease is held: {state}")
+    comment = cluster.job_field(pipeline, "AdminComment")
+    check(re.fullmatch(r"wattcut\[wattcutnode\]: GPUs 0-7 used \d+\.\d J in \d+ s", comment) is not None,
+          f"the pipeline's AdminComment: {comment!r}")
+    check(re.search(rf"job {pipeline} of uid {NOBODY} ended after \d+ s: GPUs 0-7 used", agent.text()),
+          "the agent logs the pipeline's energy")
+    with urllib.request.urlopen(cluster.server_url + "/v1/jobs", timeout=30) as response:
+        jobs = json.load(response)["jobs"]
+    mine = [j for j in jobs if j.get("job_metadata") == f"slurm-{pipeline}"]
+    check(len(mine) == 1 and (mine[0].get("measured_gpu_energy_j") or 0) > 0,
+          f"the planning server has the pipeline's measured GPU energy: {mine}")
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--plugin", required=True)
+    parser.add_argument("--keep", action="store_true", help="keep the cluster's folder (to read its logs)")
     args = parser.parse_args()
+    unset = [v for v in ("WATTCUT_BINARY", "WATTCUT_FAKE_NVML_DIR", "WATTCUT_SOURCE_DIR", "PYTHONPATH")
+             if not os.environ.get(v)]
+    if unset:
+        print(f"{', '.join(unset)} not set: run this test through ctest (the build sets them)")
+        return 1
     missing = [b for b in ("munged", "slurmctld", "slurmd", "sbatch", "srun", "sinfo") if shutil.which(b) is None]
     if missing:
         print(f"skipped: {', '.join(missing)} not installed (scripts/install-deps.sh installs slurm-wlm and munge)")
@@ -226,7 +535,13 @@ def main():
     root = tempfile.mkdtemp(prefix="wattcut-slurm-")
     os.chmod(root, 0o755)
     cluster = Cluster(root, os.path.abspath(args.plugin))
+    nvml = FakeNvml(root)
+    agent = server = None
     try:
+        server = Daemon([os.environ["WATTCUT_BINARY"], "serve", "--listen", "127.0.0.1:0", "--data-dir",
+                         cluster.path("server-data")], dict(os.environ), "listening on ")
+        cluster.server_url = server.text().split("listening on ")[1].split()[0]
+        agent = start_agent(cluster, nvml)
         cluster.start()
 
         # The refusals first: nothing may be queued after them.
@@ -268,14 +583,18 @@ def main():
         for rank, env in tasks.items():
             expected = {
                 "WATTCUT_MODE": "fastest",
-                "WATTCUT_SERVER_URL": "http://127.0.0.1:7787",
+                "WATTCUT_SERVER_URL": cluster.server_url,
                 "WATTCUT_JOB_NAME": f"slurm-{job_id}",
                 "WATTCUT_RANK": str(rank),
                 "WATTCUT_WORLD_SIZE": "8",
                 "WATTCUT_LOCAL_RANK": str(rank),
                 "WATTCUT_AGENT_SOCKET": cluster.path("agent.sock"),
             }
+            credential = env.pop("WATTCUT_AGENT_TOKEN", "")
             check(env == expected, f"task {rank}: {env} != {expected}")
+            check(re.fullmatch("[0-9a-f]{64}", credential) is not None, f"task {rank} has the job's agent credential")
+        check(len({e.get("WATTCUT_AGENT_TOKEN") for e in task_variables(out).values()}) == 1,
+              "every task of the job has the one credential")
 
         tasks = task_variables(jobs["power"][1])
         check(all(e.get("WATTCUT_MODE") == "power:300" and e.get("WATTCUT_SERVER_URL") == "http://127.0.0.1:9999"
@@ -295,6 +614,20 @@ def main():
         state = cluster.run(["sinfo", "-h", "-o", "%t"]).stdout.strip()
         check(state == "idle", f"the node is idle after every case, not drained: {state!r}")
 
+        check_jobs_on_gpus(cluster, nvml, agent, server, check)
+
+        # The agent down at a job's start: the job runs unmanaged, one warning line for the job.
+        agent.stop()
+        done, out = submit(cluster, "agent-down", ["--wattcut=fastest"], tasks=2)
+        check(done.returncode == 0, f"sbatch with the agent down: {done.stderr}")
+        wait_for_all(cluster)
+        text = read(out)
+        check(text.count("the job runs unmanaged") == 1 and "cannot reach unix:" in text and
+              task_variables(out) == {} and text.count(" ran\n") == 2,
+              f"the agent down: the job ran unmanaged, saying so once: {text!r}")
+        state = cluster.run(["sinfo", "-h", "-o", "%t"]).stdout.strip()
+        check(state == "idle", f"the node is idle after the agent was down, not drained: {state!r}")
+
         # A malformed plugstack.conf line: srun refuses, naming the word (last: it breaks the stack).
         with open(cluster.path("plugstack.conf"), "w") as f:
             f.write(f"required {cluster.plugin} sever=http://127.0.0.1:7787\n")
@@ -309,8 +642,16 @@ def main():
     finally:
         if failures:
             print(cluster.logs())
+            if agent is not None:
+                print("agent:\n" + agent.text()[-3000:])
         cluster.stop()
-        shutil.rmtree(root, ignore_errors=True)
+        for daemon in (agent, server):
+            if daemon is not None:
+                daemon.stop()
+        if args.keep:
+            print("kept:", root)
+        else:
+            shutil.rmtree(root, ignore_errors=True)
     if skipped:
         print(skipped)
         return SKIP

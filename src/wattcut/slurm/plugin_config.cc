@@ -21,7 +21,8 @@ Status CheckServerUrl(const std::string& url, const std::string& what) {
 }
 
 Result<PluginConfig> ParsePluginConfig(const std::vector<std::string>& words) {
-  constexpr const char* kAccepted = "expected server=URL, default=MODE or agent_socket=PATH";
+  constexpr const char* kAccepted =
+      "expected server=URL, default=MODE, agent_socket=PATH, server_token_file=PATH or scontrol=PATH";
   PluginConfig config;
   for (const std::string& word : words) {
     const size_t eq = word.find('=');
@@ -36,9 +37,11 @@ Result<PluginConfig> ParsePluginConfig(const std::vector<std::string>& words) {
       auto mode = ParseWattcutMode(value);
       if (!mode) return Error{shown + ": " + mode.error().message};
       config.default_mode = *mode;
-    } else if (key == "agent_socket") {
-      if (value.empty() || value[0] != '/') return Error{shown + ": the agent's socket is an absolute path"};
-      config.agent_socket = value;
+    } else if (key == "agent_socket" || key == "server_token_file" || key == "scontrol") {
+      if (value.empty() || value[0] != '/') return Error{shown + ": expected an absolute path"};
+      (key == "agent_socket" ? config.agent_socket
+       : key == "scontrol"   ? config.scontrol
+                             : config.server_token_file) = value;
     } else {
       return Error{shown + ": unknown; " + kAccepted};
     }

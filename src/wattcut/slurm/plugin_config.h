@@ -7,6 +7,10 @@
 //   default=MODE        what a job gets without --wattcut (wattcut_mode.h); default off, so that
 //                       installing the plugin changes no job until its user or the admin asks
 //   agent_socket=PATH   the node agent's socket (default /run/wattcut/agent.sock)
+//   server_token_file=PATH  a token of the planning server (its `serve --token-file`), for the
+//                       epilog's report of a job's GPU energy; none: reported without one
+//   scontrol=PATH       Slurm's scontrol, that the epilog records a job's energy with in its
+//                       AdminComment (default /usr/bin/scontrol)
 #pragma once
 
 #include <string>
@@ -18,11 +22,14 @@
 namespace wattcut::slurm {
 
 inline constexpr const char* kDefaultAgentSocket = "/run/wattcut/agent.sock";
+inline constexpr const char* kDefaultScontrol = "/usr/bin/scontrol";
 
 struct PluginConfig {
   std::string server_url;
   WattcutMode default_mode{WattcutMode::Kind::kOff, 0};
   std::string agent_socket = kDefaultAgentSocket;
+  std::string server_token_file;
+  std::string scontrol = kDefaultScontrol;
 };
 
 // The words of the plugstack.conf line; an unknown or malformed word is an error naming it and

@@ -14,11 +14,15 @@ TEST(PluginConfig, NoWordsLeavesEveryJobAlone) {
 }
 
 TEST(PluginConfig, ReadsEachSetting) {
-  auto config = ParsePluginConfig({"server=http://10.0.0.5:7787", "default=least-energy", "agent_socket=/tmp/a.sock"});
+  auto config = ParsePluginConfig({"server=http://10.0.0.5:7787", "default=least-energy", "agent_socket=/tmp/a.sock",
+                                   "server_token_file=/etc/wattcut/server.token", "scontrol=/opt/slurm/bin/scontrol"});
   ASSERT_TRUE(config.ok()) << config.error().message;
   EXPECT_EQ(config->server_url, "http://10.0.0.5:7787");
   EXPECT_EQ(config->default_mode.kind, WattcutMode::Kind::kLeastEnergy);
   EXPECT_EQ(config->agent_socket, "/tmp/a.sock");
+  EXPECT_EQ(config->server_token_file, "/etc/wattcut/server.token");
+  EXPECT_EQ(config->scontrol, "/opt/slurm/bin/scontrol");
+  EXPECT_EQ(ParsePluginConfig({})->scontrol, "/usr/bin/scontrol");
 }
 
 TEST(PluginConfig, ABadWordIsNamedWithWhatIsAccepted) {
@@ -27,18 +31,19 @@ TEST(PluginConfig, ABadWordIsNamedWithWhatIsAccepted) {
     const char* message;
   } cases[] = {
       {{"sever=http://x"},
-       "wattcut plugin argument 'sever=http://x': unknown; expected server=URL, default=MODE or "
-       "agent_socket=PATH"},
-      {{"fastest"}, "wattcut plugin argument 'fastest': expected server=URL, default=MODE or agent_socket=PATH"},
+       "wattcut plugin argument 'sever=http://x': unknown; expected server=URL, default=MODE, agent_socket=PATH, "
+       "server_token_file=PATH or scontrol=PATH"},
+      {{"fastest"},
+       "wattcut plugin argument 'fastest': expected server=URL, default=MODE, agent_socket=PATH, "
+       "server_token_file=PATH or scontrol=PATH"},
       {{"server=10.0.0.5:7787"},
        "wattcut plugin argument server= '10.0.0.5:7787': expected an http:// or https:// URL"},
       {{"server=http://"}, "wattcut plugin argument server= 'http://': the URL names no host"},
       {{"default=slow"},
        "wattcut plugin argument 'default=slow': --wattcut=slow: expected off, fastest, least-energy "
        "or power:WATTS (watts per GPU, e.g. power:300)"},
-      {{"agent_socket=run/a.sock"},
-       "wattcut plugin argument 'agent_socket=run/a.sock': the agent's socket is an "
-       "absolute path"},
+      {{"agent_socket=run/a.sock"}, "wattcut plugin argument 'agent_socket=run/a.sock': expected an absolute path"},
+      {{"scontrol=scontrol"}, "wattcut plugin argument 'scontrol=scontrol': expected an absolute path"},
   };
   for (const auto& c : cases) {
     auto config = ParsePluginConfig(c.words);
