@@ -24,6 +24,14 @@ class Resolution(unittest.TestCase):
         self.assertEqual((got["dp_degree"], got["world_size"], got["device_id"]), (2, 8, 1))
         self.assertEqual((got["server_url"], got["job_metadata"]), ("http://10.0.0.5:7787", "slurm-4711"))
 
+    def test_the_tasks_gpu_is_the_one_slurm_gave_it(self):
+        got = resolve_arguments(dict(NONE, pp_degree=2), dict(SLURM, WATTCUT_GPU="5"))
+        self.assertEqual(got["device_id"], 5, "local rank 1 of a job on GPUs 4-7 is GPU 5")
+        got = resolve_arguments(dict(NONE, pp_degree=2, device_id=0), dict(SLURM, WATTCUT_GPU="5"))
+        self.assertEqual(got["device_id"], 0, "an explicit device_id wins")
+        with self.assertRaisesRegex(ValueError, r"\$WATTCUT_GPU is 'x'"):
+            resolve_arguments(dict(NONE, pp_degree=2), dict(SLURM, WATTCUT_GPU="x"))
+
     def test_every_rank_of_a_layout_is_distinct_and_in_range(self):
         seen = set()
         for rank in range(8):

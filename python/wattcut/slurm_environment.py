@@ -6,7 +6,7 @@ at the planning server.
     WATTCUT_JOB_NAME     job_metadata (slurm-JOBID)
     WATTCUT_RANK         rank
     WATTCUT_WORLD_SIZE   world_size
-    WATTCUT_LOCAL_RANK   device_id
+    WATTCUT_GPU          device_id (the task's GPU as NVML numbers it; else WATTCUT_LOCAL_RANK)
     WATTCUT_MODE         fastest | least-energy | power:WATTS (the plan rank 0 selects)
 
 An explicit argument always wins. The data-, pipeline- and tensor-parallel ranks follow from the
@@ -60,6 +60,8 @@ def resolve_arguments(arguments: Dict[str, Any], environ: Optional[Mapping[str, 
     for key in ("rank", "world_size", "device_id"):
         if out.get(key) is None:
             out[key] = _integer(environ, _VARIABLES[key])
+    if arguments.get("device_id") is None and environ.get("WATTCUT_GPU"):
+        out["device_id"] = _integer(environ, "WATTCUT_GPU")
     if out.get("server_url") is None:
         raise ValueError("server_url is required (inside a Slurm job with --wattcut, $WATTCUT_SERVER_URL gives it)")
     for key in ("rank", "world_size"):

@@ -18,8 +18,8 @@ With the node agent (`wattcut agent --require-job-credential`, root, fake NVML w
 slurmd knows as gres gpu) and the planning server on loopback, jobs run as uid 65534 (and one as
 uid 1, another user):
 
-* the example pipeline (examples/pipeline_gpt, 8 srun tasks on GPUs 0-7) under
-  `sbatch --wattcut=fastest`: it finishes, follows the served plan (the fake NVML's lock log against
+* the example pipeline (examples/pipeline_gpt, 8 srun tasks on the 8 GPUs Slurm gave it, not
+  GPU 0: each rank finds its GPU in WATTCUT_GPU) under `sbatch --wattcut=fastest`: it finishes, follows the served plan (the fake NVML's lock log against
   each rank's clocks, every lock made by the agent) and leaves every GPU reset; its GPU energy is in
   its AdminComment, slurmd's log, the agent's log and the planning server's job;
 * a job that locks its GPU, cancelled with scancel, and one killed at its --time limit: their GPUs
@@ -365,14 +365,49 @@ def collapse(values):
     return [v for i, v in enumerate(values) if i == 0 or values[i - 1] != v]
 
 
-def wait_for_all(cluster):
-    """Until no job is queued or running (bounded)."""
+def queued_jobs(cluster, but=()):
+    """The ids of the jobs queued or running, but those in `but`."""
+    ids = cluster.run(["squeue", "-h", "-o", "%i"]).stdout.split()
+    return [i for i in ids if i not in but]
+
+
+def wait_for_all(cluster, but=()):
+    """Until no job is queued or running but those in `but` (bounded)."""
     deadline = time.monotonic() + TIMEOUT_S
     while time.monotonic() < deadline:
-        if cluster.run(["squeue", "-h"]).stdout.strip() == "":
+        if not queued_jobs(cluster, but):
             return
         time.sleep(0.2)
     raise RuntimeError("jobs still queued after %d s: %s" % (TIMEOUT_S, cluster.run(["squeue"]).stdout))
+
+
+def parse_gpus(text):
+    """'1-3,5' -> [1, 2, 3, 5], as Slurm writes GPU lists."""
+    gpus = []
+    for item in filter(None, text.split(",")):
+        first, _, last = item.partition("-")
+        gpus += list(range(int(first), int(last or first) + 1))
+    return gpus
+
+
+def start_holding_job(cluster, nvml, name, options):
+    """A job (uid 65534) whose task leases its GPU, locks it at 1110 MHz and holds it: (job id,
+    credential, GPU, the file its credential is in), once the lock is seen."""
+    hold = cluster.path("out", "hold.sh")
+    if not os.path.exists(hold):
+        with open(hold, "w") as f:
+            f.write(HOLD_SCRIPT)
+        os.chmod(hold, 0o755)
+    credential_file = cluster.path("out", name + ".credential")
+    done, _ = submit(cluster, name, ["--wattcut=fastest", "--gres=gpu:1", *options], 1, HOLD_SCRIPT, uid=NOBODY,
+                     args=(credential_file,))
+    if done.returncode != 0:
+        raise RuntimeError(f"sbatch of {name}: {done.stderr}")
+    wait_until(lambda: os.path.exists(credential_file) and len(read(credential_file).split()) == 2,
+               f"{name} writes its credential")
+    credential, gpu = read(credential_file).split()
+    wait_until(lambda: nvml.locked(int(gpu)) == "1110", f"{name} locks GPU {gpu}")
+    return job_id_of(done), credential, int(gpu), credential_file
 
 
 def read(path):
@@ -394,9 +429,9 @@ def task_variables(out):
     return tasks
 
 
-def check_jobs_on_gpus(cluster, nvml, agent, server, check):
+def check_jobs_on_gpus(cluster, nvml, agent, check, timeout_job):
     """The jobs that use GPUs through the agent, as uid 65534 (and uid 1): the pipeline, a cancelled
-    job, a job at its time limit, and another user's job, at once."""
+    job, the job at its time limit (`timeout_job`, started first), and another user's job, at once."""
     logs = cluster.path("out", "pipeline-logs")
     home = cluster.path("out", "home")
     for d in (logs, home):
@@ -405,28 +440,14 @@ def check_jobs_on_gpus(cluster, nvml, agent, server, check):
     source = os.environ["WATTCUT_SOURCE_DIR"]
     script = PIPELINE_SCRIPT.format(port=free_port(), home=home, logs=logs, pipelines=PIPELINES, steps=STEPS,
                                     train=os.path.join(source, "examples", "pipeline_gpt", "train.py"))
-    # The pipeline first, so that Slurm gives it GPUs 0-7 (its ranks use the GPU of their local rank).
+    # The pipeline's GPUs are not 0-7 (the time-limit job has one): each rank finds its own
+    # (WATTCUT_GPU).
     done, pipeline_out = submit(cluster, "pipeline", ["--wattcut=fastest", f"--gres=gpu:{STAGES * PIPELINES}"],
                                 STAGES * PIPELINES, script, uid=NOBODY)
     check(done.returncode == 0, f"sbatch of the pipeline: {done.stderr}")
     pipeline = job_id_of(done)
     wait_until(lambda: cluster.job_field(pipeline, "JobState") != "PENDING", "the pipeline starts")
-
-    hold = cluster.path("out", "hold.sh")
-    with open(hold, "w") as f:
-        f.write(HOLD_SCRIPT)
-    os.chmod(hold, 0o755)
-    held = {}
-    for name, options in (("cancelled", []), ("timeout", ["--time=1"])):
-        credential_file = cluster.path("out", name + ".credential")
-        done, _ = submit(cluster, name, ["--wattcut=fastest", "--gres=gpu:1", *options], 1, HOLD_SCRIPT, uid=NOBODY,
-                         args=(credential_file,))
-        check(done.returncode == 0, f"sbatch of {name}: {done.stderr}")
-        wait_until(lambda: os.path.exists(credential_file) and len(read(credential_file).split()) == 2,
-                   f"{name} writes its credential")
-        credential, gpu = read(credential_file).split()
-        held[name] = (job_id_of(done), credential, int(gpu), credential_file)
-        wait_until(lambda: nvml.locked(int(gpu)) == "1110", f"{name} locks GPU {gpu}")
+    held = {"cancelled": start_holding_job(cluster, nvml, "cancelled", []), "timeout": timeout_job}
 
     # Another user's job on the same node tries the cancelled job's GPU.
     done, other_out = submit(cluster, "other-user", ["--wattcut=fastest", "--gres=gpu:1"], 1, OTHER_USER_SCRIPT,
@@ -469,7 +490,12 @@ def check_jobs_on_gpus(cluster, nvml, agent, server, check):
     text = read(pipeline_out)
     check(cluster.job_field(pipeline, "JobState") == "COMPLETED",
           f"the pipeline completed: {cluster.job_field(pipeline, 'JobState')}; {text[-3000:]}")
-    check("job gpus 0-7" in text or "job gpus 0,1,2,3,4,5,6,7" in text, f"the pipeline had GPUs 0-7: {text[:300]}")
+    given = re.search(r"^job gpus (\S+)$", text, re.M)
+    job_gpus = parse_gpus(given.group(1)) if given else []
+    check(len(job_gpus) == STAGES * PIPELINES and 0 not in job_gpus,
+          f"the pipeline had 8 GPUs, not GPU 0 (the time-limit job's): {text[:300]}")
+    consecutive = bool(job_gpus) and job_gpus == list(range(job_gpus[0], job_gpus[-1] + 1))
+    gpu_text = f"{job_gpus[0]}-{job_gpus[-1]}" if consecutive else ",".join(map(str, job_gpus))
     ranks = {}
     for rank in range(STAGES * PIPELINES):
         try:
@@ -489,16 +515,17 @@ def check_jobs_on_gpus(cluster, nvml, agent, server, check):
             locks.setdefault(int(m.group(1)), []).append(int(m.group(3)))
     for rank, steps in ranks.items():
         ran = [clock for step in steps for clock in step["clocks"]]
-        check(locks.get(rank) == collapse(ran), f"GPU {rank}: the agent's locks are the clocks rank {rank} ran")
+        gpu = job_gpus[rank] if rank < len(job_gpus) else -1  # one node: the local rank is the rank
+        check(locks.get(gpu) == collapse(ran), f"GPU {gpu}: the agent's locks are the clocks rank {rank} ran")
     for gpu in range(GPUS):
         check(nvml.locked(gpu) == "0" and nvml.state().get(f"gpu{gpu}.mem_locked", "0") == "0",
               f"GPU {gpu} ends reset")
     status, state = agent_request(cluster, "GET", "/v1/state")
     check(status == 200 and all(g["lease"] is None for g in state["gpus"]), f"no lease is held: {state}")
     comment = cluster.job_field(pipeline, "AdminComment")
-    check(re.fullmatch(r"wattcut\[wattcutnode\]: GPUs 0-7 used \d+\.\d J in \d+ s", comment) is not None,
+    check(re.fullmatch(rf"wattcut\[wattcutnode\]: GPUs {gpu_text} used \d+\.\d J in \d+ s", comment) is not None,
           f"the pipeline's AdminComment: {comment!r}")
-    check(re.search(rf"job {pipeline} of uid {NOBODY} ended after \d+ s: GPUs 0-7 used", agent.text()),
+    check(re.search(rf"job {pipeline} of uid {NOBODY} ended after \d+ s: GPUs {gpu_text} used", agent.text()),
           "the agent logs the pipeline's energy")
     with urllib.request.urlopen(cluster.server_url + "/v1/jobs", timeout=30) as response:
         jobs = json.load(response)["jobs"]
@@ -543,6 +570,9 @@ def main():
         cluster.server_url = server.text().split("listening on ")[1].split()[0]
         agent = start_agent(cluster, nvml)
         cluster.start()
+        # First the job that waits for its time limit (Slurm's smallest is a minute): it runs while the
+        # other cases do.
+        timeout_job = start_holding_job(cluster, nvml, "timeout", ["--time=1"])
 
         # The refusals first: nothing may be queued after them.
         done, _ = submit(cluster, "bogus", ["--wattcut=bogus"], tasks=1)
@@ -555,8 +585,8 @@ def main():
         del cluster.env["SBATCH_GPU_FREQ"]
         check(done.returncode != 0 and "--wattcut=fastest and --gpu-freq=low together" in done.stderr,
               f"SBATCH_GPU_FREQ with --wattcut is refused saying why: {done.stderr!r}")
-        queued = cluster.run(["squeue", "-h"]).stdout.strip()
-        check(queued == "", f"no job queued after the refusals: {queued!r}")
+        queued = queued_jobs(cluster, but=(timeout_job[0],))
+        check(queued == [], f"no job queued after the refusals: {queued!r}")
 
         # Then every accepted job at once (the node has 8 CPUs; Slurm runs them in turn).
         jobs = {}
@@ -575,7 +605,7 @@ def main():
         check(done.returncode == 0, f"srun --wattcut=least-energy: {done.stderr}")
         check(sorted(done.stdout.split("\n")[:2]) == ["0 least-energy 0 2", "1 least-energy 1 2"],
               f"srun's tasks: {done.stdout!r}")
-        wait_for_all(cluster)
+        wait_for_all(cluster, but=(timeout_job[0],))
 
         job_id, out = jobs["fastest"]
         tasks = task_variables(out)
@@ -588,6 +618,7 @@ def main():
                 "WATTCUT_RANK": str(rank),
                 "WATTCUT_WORLD_SIZE": "8",
                 "WATTCUT_LOCAL_RANK": str(rank),
+                "WATTCUT_GPU": str(rank),  # a job without gres: the node's GPUs in order
                 "WATTCUT_AGENT_SOCKET": cluster.path("agent.sock"),
             }
             credential = env.pop("WATTCUT_AGENT_TOKEN", "")
@@ -612,9 +643,9 @@ def main():
         text = read(jobs["gpufreq-off"][1])
         check("wattcut" not in text and text.count(" ran\n") == 2, f"--wattcut=off keeps --gpu-freq: {text!r}")
         state = cluster.run(["sinfo", "-h", "-o", "%t"]).stdout.strip()
-        check(state == "idle", f"the node is idle after every case, not drained: {state!r}")
+        check(state == "mix", f"the node runs the time-limit job, and is not drained: {state!r}")
 
-        check_jobs_on_gpus(cluster, nvml, agent, server, check)
+        check_jobs_on_gpus(cluster, nvml, agent, check, timeout_job)
 
         # The agent down at a job's start: the job runs unmanaged, one warning line for the job.
         agent.stop()

@@ -1,5 +1,9 @@
 #include "wattcut/slurm/task_environment.h"
 
+#include <charconv>
+
+#include "wattcut/base/index_ranges.h"
+
 namespace wattcut::slurm {
 
 namespace {
@@ -8,6 +12,21 @@ namespace {
 std::string Either(const TaskVariable& variable, const char* launcher, const char* slurm) {
   if (auto v = variable(launcher); v && !v->empty()) return *v;
   return variable(slurm).value_or("");
+}
+
+// The NVML index of the task's GPU: the local rank's entry in the GPUs Slurm gave the step (or the
+// job) on this node, where gres lists them; else the local rank itself (the node's GPUs in order).
+std::string TaskGpu(const TaskVariable& variable, const std::string& local_rank) {
+  int local = -1;
+  auto [end, ec] = std::from_chars(local_rank.data(), local_rank.data() + local_rank.size(), local);
+  if (ec != std::errc() || end != local_rank.data() + local_rank.size() || local < 0) return local_rank;
+  for (const char* name : {"SLURM_STEP_GPUS", "SLURM_JOB_GPUS"}) {
+    const std::optional<std::string> text = variable(name);
+    if (!text || text->empty()) continue;
+    auto gpus = ParseIndexRanges(*text, 4095, name);
+    if (gpus.ok() && static_cast<size_t>(local) < gpus->size()) return std::to_string((*gpus)[local]);
+  }
+  return local_rank;
 }
 
 }  // namespace
@@ -31,6 +50,7 @@ TaskEnvironment TaskEnvironmentFor(const PluginConfig& config, const std::option
              {"WATTCUT_WORLD_SIZE", Either(variable, "WORLD_SIZE", "SLURM_NTASKS")},
              {"WATTCUT_LOCAL_RANK", Either(variable, "LOCAL_RANK", "SLURM_LOCALID")},
              {"WATTCUT_AGENT_SOCKET", config.agent_socket}};
+  out.set.insert(out.set.begin() + 6, {"WATTCUT_GPU", TaskGpu(variable, out.set[5].second)});
   return out;
 }
 

@@ -7,6 +7,8 @@
 //   WATTCUT_RANK, WATTCUT_WORLD_SIZE, WATTCUT_LOCAL_RANK
 //                         the launcher's RANK, WORLD_SIZE, LOCAL_RANK where it sets them
 //                         (torchrun), else Slurm's SLURM_PROCID, SLURM_NTASKS, SLURM_LOCALID
+//   WATTCUT_GPU           the task's GPU as NVML and the agent number it: the local rank's entry
+//                         in SLURM_STEP_GPUS or SLURM_JOB_GPUS (gres), else the local rank
 //   WATTCUT_AGENT_SOCKET  the node agent's socket
 #pragma once
 

@@ -31,8 +31,29 @@ TEST(TaskEnvironment, AManagedTaskGetsTheServerItsJobAndItsRankFromSlurm) {
       {"WATTCUT_RANK", "5"},
       {"WATTCUT_WORLD_SIZE", "8"},
       {"WATTCUT_LOCAL_RANK", "1"},
+      {"WATTCUT_GPU", "1"},
       {"WATTCUT_AGENT_SOCKET", "/run/wattcut/agent.sock"}};
   EXPECT_EQ(env.set, expected);
+}
+
+TEST(TaskEnvironment, ATasksGpuIsItsLocalRanksEntryInTheGpusSlurmGave) {
+  PluginConfig config;
+  config.server_url = "http://10.0.0.5:7787";
+  auto gpu = [&config](std::map<std::string, std::string> vars) {
+    const TaskEnvironment env =
+        TaskEnvironmentFor(config, WattcutMode{WattcutMode::Kind::kFastest, 0}, "", From(std::move(vars)));
+    return std::map<std::string, std::string>(env.set.begin(), env.set.end())["WATTCUT_GPU"];
+  };
+  auto with = [](std::map<std::string, std::string> extra) {
+    auto vars = kSlurmTask;
+    vars.insert(extra.begin(), extra.end());
+    return vars;
+  };
+  EXPECT_EQ(gpu(with({{"SLURM_JOB_GPUS", "4,5,6,7"}})), "5") << "local rank 1 of a job on GPUs 4-7";
+  EXPECT_EQ(gpu(with({{"SLURM_STEP_GPUS", "2,3"}, {"SLURM_JOB_GPUS", "0,1,2,3"}})), "3") << "the step's first";
+  EXPECT_EQ(gpu(with({{"SLURM_JOB_GPUS", "6"}})), "1") << "fewer GPUs than local ranks: the local rank";
+  EXPECT_EQ(gpu(with({{"SLURM_JOB_GPUS", "bogus"}})), "1");
+  EXPECT_EQ(gpu(with({{"LOCAL_RANK", "2"}, {"SLURM_JOB_GPUS", "0-3"}})), "2") << "the launcher's local rank";
 }
 
 TEST(TaskEnvironment, TheLaunchersRanksAndTheJobsServerWin) {
