@@ -13,6 +13,7 @@
 #include "fuzz/message_check.h"
 #include "wattcut/agent/agent_requests.h"
 #include "wattcut/agent/agent_tokens.h"
+#include "wattcut/base/index_ranges.h"
 #include "wattcut/http/error_body.h"
 
 namespace {
@@ -21,19 +22,26 @@ namespace agent = wattcut::agent;
 using wattcut::ErrorCode;
 using wattcut::Result;
 
+void CheckError(const wattcut::Error& error) {
+  // Error messages go back to clients inside JSON (they must always serialise) and end up in
+  // logs and terminals (no raw control bytes).
+  wattcut::fuzz::CheckMessage(error.message);
+  if (wattcut::http::ErrorBody(error.message).empty()) __builtin_trap();
+  if (error.code != ErrorCode::kMalformed && error.code != ErrorCode::kInvalidArgument &&
+      error.code != ErrorCode::kNotFound) {
+    __builtin_trap();
+  }
+}
+
 template <typename T>
 bool Check(const Result<T>& result) {
-  if (!result.ok()) {
-    // Error messages go back to clients inside JSON (they must always serialise) and end up in
-    // logs and terminals (no raw control bytes).
-    wattcut::fuzz::CheckMessage(result.error().message);
-    if (wattcut::http::ErrorBody(result.error().message).empty()) __builtin_trap();
-    ErrorCode code = result.error().code;
-    if (code != ErrorCode::kMalformed && code != ErrorCode::kInvalidArgument && code != ErrorCode::kNotFound) {
-      __builtin_trap();
-    }
-  }
+  if (!result.ok()) CheckError(result.error());
   return result.ok();
+}
+
+bool Check(const wattcut::Status& status) {
+  if (!status.ok()) CheckError(status.error());
+  return status.ok();
 }
 
 void Require(bool condition) {
@@ -102,6 +110,25 @@ void Segments(std::string_view text) {
   if (Check(lease)) Require(*lease >= 1 && std::to_string(*lease) == text);
 }
 
+void Job(std::string_view body) {
+  auto r = agent::ParseJobRequest(body);
+  if (!Check(r)) return;
+  Require(r->uid >= 0);
+  if (r->gpus && !r->gpus->empty()) CheckGpus(*r->gpus);
+}
+
+// A job id and a Slurm GPU list, as the path and $SLURM_JOB_GPUS give them.
+void JobIdAndGpuList(std::string_view text) {
+  if (Check(agent::CheckJobId(text, "job"))) {
+    Require(!text.empty() && text.size() <= 64 && text.find('/') == std::string_view::npos);
+  }
+  auto gpus = wattcut::ParseIndexRanges(text, 4095, "$SLURM_JOB_GPUS");
+  if (Check(gpus)) {
+    for (int gpu : *gpus) Require(gpu >= 0 && gpu <= 4095);
+    if (!gpus->empty()) Require(text.find_first_not_of("0123456789,-") == std::string_view::npos);
+  }
+}
+
 void Tokens(std::string_view text) {
   auto tokens = agent::AgentTokens::Parse(text, "fuzz.tokens");
   if (!Check(tokens)) return;
@@ -141,6 +168,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     case 7:
       Tokens(rest);
       break;
+    case 9:
+      Job(rest);
+      JobIdAndGpuList(rest);
+      break;
     default:
       // Every body parser on the same document.
       Lease(rest);
@@ -148,6 +179,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       PowerLimit(rest);
       Ceiling(rest, agent::CeilingScope::kOneGpu);
       Ceiling(rest, agent::CeilingScope::kAllGpus);
+      Job(rest);
       break;
   }
   return 0;

@@ -9,6 +9,7 @@
 #include "fuzz/message_check.h"
 #include "wattcut/http/error_body.h"
 #include "wattcut/server/http_api.h"
+#include "wattcut/server/measured_gpu_energy.h"
 
 namespace {
 
@@ -86,6 +87,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     }
     default: {
       // Every parser on the same document.
+      auto measured = server::NodeGpuEnergy::FromJson(j);
+      Check(measured);
+      if (measured.ok()) (void)measured->ToJson().dump();
       Check(server::JobRegistrationFromJson(j));
       Check(server::RankInfoFromJson(j));
       Check(server::ProfilingResultFromJson(j));

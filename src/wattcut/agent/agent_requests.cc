@@ -1,5 +1,6 @@
 #include "wattcut/agent/agent_requests.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <initializer_list>
@@ -271,6 +272,16 @@ Result<uint64_t> ParseLeaseIdSegment(std::string_view segment) {
                            "': a lease id is an integer in [1, 9223372036854775808]");
   }
   return *v;
+}
+
+Status CheckJobId(std::string_view id, std::string_view what) {
+  const bool ok = !id.empty() && id.size() <= 64 && std::all_of(id.begin(), id.end(), [](char c) {
+    return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '.' || c == '_' ||
+           c == '-';
+  });
+  if (ok) return Status::Ok();
+  return Error::InvalidArgument(std::string(what) + " '" + PrintableText(std::string(id), 80) +
+                                "': expected 1 to 64 characters of A-Z, a-z, 0-9, '.', '_' and '-' (a job id)");
 }
 
 }  // namespace wattcut::agent

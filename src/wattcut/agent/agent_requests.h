@@ -78,6 +78,9 @@ Result<StreamQuery> ParseStreamQuery(const std::multimap<std::string, std::strin
 
 // A GPU index as a path segment: "0".."4095", ASCII digits only (no sign, no blanks).
 Result<int> ParseGpuIndexSegment(std::string_view segment);
+// A batch job's id (PUT /v1/jobs/{id}): 1 to 64 of [A-Za-z0-9._-]; kInvalidArgument naming `what`
+// and the rule otherwise.
+Status CheckJobId(std::string_view id, std::string_view what);
 // A lease id as a path segment: "1".."9223372036854775808" (2^63), ASCII digits only.
 Result<uint64_t> ParseLeaseIdSegment(std::string_view segment);
 

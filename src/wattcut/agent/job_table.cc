@@ -7,16 +7,6 @@
 
 namespace wattcut::agent {
 
-Status CheckJobId(std::string_view id, std::string_view what) {
-  const bool ok = !id.empty() && id.size() <= 64 && std::all_of(id.begin(), id.end(), [](char c) {
-    return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '.' || c == '_' ||
-           c == '-';
-  });
-  if (ok) return Status::Ok();
-  return Error::InvalidArgument(std::string(what) + " '" + PrintableText(std::string(id), 80) +
-                                "': expected 1 to 64 characters of A-Z, a-z, 0-9, '.', '_' and '-' (a job id)");
-}
-
 Result<JobTable::Registered> JobTable::Register(NodeJob job) {
   if (Status s = CheckJobId(job.id, "job"); !s.ok()) return s.error();
   std::sort(job.gpus.begin(), job.gpus.end());

@@ -14,6 +14,7 @@
 #include <string_view>
 #include <vector>
 
+#include "wattcut/agent/agent_requests.h"
 #include "wattcut/base/result.h"
 
 namespace wattcut::agent {
@@ -30,9 +31,6 @@ struct NodeJob {
   // A lease was taken under the job's credential: its GPUs are reset when it ends.
   bool touched = false;
 };
-
-// The checks of a job id written once: kInvalidArgument naming `what` and the rule.
-Status CheckJobId(std::string_view id, std::string_view what);
 
 class JobTable {
  public:
