@@ -37,6 +37,7 @@ Status EnergySampler::SampleNow() {
   const double after = clock_.NowS();
   if (!energy.ok()) return energy.error();
   std::lock_guard lock(mutex_);
+  widest_read_s_ = std::max(widest_read_s_, after - before);
   const EnergySample sample{(before + after) / 2, static_cast<double>(*energy)};
   // Samples from two threads may finish out of order; keep them sorted by time.
   auto it = std::upper_bound(samples_.begin(), samples_.end(), sample.time_s,
@@ -91,6 +92,11 @@ Result<double> EnergySampler::EnergyBetweenMj(double t0_s, double t1_s) const {
 void EnergySampler::DropBefore(double t_s) {
   std::lock_guard lock(mutex_);
   while (samples_.size() > 1 && samples_[1].time_s <= t_s) samples_.pop_front();
+}
+
+double EnergySampler::widest_read_s() const {
+  std::lock_guard lock(mutex_);
+  return widest_read_s_;
 }
 
 size_t EnergySampler::sample_count() const {

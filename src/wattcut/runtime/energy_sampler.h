@@ -40,6 +40,10 @@ class EnergySampler {
   // Forgets samples before t (keeping the one just before it).
   void DropBefore(double t_s);
   size_t sample_count() const;
+  // The widest clock bracket around one counter read so far (the two clock reads a sample's time
+  // is the midpoint of): a sample's time is right to half of it, so at power P its energy is right
+  // to P times half of it. Grows when the sampling thread is preempted mid-read.
+  double widest_read_s() const;
   // The first error of the sampling thread, if any.
   std::string error() const;
 
@@ -56,6 +60,7 @@ class EnergySampler {
   std::condition_variable stop_cv_;
   bool stop_ = false;
   std::deque<EnergySample> samples_;
+  double widest_read_s_ = 0;
   std::string error_;
   std::thread thread_;
   uint64_t periodic_id_ = 0;

@@ -50,10 +50,13 @@ TEST(EnergySamplerTest, RealClockSamplesFromAThread) {
   ASSERT_TRUE(sampler.SampleNow().ok());
   sampler.Stop();
   EXPECT_TRUE(sampler.error().empty());
-  // Idle power is constant, so interpolation is exact up to the counter's 1 mJ resolution.
+  // Idle power is constant, so interpolation is exact up to the counter's 1 mJ resolution at each
+  // end, and each end's sample time is right to half its clock bracket (wide where the thread was
+  // preempted mid-read: 2.18 mJ off once under a loaded CI run).
   auto energy = sampler.EnergyBetweenMj(t0, t1);
   ASSERT_TRUE(energy.ok()) << energy.error().message;
-  EXPECT_NEAR(*energy, (t1 - t0) * 30 * 1000, 2.0);
+  const double skew_mj = 2 * 30 * 1000 * sampler.widest_read_s() / 2;
+  EXPECT_NEAR(*energy, (t1 - t0) * 30 * 1000, 2.0 + skew_mj) << "widest read " << sampler.widest_read_s() << " s";
 }
 
 }  // namespace
