@@ -82,16 +82,17 @@ ErrorCode ErrorCodeForStatus(int status, ErrorCode server_error) {
   }
 }
 
-Error ErrorOfAnswer(int status, std::string_view body) {
+Error ErrorOfAnswer(int status, std::string_view body, ErrorCode server_error) {
   const nlohmann::json doc = nlohmann::json::parse(body, nullptr, /*allow_exceptions=*/false);
   if (doc.is_object() && doc.contains("error") && doc["error"].is_string()) {
-    ErrorCode code = ErrorCodeForStatus(status);
+    ErrorCode code = ErrorCodeForStatus(status, server_error);
     if (doc.contains("code") && doc["code"].is_string()) {
       if (auto named = ErrorCodeFromName(doc["code"].get<std::string>())) code = *named;
     }
     return Error{doc["error"].get<std::string>(), code};
   }
-  return Error{"HTTP " + std::to_string(status) + ": '" + PrintableText(body, 200) + "'", ErrorCodeForStatus(status)};
+  return Error{"HTTP " + std::to_string(status) + ": '" + PrintableText(body, 200) + "'",
+               ErrorCodeForStatus(status, server_error)};
 }
 
 }  // namespace wattcut::http

@@ -27,8 +27,8 @@ const char* HttpStatusText(int status);
 ErrorCode ErrorCodeForStatus(int status, ErrorCode server_error = ErrorCode::kDeviceError);
 
 // The Error of a refused request, as wattcut's services answer one ({"error": message, "code":
-// name}): that message, with the named code, else the status's. A body that is not such an
-// object gives "HTTP <status>: '<body>'".
-Error ErrorOfAnswer(int status, std::string_view body);
+// name}): that message, with the named code, else the status's (`server_error` for a 5xx, as
+// ErrorCodeForStatus). A body that is not such an object gives "HTTP <status>: '<body>'".
+Error ErrorOfAnswer(int status, std::string_view body, ErrorCode server_error = ErrorCode::kDeviceError);
 
 }  // namespace wattcut::http

@@ -2,7 +2,6 @@
 
 #include <nlohmann/json.hpp>
 
-#include "wattcut/base/printable_text.h"
 #include "wattcut/http/http_client.h"
 #include "wattcut/http/http_status.h"
 
@@ -26,12 +25,8 @@ Result<http::HttpResponse> AskAgent(const std::string& socket, std::string_view 
 
 // The agent's refusal as an error of its code, with its message.
 Error Refusal(const http::HttpResponse& response, const std::string& what) {
-  json doc = json::parse(response.body, nullptr, /*allow_exceptions=*/false);
-  std::string message = doc.is_object() && doc.contains("error") && doc["error"].is_string()
-                            ? doc["error"].get<std::string>()
-                            : PrintableText(response.body, 200);
-  return Error{what + ": the agent answered " + std::to_string(response.status) + ": " + message,
-               http::ErrorCodeForStatus(response.status, ErrorCode::kUnavailable)};
+  const Error refused = http::ErrorOfAnswer(response.status, response.body, ErrorCode::kUnavailable);
+  return Error{what + ": the agent answered " + std::to_string(response.status) + ": " + refused.message, refused.code};
 }
 
 Result<json> JsonObject(const http::HttpResponse& response, const std::string& what) {

@@ -2,7 +2,6 @@
 
 #include <nlohmann/json.hpp>
 
-#include "wattcut/base/printable_text.h"
 #include "wattcut/http/http_client.h"
 #include "wattcut/http/http_status.h"
 
@@ -13,12 +12,9 @@ using nlohmann::json;
 namespace {
 
 Error Refusal(const http::HttpResponse& response, const std::string& what) {
-  json doc = json::parse(response.body, nullptr, /*allow_exceptions=*/false);
-  const std::string message = doc.is_object() && doc.contains("error") && doc["error"].is_string()
-                                  ? doc["error"].get<std::string>()
-                                  : PrintableText(response.body, 200);
-  return Error{what + ": the server answered " + std::to_string(response.status) + ": " + message,
-               http::ErrorCodeForStatus(response.status, ErrorCode::kUnavailable)};
+  const Error refused = http::ErrorOfAnswer(response.status, response.body, ErrorCode::kUnavailable);
+  return Error{what + ": the server answered " + std::to_string(response.status) + ": " + refused.message,
+               refused.code};
 }
 
 }  // namespace
