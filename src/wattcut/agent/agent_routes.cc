@@ -274,6 +274,16 @@ std::optional<std::string> Body(const httplib::Request& req, httplib::Response& 
   return body;
 }
 
+// The path's job id (/v1/jobs/{id}), or an answer already written.
+std::optional<std::string> PathJobId(const httplib::Request& req, httplib::Response& res) {
+  std::string id = req.matches[1].str();
+  if (Status s = CheckJobId(id, "the path's job"); !s.ok()) {
+    AnswerError(res, s.error());
+    return std::nullopt;
+  }
+  return id;
+}
+
 template <typename T>
 bool Unwrap(Result<T>& value, httplib::Response& res) {
   if (value.ok()) return true;
@@ -509,12 +519,9 @@ void AddAgentRoutes(http::BoundedHttpServer& server, AgentTransport transport, c
   });
   server.Get(R"(/v1/jobs/([^/]+))", [caller, &node](const httplib::Request& req, httplib::Response& res) {
     if (!caller(req, res, AgentScope::kRead)) return;
-    const std::string id = req.matches[1].str();
-    if (Status s = CheckJobId(id, "the path's job"); !s.ok()) {
-      AnswerError(res, s.error());
-      return;
-    }
-    auto energy = node.JobEnergySoFar(id);
+    const std::optional<std::string> id = PathJobId(req, res);
+    if (!id) return;
+    auto energy = node.JobEnergySoFar(*id);
     if (!Unwrap(energy, res)) return;
     Answer(res, 200, JobEnergyJson(*energy));
   });
@@ -523,25 +530,19 @@ void AddAgentRoutes(http::BoundedHttpServer& server, AgentTransport transport, c
                if (!admin(req, res)) return;
                auto body = Body(req, res, reader);
                if (!body) return;
-               const std::string id = req.matches[1].str();
-               if (Status s = CheckJobId(id, "the path's job"); !s.ok()) {
-                 AnswerError(res, s.error());
-                 return;
-               }
+               const std::optional<std::string> id = PathJobId(req, res);
+               if (!id) return;
                auto request = ParseJobRequest(*body);
                if (!Unwrap(request, res)) return;
-               auto registered = node.RegisterJob(id, request->uid, request->gpus);
+               auto registered = node.RegisterJob(*id, request->uid, request->gpus);
                if (!Unwrap(registered, res)) return;
                Answer(res, registered->created ? 201 : 200, JobJson(registered->job, /*with_credential=*/true));
              });
   server.Delete(R"(/v1/jobs/([^/]+))", [admin, &node](const httplib::Request& req, httplib::Response& res) {
     if (!admin(req, res)) return;
-    const std::string id = req.matches[1].str();
-    if (Status s = CheckJobId(id, "the path's job"); !s.ok()) {
-      AnswerError(res, s.error());
-      return;
-    }
-    auto ended = node.EndJob(id);
+    const std::optional<std::string> id = PathJobId(req, res);
+    if (!id) return;
+    auto ended = node.EndJob(*id);
     if (!Unwrap(ended, res)) return;
     Answer(res, 200, JobEndJson(*ended));
   });

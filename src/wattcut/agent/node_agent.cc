@@ -390,32 +390,14 @@ Result<JobEnd> NodeAgent::EndJob(const std::string& id) {
     // GPUs go back to their defaults, or to the row's ceiling. A GPU another holder leased since
     // is that holder's.
     for (int gpu : end.job.gpus) {
-      const std::string who = "GPU " + std::to_string(gpu) + ": ";
       if (const Lease* lease = leases_.LeaseOf(gpu)) {
-        problems.push_back(who + "not reset: leased by " + lease->holder.Description() + " since");
+        problems.push_back("GPU " + std::to_string(gpu) + ": not reset: leased by " + lease->holder.Description() +
+                           " since");
         continue;
       }
-      GpuControl& control = controls_[static_cast<size_t>(gpu)];
-      control.sm_lock.reset();
-      control.sm_applied_known = false;  // told to NVML again, whatever the agent believes it holds
-      bool ok = true;
-      if (Status s = ApplySm(gpu); !s.ok()) {
-        problems.push_back(who + "cannot reset the SM clocks: " + s.error().message);
-        ok = false;
-      }
-      control.memory_lock.reset();
-      if (Status s = backend_->ResetMemoryClocks(gpu); !s.ok()) {
-        problems.push_back(who + "cannot reset the memory clocks: " + DeviceError(s.error()).message);
-        ok = false;
-      }
-      if (control.power_limit_mw) {
-        control.power_limit_mw.reset();
-        if (Status s = wattcut::ResetPowerLimit(*backend_, gpu); !s.ok()) {
-          problems.push_back(who + "cannot put the power limit back: " + DeviceError(s.error()).message);
-          ok = false;
-        }
-      }
-      if (ok) end.reset_gpus.push_back(gpu);
+      const std::vector<std::string> undone = UndoGpu(gpu, /*force=*/true);
+      if (undone.empty()) end.reset_gpus.push_back(gpu);
+      problems.insert(problems.end(), undone.begin(), undone.end());
     }
   }
   static_cast<JobEnergy&>(end) = EnergyOf(end.job);
@@ -525,24 +507,31 @@ Result<EndedLease> NodeAgent::ReleaseLease(uint64_t id, const LeaseHolder& holde
   return ended;
 }
 
+std::vector<std::string> NodeAgent::UndoGpu(int gpu, bool force) {
+  std::vector<std::string> problems;
+  GpuControl& control = controls_[static_cast<size_t>(gpu)];
+  const std::string who = "GPU " + std::to_string(gpu) + ": ";
+  control.sm_lock.reset();
+  if (force) control.sm_applied_known = false;  // told to NVML again, whatever the agent believes it holds
+  if (Status s = ApplySm(gpu); !s.ok()) problems.push_back(who + "cannot undo the SM clock lock: " + s.error().message);
+  if (control.memory_lock || force) {
+    control.memory_lock.reset();
+    if (Status s = backend_->ResetMemoryClocks(gpu); !s.ok()) {
+      problems.push_back(who + "cannot reset the memory clocks: " + DeviceError(s.error()).message);
+    }
+  }
+  if (control.power_limit_mw) {
+    control.power_limit_mw.reset();
+    if (Status s = wattcut::ResetPowerLimit(*backend_, gpu); !s.ok()) {
+      problems.push_back(who + "cannot put the power limit back: " + DeviceError(s.error()).message);
+    }
+  }
+  return problems;
+}
+
 void NodeAgent::Undo(const EndedLease& ended) {
   for (int gpu : ended.lease.gpus) {
-    GpuControl& control = controls_[static_cast<size_t>(gpu)];
-    const std::string who = "GPU " + std::to_string(gpu) + ": ";
-    control.sm_lock.reset();
-    if (Status s = ApplySm(gpu); !s.ok()) Log(who + "cannot undo the SM clock lock: " + s.error().message);
-    if (control.memory_lock) {
-      control.memory_lock.reset();
-      if (Status s = backend_->ResetMemoryClocks(gpu); !s.ok()) {
-        Log(who + "cannot reset the memory clocks: " + DeviceError(s.error()).message);
-      }
-    }
-    if (control.power_limit_mw) {
-      control.power_limit_mw.reset();
-      if (Status s = wattcut::ResetPowerLimit(*backend_, gpu); !s.ok()) {
-        Log(who + "cannot put the power limit back: " + DeviceError(s.error()).message);
-      }
-    }
+    for (const std::string& problem : UndoGpu(gpu, /*force=*/false)) Log(problem);
   }
 }
 

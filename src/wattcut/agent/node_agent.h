@@ -217,6 +217,10 @@ class NodeAgent {
   Status ApplySm(int gpu) REQUIRES(mu_);
   // The lease holder's lock of `kind` on `gpu` becomes `range` (nullopt: none), applied.
   Status SetClockLock(int gpu, ClockKind kind, std::optional<ClockRange> range) REQUIRES(mu_);
+  // What a lease holder set on `gpu` undone: the SM lock lifted (the ceiling, if any, applied), the
+  // memory clocks and power limit back to their defaults; with `force` (a job's end: anything may
+  // have been left), told to NVML whether or not the agent set them. Problems, one line each.
+  std::vector<std::string> UndoGpu(int gpu, bool force) REQUIRES(mu_);
   void Undo(const EndedLease& ended) REQUIRES(mu_);
   void EndLeases(std::vector<EndedLease> ended) REQUIRES(mu_);
   // A process about to hold a lease is watched for its exit; one the agent cannot see (pid 0) is refused.
