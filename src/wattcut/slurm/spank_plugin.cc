@@ -95,6 +95,12 @@ struct spank_option g_options[] = {
      OnWattcutServer},
     SPANK_OPTIONS_TABLE_END};
 
+// A variable of this process's environment (srun's, sbatch's; the prolog's and the epilog's are the job's).
+std::optional<std::string> Environment(const std::string& name) {
+  const char* value = std::getenv(name.c_str());
+  return value ? std::optional<std::string>(value) : std::nullopt;
+}
+
 }  // namespace
 
 extern "C" int slurm_spank_init(spank_t spank, int ac, char** av) {
@@ -132,11 +138,7 @@ extern "C" int slurm_spank_init(spank_t spank, int ac, char** av) {
 extern "C" int slurm_spank_init_post_opt(spank_t spank, int /*ac*/, char** /*av*/) {
   try {
     if (spank_remote(spank)) return 0;  // a refusal in slurmstepd would end the job silently
-    auto variable = [](const std::string& name) -> std::optional<std::string> {
-      const char* value = std::getenv(name.c_str());
-      return value ? std::optional<std::string>(value) : std::nullopt;
-    };
-    if (auto conflict = wattcut::slurm::GpuFreqConflict(g_config, g_mode, variable)) {
+    if (auto conflict = wattcut::slurm::GpuFreqConflict(g_config, g_mode, Environment)) {
       slurm_error("wattcut: %s", conflict->c_str());
       return -1;
     }
@@ -181,12 +183,6 @@ std::optional<PluginConfig> JobScriptConfig(int ac, char** av, const char* what)
     return std::nullopt;
   }
   return *config;
-}
-
-// A variable of this process's environment (the prolog's and the epilog's are the job's).
-std::optional<std::string> Environment(const std::string& name) {
-  const char* value = std::getenv(name.c_str());
-  return value ? std::optional<std::string>(value) : std::nullopt;
 }
 
 // This node's name as Slurm knows it, else the host's.
