@@ -7,15 +7,19 @@ namespace wattcut::polca {
 
 InferenceServer::InferenceServer(const InferencePowerModel& model, DecodeTables& decode, const PolcaConfig& config,
                                  Priority priority)
-    : model_(model),
+    : power_w_(model.ServerIdleW()),
       priority_(priority),
+      decode_(decode, GpuLimits{model.max_freq_mhz(), 0}),
       max_batch_(config.service.max_batch),
-      max_prefill_tokens_(config.service.max_prefill_tokens),
+      model_(model),
+      limits_{model.max_freq_mhz(), 0},
       cap_response_s_(config.control.power_cap_response_s),
       idle_w_(model.ServerIdleW()),
-      limits_{model.max_freq_mhz(), 0},
-      decode_(decode, limits_),
-      power_w_(model.ServerIdleW()) {}
+      max_prefill_tokens_(config.service.max_prefill_tokens) {
+  // The batch never grows past max_batch_: one allocation, made while the row is built, puts
+  // the row's batches side by side instead of wherever a regrowth found room.
+  decoding_.reserve(static_cast<size_t>(max_batch_));
+}
 
 void InferenceServer::BecomeBusy(double t_s) { busy_since_s_ = t_s; }
 
@@ -88,7 +92,7 @@ void InferenceServer::DropPrefilled() {
   if (queue_head_ == queue_.size()) {
     queue_.clear();
     queue_head_ = 0;
-  } else if (queue_head_ >= kQueueCompactAt && 2 * queue_head_ >= queue_.size()) {
+  } else if (queue_head_ >= kQueueCompactAt && 2 * size_t{queue_head_} >= queue_.size()) {
     // The consumed front is at least half the vector: moving the rest costs no more than
     // the pushes that made it (amortised O(1) a request).
     queue_.erase(queue_.begin(), queue_.begin() + static_cast<std::ptrdiff_t>(queue_head_));
@@ -120,7 +124,9 @@ ServerCounters InferenceServer::counters(double t_s) const {
 }
 
 void InferenceServer::StartDecodeOrIdle(double t_s, ServedLog& log) {
-  if (queue_head_ < queue_.size() && static_cast<int>(decoding_.size()) < max_batch_) {
+  // Requests wait (outside a prefill, every outstanding request either waits or decodes), read
+  // from this line of the object rather than from the queue's.
+  if (outstanding_ > static_cast<int>(decoding_.size()) && static_cast<int>(decoding_.size()) < max_batch_) {
     StartPrefill(t_s);
   } else if (!decoding_.empty()) {
     phase_ = Phase::kDecode;
