@@ -1,5 +1,6 @@
 #include "wattcut/polca/server_event_queue.h"
 
+#include <algorithm>
 #include <cmath>
 
 namespace wattcut::polca {
@@ -67,6 +68,7 @@ void ServerEventQueue::Update(size_t server, double time_s) {
   Node& node = nodes_[server];
   const double before_s = node.time_s;
   if (before_s == time_s) return;
+  const double earliest_s = top_time_;
   if (before_s != std::numeric_limits<double>::infinity()) {
     Unlink(server);
     --events_;
@@ -85,6 +87,35 @@ void ServerEventQueue::Update(size_t server, double time_s) {
     top_ = server;
     top_time_ = time_s;
   }
+  TrackAhead(time_s, earliest_s);  // last: a re-bucketing sees every event in place
+}
+
+void ServerEventQueue::TrackAhead(double time_s, double earliest_s) {
+  // Ahead of the earliest event before the update (a simulation's new times; none is an infinity).
+  if (earliest_s == std::numeric_limits<double>::infinity() || time_s == std::numeric_limits<double>::infinity() ||
+      !(time_s > earliest_s)) {
+    return;
+  }
+  ahead_sum_s_ += time_s - earliest_s;
+  if (++ahead_count_ < kWidthCheckUpdates) return;
+  const double mean_ahead_s = ahead_sum_s_ / static_cast<double>(ahead_count_);
+  ahead_sum_s_ = 0;
+  ahead_count_ = 0;
+  const double want = static_cast<double>(mask_ + 1) / (kRingSpanInMeanAheads * mean_ahead_s);
+  if (std::isfinite(want) && want > 0 && (want > 2 * buckets_per_s_ || 2 * want < buckets_per_s_)) Rebucket(want);
+}
+
+void ServerEventQueue::Rebucket(double buckets_per_s) {
+  buckets_per_s_ = buckets_per_s;
+  std::fill(head_.begin(), head_.end(), kNone);
+  std::fill(occupied_.begin(), occupied_.end(), 0);
+  for (size_t s = 0; s < nodes_.size(); ++s) {
+    if (nodes_[s].time_s == std::numeric_limits<double>::infinity()) continue;
+    nodes_[s].bucket = BucketOf(nodes_[s].time_s);
+    Link(s);
+  }
+  // The earliest event's bucket is the first (BucketOf does not decrease with time).
+  if (events_ > 0) walk_ = BucketOf(top_time_);
 }
 
 void ServerEventQueue::FindTop() {

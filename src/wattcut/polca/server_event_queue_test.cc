@@ -37,5 +37,45 @@ TEST(ServerEventQueue, TopIsTheEarliestLowestIndexServer) {
   }
 }
 
+// A simulation's pattern, long enough for the width to be checked many times: the earliest
+// server's event is handled and its next lies some way ahead, sometimes none (idle), sometimes a
+// woken server's. How far ahead jumps between 1,000 times the width the queue was built for and
+// a thousandth of it, so the queue re-buckets both ways; the top is always the scan's.
+TEST(ServerEventQueue, FollowsTheEventsWhenTheyMoveFartherOrNearer) {
+  constexpr size_t n = 48;
+  constexpr double kInf = std::numeric_limits<double>::infinity();
+  ServerEventQueue queue(n, 1.0);
+  std::vector<double> time(n, kInf);
+  SplitMix64 rng(7, 11);
+  for (size_t i = 0; i < n; i += 2) {
+    time[i] = rng.Uniform();
+    queue.Update(i, time[i]);
+  }
+  double now = 0;
+  const double mean_ahead_s[] = {1000.0, 1e-3, 30.0, 1.0};
+  for (double ahead : mean_ahead_s) {
+    for (int step = 0; step < 150'000; ++step) {
+      size_t i = queue.top();
+      if (time[i] == kInf || rng.Uniform() < 0.05) {
+        i = static_cast<size_t>(rng.Uniform() * static_cast<double>(n));  // an arrival wakes any server
+      } else {
+        now = time[i];
+      }
+      const double u = rng.Uniform();
+      time[i] = u < 0.02 ? kInf : now + ahead * -std::log(1 - u);
+      queue.Update(i, time[i]);
+      size_t want = 0;
+      for (size_t k = 1; k < n; ++k) {
+        if (time[k] < time[want]) want = k;
+      }
+      ASSERT_EQ(queue.top(), want) << "ahead " << ahead << " step " << step;
+      ASSERT_EQ(queue.top_time(), time[want]);
+    }
+    // The ring spans about four mean times ahead (within the factor of two it tolerates).
+    EXPECT_GT(queue.ring_span_s(), 1.5 * ahead);
+    EXPECT_LT(queue.ring_span_s(), 10 * ahead);
+  }
+}
+
 }  // namespace
 }  // namespace wattcut::polca
