@@ -59,10 +59,19 @@ class FakeNvmlState:
         with open(path, "w") as f:
             f.write("".join(f"{k}={v}\n" for k, v in settings.items()))
 
+    def env(self) -> Dict[str, str]:
+        """What a process needs in its environment to load the fake library on this state."""
+        return {"LD_LIBRARY_PATH": required_env("WATTCUT_FAKE_NVML_DIR"), "WATTCUT_FAKE_NVML_STATE": self.path}
+
     def read(self) -> Dict[str, str]:
         with open(self.path) as f:
             fcntl.flock(f, fcntl.LOCK_SH)
             return dict(line.rstrip("\n").split("=", 1) for line in f if "=" in line)
+
+    def log_lines(self) -> List[str]:
+        """The fake library's log of the NVML calls that changed something."""
+        with open(self.path + ".log") as f:
+            return [line.rstrip("\n") for line in f]
 
     def set_load(self, load: float) -> None:
         with open(self.path, "r+") as f:

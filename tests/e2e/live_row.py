@@ -39,7 +39,6 @@ class LiveRowBase(unittest.TestCase):
     def setUpClass(cls):
         cls.dir = TempDir("polca-live")
         cls.binary = required_env("WATTCUT_BINARY")
-        cls.fake_dir = required_env("WATTCUT_FAKE_NVML_DIR")
         tokens = os.path.join(cls.dir.path, "agent.tokens")
         with open(tokens, "w") as f:
             f.write(f"row {TOKEN}\n")
@@ -82,7 +81,7 @@ class LiveRowBase(unittest.TestCase):
                         "--listen", f"127.0.0.1:{port}", "--token-file", os.path.join(cls.dir.path, "agent.tokens"),
                         "--non-gpu-power", "1700+0.15*gpu", "--state-dir", os.path.join(cls.dir.path, f"state{i}")],
                        "wattcut agent: serving",
-                       {"LD_LIBRARY_PATH": cls.fake_dir, "WATTCUT_FAKE_NVML_STATE": cls.states[i].path})
+                       cls.states[i].env())
 
     @classmethod
     def start_controller(cls, mode: str, log: str) -> Service:
@@ -130,11 +129,6 @@ class LiveRowBase(unittest.TestCase):
         if getattr(cls, "controller", None) is not None:
             cls.controller.kill()
         cls.dir.remove()
-
-    @staticmethod
-    def read_log(path: str) -> List[dict]:
-        with open(path) as f:
-            return [json.loads(line) for line in f]
 
     @staticmethod
     def read_log(path: str) -> List[dict]:

@@ -21,7 +21,7 @@ from typing import Dict
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from live_row import GPUS, PERIOD_S, SERVERS, LiveRowBase, priority  # noqa: E402
+from live_row import PERIOD_S, SERVERS, LiveRowBase, priority  # noqa: E402
 
 THRESHOLDS = {"t1": 0.80, "t1_release": 0.75, "t2": 0.89, "t2_release": 0.84, "brake": 1.00, "brake_release": 0.89}
 

@@ -133,8 +133,7 @@ class TrainingRowLive(unittest.TestCase):
         args = [cls.binary, "agent", "--socket", cls.path(f"{name}.sock"), "--listen", "127.0.0.1:0", "--token-file",
                 cls.path("agent.tokens"), "--non-gpu-power", f"{NON_GPU_FIXED_W:g}+{NON_GPU_FACTOR:g}*gpu",
                 "--state-dir", cls.path(f"{name}-state")]
-        env = {"LD_LIBRARY_PATH": required_env("WATTCUT_FAKE_NVML_DIR"), "WATTCUT_FAKE_NVML_STATE": nvml.path}
-        service = Service(args, "wattcut agent: serving", env)
+        service = Service(args, "wattcut agent: serving", nvml.env())
         cls.services.append(service)
         return service
 

@@ -35,7 +35,6 @@ without one); without them it is skipped (exit 77), saying which is missing. Eve
 bounded."""
 
 import argparse
-import fcntl
 import json
 import os
 import re
@@ -45,9 +44,11 @@ import socket
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 import urllib.request
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python", "tests"))
+from fixtures import FakeNvmlState, Service  # noqa: E402
 
 SKIP = 77
 TIMEOUT_S = 240
@@ -209,66 +210,10 @@ PartitionName=debug Nodes=ALL Default=YES MaxTime=INFINITE State=UP
         return match.group(1).strip() if match else ""
 
 
-class Daemon:
-    """A wattcut process (agent or server) whose output is kept, read on a thread of its own."""
-
-    def __init__(self, args, env, ready):
-        self.process = subprocess.Popen(args, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-        self.output = ""
-        self.lock = threading.Lock()
-        seen = threading.Event()
-
-        def read():
-            for line in self.process.stdout:
-                with self.lock:
-                    self.output += line
-                if ready in line:
-                    seen.set()
-            seen.set()
-
-        threading.Thread(target=read, daemon=True).start()
-        seen.wait(60)
-        if self.process.poll() is not None or ready not in self.text():
-            raise RuntimeError(f"{args[:2]} did not start: {self.text()}")
-
-    def text(self):
-        with self.lock:
-            return self.output
-
-    def stop(self):
-        if self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-
-
-class FakeNvml:
-    def __init__(self, root):
-        self.state_path = os.path.join(root, "nvml-state")
-        with open(self.state_path, "w") as f:
-            f.write(f"gpu_count={GPUS}\nmin_mhz=810\nstep_mhz=150\n")
-        self.env = {"WATTCUT_FAKE_NVML_STATE": self.state_path,
-                    "LD_LIBRARY_PATH": os.environ["WATTCUT_FAKE_NVML_DIR"]}
-
-    def state(self):
-        with open(self.state_path) as f:
-            fcntl.flock(f, fcntl.LOCK_SH)  # the fake library rewrites it under this lock
-            return dict(line.rstrip("\n").split("=", 1) for line in f if "=" in line)
-
-    def locked(self, gpu):
-        return self.state().get(f"gpu{gpu}.locked_max", "0")
-
-    def log_lines(self):
-        with open(self.state_path + ".log") as f:
-            return [line.rstrip("\n") for line in f]
-
-
 def start_agent(cluster, nvml):
-    return Daemon([os.environ["WATTCUT_BINARY"], "agent", "--socket", cluster.path("agent.sock"), "--socket-mode",
-                   "0666", "--state-dir", cluster.path("agent-state"), "--require-job-credential"],
-                  dict(os.environ, **nvml.env), "wattcut agent: serving")
+    return Service([os.environ["WATTCUT_BINARY"], "agent", "--socket", cluster.path("agent.sock"), "--socket-mode",
+                    "0666", "--state-dir", cluster.path("agent-state"), "--require-job-credential"],
+                   "wattcut agent: serving", nvml.env())
 
 
 def agent_request(cluster, method, path, body=None, credential="", uid=None):
@@ -406,7 +351,7 @@ def start_holding_job(cluster, nvml, name, options):
     wait_until(lambda: os.path.exists(credential_file) and len(read(credential_file).split()) == 2,
                f"{name} writes its credential")
     credential, gpu = read(credential_file).split()
-    wait_until(lambda: nvml.locked(int(gpu)) == "1110", f"{name} locks GPU {gpu}")
+    wait_until(lambda: nvml.locked_max(GPUS)[int(gpu)] == 1110, f"{name} locks GPU {gpu}")
     return job_id_of(done), credential, int(gpu), credential_file
 
 
@@ -462,26 +407,26 @@ def check_jobs_on_gpus(cluster, nvml, agent, check, timeout_job):
                     rf"not for uid {OTHER_USER}.* 403", text), text)
     check(re.search(r"no-credential .*present your job's credential.* 403", text), text)
     check(re.search(r"own-gpu .* 201", text), f"the other user's job leases its own GPU: {text!r}")
-    check(nvml.locked(gpu) == "1110", "the cancelled job's GPU is still locked as it set it")
+    check(nvml.locked_max(GPUS)[int(gpu)] == 1110, "the cancelled job's GPU is still locked as it set it")
 
     # scancel in the middle: once the job is gone (its epilog ran), its GPU is reset, no lease is held
     # and its credential is refused, saying why.
     cluster.run(["scancel", cancelled_id])
     wait_until(lambda: not queued(cluster, cancelled_id), "the cancelled job leaves the queue")
-    check(nvml.locked(gpu) == "0", f"the cancelled job's GPU {gpu} is reset")
+    check(nvml.locked_max(GPUS)[int(gpu)] == 0, f"the cancelled job's GPU {gpu} is reset")
     status, state = agent_request(cluster, "GET", "/v1/state")
     check(status == 200 and state["gpus"][gpu]["lease"] is None, f"no lease on GPU {gpu}: {state}")
     status, refused = agent_request(cluster, "POST", "/v1/leases", {"gpus": [gpu]}, credential, uid=NOBODY)
     check(status == 401 and f"the credential of job {cancelled_id} stopped working when the job ended" in str(refused),
           f"the cancelled job's credential after the job: {status} {refused}")
-    check(f"job {cancelled_id} of uid {NOBODY} ended" in agent.text(), "the agent logs the cancelled job's end")
+    check(f"job {cancelled_id} of uid {NOBODY} ended" in agent.output, "the agent logs the cancelled job's end")
 
     # The time limit (one minute: Slurm's smallest) ends the other job the same way.
     timeout_id, _, timeout_gpu, _ = held["timeout"]
     wait_until(lambda: not queued(cluster, timeout_id), "the job at its time limit ends", max_s=TIMEOUT_S)
     check(cluster.job_field(timeout_id, "JobState") == "TIMEOUT",
           f"the job ended at its time limit: {cluster.job_field(timeout_id, 'JobState')}")
-    check(nvml.locked(timeout_gpu) == "0", f"the timed-out job's GPU {timeout_gpu} is reset")
+    check(nvml.locked_max(GPUS)[int(timeout_gpu)] == 0, f"the timed-out job's GPU {timeout_gpu} is reset")
     status, state = agent_request(cluster, "GET", "/v1/state")
     check(status == 200 and state["gpus"][timeout_gpu]["lease"] is None, f"no lease on GPU {timeout_gpu}: {state}")
 
@@ -518,14 +463,14 @@ def check_jobs_on_gpus(cluster, nvml, agent, check, timeout_job):
         gpu = job_gpus[rank] if rank < len(job_gpus) else -1  # one node: the local rank is the rank
         check(locks.get(gpu) == collapse(ran), f"GPU {gpu}: the agent's locks are the clocks rank {rank} ran")
     for gpu in range(GPUS):
-        check(nvml.locked(gpu) == "0" and nvml.state().get(f"gpu{gpu}.mem_locked", "0") == "0",
+        check(nvml.locked_max(GPUS)[int(gpu)] == 0 and nvml.read().get(f"gpu{gpu}.mem_locked", "0") == "0",
               f"GPU {gpu} ends reset")
     status, state = agent_request(cluster, "GET", "/v1/state")
     check(status == 200 and all(g["lease"] is None for g in state["gpus"]), f"no lease is held: {state}")
     comment = cluster.job_field(pipeline, "AdminComment")
     check(re.fullmatch(rf"wattcut\[wattcutnode\]: GPUs {gpu_text} used \d+\.\d J in \d+ s", comment) is not None,
           f"the pipeline's AdminComment: {comment!r}")
-    check(re.search(rf"job {pipeline} of uid {NOBODY} ended after \d+ s: GPUs {gpu_text} used", agent.text()),
+    check(re.search(rf"job {pipeline} of uid {NOBODY} ended after \d+ s: GPUs {gpu_text} used", agent.output),
           "the agent logs the pipeline's energy")
     with urllib.request.urlopen(cluster.server_url + "/v1/jobs", timeout=30) as response:
         jobs = json.load(response)["jobs"]
@@ -562,12 +507,12 @@ def main():
     root = tempfile.mkdtemp(prefix="wattcut-slurm-")
     os.chmod(root, 0o755)
     cluster = Cluster(root, os.path.abspath(args.plugin))
-    nvml = FakeNvml(root)
+    nvml = FakeNvmlState(os.path.join(root, "nvml-state"), {"gpu_count": GPUS, "min_mhz": 810, "step_mhz": 150})
     agent = server = None
     try:
-        server = Daemon([os.environ["WATTCUT_BINARY"], "serve", "--listen", "127.0.0.1:0", "--data-dir",
-                         cluster.path("server-data")], dict(os.environ), "listening on ")
-        cluster.server_url = server.text().split("listening on ")[1].split()[0]
+        server = Service([os.environ["WATTCUT_BINARY"], "serve", "--listen", "127.0.0.1:0", "--data-dir",
+                          cluster.path("server-data")], "listening on ")
+        cluster.server_url = server.ready_line.split("listening on ")[1].split()[0]
         agent = start_agent(cluster, nvml)
         cluster.start()
         # First the job that waits for its time limit (Slurm's smallest is a minute): it runs while the
@@ -674,7 +619,7 @@ def main():
         if failures:
             print(cluster.logs())
             if agent is not None:
-                print("agent:\n" + agent.text()[-3000:])
+                print("agent:\n" + agent.output[-3000:])
         cluster.stop()
         for daemon in (agent, server):
             if daemon is not None:
