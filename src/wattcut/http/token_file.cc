@@ -73,10 +73,16 @@ Result<std::string> ReadTokenFile(const std::string& path, TokenPlace place, std
   const std::string shown = PrintableText(path, kWhereMaxChars);
   std::ifstream in(path, std::ios::binary);
   if (!in) return Error::NotFound("cannot read " + std::string(what) + " " + shown);
-  std::string text(kMaxTokenFileBytes + 1, '\0');
-  in.read(text.data(), static_cast<std::streamsize>(text.size()));
+  // Up to one byte past the limit, a block at a time: a token file is a few lines, and every
+  // client reads one, so no limit-sized buffer is allocated and zeroed for it.
+  std::string text;
+  char block[4096];
+  while (text.size() <= kMaxTokenFileBytes) {
+    in.read(block, sizeof(block));
+    text.append(block, static_cast<size_t>(in.gcount()));
+    if (!in) break;
+  }
   if (in.bad()) return Error::IOError("cannot read " + std::string(what) + " " + shown);
-  text.resize(static_cast<size_t>(in.gcount()));
 
   if (text.size() > kMaxTokenFileBytes) {
     return Error{shown + ": more than " + std::to_string(kMaxTokenFileBytes) +
