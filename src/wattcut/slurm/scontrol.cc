@@ -26,8 +26,17 @@ Result<std::string> RunSlurmCommand(const std::string& command, const std::vecto
                                     double timeout_s) {
   const std::string name = command.substr(command.rfind('/') + 1);
   const std::string what = name + " " + (args.empty() ? std::string() : args.front());
-  int out[2];
+  // Standard output and standard error on pipes of their own: what a command warns about on
+  // stderr while it succeeds (sacct about its database, scontrol about a configuration) must not
+  // become part of the answer that is parsed, or of an AdminComment written back.
+  int out[2], err[2];
   if (::pipe2(out, O_CLOEXEC) != 0) return Error::Unavailable(what + ": cannot make a pipe: " + std::strerror(errno));
+  if (::pipe2(err, O_CLOEXEC) != 0) {
+    const int saved = errno;
+    ::close(out[0]);
+    ::close(out[1]);
+    return Error::Unavailable(what + ": cannot make a pipe: " + std::strerror(saved));
+  }
   std::vector<std::string> argv_text = {command};
   argv_text.insert(argv_text.end(), args.begin(), args.end());
   std::vector<char*> argv;
@@ -35,39 +44,49 @@ Result<std::string> RunSlurmCommand(const std::string& command, const std::vecto
   argv.push_back(nullptr);
   const pid_t pid = ::fork();
   if (pid < 0) {
-    ::close(out[0]);
-    ::close(out[1]);
-    return Error::Unavailable(what + ": cannot fork: " + std::strerror(errno));
+    const int saved = errno;
+    for (int fd : {out[0], out[1], err[0], err[1]}) ::close(fd);
+    return Error::Unavailable(what + ": cannot fork: " + std::strerror(saved));
   }
   if (pid == 0) {
     ::dup2(out[1], STDOUT_FILENO);
-    ::dup2(out[1], STDERR_FILENO);
+    ::dup2(err[1], STDERR_FILENO);
     const int null = ::open("/dev/null", O_RDONLY);
     if (null >= 0) ::dup2(null, STDIN_FILENO);
     ::execv(command.c_str(), argv.data());
     ::_exit(127);
   }
   ::close(out[1]);
-  std::string output;
+  ::close(err[1]);
+  std::string output, errors;
+  pollfd fds[2] = {{out[0], POLLIN, 0}, {err[0], POLLIN, 0}};
+  std::string* texts[2] = {&output, &errors};
   bool timed_out = false;
   const double until_s = SteadyNowS() + timeout_s;
-  for (;;) {
+  while (fds[0].fd >= 0 || fds[1].fd >= 0) {
     const double left_s = until_s - SteadyNowS();
     if (left_s <= 0) {
       timed_out = true;
       break;
     }
-    pollfd p{out[0], POLLIN, 0};
-    const int ready = ::poll(&p, 1, static_cast<int>(left_s * 1000) + 1);
-    if (ready < 0 && errno == EINTR) continue;
-    if (ready <= 0) continue;
-    char buffer[4096];
-    const ssize_t n = ::read(out[0], buffer, sizeof(buffer));
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
-    if (output.size() < kMaxOutputBytes) output.append(buffer, static_cast<size_t>(n));
+    const int ready = ::poll(fds, 2, static_cast<int>(left_s * 1000) + 1);
+    if (ready <= 0) continue;  // EINTR, or the time is re-checked above
+    for (int k = 0; k < 2; ++k) {
+      if (fds[k].fd < 0 || fds[k].revents == 0) continue;
+      char buffer[4096];
+      const ssize_t n = ::read(fds[k].fd, buffer, sizeof(buffer));
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) {
+        ::close(fds[k].fd);
+        fds[k].fd = -1;  // poll skips it
+        continue;
+      }
+      if (texts[k]->size() < kMaxOutputBytes) texts[k]->append(buffer, static_cast<size_t>(n));
+    }
   }
-  ::close(out[0]);
+  for (const pollfd& p : fds) {
+    if (p.fd >= 0) ::close(p.fd);
+  }
   if (timed_out) ::kill(pid, SIGKILL);
   int status = 0;
   while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
@@ -77,9 +96,11 @@ Result<std::string> RunSlurmCommand(const std::string& command, const std::vecto
     return Error::Unavailable(what + ": cannot run " + command + ": " + std::strerror(errno));
   }
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-    while (!output.empty() && (output.back() == '\n' || output.back() == ' ')) output.pop_back();
+    // What it said about the failure: its stderr, or its output when it wrote nothing there.
+    std::string said = errors.empty() ? output : errors;
+    while (!said.empty() && (said.back() == '\n' || said.back() == ' ')) said.pop_back();
     return Error{what + " failed (status " + std::to_string(WIFEXITED(status) ? WEXITSTATUS(status) : 128) +
-                 "): " + PrintableText(output, 300)};
+                 "): " + PrintableText(said, 300)};
   }
   return output;
 }

@@ -9,8 +9,9 @@
 
 namespace wattcut::slurm {
 
-// Runs `command ARGS...`; its standard output, or an error with its exit status and what it
-// printed (kUnavailable when it cannot run or did not end within `timeout_s`: it is then killed).
+// Runs `command ARGS...`; its standard output (what it writes on stderr is never part of it), or
+// an error with its exit status and what it said (its stderr, else its output; kUnavailable when
+// it cannot run or did not end within `timeout_s`: it is then killed).
 Result<std::string> RunSlurmCommand(const std::string& command, const std::vector<std::string>& args,
                                     double timeout_s = 10);
 

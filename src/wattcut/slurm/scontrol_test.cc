@@ -81,6 +81,31 @@ TEST(Scontrol, WithoutAccountingAFinishedJobsCommentIsRefusedSayingWhy) {
             "error: Problem talking to the database)");
 }
 
+// A warning on stderr from a command that succeeds is not part of its answer: sacct warning
+// about its database must not land in the AdminComment written back.
+TEST(Scontrol, WhatACommandWarnsOnStderrIsNotItsAnswer) {
+  StandIn scontrol(
+      "echo 'scontrol: warning: a deprecated option' >&2\n"
+      "if [ \"$1\" = show ]; then echo 'JobId=7 AdminComment=(null) Reason=None'; exit 0; fi\n"
+      "echo 'slurm_update error: Job has already finished' >&2; exit 1\n");
+  auto shown = RunSlurmCommand(scontrol.path, {"show", "job", "-o", "7"});
+  ASSERT_TRUE(shown.ok()) << shown.error().message;
+  EXPECT_EQ(*shown, "JobId=7 AdminComment=(null) Reason=None\n");
+  std::ofstream(scontrol.dir + "/sacct") << "#!/bin/sh\necho 'sacct: warning: slow database' >&2\necho 'ops note'\n";
+  std::ofstream(scontrol.dir + "/sacctmgr")
+      << "#!/bin/sh\nprintf 'sacctmgr:' >> " << scontrol.calls << "\nprintf '%s|' \"$@\" >> " << scontrol.calls << "\n";
+  for (const char* name : {"sacct", "sacctmgr"}) ::chmod((scontrol.dir + "/" + name).c_str(), 0755);
+  ASSERT_TRUE(RecordAdminComment(scontrol.path, "7", "n1", "wattcut[n1]: x").ok());
+  EXPECT_NE(scontrol.Calls().find("sacctmgr:-i|update|job|where|jobid=7|set|AdminComment=ops note; wattcut[n1]: x|"),
+            std::string::npos)
+      << scontrol.Calls();
+  // A failure says what it printed on stdout when its stderr is empty.
+  StandIn quiet("echo 'Invalid job id specified'; exit 1\n");
+  auto failed = RunSlurmCommand(quiet.path, {"show", "job", "-o", "9"});
+  ASSERT_FALSE(failed.ok());
+  EXPECT_EQ(failed.error().message, "scontrol show failed (status 1): Invalid job id specified");
+}
+
 TEST(Scontrol, AFailureSaysWhatScontrolSaidAndAHangIsCutShort) {
   StandIn failing("echo 'slurm_update error: Access/permission denied' >&2; exit 1\n");
   auto failed = RunSlurmCommand(failing.path, {"update", "JobId=7"});
