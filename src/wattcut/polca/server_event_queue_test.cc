@@ -4,11 +4,21 @@
 
 #include <cmath>
 #include <limits>
+#include <vector>
 
 #include "wattcut/polca/random.h"
 
 namespace wattcut::polca {
 namespace {
+
+// What the queue's top must be: the earliest time, the lowest index among equal ones.
+size_t EarliestByScan(const std::vector<double>& time) {
+  size_t earliest = 0;
+  for (size_t k = 1; k < time.size(); ++k) {
+    if (time[k] < time[earliest]) earliest = k;
+  }
+  return earliest;
+}
 
 // Random updates, times often equal: the top is always the earliest server, the lowest index
 // among equal times, as a scan over every server finds it.
@@ -27,10 +37,7 @@ TEST(ServerEventQueue, TopIsTheEarliestLowestIndexServer) {
       const double u = rng.Uniform();
       time[i] = u < 0.1 ? std::numeric_limits<double>::infinity() : std::floor(u * 20);
       queue.Update(i, time[i]);
-      size_t want = 0;
-      for (size_t k = 1; k < n; ++k) {
-        if (time[k] < time[want]) want = k;
-      }
+      const size_t want = EarliestByScan(time);
       ASSERT_EQ(queue.top(), want) << "trial " << trial << " step " << step;
       ASSERT_EQ(queue.top_time(), time[want]);
     }
@@ -64,10 +71,7 @@ TEST(ServerEventQueue, FollowsTheEventsWhenTheyMoveFartherOrNearer) {
       const double u = rng.Uniform();
       time[i] = u < 0.02 ? kInf : now + ahead * -std::log(1 - u);
       queue.Update(i, time[i]);
-      size_t want = 0;
-      for (size_t k = 1; k < n; ++k) {
-        if (time[k] < time[want]) want = k;
-      }
+      const size_t want = EarliestByScan(time);
       ASSERT_EQ(queue.top(), want) << "ahead " << ahead << " step " << step;
       ASSERT_EQ(queue.top_time(), time[want]);
     }
