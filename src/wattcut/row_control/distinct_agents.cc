@@ -2,6 +2,8 @@
 
 #include <map>
 
+#include "wattcut/http/service_url.h"
+
 namespace wattcut::row_control {
 
 Status CheckEachAgentOnce(const std::vector<RowServer>& servers, const std::string& path,
@@ -10,7 +12,7 @@ Status CheckEachAgentOnce(const std::vector<RowServer>& servers, const std::stri
   std::map<std::string, const RowServer*> reached;  // "ADDRESS:PORT" -> the first server there
   for (const RowServer& server : servers) {
     const std::string where = path + ":" + std::to_string(server.line) + ": server '" + server.name + "': ";
-    auto url = SplitServiceUrl(server.agent_url, "agent URL");
+    auto url = http::SplitServiceUrl(server.agent_url, "agent URL");
     if (!url.ok()) return url.error().WithContext(where);
     auto addresses = resolve(url->host, url->port);
     if (!addresses.ok()) return addresses.error().WithContext(where + "agent " + server.agent_url + ": ");

@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "wattcut/base/printable_text.h"
+#include "wattcut/http/service_url.h"
 
 namespace wattcut::row_control {
 
@@ -37,78 +38,14 @@ bool IsNameChar(char c) {
 
 bool IsJobIdChar(char c) { return IsNameChar(c) || c == '+'; }
 
-bool IsHostNameChar(char c) {
-  return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '.' || c == '-' || c == '_';
-}
-
-bool IsIpv6Char(char c) { return std::isxdigit(static_cast<unsigned char>(c)) != 0 || c == ':' || c == '.'; }
-
 }  // namespace
 
 Result<std::string> ParseAgentUrl(std::string_view url) { return ParseServiceUrl(url, "agent URL"); }
 
 Result<std::string> ParseServiceUrl(std::string_view url, std::string_view what) {
-  auto split = SplitServiceUrl(url, what);
+  auto split = http::SplitServiceUrl(url, what);
   if (!split.ok()) return split.error();
   return split->url;
-}
-
-Result<ServiceUrl> SplitServiceUrl(std::string_view url, std::string_view what) {
-  const std::string shown = std::string(what) + " '" + PrintableText(url, 200) + "'";
-  const std::string expected = "expected http://HOST:PORT or https://HOST:PORT";
-  std::string_view rest;
-  if (url.substr(0, 7) == "http://") {
-    rest = url.substr(7);
-  } else if (url.substr(0, 8) == "https://") {
-    rest = url.substr(8);
-  } else {
-    return Error{shown + ": " + expected + " (the scheme is http or https)"};
-  }
-  if (!rest.empty() && rest.back() == '/') rest.remove_suffix(1);
-  if (rest.find('/') != std::string_view::npos || rest.find('?') != std::string_view::npos) {
-    return Error{shown + ": " + expected + " (no path: the API is under /v1 of it)"};
-  }
-  std::string_view host;
-  std::string_view port;
-  if (!rest.empty() && rest.front() == '[') {
-    size_t close = rest.find(']');
-    if (close == std::string_view::npos) return Error{shown + ": " + expected + " (no ']')"};
-    host = rest.substr(1, close - 1);
-    if (host.empty()) return Error{shown + ": " + expected + " (an empty IPv6 address)"};
-    for (char c : host) {
-      if (!IsIpv6Char(c)) return Error{shown + ": " + expected + " (a bad IPv6 address)"};
-    }
-    if (close + 1 >= rest.size() || rest[close + 1] != ':') {
-      return Error{shown + ": " + expected + " (no port)"};
-    }
-    port = rest.substr(close + 2);
-  } else {
-    size_t colon = rest.rfind(':');
-    if (colon == std::string_view::npos) return Error{shown + ": " + expected + " (no port)"};
-    host = rest.substr(0, colon);
-    port = rest.substr(colon + 1);
-    if (host.empty()) return Error{shown + ": " + expected + " (no host)"};
-    for (char c : host) {
-      if (!IsHostNameChar(c)) {
-        return Error{shown + ": " + expected + " (the host holds '" + PrintableText(std::string(1, c)) + "')"};
-      }
-    }
-  }
-  if (port.empty() || port.size() > 5) {
-    return Error{shown + ": " + expected + " (a port of 1-65535)"};
-  }
-  int port_number = 0;
-  for (char c : port) {
-    if (!std::isdigit(static_cast<unsigned char>(c))) {
-      return Error{shown + ": " + expected + " (a port of 1-65535)"};
-    }
-    port_number = port_number * 10 + (c - '0');
-  }
-  if (port_number < 1 || port_number > 65535) {
-    return Error{shown + ": " + expected + " (a port of 1-65535)"};
-  }
-  return ServiceUrl{std::string(url.substr(0, url.size() - (url.back() == '/' ? 1 : 0))), std::string(host),
-                    std::string(port)};
 }
 
 Result<std::vector<RowServer>> ParseRowFile(std::string_view text, const std::string& path) {

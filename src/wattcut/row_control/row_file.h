@@ -41,16 +41,10 @@ Result<std::vector<RowServer>> ReadRowFile(const std::string& path);
 // Parses the text of a row file; messages name `path_for_messages`:LINE.
 Result<std::vector<RowServer>> ParseRowFile(std::string_view text, const std::string& path_for_messages);
 
-// Checks an agent URL as the row file takes it; returns it without a final '/'.
+// Checks an agent URL as the row file takes it (http::SplitServiceUrl's rule, the port named);
+// returns it without a final '/'.
 Result<std::string> ParseAgentUrl(std::string_view url);
 // The same check of another service's base URL; messages call it `what` ("planning server URL").
 Result<std::string> ParseServiceUrl(std::string_view url, std::string_view what);
-// The same check, with the URL's parts.
-struct ServiceUrl {
-  std::string url;   // without a final '/'
-  std::string host;  // without brackets
-  std::string port;  // digits
-};
-Result<ServiceUrl> SplitServiceUrl(std::string_view url, std::string_view what);
 
 }  // namespace wattcut::row_control

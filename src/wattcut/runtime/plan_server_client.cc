@@ -2,13 +2,13 @@
 
 #include <httplib.h>
 
-#include <cctype>
 #include <cmath>
 #include <map>
 #include <nlohmann/json.hpp>
 
 #include "wattcut/http/http_status.h"
 #include "wattcut/http/path_segment.h"
+#include "wattcut/http/service_url.h"
 
 namespace wattcut {
 namespace {
@@ -32,33 +32,12 @@ std::pair<time_t, time_t> SecondsAndMicros(double s) {
 std::string EncodeJobIdForPath(const std::string& job_id) { return http::EncodePathSegment(job_id); }
 
 Result<PlanServerClient> PlanServerClient::Create(const PlanServerAddress& address) {
-  const std::string prefix = "http://";
-  const std::string bad = "wattcut server URL '" + address.url + "': expected http://HOST:PORT";
-  if (address.url.rfind(prefix, 0) != 0) {
-    if (address.url.rfind("https://", 0) == 0)
-      return Error{bad + " (https is not supported; put a TLS proxy in front)"};
-    return Error{bad};
-  }
-  std::string rest = address.url.substr(prefix.size());
-  while (!rest.empty() && rest.back() == '/') rest.pop_back();
-  if (rest.empty() || rest.find('/') != std::string::npos) return Error{bad};
-  std::string host = rest;
-  int port = 80;
-  if (const auto colon = rest.rfind(':'); colon != std::string::npos) {
-    host = rest.substr(0, colon);
-    const std::string port_text = rest.substr(colon + 1);
-    char* end = nullptr;
-    const long value = std::strtol(port_text.c_str(), &end, 10);
-    if (port_text.empty() || *end != '\0' || value < 1 || value > 65535) {
-      return Error{bad + " (port '" + port_text + "' is not 1..65535)"};
-    }
-    port = static_cast<int>(value);
-  }
-  if (host.empty()) return Error{bad};
+  auto url = http::SplitServiceUrl(address.url, "wattcut server URL", http::kPlanServerUrlForm);
+  if (!url.ok()) return url.error();
   if (!(address.connect_timeout_s > 0)) return Error{"wattcut server connect timeout must be positive"};
   PlanServerAddress normalised = address;
-  normalised.url = prefix + rest;
-  return PlanServerClient(std::move(normalised), std::move(host), port);
+  normalised.url = url->url;
+  return PlanServerClient(std::move(normalised), std::move(url->host), std::stoi(url->port));
 }
 
 Result<std::string> PlanServerClient::Call(const std::string& method, const std::string& path, const std::string& body,

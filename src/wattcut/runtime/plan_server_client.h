@@ -22,7 +22,7 @@
 namespace wattcut {
 
 struct PlanServerAddress {
-  std::string url = {};           // "http://host:port" (https is not supported)
+  std::string url = {};           // "http://host:port" (http::kPlanServerUrlForm: no https, port 80 by default)
   std::string bearer_token = {};  // empty: none
   double connect_timeout_s = 10;
 };

@@ -1,6 +1,7 @@
 #include "wattcut/runtime/plan_server_client.h"
 
 #include <gtest/gtest.h>
+#include <stdlib.h>
 #include <nlohmann/json.hpp>
 
 #include <filesystem>
@@ -8,6 +9,7 @@
 
 #include "wattcut/runtime/test_plan_server.h"
 #include "wattcut/server/http_api.h"
+#include "wattcut/server/server.h"
 
 namespace wattcut {
 namespace {
@@ -17,7 +19,7 @@ TEST(PlanServerClient, RejectsAddressesItCannotUse) {
        {"localhost:7787", "ftp://h:1", "http://", "http://h:0", "http://h:70000", "http://h:x", "http://h:1/path"}) {
     auto client = PlanServerClient::Create({.url = url});
     ASSERT_FALSE(client.ok()) << url;
-    EXPECT_NE(client.error().message.find("expected http://HOST:PORT"), std::string::npos) << client.error().message;
+    EXPECT_NE(client.error().message.find("expected http://HOST[:PORT]"), std::string::npos) << client.error().message;
   }
   auto https = PlanServerClient::Create({.url = "https://h:443"});
   ASSERT_FALSE(https.ok());
@@ -25,6 +27,34 @@ TEST(PlanServerClient, RejectsAddressesItCannotUse) {
   auto ok = PlanServerClient::Create({.url = "http://127.0.0.1:7787/"});
   ASSERT_TRUE(ok.ok());
   EXPECT_EQ(ok->url(), "http://127.0.0.1:7787");
+  // Port 80 where the URL names none; an IPv6 address in brackets.
+  EXPECT_TRUE(PlanServerClient::Create({.url = "http://planner.example"}).ok());
+  EXPECT_TRUE(PlanServerClient::Create({.url = "http://[::1]:7787"}).ok());
+}
+
+// An IPv6 server is reached through its bracketed URL (the brackets are the URL's, not the host's).
+TEST(PlanServerClient, ReachesAServerOnIpv6Loopback) {
+  std::string dir = (std::filesystem::temp_directory_path() / "wattcut-client-v6-XXXXXX").string();
+  ASSERT_NE(::mkdtemp(dir.data()), nullptr);
+  server::ServerOptions options;
+  options.host = "::1";
+  options.port = 0;
+  options.data_dir = dir;
+  options.sync = server::SyncMode::kNormal;
+  options.http_threads = 4;
+  auto created = server::Server::Create(options);
+  if (!created.ok()) {
+    std::filesystem::remove_all(dir);
+    GTEST_SKIP() << "no IPv6 loopback here: " << created.error().message;
+  }
+  std::thread run([&] { (*created)->Run(); });
+  auto client = PlanServerClient::Create({.url = "http://[::1]:" + std::to_string((*created)->port())});
+  ASSERT_TRUE(client.ok()) << client.error().message;
+  auto job = client->RegisterJob({.pp_degree = 1, .dp_degree = 1, .world_size = 1, .num_microbatches = 1});
+  EXPECT_TRUE(job.ok()) << job.error().message;
+  (*created)->Stop();
+  run.join();
+  std::filesystem::remove_all(dir);
 }
 
 TEST(PlanServerClient, SaysWhenTheServerCannotBeReached) {

@@ -1,22 +1,13 @@
 #include "wattcut/slurm/plugin_config.h"
 
 #include "wattcut/base/printable_text.h"
+#include "wattcut/http/service_url.h"
 
 namespace wattcut::slurm {
 
 Status CheckServerUrl(const std::string& url, const std::string& what) {
-  const std::string shown = PrintableText(url, 200);
-  const bool http = url.rfind("http://", 0) == 0, https = url.rfind("https://", 0) == 0;
-  if (!http && !https) return Error{what + " '" + shown + "': expected an http:// or https:// URL"};
-  const size_t host = url.find("://") + 3;
-  if (host >= url.size() || url[host] == '/' || url[host] == ':') {
-    return Error{what + " '" + shown + "': the URL names no host"};
-  }
-  for (char c : url) {
-    if (static_cast<unsigned char>(c) <= ' ' || c == 0x7f) {
-      return Error{what + " '" + shown + "': a URL holds no blanks or control characters"};
-    }
-  }
+  auto split = http::SplitServiceUrl(url, what, http::kPlanServerUrlForm);
+  if (!split.ok()) return split.error();
   return Status::Ok();
 }
 

@@ -36,7 +36,8 @@ struct PluginConfig {
 // listing the accepted ones.
 Result<PluginConfig> ParsePluginConfig(const std::vector<std::string>& words);
 
-// A planning server's URL as a job may give it: http:// or https://, a host, no spaces.
+// A planning server's URL as a job may give it: the form the job's ranks take it in
+// (http::kPlanServerUrlForm: http://HOST[:PORT], no path), so that what sbatch accepts they do too.
 Status CheckServerUrl(const std::string& url, const std::string& what);
 
 }  // namespace wattcut::slurm

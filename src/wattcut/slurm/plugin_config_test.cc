@@ -37,8 +37,16 @@ TEST(PluginConfig, ABadWordIsNamedWithWhatIsAccepted) {
        "wattcut plugin argument 'fastest': expected server=URL, default=MODE, agent_socket=PATH, "
        "server_token_file=PATH or scontrol=PATH"},
       {{"server=10.0.0.5:7787"},
-       "wattcut plugin argument server= '10.0.0.5:7787': expected an http:// or https:// URL"},
-      {{"server=http://"}, "wattcut plugin argument server= 'http://': the URL names no host"},
+       "wattcut plugin argument server= '10.0.0.5:7787': expected http://HOST[:PORT] (the scheme is http)"},
+      {{"server=http://"}, "wattcut plugin argument server= 'http://': expected http://HOST[:PORT] (no host)"},
+      // The job's ranks, which are handed the URL, speak plain HTTP to the server's address: sbatch
+      // refuses what every rank would refuse.
+      {{"server=https://planner.example"},
+       "wattcut plugin argument server= 'https://planner.example': expected http://HOST[:PORT] (plain HTTP: https "
+       "is not supported here; put a TLS proxy in front)"},
+      {{"server=http://planner.example/wattcut"},
+       "wattcut plugin argument server= 'http://planner.example/wattcut': expected http://HOST[:PORT] (no path: the "
+       "API is under /v1 of it)"},
       {{"default=slow"},
        "wattcut plugin argument 'default=slow': --wattcut=slow: expected off, fastest, least-energy "
        "or power:WATTS (watts per GPU, e.g. power:300)"},
