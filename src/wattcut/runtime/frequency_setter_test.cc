@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "wattcut/gpu/fake_nvml/fake_nvml_test_support.h"
+#include "wattcut/gpu/nvml_backend.h"
 #include "wattcut/gpu/simulated_backend.h"
 
 namespace wattcut {
@@ -84,6 +85,44 @@ TEST_F(ThreadSetterTest, ReportsFailedLocks) {
   EXPECT_EQ(setter->stats().failed, 1u);
   setter->SetFrequency(1300);
   EXPECT_TRUE(setter->WaitUntilApplied().ok());
+}
+
+// A lock the driver refused is tried again when the same clock is asked for next (a profiler's
+// step measured again, an instruction's clock), not skipped as if it were in place.
+TEST(ThreadSetterOnNvmlTest, AClockWhoseLockFailedIsTriedAgainWhenAskedForAgain) {
+  ASSERT_TRUE(kLibraryPathSet);
+  ScopedFakeNvml fake;
+  auto backend = OpenNvmlBackend();
+  ASSERT_TRUE(backend.ok()) << backend.error().message;
+  auto setter = std::move(StartThreadFrequencySetter(**backend, 0)).value();
+  fake.Set("fail.nvmlDeviceSetGpuLockedClocks", "999");
+  setter->SetFrequency(1110);
+  EXPECT_FALSE(setter->WaitUntilApplied().ok());
+  fake.Erase("fail.nvmlDeviceSetGpuLockedClocks");
+  setter->SetFrequency(1110);
+  EXPECT_TRUE(setter->WaitUntilApplied().ok());
+  EXPECT_EQ(setter->stats().applied_mhz, 1110);
+  EXPECT_EQ(fake.Read().at("gpu0.locked_max"), "1110");
+  // Once in place, the same clock again reaches nothing.
+  const uint64_t requested = setter->stats().requested;
+  setter->SetFrequency(1110);
+  EXPECT_TRUE(setter->WaitUntilApplied().ok());
+  EXPECT_EQ(setter->stats().requested, requested);
+}
+
+TEST(WatchdogSetterTest, AClockWhoseLockFailedIsTriedAgainWhenAskedForAgain) {
+  ASSERT_TRUE(kLibraryPathSet);
+  ScopedFakeNvml fake;
+  auto setter = StartWatchdogFrequencySetter({.gpu = 0});
+  ASSERT_TRUE(setter.ok()) << setter.error().message;
+  fake.Set("fail.nvmlDeviceSetGpuLockedClocks", "999");
+  (*setter)->SetFrequency(1110);
+  EXPECT_FALSE((*setter)->WaitUntilApplied().ok());
+  fake.Erase("fail.nvmlDeviceSetGpuLockedClocks");
+  (*setter)->SetFrequency(1110);
+  EXPECT_TRUE((*setter)->WaitUntilApplied().ok());
+  EXPECT_EQ(fake.Read().at("gpu0.locked_max"), "1110");
+  EXPECT_TRUE((*setter)->Stop().ok());
 }
 
 TEST_F(ThreadSetterTest, RejectsAMissingGpu) {

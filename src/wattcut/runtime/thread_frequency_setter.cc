@@ -22,7 +22,8 @@ class ThreadFrequencySetter final : public FrequencySetter {
   }
 
   void SetFrequency(int freq_mhz) override {
-    if (freq_mhz == last_requested_) return;
+    // The same clock again is nothing to do, unless locking it failed: then it is tried again.
+    if (freq_mhz == last_requested_ && !last_apply_failed_.load(std::memory_order_relaxed)) return;
     last_requested_ = freq_mhz;
     requested_mhz_.store(freq_mhz, std::memory_order_relaxed);
     request_seq_.fetch_add(1, std::memory_order_release);
@@ -95,6 +96,7 @@ class ThreadFrequencySetter final : public FrequencySetter {
         stats_.last_error = status.error().message;
       }
       last_apply_ok_ = status.ok();
+      last_apply_failed_.store(!status.ok(), std::memory_order_relaxed);
       handled_seq_ = seen;
       handled_cv_.notify_all();
     }
@@ -110,7 +112,8 @@ class ThreadFrequencySetter final : public FrequencySetter {
   GpuBackend& backend_;
   const int gpu_;
   const double poll_interval_s_;
-  int last_requested_ = 0;  // training thread only
+  int last_requested_ = 0;                      // training thread only
+  std::atomic<bool> last_apply_failed_{false};  // the worker's last lock failed (read without the mutex)
   std::atomic<int> requested_mhz_{0};
   std::atomic<uint64_t> request_seq_{0};
   std::atomic<bool> stop_{false};

@@ -50,7 +50,9 @@ class WatchdogFrequencySetter final : public FrequencySetter {
   }
 
   void SetFrequency(int freq_mhz) override {
-    if (freq_mhz == last_requested_ || wake_fd_ < 0) return;
+    if (wake_fd_ < 0) return;
+    // The same clock again is nothing to do, unless locking it failed: then it is tried again.
+    if (freq_mhz == last_requested_ && shared_->last_ok.load(std::memory_order_relaxed) != 0) return;
     last_requested_ = freq_mhz;
     if (!watchdog::PostRequest(*shared_, freq_mhz)) return;  // a busy watchdog needs no wake-up
     const char byte = 1;
