@@ -72,9 +72,11 @@ Status OnlineProfiler::BeginIteration() {
     setter_.SetFrequency(freqs_[freq_index_]);
     if (Status s = setter_.WaitUntilApplied(); !s.ok()) return Error{"profiler: " + s.error().message};
   }
+  // The first sample before any state changes: a failed read leaves the iteration not begun.
+  if (Status s = sampler_.SampleNow(); !s.ok()) return s;
   in_iteration_ = true;
   spans_.clear();
-  return sampler_.SampleNow();
+  return Status::Ok();
 }
 
 Status OnlineProfiler::InstructionBegin(std::string_view instruction) {

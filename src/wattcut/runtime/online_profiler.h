@@ -60,6 +60,9 @@ class OnlineProfiler {
                                                        Clock& clock, const OnlineProfilerOptions& options);
   ~OnlineProfiler();
 
+  // A failed BeginIteration (the clock not applied, the energy counter not read) changes nothing;
+  // a failed EndIteration (the counter not read) does not count the iteration. Either way the
+  // caller may begin the same iteration again.
   Status BeginIteration();
   Status InstructionBegin(std::string_view instruction);
   Status InstructionEnd(std::string_view instruction);

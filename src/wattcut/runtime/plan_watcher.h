@@ -141,6 +141,8 @@ class PlanWatcher {
   uint64_t applied_version() const { return applied_version_.load(std::memory_order_relaxed); }
   size_t queued_requests() const;
   bool rank_registered() const { return rank_registered_.load(std::memory_order_relaxed); }
+  // One line to the log sink (PlanWatcherOptions::log), prefixed with "rank N: " (any thread).
+  void Log(const std::string& line) const;
 
  private:
   struct QueuedRequest {
@@ -159,7 +161,6 @@ class PlanWatcher {
   void Hold(RankDeployment deployment);
   double Jittered(double seconds);
   double NowS() const;
-  void Log(const std::string& line) const;
 
   PlanWatcherOptions options_;
   PlanWatcherServer server_;

@@ -192,8 +192,12 @@ Status RankClient::OnStepBegin() {
   profiling_step_ = false;
   switch (phase_) {
     case Phase::kProfiling:
+      if (Status s = profiler_->BeginIteration(); !s.ok()) {
+        ProfilingStepNotMeasured(steps_, s.error());  // the step runs unmeasured, at the clock requested
+        return Status::Ok();
+      }
       profiling_step_ = true;
-      return profiler_->BeginIteration();
+      return Status::Ok();
     case Phase::kProfiledWaiting:  // its instructions run at the highest clock (OnInstructionBegin)
       return Status::Ok();
     case Phase::kPlanned:
@@ -212,6 +216,7 @@ Result<int> RankClient::OnInstructionBegin(std::string_view instruction) {
     return profiler_->current_freq_mhz();
   }
   if (phase_ == Phase::kProfiling) {
+    if (in_step_) return profiler_->current_freq_mhz();  // a step that could not be profiled
     return Error{"rank client: while profiling, call on_step_begin before the step's first instruction ('" +
                  std::string(instruction) + "')"};
   }
@@ -240,7 +245,15 @@ Status RankClient::OnStepEnd() {
   if (profiling_step_) {
     profiling_step_ = false;
     if (!was_in_step) return Error{"rank client: on_step_end without on_step_begin while profiling"};
-    if (Status s = profiler_->EndIteration(); !s.ok()) return s;
+    if (Status s = profiler_->EndIteration(); !s.ok()) {
+      ProfilingStepNotMeasured(steps_ - 1, s.error());
+      return Status::Ok();
+    }
+    if (profiling_failing_) {
+      watcher_->Log("profiling goes on at step " + std::to_string(steps_ - 1) + " (" +
+                    std::to_string(unmeasured_profiling_steps_) + " step(s) not measured so far)");
+      profiling_failing_ = false;
+    }
     if (profiler_->done()) {
       profiler_->Finish();
       rows_ = profiler_->rows();
@@ -249,8 +262,16 @@ Status RankClient::OnStepEnd() {
     }
     return Status::Ok();
   }
-  if (phase_ == Phase::kProfiledWaiting || all_max_) return Status::Ok();
+  if (phase_ == Phase::kProfiling || phase_ == Phase::kProfiledWaiting || all_max_) return Status::Ok();
   return runner_->OnStepEnd();
+}
+
+void RankClient::ProfilingStepNotMeasured(uint64_t step, const Error& error) {
+  ++unmeasured_profiling_steps_;
+  if (profiling_failing_) return;
+  profiling_failing_ = true;
+  watcher_->Log("step " + std::to_string(step) + " could not be profiled (" + error.message +
+                "); training goes on, and the profiler measures it again at the next step");
 }
 
 Status RankClient::FinishProfiling() {

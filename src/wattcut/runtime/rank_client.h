@@ -24,7 +24,9 @@
 // instruction runs at the GPU's highest clock.
 //
 // While profiling (the first steps, when options.profile is set) every instruction of a step runs
-// at the profiler's frequency of that step. When the profiler has measured every frequency,
+// at the profiler's frequency of that step. A step whose clock cannot be applied or whose energy
+// cannot be read (an agent that is slow or down: each call waits at most its timeout) is not
+// measured and is profiled again at the next step; training goes on. When the profiler has measured every frequency,
 // profiling_done_locally() turns true; the caller makes sure every rank of the job got there
 // (the Python layer all-reduces the flag) and calls FinishProfiling(), which queues the profile's
 // upload. Uploads and straggler reports are sent in the background and retried until the server
@@ -132,6 +134,10 @@ class RankClient {
   PlanWatcher& watcher() { return *watcher_; }
   const std::vector<int>& available_freqs_mhz() const { return freqs_mhz_; }
   uint64_t steps_completed() const { return steps_; }
+  // Profiling steps that could not be measured: the clock not applied or the energy counter not
+  // read in time (an agent that is slow or down). Each is profiled again at the next step; the
+  // training loop never sees the failure (one warning when it starts, one when profiling goes on).
+  uint64_t unmeasured_profiling_steps() const { return unmeasured_profiling_steps_; }
   FrequencySetterStats setter_stats() const { return setter_->stats(); }
   // The backend the rank's clocks go through: "nvml", "simulated", "agent(unix:/run/wattcut/agent.sock)".
   std::string backend_name() const { return backend_->name(); }
@@ -148,6 +154,8 @@ class RankClient {
   RankServerCalls Calls() const;
   // At a step boundary: installs the deployment due at this step, if any (no I/O).
   void TakeDeployment();
+  // A profiling step that failed to begin or end: counted, warned about once per run of failures.
+  void ProfilingStepNotMeasured(uint64_t step, const Error& error);
 
   RankClientOptions options_;
   PlanServerClient server_;
@@ -165,8 +173,10 @@ class RankClient {
   bool all_max_ = true;           // no plan installed: every instruction at freqs_mhz_.front()
   uint64_t ready_from_step_ = 0;  // the first step of plan mode
   bool in_step_ = false;
-  bool step_prepared_ = false;   // this step's deployment was looked at
-  bool profiling_step_ = false;  // this step is a profiler iteration
+  bool step_prepared_ = false;      // this step's deployment was looked at
+  bool profiling_step_ = false;     // this step is a profiler iteration
+  bool profiling_failing_ = false;  // the last profiling step was not measured (and said so)
+  uint64_t unmeasured_profiling_steps_ = 0;
   uint64_t steps_ = 0;
 };
 

@@ -194,6 +194,61 @@ int SwitchStep(const std::vector<StepRecord>& run, size_t from) {
   return -1;
 }
 
+// A profiling step whose clock cannot be locked or whose energy cannot be read (what an agent
+// that is slow or down looks like to the rank) is not measured, and the training loop does not
+// see it: the step runs, the next one profiles again, and profiling completes every frequency.
+TEST(RankClient, AProfilingStepTheGpuCannotMeasureIsProfiledAgainAndTrainingGoesOn) {
+  ScopedFakeNvml fake(SmallGpus(1));
+  testing::TestPlanServer server;
+  auto api = PlanServerClient::Create({.url = server.url()});
+  auto job = api->RegisterJob({.pp_degree = 1, .world_size = 1, .num_microbatches = 2, .p2p_power_w = 60});
+  ASSERT_TRUE(job.ok()) << job.error().message;
+  LogLines log;
+  RankClientOptions options = Options(server.url(), *job, 0, 0, /*pp_degree=*/1);
+  options.watcher.log = log.Sink();
+  auto client = RankClient::Start(options);
+  ASSERT_TRUE(client.ok()) << client.error().message;
+  RankClient& rank = **client;
+  ASSERT_EQ(RunStep(rank, 0), "");  // 1410 MHz measured
+
+  fake.Set("fail.nvmlDeviceGetTotalEnergyConsumption", "999");  // the counter cannot be read
+  ASSERT_EQ(RunStep(rank, 0), "");
+  ASSERT_EQ(RunStep(rank, 0), "");
+  fake.Erase("fail.nvmlDeviceGetTotalEnergyConsumption");
+  EXPECT_EQ(rank.unmeasured_profiling_steps(), 2u);
+  ASSERT_EQ(RunStep(rank, 0), "");  // 1110 MHz measured
+  EXPECT_EQ(rank.unmeasured_profiling_steps(), 2u);
+  fake.Set("fail.nvmlDeviceSetGpuLockedClocks", "999");  // the next clock cannot be locked
+  ASSERT_TRUE(rank.OnStepBegin().ok());
+  for (const auto& name : Instructions(0)) {
+    auto freq = rank.OnInstructionBegin(name);
+    ASSERT_TRUE(freq.ok()) << freq.error().message;
+    EXPECT_EQ(*freq, 810);  // the clock the profiler asked for
+    ASSERT_TRUE(rank.OnInstructionEnd(name).ok());
+  }
+  ASSERT_TRUE(rank.OnStepEnd().ok());
+  fake.Erase("fail.nvmlDeviceSetGpuLockedClocks");
+  EXPECT_EQ(rank.unmeasured_profiling_steps(), 3u);
+  EXPECT_EQ(rank.phase(), RankClient::Phase::kProfiling);
+
+  for (int step = 0; step < 10 && !rank.profiling_done_locally(); ++step) ASSERT_EQ(RunStep(rank, 0), "");
+  ASSERT_TRUE(rank.profiling_done_locally());
+  EXPECT_EQ(rank.unmeasured_profiling_steps(), 3u);
+  EXPECT_EQ(rank.steps_completed(), 6u);  // 3 clocks measured, 3 steps not
+  std::set<int> measured;
+  for (const ProfiledRow& row : rank.profiled_rows()) measured.insert(row.freq_mhz);
+  EXPECT_EQ(measured, (std::set<int>{1410, 1110, 810}));
+  ASSERT_TRUE(rank.FinishProfiling().ok());
+  // One line when each run of failures starts, one when profiling goes on after it.
+  int warned = 0, resumed = 0;
+  for (const std::string& line : log.Lines()) {
+    warned += line.find("could not be profiled") != std::string::npos;
+    resumed += line.find("profiling goes on at step") != std::string::npos;
+  }
+  EXPECT_EQ(warned, 2);
+  EXPECT_EQ(resumed, 2);
+}
+
 // Two pipelines of two stages against the real server: a straggler report for pipeline 0 moves
 // both ranks of pipeline 1 to a slower plan at the same step, and the recovery moves them back at
 // the same step; pipeline 0 keeps its plan throughout.
