@@ -37,6 +37,7 @@ DecodeTables::Table* DecodeTables::Acquire(const GpuLimits& limits) {
     --idle_count_;
   } else {
     table = &tables_.emplace_back();
+    table->owner = this;
   }
   table->limits = limits;
   table->leases = 1;
@@ -54,36 +55,28 @@ void DecodeTables::Release(Table* table) {
   }
 }
 
-DecodeTableLease::DecodeTableLease(DecodeTables& tables, const GpuLimits& limits)
-    : tables_(&tables), table_(tables.Acquire(limits)), steps_(table_->steps.data()) {}
+DecodeTableLease::DecodeTableLease(DecodeTables& tables, const GpuLimits& limits) : table_(tables.Acquire(limits)) {}
 
 DecodeTableLease::~DecodeTableLease() {
-  if (table_ != nullptr) tables_->Release(table_);
+  if (table_ != nullptr) table_->owner->Release(table_);
 }
 
-DecodeTableLease::DecodeTableLease(DecodeTableLease&& other) noexcept
-    : tables_(other.tables_), table_(other.table_), steps_(other.steps_) {
-  other.table_ = nullptr;
-  other.steps_ = nullptr;
-}
+DecodeTableLease::DecodeTableLease(DecodeTableLease&& other) noexcept : table_(other.table_) { other.table_ = nullptr; }
 
 DecodeTableLease& DecodeTableLease::operator=(DecodeTableLease&& other) noexcept {
   if (this != &other) {
-    if (table_ != nullptr) tables_->Release(table_);
-    tables_ = other.tables_;
+    if (table_ != nullptr) table_->owner->Release(table_);
     table_ = other.table_;
-    steps_ = other.steps_;
     other.table_ = nullptr;
-    other.steps_ = nullptr;
   }
   return *this;
 }
 
 void DecodeTableLease::Reset(const GpuLimits& limits) {
-  DecodeTables::Table* next = tables_->Acquire(limits);
-  tables_->Release(table_);
+  DecodeTables* tables = table_->owner;
+  DecodeTables::Table* next = tables->Acquire(limits);
+  tables->Release(table_);
   table_ = next;
-  steps_ = next->steps.data();
 }
 
 }  // namespace wattcut::polca

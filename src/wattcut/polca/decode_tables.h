@@ -47,6 +47,7 @@ class DecodeTables {
  private:
   friend class DecodeTableLease;
   struct Table {
+    DecodeTables* owner = nullptr;  // a lease gives the table back to it
     GpuLimits limits;
     std::vector<DecodeStep> steps;  // by batch size, 0..max_batch
     int64_t leases = 0;
@@ -67,7 +68,8 @@ class DecodeTables {
   int64_t computed_ = 0;
 };
 
-// One server's table: the steps at its current limits. Movable, not copyable.
+// One server's table: the steps at its current limits. Movable, not copyable. One pointer (a
+// server's state is three cache lines, polca/server_model.h): the table knows its limits and owner.
 class DecodeTableLease {
  public:
   DecodeTableLease(DecodeTables& tables, const GpuLimits& limits);
@@ -79,12 +81,12 @@ class DecodeTableLease {
 
   // Moves to the table at `limits` (the new one is taken before the old one is given back).
   void Reset(const GpuLimits& limits);
-  const DecodeStep& at(size_t batch) const { return steps_[batch]; }
+  const DecodeStep& at(size_t batch) const { return table_->steps[batch]; }
+  // The limits the table is for.
+  const GpuLimits& limits() const { return table_->limits; }
 
  private:
-  DecodeTables* tables_;
   DecodeTables::Table* table_;
-  const DecodeStep* steps_;
 };
 
 }  // namespace wattcut::polca

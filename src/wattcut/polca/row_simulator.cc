@@ -112,6 +112,7 @@ Result<RowRunResult> SimulateRow(const PolcaConfig& config, ArrivalSource& arriv
   if (n_train > 0 && job == nullptr) return Error{"the row trains (row.training_share > 0) but has no training job"};
   const int n_low = static_cast<int>(std::lround(n * config.row.low_priority_share));
   DecodeTables decode_tables(model, config.service.max_batch);  // before the servers that lease from it
+  const InferenceServerSettings server_settings(model, decode_tables, config);
   std::vector<InferenceServer> servers;
   servers.reserve(static_cast<size_t>(n));
   std::vector<Priority> priorities;
@@ -120,7 +121,7 @@ Result<RowRunResult> SimulateRow(const PolcaConfig& config, ArrivalSource& arriv
     // Low-priority servers are spread evenly over the row (cosmetic: order is irrelevant).
     bool low = (static_cast<int64_t>(i + 1) * n_low) / n != (static_cast<int64_t>(i) * n_low) / n;
     Priority p = low ? Priority::kLow : Priority::kHigh;
-    servers.emplace_back(model, decode_tables, config, p);
+    servers.emplace_back(server_settings, p);
     priorities.push_back(p);
   }
   LeastLoadedRouter router(priorities);

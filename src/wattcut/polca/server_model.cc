@@ -5,20 +5,24 @@
 
 namespace wattcut::polca {
 
-InferenceServer::InferenceServer(const InferencePowerModel& model, DecodeTables& decode, const PolcaConfig& config,
-                                 Priority priority)
-    : power_w_(model.ServerIdleW()),
+InferenceServerSettings::InferenceServerSettings(const InferencePowerModel& power_model, DecodeTables& decode_tables,
+                                                 const PolcaConfig& config)
+    : model(power_model),
+      decode(decode_tables),
+      cap_response_s(config.control.power_cap_response_s),
+      idle_w(power_model.ServerIdleW()),
+      max_batch(config.service.max_batch),
+      max_prefill_tokens(config.service.max_prefill_tokens) {}
+
+InferenceServer::InferenceServer(const InferenceServerSettings& settings, Priority priority)
+    : power_w_(settings.idle_w),
       priority_(priority),
-      decode_(decode, GpuLimits{model.max_freq_mhz(), 0}),
-      max_batch_(config.service.max_batch),
-      model_(model),
-      limits_{model.max_freq_mhz(), 0},
-      cap_response_s_(config.control.power_cap_response_s),
-      idle_w_(model.ServerIdleW()),
-      max_prefill_tokens_(config.service.max_prefill_tokens) {
-  // The batch never grows past max_batch_: one allocation, made while the row is built, puts
+      settings_(&settings),
+      decode_(settings.decode, GpuLimits{settings.model.max_freq_mhz(), 0}) {
+  static_assert(sizeof(InferenceServer) == 192, "three cache lines: see the layout in server_model.h");
+  // The batch never grows past max_batch: one allocation, made while the row is built, puts
   // the row's batches side by side instead of wherever a regrowth found room.
-  decoding_.reserve(static_cast<size_t>(max_batch_));
+  decoding_.reserve(static_cast<size_t>(settings.max_batch));
 }
 
 void InferenceServer::BecomeBusy(double t_s) { busy_since_s_ = t_s; }
@@ -26,7 +30,7 @@ void InferenceServer::BecomeBusy(double t_s) { busy_since_s_ = t_s; }
 void InferenceServer::BecomeIdle(double t_s, ServedLog& log) {
   log.busy_server_s += t_s - busy_since_s_;
   phase_ = Phase::kIdle;
-  power_w_ = idle_w_;
+  power_w_ = settings_->idle_w;
   next_event_s_ = std::numeric_limits<double>::infinity();
 }
 
@@ -42,36 +46,39 @@ void InferenceServer::Arrive(const Arrival& arrival, double t_s) {
   if (phase_ == Phase::kIdle) {
     BecomeBusy(t_s);
     StartPrefill(t_s);
-  } else if (phase_ == Phase::kDecode && static_cast<int>(decoding_.size()) < max_batch_) {
+  } else if (phase_ == Phase::kDecode && static_cast<int>(decoding_.size()) < settings_->max_batch) {
     AdvanceDecode(t_s);
     StartPrefill(t_s);
   }
 }
 
 void InferenceServer::StartPrefill(double t_s) {
-  int room = max_batch_ - static_cast<int>(decoding_.size());
+  const InferenceServerSettings& settings = *settings_;
+  int room = settings.max_batch - static_cast<int>(decoding_.size());
   prefill_count_ = 0;
   prefill_tokens_ = 0;
   while (queue_head_ + prefill_count_ < queue_.size() && room > 0) {
     const Waiting& w = queue_[queue_head_ + prefill_count_];
-    if (prefill_count_ > 0 && prefill_tokens_ + w.context_tokens > max_prefill_tokens_) break;
+    if (prefill_count_ > 0 && prefill_tokens_ + w.context_tokens > settings.max_prefill_tokens) break;
     prefill_tokens_ += w.context_tokens;
     ++prefill_count_;
     --room;
   }
   phase_ = Phase::kPrefill;
-  prefill_work_s_ = model_.PromptSeconds(prefill_tokens_);
+  prefill_work_s_ = settings.model.PromptSeconds(prefill_tokens_);
   prefill_started_s_ = t_s;
   prefill_since_s_ = t_s;
   RefreshPrefill(t_s);
 }
 
 void InferenceServer::RefreshPrefill(double t_s) {
-  double f = limits_.freq_mhz;
+  const InferencePowerModel& model = settings_->model;
+  const GpuLimits& limits = decode_.limits();
+  double f = limits.freq_mhz;
   prefill_cap_pending_ = false;
-  double bite_at = prefill_started_s_ + cap_response_s_;
-  if (limits_.cap_w > 0) {
-    double capped = model_.PromptFreqUnderCap(prefill_tokens_, limits_.cap_w);
+  double bite_at = prefill_started_s_ + settings_->cap_response_s;
+  if (limits.cap_w > 0) {
+    double capped = model.PromptFreqUnderCap(prefill_tokens_, limits.cap_w);
     if (capped < f) {
       if (t_s >= bite_at) {
         f = capped;
@@ -80,8 +87,8 @@ void InferenceServer::RefreshPrefill(double t_s) {
       }
     }
   }
-  prefill_slowdown_ = model_.PromptSlowdown(f);
-  power_w_ = model_.ServerPromptW(prefill_tokens_, f);
+  prefill_slowdown_ = model.PromptSlowdown(f);
+  power_w_ = model.ServerPromptW(prefill_tokens_, f);
   double end = t_s + prefill_work_s_ * prefill_slowdown_;
   next_event_s_ = prefill_cap_pending_ ? std::min(end, bite_at) : end;
 }
@@ -126,7 +133,7 @@ ServerCounters InferenceServer::counters(double t_s) const {
 void InferenceServer::StartDecodeOrIdle(double t_s, ServedLog& log) {
   // Requests wait (outside a prefill, every outstanding request either waits or decodes), read
   // from this line of the object rather than from the queue's.
-  if (outstanding_ > static_cast<int>(decoding_.size()) && static_cast<int>(decoding_.size()) < max_batch_) {
+  if (outstanding_ > static_cast<int>(decoding_.size()) && static_cast<int>(decoding_.size()) < settings_->max_batch) {
     StartPrefill(t_s);
   } else if (!decoding_.empty()) {
     phase_ = Phase::kDecode;
@@ -180,11 +187,10 @@ void InferenceServer::HandleEvent(double t_s, ServedLog& log) {
 }
 
 void InferenceServer::SetLimits(const GpuLimits& limits, double t_s) {
-  if (limits == limits_) return;
+  if (limits == decode_.limits()) return;
   if (phase_ == Phase::kDecode) AdvanceDecode(t_s);
   if (phase_ == Phase::kPrefill) AdvancePrefill(t_s);
-  limits_ = limits;
-  decode_.Reset(limits_);
+  decode_.Reset(limits);
   if (phase_ == Phase::kDecode) {
     const DecodeStep& step = decode_.at(decoding_.size());
     power_w_ = step.server_w;

@@ -49,23 +49,38 @@ struct ServerCounters {
   double decode_tokens = 0;  // tokens of decode iterations (fractional within an iteration)
 };
 
+// What every inference server of a row reads and none changes, held once for the row: a server
+// reaches it through one pointer instead of holding 32 bytes of copies (see the layout below).
+// It must outlive the servers made with it.
+struct InferenceServerSettings {
+  // `decode_tables` is shared by the row's servers (the token phase's steps at each limits in use).
+  InferenceServerSettings(const InferencePowerModel& power_model, DecodeTables& decode_tables,
+                          const PolcaConfig& config);
+
+  const InferencePowerModel& model;
+  DecodeTables& decode;
+  double cap_response_s;  // a power cap bites on a prefill this long after it starts
+  double idle_w;          // the server's power when idle
+  int max_batch;
+  int max_prefill_tokens;
+};
+
 class alignas(64) InferenceServer {
  public:
-  // `decode` is shared by the row's servers (the token phase's steps at each limits in use).
-  InferenceServer(const InferencePowerModel& model, DecodeTables& decode, const PolcaConfig& config, Priority priority);
+  InferenceServer(const InferenceServerSettings& settings, Priority priority);
 
   Priority priority() const { return priority_; }
   // Requests waiting, in prefill or decoding.
   int outstanding() const { return outstanding_; }
   double power_w() const { return power_w_; }
   // One GPU's share of power_w() (every GPU of a server draws the same in this model).
-  double gpu_power_w() const { return model_.GpuW(power_w_); }
+  double gpu_power_w() const { return settings_->model.GpuW(power_w_); }
   // Requests waiting, in the current prefill, and decoding.
   int waiting() const { return static_cast<int>(queue_.size() - queue_head_ - prefill_count_); }
   int in_prefill() const { return static_cast<int>(prefill_count_); }
   int decoding() const { return static_cast<int>(decoding_.size()); }
   // The clock the GPUs run at now (the lock; a cap's clock during a phase it bites on is not shown).
-  double freq_mhz() const { return limits_.freq_mhz; }
+  double freq_mhz() const { return decode_.limits().freq_mhz; }
   // The counters at t_s (>= the last event handled), decode progress since then included.
   ServerCounters counters(double t_s) const;
   double next_event_s() const { return next_event_s_; }
@@ -100,28 +115,33 @@ class alignas(64) InferenceServer {
   void BecomeBusy(double t_s);
   void BecomeIdle(double t_s, ServedLog& log);
 
-  // The members in the order events read them, the object aligned to a cache line: what a
-  // request's decode end reads (the first two lines) before what a prefill reads (the next two)
-  // before the rest. A 2,560-server row's servers outgrow the core's L2 cache, and each line an
-  // event touches is then a miss: a 272-byte object at any offset was four to five of them.
+  // The members in the order events read them, in three cache lines, the object aligned to one:
+  // what every event reads in the first, what a decode step and a prefill's start and end read
+  // in the second, the waiting requests and the prefill in the third. A 2,560-server row's
+  // servers outgrow the core's L2 cache, and each line an event touches is then a miss: a
+  // 272-byte object at any offset was four to five of them, 256 bytes in four lines four. The
+  // row's constants are behind settings_, the limits are the decode table's.
 
   // Line 1: every event.
   double next_event_s_ = std::numeric_limits<double>::infinity();
   double power_w_ = 0;
   double iterations_ = 0;  // decode iterations done so far (fractional)
   double decode_since_s_ = 0;
-  std::vector<Decoding> decoding_;  // min-heap on finish_iteration; capacity max_batch_ from the start
+  std::vector<Decoding> decoding_;  // min-heap on finish_iteration; capacity max_batch from the start
   Phase phase_ = Phase::kIdle;
   Priority priority_;
+  bool prefill_cap_pending_ = false;  // a cap will bite at prefill_started + cap_response_s
   // Requests waiting, in prefill or decoding: (queue_.size() - queue_head_) + decoding_.size().
   int outstanding_ = 0;
 
-  // Line 2: a decode step.
-  DecodeTableLease decode_;  // the token phase's steps at limits_
+  // Line 2: a decode step; a prefill's start and end.
+  const InferenceServerSettings* settings_;
+  DecodeTableLease decode_;  // the token phase's steps at the server's limits, and the limits
   ServerCounters counters_;  // up to the last event (decode tokens up to decode_since_s_)
-  int max_batch_;
+  double busy_since_s_ = 0;
+  double prefill_started_s_ = 0;
 
-  // Lines 3 and 4: prefills and arrivals.
+  // Line 3: arrivals and the prefill.
   // Requests not decoding yet, in arrival order from queue_head_: the current prefill's
   // prefill_count_ first, then those waiting. One vector, its consumed front dropped now and
   // then: no 512-byte block per server, as a std::deque holds even when empty.
@@ -133,14 +153,6 @@ class alignas(64) InferenceServer {
   double prefill_work_s_ = 0;  // remaining prefill time at max clock
   double prefill_since_s_ = 0;
   double prefill_slowdown_ = 1;
-  double prefill_started_s_ = 0;
-  const InferencePowerModel& model_;
-  GpuLimits limits_;
-  double cap_response_s_;
-  double busy_since_s_ = 0;
-  double idle_w_;
-  int max_prefill_tokens_;
-  bool prefill_cap_pending_ = false;  // a cap will bite at prefill_started + response
 };
 
 }  // namespace wattcut::polca

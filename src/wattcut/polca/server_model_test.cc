@@ -7,7 +7,11 @@ namespace {
 
 class ServerModelTest : public ::testing::Test {
  protected:
-  ServerModelTest() : config_(*BuiltInConfig("a100")), model_(config_), tables_(model_, config_.service.max_batch) {}
+  ServerModelTest()
+      : config_(*BuiltInConfig("a100")),
+        model_(config_),
+        tables_(model_, config_.service.max_batch),
+        settings_(model_, tables_, config_) {}
 
   // Runs the server's events until it has none left or `until` passes.
   void Drain(InferenceServer& s, ServedLog& log, double until = 1e9) {
@@ -17,10 +21,11 @@ class ServerModelTest : public ::testing::Test {
   PolcaConfig config_;
   InferencePowerModel model_;
   DecodeTables tables_;
+  InferenceServerSettings settings_;
 };
 
 TEST_F(ServerModelTest, OneRequestRunsPrefillThenDecode) {
-  InferenceServer s(model_, tables_, config_, Priority::kHigh);
+  InferenceServer s(settings_, Priority::kHigh);
   ServedLog log;
   EXPECT_DOUBLE_EQ(s.power_w(), model_.ServerIdleW());
   s.Arrive({10, 1000, 11, Priority::kHigh}, 10);
@@ -42,7 +47,7 @@ TEST_F(ServerModelTest, OneRequestRunsPrefillThenDecode) {
 
 TEST_F(ServerModelTest, BatchesDecodeAndSlowsDownWithALockedClock) {
   auto run = [&](double freq) {
-    InferenceServer s(model_, tables_, config_, Priority::kLow);
+    InferenceServer s(settings_, Priority::kLow);
     s.SetLimits({freq, 0}, 0);
     ServedLog log;
     // The first request starts a prefill on its own; the seven arriving during it wait
@@ -67,7 +72,7 @@ TEST_F(ServerModelTest, BatchesDecodeAndSlowsDownWithALockedClock) {
 }
 
 TEST_F(ServerModelTest, ClockChangeMidDecodeKeepsProgress) {
-  InferenceServer s(model_, tables_, config_, Priority::kHigh);
+  InferenceServer s(settings_, Priority::kHigh);
   ServedLog log;
   s.Arrive({0, 100, 201, Priority::kHigh}, 0);
   double prefill = model_.PromptSeconds(100);
@@ -84,7 +89,8 @@ TEST_F(ServerModelTest, NewArrivalsInterruptDecodeAndQueueWhenFull) {
   config_.service.max_batch = 2;
   InferencePowerModel model(config_);
   DecodeTables tables(model, config_.service.max_batch);
-  InferenceServer s(model, tables, config_, Priority::kHigh);
+  const InferenceServerSettings settings(model, tables, config_);
+  InferenceServer s(settings, Priority::kHigh);
   ServedLog log;
   s.Arrive({0, 100, 50, Priority::kHigh}, 0);
   s.HandleEvent(s.next_event_s(), log);  // prefill done, decoding 1
@@ -102,7 +108,8 @@ TEST_F(ServerModelTest, PowerCapBitesOnlyAfterTheResponseTime) {
   config_.control.power_cap_response_s = 0.5;
   InferencePowerModel model(config_);
   DecodeTables tables(model, config_.service.max_batch);
-  InferenceServer s(model, tables, config_, Priority::kLow);
+  const InferenceServerSettings settings(model, tables, config_);
+  InferenceServer s(settings, Priority::kLow);
   s.SetLimits({1410, 300}, 0);
   ServedLog log;
   s.Arrive({0, 8000, 2, Priority::kLow}, 0);                       // a long prefill, about 2.3 s
@@ -120,7 +127,7 @@ TEST_F(ServerModelTest, ALongQueueIsServedInArrivalOrder) {
   // 2,000 requests arrive at once (1 ns apart), each done at its prefill: the first starts a
   // prefill alone, the next prefills take the rest 32 at a time (the batch), in arrival order,
   // across the queue's compactions.
-  InferenceServer s(model_, tables_, config_, Priority::kHigh);
+  InferenceServer s(settings_, Priority::kHigh);
   ServedLog log;
   const int n = 2000;
   for (int i = 0; i < n; ++i) {

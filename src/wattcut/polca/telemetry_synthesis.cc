@@ -82,7 +82,8 @@ Result<SynthesizedTelemetry> SynthesizeServerTelemetry(const PolcaConfig& config
   }
   const InferencePowerModel model(config);
   DecodeTables decode_tables(model, config.service.max_batch);
-  InferenceServer server(model, decode_tables, config, Priority::kHigh);
+  const InferenceServerSettings server_settings(model, decode_tables, config);
+  InferenceServer server(server_settings, Priority::kHigh);
   ServedLog log;
   GaussianNoise noise(options.seed);
   const int gpus = config.server.gpus;
