@@ -118,6 +118,18 @@ class PipelineTraining(unittest.TestCase):
         self.assertIn("pipeline-gpt", jobs[0]["job_id"])
         return self.server.job_path(jobs[0]["job_id"])
 
+    def plan_story(self, rank: int, steps: List[dict]) -> str:
+        """For a failure's message: the steps at which the rank's schedule changed, and what the
+        training output says about the rank's plans (a late deployment, the server away)."""
+        changes, previous = [], None
+        for s in steps:
+            if s["schedule"] != previous:
+                changes.append(s["step"])
+                previous = s["schedule"]
+        said = [line for line in self.outputs["with"].splitlines()
+                if f"rank {rank}" in line and ("plan" in line or "server" in line)]
+        return f"its schedule changed at steps {changes}; it said: " + "\n".join(said[-20:])
+
     def served_schedule(self, rank: int) -> List[List]:
         return self.server.request("GET", f"/v1/jobs/{self.job_path()}/schedule?rank={rank}")["frequencies"]
 
@@ -187,7 +199,7 @@ class PipelineTraining(unittest.TestCase):
             if dp_rank == STRAGGLER_DP:
                 self.assertEqual(on_slower, [], f"the straggler's rank {rank} keeps the selected plan")
                 continue
-            self.assertTrue(on_slower, f"rank {rank} never moved to the slower plan")
+            self.assertTrue(on_slower, f"rank {rank} never moved to the slower plan; {self.plan_story(rank, steps)}")
             # One stretch, after the report.
             self.assertEqual(on_slower, list(range(on_slower[0], on_slower[-1] + 1)), rank)
             self.assertGreater(on_slower[0], STRAGGLE_START, rank)
