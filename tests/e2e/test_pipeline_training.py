@@ -35,7 +35,11 @@ STAGES, PIPELINES, STEPS = 4, 2, 80
 CLOCKS = [1410, 1260, 1110, 960, 810]  # the fake GPUs' SM clocks (min 810, step 150)
 # A change applies a few seconds' worth of steps after it is made (docs/server.md, "Plan delivery
 # without a barrier"): the run is long enough for the switch and the switch back to land in it.
-STRAGGLER_DP, STRAGGLE_START, STRAGGLE_END = 1, 16, 26
+# The straggle begins after the server's outage (killed a second after the first plan, near step
+# 12, down 3 s and restarted): a report made during the outage waits in the ranks' queue, and its
+# recovery, 10 steps later, could reach the server right behind it, so that the other pipeline's
+# ranks get only the recovery's deployment. On a loaded machine that happened at 16.
+STRAGGLER_DP, STRAGGLE_START, STRAGGLE_END = 1, 28, 38
 PROFILE_STEPS = 2 * len(CLOCKS)  # one warm-up and one measured iteration per clock
 
 
