@@ -9,7 +9,6 @@
 #include "wattcut/base/order_statistics.h"
 #include "wattcut/polca/arrival_expansion.h"
 #include "wattcut/polca/control_actuation.h"
-#include "wattcut/polca/decode_tables.h"
 #include "wattcut/polca/inference_power_model.h"
 #include "wattcut/polca/least_loaded_router.h"
 #include "wattcut/polca/random.h"
@@ -111,8 +110,7 @@ Result<RowRunResult> SimulateRow(const PolcaConfig& config, ArrivalSource& arriv
   const TrainingJob* job = options.training_job;
   if (n_train > 0 && job == nullptr) return Error{"the row trains (row.training_share > 0) but has no training job"};
   const int n_low = static_cast<int>(std::lround(n * config.row.low_priority_share));
-  DecodeTables decode_tables(model, config.service.max_batch);  // before the servers that lease from it
-  const InferenceServerSettings server_settings(model, decode_tables, config);
+  const InferenceServerSettings server_settings(model, config);  // before the servers that lease its tables
   std::vector<InferenceServer> servers;
   servers.reserve(static_cast<size_t>(n));
   std::vector<Priority> priorities;

@@ -5,14 +5,13 @@
 
 namespace wattcut::polca {
 
-InferenceServerSettings::InferenceServerSettings(const InferencePowerModel& power_model, DecodeTables& decode_tables,
-                                                 const PolcaConfig& config)
+InferenceServerSettings::InferenceServerSettings(const InferencePowerModel& power_model, const PolcaConfig& config)
     : model(power_model),
-      decode(decode_tables),
       cap_response_s(config.control.power_cap_response_s),
       idle_w(power_model.ServerIdleW()),
       max_batch(config.service.max_batch),
-      max_prefill_tokens(config.service.max_prefill_tokens) {}
+      max_prefill_tokens(config.service.max_prefill_tokens),
+      decode(power_model, config.service.max_batch) {}
 
 InferenceServer::InferenceServer(const InferenceServerSettings& settings, Priority priority)
     : power_w_(settings.idle_w),

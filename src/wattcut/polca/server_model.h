@@ -49,20 +49,22 @@ struct ServerCounters {
   double decode_tokens = 0;  // tokens of decode iterations (fractional within an iteration)
 };
 
-// What every inference server of a row reads and none changes, held once for the row: a server
-// reaches it through one pointer instead of holding 32 bytes of copies (see the layout below).
-// It must outlive the servers made with it.
+// What every inference server of a row reads, held once for the row: a server reaches it through
+// one pointer instead of holding 32 bytes of copies (see the layout below). It owns the row's
+// decode tables, made for the same model and batch limit, and must outlive the servers made
+// with it. Only the tables change (servers lease them); the rest is constant.
 struct InferenceServerSettings {
-  // `decode_tables` is shared by the row's servers (the token phase's steps at each limits in use).
-  InferenceServerSettings(const InferencePowerModel& power_model, DecodeTables& decode_tables,
-                          const PolcaConfig& config);
+  InferenceServerSettings(const InferencePowerModel& power_model, const PolcaConfig& config);
+  InferenceServerSettings(const InferenceServerSettings&) = delete;
+  InferenceServerSettings& operator=(const InferenceServerSettings&) = delete;
 
   const InferencePowerModel& model;
-  DecodeTables& decode;
   double cap_response_s;  // a power cap bites on a prefill this long after it starts
   double idle_w;          // the server's power when idle
   int max_batch;
   int max_prefill_tokens;
+  // The token phase's steps at each limits in use, shared by the row's servers.
+  mutable DecodeTables decode;
 };
 
 class alignas(64) InferenceServer {

@@ -7,11 +7,7 @@ namespace {
 
 class ServerModelTest : public ::testing::Test {
  protected:
-  ServerModelTest()
-      : config_(*BuiltInConfig("a100")),
-        model_(config_),
-        tables_(model_, config_.service.max_batch),
-        settings_(model_, tables_, config_) {}
+  ServerModelTest() : config_(*BuiltInConfig("a100")), model_(config_), settings_(model_, config_) {}
 
   // Runs the server's events until it has none left or `until` passes.
   void Drain(InferenceServer& s, ServedLog& log, double until = 1e9) {
@@ -20,7 +16,6 @@ class ServerModelTest : public ::testing::Test {
 
   PolcaConfig config_;
   InferencePowerModel model_;
-  DecodeTables tables_;
   InferenceServerSettings settings_;
 };
 
@@ -88,8 +83,7 @@ TEST_F(ServerModelTest, ClockChangeMidDecodeKeepsProgress) {
 TEST_F(ServerModelTest, NewArrivalsInterruptDecodeAndQueueWhenFull) {
   config_.service.max_batch = 2;
   InferencePowerModel model(config_);
-  DecodeTables tables(model, config_.service.max_batch);
-  const InferenceServerSettings settings(model, tables, config_);
+  const InferenceServerSettings settings(model, config_);
   InferenceServer s(settings, Priority::kHigh);
   ServedLog log;
   s.Arrive({0, 100, 50, Priority::kHigh}, 0);
@@ -107,8 +101,7 @@ TEST_F(ServerModelTest, NewArrivalsInterruptDecodeAndQueueWhenFull) {
 TEST_F(ServerModelTest, PowerCapBitesOnlyAfterTheResponseTime) {
   config_.control.power_cap_response_s = 0.5;
   InferencePowerModel model(config_);
-  DecodeTables tables(model, config_.service.max_batch);
-  const InferenceServerSettings settings(model, tables, config_);
+  const InferenceServerSettings settings(model, config_);
   InferenceServer s(settings, Priority::kLow);
   s.SetLimits({1410, 300}, 0);
   ServedLog log;

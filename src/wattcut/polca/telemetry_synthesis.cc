@@ -6,7 +6,6 @@
 #include <numbers>
 
 #include "wattcut/base/fixed_decimals.h"
-#include "wattcut/polca/decode_tables.h"
 #include "wattcut/polca/inference_power_model.h"
 #include "wattcut/polca/random.h"
 #include "wattcut/polca/server_model.h"
@@ -81,8 +80,7 @@ Result<SynthesizedTelemetry> SynthesizeServerTelemetry(const PolcaConfig& config
     return Error{"synthesis: sample periods and the duration must be > 0, the average window >= the power sample"};
   }
   const InferencePowerModel model(config);
-  DecodeTables decode_tables(model, config.service.max_batch);
-  const InferenceServerSettings server_settings(model, decode_tables, config);
+  const InferenceServerSettings server_settings(model, config);
   InferenceServer server(server_settings, Priority::kHigh);
   ServedLog log;
   GaussianNoise noise(options.seed);
