@@ -19,9 +19,9 @@ InferenceServer::InferenceServer(const InferenceServerSettings& settings, Priori
       settings_(&settings),
       decode_(settings.decode, GpuLimits{settings.model.max_freq_mhz(), 0}) {
   static_assert(sizeof(InferenceServer) == 192, "three cache lines: see the layout in server_model.h");
-  // The batch never grows past max_batch: one allocation, made while the row is built, puts
-  // the row's batches side by side instead of wherever a regrowth found room.
-  decoding_.reserve(static_cast<size_t>(settings.max_batch));
+  // One allocation, made while the row is built, puts the row's batches side by side.
+  batch_.reset(static_cast<Batched*>(
+      ::operator new(static_cast<size_t>(settings.max_batch) * sizeof(Batched), kBatchAlignment)));
 }
 
 void InferenceServer::BecomeBusy(double t_s) { busy_since_s_ = t_s; }
@@ -40,31 +40,52 @@ void InferenceServer::Finish(double t_s, ServedLog& log) {
 }
 
 void InferenceServer::Arrive(const Arrival& arrival, double t_s) {
-  queue_.push_back({arrival.time_s, arrival.context_tokens, arrival.generated_tokens});
   ++outstanding_;
+  // A server idle, or decoding with room in its batch, has no request waiting: it would have
+  // started a prefill of it. The arrival is then the prefill's one request.
   if (phase_ == Phase::kIdle) {
     BecomeBusy(t_s);
-    StartPrefill(t_s);
-  } else if (phase_ == Phase::kDecode && static_cast<int>(decoding_.size()) < settings_->max_batch) {
+  } else if (phase_ == Phase::kDecode && static_cast<int>(decoding_count_) < settings_->max_batch) {
     AdvanceDecode(t_s);
-    StartPrefill(t_s);
+  } else {
+    queue_.push_back({arrival.time_s, arrival.context_tokens, arrival.generated_tokens});
+    return;
   }
+  batch_[decoding_count_] = {0, arrival.time_s, arrival.generated_tokens};
+  prefill_count_ = 1;
+  prefill_tokens_ = arrival.context_tokens;
+  BeginPrefill(t_s);
 }
 
 void InferenceServer::StartPrefill(double t_s) {
   const InferenceServerSettings& settings = *settings_;
-  int room = settings.max_batch - static_cast<int>(decoding_.size());
+  int room = settings.max_batch - static_cast<int>(decoding_count_);
   prefill_count_ = 0;
   prefill_tokens_ = 0;
-  while (queue_head_ + prefill_count_ < queue_.size() && room > 0) {
-    const Waiting& w = queue_[queue_head_ + prefill_count_];
+  while (queue_head_ < queue_.size() && room > 0) {
+    const Waiting& w = queue_[queue_head_];
     if (prefill_count_ > 0 && prefill_tokens_ + w.context_tokens > settings.max_prefill_tokens) break;
     prefill_tokens_ += w.context_tokens;
+    batch_[decoding_count_ + prefill_count_] = {0, w.arrival_s, w.generated_tokens};
     ++prefill_count_;
+    ++queue_head_;
     --room;
   }
+  if (queue_head_ == queue_.size()) {
+    queue_.clear();
+    queue_head_ = 0;
+  } else if (queue_head_ >= kQueueCompactAt && 2 * size_t{queue_head_} >= queue_.size()) {
+    // The consumed front is at least half the vector: moving the rest costs no more than
+    // the pushes that made it (amortised O(1) a request).
+    queue_.erase(queue_.begin(), queue_.begin() + static_cast<std::ptrdiff_t>(queue_head_));
+    queue_head_ = 0;
+  }
+  BeginPrefill(t_s);
+}
+
+void InferenceServer::BeginPrefill(double t_s) {
   phase_ = Phase::kPrefill;
-  prefill_work_s_ = settings.model.PromptSeconds(prefill_tokens_);
+  prefill_work_s_ = settings_->model.PromptSeconds(prefill_tokens_);
   prefill_started_s_ = t_s;
   prefill_since_s_ = t_s;
   RefreshPrefill(t_s);
@@ -92,29 +113,15 @@ void InferenceServer::RefreshPrefill(double t_s) {
   next_event_s_ = prefill_cap_pending_ ? std::min(end, bite_at) : end;
 }
 
-void InferenceServer::DropPrefilled() {
-  queue_head_ += prefill_count_;
-  prefill_count_ = 0;
-  if (queue_head_ == queue_.size()) {
-    queue_.clear();
-    queue_head_ = 0;
-  } else if (queue_head_ >= kQueueCompactAt && 2 * size_t{queue_head_} >= queue_.size()) {
-    // The consumed front is at least half the vector: moving the rest costs no more than
-    // the pushes that made it (amortised O(1) a request).
-    queue_.erase(queue_.begin(), queue_.begin() + static_cast<std::ptrdiff_t>(queue_head_));
-    queue_head_ = 0;
-  }
-}
-
 void InferenceServer::AdvancePrefill(double t_s) {
   prefill_work_s_ = std::max(0.0, prefill_work_s_ - (t_s - prefill_since_s_) / prefill_slowdown_);
   prefill_since_s_ = t_s;
 }
 
 void InferenceServer::AdvanceDecode(double t_s) {
-  const double done = (t_s - decode_since_s_) * decode_.at(decoding_.size()).iterations_per_s;
+  const double done = (t_s - decode_since_s_) * decode_.at(decoding_count_).iterations_per_s;
   iterations_ += done;
-  counters_.decode_tokens += done * static_cast<double>(decoding_.size());
+  counters_.decode_tokens += done * static_cast<double>(decoding_count_);
   decode_since_s_ = t_s;
 }
 
@@ -123,23 +130,22 @@ ServerCounters InferenceServer::counters(double t_s) const {
   if (phase_ == Phase::kDecode && t_s > decode_since_s_) {
     // Not past the next event: the batch has not changed since decode_since_s_.
     const double until = std::min(t_s, next_event_s_);
-    c.decode_tokens += (until - decode_since_s_) * decode_.at(decoding_.size()).iterations_per_s *
-                       static_cast<double>(decoding_.size());
+    c.decode_tokens +=
+        (until - decode_since_s_) * decode_.at(decoding_count_).iterations_per_s * static_cast<double>(decoding_count_);
   }
   return c;
 }
 
 void InferenceServer::StartDecodeOrIdle(double t_s, ServedLog& log) {
-  // Requests wait (outside a prefill, every outstanding request either waits or decodes), read
-  // from this line of the object rather than from the queue's.
-  if (outstanding_ > static_cast<int>(decoding_.size()) && static_cast<int>(decoding_.size()) < settings_->max_batch) {
+  // Requests wait: read from this line of the object rather than from the queue's.
+  if (waiting() > 0 && static_cast<int>(decoding_count_) < settings_->max_batch) {
     StartPrefill(t_s);
-  } else if (!decoding_.empty()) {
+  } else if (decoding_count_ > 0) {
     phase_ = Phase::kDecode;
     decode_since_s_ = t_s;
-    const DecodeStep& step = decode_.at(decoding_.size());
+    const DecodeStep& step = decode_.at(decoding_count_);
     power_w_ = step.server_w;
-    next_event_s_ = t_s + (decoding_.front().finish_iteration - iterations_) / step.iterations_per_s;
+    next_event_s_ = t_s + (batch_[0].finish_iteration - iterations_) / step.iterations_per_s;
   } else {
     BecomeIdle(t_s, log);
   }
@@ -154,32 +160,35 @@ void InferenceServer::HandleEvent(double t_s, ServedLog& log) {
     }
     counters_.prompt_tokens += prefill_tokens_;
     counters_.first_tokens += static_cast<int64_t>(prefill_count_);
-    for (size_t k = queue_head_; k < queue_head_ + prefill_count_; ++k) {
-      const Waiting& w = queue_[k];
-      if (w.generated_tokens <= 1) {
+    // The prefill's requests follow the heap: each joins it where it is (k >= decoding_count_).
+    const uint32_t prefill_end = decoding_count_ + prefill_count_;
+    prefill_count_ = 0;
+    for (uint32_t k = decoding_count_; k < prefill_end; ++k) {
+      const Batched r = batch_[k];
+      if (r.generated_tokens <= 1) {
         ++counters_.finished;
-        log.latency_s.push_back(t_s - w.arrival_s);
-        log.generated_tokens += w.generated_tokens;
+        log.latency_s.push_back(t_s - r.arrival_s);
+        log.generated_tokens += r.generated_tokens;
         --outstanding_;
       } else {
-        decoding_.push_back({iterations_ + (w.generated_tokens - 1), w.arrival_s, w.generated_tokens});
-        std::push_heap(decoding_.begin(), decoding_.end(), std::greater<>());
+        batch_[decoding_count_] = {iterations_ + (r.generated_tokens - 1), r.arrival_s, r.generated_tokens};
+        ++decoding_count_;
+        std::push_heap(batch_.get(), batch_.get() + decoding_count_, std::greater<>());
       }
     }
-    DropPrefilled();
     StartDecodeOrIdle(t_s, log);
     return;
   }
   if (phase_ == Phase::kDecode) {
     AdvanceDecode(t_s);
-    iterations_ = std::max(iterations_, decoding_.front().finish_iteration);
-    while (!decoding_.empty() && decoding_.front().finish_iteration <= iterations_ + 1e-9) {
-      log.latency_s.push_back(t_s - decoding_.front().arrival_s);
-      log.generated_tokens += decoding_.front().generated_tokens;
+    iterations_ = std::max(iterations_, batch_[0].finish_iteration);
+    while (decoding_count_ > 0 && batch_[0].finish_iteration <= iterations_ + 1e-9) {
+      log.latency_s.push_back(t_s - batch_[0].arrival_s);
+      log.generated_tokens += batch_[0].generated_tokens;
       --outstanding_;
       ++counters_.finished;
-      std::pop_heap(decoding_.begin(), decoding_.end(), std::greater<>());
-      decoding_.pop_back();
+      std::pop_heap(batch_.get(), batch_.get() + decoding_count_, std::greater<>());
+      --decoding_count_;
     }
     StartDecodeOrIdle(t_s, log);
   }
@@ -191,9 +200,9 @@ void InferenceServer::SetLimits(const GpuLimits& limits, double t_s) {
   if (phase_ == Phase::kPrefill) AdvancePrefill(t_s);
   decode_.Reset(limits);
   if (phase_ == Phase::kDecode) {
-    const DecodeStep& step = decode_.at(decoding_.size());
+    const DecodeStep& step = decode_.at(decoding_count_);
     power_w_ = step.server_w;
-    next_event_s_ = t_s + (decoding_.front().finish_iteration - iterations_) / step.iterations_per_s;
+    next_event_s_ = t_s + (batch_[0].finish_iteration - iterations_) / step.iterations_per_s;
   } else if (phase_ == Phase::kPrefill) {
     RefreshPrefill(t_s);
   }

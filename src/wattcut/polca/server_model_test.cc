@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 namespace wattcut::polca {
 namespace {
 
@@ -48,10 +50,18 @@ TEST_F(ServerModelTest, BatchesDecodeAndSlowsDownWithALockedClock) {
     // The first request starts a prefill on its own; the seven arriving during it wait
     // and share the next prefill (3500 tokens <= 8192); then all eight decode together.
     for (int i = 0; i < 8; ++i) s.Arrive({0, 500, 100, Priority::kLow}, 0);
+    EXPECT_EQ(s.in_prefill(), 1);
+    EXPECT_EQ(s.waiting(), 7);
     EXPECT_NEAR(s.next_event_s(), model_.PromptSeconds(500) * model_.PromptSlowdown(freq), 1e-9);
     s.HandleEvent(s.next_event_s(), log);
+    // The first decodes, paused, while the seven are in the prefill.
+    EXPECT_EQ(s.decoding(), 1);
+    EXPECT_EQ(s.in_prefill(), 7);
+    EXPECT_EQ(s.waiting(), 0);
     EXPECT_DOUBLE_EQ(s.power_w(), model_.ServerPromptW(3500, freq));
     s.HandleEvent(s.next_event_s(), log);
+    EXPECT_EQ(s.decoding(), 8);
+    EXPECT_EQ(s.in_prefill(), 0);
     EXPECT_DOUBLE_EQ(s.power_w(), model_.ServerTokenW(8, freq));
     Drain(s, log);
     EXPECT_EQ(log.latency_s.size(), 8u);
@@ -123,16 +133,23 @@ TEST_F(ServerModelTest, ALongQueueIsServedInArrivalOrder) {
   InferenceServer s(settings_, Priority::kHigh);
   ServedLog log;
   const int n = 2000;
+  const int batch = config_.service.max_batch;
   for (int i = 0; i < n; ++i) {
     s.Arrive({i * 1e-9, 100, 1, Priority::kHigh}, i * 1e-9);
-    EXPECT_EQ(s.waiting() + s.in_prefill() + s.decoding(), s.outstanding());
+    ASSERT_EQ(s.in_prefill(), 1);
+    ASSERT_EQ(s.waiting(), i);
   }
+  int left = n - 1;
   while (s.next_event_s() < 1e9) {
     s.HandleEvent(s.next_event_s(), log);
-    EXPECT_EQ(s.waiting() + s.in_prefill() + s.decoding(), s.outstanding());
+    const int taken = std::min(left, batch);
+    left -= taken;
+    ASSERT_EQ(s.in_prefill(), taken);
+    ASSERT_EQ(s.waiting(), left);
+    ASSERT_EQ(s.decoding(), 0);
+    ASSERT_EQ(s.outstanding(), taken + left);
   }
   ASSERT_EQ(log.latency_s.size(), static_cast<size_t>(n));
-  const int batch = config_.service.max_batch;
   double previous_done = 0;
   for (int k = 0; k < n; ++k) {
     double done = log.latency_s[static_cast<size_t>(k)] + k * 1e-9;  // the k-th arrival
