@@ -13,12 +13,14 @@ InferenceServerSettings::InferenceServerSettings(const InferencePowerModel& powe
       max_prefill_tokens(config.service.max_prefill_tokens),
       decode(power_model, config.service.max_batch) {}
 
-InferenceServer::InferenceServer(const InferenceServerSettings& settings, Priority priority)
+InferenceServer::InferenceServer(const InferenceServerSettings& settings, Priority priority, EngineCounters counters)
     : power_w_(settings.idle_w),
+      decode_(settings.decode, GpuLimits{settings.model.max_freq_mhz(), 0}),
       priority_(priority),
-      settings_(&settings),
-      decode_(settings.decode, GpuLimits{settings.model.max_freq_mhz(), 0}) {
-  static_assert(sizeof(InferenceServer) == 192, "three cache lines: see the layout in server_model.h");
+      counting_(counters == EngineCounters::kKept),
+      settings_(&settings) {
+  static_assert(sizeof(InferenceServer) == 128, "two cache lines: see the layout in server_model.h");
+  if (counting_) counters_ = std::make_unique<ServerCounters>();
   // One allocation, made while the row is built, puts the row's batches side by side.
   batch_.reset(static_cast<Batched*>(
       ::operator new(static_cast<size_t>(settings.max_batch) * sizeof(Batched), kBatchAlignment)));
@@ -48,7 +50,8 @@ void InferenceServer::Arrive(const Arrival& arrival, double t_s) {
   } else if (phase_ == Phase::kDecode && static_cast<int>(decoding_count_) < settings_->max_batch) {
     AdvanceDecode(t_s);
   } else {
-    queue_.push_back({arrival.time_s, arrival.context_tokens, arrival.generated_tokens});
+    if (waiting_ == nullptr) waiting_ = std::make_unique<WaitingQueue>();
+    waiting_->requests.push_back({arrival.time_s, arrival.context_tokens, arrival.generated_tokens});
     return;
   }
   batch_[decoding_count_] = {0, arrival.time_s, arrival.generated_tokens};
@@ -60,25 +63,26 @@ void InferenceServer::Arrive(const Arrival& arrival, double t_s) {
 void InferenceServer::StartPrefill(double t_s) {
   const InferenceServerSettings& settings = *settings_;
   int room = settings.max_batch - static_cast<int>(decoding_count_);
+  WaitingQueue& queue = *waiting_;  // requests wait
   prefill_count_ = 0;
   prefill_tokens_ = 0;
-  while (queue_head_ < queue_.size() && room > 0) {
-    const Waiting& w = queue_[queue_head_];
+  while (queue.head < queue.requests.size() && room > 0) {
+    const Waiting& w = queue.requests[queue.head];
     if (prefill_count_ > 0 && prefill_tokens_ + w.context_tokens > settings.max_prefill_tokens) break;
     prefill_tokens_ += w.context_tokens;
     batch_[decoding_count_ + prefill_count_] = {0, w.arrival_s, w.generated_tokens};
     ++prefill_count_;
-    ++queue_head_;
+    ++queue.head;
     --room;
   }
-  if (queue_head_ == queue_.size()) {
-    queue_.clear();
-    queue_head_ = 0;
-  } else if (queue_head_ >= kQueueCompactAt && 2 * size_t{queue_head_} >= queue_.size()) {
+  if (queue.head == queue.requests.size()) {
+    queue.requests.clear();
+    queue.head = 0;
+  } else if (queue.head >= WaitingQueue::kCompactAt && 2 * size_t{queue.head} >= queue.requests.size()) {
     // The consumed front is at least half the vector: moving the rest costs no more than
     // the pushes that made it (amortised O(1) a request).
-    queue_.erase(queue_.begin(), queue_.begin() + static_cast<std::ptrdiff_t>(queue_head_));
-    queue_head_ = 0;
+    queue.requests.erase(queue.requests.begin(), queue.requests.begin() + static_cast<std::ptrdiff_t>(queue.head));
+    queue.head = 0;
   }
   BeginPrefill(t_s);
 }
@@ -87,7 +91,7 @@ void InferenceServer::BeginPrefill(double t_s) {
   phase_ = Phase::kPrefill;
   prefill_work_s_ = settings_->model.PromptSeconds(prefill_tokens_);
   prefill_started_s_ = t_s;
-  prefill_since_s_ = t_s;
+  phase_since_s_ = t_s;
   RefreshPrefill(t_s);
 }
 
@@ -114,24 +118,25 @@ void InferenceServer::RefreshPrefill(double t_s) {
 }
 
 void InferenceServer::AdvancePrefill(double t_s) {
-  prefill_work_s_ = std::max(0.0, prefill_work_s_ - (t_s - prefill_since_s_) / prefill_slowdown_);
-  prefill_since_s_ = t_s;
+  prefill_work_s_ = std::max(0.0, prefill_work_s_ - (t_s - phase_since_s_) / prefill_slowdown_);
+  phase_since_s_ = t_s;
 }
 
 void InferenceServer::AdvanceDecode(double t_s) {
-  const double done = (t_s - decode_since_s_) * decode_.at(decoding_count_).iterations_per_s;
+  const double done = (t_s - phase_since_s_) * decode_.at(decoding_count_).iterations_per_s;
   iterations_ += done;
-  counters_.decode_tokens += done * static_cast<double>(decoding_count_);
-  decode_since_s_ = t_s;
+  if (counting_) counters_->decode_tokens += done * static_cast<double>(decoding_count_);
+  phase_since_s_ = t_s;
 }
 
 ServerCounters InferenceServer::counters(double t_s) const {
-  ServerCounters c = counters_;
-  if (phase_ == Phase::kDecode && t_s > decode_since_s_) {
-    // Not past the next event: the batch has not changed since decode_since_s_.
+  if (!counting_) return {};
+  ServerCounters c = *counters_;
+  if (phase_ == Phase::kDecode && t_s > phase_since_s_) {
+    // Not past the next event: the batch has not changed since phase_since_s_.
     const double until = std::min(t_s, next_event_s_);
     c.decode_tokens +=
-        (until - decode_since_s_) * decode_.at(decoding_count_).iterations_per_s * static_cast<double>(decoding_count_);
+        (until - phase_since_s_) * decode_.at(decoding_count_).iterations_per_s * static_cast<double>(decoding_count_);
   }
   return c;
 }
@@ -142,7 +147,7 @@ void InferenceServer::StartDecodeOrIdle(double t_s, ServedLog& log) {
     StartPrefill(t_s);
   } else if (decoding_count_ > 0) {
     phase_ = Phase::kDecode;
-    decode_since_s_ = t_s;
+    phase_since_s_ = t_s;
     const DecodeStep& step = decode_.at(decoding_count_);
     power_w_ = step.server_w;
     next_event_s_ = t_s + (batch_[0].finish_iteration - iterations_) / step.iterations_per_s;
@@ -158,15 +163,17 @@ void InferenceServer::HandleEvent(double t_s, ServedLog& log) {
       RefreshPrefill(t_s);  // the power cap starts to bite
       return;
     }
-    counters_.prompt_tokens += prefill_tokens_;
-    counters_.first_tokens += static_cast<int64_t>(prefill_count_);
+    if (counting_) {
+      counters_->prompt_tokens += prefill_tokens_;
+      counters_->first_tokens += static_cast<int64_t>(prefill_count_);
+    }
     // The prefill's requests follow the heap: each joins it where it is (k >= decoding_count_).
     const uint32_t prefill_end = decoding_count_ + prefill_count_;
     prefill_count_ = 0;
     for (uint32_t k = decoding_count_; k < prefill_end; ++k) {
       const Batched r = batch_[k];
       if (r.generated_tokens <= 1) {
-        ++counters_.finished;
+        if (counting_) ++counters_->finished;
         log.latency_s.push_back(t_s - r.arrival_s);
         log.generated_tokens += r.generated_tokens;
         --outstanding_;
@@ -186,7 +193,7 @@ void InferenceServer::HandleEvent(double t_s, ServedLog& log) {
       log.latency_s.push_back(t_s - batch_[0].arrival_s);
       log.generated_tokens += batch_[0].generated_tokens;
       --outstanding_;
-      ++counters_.finished;
+      if (counting_) ++counters_->finished;
       std::pop_heap(batch_.get(), batch_.get() + decoding_count_, std::greater<>());
       --decoding_count_;
     }

@@ -69,9 +69,14 @@ struct InferenceServerSettings {
   mutable DecodeTables decode;
 };
 
+// Whether a server keeps a serving engine's counters (ServerCounters). Telemetry synthesis reads
+// them; a row's servers do not, and spend neither memory in their hot lines nor time on them.
+enum class EngineCounters : uint8_t { kOff, kKept };
+
 class alignas(64) InferenceServer {
  public:
-  InferenceServer(const InferenceServerSettings& settings, Priority priority);
+  InferenceServer(const InferenceServerSettings& settings, Priority priority,
+                  EngineCounters counters = EngineCounters::kOff);
 
   Priority priority() const { return priority_; }
   // Requests waiting, in prefill or decoding.
@@ -85,7 +90,8 @@ class alignas(64) InferenceServer {
   int decoding() const { return static_cast<int>(decoding_count_); }
   // The clock the GPUs run at now (the lock; a cap's clock during a phase it bites on is not shown).
   double freq_mhz() const { return decode_.limits().freq_mhz; }
-  // The counters at t_s (>= the last event handled), decode progress since then included.
+  // The counters at t_s (>= the last event handled), decode progress since then included; all
+  // zero for a server made with EngineCounters::kOff.
   ServerCounters counters(double t_s) const;
   double next_event_s() const { return next_event_s_; }
 
@@ -116,6 +122,14 @@ class alignas(64) InferenceServer {
   struct BatchDelete {
     void operator()(Batched* batch) const { ::operator delete(batch, kBatchAlignment); }
   };
+  // Requests waiting for room in the batch, in arrival order from `head`. One vector, its
+  // consumed front dropped now and then: no 512-byte block, as a std::deque holds even when
+  // empty.
+  struct WaitingQueue {
+    static constexpr size_t kCompactAt = 256;
+    std::vector<Waiting> requests;
+    uint32_t head = 0;
+  };
 
   void StartPrefill(double t_s);
   void BeginPrefill(double t_s);
@@ -126,12 +140,14 @@ class alignas(64) InferenceServer {
   void BecomeBusy(double t_s);
   void BecomeIdle(double t_s, ServedLog& log);
 
-  // The members in the order events read them, in three cache lines, the object aligned to one:
-  // what every event reads in the first, what a decode step and a prefill's start and end read
-  // in the second, the waiting requests and the prefill in the third. A 2,560-server row's
-  // servers outgrow the core's L2 cache, and each line an event touches is then a miss: a
-  // 272-byte object at any offset was four to five of them, 256 bytes in four lines four. The
-  // row's constants are behind settings_, the limits are the decode table's.
+  // The members in the order events read them, in two cache lines, the object aligned to one:
+  // what every event reads in the first (all that a decode step reads), what a prefill's start
+  // and end, an arrival and a change between busy and idle read in the second. A 2,560-server
+  // row's servers outgrow the core's L2 cache, and each line an event touches is then a miss:
+  // a 272-byte object at any offset was four to five of them, 256 bytes in four lines four, 192
+  // in three three. The row's constants are behind settings_, the limits are the decode
+  // table's; what only some servers need (the waiting queue, the engine's counters) is behind
+  // a pointer, made when first needed.
   //
   // The batch is one buffer of max_batch requests: the decoding ones first, a min-heap on
   // finish_iteration, then the prefill's. A prefill never holds more than the room the
@@ -146,33 +162,28 @@ class alignas(64) InferenceServer {
   double next_event_s_ = std::numeric_limits<double>::infinity();
   double power_w_ = 0;
   double iterations_ = 0;  // decode iterations done so far (fractional)
-  double decode_since_s_ = 0;
+  // The progress of the phase is counted up to here: decode iterations (and decode tokens) in
+  // a decode, prefill work in a prefill.
+  double phase_since_s_ = 0;
   std::unique_ptr<Batched[], BatchDelete> batch_;  // max_batch requests: see above
+  DecodeTableLease decode_;                        // the token phase's steps at the server's limits, and the limits
   uint32_t decoding_count_ = 0;                    // batch_[0, decoding_count_): the decoding heap
   uint32_t prefill_count_ = 0;                     // then the prefill's (0 outside a prefill)
+  // Requests waiting, in prefill or decoding.
+  int outstanding_ = 0;
   Phase phase_ = Phase::kIdle;
   Priority priority_;
   bool prefill_cap_pending_ = false;  // a cap will bite at prefill_started + cap_response_s
-  // Requests waiting, in prefill or decoding.
-  int outstanding_ = 0;
+  bool counting_;                     // counters_ is kept
 
-  // Line 2: a decode step; a prefill's start and end.
+  // Line 2: a prefill, an arrival, busy and idle.
   const InferenceServerSettings* settings_;
-  DecodeTableLease decode_;  // the token phase's steps at the server's limits, and the limits
-  ServerCounters counters_;  // up to the last event (decode tokens up to decode_since_s_)
+  std::unique_ptr<ServerCounters> counters_;  // up to the last event (decode tokens up to phase_since_s_)
+  std::unique_ptr<WaitingQueue> waiting_;     // made when a request first waits
   double busy_since_s_ = 0;
   double prefill_started_s_ = 0;
-
-  // Line 3: the waiting requests and the prefill.
-  // Requests waiting for room in the batch, in arrival order from queue_head_. One vector, its
-  // consumed front dropped now and then: no 512-byte block per server, as a std::deque holds
-  // even when empty.
-  static constexpr size_t kQueueCompactAt = 256;
-  std::vector<Waiting> queue_;
-  uint32_t queue_head_ = 0;
   double prefill_tokens_ = 0;
   double prefill_work_s_ = 0;  // remaining prefill time at max clock
-  double prefill_since_s_ = 0;
   double prefill_slowdown_ = 1;
 };
 

@@ -42,6 +42,47 @@ TEST_F(ServerModelTest, OneRequestRunsPrefillThenDecode) {
   EXPECT_NEAR(log.busy_server_s, log.latency_s[0], 1e-9);
 }
 
+TEST_F(ServerModelTest, KeepsAServingEnginesCountersOnlyWhenAsked) {
+  InferenceServer counted(settings_, Priority::kHigh, EngineCounters::kKept);
+  InferenceServer plain(settings_, Priority::kHigh);
+  ServedLog counted_log;
+  ServedLog plain_log;
+  for (InferenceServer* s : {&counted, &plain}) {
+    s->Arrive({0, 1000, 11, Priority::kHigh}, 0);
+    s->Arrive({0, 200, 1, Priority::kHigh}, 0);  // waits; done at its prefill
+  }
+  const double prefill = model_.PromptSeconds(1000);
+  counted.HandleEvent(prefill, counted_log);
+  plain.HandleEvent(prefill, plain_log);
+  ServerCounters c = counted.counters(prefill);
+  EXPECT_DOUBLE_EQ(c.prompt_tokens, 1000);
+  EXPECT_EQ(c.first_tokens, 1);
+  EXPECT_EQ(c.finished, 0);
+  const double second = model_.PromptSeconds(200);  // the waiting one's prefill (decoding pauses)
+  counted.HandleEvent(prefill + second, counted_log);
+  plain.HandleEvent(prefill + second, plain_log);
+  c = counted.counters(prefill + second);
+  EXPECT_DOUBLE_EQ(c.prompt_tokens, 1200);
+  EXPECT_EQ(c.first_tokens, 2);
+  EXPECT_EQ(c.finished, 1);
+  // Halfway through the first one's ten decode iterations, counted but not an event yet.
+  const double iteration = model_.TokenIterationSeconds(1);
+  EXPECT_NEAR(counted.counters(prefill + second + 5 * iteration).decode_tokens, 5, 1e-9);
+  Drain(counted, counted_log);
+  Drain(plain, plain_log);
+  c = counted.counters(1e9);
+  EXPECT_EQ(c.finished, 2);
+  EXPECT_NEAR(c.decode_tokens, 10, 1e-9);
+  // Counting changes no answer; a server that does not count reads zero.
+  EXPECT_EQ(counted_log.latency_s, plain_log.latency_s);
+  EXPECT_EQ(counted_log.generated_tokens, plain_log.generated_tokens);
+  const ServerCounters none = plain.counters(1e9);
+  EXPECT_EQ(none.prompt_tokens, 0);
+  EXPECT_EQ(none.first_tokens, 0);
+  EXPECT_EQ(none.finished, 0);
+  EXPECT_EQ(none.decode_tokens, 0);
+}
+
 TEST_F(ServerModelTest, BatchesDecodeAndSlowsDownWithALockedClock) {
   auto run = [&](double freq) {
     InferenceServer s(settings_, Priority::kLow);

@@ -81,7 +81,7 @@ Result<SynthesizedTelemetry> SynthesizeServerTelemetry(const PolcaConfig& config
   }
   const InferencePowerModel model(config);
   const InferenceServerSettings server_settings(model, config);
-  InferenceServer server(server_settings, Priority::kHigh);
+  InferenceServer server(server_settings, Priority::kHigh, EngineCounters::kKept);
   ServedLog log;
   GaussianNoise noise(options.seed);
   const int gpus = config.server.gpus;
