@@ -25,6 +25,7 @@ ArrivalExpansion::ArrivalExpansion(const RequestTrace& trace, ExpansionOptions o
     : trace_(trace), options_(options) {
   block_s_ = BlockSecondsFor(trace);
   trace_rate_per_s_ = static_cast<double>(trace.requests().size()) / block_s_;
+  window_s_ = std::min(block_s_, std::max(kMinWindowS, kWindowTraceRequests / trace_rate_per_s_));
 }
 
 bool ArrivalExpansion::StartReplayBlock() {
@@ -63,7 +64,7 @@ bool ArrivalExpansion::StartReplayBlock() {
     if (after.next < after.end) runs_.push_back(after);
   }
   window_ = 0;
-  windows_ = std::max<int64_t>(1, static_cast<int64_t>(std::ceil((end_s_ - start_s_) / kWindowS)));
+  windows_ = std::max<int64_t>(1, static_cast<int64_t>(std::ceil((end_s_ - start_s_) / window_s_)));
   return true;
 }
 
@@ -80,7 +81,7 @@ bool ArrivalExpansion::NextBlock(ArrivalBlock& out) {
     if (!in_block_) return false;
   }
   ++window_;
-  const double until = window_ == windows_ ? end_s_ : start_s_ + kWindowS * static_cast<double>(window_);
+  const double until = window_ == windows_ ? end_s_ : start_s_ + window_s_ * static_cast<double>(window_);
   const auto& requests = trace_.requests();
   for (CopyRun& run : runs_) {
     for (; run.next < run.end; ++run.next) {

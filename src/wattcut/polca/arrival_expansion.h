@@ -13,13 +13,15 @@
 // Every random draw comes from SplitMix64 streams keyed by (seed, block), so a run is
 // reproducible from its seed and blocks do not depend on each other.
 //
-// How it is built (not what): a replay block is handed out in windows of kWindowS, each sorted on
-// its own, never as a whole. Each copy's requests, in trace order, are two runs whose arrival
+// How it is built (not what): a replay block is handed out in windows of window_s(), each sorted
+// on its own, never as a whole. Each copy's requests, in trace order, are two runs whose arrival
 // times rise (before and after the shift wraps around), so a window is every run's next requests
 // up to the window's end, each with its draws found in O(1) (SplitMix64::Discard). The arrivals,
 // their order and every draw are those of the whole block built at once and sorted (the test
-// checks it): only the memory changes, a window of a 2,560-server row is a few hundred kB that
-// stays in cache where its whole hour was 100 MB written, scattered and read back from memory.
+// checks it): only the memory changes. A window of a 2,560-server row is a second, 1,800
+// arrivals (43 kB) at the peak, and stays in the core's L2 cache beside the servers, where its
+// whole hour was 100 MB written, scattered and read back from memory, and a 10-second window
+// (430 kB, twice over with the sort's copy) still pushed the servers out of L2 at every window.
 #pragma once
 
 #include <cstdint>
@@ -54,8 +56,14 @@ class ArrivalExpansion : public ArrivalSource {
   double block_s() const { return block_s_; }
   // The block length for `trace`: its span rounded up to a second, at least an hour.
   static double BlockSecondsFor(const RequestTrace& trace);
-  // How much of a replay block one NextBlock hands out.
-  static constexpr double kWindowS = 10;
+  // How much of a replay block one NextBlock hands out: kMinWindowS, or longer for a sparse
+  // trace, so that each copy's run (visited once a window, every window) gives about
+  // kWindowTraceRequests of its requests a visit. The conversation trace's 5.4 requests a
+  // second make it a second. Either way the visits cost at most 2 / kWindowTraceRequests an
+  // arrival (a copy is two runs), at any row size.
+  static constexpr double kMinWindowS = 1;
+  static constexpr double kWindowTraceRequests = 4;
+  double window_s() const { return window_s_; }
   // Replaces `out` with the next window's arrivals in time order; false when the
   // duration is exhausted (out is then empty).
   bool NextBlock(ArrivalBlock& out) override;
@@ -81,6 +89,7 @@ class ArrivalExpansion : public ArrivalSource {
   ExpansionOptions options_;
   double block_s_;
   double trace_rate_per_s_;
+  double window_s_;
   int64_t next_block_ = 0;
   // The replay block being handed out: [start_s_, end_s_), its windows up to window_ done.
   bool in_block_ = false;

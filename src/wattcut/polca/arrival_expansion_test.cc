@@ -169,11 +169,33 @@ TEST(ArrivalExpansion, HandsOutWindowsNotWholeBlocks) {
     ++windows;
     if (block.empty()) continue;
     EXPECT_GE(block.front().time_s, last_end);
-    EXPECT_LT(block.back().time_s - block.front().time_s, ArrivalExpansion::kWindowS);
+    EXPECT_LT(block.back().time_s - block.front().time_s, expansion.window_s());
     last_end = block.back().time_s;
   }
-  EXPECT_EQ(windows, static_cast<int>(2 * 3600 / ArrivalExpansion::kWindowS));
+  // One request a second: a window is four seconds, so that each copy's run gives about four.
+  EXPECT_DOUBLE_EQ(expansion.window_s(), 4);
+  EXPECT_EQ(windows, 2 * 3600 / 4);
   EXPECT_TRUE(block.empty());
+}
+
+TEST(ArrivalExpansion, AWindowIsASecondOfADenseTraceAndLongerForASparseOne) {
+  std::vector<TraceRequest> dense;
+  for (int i = 0; i < 36000; ++i) dense.push_back({i * 0.1, 100, 10});
+  std::vector<TraceRequest> sparse;
+  for (int i = 0; i < 36; ++i) sparse.push_back({i * 100.0, 100, 10});
+  ExpansionOptions o;
+  o.duration_s = 3600;
+  // Ten requests a second: the least window. One in 100 s: four of them, 400 s. The row's rate
+  // plays no part (a run's requests a window do not depend on it).
+  for (double rate : {1.0, 1000.0}) {
+    o.peak_rate_per_s = rate;
+    EXPECT_DOUBLE_EQ(ArrivalExpansion(*RequestTrace::FromRequests(dense, "dense"), o).window_s(),
+                     ArrivalExpansion::kMinWindowS);
+    EXPECT_DOUBLE_EQ(ArrivalExpansion(*RequestTrace::FromRequests(sparse, "sparse"), o).window_s(), 400);
+  }
+  // Never longer than a block.
+  std::vector<TraceRequest> one = {{0, 100, 10}};
+  EXPECT_DOUBLE_EQ(ArrivalExpansion(*RequestTrace::FromRequests(one, "one"), o).window_s(), 3600);
 }
 
 TEST(ArrivalExpansion, ShortDurationsAndPriorityShares) {
