@@ -83,7 +83,12 @@ bool ArrivalExpansion::NextBlock(ArrivalBlock& out) {
   ++window_;
   const double until = window_ == windows_ ? end_s_ : start_s_ + window_s_ * static_cast<double>(window_);
   const auto& requests = trace_.requests();
-  for (CopyRun& run : runs_) {
+  for (size_t k = 0; k < runs_.size(); ++k) {
+    // Each run reads the trace where its copy is, far from the others' places; in a large row
+    // the line is out of cache by the time the run comes back to it (a line is read once a
+    // copy an hour). A later run's line is asked for while this one is read.
+    if (k + kPrefetchRuns < runs_.size()) __builtin_prefetch(requests.data() + runs_[k + kPrefetchRuns].next);
+    CopyRun& run = runs_[k];
     for (; run.next < run.end; ++run.next) {
       const double t = ArrivalTime(run, run.next);
       if (t >= until) break;  // later windows' (or, past end_s_, no window's: the run ends there)

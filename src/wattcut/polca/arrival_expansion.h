@@ -64,6 +64,9 @@ class ArrivalExpansion : public ArrivalSource {
   static constexpr double kMinWindowS = 1;
   static constexpr double kWindowTraceRequests = 4;
   double window_s() const { return window_s_; }
+  // How many runs ahead NextBlock asks for a run's trace line (a run gives a few requests, a
+  // line's fetch from memory takes about as long as a run's work).
+  static constexpr size_t kPrefetchRuns = 4;
   // Replaces `out` with the next window's arrivals in time order; false when the
   // duration is exhausted (out is then empty).
   bool NextBlock(ArrivalBlock& out) override;
