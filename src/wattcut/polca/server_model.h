@@ -141,8 +141,9 @@ class alignas(64) InferenceServer {
   void BecomeIdle(double t_s, ServedLog& log);
 
   // The members in the order events read them, in two cache lines, the object aligned to one:
-  // what every event reads in the first (all that a decode step reads), what a prefill's start
-  // and end, an arrival and a change between busy and idle read in the second. A 2,560-server
+  // what every event reads in the first (all that a decode step reads, unless the server then
+  // goes idle or starts a prefill), what a prefill's start and end, an arrival and a change
+  // between busy and idle read in the second. A 2,560-server
   // row's servers outgrow the core's L2 cache, and each line an event touches is then a miss:
   // a 272-byte object at any offset was four to five of them, 256 bytes in four lines four, 192
   // in three three. The row's constants are behind settings_, the limits are the decode
@@ -174,7 +175,7 @@ class alignas(64) InferenceServer {
   Phase phase_ = Phase::kIdle;
   Priority priority_;
   bool prefill_cap_pending_ = false;  // a cap will bite at prefill_started + cap_response_s
-  bool counting_;                     // counters_ is kept
+  bool counting_;                     // counters_ is kept (asked here: the pointer is in line 2)
 
   // Line 2: a prefill, an arrival, busy and idle.
   const InferenceServerSettings* settings_;
