@@ -34,7 +34,7 @@ inline bool ArrivesBefore(const Arrival& a, const Arrival& b) {
   return a.priority < b.priority;
 }
 
-// One block of arrivals (ArrivalExpansion: a 10-second window; TraceTimeArrivals: an hour of a
+// One block of arrivals (ArrivalExpansion: a window of a second or more; TraceTimeArrivals: an hour of a
 // row, millions at thousands of servers), written, sorted and read end to end: in huge pages
 // when it is large (base/huge_page_allocator.h).
 using ArrivalBlock = std::vector<Arrival, HugePageAllocator<Arrival>>;

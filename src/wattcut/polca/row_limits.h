@@ -70,7 +70,7 @@ inline constexpr double kMaxRequestsPerServerS = 1000;
 // and covers the H100 defaults at +50 % for two weeks.
 inline constexpr int64_t kMaxReplayedRequestsPerRun = 200'000'000;
 // Requests replayed in one expansion block (the trace's span, at least an hour). The cosine
-// expansion hands a block out in 10-second windows, but holds a 40-byte run for each of its
+// expansion hands a block out in windows of a second or more, but holds a 40-byte run for each of its
 // copies' stretches (at most one a replayed request: 20 million is 800 MB, reached only by a trace
 // of one or two requests; the conversation trace's copies take kilobytes); --time-of-day trace
 // holds its busiest hour at once as 24-byte arrivals (480 MB).
