@@ -75,16 +75,20 @@ void InferenceServer::StartPrefill(double t_s) {
     ++queue.head;
     --room;
   }
-  if (queue.head == queue.requests.size()) {
-    queue.requests.clear();
-    queue.head = 0;
-  } else if (queue.head >= WaitingQueue::kCompactAt && 2 * size_t{queue.head} >= queue.requests.size()) {
+  queue.DropTaken();
+  BeginPrefill(t_s);
+}
+
+void InferenceServer::WaitingQueue::DropTaken() {
+  if (head == requests.size()) {
+    requests.clear();
+    head = 0;
+  } else if (head >= kCompactAt && 2 * size_t{head} >= requests.size()) {
     // The consumed front is at least half the vector: moving the rest costs no more than
     // the pushes that made it (amortised O(1) a request).
-    queue.requests.erase(queue.requests.begin(), queue.requests.begin() + static_cast<std::ptrdiff_t>(queue.head));
-    queue.head = 0;
+    requests.erase(requests.begin(), requests.begin() + static_cast<std::ptrdiff_t>(head));
+    head = 0;
   }
-  BeginPrefill(t_s);
 }
 
 void InferenceServer::BeginPrefill(double t_s) {

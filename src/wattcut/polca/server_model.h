@@ -129,6 +129,9 @@ class alignas(64) InferenceServer {
     static constexpr size_t kCompactAt = 256;
     std::vector<Waiting> requests;
     uint32_t head = 0;
+    // After requests were taken from the front (head moved on): drops them when none is left,
+    // or when they are at least half the vector.
+    void DropTaken();
   };
 
   void StartPrefill(double t_s);
