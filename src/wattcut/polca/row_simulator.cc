@@ -185,12 +185,14 @@ Result<RowRunResult> SimulateRow(const PolcaConfig& config, ArrivalSource& arriv
   bool last_brake = false;
 
   // Applies `change` to server i and carries its effect into the row power, the routing
-  // load and the event queue.
+  // load and the event queue. The router hears of a load only when it changed (a prefill's end
+  // rarely changes it): its entry for the server is a line the event would not touch otherwise.
   auto update = [&](size_t i, auto&& change) {
     InferenceServer& s = servers[i];
-    double before = s.power_w();
+    const double before = s.power_w();
+    const int load_before = s.outstanding();
     change(s);
-    router.SetLoad(i, s.outstanding());
+    if (s.outstanding() != load_before) router.SetLoad(i, s.outstanding());
     row_w += s.power_w() - before;
     server_w[i] = s.power_w();
     queue.Update(i, s.next_event_s());

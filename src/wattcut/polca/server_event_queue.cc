@@ -27,26 +27,18 @@ int64_t ServerEventQueue::BucketOf(double time_s) const {
 void ServerEventQueue::Link(size_t server) {
   Node& node = nodes_[server];
   const size_t slot = static_cast<size_t>(node.bucket) & mask_;
-  const uint32_t first = head_[slot];
-  node.next = first;
-  node.prev = kNone;
-  if (first != kNone) nodes_[first].prev = static_cast<uint32_t>(server);
+  node.next = head_[slot];
   head_[slot] = static_cast<uint32_t>(server);
   occupied_[slot / 64] |= uint64_t{1} << (slot % 64);
 }
 
 void ServerEventQueue::Unlink(size_t server) {
-  const Node& node = nodes_[server];
-  const uint32_t next = node.next;
-  const uint32_t prev = node.prev;
-  if (next != kNone) nodes_[next].prev = prev;
-  if (prev != kNone) {
-    nodes_[prev].next = next;
-  } else {
-    const size_t slot = static_cast<size_t>(node.bucket) & mask_;
-    head_[slot] = next;
-    if (next == kNone) occupied_[slot / 64] &= ~(uint64_t{1} << (slot % 64));
-  }
+  // The link that points at `server`: its slot's head, or its predecessor's `next`.
+  const size_t slot = static_cast<size_t>(nodes_[server].bucket) & mask_;
+  uint32_t* link = &head_[slot];
+  while (*link != server) link = &nodes_[*link].next;
+  *link = nodes_[server].next;
+  if (head_[slot] == kNone) occupied_[slot / 64] &= ~(uint64_t{1} << (slot % 64));
 }
 
 size_t ServerEventQueue::ToOccupied(size_t slot) const {

@@ -1,11 +1,15 @@
 // The servers' next event times, the earliest first: a calendar queue. Time is cut into buckets
 // of a width that puts about two events in each (from how far apart one server's events usually
 // are, and the number of servers), on a ring of at least four buckets a server; each bucket holds
-// its servers in an intrusive list. A change of a server's time unlinks it and links it into its
-// new bucket (O(1)); the earliest is found by walking the buckets from the last one found, from
-// one non-empty slot to the next by a bitmap of them, 64 slots a word (O(1) amortized: the walk
-// moves on as simulated time does, and a quiet row's empty slots cost a bit each, not a visit). Ties go to the lower
-// server index, so the simulation order is deterministic, and the same as any other exact queue's: the order is total.
+// its servers in an intrusive list, singly linked. A change of a server's time links it at the
+// head of its new bucket's list (O(1)) and unlinks it from its old one, walking that list from its
+// head to the server (about two members; the earliest's own list, the one changed most, was just
+// read by the walk that found it). A doubly linked list wrote the old head's node at every link:
+// a miss in the L1 cache at every event once the nodes outgrew it. The earliest is found by
+// walking the buckets from the last one found, from one non-empty slot to the next by a bitmap of
+// them, 64 slots a word (O(1) amortized: the walk moves on as simulated time does, and a quiet
+// row's empty slots cost a bit each, not a visit). Ties go to the lower server index, so the
+// simulation order is deterministic, and the same as any other exact queue's: the order is total.
 // A ring's walk that finds nothing (every event far ahead) ends in a scan over the servers.
 //
 // The width follows the events: the queue keeps the mean of how far ahead of the earliest one
@@ -46,8 +50,7 @@ class ServerEventQueue {
   struct Node {
     double time_s = std::numeric_limits<double>::infinity();  // infinity when it has no event
     int64_t bucket = 0;                                       // when it has an event
-    uint32_t next = kNone;                                    // the next and previous server in its bucket's list
-    uint32_t prev = kNone;
+    uint32_t next = kNone;                                    // the next server in its bucket's list
   };
   // Updates between checks of the width, and the ring's span in mean times ahead.
   static constexpr int64_t kWidthCheckUpdates = 1 << 16;
