@@ -94,6 +94,9 @@ class alignas(64) InferenceServer {
   // zero for a server made with EngineCounters::kOff.
   ServerCounters counters(double t_s) const;
   double next_event_s() const { return next_event_s_; }
+  // The first line of the server's batch (the next decode step's first read), for a caller that
+  // asks the cache for it before the event: the address is fixed for the server's life.
+  const void* batch_front() const { return batch_.get(); }
 
   void Arrive(const Arrival& arrival, double t_s);
   void SetLimits(const GpuLimits& limits, double t_s);
