@@ -4,8 +4,9 @@
 // its servers in an intrusive list, singly linked. A change of a server's time links it at the
 // head of its new bucket's list (O(1)) and unlinks it from its old one, walking that list from its
 // head to the server (about two members; the earliest's own list, the one changed most, was just
-// read by the walk that found it). A doubly linked list wrote the old head's node at every link:
-// a miss in the L1 cache at every event once the nodes outgrew it. The earliest is found by
+// read by the walk that found it; servers whose events coincide share a list, whose length the
+// search for the earliest already walks). A doubly linked list wrote the old head's node at every
+// link: a miss in the L1 cache at every event once the nodes outgrew it. The earliest is found by
 // walking the buckets from the last one found, from one non-empty slot to the next by a bitmap of
 // them, 64 slots a word (O(1) amortized: the walk moves on as simulated time does, and a quiet
 // row's empty slots cost a bit each, not a visit). Ties go to the lower server index, so the
