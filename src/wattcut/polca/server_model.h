@@ -146,15 +146,14 @@ class alignas(64) InferenceServer {
   void BecomeBusy(double t_s);
   void BecomeIdle(double t_s, ServedLog& log);
 
-  // The members in the order events read them, in two cache lines, the object aligned to one:
-  // what every event reads in the first (all that a decode step reads, unless the server then
-  // goes idle or starts a prefill), what a prefill's start and end, an arrival and a change
-  // between busy and idle read in the second. A 2,560-server
-  // row's servers outgrow the core's L2 cache, and each line an event touches is then a miss:
-  // a 272-byte object at any offset was four to five of them, 256 bytes in four lines four, 192
-  // in three three. The row's constants are behind settings_, the limits are the decode
-  // table's; what only some servers need (the waiting queue, the engine's counters) is behind
-  // a pointer, made when first needed.
+  // The members in the order events read them, in two cache lines, the object aligned to one: what
+  // every event reads in the first (all that a decode step reads, unless the server then goes idle
+  // or starts a prefill), what a prefill's start and end, an arrival and a change between busy and
+  // idle read in the second. A 2,560-server row's servers outgrow the core's L2 cache, and each
+  // line an event touches is then a miss: a 272-byte object at any offset was four to five of them,
+  // 256 bytes in four lines four, 192 in three three. The row's constants are behind settings_, the
+  // limits are the decode table's; what only some servers need (the waiting queue, the engine's
+  // counters) is behind a pointer, made when first needed.
   //
   // The batch is one buffer of max_batch requests: the decoding ones first, a min-heap on
   // finish_iteration, then the prefill's. A prefill never holds more than the room the
