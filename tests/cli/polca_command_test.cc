@@ -33,6 +33,36 @@ TEST(PolcaCommand, SimulateWritesSummaryAndPictures) {
   EXPECT_NE(ReadFile(out + "/row_power.svg").find("</svg>"), std::string::npos);
 }
 
+TEST(PolcaCommand, TheLoadIsPrintedInBothTermsAndCanBeStatedByWork) {
+  WATTCUT_REQUIRE_SHARED_FILE(conv, "azure-llm-inference-2023/AzureLLMInferenceTrace_conv.csv");
+  WATTCUT_REQUIRE_SHARED_FILE(code, "azure-llm-inference-2023/AzureLLMInferenceTrace_code.csv");
+  TempDir dir;
+  // Stated by rate (every config so far): the rate stays, and its utilization is printed.
+  auto by_rate = RunWattcut("polca simulate --trace " + conv + " --duration 1h --out " + dir.path() + "/rate");
+  ASSERT_EQ(by_rate.exit_code, 0) << by_rate.err;
+  EXPECT_NE(by_rate.out.find("load at the peak: 0.7 requests/s per serving server, 53.1 % of a server's capacity"),
+            std::string::npos)
+      << by_rate.out;
+  nlohmann::json load = nlohmann::json::parse(ReadFile(dir.path() + "/rate/summary.json"))["load"];
+  EXPECT_EQ(load["stated_by"], "workload.peak_requests_per_server_s");
+  EXPECT_EQ(load["peak_requests_per_server_s"], 0.7);
+  // Stated by work: the code trace's requests bring less work each (longer prompts, but answers of a
+  // few tokens), so the same 53.1 % is more of them a second.
+  const std::string config = dir.path() + "/by-work.conf";
+  std::ofstream(config) << "workload.peak_utilization = 0.531\n";
+  auto by_work = RunWattcut("polca simulate --config " + config + " --trace " + code + " --duration 1h --out " +
+                            dir.path() + "/work");
+  ASSERT_EQ(by_work.exit_code, 0) << by_work.err;
+  EXPECT_NE(by_work.out.find("53.1 % of a server's capacity"), std::string::npos) << by_work.out;
+  EXPECT_NE(by_work.out.find("from workload.peak_utilization"), std::string::npos) << by_work.out;
+  load = nlohmann::json::parse(ReadFile(dir.path() + "/work/summary.json"))["load"];
+  EXPECT_EQ(load["stated_by"], "workload.peak_utilization");
+  EXPECT_NEAR(load["peak_utilization"].get<double>(), 0.531, 1e-12);
+  EXPECT_NEAR(load["peak_requests_per_server_s"].get<double>(), 0.531 / load["mean_request_work_s"].get<double>(),
+              1e-12);
+  EXPECT_GT(load["peak_requests_per_server_s"].get<double>(), 0.7);
+}
+
 TEST(PolcaCommand, SweepComparesPolicies) {
   WATTCUT_REQUIRE_SHARED_FILE(trace, "azure-llm-inference-2023/AzureLLMInferenceTrace_conv.csv");
   TempDir dir;

@@ -24,6 +24,7 @@
 #include "wattcut/polca/request_trace.h"
 #include "wattcut/polca/row_charts.h"
 #include "wattcut/polca/row_limits.h"
+#include "wattcut/polca/row_load.h"
 #include "wattcut/polca/row_simulator.h"
 #include "wattcut/polca/row_sweep.h"
 #include "wattcut/polca/run_report.h"
@@ -200,6 +201,8 @@ struct LoadedTrace {
   Result<RowRunResult> Simulate(const PolcaConfig& config, const RowRunOptions& options) const {
     return timeline ? SimulateRow(config, *timeline, options) : SimulateRow(config, *trace, options);
   }
+  // The requests that state the load: the whole trace (cosine) or its busiest hour (trace).
+  TraceWork Work() const { return timeline ? WorkOf(*timeline) : WorkOf(*trace); }
   Result<SweepResult> Sweep(const PolcaConfig& config, const SweepOptions& options,
                             const std::function<void(const std::string&)>& progress) const {
     return timeline ? RunSweep(config, *timeline, options, progress) : RunSweep(config, *trace, options, progress);
@@ -288,6 +291,19 @@ void PrintTrainingJob(const TrainingJob& job) {
   }
 }
 
+// workload.peak_utilization, when set, states the load by work: the rate it asks for with this
+// trace's requests goes into `config`. Prints the load in both terms either way.
+Status ResolveAndPrintLoad(PolcaConfig& config, const LoadedTrace& trace) {
+  Result<RowLoad> load = ResolveRowLoad(config, trace.Work());
+  if (!load.ok()) return load.error();
+  std::printf(
+      "load at the peak: %.4g requests/s per serving server, %.1f %% of a server's capacity (%.3g s of work "
+      "per request at full batch)%s\n",
+      load->peak_requests_per_server_s, 100 * load->peak_utilization, load->mean_request_work_s,
+      load->stated_by_work ? ", from workload.peak_utilization" : "");
+  return Status::Ok();
+}
+
 int RunSimulate(const PolcaArgs& args) {
   const std::string name = "polca simulate";
   // The output location first: a bad --out fails before anything is read or computed.
@@ -302,6 +318,7 @@ int RunSimulate(const PolcaArgs& args) {
   Result<LoadedTrace> trace = LoadTrace(args);
   if (!trace.ok()) return ReportError(name, trace.error());
   const double* duration = &trace->duration_s;
+  if (Status s = ResolveAndPrintLoad(*config, *trace); !s.ok()) return ReportError(name, s.error());
 
   Result<TrainingSetup> training = LoadTraining(name, args, *config, "locks", true);
   if (!training.ok()) return ReportError(name, training.error());
@@ -361,6 +378,7 @@ int RunSweepCommand(const PolcaArgs& args) {
   Result<LoadedTrace> trace = LoadTrace(args);
   if (!trace.ok()) return ReportError(name, trace.error());
   const double* duration = &trace->duration_s;
+  if (Status s = ResolveAndPrintLoad(*config, *trace); !s.ok()) return ReportError(name, s.error());
   Result<TrainingSetup> training = LoadTraining(name, args, *config, "locks,power-target", false);
   if (!training.ok()) return ReportError(name, training.error());
   if (Status s = CheckSweepSize(added->size(), policies->size() * training->controls.size(), args.jobs); !s.ok())

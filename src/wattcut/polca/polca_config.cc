@@ -56,6 +56,7 @@ std::vector<Field> Fields(PolcaConfig& c) {
       {"row.low_priority_share", &c.row.low_priority_share},
       {"row.training_share", &c.row.training_share},
       {"workload.peak_requests_per_server_s", &c.workload.peak_requests_per_server_s},
+      {"workload.peak_utilization", &c.workload.peak_utilization},
       {"workload.diurnal_trough", &c.workload.diurnal_trough},
       {"workload.peak_hour", &c.workload.peak_hour},
       {"workload.weekend_factor", &c.workload.weekend_factor},
@@ -312,6 +313,12 @@ Status Validate(const PolcaConfig& c) {
       c.workload.peak_requests_per_server_s > kMaxRequestsPerServerS) {
     return Error{"workload.peak_requests_per_server_s must be positive and at most " + Number(kMaxRequestsPerServerS) +
                  ", got " + Number(c.workload.peak_requests_per_server_s)};
+  }
+  if (!(c.workload.peak_utilization >= 0 && c.workload.peak_utilization <= 1)) {
+    return Error{
+        "workload.peak_utilization must be 0 (not set: peak_requests_per_server_s states the load) or in "
+        "(0, 1] (above 1 a server's queue grows without bound), got " +
+        Number(c.workload.peak_utilization)};
   }
   if (!fraction(c.workload.diurnal_trough)) return Error{"workload.diurnal_trough must be in [0, 1]"};
   if (c.workload.peak_hour < 0 || c.workload.peak_hour > 24) return Error{"workload.peak_hour must be in [0, 24]"};

@@ -81,9 +81,13 @@ struct RowSpec {
 // How one hour of trace becomes days of arrivals (see arrival_expansion.h).
 struct WorkloadSpec {
   double peak_requests_per_server_s = 0.7;  // arrival rate per server at the daily peak
-  double diurnal_trough = 0.5;              // rate at the daily low, as a fraction of peak
-  double peak_hour = 14;                    // hour of day of the peak (0..24)
-  double weekend_factor = 1.0;              // rate multiplier on days 6 and 7 of each week
+  // The same load stated by work (row_load.h): the busy share of a serving server's capacity at
+  // the peak, from the trace's requests and the service timing. 0: not set; when set (up to 1),
+  // it replaces peak_requests_per_server_s for every run.
+  double peak_utilization = 0;
+  double diurnal_trough = 0.5;  // rate at the daily low, as a fraction of peak
+  double peak_hour = 14;        // hour of day of the peak (0..24)
+  double weekend_factor = 1.0;  // rate multiplier on days 6 and 7 of each week
 };
 
 // Thresholds as fractions of the row budget, and what happens at each.

@@ -8,6 +8,7 @@
 #include "wattcut/base/fixed_decimals.h"
 #include "wattcut/base/order_statistics.h"
 #include "wattcut/base/printable_text.h"
+#include "wattcut/polca/row_ceiling.h"
 
 namespace wattcut::polca {
 namespace {
@@ -112,6 +113,8 @@ Result<ReplayResult> ReplayPowerTrace(const PowerTrace& trace, const PolcaConfig
   }
 
   RowPowerPolicy policy(options.policy, config.policy, config.control);
+  policy.SetLevelCeilings(
+      RowCeilings(config, policy, {result.low_priority_servers, result.servers - result.low_priority_servers, 0}));
   ControlActuation actuation(config.gpu.max_freq_mhz, config.policy.brake_mhz);
   std::vector<size_t> next(n, 0);      // index of each server's next reading not yet reached
   std::vector<double> peak_w(n, 0);    // highest reading so far

@@ -1,6 +1,7 @@
 #include "wattcut/polca/row_power_policy.h"
 
 #include <algorithm>
+#include <limits>
 
 #include "wattcut/base/printable_text.h"
 
@@ -60,7 +61,9 @@ std::string TargetName(ControlCommand::Target target) {
 }
 
 RowPowerPolicy::RowPowerPolicy(PolicyKind kind, const PolicySpec& policy, const ControlSpec& control)
-    : kind_(kind), policy_(policy), control_(control), forecast_(policy.headroom_window_s) {}
+    : kind_(kind), policy_(policy), control_(control), forecast_(policy.headroom_window_s) {
+  ceilings_.fill(std::numeric_limits<double>::infinity());
+}
 
 ClassSetting RowPowerPolicy::SettingFor(PolicyLevel level, Priority priority) const {
   ClassSetting s;
@@ -137,13 +140,19 @@ PolicyLevel RowPowerPolicy::NextHeadroomLevel(const PowerReading& reading, bool 
   const bool describes_level = under_level && !brake_ && reading.measured_at_s >= brake_released_at_s_;
   if (describes_level) forecast_.Add(reading.measured_at_s, reading.power_fraction);
   const double expected = std::max(reading.power_fraction, forecast_.PeakAt(now_s + control_.actuation_latency_s));
+  // A level at which the row cannot reach the brake needs nothing deeper; the level below such a
+  // level is enough.
+  const int level = static_cast<int>(level_);
+  const bool can_brake = ceilings_[static_cast<size_t>(level)] > policy_.brake;
+  const bool below_can_brake = level > 0 && ceilings_[static_cast<size_t>(level - 1)] > policy_.brake;
   PolicyLevel next = level_;
-  if (expected > policy_.headroom_guard) {
-    if (under_level && level_ < PolicyLevel::kT2High) next = static_cast<PolicyLevel>(static_cast<int>(level_) + 1);
-  } else if (fresh && describes_level && level_ > PolicyLevel::kNormal && expected < policy_.headroom_release &&
+  if (can_brake && expected > policy_.headroom_guard) {
+    if (under_level && level_ < PolicyLevel::kT2High) next = static_cast<PolicyLevel>(level + 1);
+  } else if (fresh && describes_level && level_ > PolicyLevel::kNormal &&
+             (!below_can_brake || expected < policy_.headroom_release) &&
              reading.measured_at_s - std::max(level_effective_at_s_, brake_released_at_s_) >=
                  policy_.headroom_window_s) {
-    next = static_cast<PolicyLevel>(static_cast<int>(level_) - 1);
+    next = static_cast<PolicyLevel>(level - 1);
   }
   if (next != level_) {
     level_effective_at_s_ = now_s + control_.actuation_latency_s;

@@ -28,12 +28,18 @@
 // low priority to headroom_mid_low_mhz and high priority lightly to headroom_mid_high_mhz (both
 // classes' SLO budgets spent alike, where POLCA's second step spends only low priority's); t2-high
 // is POLCA's deepest (t2_low_mhz, t2_high_mhz). So it locks only while the row is near its brake.
+// How deep it goes is bounded by what the row can draw (SetLevelCeilings, row_ceiling.h): it never
+// escalates from a level at which every server at its provisioned peak stays within the brake,
+// releases a level whose level below is such a level, and so locks nothing at all in a row that
+// cannot reach its brake unlocked (the provisioned size: servers x provisioned peak = budget).
 //
 // Stale telemetry: a reading older than max_reading_age_s, or one that is not complete, may still
 // tighten control (escalate, brake) but never loosens it: no release on old or partial data.
 // Invariant: the low-priority class is never less constrained than the high one.
 #pragma once
 
+#include <array>
+#include <limits>
 #include <optional>
 #include <string>
 #include <vector>
@@ -92,10 +98,17 @@ class RowPowerPolicy {
   // measured after it, as after a lock sent now).
   void Resume(PolicyLevel level, bool brake, double now_s);
 
+  // The most the row can read at each level (indexed by PolicyLevel; row_ceiling.h): the headroom
+  // policy goes no deeper than the first level at which the row cannot reach the brake, and does
+  // nothing where it cannot reach it unlocked. Unset: every level can reach it.
+  void SetLevelCeilings(const std::array<double, 4>& ceilings) { ceilings_ = ceilings; }
+
   // One decision. `now_s` must not decrease between calls; readings may be stale.
   std::vector<ControlCommand> Decide(const PowerReading& reading, double now_s);
 
   PolicyKind kind() const { return kind_; }
+  // What `level` tells a class to run at under this policy.
+  ClassSetting SettingFor(PolicyLevel level, Priority priority) const;
   PolicyLevel level() const { return level_; }
   bool brake_requested() const { return brake_; }
   // The setting last commanded for a class (not necessarily in effect yet).
@@ -103,7 +116,6 @@ class RowPowerPolicy {
   int brake_engagements() const { return brake_engagements_; }
 
  private:
-  ClassSetting SettingFor(PolicyLevel level, Priority priority) const;
   // The level the next reading asks for: POLCA's thresholds (and the baselines'), or the
   // headroom policy's forecast. `fresh`: recent and complete, so it may release.
   PolicyLevel NextThresholdLevel(const PowerReading& reading, bool fresh, double now_s);
@@ -125,6 +137,7 @@ class RowPowerPolicy {
   double level_effective_at_s_ = 0;
   double brake_released_at_s_ = 0;
   PowerForecast forecast_;
+  std::array<double, 4> ceilings_;
 };
 
 }  // namespace wattcut::polca

@@ -325,6 +325,49 @@ TEST(RowPowerPolicyHeadroom, StaleOrIncompleteReadingsEscalateButNeverRelease) {
   EXPECT_EQ(policy.level(), PolicyLevel::kT2Low);
 }
 
+TEST(RowPowerPolicyHeadroom, ARowThatCannotReachItsBrakeIsNeverLocked) {
+  // Every server at its provisioned peak is the budget (the provisioned size): readings that swing
+  // from 70 to 99 % every few seconds, whose forecast is far above the guard, lock nothing.
+  auto swinging = [](int t) { return t % 4 == 0 ? 0.99 : 0.70 + 0.02 * (t % 3); };
+  RowPowerPolicy policy(PolicyKind::kHeadroom, Spec(), Control());
+  policy.SetLevelCeilings({1.0, 0.97, 0.95, 0.93});
+  EXPECT_TRUE(Feed(policy, 2, 3600, swinging).empty());
+  EXPECT_EQ(policy.level(), PolicyLevel::kNormal);
+  // The same readings with a ceiling above the brake: it locks, as it did before ceilings.
+  RowPowerPolicy unbounded(PolicyKind::kHeadroom, Spec(), Control());
+  unbounded.SetLevelCeilings({1.05, 1.02, 0.99, 0.96});
+  EXPECT_FALSE(Feed(unbounded, 2, 3600, swinging).empty());
+  EXPECT_NE(unbounded.level(), PolicyLevel::kNormal);
+  // A reading above the brake still brakes: the brake does not trust a ceiling.
+  EXPECT_FALSE(policy.Decide({3600, 1.01}, 3602).empty());
+  EXPECT_TRUE(policy.brake_requested());
+}
+
+TEST(RowPowerPolicyHeadroom, ItGoesNoDeeperThanTheFirstLevelThatKeepsTheRowFromItsBrake) {
+  // At t2-low the row cannot read above 99 %: 98 % readings, which took the policy to t2-high
+  // without ceilings, stop it at t2-low; high priority is never locked to t2_high_mhz.
+  RowPowerPolicy policy(PolicyKind::kHeadroom, Spec(), Control());
+  policy.SetLevelCeilings({1.10, 1.04, 0.99, 0.95});
+  auto commands = Feed(policy, 2, 2000, [](int) { return 0.98; });
+  EXPECT_EQ(policy.level(), PolicyLevel::kT2Low);
+  for (const ControlCommand& c : commands) {
+    if (c.target == Target::kHighPriority) {
+      EXPECT_NE(c.setting.lock_mhz, Spec().t2_high_mhz);
+    }
+  }
+  // Resumed deeper than that (a restarted controller reading the agents' ceilings), it comes back
+  // up to t2-low a level a window, although its readings stay above its release; t1 can reach the
+  // brake, so it stays at t2-low.
+  RowPowerPolicy resumed(PolicyKind::kHeadroom, Spec(), Control());
+  resumed.SetLevelCeilings({1.10, 1.04, 0.99, 0.95});
+  resumed.Resume(PolicyLevel::kT2High, false, 0);
+  EXPECT_TRUE(Feed(resumed, 2, 61, [](int) { return 0.95; }).empty()) << "less than a window";
+  EXPECT_FALSE(Feed(resumed, 62, 62, [](int) { return 0.95; }).empty());
+  EXPECT_EQ(resumed.level(), PolicyLevel::kT2Low);
+  EXPECT_TRUE(Feed(resumed, 63, 2000, [](int) { return 0.95; }).empty());
+  EXPECT_EQ(resumed.level(), PolicyLevel::kT2Low);
+}
+
 TEST(ControlActuation, CommandsLandOnlyAtTheirEffectiveTime) {
   ControlActuation actuation(1410, 288);
   actuation.Submit({Target::kLowPriority, 0, 40, {1275, 0}, false});

@@ -12,6 +12,7 @@
 #include "wattcut/polca/inference_power_model.h"
 #include "wattcut/polca/least_loaded_router.h"
 #include "wattcut/polca/random.h"
+#include "wattcut/polca/row_ceiling.h"
 #include "wattcut/polca/row_limits.h"
 #include "wattcut/polca/server_event_queue.h"
 #include "wattcut/polca/server_model.h"
@@ -157,6 +158,7 @@ Result<RowRunResult> SimulateRow(const PolcaConfig& config, ArrivalSource& arriv
   const double delay = config.control.telemetry_delay_s;
 
   RowPowerPolicy policy(options.policy, config.policy, config.control);
+  policy.SetLevelCeilings(RowCeilings(config, policy, {n_low, n - n_low, n_train}));
   ControlActuation actuation(model.max_freq_mhz(), config.policy.brake_mhz);
   ServerEventQueue queue(static_cast<size_t>(n + n_train), config.service.token_iteration_s_base);
   std::array<ServedLog, 2> logs;

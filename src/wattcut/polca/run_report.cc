@@ -9,6 +9,7 @@
 #include "wattcut/base/fixed_decimals.h"
 #include "wattcut/base/general_text.h"
 #include "wattcut/polca/row_charts.h"
+#include "wattcut/polca/row_load.h"
 
 namespace wattcut::polca {
 namespace {
@@ -99,6 +100,17 @@ json TraceJson(const RunContext& c) {
           {"busiest_hour_requests", t.busiest_hour_requests()}};
 }
 
+// The load at the peak in both terms (row_load.h): requests per second per serving server, and the
+// share of a server's capacity they bring.
+json LoadJson(const RunContext& c) {
+  const double work_s = MeanRequestWorkS(*c.config, c.timeline != nullptr ? WorkOf(*c.timeline) : WorkOf(*c.trace));
+  return {{"peak_requests_per_server_s", c.config->workload.peak_requests_per_server_s},
+          {"peak_utilization", c.config->workload.peak_requests_per_server_s * work_s},
+          {"mean_request_work_s", work_s},
+          {"stated_by", c.config->workload.peak_utilization > 0 ? "workload.peak_utilization"
+                                                                : "workload.peak_requests_per_server_s"}};
+}
+
 json ContextJson(const RunContext& c) {
   return {{"command", c.command},
           {"config", c.config->source},
@@ -109,6 +121,7 @@ json ContextJson(const RunContext& c) {
           {"seed", c.seed},
           {"baseline_servers", c.config->row.baseline_servers},
           {"row_budget_w", c.config->row_budget_w()},
+          {"load", LoadJson(c)},
           {"slos",
            {{"high_p50_latency_impact_below", 0.01},
             {"high_p99_latency_impact_below", 0.05},

@@ -19,8 +19,14 @@ Result<TraceTimeline> TraceTimeline::Scan(const std::string& path) {
     if (!*more) break;
     // The span is bounded (kMaxStreamedTraceSpanS): at most 2,160 hours.
     const auto hour = static_cast<size_t>(request.arrival_s / 3600);
-    if (hour >= timeline.hourly_requests.size()) timeline.hourly_requests.resize(hour + 1, 0);
+    if (hour >= timeline.hourly_requests.size()) {
+      timeline.hourly_requests.resize(hour + 1, 0);
+      timeline.hourly_prompt_tokens.resize(hour + 1, 0);
+      timeline.hourly_generated_tokens.resize(hour + 1, 0);
+    }
     ++timeline.hourly_requests[hour];
+    timeline.hourly_prompt_tokens[hour] += request.context_tokens;
+    timeline.hourly_generated_tokens[hour] += request.generated_tokens;
     timeline.span_s = request.arrival_s;
   }
   timeline.requests = reader->requests_read();

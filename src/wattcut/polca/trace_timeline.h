@@ -19,6 +19,9 @@ struct TraceTimeline {
   int64_t requests = 0;
   double span_s = 0;  // from the first to the last request
   std::vector<int64_t> hourly_requests;
+  // The same hours' prompt and generated tokens, summed (the work the hour brings: row_load.h).
+  std::vector<double> hourly_prompt_tokens;
+  std::vector<double> hourly_generated_tokens;
 
   // Reads `path` through once. Fails on a bad row (FILE:LINE, as RequestTraceReader) and on a
   // trace shorter than an hour (its busiest hour sets the rate).

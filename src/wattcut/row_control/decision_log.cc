@@ -54,7 +54,11 @@ std::string DecisionLogLine(const Decision& d, const std::vector<std::string>& s
                       {"in_band", d.started->in_band},
                       {"state", polca::LevelName(d.started->resumed.level)},
                       {"brake", d.started->resumed.brake},
-                      {"at_s", d.started->resumed_at_s}};
+                      {"at_s", d.started->resumed_at_s},
+                      {"servers",
+                       {{"low_priority", d.started->servers.low_priority},
+                        {"high_priority", d.started->servers.high_priority},
+                        {"training", d.started->servers.other}}}};
   }
   return doc.dump(-1, ' ', false, json::error_handler_t::replace);
 }

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "wattcut/base/result.h"
+#include "wattcut/polca/row_ceiling.h"
 #include "wattcut/polca/row_power_policy.h"
 #include "wattcut/row_control/row_state_resume.h"
 #include "wattcut/row_control/training_targets.h"
@@ -42,6 +43,9 @@ struct ControllerStart {
   bool in_band = false;
   RowPolicyState resumed;  // the state the policy resumed in (normal when nothing was on the agents)
   double resumed_at_s = 0;
+  // The row's servers by class: what the headroom policy's level ceilings (polca/row_ceiling.h)
+  // are computed from, so that an audit computes the same.
+  polca::RowServers servers;
 };
 
 // What one period decided and did.

@@ -1,6 +1,7 @@
 #include "wattcut/row_control/decision_log_audit.h"
 
 #include <cerrno>
+#include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -10,6 +11,8 @@
 
 #include "wattcut/base/general_text.h"
 #include "wattcut/base/json_object.h"
+#include "wattcut/polca/row_ceiling.h"
+#include "wattcut/polca/row_limits.h"
 #include "wattcut/polca/row_power_policy.h"
 #include "wattcut/row_control/row_state_resume.h"
 
@@ -179,6 +182,24 @@ Result<DecisionLogAudit> AuditDecisionLog(std::istream& in, const std::string& s
       Result<double> at = f.Number(*started, "at_s", "started.");
       if (!at.ok()) return at.error();
       policy = PolicyForRun(config, *kind, *in_band);
+      // The row's servers by class (absent from the logs of controllers before the level ceilings:
+      // such a run's policy had none).
+      if (auto servers = started->find("servers"); servers != started->end()) {
+        if (!servers->is_object()) return f.Fail("started." + FieldName("servers") + ": expected an object");
+        polca::RowServers by_class;
+        for (auto [key, count] :
+             {std::pair{"low_priority", &by_class.low_priority}, std::pair{"high_priority", &by_class.high_priority},
+              std::pair{"training", &by_class.other}}) {
+          Result<double> n = f.Number(*servers, key, "started.servers.");
+          if (!n.ok()) return n.error();
+          if (!(*n >= 0 && *n <= polca::kMaxServersPerRow && *n == std::floor(*n))) {
+            return f.Fail("started.servers." + FieldName(key) + ": expected a whole number of servers from 0 to " +
+                          std::to_string(polca::kMaxServersPerRow));
+          }
+          *count = static_cast<int>(*n);
+        }
+        policy->SetLevelCeilings(polca::RowCeilings(config, *policy, by_class));
+      }
       policy->Resume(*level, *brake, *at);
       ++audit.runs;
       audit.policies.push_back(*name);

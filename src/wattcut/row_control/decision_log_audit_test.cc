@@ -59,6 +59,39 @@ TEST(DecisionLogAudit, EveryPolicysLogReplaysToItsOwnCommands) {
   }
 }
 
+TEST(DecisionLogAudit, TheRowsServersAreLoggedSoThatTheAuditKnowsTheHeadroomPolicysCeilings) {
+  // Four servers provisioned at 1,000 W each on a 4,000 W budget: the row cannot read above it, so
+  // the headroom policy locks nothing at 96 and 99 % (only the brake acts, on a 105 % reading).
+  ScriptedRow row;
+  RowControllerOptions options = ScriptedRowOptions(row);
+  options.config.policy.headroom_window_s = 20;
+  options.config.row.provisioned_w_per_server = 1000;
+  const std::string log = LogOf(polca::PolicyKind::kHeadroom, false, row, options);
+  EXPECT_NE(log.find("\"servers\":{\"high_priority\":2,\"low_priority\":2,\"training\":0}"), std::string::npos)
+      << log.substr(0, log.find('\n'));
+  EXPECT_EQ(log.find("\"target\":\"low\""), std::string::npos) << "no lock";
+  Result<DecisionLogAudit> audit = Audit(log, options.config);
+  ASSERT_TRUE(audit.ok()) << audit.error().message;
+  EXPECT_EQ(audit->mismatched_lines, 0) << (audit->mismatches.empty() ? "" : audit->mismatches.front());
+  // Without the servers (a log of an older controller), the policy has no ceilings and would have
+  // locked: the audit says so.
+  std::string without = log;
+  const size_t at = without.find(",\"servers\":{");
+  without.erase(at, without.find('}', at) + 1 - at);
+  Result<DecisionLogAudit> older = Audit(without, options.config);
+  ASSERT_TRUE(older.ok()) << older.error().message;
+  EXPECT_GT(older->mismatched_lines, 0);
+  // A count that is not a whole number of servers is refused, naming the field.
+  std::string bad = log;
+  bad.replace(bad.find("\"low_priority\":2"), 16, "\"low_priority\":-1");
+  Result<DecisionLogAudit> refused = Audit(bad, options.config);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.error().message.find("decisions.jsonl:1: started.servers.field 'low_priority': expected a whole "
+                                         "number of servers"),
+            std::string::npos)
+      << refused.error().message;
+}
+
 TEST(DecisionLogAudit, ARestartedControllerAppendsARunThatReplaysFromItsResumedState) {
   ScriptedRow row;
   RowControllerOptions options = ScriptedRowOptions(row);

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "wattcut/base/general_text.h"
+#include "wattcut/polca/row_ceiling.h"
 
 namespace wattcut::row_control {
 
@@ -39,8 +40,24 @@ RowController::RowController(RowControllerOptions options, std::vector<Controlle
                 CeilingLeaseS(options_), options_.config.control.max_reading_age_s, options_.shadow, calls_.training),
       budget_w_(options_.config.row_budget_w()),
       lease_s_(CeilingLeaseS(options_)),
-      start_(ControllerStart{options_.policy, options_.in_band, {}, 0}),
-      views_(servers_.size()) {}
+      start_(ControllerStart{options_.policy, options_.in_band, {}, 0, ServersByClass(servers_)}),
+      views_(servers_.size()) {
+  policy_.SetLevelCeilings(polca::RowCeilings(options_.config, policy_, start_->servers));
+}
+
+polca::RowServers RowController::ServersByClass(const std::vector<ControlledServer>& servers) {
+  polca::RowServers by_class;
+  for (const ControlledServer& server : servers) {
+    if (!server.training_job_id.empty()) {
+      ++by_class.other;
+    } else if (server.priority == polca::Priority::kLow) {
+      ++by_class.low_priority;
+    } else {
+      ++by_class.high_priority;
+    }
+  }
+  return by_class;
+}
 
 std::vector<std::string> RowController::TrainingJobs(const std::vector<ControlledServer>& servers) {
   std::vector<std::string> jobs;

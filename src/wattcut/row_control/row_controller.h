@@ -91,6 +91,7 @@ class RowController {
   std::optional<int> DesiredCeiling(const ControlledServer& server) const;
   // Why `reading` is not a server's power (empty when it is).
   static std::string BadReading(const Result<double>& reading, double max_w);
+  static polca::RowServers ServersByClass(const std::vector<ControlledServer>& servers);
   static std::vector<std::string> TrainingJobs(const std::vector<ControlledServer>& servers);
 
   RowControllerOptions options_;

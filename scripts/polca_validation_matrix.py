@@ -1,0 +1,223 @@
+#!/usr/bin/python3
+"""The headroom policy against POLCA on workloads it was not developed on (docs/polca.md,
+"The validation matrix"): for every cell, the largest added fraction each policy holds (zero brake
+events and every SLO met, at it and at every smaller point), from `wattcut polca sweep`.
+
+Cells: the conversation and code traces of ../shared/data/azure-llm-inference-2023, each as
+shipped, with prompts scaled x0.5 and x3, and with burstier arrivals (the same requests, each
+30 s of the trace regrouped into its first 3 s); seeds 1-3; the A100 and H100 presets; rows of
+20, 40 and 80 servers. Every cell is loaded by work (workload.peak_utilization): at the share of a
+server's capacity that the preset's default rate gives with the conversation trace, so that a
+trace with heavier requests is not simply a saturated row.
+
+    /usr/bin/python3 scripts/polca_validation_matrix.py --wattcut build/src/wattcut/cli/wattcut \
+        --out out/matrix [--jobs 2] [--duration 1d] [--quick]
+
+Writes OUT/traces/ (the variants), OUT/matrix.csv (a row per cell), OUT/matrix.md (the tables of
+docs/polca.md) and prints the summary. --quick runs seed 1 and the 40-server row only. Runs
+already in OUT/runs are reused, so an interrupted matrix resumes. Standard library only.
+"""
+
+import argparse
+import concurrent.futures
+import csv
+import json
+import os
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+DATA = os.path.join(HERE, "..", "..", "shared", "data", "azure-llm-inference-2023")
+TRACES = {"conv": "AzureLLMInferenceTrace_conv.csv", "code": "AzureLLMInferenceTrace_code.csv"}
+VARIANTS = ["as-shipped", "prompts-x0.5", "prompts-x3", "bursty"]
+POLICIES = ["polca", "headroom"]
+ADDED = list(range(0, 55, 5))  # per cent
+BURST_PERIOD_S = 30
+BURST_LENGTH_S = 3
+
+
+def parse_time(text):
+    """Seconds of the day of an Azure 2023 timestamp 'YYYY-MM-DD HH:MM:SS.fffffff' (one day's hour)."""
+    day, clock = text.split(" ")
+    h, m, s = clock.split(":")
+    return day, int(h) * 3600 + int(m) * 60 + float(s)
+
+
+def format_time(day, seconds):
+    h = int(seconds // 3600)
+    m = int(seconds % 3600 // 60)
+    s = seconds - h * 3600 - m * 60
+    return "%s %02d:%02d:%010.7f" % (day, h, m, s)
+
+
+def write_variant(source, variant, path):
+    """The trace `source` as `variant`, written to `path` in the same format."""
+    with open(source, newline="") as f:
+        rows = list(csv.reader(f))
+    header, body = rows[0], rows[1:]
+    out = []
+    if variant == "bursty":
+        day, t0 = parse_time(body[0][0])
+        for ts, context, generated in body:
+            _, t = parse_time(ts)
+            rel = t - t0
+            window = rel // BURST_PERIOD_S * BURST_PERIOD_S
+            squeezed = window + (rel - window) * BURST_LENGTH_S / BURST_PERIOD_S
+            out.append([format_time(day, t0 + squeezed), context, generated])
+        out.sort(key=lambda r: r[0])  # regrouping keeps the order; sorting guards equal stamps
+    else:
+        scale = {"as-shipped": 1.0, "prompts-x0.5": 0.5, "prompts-x3": 3.0}[variant]
+        out = [[ts, str(max(1, round(int(context) * scale))), generated] for ts, context, generated in body]
+    tmp = path + ".tmp"
+    with open(tmp, "w", newline="") as f:
+        w = csv.writer(f, lineterminator="\n")
+        w.writerow(header)
+        w.writerows(out)
+    os.replace(tmp, path)
+
+
+def run_point(wattcut, trace, config, seed, added, policies, duration, out):
+    """One sweep point; returns {policy: (brake_events, meets_slos, row)}."""
+    summary = os.path.join(out, "sweep.csv")
+    if not os.path.exists(summary):
+        cmd = [wattcut, "polca", "sweep", "--config", config, "--trace", trace, "--seed", str(seed),
+               "--added", str(added), "--policy", ",".join(policies), "--duration", duration, "--jobs", "1",
+               "--out", out, "--overwrite"]
+        r = subprocess.run(cmd, capture_output=True, text=True)
+        if r.returncode != 0:
+            raise RuntimeError("%s failed:\n%s" % (" ".join(cmd), r.stderr))
+    result = {}
+    with open(summary, newline="") as f:
+        for row in csv.DictReader(f):
+            result[row["policy"]] = (int(row["brake_events"]), row["meets_slos"] == "true", row)
+    return result
+
+
+def run_cell(args, cell):
+    trace_name, variant, preset, servers, seed = cell
+    key = "%s_%s_%s_%d_s%d" % (trace_name, variant, preset, servers, seed)
+    config = os.path.join(args.out, "configs", "%s_%d.conf" % (preset, servers))
+    trace = os.path.join(args.out, "traces", "%s_%s.csv" % (trace_name, variant))
+    held = {p: None for p in POLICIES}
+    active = list(POLICIES)
+    points = {}
+    for added in ADDED:
+        if not active:
+            break
+        out = os.path.join(args.out, "runs", key, "added_%02d_%s" % (added, "_".join(active)))
+        result = run_point(args.wattcut, trace, config, seed, "%d%%" % added, active, args.duration, out)
+        for p in list(active):
+            brakes, meets, row = result[p]
+            points.setdefault(p, []).append((added, brakes, meets, row))
+            if brakes == 0 and meets:
+                held[p] = added
+            else:
+                active.remove(p)
+    return key, cell, held, points
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--wattcut", default=os.path.join(HERE, "..", "build", "src", "wattcut", "cli", "wattcut"))
+    parser.add_argument("--data", default=DATA)
+    parser.add_argument("--out", required=True)
+    parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
+    parser.add_argument("--duration", default="1d")
+    parser.add_argument("--quick", action="store_true", help="seed 1 and the 40-server row only")
+    args = parser.parse_args()
+    for sub in ("traces", "configs", "runs"):
+        os.makedirs(os.path.join(args.out, sub), exist_ok=True)
+
+    # The load: the share of capacity that each preset's default rate gives with the conversation
+    # trace, read from the load line `polca simulate` prints (the first thing it prints).
+    conv = os.path.join(args.data, TRACES["conv"])
+    for name, source in TRACES.items():
+        for variant in VARIANTS:
+            path = os.path.join(args.out, "traces", "%s_%s.csv" % (name, variant))
+            if not os.path.exists(path):
+                write_variant(os.path.join(args.data, source), variant, path)
+    seeds = [1] if args.quick else [1, 2, 3]
+    sizes = [40] if args.quick else [20, 40, 80]
+    for preset in ("a100", "h100"):
+        r = subprocess.run([args.wattcut, "polca", "simulate", "--gpu", preset, "--trace", conv, "--duration", "1s",
+                            "--policy", "none", "--out", os.path.join(args.out, "load_" + preset), "--overwrite"],
+                           capture_output=True, text=True)
+        if r.returncode != 0:
+            sys.exit("load of %s: %s" % (preset, r.stderr))
+        with open(os.path.join(args.out, "load_" + preset, "summary.json")) as f:
+            utilization = json.load(f)["load"]["peak_utilization"]
+        for servers in sizes:
+            with open(os.path.join(args.out, "configs", "%s_%d.conf" % (preset, servers)), "w") as f:
+                f.write("base = %s\nrow.baseline_servers = %d\nworkload.peak_utilization = %.6f\n"
+                        % (preset, servers, utilization))
+        print("%s: every cell at %.1f %% of a server's capacity at the peak" % (preset, 100 * utilization))
+
+    cells = [(t, v, p, n, s) for t in TRACES for v in VARIANTS for p in ("a100", "h100") for n in sizes
+             for s in seeds]
+    results = []
+    with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
+        for key, cell, held, points in pool.map(lambda c: run_cell(args, c), cells):
+            results.append((cell, held, points))
+            print("%-40s polca %4s  headroom %4s" % (key, fmt(held["polca"]), fmt(held["headroom"])), flush=True)
+
+    with open(os.path.join(args.out, "matrix.csv"), "w", newline="") as f:
+        w = csv.writer(f, lineterminator="\n")
+        w.writerow(["trace", "variant", "gpu", "servers", "seed", "polca_held", "headroom_held"])
+        for (t, v, p, n, s), held, _ in results:
+            w.writerow([t, v, p, n, s, fmt_csv(held["polca"]), fmt_csv(held["headroom"])])
+    md = matrix_markdown(results, seeds, sizes)
+    with open(os.path.join(args.out, "matrix.md"), "w") as f:
+        f.write(md)
+    print(md)
+    worse = [c for c, held, _ in results if rank(held["headroom"]) < rank(held["polca"])]
+    print("cells: %d; headroom holds less than polca in %d" % (len(results), len(worse)))
+    for c in worse:
+        print("  worse:", c)
+    return 1 if worse else 0
+
+
+def rank(held):
+    return -5 if held is None else held
+
+
+def fmt(held):
+    return "none" if held is None else "+%d%%" % held
+
+
+def fmt_csv(held):
+    return "" if held is None else str(held)
+
+
+def matrix_markdown(results, seeds, sizes):
+    """One table per GPU: a row per trace and variant, a column per row size; each cell lists the
+    seeds' held fractions as headroom / polca."""
+    by = {}
+    for (t, v, p, n, s), held, _ in results:
+        by[(t, v, p, n, s)] = held
+    lines = []
+    for preset in ("a100", "h100"):
+        lines.append("| %s: trace, variant | %s |" % (preset.upper(), " | ".join("%d servers" % n for n in sizes)))
+        lines.append("|---|%s" % ("---|" * len(sizes)))
+        for t in TRACES:
+            for v in VARIANTS:
+                cells = []
+                for n in sizes:
+                    parts = []
+                    for s in seeds:
+                        held = by.get((t, v, preset, n, s))
+                        if held is None:
+                            parts.append("-")
+                            continue
+                        parts.append("%s / %s" % (short(held["headroom"]), short(held["polca"])))
+                    cells.append(", ".join(parts))
+                lines.append("| %s, %s | %s |" % (t, v, " | ".join(cells)))
+        lines.append("")
+    return "\n".join(lines)
+
+
+def short(held):
+    return "-" if held is None else "%d" % held
+
+
+if __name__ == "__main__":
+    sys.exit(main())
