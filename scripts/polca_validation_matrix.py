@@ -13,7 +13,7 @@ trace with heavier requests is not simply a saturated row.
     /usr/bin/python3 scripts/polca_validation_matrix.py --wattcut build/src/wattcut/cli/wattcut \
         --out out/matrix [--jobs 2] [--duration 1d] [--quick]
 
-Writes OUT/traces/ (the variants), OUT/matrix.csv (a row per cell), OUT/matrix.md (the tables of
+Writes OUT/traces/ (the variants; --traces-only stops there), OUT/matrix.csv (a row per cell), OUT/matrix.md (the tables of
 docs/polca.md) and prints the summary. --quick runs seed 1 and the 40-server row only. Runs
 already in OUT/runs are reused, so an interrupted matrix resumes. Standard library only.
 """
@@ -124,6 +124,7 @@ def main():
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     parser.add_argument("--duration", default="1d")
     parser.add_argument("--quick", action="store_true", help="seed 1 and the 40-server row only")
+    parser.add_argument("--traces-only", action="store_true", help="write the trace variants to OUT/traces and stop")
     args = parser.parse_args()
     for sub in ("traces", "configs", "runs"):
         os.makedirs(os.path.join(args.out, sub), exist_ok=True)
@@ -136,6 +137,9 @@ def main():
             path = os.path.join(args.out, "traces", "%s_%s.csv" % (name, variant))
             if not os.path.exists(path):
                 write_variant(os.path.join(args.data, source), variant, path)
+    if args.traces_only:
+        print("wrote %d traces to %s" % (len(TRACES) * len(VARIANTS), os.path.join(args.out, "traces")))
+        return 0
     seeds = [1] if args.quick else [1, 2, 3]
     sizes = [40] if args.quick else [20, 40, 80]
     for preset in ("a100", "h100"):
@@ -152,8 +156,11 @@ def main():
                         % (preset, servers, utilization))
         print("%s: every cell at %.1f %% of a server's capacity at the peak" % (preset, 100 * utilization))
 
-    cells = [(t, v, p, n, s) for t in TRACES for v in VARIANTS for p in ("a100", "h100") for n in sizes
-             for s in seeds]
+    # Seed 1 on 40 servers first in every trace, variant and GPU, then the other sizes, then the
+    # other seeds: a matrix stopped early has covered every workload.
+    cells = sorted(((t, v, p, n, s) for t in TRACES for v in VARIANTS for p in ("a100", "h100") for n in sizes
+                    for s in seeds),
+                   key=lambda c: (c[4] != 1, c[3] != 40, c[4], c[3]))
     results = []
     with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
         for key, cell, held, points in pool.map(lambda c: run_cell(args, c), cells):
