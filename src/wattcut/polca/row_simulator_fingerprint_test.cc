@@ -30,13 +30,11 @@ class Fingerprint {
 
 // One request every 0.25 s for an hour, mixed lengths, on a row of 12 provisioned servers
 // grown to 16: the policies act, and POLCA escalates to high priority.
-uint64_t RunFingerprint(PolicyKind policy, uint64_t seed) {
+uint64_t RunFingerprintOf(PolcaConfig config, PolicyKind policy, uint64_t seed) {
   std::vector<TraceRequest> requests;
   for (int i = 0; i < 14400; ++i) requests.push_back({i * 0.25, 150 + (i * 37) % 3000, 10 + (i * 13) % 400});
   RequestTrace trace = *RequestTrace::FromRequests(requests, "fingerprint");
-  PolcaConfig config = *BuiltInConfig("a100");
   config.row.baseline_servers = 12;
-  config.workload.peak_requests_per_server_s = 0.9;
   RowRunOptions options;
   options.policy = policy;
   options.servers = 16;
@@ -67,6 +65,12 @@ uint64_t RunFingerprint(PolicyKind policy, uint64_t seed) {
   return f.value();
 }
 
+uint64_t RunFingerprint(PolicyKind policy, uint64_t seed) {
+  PolcaConfig config = *BuiltInConfig("a100");
+  config.workload.peak_requests_per_server_s = 0.9;
+  return RunFingerprintOf(config, policy, seed);
+}
+
 struct Pinned {
   PolicyKind policy;
   uint64_t seed;
@@ -84,6 +88,40 @@ TEST(RowSimulatorFingerprint, AnswersAreThoseOfTheScanOverEveryServer) {
   for (const Pinned& p : pinned) {
     const uint64_t got = RunFingerprint(p.policy, p.seed);
     EXPECT_EQ(got, p.fingerprint) << PolicyName(p.policy) << " seed " << p.seed;
+  }
+}
+
+// Issue 51: the policies other than headroom answer on every config the project ships exactly as
+// before the headroom policy's level ceilings and the load by work (pinned on the code before
+// them): the H100 preset and configs/polca/'s two retuned A100 configs (their keys, inline).
+TEST(RowSimulatorFingerprint, EveryShippedConfigAnswersAsBeforeTheHeadroomCeilings) {
+  struct Shipped {
+    const char* name;
+    const char* text;
+  };
+  const Shipped configs[] = {
+      {"h100", "base = h100\nworkload.peak_requests_per_server_s = 2.4\n"},
+      {"a100-t85-out-of-band",
+       "base = a100\npolicy.t1 = 0.85\npolicy.t1_release = 0.80\npolicy.t2 = 0.92\npolicy.t2_release = 0.87\n"
+       "workload.peak_requests_per_server_s = 0.9\n"},
+      {"a100-t88-in-band",
+       "base = a100\ncontrol.actuation_latency_s = 0.01\npolicy.t1 = 0.88\npolicy.t1_release = 0.84\n"
+       "policy.t2 = 0.95\npolicy.t2_release = 0.91\nworkload.peak_requests_per_server_s = 0.9\n"},
+  };
+  const uint64_t pinned[3][4] = {
+      {0x55a6c840c24bc5a6ULL, 0x607ff7db996e2aecULL, 0x217e4c222e014667ULL, 0xba22abf346f964eeULL},
+      {0xa09e3a0a7fb5e6ddULL, 0x0b994be1c38dc335ULL, 0x0881a65741df17e9ULL, 0xbd53f2bc5f5a1ab8ULL},
+      {0x9450263d8bb01cedULL, 0x0b994be1c38dc335ULL, 0xc9969a790ab8d57fULL, 0xa04cc925912efc2aULL},
+  };
+  const PolicyKind policies[] = {PolicyKind::kPolca, PolicyKind::kBrakeOnly, PolicyKind::kUniformCap,
+                                 PolicyKind::kPowerCap};
+  for (size_t c = 0; c < 3; ++c) {
+    Result<PolcaConfig> config = ParseConfig(configs[c].text, configs[c].name);
+    ASSERT_TRUE(config.ok()) << config.error().message;
+    for (size_t k = 0; k < 4; ++k) {
+      const uint64_t got = RunFingerprintOf(*config, policies[k], 1);
+      EXPECT_EQ(got, pinned[c][k]) << configs[c].name << " " << PolicyName(policies[k]) << std::hex << " 0x" << got;
+    }
   }
 }
 
