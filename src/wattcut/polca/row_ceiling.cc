@@ -22,7 +22,7 @@ LevelCeilings RowCeilings(const PolcaConfig& config, const RowPowerPolicy& polic
   for (int level = 0; level < 4; ++level) {
     const auto l = static_cast<PolicyLevel>(level);
     const double at_peak = servers.low_priority * share(policy.SettingFor(l, Priority::kLow)) +
-                           servers.high_priority * share(policy.SettingFor(l, Priority::kHigh)) + servers.other;
+                           servers.high_priority * share(policy.SettingFor(l, Priority::kHigh)) + servers.training;
     ceilings[static_cast<size_t>(level)] = at_peak * provisioned_w / budget_w;
   }
   return ceilings;

@@ -17,7 +17,7 @@ namespace wattcut::polca {
 struct RowServers {
   int low_priority = 0;
   int high_priority = 0;
-  int other = 0;  // training servers
+  int training = 0;
 };
 
 // Indexed by PolicyLevel.

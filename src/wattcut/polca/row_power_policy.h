@@ -39,7 +39,6 @@
 #pragma once
 
 #include <array>
-#include <limits>
 #include <optional>
 #include <string>
 #include <vector>

@@ -58,7 +58,7 @@ std::string DecisionLogLine(const Decision& d, const std::vector<std::string>& s
                       {"servers",
                        {{"low_priority", d.started->servers.low_priority},
                         {"high_priority", d.started->servers.high_priority},
-                        {"training", d.started->servers.other}}}};
+                        {"training", d.started->servers.training}}}};
   }
   return doc.dump(-1, ' ', false, json::error_handler_t::replace);
 }

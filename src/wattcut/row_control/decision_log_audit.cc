@@ -189,7 +189,7 @@ Result<DecisionLogAudit> AuditDecisionLog(std::istream& in, const std::string& s
         polca::RowServers by_class;
         for (auto [key, count] :
              {std::pair{"low_priority", &by_class.low_priority}, std::pair{"high_priority", &by_class.high_priority},
-              std::pair{"training", &by_class.other}}) {
+              std::pair{"training", &by_class.training}}) {
           Result<double> n = f.Number(*servers, key, "started.servers.");
           if (!n.ok()) return n.error();
           if (!(*n >= 0 && *n <= polca::kMaxServersPerRow && *n == std::floor(*n))) {

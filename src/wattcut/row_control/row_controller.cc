@@ -49,7 +49,7 @@ polca::RowServers RowController::ServersByClass(const std::vector<ControlledServ
   polca::RowServers by_class;
   for (const ControlledServer& server : servers) {
     if (!server.training_job_id.empty()) {
-      ++by_class.other;
+      ++by_class.training;
     } else if (server.priority == polca::Priority::kLow) {
       ++by_class.low_priority;
     } else {
