@@ -11,24 +11,37 @@
 namespace wattcut::polca {
 namespace {
 
-TEST(HeadroomSizing, OnAWeekOfConversationsItHoldsAPointNoBaselineHolds) {
-  WATTCUT_REQUIRE_SHARED_FILE(path, "azure-llm-inference-2023/AzureLLMInferenceTrace_conv.csv");
+constexpr double kWeekS = 7 * 86400;
+
+// A week of the trace at `path` on the A100 preset's 40-server row, seed 1, at one
+// added fraction, for each policy.
+Result<SweepResult> WeekAt(const std::string& path, double added, std::vector<PolicyKind> policies) {
   Result<RequestTrace> trace = RequestTrace::Read(path);
-  ASSERT_TRUE(trace.ok()) << trace.error().message;
+  if (!trace.ok()) return trace.error();
   SweepOptions options;
-  options.added_fractions = {0.30};
-  options.policies = {PolicyKind::kHeadroom, PolicyKind::kPolca, PolicyKind::kBrakeOnly, PolicyKind::kUniformCap,
-                      PolicyKind::kPowerCap};
-  options.duration_s = 7 * 86400;
+  options.added_fractions = {added};
+  options.policies = std::move(policies);
+  options.duration_s = kWeekS;
   options.seed = 1;
   options.jobs = 2;
-  Result<SweepResult> sweep = RunSweep(*BuiltInConfig("a100"), *trace, options);
+  return RunSweep(*BuiltInConfig("a100"), *trace, options);
+}
+
+std::string Describe(const SweepPoint& p) {
+  return PolicyName(p.run.policy) + ": " + std::to_string(p.run.brake_events) + " brake events, low P50 " +
+         std::to_string(100 * p.impact.low.p50_latency) + " %, high P50 " +
+         std::to_string(100 * p.impact.high.p50_latency) + " %";
+}
+
+TEST(HeadroomSizing, OnAWeekOfConversationsItHoldsAPointNoBaselineHolds) {
+  WATTCUT_REQUIRE_SHARED_FILE(path, "azure-llm-inference-2023/AzureLLMInferenceTrace_conv.csv");
+  Result<SweepResult> sweep = WeekAt(path, 0.30,
+                                     {PolicyKind::kHeadroom, PolicyKind::kPolca, PolicyKind::kBrakeOnly,
+                                      PolicyKind::kUniformCap, PolicyKind::kPowerCap});
   ASSERT_TRUE(sweep.ok()) << sweep.error().message;
   ASSERT_EQ(sweep->points.size(), 5u);
   for (const SweepPoint& p : sweep->points) {
-    SCOPED_TRACE(PolicyName(p.run.policy) + ": " + std::to_string(p.run.brake_events) + " brake events, low P50 " +
-                 std::to_string(100 * p.impact.low.p50_latency) + " %, high P50 " +
-                 std::to_string(100 * p.impact.high.p50_latency) + " %");
+    SCOPED_TRACE(Describe(p));
     EXPECT_EQ(p.servers, 52);
     if (p.run.policy == PolicyKind::kHeadroom) {
       EXPECT_EQ(p.run.brake_events, 0);
@@ -36,7 +49,7 @@ TEST(HeadroomSizing, OnAWeekOfConversationsItHoldsAPointNoBaselineHolds) {
       EXPECT_TRUE(p.holds);
       // It pays for that by locking only part of the week (POLCA is above T1 all of it), and saves
       // energy per token doing so.
-      EXPECT_LT(p.run.level_s[1] + p.run.level_s[2] + p.run.level_s[3], 0.35 * options.duration_s);
+      EXPECT_LT(p.run.level_s[1] + p.run.level_s[2] + p.run.level_s[3], 0.35 * kWeekS);
       EXPECT_LE(p.impact.energy_per_token, 0);
     } else {
       EXPECT_FALSE(p.holds);
@@ -50,21 +63,11 @@ TEST(HeadroomSizing, OnAWeekOfConversationsItHoldsAPointNoBaselineHolds) {
 // nothing and meets every SLO, as brake-only does. POLCA holds it too, at a low-priority cost.
 TEST(HeadroomSizing, OnAWeekOfCodeTheProvisionedRowIsNeverLocked) {
   WATTCUT_REQUIRE_SHARED_FILE(path, "azure-llm-inference-2023/AzureLLMInferenceTrace_code.csv");
-  Result<RequestTrace> trace = RequestTrace::Read(path);
-  ASSERT_TRUE(trace.ok()) << trace.error().message;
-  SweepOptions options;
-  options.added_fractions = {0.0};
-  options.policies = {PolicyKind::kHeadroom, PolicyKind::kPolca, PolicyKind::kBrakeOnly};
-  options.duration_s = 7 * 86400;
-  options.seed = 1;
-  options.jobs = 2;
-  Result<SweepResult> sweep = RunSweep(*BuiltInConfig("a100"), *trace, options);
+  Result<SweepResult> sweep = WeekAt(path, 0.0, {PolicyKind::kHeadroom, PolicyKind::kPolca, PolicyKind::kBrakeOnly});
   ASSERT_TRUE(sweep.ok()) << sweep.error().message;
   ASSERT_EQ(sweep->points.size(), 3u);
   for (const SweepPoint& p : sweep->points) {
-    SCOPED_TRACE(PolicyName(p.run.policy) + ": " + std::to_string(p.run.brake_events) + " brake events, low P50 " +
-                 std::to_string(100 * p.impact.low.p50_latency) + " %, high P50 " +
-                 std::to_string(100 * p.impact.high.p50_latency) + " %");
+    SCOPED_TRACE(Describe(p));
     EXPECT_EQ(p.servers, 40);
     EXPECT_TRUE(p.holds);
     if (p.run.policy == PolicyKind::kHeadroom) {
