@@ -1,0 +1,100 @@
+#!/usr/bin/python3
+"""scripts/polca_validation_matrix.py's own rules: the trace variants keep the requests they are
+made of, and a cell's held fraction is the last point of an unbroken run of points held from +0 %.
+The matrix itself (hours of simulation) is run by hand: docs/polca.md, "The validation matrix"."""
+
+import csv
+import importlib.util
+import os
+import sys
+import tempfile
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SPEC = importlib.util.spec_from_file_location(
+    "matrix", os.path.join(HERE, "..", "..", "scripts", "polca_validation_matrix.py"))
+matrix = importlib.util.module_from_spec(SPEC)
+SPEC.loader.exec_module(matrix)
+
+TRACE = """TIMESTAMP,ContextTokens,GeneratedTokens
+2023-11-16 18:15:46.6805900,374,44
+2023-11-16 18:15:47.1120479,396,109
+2023-11-16 18:16:10.0000000,1,7
+2023-11-16 18:16:31.5000000,5000,3
+2023-11-16 18:59:59.9000000,800,20
+"""
+
+
+def read(path):
+    with open(path, newline="") as f:
+        rows = list(csv.reader(f))
+    return rows[0], rows[1:]
+
+
+class Variants(unittest.TestCase):
+    def setUp(self):
+        self.dir = tempfile.TemporaryDirectory()
+        self.source = os.path.join(self.dir.name, "t.csv")
+        with open(self.source, "w") as f:
+            f.write(TRACE)
+
+    def tearDown(self):
+        self.dir.cleanup()
+
+    def variant(self, name):
+        path = os.path.join(self.dir.name, name + ".csv")
+        matrix.write_variant(self.source, name, path)
+        return read(path)
+
+    def test_scaled_prompts_keep_times_and_answers_and_never_reach_zero(self):
+        header, rows = self.variant("prompts-x0.5")
+        self.assertEqual(header, ["TIMESTAMP", "ContextTokens", "GeneratedTokens"])
+        _, original = read(self.source)
+        self.assertEqual([r[0] for r in rows], [r[0] for r in original])
+        self.assertEqual([r[2] for r in rows], [r[2] for r in original])
+        self.assertEqual([r[1] for r in rows], ["187", "198", "1", "2500", "400"])
+        _, tripled = self.variant("prompts-x3")
+        self.assertEqual([r[1] for r in tripled], ["1122", "1188", "3", "15000", "2400"])
+
+    def test_bursty_arrivals_are_the_same_requests_in_order_squeezed_into_each_windows_start(self):
+        _, rows = self.variant("bursty")
+        _, original = read(self.source)
+        self.assertEqual([r[1:] for r in rows], [r[1:] for r in original])
+        times = [matrix.parse_time(r[0])[1] for r in rows]
+        self.assertEqual(times, sorted(times))
+        t0 = times[0]
+        for t in times:
+            self.assertLess((t - t0) % matrix.BURST_PERIOD_S, matrix.BURST_LENGTH_S + 1e-6)
+        # The first request keeps its time; the fourth, 44.8 s after it, lands 30 + 1.48 s after it.
+        self.assertEqual(rows[0][0], original[0][0])
+        self.assertAlmostEqual(times[3] - t0, 30 + (44.8194100 - 30) / 10, places=6)
+
+
+class HeldFraction(unittest.TestCase):
+    def test_a_policy_holds_up_to_its_first_failure_and_the_cell_stops_when_both_failed(self):
+        # polca fails at +10 % (brakes), headroom at +20 % (SLOs): later points are not run.
+        outcome = {0: {"polca": (0, True), "headroom": (0, True)},
+                   5: {"polca": (0, True), "headroom": (0, True)},
+                   10: {"polca": (3, True), "headroom": (0, True)},
+                   15: {"headroom": (0, True)},
+                   20: {"headroom": (0, False)}}
+        asked = []
+
+        def fake(wattcut, trace, config, seed, added, policies, duration, out):
+            point = int(added.rstrip("%"))
+            asked.append((point, tuple(policies)))
+            return {p: outcome[point][p] + ({},) for p in policies}
+
+        real, matrix.run_point = matrix.run_point, fake
+        try:
+            args = type("Args", (), {"out": "/nonexistent", "wattcut": "wattcut", "duration": "1d"})()
+            _, _, held, _ = matrix.run_cell(args, ("conv", "as-shipped", "a100", 40, 1))
+        finally:
+            matrix.run_point = real
+        self.assertEqual(held, {"polca": 5, "headroom": 15})
+        self.assertEqual(asked[-1], (20, ("headroom",)))
+        self.assertEqual(len(asked), 5)
+
+
+if __name__ == "__main__":
+    unittest.main()
