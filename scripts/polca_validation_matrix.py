@@ -175,6 +175,8 @@ def main():
     md = matrix_markdown(results, seeds, sizes)
     with open(os.path.join(args.out, "matrix.md"), "w") as f:
         f.write(md)
+    with open(os.path.join(args.out, "matrix.svg"), "w") as f:
+        f.write(matrix_svg(results, seeds, sizes))
     print(md)
     worse = [c for c, held, _ in results if rank(held["headroom"]) < rank(held["polca"])]
     print("cells: %d; headroom holds less than polca in %d" % (len(results), len(worse)))
@@ -220,6 +222,48 @@ def matrix_markdown(results, seeds, sizes):
                 lines.append("| %s, %s | %s |" % (t, v, " | ".join(cells)))
         lines.append("")
     return "\n".join(lines)
+
+
+def matrix_svg(results, seeds, sizes):
+    """The matrix as a picture: per GPU, a row per trace and variant, a column per row size and
+    seed; each cell reads headroom / polca and is coloured by what headroom holds beyond POLCA."""
+    by = {cell: held for cell, held, _ in results}
+    rows = [(t, v) for t in TRACES for v in VARIANTS]
+    cols = [(n, s) for n in sizes for s in seeds]
+    cw, ch, left, top, gap = 62, 22, 170, 44, 34
+    block_h = top + ch * len(rows) + gap
+    width = max(left + cw * len(cols) + 20, 900)
+    height = 2 * block_h + 40
+    out = ['<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" font-family="DejaVu Sans, sans-serif" '
+           'font-size="11">' % (width, height),
+           '<rect width="100%%" height="100%%" fill="white"/>']
+    def colour(gain):
+        if gain is None:
+            return "#eeeeee"
+        if gain < 0:
+            return "#e06666"
+        return ["#f3f3f3", "#d9ead3", "#b6d7a8", "#93c47d", "#6aa84f"][min(4, gain // 5)]
+    for b, preset in enumerate(("a100", "h100")):
+        y0 = b * block_h + 20
+        out.append('<text x="10" y="%d" font-size="13" font-weight="bold">%s: added servers held, headroom / polca '
+                   '(%% of the provisioned row)</text>' % (y0, preset.upper()))
+        for j, (n, s) in enumerate(cols):
+            out.append('<text x="%d" y="%d" text-anchor="middle">%d, seed %d</text>'
+                       % (left + cw * j + cw // 2, y0 + top - 8, n, s))
+        for i, (t, v) in enumerate(rows):
+            y = y0 + top + ch * i
+            out.append('<text x="10" y="%d">%s, %s</text>' % (y + 15, t, v))
+            for j, (n, s) in enumerate(cols):
+                held = by.get((t, v, preset, n, s))
+                gain = None if held is None else rank(held["headroom"]) - rank(held["polca"])
+                out.append('<rect x="%d" y="%d" width="%d" height="%d" fill="%s" stroke="white"/>'
+                           % (left + cw * j, y, cw, ch, colour(gain)))
+                label = "" if held is None else "%s / %s" % (short(held["headroom"]), short(held["polca"]))
+                out.append('<text x="%d" y="%d" text-anchor="middle">%s</text>' % (left + cw * j + cw // 2, y + 15, label))
+    out.append('<text x="10" y="%d">colour: what headroom holds beyond POLCA (grey: the same, green: 5 to 20 points '
+               'more, red: less); "-": holds no point, not even +0 %%; 50: the sweep\'s end</text>' % (height - 12))
+    out.append("</svg>")
+    return "\n".join(out) + "\n"
 
 
 def short(held):
