@@ -38,24 +38,29 @@ double MeanRequestWorkS(const PolcaConfig& config, const TraceWork& work) {
   return (prefill_s + decode_s) / n;
 }
 
-Result<RowLoad> ResolveRowLoad(PolcaConfig& config, const TraceWork& work) {
+RowLoad LoadOf(const PolcaConfig& config, const TraceWork& work) {
   RowLoad load;
   load.mean_request_work_s = MeanRequestWorkS(config, work);
+  load.peak_requests_per_server_s = config.workload.peak_requests_per_server_s;
+  load.peak_utilization = load.peak_requests_per_server_s * load.mean_request_work_s;
+  load.stated_by_work = config.workload.peak_utilization > 0;
+  return load;
+}
+
+Result<RowLoad> ResolveRowLoad(PolcaConfig& config, const TraceWork& work) {
   if (config.workload.peak_utilization > 0) {
-    if (load.mean_request_work_s <= 0) return Error{"workload.peak_utilization: the trace has no requests to load by"};
-    const double rate = config.workload.peak_utilization / load.mean_request_work_s;
+    const double work_s = MeanRequestWorkS(config, work);
+    if (work_s <= 0) return Error{"workload.peak_utilization: the trace has no requests to load by"};
+    const double rate = config.workload.peak_utilization / work_s;
     if (rate > kMaxRequestsPerServerS) {
       return Error{"workload.peak_utilization = " + GeneralText(config.workload.peak_utilization, 6) + " needs " +
                    GeneralText(rate, 6) + " requests/s per server with this trace's requests (" +
-                   GeneralText(load.mean_request_work_s, 6) + " s of work each), above the bound of " +
+                   GeneralText(work_s, 6) + " s of work each), above the bound of " +
                    GeneralText(kMaxRequestsPerServerS, 6)};
     }
     config.workload.peak_requests_per_server_s = rate;
-    load.stated_by_work = true;
   }
-  load.peak_requests_per_server_s = config.workload.peak_requests_per_server_s;
-  load.peak_utilization = load.peak_requests_per_server_s * load.mean_request_work_s;
-  return load;
+  return LoadOf(config, work);
 }
 
 }  // namespace wattcut::polca

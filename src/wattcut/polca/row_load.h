@@ -44,6 +44,9 @@ struct RowLoad {
   bool stated_by_work = false;  // workload.peak_utilization set it
 };
 
+// The load of a config whose rate is set (as ResolveRowLoad leaves it), in both terms.
+RowLoad LoadOf(const PolcaConfig& config, const TraceWork& work);
+
 // The row's load in both terms. When workload.peak_utilization is set (> 0) it states the load:
 // peak_requests_per_server_s becomes peak_utilization / mean work, written into `config`; an error
 // when that rate is outside the simulator's bound (row_limits.h). Otherwise the config's rate

@@ -103,12 +103,11 @@ json TraceJson(const RunContext& c) {
 // The load at the peak in both terms (row_load.h): requests per second per serving server, and the
 // share of a server's capacity they bring.
 json LoadJson(const RunContext& c) {
-  const double work_s = MeanRequestWorkS(*c.config, c.timeline != nullptr ? WorkOf(*c.timeline) : WorkOf(*c.trace));
-  return {{"peak_requests_per_server_s", c.config->workload.peak_requests_per_server_s},
-          {"peak_utilization", c.config->workload.peak_requests_per_server_s * work_s},
-          {"mean_request_work_s", work_s},
-          {"stated_by", c.config->workload.peak_utilization > 0 ? "workload.peak_utilization"
-                                                                : "workload.peak_requests_per_server_s"}};
+  const RowLoad load = LoadOf(*c.config, c.timeline != nullptr ? WorkOf(*c.timeline) : WorkOf(*c.trace));
+  return {{"peak_requests_per_server_s", load.peak_requests_per_server_s},
+          {"peak_utilization", load.peak_utilization},
+          {"mean_request_work_s", load.mean_request_work_s},
+          {"stated_by", load.stated_by_work ? "workload.peak_utilization" : "workload.peak_requests_per_server_s"}};
 }
 
 json ContextJson(const RunContext& c) {
