@@ -15,12 +15,15 @@ trace with heavier requests is not simply a saturated row.
 
 Writes OUT/traces/ (the variants; --traces-only stops there), OUT/matrix.csv (a row per cell), OUT/matrix.md (the tables of
 docs/polca.md) and prints the summary. --quick runs seed 1 and the 40-server row only. Runs
-already in OUT/runs are reused, so an interrupted matrix resumes. Standard library only.
+already in OUT/runs are reused, so an interrupted matrix resumes; only with the same wattcut binary
+(its SHA-256 is kept in OUT/runs), since another build may answer differently. Exits 1 when the
+headroom policy holds less than POLCA in any cell. Standard library only.
 """
 
 import argparse
 import concurrent.futures
 import csv
+import hashlib
 import json
 import os
 import subprocess
@@ -128,6 +131,18 @@ def main():
     args = parser.parse_args()
     for sub in ("traces", "configs", "runs"):
         os.makedirs(os.path.join(args.out, sub), exist_ok=True)
+    # Runs are reused only with the binary that made them: another one may answer differently.
+    with open(args.wattcut, "rb") as f:
+        binary = hashlib.sha256(f.read()).hexdigest()
+    stamp = os.path.join(args.out, "runs", "wattcut.sha256")
+    if os.path.exists(stamp):
+        with open(stamp) as f:
+            if f.read().strip() != binary:
+                sys.exit("%s: its runs were made by another wattcut binary than %s; give another --out, or remove "
+                         "%s to run the matrix again" % (args.out, args.wattcut, os.path.join(args.out, "runs")))
+    else:
+        with open(stamp, "w") as f:
+            f.write(binary + "\n")
 
     # The load: the share of capacity that each preset's default rate gives with the conversation
     # trace, read from the load line `polca simulate` prints (the first thing it prints).
