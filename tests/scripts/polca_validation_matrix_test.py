@@ -96,5 +96,22 @@ class HeldFraction(unittest.TestCase):
         self.assertEqual(len(asked), 5)
 
 
+class Reuse(unittest.TestCase):
+    def test_runs_of_another_binary_are_refused_with_what_to_do(self):
+        import subprocess
+        with tempfile.TemporaryDirectory() as d:
+            binary = os.path.join(d, "wattcut")
+            with open(binary, "wb") as f:
+                f.write(b"a build")
+            os.makedirs(os.path.join(d, "out", "runs"))
+            with open(os.path.join(d, "out", "runs", "wattcut.sha256"), "w") as f:
+                f.write("0" * 64 + "\n")
+            r = subprocess.run([sys.executable, matrix.__file__, "--wattcut", binary, "--out", os.path.join(d, "out"),
+                                "--data", d], capture_output=True, text=True)
+            self.assertEqual(r.returncode, 1)
+            self.assertIn("its runs were made by another wattcut binary", r.stderr)
+            self.assertIn("give another --out", r.stderr)
+
+
 if __name__ == "__main__":
     unittest.main()
