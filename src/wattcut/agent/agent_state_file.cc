@@ -10,6 +10,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "wattcut/base/json_object.h"
 #include "wattcut/base/unix_time.h"
 
 namespace wattcut::agent {
@@ -21,7 +22,7 @@ std::string AgentStatePath(const std::string& state_dir) { return state_dir + "/
 namespace {
 
 Result<AgentStateFile> Parse(const std::string& text) {
-  json doc = json::parse(text, nullptr, /*allow_exceptions=*/false);
+  json doc = ParseJsonOrDiscarded(text);
   if (doc.is_discarded() || !doc.is_object()) return Error::Corruption("not a JSON object");
   if (doc.value("schema_version", 0) != 1) return Error::Corruption("schema_version is not 1");
   AgentStateFile state;

@@ -8,6 +8,7 @@
 
 #include "wattcut/agent/agent_tokens.h"
 #include "wattcut/base/general_text.h"
+#include "wattcut/base/json_object.h"
 #include "wattcut/base/printable_text.h"
 #include "wattcut/base/steady_time.h"
 #include "wattcut/http/http_client.h"
@@ -157,12 +158,10 @@ std::string NonGpuPowerModel::ToString() const {
 }
 
 Result<double> ParseRedfishPower(std::string_view body) {
-  json document;
-  try {
-    document = json::parse(body.begin(), body.end());
-  } catch (const json::exception& e) {
-    return Error::Malformed("Redfish Power answer is not JSON: " + PrintableText(e.what(), 200));
-  }
+  Result<json> parsed = ParseJsonWithoutDuplicateKeys(body);
+  if (!parsed)
+    return Error::Malformed("Redfish Power answer is not JSON: " + PrintableText(parsed.error().message, 200));
+  const json document = std::move(*parsed);
   const std::string resource = "not a Redfish Power resource (GET /redfish/v1/Chassis/{id}/Power)";
   if (!document.is_object()) return Error{"Redfish Power answer is not a JSON object; " + resource};
   auto control = document.find("PowerControl");

@@ -12,6 +12,8 @@
 #include <nlohmann/json.hpp>
 
 #include "wattcut/agent/agent_tokens.h"
+#include "wattcut/base/json_object.h"
+#include "wattcut/base/json_preview.h"
 
 namespace wattcut::agent {
 namespace {
@@ -69,7 +71,7 @@ std::string Signature(std::string_view signed_part, const ZeusdSigningKey& key) 
 Result<nlohmann::json> JsonPart(std::string_view encoded) {
   Result<std::string> text = Base64UrlDecode(encoded);
   if (!text.ok()) return text.error();
-  nlohmann::json json = nlohmann::json::parse(*text, nullptr, /*allow_exceptions=*/false);
+  nlohmann::json json = ParseJsonOrDiscarded(*text);
   if (json.is_discarded()) return Refused("Invalid token: JSON error: not a JSON document");
   if (!json.is_object()) return Refused("Invalid token: JSON error: expected a JSON object");
   return json;
@@ -101,7 +103,7 @@ Result<ZeusdClaims> ReadClaims(const nlohmann::json& json) {
   for (const nlohmann::json& s : *scopes) {
     std::optional<ZeusdGroup> group = s.is_string() ? ZeusdGroupFromName(s.get<std::string>()) : std::nullopt;
     if (!group) {
-      return Refused("Invalid token: JSON error: unknown scope " + s.dump().substr(0, 40) +
+      return Refused("Invalid token: JSON error: unknown scope " + JsonPreview(s, 40) +
                      ", expected one of `gpu-control`, `gpu-read`, `cpu-read`");
     }
     claims.scopes.push_back(*group);

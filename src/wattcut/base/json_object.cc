@@ -17,6 +17,9 @@ Result<json> ParseJsonWithoutDuplicateKeys(std::string_view text) {
     if (problem->kind == JsonTextProblem::Kind::kDuplicateKey) {
       return Error::Malformed("malformed JSON: " + FieldName(problem->key) + " appears twice");
     }
+    if (problem->kind == JsonTextProblem::Kind::kTooDeep) {
+      return Error::Malformed("malformed JSON: " + JsonDepthMessage(*problem));
+    }
     // nlohmann's parse errors say where; its number overflow ("1e400") does not.
     const std::string where = problem->message.find(" at line ") == std::string::npos
                                   ? " (at " + LineAndColumn(text, problem->byte) + ")"
@@ -29,6 +32,13 @@ Result<json> ParseJsonWithoutDuplicateKeys(std::string_view text) {
   } catch (const json::exception& e) {
     return Error::Malformed("malformed JSON: " + PrintableText(e.what(), 400));
   }
+}
+
+json ParseJsonOrDiscarded(std::string_view text) {
+  if (auto problem = FindJsonTextProblem(text); problem && problem->kind != JsonTextProblem::Kind::kDuplicateKey) {
+    return json(json::value_t::discarded);
+  }
+  return json::parse(text.begin(), text.end(), nullptr, /*allow_exceptions=*/false);
 }
 
 Status RefuseUnknownFields(const json& object, std::initializer_list<const char*> known) {

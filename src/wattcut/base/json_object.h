@@ -18,6 +18,12 @@ namespace wattcut {
 // field 'x' appears twice").
 Result<nlohmann::json> ParseJsonWithoutDuplicateKeys(std::string_view text);
 
+// `text` as JSON, or a discarded value (is_discarded()) when it is not JSON or nests deeper than
+// kJsonMaxDepth (json_text_check.h): nlohmann's json::parse(text, nullptr, false) for text from
+// another process or a file, without a document that its dump or copy could not get through.
+// A key given twice keeps its last value, as json::parse does.
+nlohmann::json ParseJsonOrDiscarded(std::string_view text);
+
 // "field 'NAME'" for messages (control bytes escaped, at most 64 characters of the name).
 std::string FieldName(std::string_view name);
 

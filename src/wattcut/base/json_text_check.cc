@@ -5,6 +5,8 @@
 #include <unordered_set>
 #include <vector>
 
+#include "wattcut/base/printable_text.h"
+
 namespace wattcut {
 
 namespace {
@@ -23,7 +25,7 @@ class Checker : public nlohmann::json_sax<json> {
   bool string(string_t&) override { return Element(); }
   bool binary(binary_t&) override { return Element(); }
   bool start_object(std::size_t) override {
-    if (!Element()) return false;
+    if (!Element() || !Deeper()) return false;
     frames_.push_back(Frame{false, -1, {}, {}, -1});
     return true;
   }
@@ -45,7 +47,7 @@ class Checker : public nlohmann::json_sax<json> {
     return true;
   }
   bool start_array(std::size_t) override {
-    if (!Element()) return false;
+    if (!Element() || !Deeper()) return false;
     int64_t limit = -1;
     if (frames_.size() == 1 && !frames_.back().array) {
       auto it = limits_.find(frames_.back().key);
@@ -93,6 +95,16 @@ class Checker : public nlohmann::json_sax<json> {
     }
     return true;
   }
+  // An array or object starts inside the frames open now.
+  bool Deeper() {
+    if (frames_.size() < static_cast<size_t>(kJsonMaxDepth)) return true;
+    JsonTextProblem p;
+    p.kind = JsonTextProblem::Kind::kTooDeep;
+    p.path = Path();
+    p.limit = kJsonMaxDepth;
+    problem_ = std::move(p);
+    return false;
+  }
   std::string Path() const {
     std::string path;
     for (const Frame& frame : frames_) {
@@ -124,6 +136,11 @@ std::optional<JsonTextProblem> FindJsonTextProblem(std::string_view text,
     return p;
   }
   return checker.problem();
+}
+
+std::string JsonDepthMessage(const JsonTextProblem& problem) {
+  return "arrays and objects nested deeper than " + std::to_string(problem.limit) + " levels" +
+         (problem.path.empty() ? std::string() : " (at " + PrintableText(problem.path, 80) + ")");
 }
 
 std::string LineAndColumn(std::string_view text, size_t byte) {

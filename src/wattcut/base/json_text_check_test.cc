@@ -19,6 +19,34 @@ TEST(JsonTextCheck, TheFirstRepeatedKeyIsFoundWithItsPath) {
   EXPECT_EQ(p->key, "name");
 }
 
+std::string Nested(int depth, const std::string& inner = "1") {
+  return std::string(static_cast<size_t>(depth), '[') + inner + std::string(static_cast<size_t>(depth), ']');
+}
+
+TEST(JsonTextCheck, NestingDeeperThanTheBoundIsRefusedWithItsPath) {
+  EXPECT_FALSE(FindJsonTextProblem(Nested(kJsonMaxDepth)).has_value());
+  EXPECT_FALSE(FindJsonTextProblem("{\"a\":" + Nested(kJsonMaxDepth - 1) + "}").has_value());
+  for (const std::string& text :
+       {Nested(kJsonMaxDepth + 1), "{\"a\":" + Nested(kJsonMaxDepth) + "}", "{\"v\":" + Nested(100000) + "}"}) {
+    auto p = FindJsonTextProblem(text);
+    ASSERT_TRUE(p.has_value()) << text.size();
+    EXPECT_EQ(p->kind, Kind::kTooDeep);
+    EXPECT_EQ(p->limit, kJsonMaxDepth);
+    const std::string message = JsonDepthMessage(*p);
+    EXPECT_EQ(message.rfind("arrays and objects nested deeper than 128 levels (at ", 0), 0u) << message;
+    EXPECT_LT(message.size(), 160u) << "the path is cut";
+  }
+  auto object = FindJsonTextProblem("{\"data\":{\"result\":[" + Nested(200) + "]}}");
+  ASSERT_TRUE(object.has_value());
+  EXPECT_EQ(object->path.rfind("data.result[0][0][0]", 0), 0u) << object->path;
+  // Objects count as arrays do.
+  std::string objects;
+  for (int i = 0; i <= kJsonMaxDepth; ++i) objects += "{\"k\":";
+  objects += "1" + std::string(kJsonMaxDepth + 1, '}');
+  ASSERT_TRUE(FindJsonTextProblem(objects).has_value());
+  EXPECT_EQ(FindJsonTextProblem(objects)->kind, Kind::kTooDeep);
+}
+
 TEST(JsonTextCheck, ASyntaxErrorOrANumberBeyondADoubleSaysWhere) {
   const std::string text = "{\n  \"unit_time_s\": 1e400\n}";
   auto p = FindJsonTextProblem(text);

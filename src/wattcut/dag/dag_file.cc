@@ -9,6 +9,7 @@
 #include <sstream>
 #include <unordered_map>
 
+#include "wattcut/base/json_preview.h"
 #include "wattcut/base/json_text_check.h"
 #include "wattcut/dag/topological_order.h"
 
@@ -18,37 +19,8 @@ namespace {
 
 using json = nlohmann::json;
 
-// `value` as JSON text, appended to `out` until it holds about 60 characters, and nested
-// at most 4 deep (dump() recurses once per level: a deeply nested value would exhaust the stack).
-void AppendBrief(const json& value, int depth, std::string& out) {
-  constexpr size_t kLength = 60;
-  if (out.size() > kLength) return;
-  if (!value.is_structured()) {
-    out += value.dump(-1, ' ', false, json::error_handler_t::replace);
-    return;
-  }
-  out += value.is_array() ? '[' : '{';
-  if (depth >= 4 && !value.empty()) {
-    out += "...";
-  } else {
-    bool first = true;
-    for (auto it = value.begin(); it != value.end() && out.size() <= kLength; ++it) {
-      if (!first) out += ',';
-      first = false;
-      if (value.is_object()) out += json(it.key()).dump(-1, ' ', false, json::error_handler_t::replace) + ':';
-      AppendBrief(*it, depth + 1, out);
-    }
-  }
-  out += value.is_array() ? ']' : '}';
-}
-
 // A JSON value as a message quotes it: at most 60 characters.
-std::string Quote(const json& value) {
-  std::string text;
-  AppendBrief(value, 0, text);
-  if (text.size() > 60) text = text.substr(0, 57) + "...";
-  return text;
-}
+std::string Quote(const json& value) { return JsonPreview(value, 57); }
 
 // Builds "SOURCE: PATH: expected ..., got ..." messages.
 class Reader {
@@ -224,6 +196,8 @@ Result<GenericDag> ParseDag(std::string_view text, const std::string& source) {
       case JsonTextProblem::Kind::kTooManyElements:
         return reader.Fail(problem->path, "at most " + std::to_string(problem->limit) + " " + problem->path +
                                               ", got more (refused before the rest was read)");
+      case JsonTextProblem::Kind::kTooDeep:
+        return reader.Fail("", JsonDepthMessage(*problem));
     }
   }
   json doc;

@@ -212,8 +212,9 @@ TEST(DagFile, MoreOperationsThanTheBoundAreRefusedBeforeTheRestIsRead) {
 TEST(DagFile, DeeplyNestedJsonIsRefusedNotACrash) {
   const std::string deep = std::string(200000, '[') + std::string(200000, ']');
   const std::string error = ErrorOf(R"({"format": "wattcut.dag/v1", "operations": [)" + deep + "]}");
-  EXPECT_EQ(error.rfind("dag.json: operations[0]: expected an operation object, got [[[[", 0), 0u)
+  EXPECT_EQ(error.rfind("dag.json: arrays and objects nested deeper than 128 levels (at operations[0][0][0]", 0), 0u)
       << error.substr(0, 200);
+  EXPECT_LT(error.size(), 200u);
 }
 
 TEST(DagFile, ReadsAFileAndSaysWhenItIsMissing) {

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "wattcut/base/general_text.h"
+#include "wattcut/base/json_object.h"
 #include "wattcut/base/printable_text.h"
 #include "wattcut/http/http_status.h"
 #include "wattcut/http/token_file.h"
@@ -28,7 +29,7 @@ bool StartsWith(const std::string& text, const std::string& prefix) { return tex
 Error RefusalError(const std::string& agent, const std::string& what, const http::HttpResponse& answer) {
   Error error = http::ErrorOfAnswer(answer.status, answer.body);
   // A refusal in the agent's own words stands alone; anything else says who answered it.
-  json body = json::parse(answer.body, nullptr, /*allow_exceptions=*/false);
+  json body = ParseJsonOrDiscarded(answer.body);
   if (body.is_object() && body.contains("error")) return error;
   return error.WithContext(agent + ": " + what + " answered ");
 }
@@ -155,7 +156,7 @@ Status AgentBackend::Discover() {
   const std::string agent = client_->description();
   auto about_text = Call("GET", "/v1/agent", "");
   if (!about_text.ok()) return about_text.error();
-  json about = json::parse(*about_text, nullptr, false);
+  json about = ParseJsonOrDiscarded(*about_text);
   if (!about.is_object() || !about.contains("api_version") || !about["api_version"].is_number_integer()) {
     return Malformed(agent, "GET /v1/agent", "no api_version (is it a wattcut agent?)");
   }
@@ -167,7 +168,7 @@ Status AgentBackend::Discover() {
 
   auto gpus_text = Call("GET", "/v1/gpus", "");
   if (!gpus_text.ok()) return gpus_text.error();
-  json listed = json::parse(*gpus_text, nullptr, false);
+  json listed = ParseJsonOrDiscarded(*gpus_text);
   if (!listed.is_object() || !listed.contains("gpus") || !listed["gpus"].is_array()) {
     return Malformed(agent, "GET /v1/gpus", "no \"gpus\" array");
   }
@@ -248,7 +249,7 @@ Result<double> AgentBackend::ReadField(int gpu, const char* field) {
   const std::string agent = client_->description();
   auto text = Call("GET", "/v1/readings", "");
   if (!text.ok()) return text.error();
-  json readings = json::parse(*text, nullptr, false);
+  json readings = ParseJsonOrDiscarded(*text);
   if (!readings.is_object() || !readings.contains("gpus") || !readings["gpus"].is_array()) {
     return Malformed(agent, "GET /v1/readings", "no \"gpus\" array");
   }
@@ -307,7 +308,7 @@ Result<AgentBackend::HeldLease> AgentBackend::TakeLease(const std::vector<int>& 
   const json request{{"gpus", gpus}, {"ttl_s", options_.lease_ttl_s}};
   auto text = Call("POST", "/v1/leases", request.dump());
   if (!text.ok()) return text.error();
-  json lease = json::parse(*text, nullptr, false);
+  json lease = ParseJsonOrDiscarded(*text);
   HeldLease held;
   held.gpus = gpus;
   if (lease.is_object() && lease.contains("id") && lease["id"].is_number_unsigned()) {

@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "wattcut/base/json_object.h"
 #include "wattcut/base/printable_text.h"
 
 namespace wattcut::http {
@@ -83,7 +84,7 @@ ErrorCode ErrorCodeForStatus(int status, ErrorCode server_error) {
 }
 
 Error ErrorOfAnswer(int status, std::string_view body, ErrorCode server_error) {
-  const nlohmann::json doc = nlohmann::json::parse(body, nullptr, /*allow_exceptions=*/false);
+  const nlohmann::json doc = ParseJsonOrDiscarded(body);
   if (doc.is_object() && doc.contains("error") && doc["error"].is_string()) {
     ErrorCode code = ErrorCodeForStatus(status, server_error);
     if (doc.contains("code") && doc["code"].is_string()) {

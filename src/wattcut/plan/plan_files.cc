@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "wattcut/base/general_text.h"
+#include "wattcut/base/json_object.h"
 #include "wattcut/plan/plan_lookup.h"
 
 namespace wattcut {
@@ -92,7 +93,7 @@ std::string ZeusPlanLiteral(const FrequencyPlan& plan) {
 }
 
 Result<StoredPlan> ParsePlanJson(const std::string& text, const std::string& source_name) {
-  nlohmann::json doc = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  nlohmann::json doc = ParseJsonOrDiscarded(text);
   if (doc.is_discarded()) return Error{source_name + ": not valid JSON"};
   auto field_error = [&](const std::string& field, const std::string& expected) {
     return Error{source_name + ": field '" + field + "': expected " + expected};

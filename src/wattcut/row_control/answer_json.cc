@@ -2,6 +2,8 @@
 
 #include <cmath>
 
+#include "wattcut/base/json_object.h"
+#include "wattcut/base/json_preview.h"
 #include "wattcut/base/printable_text.h"
 #include "wattcut/http/http_status.h"
 
@@ -9,18 +11,18 @@ namespace wattcut::row_control {
 
 using json = nlohmann::json;
 
-std::string Shown(const json& value) { return PrintableText(value.dump(), 80); }
+std::string Shown(const json& value) { return JsonPreview(value, 80); }
 
 // The service's {"error","code"}, or what can be said without one.
 Error RefusalOf(const http::HttpResponse& answer) {
   Error error = http::ErrorOfAnswer(answer.status, answer.body);
-  json body = json::parse(answer.body, nullptr, /*allow_exceptions=*/false);
+  json body = ParseJsonOrDiscarded(answer.body);
   return body.is_object() && body.contains("error") ? error.WithContext("HTTP " + std::to_string(answer.status) + ": ")
                                                     : error;
 }
 
 Result<json> ParseObject(const std::string& body) {
-  json doc = json::parse(body, nullptr, /*allow_exceptions=*/false);
+  json doc = ParseJsonOrDiscarded(body);
   if (doc.is_discarded()) return Error::Malformed("the answer is not JSON: '" + PrintableText(body, 120) + "'");
   if (!doc.is_object()) return Error::Malformed("the answer is not a JSON object: '" + PrintableText(body, 120) + "'");
   return doc;

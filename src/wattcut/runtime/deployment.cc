@@ -5,6 +5,9 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "wattcut/base/json_object.h"
+#include "wattcut/base/json_preview.h"
+
 namespace wattcut {
 namespace {
 
@@ -45,7 +48,8 @@ Result<std::vector<ScheduleEntry>> Frequencies(const json& list) {
     const std::string field = "frequencies[" + std::to_string(i) + "]";
     if (!item.is_array() || item.size() != 2 || !item[0].is_string() || item[0].get<std::string>().empty() ||
         !item[1].is_number_integer()) {
-      return Error::Malformed("deployment: field '" + field + "': expected [\"instruction\", MHz], got " + item.dump());
+      return Error::Malformed("deployment: field '" + field + "': expected [\"instruction\", MHz], got " +
+                              JsonPreview(item, 80));
     }
     if (!item[1].is_number_unsigned() || item[1].get<uint64_t>() == 0 || item[1].get<uint64_t>() > 100000) {
       return Error::Malformed("deployment: field '" + field + "': the frequency must be 1..100000 MHz, got " +
@@ -59,7 +63,7 @@ Result<std::vector<ScheduleEntry>> Frequencies(const json& list) {
 }  // namespace
 
 Result<DeploymentAnswer> ParseDeploymentAnswer(std::string_view text, uint64_t sent_version) {
-  const json doc = json::parse(text, nullptr, /*allow_exceptions=*/false);
+  const json doc = ParseJsonOrDiscarded(text);
   if (doc.is_discarded()) return Error::Malformed("deployment: not valid JSON");
   if (!doc.is_object()) return Error::Malformed("deployment: expected a JSON object, got " + TypeName(doc));
 

@@ -6,6 +6,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
+#include "wattcut/base/json_object.h"
 #include "wattcut/http/http_status.h"
 #include "wattcut/http/path_segment.h"
 #include "wattcut/http/service_url.h"
@@ -17,7 +18,7 @@ using nlohmann::json;
 
 // The server answers errors as {"error": "..."}; anything else is shown as it came.
 std::string ErrorMessage(const std::string& body) {
-  json doc = json::parse(body, nullptr, /*allow_exceptions=*/false);
+  json doc = ParseJsonOrDiscarded(body);
   if (doc.is_object() && doc.contains("error") && doc["error"].is_string()) return doc["error"].get<std::string>();
   return body.size() > 500 ? body.substr(0, 500) + "..." : body;
 }
@@ -86,7 +87,7 @@ Result<std::string> PlanServerClient::RegisterJob(const TrainingJobInfo& job) co
   const std::string path = "/register_job";
   auto response = Call("POST", path, body.dump(), address_.connect_timeout_s);
   if (!response) return response.error();
-  json id = json::parse(*response, nullptr, false);
+  json id = ParseJsonOrDiscarded(*response);
   if (!id.is_string() || id.get<std::string>().empty()) {
     return Error::Malformed("POST " + path + ": the server returned a strange job id: " + *response);
   }

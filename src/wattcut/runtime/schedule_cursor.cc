@@ -2,10 +2,12 @@
 
 #include <nlohmann/json.hpp>
 
+#include "wattcut/base/json_object.h"
+
 namespace wattcut {
 
 Result<RankSchedule> ParseRankScheduleJson(std::string_view json, int expected_rank) {
-  const nlohmann::json doc = nlohmann::json::parse(json, nullptr, /*allow_exceptions=*/false);
+  const nlohmann::json doc = ParseJsonOrDiscarded(json);
   if (doc.is_discarded()) return Error{"schedule: not valid JSON"};
   if (!doc.is_object()) return Error{"schedule: expected a JSON object {\"rank\": N, \"frequencies\": [...]}"};
   if (!doc.contains("rank") || !doc["rank"].is_number_integer()) return Error{"schedule: missing integer \"rank\""};

@@ -2,6 +2,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "wattcut/base/json_object.h"
+#include "wattcut/base/json_preview.h"
 #include "wattcut/server/deployment.h"
 #include "wattcut/server/job_views.h"
 
@@ -12,11 +14,9 @@ using nlohmann::json;
 namespace {
 
 Result<json> ParseRow(std::string_view text, const std::string& row) {
-  try {
-    return json::parse(text.begin(), text.end());
-  } catch (const json::exception& e) {
-    return Error::Corruption(row + ": corrupt stored JSON: " + e.what());
-  }
+  Result<json> doc = ParseJsonWithoutDuplicateKeys(text);
+  if (!doc) return Error::Corruption(row + ": corrupt stored JSON: " + doc.error().message);
+  return doc;
 }
 
 }  // namespace
@@ -58,7 +58,7 @@ Result<JobState> DecodeJobState(std::string_view text) {
     if (doc.contains("schema_version")) {
       const json& v = doc.at("schema_version");
       if (!v.is_number_integer() || v.get<int64_t>() < 1) {
-        return Error::Corruption("job state: schema_version must be an integer >= 1, got " + v.dump());
+        return Error::Corruption("job state: schema_version must be an integer >= 1, got " + JsonPreview(v, 40));
       }
       if (v.get<int64_t>() > kJobStateSchemaVersion) {
         return Error::Corruption("job state: schema_version " + v.dump() + " is newer than this server reads (" +

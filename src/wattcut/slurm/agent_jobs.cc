@@ -2,6 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "wattcut/base/json_object.h"
 #include "wattcut/http/http_client.h"
 #include "wattcut/http/http_status.h"
 
@@ -30,7 +31,7 @@ Error Refusal(const http::HttpResponse& response, const std::string& what) {
 }
 
 Result<json> JsonObject(const http::HttpResponse& response, const std::string& what) {
-  json doc = json::parse(response.body, nullptr, /*allow_exceptions=*/false);
+  json doc = ParseJsonOrDiscarded(response.body);
   if (!doc.is_object()) return Error::Malformed(what + ": the agent's answer is not a JSON object");
   return doc;
 }

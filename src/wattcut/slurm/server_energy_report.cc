@@ -2,6 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "wattcut/base/json_object.h"
 #include "wattcut/http/http_client.h"
 #include "wattcut/http/http_status.h"
 
@@ -36,7 +37,7 @@ Status ReportJobEnergy(const ServerReportTarget& target, const std::string& job_
   auto listed = (*client)->Get("/v1/jobs");
   if (!listed.ok()) return listed.error().WithContext(what + ": ");
   if (listed->status != 200) return Refusal(*listed, what);
-  json jobs = json::parse(listed->body, nullptr, /*allow_exceptions=*/false);
+  json jobs = ParseJsonOrDiscarded(listed->body);
   if (!jobs.is_object() || !jobs.contains("jobs") || !jobs["jobs"].is_array()) {
     return Error::Malformed(what + ": GET /v1/jobs answered no 'jobs' list");
   }

@@ -8,6 +8,7 @@
 
 #include "wattcut/base/csv_reader.h"
 #include "wattcut/base/general_text.h"
+#include "wattcut/base/json_preview.h"
 #include "wattcut/base/json_text_check.h"
 #include "wattcut/base/printable_text.h"
 #include "wattcut/telemetry/telemetry_limits.h"
@@ -17,10 +18,6 @@ namespace wattcut::telemetry {
 namespace {
 
 using json = nlohmann::json;
-
-std::string Got(const json& v) {
-  return std::string(v.type_name()) + " " + PrintableText(v.dump(-1, ' ', false, json::error_handler_t::replace), 40);
-}
 
 }  // namespace
 
@@ -51,6 +48,10 @@ Result<PowerTelemetry> ParseAgentReadingsStream(const std::string& text, const s
       if (p->kind == JsonTextProblem::Kind::kDuplicateKey) {
         return Error::Malformed(at + p->path + ": key '" + PrintableText(p->key) + "' appears twice");
       }
+      if (p->kind == JsonTextProblem::Kind::kTooDeep) {
+        return Error::Malformed(at + JsonDepthMessage(*p) +
+                                " (expected one reading of the agent's /v1/readings/stream a line)");
+      }
       return Error::Malformed(at + "not JSON at column " + std::to_string(p->byte + 1) +
                               " (expected one reading of the agent's /v1/readings/stream a line): '" +
                               PrintableText(line.text) + "'");
@@ -61,14 +62,15 @@ Result<PowerTelemetry> ParseAgentReadingsStream(const std::string& text, const s
     } catch (const json::exception& e) {
       return Error::Malformed(at + "not JSON: " + PrintableText(e.what()));
     }
-    if (!doc.is_object()) return Error{at + "expected an object {\"time_s\": ..., \"gpus\": [...]}, got " + Got(doc)};
+    if (!doc.is_object())
+      return Error{at + "expected an object {\"time_s\": ..., \"gpus\": [...]}, got " + JsonTypeAndPreview(doc)};
     if (!doc.contains("time_s") || !doc["time_s"].is_number()) {
       return Error{at + "time_s: expected Unix seconds (a number), got " +
-                   (doc.contains("time_s") ? Got(doc["time_s"]) : std::string("nothing"))};
+                   (doc.contains("time_s") ? JsonTypeAndPreview(doc["time_s"]) : std::string("nothing"))};
     }
     const double time_s = doc["time_s"].get<double>();
     if (!std::isfinite(time_s) || time_s < 0)
-      return Error{at + "time_s: expected Unix seconds >= 0, got " + Got(doc["time_s"])};
+      return Error{at + "time_s: expected Unix seconds >= 0, got " + JsonTypeAndPreview(doc["time_s"])};
     if (previous_time && time_s <= *previous_time) {
       return Error{at + "time_s: readings must be in increasing time: " + GeneralText(time_s) + " is " +
                    (time_s == *previous_time ? "the same as" : "earlier than") + " line " +
@@ -79,17 +81,17 @@ Result<PowerTelemetry> ParseAgentReadingsStream(const std::string& text, const s
     ++lines_read;
     if (!doc.contains("gpus") || !doc["gpus"].is_array()) {
       return Error{at + "gpus: expected a list of GPU readings, got " +
-                   (doc.contains("gpus") ? Got(doc["gpus"]) : std::string("nothing"))};
+                   (doc.contains("gpus") ? JsonTypeAndPreview(doc["gpus"]) : std::string("nothing"))};
     }
     const json& gpus = doc["gpus"];
     for (size_t i = 0; i < gpus.size(); ++i) {
       const std::string path = at + "gpus[" + std::to_string(i) + "]";
       const json& g = gpus[i];
-      if (!g.is_object()) return Error{path + ": expected a GPU reading (an object), got " + Got(g)};
+      if (!g.is_object()) return Error{path + ": expected a GPU reading (an object), got " + JsonTypeAndPreview(g)};
       if (!g.contains("index") || !g["index"].is_number_integer() || g["index"].get<int64_t>() < 0 ||
           g["index"].get<int64_t>() > 1023) {
         return Error{path + ".index: expected a GPU index 0-1023, got " +
-                     (g.contains("index") ? Got(g["index"]) : std::string("nothing"))};
+                     (g.contains("index") ? JsonTypeAndPreview(g["index"]) : std::string("nothing"))};
       }
       const int64_t index = g["index"].get<int64_t>();
       const json power = g.contains("power_w") ? g["power_w"] : json();
@@ -99,13 +101,13 @@ Result<PowerTelemetry> ParseAgentReadingsStream(const std::string& text, const s
       }
       if (!power.is_number() || power.get<double>() < 0 || power.get<double>() > kMaxGpuPowerW) {
         return Error{path + ".power_w: expected watts >= 0 and at most " + GeneralText(kMaxGpuPowerW) +
-                     " or null, got " + Got(power)};
+                     " or null, got " + JsonTypeAndPreview(power)};
       }
       double clock = kUnknownClockMhz;
       if (g.contains("sm_clock_mhz") && !g["sm_clock_mhz"].is_null()) {
         const json& c = g["sm_clock_mhz"];
         if (!c.is_number() || c.get<double>() < 0 || c.get<double>() > kMaxSmClockMhz) {
-          return Error{path + ".sm_clock_mhz: expected MHz >= 0 or null, got " + Got(c)};
+          return Error{path + ".sm_clock_mhz: expected MHz >= 0 or null, got " + JsonTypeAndPreview(c)};
         }
         clock = c.get<double>();
       }
@@ -125,17 +127,19 @@ Result<PowerTelemetry> ParseAgentReadingsStream(const std::string& text, const s
       continue;
     }
     const json& s = doc["server"];
-    if (!s.is_object()) return Error{at + "server: expected the server's power (an object) or null, got " + Got(s)};
+    if (!s.is_object())
+      return Error{at + "server: expected the server's power (an object) or null, got " + JsonTypeAndPreview(s)};
     const json source = s.contains("source") ? s["source"] : json();
     if (source == "model") {
       ++model_server;
       continue;
     }
-    if (source != "redfish") return Error{at + "server.source: expected \"redfish\" or \"model\", got " + Got(source)};
+    if (source != "redfish")
+      return Error{at + "server.source: expected \"redfish\" or \"model\", got " + JsonTypeAndPreview(source)};
     const json power = s.contains("power_w") ? s["power_w"] : json();
     if (!power.is_number() || power.get<double>() < 0 || power.get<double>() > kMaxServerPowerW) {
       return Error{at + "server.power_w: expected watts >= 0 and at most " + GeneralText(kMaxServerPowerW) + ", got " +
-                   Got(power)};
+                   JsonTypeAndPreview(power)};
     }
     measured.samples.push_back({time_s, power.get<double>()});
   }

@@ -43,6 +43,18 @@ TEST(AgentReadingsStream, NullServerAndModelOnly) {
   EXPECT_TRUE(std::isnan(t->gpus[0].samples[0].sm_clock_mhz));
 }
 
+TEST(AgentReadingsStream, ALineNestedBeyondTheBoundIsRefusedNotACrash) {
+  // Before: a power_w of 100,000 nested '[' ended the reader in SIGSEGV (the value was copied, and
+  // quoted with nlohmann's recursive dump).
+  const std::string deep = std::string(100000, '[') + std::string(100000, ']');
+  const std::string error = ErrorOf(R"({"gpus":[{"index":0,"power_w":)" + deep +
+                                    R"(}],"time_s":1})"
+                                    "\n");
+  EXPECT_EQ(error.rfind("s.ndjson:1: arrays and objects nested deeper than 128 levels (at gpus[0].power_w", 0), 0u)
+      << error.substr(0, 300);
+  EXPECT_LT(error.size(), 300u);
+}
+
 TEST(AgentReadingsStream, BadLinesNameFileLineAndField) {
   const std::string good = R"({"gpus":[{"index":0,"power_w":100}],"server":null,"time_s":1})"
                            "\n";

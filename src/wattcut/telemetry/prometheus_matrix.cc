@@ -7,6 +7,7 @@
 #include "wattcut/base/csv_reader.h"
 #include "wattcut/base/decimal_text.h"
 #include "wattcut/base/json_object.h"
+#include "wattcut/base/json_preview.h"
 #include "wattcut/base/json_text_check.h"
 #include "wattcut/base/printable_text.h"
 
@@ -14,11 +15,6 @@ namespace wattcut::telemetry {
 namespace {
 
 using json = nlohmann::json;
-
-// What a JSON value is, for "got ..." in messages: its type and, when short, the value.
-std::string Got(const json& v) {
-  return std::string(v.type_name()) + " " + PrintableText(v.dump(-1, ' ', false, json::error_handler_t::replace), 40);
-}
 
 std::optional<double> SampleValue(const std::string& text) {
   if (text == "NaN") return std::numeric_limits<double>::quiet_NaN();
@@ -45,6 +41,9 @@ Result<PrometheusMatrix> ParsePrometheusMatrix(const std::string& text, const st
       return Error::Malformed(at + (p->path.empty() ? "" : p->path + ": ") + "key '" + PrintableText(p->key) +
                               "' appears twice");
     }
+    if (p->kind == JsonTextProblem::Kind::kTooDeep) {
+      return Error::Malformed(at + JsonDepthMessage(*p) + " (expected the answer of Prometheus' /api/v1/query_range)");
+    }
     return Error::Malformed(at + "not JSON at " + LineAndColumn(text, p->byte) +
                             (p->path.empty() ? "" : " (in " + p->path + ")") +
                             " (expected the answer of Prometheus' /api/v1/query_range)");
@@ -56,7 +55,8 @@ Result<PrometheusMatrix> ParsePrometheusMatrix(const std::string& text, const st
     return Error::Malformed(at + "not JSON: " + PrintableText(e.what()));
   }
   if (!doc.is_object() || !doc.contains("status")) {
-    return Error{at + "expected a Prometheus API answer {\"status\": ..., \"data\": ...}, got " + Got(doc)};
+    return Error{at + "expected a Prometheus API answer {\"status\": ..., \"data\": ...}, got " +
+                 JsonTypeAndPreview(doc)};
   }
   const json& status = doc["status"];
   if (status == "error") {
@@ -67,15 +67,17 @@ Result<PrometheusMatrix> ParsePrometheusMatrix(const std::string& text, const st
     return Error{at + "Prometheus answered an error (errorType '" + PrintableText(type) +
                  "'): " + PrintableText(message, 400)};
   }
-  if (status != "success") return Error{at + "status: expected \"success\" or \"error\", got " + Got(status)};
+  if (status != "success")
+    return Error{at + "status: expected \"success\" or \"error\", got " + JsonTypeAndPreview(status)};
   PrometheusMatrix matrix;
   matrix.source = source_name;
   for (const char* key : {"warnings", "infos"}) {
     if (!doc.contains(key)) continue;
-    if (!doc[key].is_array()) return Error{at + key + ": expected a list of strings, got " + Got(doc[key])};
+    if (!doc[key].is_array())
+      return Error{at + key + ": expected a list of strings, got " + JsonTypeAndPreview(doc[key])};
     for (const json& w : doc[key]) {
       matrix.warnings.push_back(std::string("Prometheus: ") +
-                                (w.is_string() ? PrintableText(w.get<std::string>(), 400) : Got(w)));
+                                (w.is_string() ? PrintableText(w.get<std::string>(), 400) : JsonTypeAndPreview(w)));
     }
   }
   if (!doc.contains("data") || !doc["data"].is_object()) {
@@ -102,15 +104,16 @@ Result<PrometheusMatrix> ParsePrometheusMatrix(const std::string& text, const st
     const std::string path = "data.result[" + std::to_string(i) + "]";
     const json& s = result[i];
     if (!s.is_object())
-      return Error{at + path + ": expected a series {\"metric\": {...}, \"values\": [...]}, got " + Got(s)};
+      return Error{at + path + ": expected a series {\"metric\": {...}, \"values\": [...]}, got " +
+                   JsonTypeAndPreview(s)};
     PrometheusSeries series;
     if (s.contains("metric")) {
       if (!s["metric"].is_object())
-        return Error{at + path + ".metric: expected an object of labels, got " + Got(s["metric"])};
+        return Error{at + path + ".metric: expected an object of labels, got " + JsonTypeAndPreview(s["metric"])};
       for (const auto& [name, value] : s["metric"].items()) {
         if (!value.is_string()) {
           return Error{at + path + ".metric." + PrintableText(name) + ": expected a label value (a string), got " +
-                       Got(value)};
+                       JsonTypeAndPreview(value)};
         }
         series.labels[name] = value.get<std::string>();
       }
@@ -122,19 +125,21 @@ Result<PrometheusMatrix> ParsePrometheusMatrix(const std::string& text, const st
     }
     const json& values = s["values"];
     if (!values.is_array())
-      return Error{at + path + ".values: expected a list of [time, \"value\"], got " + Got(values)};
+      return Error{at + path + ".values: expected a list of [time, \"value\"], got " + JsonTypeAndPreview(values)};
     series.points.reserve(values.size());
     for (size_t k = 0; k < values.size(); ++k) {
       const std::string point = PrometheusPointPath(i, k);
       const json& v = values[k];
-      if (!v.is_array() || v.size() != 2) return Error{at + point + ": expected [time, \"value\"], got " + Got(v)};
+      if (!v.is_array() || v.size() != 2)
+        return Error{at + point + ": expected [time, \"value\"], got " + JsonTypeAndPreview(v)};
       if (!v[0].is_number())
-        return Error{at + point + "[0]: expected a Unix time in seconds (a number), got " + Got(v[0])};
+        return Error{at + point + "[0]: expected a Unix time in seconds (a number), got " + JsonTypeAndPreview(v[0])};
       const double t = v[0].get<double>();
-      if (!std::isfinite(t) || t < 0) return Error{at + point + "[0]: expected a Unix time >= 0, got " + Got(v[0])};
+      if (!std::isfinite(t) || t < 0)
+        return Error{at + point + "[0]: expected a Unix time >= 0, got " + JsonTypeAndPreview(v[0])};
       if (!v[1].is_string()) {
         return Error{at + point + "[1]: expected the sample value as a string (\"85.5\", \"NaN\", \"+Inf\"), got " +
-                     Got(v[1])};
+                     JsonTypeAndPreview(v[1])};
       }
       std::optional<double> value = SampleValue(v[1].get<std::string>());
       if (!value) {
@@ -142,7 +147,7 @@ Result<PrometheusMatrix> ParsePrometheusMatrix(const std::string& text, const st
                      PrintableText(v[1].get<std::string>()) + "'"};
       }
       if (!series.points.empty() && t <= series.points.back().time_s) {
-        return Error{at + point + "[0]: times must increase within a series: " + Got(v[0]) +
+        return Error{at + point + "[0]: times must increase within a series: " + JsonTypeAndPreview(v[0]) +
                      " is not after the point before"};
       }
       series.points.push_back({t, *value});

@@ -75,6 +75,20 @@ TEST(PrometheusMatrix, BadInputNamesTheJsonPath) {
             std::string::npos);
 }
 
+TEST(PrometheusMatrix, ValuesOrLabelsNestedBeyondTheBoundAreRefusedNotACrash) {
+  // Before: 100,000 nested '[' as `values` (or in `metric`) ended the reader in SIGSEGV, in
+  // nlohmann's recursive dump on the error path.
+  const std::string deep = std::string(100000, '[') + std::string(100000, ']');
+  for (const std::string& text :
+       {Matrix(deep), R"({"status":"success","data":{"resultType":"matrix","result":[{"metric":{"a":)" + deep +
+                          R"(},"values":[]}]}})"}) {
+    const std::string error = ErrorOf(text);
+    EXPECT_EQ(error.rfind("q.json: arrays and objects nested deeper than 128 levels (at data.result[0].", 0), 0u)
+        << error.substr(0, 300);
+    EXPECT_LT(error.size(), 300u);
+  }
+}
+
 TEST(PrometheusMatrix, WarningsAreKept) {
   Result<PrometheusMatrix> m = ParsePrometheusMatrix(
       R"({"status":"success","warnings":["too many samples"],"data":{"resultType":"matrix","result":[]}})", "q.json");
