@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <cstring>
 #include <limits>
 #include <map>
 #include <utility>
@@ -17,7 +19,13 @@ constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 constexpr double kJoulesPerKwh = 3.6e6;
 constexpr double kMaxHorizonS = 366.0 * 86400;  // a year
 constexpr size_t kMaxIntervals = 1'000'000;
-constexpr int kGoldenSteps = 60;
+// Interval ends whose cost is bounded below by no more than the best so far are costed by a
+// bisection of the dual of this many steps (its bracket then spans 2^-60 of the lambdas between).
+constexpr int kDualSteps = 60;
+// Candidates within this share of the least are costed exactly before ties go to the earlier
+// finish; at most kExactCandidates of them.
+constexpr double kCandidateTie = 1e-9;
+constexpr size_t kExactCandidates = 16;
 // Iterations are met to this share of the total plus a thousandth of one: the moves' sums round,
 // and a time near 2026 in seconds since 1970 is exact only to about 2.4e-7 s.
 constexpr double kIterationSlack = 1e-9;
@@ -26,6 +34,100 @@ constexpr double kIterationSlackAbsolute = 1e-3;
 std::string When(double t_s) { return FormatTimestamp(t_s); }
 
 std::string Hours(double s) { return FixedDecimals(s / 3600, 2) + " h"; }
+
+// Doubles in their order as unsigned integers (-inf < ... < -0 < +0 < ... < +inf), for a bisection
+// that ends on a double the search asks about rather than near it.
+uint64_t OrderKey(double x) {
+  uint64_t bits;
+  std::memcpy(&bits, &x, sizeof bits);
+  return (bits >> 63) != 0 ? ~bits : bits | (uint64_t{1} << 63);
+}
+
+double FromOrderKey(uint64_t key) {
+  const uint64_t bits = (key >> 63) != 0 ? key & ~(uint64_t{1} << 63) : ~key;
+  double x;
+  std::memcpy(&x, &bits, sizeof x);
+  return x;
+}
+
+// Sums over ranks 0..n-1 that change one rank at a time (a Fenwick tree).
+class PrefixSums {
+ public:
+  explicit PrefixSums(size_t n) : tree_(n + 1, 0.0) {}
+  void Add(size_t rank, double value) {
+    for (size_t i = rank + 1; i < tree_.size(); i += i & (~i + 1)) tree_[i] += value;
+  }
+  // The sum over ranks below `rank`.
+  double Below(size_t rank) const {
+    double sum = 0;
+    for (size_t i = rank; i > 0; i -= i & (~i + 1)) sum += tree_[i];
+    return sum;
+  }
+
+ private:
+  std::vector<double> tree_;
+};
+
+// The intervals of one hull seen so far by the sweep of phase 3: their lengths and lengths x
+// weights by weight, to sum what they buy and draw at a multiplier lambda.
+class HullPrefix {
+ public:
+  HullPrefix(const RatePowerHull& hull, std::vector<double> weights)
+      : weights_(std::move(weights)), length_(weights_.size()), length_weight_(weights_.size()) {
+    const auto& v = hull.vertices();
+    rate0_ = v.front().rate;
+    power0_ = v.front().power_w;
+    least_energy_ = kInf;
+    for (const PlanRate& p : v) least_energy_ = std::min(least_energy_, p.power_w / p.rate);
+    for (size_t e = 0; e + 1 < v.size(); ++e) {
+      slope_.push_back(hull.slope(e));
+      rate_step_.push_back(v[e + 1].rate - v[e].rate);
+      power_step_.push_back(v[e + 1].power_w - v[e].power_w);
+    }
+  }
+  // Joules per iteration of the hull's most efficient vertex.
+  double least_energy() const { return least_energy_; }
+  bool empty() const { return total_length_ == 0; }
+  void Add(double weight, double length_s) {
+    const size_t rank =
+        static_cast<size_t>(std::lower_bound(weights_.begin(), weights_.end(), weight) - weights_.begin());
+    length_.Add(rank, length_s);
+    length_weight_.Add(rank, length_s * weight);
+    total_length_ += length_s;
+    total_length_weight_ += length_s * weight;
+  }
+  // What the intervals so far buy (iterations) and draw (weight x J) at multiplier `lambda`, each
+  // at the vertex its moves of marginal cost at most lambda reach.
+  void AddAt(double lambda, double& iterations, double& weighted_j) const {
+    iterations += rate0_ * total_length_;
+    weighted_j += power0_ * total_length_weight_;
+    for (size_t e = 0; e < slope_.size(); ++e) {
+      const double s = slope_[e];
+      double l = 0, lw = 0;
+      if (s > 0) {  // weight <= lambda / s; the bounds fall as the slopes rise
+        const size_t rank =
+            static_cast<size_t>(std::upper_bound(weights_.begin(), weights_.end(), lambda / s) - weights_.begin());
+        if (rank == 0) break;
+        l = length_.Below(rank), lw = length_weight_.Below(rank);
+      } else if (s == 0) {
+        if (lambda >= 0) l = total_length_, lw = total_length_weight_;
+      } else {  // weight >= lambda / s
+        const size_t rank =
+            static_cast<size_t>(std::lower_bound(weights_.begin(), weights_.end(), lambda / s) - weights_.begin());
+        l = total_length_ - length_.Below(rank), lw = total_length_weight_ - length_weight_.Below(rank);
+      }
+      iterations += rate_step_[e] * l;
+      weighted_j += power_step_[e] * lw;
+    }
+  }
+
+ private:
+  std::vector<double> weights_;  // sorted, distinct
+  PrefixSums length_, length_weight_;
+  double total_length_ = 0, total_length_weight_ = 0;
+  double rate0_ = 0, power0_ = 0, least_energy_ = 0;
+  std::vector<double> slope_, rate_step_, power_step_;
+};
 
 }  // namespace
 
@@ -127,14 +229,6 @@ Status DeadlineScheduler::BuildHulls() {
           FixedDecimals(gpus > 0 ? least_cap / gpus : least_cap, 1) + " W" + (gpus > 0 ? " per GPU" : "")};
     }
   }
-  for (size_t k = 0; k < intervals_.size(); ++k) {
-    const RatePowerHull& h = hulls_[intervals_[k].hull];
-    for (size_t e = 0; e + 1 < h.vertices().size(); ++e) moves_.push_back({intervals_[k].weight * h.slope(e), k, e});
-  }
-  std::sort(moves_.begin(), moves_.end(), [](const Move& a, const Move& b) {
-    if (a.marginal != b.marginal) return a.marginal < b.marginal;
-    return a.interval != b.interval ? a.interval < b.interval : a.edge < b.edge;
-  });
   return Status::Ok();
 }
 
@@ -165,6 +259,32 @@ double DeadlineScheduler::FinishAt(bool fastest) const {
   return kInf;
 }
 
+size_t DeadlineScheduler::EdgesBelow(size_t k, double lambda, bool or_equal) const {
+  const RatePowerHull& h = hulls_[intervals_[k].hull];
+  const double w = intervals_[k].weight;
+  // Weights are >= 0 and slopes rise along the hull, so the marginal costs rise with the edge.
+  size_t lo = 0, hi = h.vertices().size() - 1;
+  while (lo < hi) {
+    const size_t mid = lo + (hi - lo) / 2;
+    const double marginal = w * h.slope(mid);
+    if (or_equal ? marginal <= lambda : marginal < lambda) {
+      lo = mid + 1;
+    } else {
+      hi = mid;
+    }
+  }
+  return lo;
+}
+
+double DeadlineScheduler::GainAtMost(double finish_s, double lambda) const {
+  double gain = 0;
+  for (size_t k = 0; k < intervals_.size() && intervals_[k].start_s < finish_s; ++k) {
+    const auto& v = hulls_[intervals_[k].hull].vertices();
+    gain += Length(k, finish_s) * (v[EdgesBelow(k, lambda, true)].rate - v.front().rate);
+  }
+  return gain;
+}
+
 DeadlineScheduler::Allocation DeadlineScheduler::AllocateBy(double finish_s) const {
   Allocation a;
   a.vertex.assign(intervals_.size(), 0);
@@ -178,22 +298,50 @@ DeadlineScheduler::Allocation DeadlineScheduler::AllocateBy(double finish_s) con
   }
   const double slack = kIterationSlack * request_.iterations + kIterationSlackAbsolute;
   if (need < -slack) return a;  // the slowest plans finish before finish_s
-  for (const Move& m : moves_) {
-    if (need <= 0) break;
-    const double length = Length(m.interval, finish_s);
-    if (length <= 0) continue;
-    const RatePowerHull& h = hulls_[intervals_[m.interval].hull];
-    const PlanRate& from = h.vertices()[m.edge];
-    const PlanRate& to = h.vertices()[m.edge + 1];
-    const double gain = length * (to.rate - from.rate);
-    const double share = gain >= need ? need / gain : 1.0;
-    a.objective += share * intervals_[m.interval].weight * length * (to.power_w - from.power_w) / kJoulesPerKwh;
-    if (share < 1.0) {
-      a.fraction[m.interval] = share;
-      need = 0;
-    } else {
-      a.vertex[m.interval] = m.edge + 1;
-      need -= gain;
+  if (need > 0) {
+    if (GainAtMost(finish_s, kInf) < need - slack) return a;  // the fastest plans do not finish by then
+    // lambda: the least marginal cost whose moves, with every cheaper one, buy what is needed. The
+    // moves' gains change only at marginal costs, so the bisection ends on one of them.
+    uint64_t lo = OrderKey(-kInf), hi = OrderKey(kInf);
+    while (lo < hi) {
+      const uint64_t mid = lo + (hi - lo) / 2;
+      if (GainAtMost(finish_s, FromOrderKey(mid)) >= need) {
+        hi = mid;
+      } else {
+        lo = mid + 1;
+      }
+    }
+    const double lambda = FromOrderKey(lo);
+    // Every move cheaper than lambda, whole.
+    for (size_t k = 0; k < intervals_.size(); ++k) {
+      const double length = Length(k, finish_s);
+      if (length <= 0) continue;
+      const auto& v = hulls_[intervals_[k].hull].vertices();
+      const size_t at = EdgesBelow(k, lambda, false);
+      a.vertex[k] = at;
+      need -= length * (v[at].rate - v.front().rate);
+      a.objective += intervals_[k].weight * length * (v[at].power_w - v.front().power_w) / kJoulesPerKwh;
+    }
+    // The moves at lambda in the order of the cheapest-first greedy (interval, then edge), the last
+    // one in part.
+    for (size_t k = 0; k < intervals_.size() && need > 0; ++k) {
+      const double length = Length(k, finish_s);
+      if (length <= 0) continue;
+      const RatePowerHull& h = hulls_[intervals_[k].hull];
+      const auto& v = h.vertices();
+      for (size_t e = a.vertex[k]; e + 1 < v.size() && need > 0; ++e) {
+        if (intervals_[k].weight * h.slope(e) != lambda) break;
+        const double gain = length * (v[e + 1].rate - v[e].rate);
+        const double share = gain >= need ? need / gain : 1.0;
+        a.objective += share * intervals_[k].weight * length * (v[e + 1].power_w - v[e].power_w) / kJoulesPerKwh;
+        if (share < 1.0) {
+          a.fraction[k] = share;
+          need = 0;
+        } else {
+          a.vertex[k] = e + 1;
+          need -= gain;
+        }
+      }
     }
   }
   a.feasible = need <= slack;
@@ -258,38 +406,31 @@ Status DeadlineScheduler::ChooseFinish() {
     schedule_.notes.push_back("the deadline does not bind: the slowest plans finish at " + When(slowest_finish) + ", " +
                               Hours(request_.deadline_s - slowest_finish) + " before it");
   }
-  std::vector<double> candidates{earliest, latest};
-  if (schedule_.least_energy.available && schedule_.least_energy.totals.finish_s >= earliest &&
-      schedule_.least_energy.totals.finish_s <= latest) {
-    candidates.push_back(schedule_.least_energy.totals.finish_s);
-  }
-  auto objective = [&](double f) {
+  auto exact = [&](double f) {
     const Allocation a = AllocateBy(f);
     return a.feasible ? a.objective : kInf;
   };
-  for (const Interval& in : intervals_) {
-    const double lo = std::max(in.start_s, earliest), hi = std::min(in.end_s, latest);
-    if (!(hi > lo)) continue;
-    double a = lo, b = hi;
-    const double g = (std::sqrt(5.0) - 1) / 2;
-    double c = b - g * (b - a), d = a + g * (b - a);
-    double fc = objective(c), fd = objective(d);
-    for (int i = 0; i < kGoldenSteps && b - a > 1e-6; ++i) {
-      if (fc <= fd) {
-        b = d, d = c, fd = fc;
-        c = b - g * (b - a), fc = objective(c);
-      } else {
-        a = c, c = d, fc = fd;
-        d = a + g * (b - a), fd = objective(d);
-      }
-    }
-    candidates.push_back(lo);
-    candidates.push_back(hi);
-    candidates.push_back(fc <= fd ? c : d);
+  std::vector<Candidate> candidates{{earliest, exact(earliest)}, {latest, exact(latest)}};
+  if (schedule_.least_energy.available && schedule_.least_energy.totals.finish_s >= earliest &&
+      schedule_.least_energy.totals.finish_s <= latest) {
+    const double f = schedule_.least_energy.totals.finish_s;
+    candidates.push_back({f, exact(f)});
   }
+  double best_exact = kInf;
+  for (const Candidate& c : candidates) best_exact = std::min(best_exact, c.value);
+  for (const Candidate& c : SweepFinishes(earliest, latest, best_exact)) candidates.push_back(c);
+  // The least by value, then the earlier finish; those within kCandidateTie of the least are costed
+  // exactly (the sweep's values are the dual's, equal up to rounding) before ties go to the earlier.
+  std::sort(candidates.begin(), candidates.end(), [](const Candidate& x, const Candidate& y) {
+    return x.value != y.value ? x.value < y.value : x.finish_s < y.finish_s;
+  });
+  const double least = candidates.front().value;
   double best_f = latest, best = kInf;
-  for (double f : candidates) {
-    const double v = objective(f);
+  for (size_t i = 0; i < candidates.size() && i < kExactCandidates; ++i) {
+    const Candidate& c = candidates[i];
+    if (i > 0 && !(c.value <= least + kCandidateTie * std::max(1.0, std::abs(least)))) break;
+    const double f = c.finish_s;
+    const double v = exact(f);
     // Ties go to the earlier finish.
     if (!std::isfinite(best) || v < best - 1e-12 * std::max(1.0, std::abs(best)) || (v <= best && f < best_f)) {
       best = v, best_f = f;
@@ -303,6 +444,82 @@ Status DeadlineScheduler::ChooseFinish() {
   schedule_.intervals = Render(a, best_f);
   schedule_.totals = Sum(schedule_.intervals, best_f);
   return Status::Ok();
+}
+
+std::vector<DeadlineScheduler::Candidate> DeadlineScheduler::SweepFinishes(double earliest, double latest,
+                                                                           double best_exact) const {
+  const double n = request_.iterations;
+  // One prefix per hull, over the weights of its intervals that start before the latest finish.
+  std::vector<std::vector<double>> weights(hulls_.size());
+  for (const Interval& in : intervals_) {
+    if (in.start_s < latest) weights[in.hull].push_back(in.weight);
+  }
+  std::vector<HullPrefix> prefix;
+  for (size_t h = 0; h < hulls_.size(); ++h) {
+    std::sort(weights[h].begin(), weights[h].end());
+    weights[h].erase(std::unique(weights[h].begin(), weights[h].end()), weights[h].end());
+    prefix.emplace_back(hulls_[h], std::move(weights[h]));
+  }
+  std::vector<size_t> seen;  // the hulls with an interval in the prefix
+  // The intervals before the one the sweep is at: what they buy at lambda, and the dual value
+  // lambda N + sum of L_k h_k(lambda) (in the objective's units), a lower bound of the least
+  // objective of any finish in the interval, and that objective where lambda is lambda(F).
+  auto earlier = [&](double lambda, double& iterations) {
+    double weighted_j = 0;
+    iterations = 0;
+    for (size_t h : seen) prefix[h].AddAt(lambda, iterations, weighted_j);
+    return (lambda * n + weighted_j - lambda * iterations) / kJoulesPerKwh;
+  };
+  std::vector<Candidate> found;
+  double best = best_exact;
+  // The interval before, when the sweep's last one: whether its cost falls to its end, its dual
+  // value and lambda*.
+  bool before_falls = false;
+  double before_dual = 0, before_lambda = 0;
+  for (size_t j = 0; j < intervals_.size(); ++j) {
+    const Interval& in = intervals_[j];
+    const double lo = std::max(in.start_s, earliest), hi = std::min(in.end_s, latest);
+    bool falls = false;
+    if (hi > lo) {
+      const RatePowerHull& hull = hulls_[in.hull];
+      const double lambda = in.weight * prefix[in.hull].least_energy();
+      double bought = 0;
+      const double dual = earlier(lambda, bought);
+      // F*_j: the earliest finish whose lambda(F) is lambda*_j, where the cost stops falling.
+      const double finish = in.start_s + (n - bought) / hull.vertices()[EdgesBelow(j, lambda, true)].rate;
+      falls = finish >= hi;
+      const bool rises = finish <= lo;
+      if (!falls && !rises) {
+        found.push_back({finish, dual});
+        best = std::min(best, dual);
+      }
+      // An interval end between a cost that falls to it and one that rises from it: its cost is the
+      // dual maximised over lambda, which lies between the two intervals' lambda*.
+      if (rises && before_falls && lo == in.start_s) {
+        const double bound = std::max(dual, before_dual);
+        if (bound <= best + kCandidateTie * std::max(1.0, std::abs(best))) {
+          double a = std::min(before_lambda, lambda), b = std::max(before_lambda, lambda);
+          double ignored = 0;
+          for (int step = 0; step < kDualSteps; ++step) {
+            const double mid = a + (b - a) / 2;
+            double at_mid = 0;
+            earlier(mid, at_mid);
+            (at_mid < n ? a : b) = mid;
+          }
+          const double value = std::max({bound, earlier(a, ignored), earlier(b, ignored)});
+          found.push_back({in.start_s, value});
+          best = std::min(best, value);
+        }
+      }
+      before_dual = dual, before_lambda = lambda;
+    }
+    before_falls = falls && hi == in.end_s;
+    if (in.start_s < latest) {
+      if (prefix[in.hull].empty()) seen.push_back(in.hull);
+      prefix[in.hull].Add(in.weight, in.end_s - in.start_s);
+    }
+  }
+  return found;
 }
 
 Baseline DeadlineScheduler::RunConstant(const std::string& name, const std::vector<PlanRate>& plan_of) const {

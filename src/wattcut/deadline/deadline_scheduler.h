@@ -17,13 +17,26 @@
 //     interval one hull edge faster buys iterations at a marginal cost of price x edge slope per
 //     iteration/s; taking the cheapest moves first, the last one in part, is optimal (the
 //     exchange argument: any schedule that takes a dearer move while a cheaper one is left can
-//     swap them and not cost more). That is the Lagrange multiplier on progress found exactly, by
-//     sorting rather than bisection. Within one interval the cost is convex in F (lengthening the
-//     run by dF costs the last interval's power and saves dF x its rate at the marginal cost,
-//     which falls as F grows), so F is found by golden-section search in each interval between
-//     the earliest finish (every interval at its fastest plan) and the latest (the deadline, or
-//     the slowest plans' finish when that is earlier), with both baselines' finish times among
-//     the candidates: the schedule never costs more than either baseline.
+//     swap them and not cost more). The last move's marginal cost is the Lagrange multiplier on
+//     progress, lambda; AllocateBy finds it exactly, as the least marginal cost whose moves and all
+//     cheaper ones buy the iterations (a bisection over the doubles, each step one pass over the
+//     intervals), so no list of every move is kept (a year of 5-minute prices on a 640-point
+//     frontier has 44 million).
+//     Within interval j the cost is convex in F, and its slope is h_j(lambda(F)), interval j's
+//     least cost per second less lambda x its rate there (the envelope theorem); lambda(F) falls as
+//     F grows. So the cost is least in interval j where lambda(F) reaches lambda*_j = price_j x the
+//     hull's least energy per iteration: F*_j follows in closed form from the iterations that
+//     every earlier interval buys at lambda*_j, and the cost there is the dual value
+//     lambda*_j N + sum over earlier intervals of L_k h_k(lambda*_j). One sweep in time order gets
+//     both for every interval from Fenwick trees of the earlier intervals' lengths by price, one
+//     per hull: O(intervals x hull edges x log intervals). Where F*_j falls outside interval j,
+//     the least cost lies on an interval end, which is a local minimum only between an interval
+//     whose cost falls to its end and one whose cost rises from its start; its cost is the same
+//     dual maximised over lambda between the two intervals' lambda*, by bisection, and only where
+//     the dual values on either side (lower bounds) leave it a chance to be the least. The
+//     earliest and latest finish and both baselines' finish times are candidates too, so the
+//     schedule never costs more than either baseline; the best few candidates are costed exactly
+//     by AllocateBy, and ties go to the earlier finish.
 //  4. Baselines: the fastest allowed plan all along, and the least-energy single plan that still
 //     finishes by the deadline (within every budget it meets), each run from the start until done.
 //
@@ -121,16 +134,18 @@ class DeadlineScheduler {
     double start_s, end_s, price, carbon, budget_w, weight;  // weight: the objective's per kWh
     size_t hull;                                             // index into hulls_
   };
-  struct Move {       // one hull edge of one interval
-    double marginal;  // weight x slope
-    size_t interval, edge;
-  };
   // Per interval, how far along its hull the job runs: vertex `vertex`, plus `fraction` of the next edge.
   struct Allocation {
     std::vector<size_t> vertex;
     std::vector<double> fraction;
     double objective = 0;
     bool feasible = false;
+  };
+  // A finish time the search of phase 3 compares, with its objective: exact, or the dual's (equal
+  // up to rounding).
+  struct Candidate {
+    double finish_s = 0;
+    double value = 0;
   };
 
   Status Check();
@@ -141,6 +156,13 @@ class DeadlineScheduler {
 
   // The least-objective allocation finishing at `finish_s`.
   Allocation AllocateBy(double finish_s) const;
+  // The edges of interval k's hull whose marginal cost is below `lambda` (or at most `lambda`).
+  size_t EdgesBelow(size_t k, double lambda, bool or_equal) const;
+  // The iterations that moves of marginal cost at most `lambda` buy beyond the slowest plans, for
+  // a run finishing at `finish_s`.
+  double GainAtMost(double finish_s, double lambda) const;
+  // Phase 3's sweep: the interior minimum or the local-minimum interval end of every interval.
+  std::vector<Candidate> SweepFinishes(double earliest, double latest, double best_exact) const;
   double Length(size_t k, double finish_s) const;
   double IterationsAt(double finish_s, bool fastest) const;
   // The time by which the slowest (fastest) plans have done the iterations; +inf when not by the deadline.
@@ -155,7 +177,6 @@ class DeadlineScheduler {
   std::vector<Interval> intervals_;
   std::vector<RatePowerHull> hulls_;
   std::vector<double> hull_budgets_;
-  std::vector<Move> moves_;  // sorted by marginal, then interval, then edge
   Schedule schedule_;
 };
 

@@ -312,6 +312,35 @@ TEST(DeadlineSchedulerTest, ASeriesThatBeginsAfterTheStartOrADeadlineBeforeItIsR
   EXPECT_EQ(s.error().message, "--objective carbon needs a --carbon series");
 }
 
+// 48 hours whose prices repeat (three values, zero among them) and whose budgets cut the hull in
+// some hours: ties between intervals' moves everywhere. The finish time the sweep picks is at least
+// as cheap as every finish on a 1-minute grid (each costed by the exact allocation, which the test
+// above checks against the LP), and its cost is the LP's there.
+TEST(DeadlineSchedulerTest, RepeatedAndZeroPricesOverTwoDaysAgreeWithAOneMinuteGridAndTheLp) {
+  std::mt19937_64 rng(53);
+  int checked = 0;
+  for (int trial = 0; trial < 8; ++trial) {
+    RandomCase c = MakeCase(rng, 48, 6, trial % 2 == 1);
+    std::vector<double> price;
+    for (size_t k = 0; k < 48; ++k) price.push_back(std::vector<double>{0.0, 0.1, 0.25}[rng() % 3]);
+    c.request.price = Series("price", price);
+    DeadlineScheduler scheduler(c.request);
+    Result<Schedule> s = scheduler.Run();
+    ASSERT_TRUE(s.ok()) << s.error().message;
+    double grid_best = std::numeric_limits<double>::infinity();
+    for (double f = c.request.start_s + 60; f <= c.request.deadline_s + 1e-6; f += 60) {
+      const double v = scheduler.ObjectiveFinishingAt(f);
+      if (!std::isnan(v)) grid_best = std::min(grid_best, v);
+    }
+    const double ours = s->totals.cost;
+    EXPECT_LE(ours, grid_best + 1e-9 * std::max(1.0, grid_best)) << "trial " << trial;
+    EXPECT_NEAR(ours, LpObjective(c.request, s->totals.finish_s), 1e-7 * std::max(1.0, ours)) << "trial " << trial;
+    EXPECT_NEAR(s->totals.iterations, c.request.iterations, 1e-6 * c.request.iterations);
+    ++checked;
+  }
+  EXPECT_EQ(checked, 8);
+}
+
 // A price that does not change: the least cost is the least energy, a steady rate on the hull
 // (two neighbouring plans shared), not more than the best single plan.
 TEST(DeadlineSchedulerTest, AFlatPriceGivesTheLeastEnergySchedule) {
