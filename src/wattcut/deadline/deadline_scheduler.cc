@@ -304,6 +304,7 @@ DeadlineScheduler::Allocation DeadlineScheduler::AllocateBy(double finish_s) con
     // moves' gains change only at marginal costs, so the bisection ends on one of them.
     uint64_t lo = OrderKey(-kInf), hi = OrderKey(kInf);
     while (lo < hi) {
+      if (Cancelled()) return a;
       const uint64_t mid = lo + (hi - lo) / 2;
       if (GainAtMost(finish_s, FromOrderKey(mid)) >= need) {
         hi = mid;
@@ -477,6 +478,7 @@ std::vector<DeadlineScheduler::Candidate> DeadlineScheduler::SweepFinishes(doubl
   bool before_falls = false;
   double before_dual = 0, before_lambda = 0;
   for (size_t j = 0; j < intervals_.size(); ++j) {
+    if (j % 256 == 0 && Cancelled()) return found;
     const Interval& in = intervals_[j];
     const double lo = std::max(in.start_s, earliest), hi = std::min(in.end_s, latest);
     bool falls = false;
@@ -575,13 +577,23 @@ void DeadlineScheduler::Baselines() {
   }
 }
 
+bool DeadlineScheduler::Cancelled() const {
+  if (!cancelled_ && request_.cancelled) cancelled_ = request_.cancelled();
+  return cancelled_;
+}
+
 Result<Schedule> DeadlineScheduler::Run() {
   schedule_.objective = request_.objective;
+  const Error cancelled = Error::Aborted("the schedule's computation was cancelled");
   if (Status s = Check(); !s.ok()) return s.error();
   if (Status s = Cut(); !s.ok()) return s.error();
+  if (Cancelled()) return cancelled;
   if (Status s = BuildHulls(); !s.ok()) return s.error();
+  if (Cancelled()) return cancelled;
   Baselines();
-  if (Status s = ChooseFinish(); !s.ok()) return s.error();
+  Status chosen = ChooseFinish();
+  if (Cancelled()) return cancelled;
+  if (!chosen.ok()) return chosen.error();
   return schedule_;
 }
 

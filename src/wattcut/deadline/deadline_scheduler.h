@@ -46,6 +46,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -77,6 +78,9 @@ struct ScheduleRequest {
   std::optional<StepSeries> carbon;  // gCO2 per kWh
   std::optional<StepSeries> budget;  // W, the job's, or per GPU when budget_gpus > 0
   int budget_gpus = 0;               // > 0: the budget's values are per GPU, for this many GPUs
+  // Asked every few thousand steps of the work; true ends Run() with kAborted ("cancelled"): a
+  // newer request for the same job, or a server stopping. Empty: never.
+  std::function<bool()> cancelled;
 };
 
 // One plan for part of an interval.
@@ -163,6 +167,8 @@ class DeadlineScheduler {
   double GainAtMost(double finish_s, double lambda) const;
   // Phase 3's sweep: the interior minimum or the local-minimum interval end of every interval.
   std::vector<Candidate> SweepFinishes(double earliest, double latest, double best_exact) const;
+  // Whether request_.cancelled says stop; once it has, it stays so.
+  bool Cancelled() const;
   double Length(size_t k, double finish_s) const;
   double IterationsAt(double finish_s, bool fastest) const;
   // The time by which the slowest (fastest) plans have done the iterations; +inf when not by the deadline.
@@ -177,6 +183,7 @@ class DeadlineScheduler {
   std::vector<Interval> intervals_;
   std::vector<RatePowerHull> hulls_;
   std::vector<double> hull_budgets_;
+  mutable bool cancelled_ = false;
   Schedule schedule_;
 };
 

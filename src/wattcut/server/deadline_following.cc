@@ -24,7 +24,8 @@ double Done(const DeadlineFollowing& f, int64_t max_step) {
 
 }  // namespace
 
-Status ComputeDeadline(DeadlineFollowing& following, const Frontier& frontier, const JobInfo& info, double now_s) {
+Status ComputeDeadline(DeadlineFollowing& following, const Frontier& frontier, const JobInfo& info, double now_s,
+                       std::function<bool()> cancelled) {
   using namespace deadline;
   const DeadlineScheduleSpec& spec = following.spec;
   ScheduleRequest r;
@@ -57,8 +58,13 @@ Status ComputeDeadline(DeadlineFollowing& following, const Frontier& frontier, c
       JobPlansFromFrontier(frontier.points(), pipelines, budget_power, "the job's frontier");
   if (!plans.ok()) return Error::InvalidArgument(plans.error().message);
   r.plans = std::move(*plans);
+  r.cancelled = std::move(cancelled);
   Result<Schedule> schedule = ScheduleToDeadline(r);
-  if (!schedule.ok()) return Error::InvalidArgument(schedule.error().message);
+  if (!schedule.ok()) {
+    if (schedule.error().code == ErrorCode::kAborted) return schedule.error();
+    return Error::InvalidArgument(schedule.error().message);
+  }
+  r.cancelled = nullptr;
   following.request = std::move(r);
   following.schedule = std::move(*schedule);
   following.error.clear();
@@ -113,7 +119,7 @@ StatusDeadlineView DeadlineStatus(const DeadlineFollowing& following, int64_t ma
 }
 
 nlohmann::json DeadlineJson(const std::string& job_id, const DeadlineFollowing& following, int64_t max_step,
-                            double now_s) {
+                            double now_s, bool computing) {
   nlohmann::json j = {{"job_id", job_id}, {"spec", following.spec.ToJson()}};
   nlohmann::json f = {{"replans", following.spec.replans},
                       {"from_step", following.spec.from_step},
@@ -126,6 +132,7 @@ nlohmann::json DeadlineJson(const std::string& job_id, const DeadlineFollowing& 
     j["schedule"] = nullptr;
   }
   if (!following.error.empty()) f["error"] = following.error;
+  f["computing"] = computing;
   j["following"] = f;
   return j;
 }

@@ -16,6 +16,7 @@
 //    own selection, as without a schedule) and says why in GET's "following".
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <string>
 
@@ -38,7 +39,10 @@ struct DeadlineFollowing {
 };
 
 // The schedule of `spec` on `frontier` for a job of `info`. `now_s` stands for an empty start.
-Status ComputeDeadline(DeadlineFollowing& following, const Frontier& frontier, const JobInfo& info, double now_s);
+// `cancelled` is asked as it runs (deadline_scheduler.h): true ends it with kAborted. Takes no
+// lock: the registry calls it off the job's (job_deadline.h).
+Status ComputeDeadline(DeadlineFollowing& following, const Frontier& frontier, const JobInfo& info, double now_s,
+                       std::function<bool()> cancelled = {});
 
 // The point that caps every pipeline at `now_s`, or nullopt (no schedule).
 std::optional<size_t> DeadlineCap(const DeadlineFollowing& following, double now_s);
@@ -53,8 +57,9 @@ DeadlineScheduleSpec ReplanSpec(const DeadlineFollowing& following, int64_t max_
 StatusDeadlineView DeadlineStatus(const DeadlineFollowing& following, int64_t max_step, double now_s);
 
 // GET /v1/jobs/{id}/deadline_schedule: the schedule (deadline/schedule_json.h) and "following":
-// {point_now, done_iterations, expected_iterations, replans, from_step, error}.
+// {point_now, done_iterations, expected_iterations, replans, from_step, error, computing}, where
+// `computing` says a computation of it is in flight (job_deadline.h).
 nlohmann::json DeadlineJson(const std::string& job_id, const DeadlineFollowing& following, int64_t max_step,
-                            double now_s);
+                            double now_s, bool computing);
 
 }  // namespace wattcut::server

@@ -30,6 +30,7 @@
 #include "wattcut/dag/pipeline_schedule.h"
 #include "wattcut/plan/frontier.h"
 #include "wattcut/plan/plan_lookup.h"
+#include "wattcut/server/deadline_computations.h"
 #include "wattcut/server/deadline_following.h"
 #include "wattcut/server/deployment.h"
 #include "wattcut/server/energy_saving.h"
@@ -159,6 +160,9 @@ class Job {
   const Stragglers& stragglers() const REQUIRES(mu_) { return stragglers_; }
   const std::optional<PowerTarget>& power_target() const REQUIRES(mu_) { return power_target_; }
   const std::optional<DeadlineFollowing>& deadline() const REQUIRES(mu_) { return deadline_; }
+  // The deadline schedule's computations in flight, off this lock (deadline_computations.h).
+  DeadlineComputations& deadline_computations() REQUIRES(mu_) { return deadline_computations_; }
+  const DeadlineComputations& deadline_computations() const REQUIRES(mu_) { return deadline_computations_; }
   const MeasuredGpuEnergy& measured_gpu_energy() const REQUIRES(mu_) { return measured_gpu_energy_; }
   const std::string& profile_source() const REQUIRES(mu_) { return profile_source_; }
   const std::shared_ptr<const Profile>& profile() const REQUIRES(mu_) { return profile_; }
@@ -206,6 +210,7 @@ class Job {
   Stragglers stragglers_ GUARDED_BY(mu_);
   std::optional<PowerTarget> power_target_ GUARDED_BY(mu_);
   std::optional<DeadlineFollowing> deadline_ GUARDED_BY(mu_);
+  DeadlineComputations deadline_computations_ GUARDED_BY(mu_);
   MeasuredGpuEnergy measured_gpu_energy_ GUARDED_BY(mu_);
   std::string profile_source_ GUARDED_BY(mu_);
   std::shared_ptr<const Profile> profile_ GUARDED_BY(mu_);

@@ -1,12 +1,14 @@
 // What the parts of the server that act on one job (job_rounds.h, job_deployments.h,
-// job_profiles.h, ...) use besides the job: the metrics, the wall clock, the frontier worker and
-// the server's limits. The registry owns them and hands this to each call, its job locked.
+// job_profiles.h, ...) use besides the job: the metrics, the wall clock, the frontier and deadline
+// workers and the server's limits. The registry owns them and hands this to each call, its job locked.
 #pragma once
 
 #include <atomic>
 #include <chrono>
+#include <functional>
 
 #include "wattcut/base/clock.h"
+#include "wattcut/server/deadline_worker.h"
 #include "wattcut/server/frontier_worker.h"
 #include "wattcut/server/metrics.h"
 
@@ -20,6 +22,10 @@ struct JobContext {
   // Unix seconds: leases and deadline schedules must mean the same after a restart.
   const Clock& wall_clock;
   FrontierWorker& worker;
+  DeadlineWorker& deadline_worker;
+  // What a deadline computation asks as it runs, besides its own flag: the server stopping, and a
+  // test's pause (JobRegistry::Options::deadline_checkpoint).
+  std::function<bool()> deadline_cancelled;
   const std::atomic<bool>& shutting_down;
   std::chrono::milliseconds long_poll_timeout;
   int max_long_polls;

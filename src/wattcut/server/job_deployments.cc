@@ -9,6 +9,9 @@
 namespace wattcut::server {
 
 void Redeploy(Job& job, JobContext& ctx) {
+  // The deadline schedule is being computed again (a restart, a new frontier): the ranks keep what
+  // they run until it is back, rather than the uncapped plan for a moment.
+  if (job.deadline_computations().holds_deployment()) return;
   DeploymentTarget target = DeploymentTarget::From(Decide(job, ctx.wall_clock.NowS(), /*may_start_profiling=*/false),
                                                    job.frontier_generation());
   if (target == job.deployment().target) return;

@@ -35,7 +35,17 @@ JobRegistry::JobRegistry(JobStore& store, Metrics& metrics, Options options)
           [this](const FrontierTask& task, Result<Frontier> frontier, double seconds) {
             OnFrontierDone(task, std::move(frontier), seconds);
           })),
-      ctx_{metrics_, wall_clock_, *worker_, shutting_down_, options_.long_poll_timeout, options_.max_long_polls} {
+      deadline_worker_(std::make_unique<DeadlineWorker>(
+          [this](DeadlineTask task, Status computed) { OnDeadlineDone(std::move(task), computed); },
+          [this] { return DeadlineCancelled(); })),
+      ctx_{metrics_,
+           wall_clock_,
+           *worker_,
+           *deadline_worker_,
+           [this] { return DeadlineCancelled(); },
+           shutting_down_,
+           options_.long_poll_timeout,
+           options_.max_long_polls} {
   lapse_periodic_id_ = wall_clock_.AddPeriodic(options_.lapse_check_interval_s, [this] { LapseDuePowerTargets(); });
   if (lapse_periodic_id_ == 0) lapse_thread_ = std::thread([this] { RunLapseTimer(); });
 }
@@ -43,12 +53,13 @@ JobRegistry::JobRegistry(JobStore& store, Metrics& metrics, Options options)
 JobRegistry::~JobRegistry() { Shutdown(); }
 
 void JobRegistry::Shutdown() {
-  shutting_down_ = true;
+  shutting_down_ = true;  // every deadline computation asks this (DeadlineCancelled)
   {
     ReaderLock lock(mu_);
     for (auto& [id, job] : jobs_) {
       MutexLock job_lock(job->mu());
       job->NotifyWaiters();
+      job->deadline_computations().Cancel();
     }
   }
   if (lapse_periodic_id_ != 0) {
@@ -62,6 +73,12 @@ void JobRegistry::Shutdown() {
   timer_cv_.NotifyAll();
   if (lapse_thread_.joinable()) lapse_thread_.join();
   if (worker_) worker_->Stop();
+  if (deadline_worker_) deadline_worker_->Stop();
+}
+
+bool JobRegistry::DeadlineCancelled() {
+  if (options_.deadline_checkpoint) options_.deadline_checkpoint();
+  return shutting_down_.load();
 }
 
 void JobRegistry::RunLapseTimer() {
@@ -156,6 +173,12 @@ Status JobRegistry::Load() {
     MutexLock lock(job->mu());
     SubmitFrontier(*job, ctx_);
   }
+  // Deadline schedules are computed again on their stored frontiers in the background: the
+  // server listens at once, and the ranks keep their deployment until each is back.
+  for (const auto& job : AllJobs()) {
+    MutexLock lock(job->mu());
+    StartDeadlineAfterRestore(*job, ctx_);
+  }
   UpdateGauges();
   return Status::Ok();
 }
@@ -234,6 +257,7 @@ Answer JobRegistry::DeleteJob(const std::string& job_id) {
   {
     MutexLock lock(job->mu());
     job->MarkDeleted();
+    job->deadline_computations().Cancel();
     num_ranks_ -= job->num_registered();
     num_stragglers_ -= static_cast<int64_t>(job->stragglers().size());
   }
@@ -257,6 +281,14 @@ void JobRegistry::OnFrontierDone(const FrontierTask& task, Result<Frontier> fron
   if (!job) return;
   MutexLock lock(job->mu());
   FrontierDone(*job, ctx_, task, std::move(result));
+  StartDeadlineOnNewFrontier(*job, ctx_);
+}
+
+void JobRegistry::OnDeadlineDone(DeadlineTask task, const Status& computed) {
+  std::shared_ptr<Job> job = Find(task.job_id);
+  if (!job) return;
+  MutexLock lock(job->mu());
+  ApplyDeadlineDone(*job, ctx_, std::move(task), computed);
 }
 
 // ---- The locking entry points.
@@ -301,6 +333,11 @@ Answer JobRegistry::FetchDeployment(const std::string& job_id, int64_t rank, int
     LapsePowerTarget(job, ctx_);
     FollowDeadline(job, ctx_);
     job.CountSaving();
+    if (job.deadline_computations().deployment_not_known() && version != job.deployment().version) {
+      return Error::Unavailable("job '" + job.id() +
+                                "': its deadline schedule is being computed again after a restart; keep the "
+                                "current plan and ask again");
+    }
     return DeploymentAnswer(job, ctx_, rank_info, version);
   });
 }
@@ -374,7 +411,24 @@ Answer JobRegistry::ClearPowerTarget(const std::string& job_id) {
 Answer JobRegistry::GetPowerTarget(const std::string& job_id) { return WithJob(job_id, &server::GetPowerTarget); }
 
 Answer JobRegistry::SetDeadlineSchedule(const std::string& job_id, const DeadlineScheduleSpec& spec) {
-  return WithJob(job_id, &server::SetDeadlineSchedule, ctx_, spec);
+  // Begun under the job's lock, computed without it (a rank's poll never waits for a schedule),
+  // stored under it again if nothing newer came meanwhile (job_deadline.h).
+  std::optional<DeadlineComputation> computation;
+  Answer begun = WithJob(job_id, [&](Job& job) -> Answer {
+    job.mu().AssertHeld();
+    Result<DeadlineComputation> c = BeginSetDeadline(job, ctx_, spec);
+    if (!c) return c.error();
+    computation = std::move(*c);
+    return std::string();
+  });
+  if (!begun) return begun;
+  const std::shared_ptr<std::atomic<bool>> flag = computation->cancel;
+  Status computed = ComputeDeadline(computation->following, *computation->frontier, computation->info,
+                                    computation->now_s, [this, flag] { return flag->load() || DeadlineCancelled(); });
+  return WithJob(job_id, [&](Job& job) -> Answer {
+    job.mu().AssertHeld();
+    return FinishSetDeadline(job, ctx_, std::move(*computation), computed);
+  });
 }
 
 Answer JobRegistry::ClearDeadlineSchedule(const std::string& job_id) {

@@ -47,6 +47,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -57,6 +58,7 @@
 #include "wattcut/base/clock.h"
 #include "wattcut/base/mutex.h"
 #include "wattcut/base/result.h"
+#include "wattcut/server/deadline_worker.h"
 #include "wattcut/server/frontier_worker.h"
 #include "wattcut/server/http_api.h"
 #include "wattcut/server/job.h"
@@ -92,6 +94,10 @@ class JobRegistry {
     Clock* wall_clock = nullptr;
     // How often the lapse timer looks for power targets whose lease ran out.
     double lapse_check_interval_s = 1;
+    // Called from every deadline schedule computation each time it asks whether it is cancelled
+    // (every 256 intervals and at each bisection step), on the computing thread, without any
+    // lock. Empty in the server; a test pauses a computation here to see that no rank waits for it.
+    std::function<void()> deadline_checkpoint;
   };
 
   JobRegistry(JobStore& store, Metrics& metrics, Options options);
@@ -102,7 +108,8 @@ class JobRegistry {
   // quarantined.
   Status Load() EXCLUDES(mu_);
   std::vector<QuarantinedJob> quarantined_jobs() EXCLUDES(mu_);
-  // Wakes every long poll (kUnavailable), stops the lapse timer and the frontier workers.
+  // Wakes every long poll (kUnavailable), cancels every deadline computation, stops the lapse
+  // timer and the frontier and deadline workers.
   void Shutdown() EXCLUDES(mu_);
 
   // Zeus endpoints.
@@ -134,7 +141,8 @@ class JobRegistry {
   Answer ClearPowerTarget(const std::string& job_id);
   Answer GetPowerTarget(const std::string& job_id);
   // PUT / DELETE / GET /v1/jobs/{id}/deadline_schedule (job_deadline.h). PUT needs the job's
-  // frontier ready (kConflict otherwise) and answers as GET does.
+  // frontier ready (kConflict otherwise), computes the schedule without holding the job's lock,
+  // and answers as GET does; kConflict when a newer PUT or a DELETE came meanwhile.
   Answer SetDeadlineSchedule(const std::string& job_id, const DeadlineScheduleSpec& spec);
   Answer ClearDeadlineSchedule(const std::string& job_id);
   Answer GetDeadlineSchedule(const std::string& job_id);
@@ -171,6 +179,9 @@ class JobRegistry {
   template <typename... Params, typename... Args>
   Answer WithJob(const std::string& job_id, Answer (*part)(Job&, Params...), Args&&... args);
   bool OnFrontierStarted(const FrontierTask& task);
+  void OnDeadlineDone(DeadlineTask task, const Status& computed);
+  // What a deadline computation asks as it runs, besides its own flag.
+  bool DeadlineCancelled();
   void OnFrontierDone(const FrontierTask& task, Result<Frontier> frontier, double seconds);
   // The lapse timer's round: every job's power target whose lease ran out is cleared.
   void LapseDuePowerTargets();
@@ -184,6 +195,7 @@ class JobRegistry {
   Clock& wall_clock_;
   std::atomic<bool> shutting_down_{false};
   std::unique_ptr<FrontierWorker> worker_;
+  std::unique_ptr<DeadlineWorker> deadline_worker_;
   JobContext ctx_;
   SharedMutex mu_;
   std::map<std::string, std::shared_ptr<Job>> jobs_ GUARDED_BY(mu_);

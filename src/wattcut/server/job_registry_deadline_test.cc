@@ -6,6 +6,9 @@
 
 #include <chrono>
 #include <cmath>
+#include <condition_variable>
+#include <functional>
+#include <mutex>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <thread>
@@ -84,6 +87,56 @@ int PlanIndexOf(Registry& r, const std::string& id, int rank, int64_t step = 0) 
   return d.value("plan_index", -1);
 }
 
+// GET of the schedule once no computation of it is in flight (bounded: 60,000 naps of 1 ms):
+// replans and schedules computed again after a restart run on the registry's deadline worker.
+json DeadlineWhenComputed(Registry& r, const std::string& id) {
+  json got;
+  for (int naps = 0; naps < 60000; ++naps) {
+    got = r.Ok(r.registry->GetDeadlineSchedule(id));
+    if (!got["following"].value("computing", false)) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  return got;
+}
+
+// A gate for JobRegistry::Options::deadline_checkpoint: while closed, every deadline computation
+// that reaches a checkpoint waits there; `arrivals` counts the computations that have waited.
+class ComputationGate {
+ public:
+  void Close() {
+    std::lock_guard<std::mutex> lock(mu_);
+    open_ = false;
+  }
+  void Open() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      open_ = true;
+    }
+    cv_.notify_all();
+  }
+  void Checkpoint() {
+    std::unique_lock<std::mutex> lock(mu_);
+    if (open_) return;
+    ++arrivals_;
+    cv_.notify_all();
+    cv_.wait(lock, [this] { return open_; });
+  }
+  // Waits until `n` computations have stopped at the gate (bounded: 60 s, then false).
+  bool WaitForArrivals(int n) {
+    std::unique_lock<std::mutex> lock(mu_);
+    return cv_.wait_for(lock, std::chrono::seconds(60), [&] { return arrivals_ >= n; });
+  }
+  std::function<void()> Hook() {
+    return [this] { Checkpoint(); };
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool open_ = true;
+  int arrivals_ = 0;
+};
+
 TEST(JobRegistryDeadline, EveryRankSwitchesPointAtTheSchedulesBoundaries) {
   TempDir temp("deadline_boundaries");
   Registry r(temp.path());
@@ -123,7 +176,7 @@ TEST(JobRegistryDeadline, AJobBehindItsScheduleIsReplannedFromItsProgress) {
   // 3 s later the schedule expected over a tenth of the iterations; the ranks report 1 step.
   SleepUntil(start + 3);
   for (int rank = 0; rank < 4; ++rank) PlanIndexOf(r, id, rank, 1);
-  const json after = r.Ok(r.registry->GetDeadlineSchedule(id));
+  const json after = DeadlineWhenComputed(r, id);
   EXPECT_EQ(after["following"]["replans"], 1) << after.dump();
   EXPECT_EQ(after["spec"]["from_step"], 1);
   EXPECT_DOUBLE_EQ(after["spec"]["iterations"].get<double>(), spec.iterations - 1);
@@ -172,11 +225,11 @@ TEST(JobRegistryDeadline, ARestartKeepsTheScheduleAndItsReplans) {
   }
   Registry r(temp.path());
   ASSERT_EQ(r.FrontierWhenDone(id)["state"], "ready");
-  const json after = r.Ok(r.registry->GetDeadlineSchedule(id));
+  const json after = DeadlineWhenComputed(r, id);
   EXPECT_EQ(after["spec"], before["spec"]);
   EXPECT_EQ(after["schedule"]["intervals"], before["schedule"]["intervals"]);
   EXPECT_EQ(PlanIndexOf(r, id, 0), before["following"]["point_now"].get<int>());
-  // Recomputed at load, before the deployment is decided again: nothing new for the ranks.
+  // Computed again after the load, and the deployment decided again with it: nothing new for the ranks.
   EXPECT_EQ(r.Ok(r.registry->FetchDeployment(id, 0, 0, 0))["version"].get<uint64_t>(), version);
 }
 
@@ -207,6 +260,103 @@ TEST(JobRegistryDeadline, BadRequestsAreRefusedNamingTheFieldAndLine) {
   ASSERT_FALSE(late.ok());
   EXPECT_NE(late.error().message.find("cannot be met"), std::string::npos) << late.error().message;
   EXPECT_EQ(r.registry->GetDeadlineSchedule(id).error().code, ErrorCode::kNotFound);
+}
+
+// A PUT computes its schedule without the job's lock: while it is held at a checkpoint, a rank's
+// deployment poll and a GET are answered (the GET says "computing"), and a newer PUT supersedes
+// it: the first answers kConflict and changes nothing, the second's schedule is the job's.
+TEST(JobRegistryDeadline, APutComputesWithoutTheJobsLockAndANewerPutSupersedesIt) {
+  TempDir temp("deadline_off_lock");
+  ComputationGate gate;
+  JobRegistry::Options options;
+  options.deadline_checkpoint = gate.Hook();
+  Registry r(temp.path(), options);
+  const std::string id = UploadProfile(r);
+  const Times t = FrontierTimes(r, id);
+  const double start = UnixNowMs() + 30;
+  r.Ok(r.registry->SetDeadlineSchedule(id, Spec(t, start, 1.0)));
+  const uint64_t version = r.Ok(r.registry->FetchDeployment(id, 0, 0, 0))["version"].get<uint64_t>();
+
+  gate.Close();
+  Answer first = Error{"not answered"}, second = Error{"not answered"};
+  std::thread a([&] { first = r.registry->SetDeadlineSchedule(id, Spec(t, start, 1.0, 0.2)); });
+  ASSERT_TRUE(gate.WaitForArrivals(1));
+  // The job's lock is free: a poll is answered with the deployment it had, and a GET too.
+  for (int rank = 0; rank < 4; ++rank) {
+    EXPECT_EQ(r.Ok(r.registry->FetchDeployment(id, rank, 0, version))["version"].get<uint64_t>(), version);
+  }
+  EXPECT_TRUE(r.Ok(r.registry->GetDeadlineSchedule(id))["following"]["computing"].get<bool>());
+  std::thread b([&] { second = r.registry->SetDeadlineSchedule(id, Spec(t, start, 1.0, 0.8)); });
+  ASSERT_TRUE(gate.WaitForArrivals(2));
+  gate.Open();
+  a.join();
+  b.join();
+  ASSERT_FALSE(first.ok());
+  EXPECT_EQ(first.error().code, ErrorCode::kConflict);
+  EXPECT_NE(first.error().message.find("changed nothing"), std::string::npos) << first.error().message;
+  ASSERT_TRUE(second.ok()) << second.error().message;
+  const json now = r.Ok(r.registry->GetDeadlineSchedule(id));
+  EXPECT_EQ(now["spec"]["iterations"], Spec(t, start, 1.0, 0.8).iterations);
+  EXPECT_FALSE(now["following"]["computing"].get<bool>());
+}
+
+// The server stopping cancels a PUT's computation: it answers kUnavailable, and nothing changed.
+TEST(JobRegistryDeadline, StoppingTheServerCancelsAComputation) {
+  TempDir temp("deadline_stop");
+  ComputationGate gate;
+  JobRegistry::Options options;
+  options.deadline_checkpoint = gate.Hook();
+  Registry r(temp.path(), options);
+  const std::string id = UploadProfile(r);
+  const Times t = FrontierTimes(r, id);
+  gate.Close();
+  Answer put = Error{"not answered"};
+  std::thread a([&] { put = r.registry->SetDeadlineSchedule(id, Spec(t, UnixNowMs() + 30, 1.0)); });
+  ASSERT_TRUE(gate.WaitForArrivals(1));
+  r.registry->Shutdown();
+  gate.Open();
+  a.join();
+  ASSERT_FALSE(put.ok());
+  EXPECT_EQ(put.error().code, ErrorCode::kUnavailable) << put.error().message;
+  EXPECT_EQ(r.registry->GetDeadlineSchedule(id).error().code, ErrorCode::kNotFound);
+}
+
+// After a restart the registry loads without computing stored schedules: they are computed in the
+// background. Meanwhile a rank that has the stored version keeps it, one that asks for the
+// deployment is told to keep its plan and ask again (kUnavailable), and then every rank is given
+// what it had, under the same version.
+TEST(JobRegistryDeadline, ARestartLoadsFirstAndComputesStoredSchedulesAfter) {
+  TempDir temp("deadline_restart_background");
+  std::string id;
+  json before;
+  uint64_t version = 0;
+  const double start = UnixNowMs() + 30;
+  {
+    Registry r(temp.path());
+    id = UploadProfile(r);
+    const Times t = FrontierTimes(r, id);
+    r.Ok(r.registry->SetDeadlineSchedule(id, Spec(t, start, 1.0)));
+    before = r.Ok(r.registry->GetDeadlineSchedule(id));
+    version = r.Ok(r.registry->FetchDeployment(id, 0, 0, 0))["version"].get<uint64_t>();
+  }
+  ComputationGate gate;
+  gate.Close();
+  JobRegistry::Options options;
+  options.deadline_checkpoint = gate.Hook();
+  Registry r(temp.path(), options);  // Load returned while the computation waits at the gate
+  ASSERT_TRUE(gate.WaitForArrivals(1));
+  EXPECT_TRUE(r.Ok(r.registry->GetDeadlineSchedule(id))["following"]["computing"].get<bool>());
+  EXPECT_EQ(r.Ok(r.registry->FetchDeployment(id, 0, 0, version))["version"].get<uint64_t>(), version);
+  Answer fresh = r.registry->FetchDeployment(id, 1, 0, 0);
+  ASSERT_FALSE(fresh.ok());
+  EXPECT_EQ(fresh.error().code, ErrorCode::kUnavailable);
+  EXPECT_NE(fresh.error().message.find("keep the current plan"), std::string::npos) << fresh.error().message;
+  gate.Open();
+  const json after = DeadlineWhenComputed(r, id);
+  EXPECT_EQ(after["schedule"]["intervals"], before["schedule"]["intervals"]);
+  const json d = r.Ok(r.registry->FetchDeployment(id, 1, 0, 0));
+  EXPECT_EQ(d["version"].get<uint64_t>(), version);
+  EXPECT_EQ(d["plan_index"], before["following"]["point_now"]);
 }
 
 }  // namespace

@@ -76,8 +76,8 @@ Result<RestoredJob> RestoreJob(JobStore& store, const StoredJob& stored, double 
   // What the ranks were given before the restart: the stored frontier, selection and stragglers
   // decide it again (no new version); with the frontier still to compute it is AllMax, and the
   // ranks keep the plan they have until the frontier is back. A deadline schedule is computed
-  // again from its stored spec first: its cap was in that.
-  ComputeDeadlineOnNewFrontier(job, now_unix_s);
+  // again from its stored spec in the background once the registry is loaded (job_deadline.h:
+  // StartDeadlineOnNewFrontier), and the deployment waits for it: its cap was in that.
   job.SetDeploymentTargetAfterRestore(
       DeploymentTarget::From(Decide(job, now_unix_s, /*may_start_profiling=*/false), job.frontier_generation()));
   return restored;
