@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "wattcut/base/fixed_decimals.h"
+#include "wattcut/base/general_text.h"
 #include "wattcut/base/iso_time.h"
 
 namespace wattcut::deadline {
@@ -202,6 +203,25 @@ Status DeadlineScheduler::Cut() {
     if (r.objective == Objective::kCost) k.weight = k.price;
     if (r.objective == Objective::kCarbon) k.weight = k.carbon;
     intervals_.push_back(k);
+  }
+  // What the run costs (and emits) at its dearest, every interval at the most power of any plan,
+  // must be a number: a price of 1e308 would make every cost infinite and every comparison
+  // meaningless. Refused naming the row where it stops being one.
+  double most_power_w = 0;
+  for (const PlanRate& p : rates_) most_power_w = std::max(most_power_w, p.power_w);
+  for (const std::optional<StepSeries>* series : {&r.price, &r.carbon}) {
+    if (!*series) continue;
+    const StepSeries& s = **series;
+    const bool price = series == &r.price;
+    double total = 0;
+    for (const Interval& k : intervals_) {
+      total += (price ? k.price : k.carbon) * most_power_w * (k.end_s - k.start_s) / kJoulesPerKwh;
+      if (std::isfinite(total)) continue;
+      const Step* step = s.At(k.start_s);
+      return Error{s.source + ":" + std::to_string(step->line) + ": column '" + s.value_name +
+                   "': " + GeneralText(step->value) + " makes the run's " + (price ? "cost" : "carbon") +
+                   " overflow a double (at the most power of any plan, from " + When(k.start_s) + ")"};
+    }
   }
   return Status::Ok();
 }

@@ -341,6 +341,43 @@ TEST(DeadlineSchedulerTest, RepeatedAndZeroPricesOverTwoDaysAgreeWithAOneMinuteG
   EXPECT_EQ(checked, 8);
 }
 
+// A price or carbon intensity so large that the run's cost overflows a double is refused naming
+// its row (before: a schedule with cost "-" and "-nan % below the fastest plan", exit 0).
+TEST(DeadlineSchedulerTest, ValuesThatOverflowTheCostAreRefusedNamingTheirRow) {
+  ScheduleRequest r;
+  r.plans = {{0, 2.0, 100, 100}, {1, 1.0, 260, 260}};
+  r.start_s = kStart;
+  r.deadline_s = kStart + 3 * kHour;
+  r.iterations = 3 * kHour / 1.5;
+  r.price = Series("price", {0.2, 1e308, 0.2});
+  Result<Schedule> s = ScheduleToDeadline(r);
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(
+      s.error().message.rfind("test-price.csv:3: column 'price': 1e+308 makes the run's cost overflow a double", 0), 0u)
+      << s.error().message;
+  // Each row finite, their sum not.
+  r.price = Series("price", {1e300, 1e300, 1e300});
+  r.objective = Objective::kCost;
+  s = ScheduleToDeadline(r);
+  EXPECT_TRUE(s.ok()) << s.error().message;
+  r.price.reset();
+  r.objective = Objective::kCarbon;
+  r.carbon = Series("carbon", {300, 300, 1e305});
+  s = ScheduleToDeadline(r);
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.error().message.rfind("test-carbon.csv:4: column 'carbon': 1e+305 makes the run's carbon overflow", 0),
+            0u)
+      << s.error().message;
+  // The largest price that does not overflow is planned, and every total is a number.
+  r.carbon.reset();
+  r.objective = Objective::kCost;
+  r.price = Series("price", {1e200, 1e200, 1e200});
+  s = ScheduleToDeadline(r);
+  ASSERT_TRUE(s.ok()) << s.error().message;
+  EXPECT_TRUE(std::isfinite(s->totals.cost));
+  EXPECT_TRUE(std::isfinite(s->fastest.totals.cost));
+}
+
 // A price that does not change: the least cost is the least energy, a steady rate on the hull
 // (two neighbouring plans shared), not more than the best single plan.
 TEST(DeadlineSchedulerTest, AFlatPriceGivesTheLeastEnergySchedule) {

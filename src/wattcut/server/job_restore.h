@@ -18,9 +18,10 @@ struct RestoredJob {
   bool compute_frontier = false;  // its frontier is to be computed (again)
 };
 
-// An error when the job's rows cannot be decoded (the registry quarantines it). The deadline
-// schedule is computed again on the stored frontier at `now_unix_s`, and the deployment target
-// decided again (the ranks keep what they were given; no new version).
+// An error when the job's rows cannot be decoded (the registry quarantines it). The deployment
+// target is decided again at `now_unix_s` (the ranks keep what they were given; no new version);
+// a deadline schedule is computed again after the load, in the background, and the target decided
+// again with it (job_deadline.h: StartDeadlineAfterRestore).
 Result<RestoredJob> RestoreJob(JobStore& store, const StoredJob& stored, double now_unix_s);
 
 }  // namespace wattcut::server
