@@ -63,6 +63,51 @@ TEST(PolcaCommand, TheLoadIsPrintedInBothTermsAndCanBeStatedByWork) {
   EXPECT_GT(load["peak_requests_per_server_s"].get<double>(), 0.7);
 }
 
+// Requests no server can finish (10^7 prompt tokens each): the unconstrained row leaves nearly all
+// of them unfinished, so no latency compares. Before, the run said "latency impact +0.00 %, SLOs
+// met" with 0 requests completed; now it says it cannot judge them, and a sweep holds nothing.
+TEST(PolcaCommand, ARowThatCannotServeItsRequestsIsNotJudgedMet) {
+  TempDir dir;
+  const std::string trace = dir.path() + "/heavy.csv";
+  {
+    std::ofstream f(trace);
+    f << "TIMESTAMP,ContextTokens,GeneratedTokens\n";
+    for (int i = 0; i < 200; ++i) {
+      char row[96];
+      std::snprintf(row, sizeof(row), "2023-11-16 18:%02d:%02d.000000,10000000,100\n", i / 60, i % 60);
+      f << row;
+    }
+  }
+  auto run = RunWattcut("polca simulate --trace " + trace + " --servers 4 --duration 1h --out " + dir.path() + "/run");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_NE(run.out.find("SLOs cannot be judged: the unconstrained row itself leaves"), std::string::npos) << run.out;
+  EXPECT_EQ(run.out.find("SLOs met"), std::string::npos) << run.out;
+  nlohmann::json summary = nlohmann::json::parse(ReadFile(dir.path() + "/run/summary.json"));
+  EXPECT_EQ(summary["slo_verdict"], "cannot judge");
+  EXPECT_FALSE(summary["meets_slos"].get<bool>());
+  auto sweep = RunWattcut("polca sweep --trace " + trace + " --servers 4 --added 0%,10% --policy polca,brake-only " +
+                          "--duration 1h --out " + dir.path() + "/sweep");
+  ASSERT_EQ(sweep.exit_code, 0) << sweep.err;
+  EXPECT_NE(sweep.out.find("polca holds no point of the sweep"), std::string::npos) << sweep.out;
+  EXPECT_NE(sweep.out.find("brake-only holds no point of the sweep"), std::string::npos) << sweep.out;
+}
+
+// A control latency beyond any control loop is refused with its range. Before, telemetry_delay_s =
+// 1e9 let a sweep say "headroom holds up to +60 %" while the row peaked at 123 % of its budget.
+TEST(PolcaCommand, ALatencyBeyondAnyControlLoopIsRefusedWithItsRange) {
+  WATTCUT_REQUIRE_SHARED_FILE(trace, "azure-llm-inference-2023/AzureLLMInferenceTrace_conv.csv");
+  TempDir dir;
+  for (const char* key : {"control.telemetry_delay_s = 1e9", "control.actuation_latency_s = 1e9",
+                          "control.brake_latency_s = 1e12", "control.brake_latency_s = -1"}) {
+    const std::string config = dir.path() + "/latency.conf";
+    std::ofstream(config) << key << "\n";
+    auto r = RunWattcut("polca simulate --config " + config + " --trace " + trace + " --duration 1h --out " +
+                        dir.path() + "/out");
+    EXPECT_EQ(r.exit_code, 1) << key;
+    EXPECT_NE(r.err.find("must be between 0 s and 600 s, got"), std::string::npos) << key << ": " << r.err;
+  }
+}
+
 TEST(PolcaCommand, SweepComparesPolicies) {
   WATTCUT_REQUIRE_SHARED_FILE(trace, "azure-llm-inference-2023/AzureLLMInferenceTrace_conv.csv");
   TempDir dir;

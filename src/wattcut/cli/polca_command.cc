@@ -351,7 +351,7 @@ int RunSimulate(const PolcaArgs& args) {
               run->brake_events, 100 * run->power_max);
   std::printf("latency impact P50/P99: high %+.2f %% / %+.2f %%, low %+.2f %% / %+.2f %%; SLOs %s\n",
               100 * impact.high.p50_latency, 100 * impact.high.p99_latency, 100 * impact.low.p50_latency,
-              100 * impact.low.p99_latency, MeetsSlos(impact) ? "met" : "missed");
+              100 * impact.low.p99_latency, SloVerdictText(impact).c_str());
   if (training->job) {
     PrintTrainingJob(*training->job);
     std::printf("training (%s): %d servers, throughput %+.2f %% against the unmanaged job (AllMax, no policy)\n",

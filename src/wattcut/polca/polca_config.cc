@@ -415,9 +415,17 @@ Status Validate(const PolcaConfig& c) {
     return Error{"control.telemetry_period_s must be between " + Number(kMinTelemetryPeriodS) + " s and " +
                  Number(kMaxTelemetryPeriodS) + " s, got " + Number(k.telemetry_period_s)};
   }
-  if (k.telemetry_delay_s < 0 || k.actuation_latency_s < 0 || k.brake_latency_s < 0 || k.power_cap_response_s < 0 ||
-      k.training_response_s < 0) {
-    return Error{"control latencies must be >= 0"};
+  // A latency beyond kMaxControlLatencyS is no control loop at all: a sweep would say a policy
+  // "holds" a row whose readings never reach it.
+  for (const auto& [name, value] : {std::pair{"control.telemetry_delay_s", k.telemetry_delay_s},
+                                    std::pair{"control.actuation_latency_s", k.actuation_latency_s},
+                                    std::pair{"control.brake_latency_s", k.brake_latency_s},
+                                    std::pair{"control.power_cap_response_s", k.power_cap_response_s},
+                                    std::pair{"control.training_response_s", k.training_response_s}}) {
+    if (!(value >= 0 && value <= kMaxControlLatencyS)) {
+      return Error{std::string(name) + " must be between 0 s and " + Number(kMaxControlLatencyS) + " s, got " +
+                   Number(value)};
+    }
   }
   if (!positive(k.max_reading_age_s)) return Error{"control.max_reading_age_s must be positive"};
   // After the telemetry period, which bounds the window's readings.

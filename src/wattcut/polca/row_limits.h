@@ -51,6 +51,10 @@ inline constexpr double kMaxDurationS = 90 * 86400.0;
 // reading, to one hour, longer than any control loop could use.
 inline constexpr double kMinTelemetryPeriodS = 0.01;
 inline constexpr double kMaxTelemetryPeriodS = 3600;
+// A control latency (telemetry delay, actuation, brake, a power cap's or a training job's
+// response): 10 minutes. The slowest real path, a BMC command out of band, takes about 40 s; a
+// brake that lands 10 minutes after the reading that asked for it protects nothing.
+inline constexpr double kMaxControlLatencyS = 600;
 // Row power readings kept per run (duration / telemetry period), 4 bytes each: 50 million
 // is 200 MB, e.g. 90 days at 0.16 s or 7 days at 12 ms.
 inline constexpr int64_t kMaxPowerReadingsPerRun = 50'000'000;

@@ -368,14 +368,59 @@ RunImpact CompareRuns(const RowRunResult& run, const RowRunResult& reference) {
     return PriorityImpact{ratio(r.latency_p50_s, ref.latency_p50_s), ratio(r.latency_p99_s, ref.latency_p99_s),
                           ratio(r.tokens_per_s, ref.tokens_per_s)};
   };
-  return {one(run.high, reference.high), one(run.low, reference.low),
-          ratio(run.training.iterations, reference.training.iterations),
-          ratio(EnergyPerServedTokenJ(run), EnergyPerServedTokenJ(reference))};
+  RunImpact impact{one(run.high, reference.high), one(run.low, reference.low),
+                   ratio(run.training.iterations, reference.training.iterations),
+                   ratio(EnergyPerServedTokenJ(run), EnergyPerServedTokenJ(reference))};
+  impact.arrivals = run.arrivals;
+  impact.extra_unfinished = run.unfinished - reference.unfinished;
+  impact.reference_unfinished = reference.unfinished;
+  return impact;
 }
 
-bool MeetsSlos(const RunImpact& impact) {
-  return impact.high.p50_latency < 0.01 && impact.high.p99_latency < 0.05 && impact.low.p50_latency < 0.05 &&
-         impact.low.p99_latency < 0.50;
+namespace {
+
+double ShareOf(int64_t requests, int64_t arrivals) {
+  return arrivals > 0 ? static_cast<double>(requests) / static_cast<double>(arrivals) : 0.0;
 }
+
+}  // namespace
+
+SloVerdict JudgeSlos(const RunImpact& impact) {
+  if (ShareOf(impact.reference_unfinished, impact.arrivals) > kOverloadedUnfinishedShare) {
+    return SloVerdict::kCannotJudge;
+  }
+  if (ShareOf(impact.extra_unfinished, impact.arrivals) > kMaxExtraUnfinishedShare) return SloVerdict::kMissed;
+  const bool latencies = impact.high.p50_latency < 0.01 && impact.high.p99_latency < 0.05 &&
+                         impact.low.p50_latency < 0.05 && impact.low.p99_latency < 0.50;
+  return latencies ? SloVerdict::kMet : SloVerdict::kMissed;
+}
+
+std::string SloVerdictName(SloVerdict verdict) {
+  switch (verdict) {
+    case SloVerdict::kMet:
+      return "met";
+    case SloVerdict::kMissed:
+      return "missed";
+    case SloVerdict::kCannotJudge:
+      return "cannot judge";
+  }
+  return "?";
+}
+
+std::string SloVerdictText(const RunImpact& impact) {
+  const SloVerdict verdict = JudgeSlos(impact);
+  const std::string of = " of the " + std::to_string(impact.arrivals) + " requests unfinished";
+  if (verdict == SloVerdict::kCannotJudge) {
+    return "cannot be judged: the unconstrained row itself leaves " + std::to_string(impact.reference_unfinished) + of +
+           " (it is overloaded whatever the policy does: lower the load, e.g. workload.peak_utilization)";
+  }
+  if (verdict == SloVerdict::kMissed && ShareOf(impact.extra_unfinished, impact.arrivals) > kMaxExtraUnfinishedShare) {
+    return "missed: the run leaves " + std::to_string(impact.extra_unfinished) + " more" + of +
+           " than the unconstrained row (over 1 %: their latency is beyond every completed one's)";
+  }
+  return SloVerdictName(verdict);
+}
+
+bool MeetsSlos(const RunImpact& impact) { return JudgeSlos(impact) == SloVerdict::kMet; }
 
 }  // namespace wattcut::polca

@@ -14,6 +14,7 @@
 
 #include <array>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "wattcut/base/result.h"
@@ -125,6 +126,11 @@ struct RunImpact {
   double training_throughput = 0;  // training iterations / reference's - 1; 0 without training
   // EnergyPerServedTokenJ / reference's - 1 (negative: each token cost less energy).
   double energy_per_token = 0;
+  // The requests the run left unfinished beyond those the unconstrained run left, as a share of
+  // the arrivals (negative: fewer); and the unconstrained run's own, as a share of the arrivals.
+  int64_t arrivals = 0;
+  int64_t extra_unfinished = 0;
+  int64_t reference_unfinished = 0;
 };
 
 // The row's energy over the run per token generated for a completed request, both classes
@@ -132,8 +138,22 @@ struct RunImpact {
 double EnergyPerServedTokenJ(const RowRunResult& run);
 RunImpact CompareRuns(const RowRunResult& run, const RowRunResult& reference);
 
-// Whether an impact meets POLCA.md's SLOs: high P50 < 1 %, P99 < 5 %; low P50 < 5 %,
-// P99 < 50 %.
+// POLCA.md's SLOs: high P50 < 1 %, P99 < 5 %; low P50 < 5 %, P99 < 50 %, on the latencies of
+// the requests that completed, and two rules for the ones that did not (a request unfinished at
+// the end is slower than every completed one):
+//  * the run misses when it leaves more than kMaxExtraUnfinishedShare (1 %) of the arrivals
+//    unfinished beyond those the unconstrained run leaves: its P99 over all of them is not met;
+//  * no verdict when the unconstrained run itself leaves more than half of them unfinished: the
+//    row is overloaded whatever the policy does, its P50 is no latency, and nothing compares.
+inline constexpr double kMaxExtraUnfinishedShare = 0.01;
+inline constexpr double kOverloadedUnfinishedShare = 0.5;
+enum class SloVerdict { kMet, kMissed, kCannotJudge };
+SloVerdict JudgeSlos(const RunImpact& impact);
+// "met", "missed", or "cannot be judged: ..." with the reason, for the command line.
+std::string SloVerdictText(const RunImpact& impact);
+// "met", "missed", "cannot judge": for summary.json.
+std::string SloVerdictName(SloVerdict verdict);
+// JudgeSlos(impact) == SloVerdict::kMet.
 bool MeetsSlos(const RunImpact& impact);
 
 }  // namespace wattcut::polca

@@ -108,6 +108,27 @@ TEST(RowSimulator, SloCheckUsesThePaperLimits) {
   EXPECT_FALSE(MeetsSlos(low_p99));
 }
 
+// Requests left unfinished: more than 1 % of the arrivals beyond the unconstrained run's misses;
+// an unconstrained run that leaves more than half unfinished gives no verdict at all.
+TEST(RowSimulator, UnfinishedRequestsCountAgainstTheSlos) {
+  RunImpact ok{{0.0, 0.0, 0}, {0.0, 0.0, 0}};
+  ok.arrivals = 10000;
+  ok.reference_unfinished = 40;  // in flight when the run ended
+  ok.extra_unfinished = 100;
+  EXPECT_EQ(JudgeSlos(ok), SloVerdict::kMet);
+  RunImpact behind = ok;
+  behind.extra_unfinished = 101;
+  EXPECT_EQ(JudgeSlos(behind), SloVerdict::kMissed);
+  EXPECT_EQ(SloVerdictText(behind).rfind("missed: the run leaves 101 more of the 10000 requests unfinished", 0), 0u)
+      << SloVerdictText(behind);
+  RunImpact overloaded = ok;
+  overloaded.reference_unfinished = 5001;
+  EXPECT_EQ(JudgeSlos(overloaded), SloVerdict::kCannotJudge);
+  EXPECT_FALSE(MeetsSlos(overloaded));
+  EXPECT_EQ(SloVerdictName(JudgeSlos(overloaded)), "cannot judge");
+  EXPECT_NE(SloVerdictText(overloaded).find("leaves 5001 of the 10000 requests unfinished"), std::string::npos);
+}
+
 TEST(RowSimulator, EnergyPerTokenIsTheRowsEnergyOverBothClassesTokens) {
   RowRunResult reference;
   reference.energy_kwh = 1;

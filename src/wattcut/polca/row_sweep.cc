@@ -97,7 +97,8 @@ Result<SweepResult> Sweep(const PolcaConfig& config, const RunOne& simulate, con
       point.servers = point.run.servers;
       point.impact = CompareRuns(point.run, sweep.references[i]);
       point.meets_slos = MeetsSlos(point.impact);
-      point.holds = point.meets_slos && point.run.brake_events == 0;
+      // A row above its budget holds nothing, brake or not (a policy whose readings never came).
+      point.holds = point.meets_slos && point.run.brake_events == 0 && point.run.seconds_above_budget == 0;
       if (still_holding[p] && point.holds) sweep.max_added_held[p] = point.added_fraction;
       if (!point.holds) still_holding[p] = false;
       sweep.simulated_s += options.duration_s;

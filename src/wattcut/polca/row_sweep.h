@@ -33,7 +33,7 @@ struct SweepPoint {
   RowRunResult run;  // without power samples
   RunImpact impact;
   bool meets_slos = false;
-  bool holds = false;  // zero brake events and SLOs met
+  bool holds = false;  // zero brake events, no reading above the budget, and SLOs met
 };
 
 struct SweepResult {

@@ -21,6 +21,26 @@ PolcaConfig SmallRow() {
   return config;
 }
 
+// A row above its budget without a brake (a brake set above the budget) holds nothing: before,
+// such a point "held" with zero brake events and every SLO met.
+TEST(RowSweep, ARowAboveItsBudgetWithoutABrakeHoldsNothing) {
+  PolcaConfig config = SmallRow();
+  config.policy.brake = 10;  // never reached: nothing brakes
+  config.policy.brake_release = 9;
+  SweepOptions options;
+  options.added_fractions = {1.0};
+  options.policies = {PolicyKind::kBrakeOnly};
+  options.duration_s = 2 * 3600;
+  options.jobs = 1;
+  auto sweep = RunSweep(config, Synthetic(), options);
+  ASSERT_TRUE(sweep.ok()) << sweep.error().message;
+  const SweepPoint& p = sweep->points.front();
+  ASSERT_GT(p.run.seconds_above_budget, 0) << "the doubled row must draw above its budget";
+  EXPECT_EQ(p.run.brake_events, 0);
+  EXPECT_TRUE(p.meets_slos);
+  EXPECT_FALSE(p.holds);
+}
+
 TEST(RowSweep, ComparesEveryPointWithItsUnconstrainedRun) {
   SweepOptions options;
   options.added_fractions = {0.5, 0.0, 0.25, 0.25};  // unsorted, with a duplicate
@@ -37,7 +57,7 @@ TEST(RowSweep, ComparesEveryPointWithItsUnconstrainedRun) {
   EXPECT_EQ(sweep->points[5].servers, 12);
   EXPECT_EQ(sweep->points[1].run.policy, PolicyKind::kBrakeOnly);
   for (const SweepPoint& p : sweep->points) {
-    EXPECT_EQ(p.holds, p.meets_slos && p.run.brake_events == 0);
+    EXPECT_EQ(p.holds, p.meets_slos && p.run.brake_events == 0 && p.run.seconds_above_budget == 0);
     EXPECT_EQ(p.run.power_samples.size(), 0u);  // not kept in sweeps
   }
   // With no added servers there is nothing to do: identical to the reference.

@@ -205,6 +205,8 @@ Status WriteRunReport(const std::string& dir, const RunContext& context, const R
   summary["run"]["energy_per_token_change"] = impact.energy_per_token;
   summary["unconstrained"] = RunJsonWithTraining(reference, nullptr);
   summary["meets_slos"] = MeetsSlos(impact);
+  summary["slo_verdict"] = SloVerdictName(JudgeSlos(impact));
+  summary["slo_verdict_text"] = SloVerdictText(impact);
   summary["simulated_s_per_wall_s"] = context.wall_s > 0 ? 2 * run.duration_s / context.wall_s : 0;
   st = WriteText(dir + "/summary.json", summary.dump(2) + "\n");
   const bool trains = run.training.servers > 0;
