@@ -1,5 +1,5 @@
 // libFuzzer entry point for PUT /v1/jobs/{id}/deadline_schedule: the request body read as the
-// server reads it (server/http_api.h: DeadlineScheduleSpec), then its schedule computed as the
+// server reads it (server/job_settings.h: DeadlineScheduleSpec::FromRequestJson), then its schedule computed as the
 // server computes it (server/deadline_following.h: ComputeDeadline, its CSV series and the
 // deadline scheduler) on a hand-made three-point frontier, starting 2026-12-02T00:00Z when the
 // body gives no start. Every input is a schedule or an error whose message holds no raw control
@@ -22,7 +22,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     wattcut::fuzz::CheckMessage(parsed.error().message);
     return 0;
   }
-  auto spec = server::DeadlineScheduleSpec::FromJson(*parsed);
+  auto spec = server::DeadlineScheduleSpec::FromRequestJson(*parsed);
   if (!spec.ok()) {
     wattcut::fuzz::CheckMessage(spec.error().message);
     return 0;

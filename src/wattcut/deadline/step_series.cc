@@ -13,6 +13,8 @@ namespace {
 
 constexpr uint64_t kMaxFileBytes = uint64_t{64} << 20;
 constexpr size_t kMaxRows = 1'000'000;
+// 9999-12-31T23:59:59Z: the last time an ISO 8601 date (four-digit year) can say.
+constexpr double kLatestTimeS = 253'402'300'799;
 
 std::string Join(const std::vector<std::string>& names) {
   std::string out;
@@ -33,9 +35,9 @@ Result<double> ReadTime(const CsvTable& t, const CsvRow& row, bool iso) {
     return *v;
   }
   Result<double> v = t.number(row, 0);
-  if (!v.ok()) {
-    return Error{t.where(row, 0) + "expected an ISO 8601 time or seconds since 1970, got '" + PrintableText(text) +
-                 "'"};
+  if (!v.ok() || !(*v >= 0 && *v <= kLatestTimeS)) {
+    return Error{t.where(row, 0) + "expected an ISO 8601 time or seconds since 1970 (0 to " +
+                 FixedDecimals(kLatestTimeS, 0) + ", the end of 9999), got '" + PrintableText(text) + "'"};
   }
   return *v;
 }
@@ -53,9 +55,10 @@ Result<StepSeries> ParseStepSeries(const std::string& text, const std::string& s
   const CsvTable& t = *table;
   const std::string expected = "time," + (spec.value_names.empty() ? std::string("VALUE") : spec.value_names.front());
   if (t.header().size() != 2 || t.header()[0] != "time") {
+    std::string header;
+    for (const std::string& name : t.header()) header += (header.empty() ? "" : ",") + name;
     return Error{source + ":1: expected the header '" + expected + "' (two columns, the first 'time') for the " +
-                 spec.what + ", got '" + PrintableText(t.header().empty() ? "" : t.header()[0]) +
-                 (t.header().size() > 1 ? "," + PrintableText(t.header()[1]) : "") + "'"};
+                 spec.what + ", got '" + PrintableText(header) + "'"};
   }
   if (!spec.value_names.empty() &&
       std::find(spec.value_names.begin(), spec.value_names.end(), t.header()[1]) == spec.value_names.end()) {

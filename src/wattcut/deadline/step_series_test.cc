@@ -51,7 +51,15 @@ TEST(StepSeriesTest, BadInputNamesTheFileLineAndField) {
       {"time,price\n100,0.2\n2026-12-02T00:00Z,0.3\n", "p.csv:3: column 'time': expected seconds since 1970 like"},
       {"time,price\n2026-13-02T00:00Z,0.2\n", "p.csv:2: column 'time': "},
       {"when,price\n100,0.2\n", "p.csv:1: expected the header 'time,VALUE'"},
-      {"time,price,extra\n100,0.2,1\n", "p.csv:1: expected the header"},
+      // The whole header is quoted (before: 'time,price', the third column dropped).
+      {"time,price,extra\n100,0.2,1\n",
+       "p.csv:1: expected the header 'time,VALUE' (two columns, the first 'time') for the price, got "
+       "'time,price,extra'"},
+      // A time no date can say (before: quoted as '-290308-12-22 -4:00:-54.-775808').
+      {"time,price\n1e300,0.2\n",
+       "p.csv:2: column 'time': expected an ISO 8601 time or seconds since 1970 (0 to "
+       "253402300799, the end of 9999), got '1e300'"},
+      {"time,price\n-5,0.2\n", "p.csv:2: column 'time': expected an ISO 8601 time or seconds since 1970 (0 to"},
       {"time,price\n", "p.csv: no rows"},
   };
   for (const BadCase& c : cases) {

@@ -214,12 +214,28 @@ TEST(HttpApi, ADeadlineScheduleNeedsIterationsAndADeadlineAndNamesABadField) {
       {R"({"iterations": 10, "deadline": "x", "replan_margin": 0})", "field 'replan_margin': expected a share"},
       {R"({"iterations": 10, "deadline": "x", "pipelines": -1})", "field 'pipelines'"},
       {R"({"iterations": 10, "deadline": "x", "prices": ""})", "prices"},
+      // Before: an empty price_csv answered 200 and silently planned for energy.
+      {R"({"iterations": 10, "deadline": "x", "price_csv": ""})", "field 'price_csv': expected text, got an empty"},
+      {R"({"iterations": 10, "deadline": "x", "power_budget_csv": ""})", "field 'power_budget_csv': expected text"},
   };
   for (const auto& [body, message] : bad) {
     auto r = DeadlineScheduleSpec::FromJson(json::parse(body));
     ASSERT_FALSE(r.ok()) << body;
     EXPECT_NE(r.error().message.find(message), std::string::npos) << r.error().message;
   }
+  // A request may not set what the server sets, nor 0 pipelines; the stored spec has them.
+  const std::pair<const char*, const char*> request_only[] = {
+      {R"({"iterations": 10, "deadline": "x", "from_step": 5})", "field 'from_step': set by the server"},
+      {R"({"iterations": 10, "deadline": "x", "replans": 1})", "field 'replans': set by the server"},
+      {R"({"iterations": 10, "deadline": "x", "pipelines": 0})", "field 'pipelines': expected 1 to 100000"},
+  };
+  for (const auto& [body, message] : request_only) {
+    EXPECT_TRUE(DeadlineScheduleSpec::FromJson(json::parse(body)).ok()) << body;
+    auto r = DeadlineScheduleSpec::FromRequestJson(json::parse(body));
+    ASSERT_FALSE(r.ok()) << body;
+    EXPECT_NE(r.error().message.find(message), std::string::npos) << r.error().message;
+  }
+  EXPECT_TRUE(DeadlineScheduleSpec::FromRequestJson(json::parse(R"({"iterations": 10, "deadline": "x"})")).ok());
 }
 
 TEST(HttpApi, PowerTargetNeedsExactlyOneKindOfPositiveWatts) {

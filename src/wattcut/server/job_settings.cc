@@ -212,6 +212,10 @@ Result<DeadlineScheduleSpec> DeadlineScheduleSpec::FromJson(const json& j) {
       return Error{std::string("field '") + name + "': at most " + std::to_string(max_bytes) + " bytes"};
     }
     out = it->get<std::string>();
+    if (out.empty()) {
+      return Error{std::string("field '") + name + "': expected text, got an empty string (leave the field out " +
+                   "when there is none)"};
+    }
     return Status::Ok();
   };
   for (const auto& [name, out, max] :
@@ -249,6 +253,21 @@ Result<DeadlineScheduleSpec> DeadlineScheduleSpec::FromJson(const json& j) {
   if (!replans) return replans.error();
   spec.replans = *replans;
   return spec;
+}
+
+Result<DeadlineScheduleSpec> DeadlineScheduleSpec::FromRequestJson(const json& j) {
+  if (j.is_object()) {
+    for (const char* set_by_server : {"from_step", "replans"}) {
+      if (j.contains(set_by_server)) {
+        return Error{std::string("field '") + set_by_server +
+                     "': set by the server (the job's step when the schedule is set, and its replans); leave it out"};
+      }
+    }
+    if (auto p = j.find("pipelines"); p != j.end() && p->is_number() && p->get<double>() == 0) {
+      return Error{"field 'pipelines': expected 1 to 100000 pipelines, got 0 (leave it out for the job's dp_degree)"};
+    }
+  }
+  return FromJson(j);
 }
 
 json DeadlineScheduleSpec::ToJson() const {

@@ -90,7 +90,11 @@ struct DeadlineScheduleSpec {
   int replans = 0;
 
   nlohmann::json ToJson() const;
+  // As stored (from_step and replans included).
   static Result<DeadlineScheduleSpec> FromJson(const nlohmann::json& json);
+  // As a PUT gives it: the fields the server sets (from_step, replans) are refused, and so is
+  // "pipelines": 0 (leave it out for the job's dp_degree).
+  static Result<DeadlineScheduleSpec> FromRequestJson(const nlohmann::json& json);
   bool operator==(const DeadlineScheduleSpec&) const = default;
 };
 inline constexpr size_t kDeadlineSeriesMaxBytes = size_t{4} << 20;

@@ -330,7 +330,7 @@ void Server::Impl::AddRoutes() {
         [&reg](const auto& req, const std::string& body, auto& res) {
           std::string job_id = req.matches[1];
           WithBody<DeadlineScheduleSpec>(
-              body, res, &DeadlineScheduleSpec::FromJson,
+              body, res, &DeadlineScheduleSpec::FromRequestJson,
               [&](const DeadlineScheduleSpec& spec) { return reg.SetDeadlineSchedule(job_id, spec); });
         });
   Route("DELETE", R"(/v1/jobs/([^/]+)/deadline_schedule)", "v1_deadline_schedule", true,
