@@ -81,12 +81,12 @@ int Run(const PlanScheduleArgs& args) {
   r.deadline_s = *deadline_s;
   r.iterations = static_cast<double>(args.iterations);
   if (!args.price.empty()) {
-    Result<StepSeries> s = ReadStepSeries(args.price, {"price", {}, 0, false});
+    Result<StepSeries> s = ReadStepSeries(args.price, kPriceSeries);
     if (!s.ok()) return ReportError(name, s.error());
     r.price = std::move(*s);
   }
   if (!args.carbon.empty()) {
-    Result<StepSeries> s = ReadStepSeries(args.carbon, {"carbon intensity", {}, 0, false});
+    Result<StepSeries> s = ReadStepSeries(args.carbon, kCarbonSeries);
     if (!s.ok()) return ReportError(name, s.error());
     r.carbon = std::move(*s);
   }
@@ -104,7 +104,7 @@ int Run(const PlanScheduleArgs& args) {
   if (!plans.ok()) return ReportError(name, plans.error());
   r.plans = std::move(*plans);
   if (!args.budget.empty()) {
-    Result<StepSeries> s = ReadStepSeries(args.budget, {"power budget", {"watts", "watts_per_gpu"}, 0, true});
+    Result<StepSeries> s = ReadStepSeries(args.budget, kPowerBudgetSeries);
     if (!s.ok()) return ReportError(name, s.error());
     if (s->value_name == "watts_per_gpu") {
       if (gpus <= 0) {

@@ -200,7 +200,9 @@ Status DeadlineScheduler::Cut() {
     if (r.price) k.price = r.price->At(a)->value;
     if (r.carbon) k.carbon = r.carbon->At(a)->value;
     if (r.budget) k.budget_w = r.budget->At(a)->value * (r.budget_gpus > 0 ? r.budget_gpus : 1);
-    if (r.objective == Objective::kCost) k.weight = k.price;
+    // A negative price is a reason to run fast, never to burn: it weighs as zero (free energy, so
+    // every move faster is taken there), and the cost reported is the price's.
+    if (r.objective == Objective::kCost) k.weight = std::max(0.0, k.price);
     if (r.objective == Objective::kCarbon) k.weight = k.carbon;
     intervals_.push_back(k);
   }

@@ -40,6 +40,11 @@
 //  4. Baselines: the fastest allowed plan all along, and the least-energy single plan that still
 //     finishes by the deadline (within every budget it meets), each run from the start until done.
 //
+// A negative price (a day-ahead market below zero) weighs as zero in the choice: energy is free
+// there, so the job runs its fastest plan through it, and never runs slower or longer to draw
+// more of it (the job's energy buys iterations, it is never burnt for the payment). The costs
+// reported, the schedule's and the baselines', are at the real prices, negative ones included.
+//
 // An infeasible request is refused with the shortfall: the deadline cannot be met even at the
 // fastest plans (how many iterations short, and how late they would finish), or a budget allows
 // no plan in an interval.

@@ -378,6 +378,34 @@ TEST(DeadlineSchedulerTest, ValuesThatOverflowTheCostAreRefusedNamingTheirRow) {
   EXPECT_TRUE(std::isfinite(s->fastest.totals.cost));
 }
 
+// Negative prices (before: refused, "expected a price >= 0"): the job runs its fastest plan
+// through them, is paid for that energy, and never runs slower there to draw more of it.
+TEST(DeadlineSchedulerTest, ANegativePriceRunsTheFastestPlanAndIsCountedAtItsPrice) {
+  ScheduleRequest r;
+  r.plans = {{0, 2.0, 100, 100}, {1, 1.5, 140, 140}, {2, 1.0, 260, 260}};
+  r.start_s = kStart;
+  r.deadline_s = kStart + 4 * kHour;
+  r.iterations = 4 * kHour / 1.4;
+  r.price = Series("price", {0.2, -0.05, 0.2, 0.2});
+  Result<Schedule> s = ScheduleToDeadline(r);
+  ASSERT_TRUE(s.ok()) << s.error().message;
+  const ScheduledInterval& negative = s->intervals[1];
+  ASSERT_EQ(negative.shares.size(), 1u);
+  EXPECT_EQ(negative.shares.front().point, 2u) << "the fastest plan";
+  EXPECT_DOUBLE_EQ(negative.shares.front().seconds, kHour);
+  EXPECT_LT(negative.cost, 0) << "paid for the energy";
+  double sum = 0;
+  for (const ScheduledInterval& k : s->intervals) sum += k.cost;
+  EXPECT_NEAR(s->totals.cost, sum, 1e-12);
+  EXPECT_NEAR(s->totals.iterations, r.iterations, 1e-6 * r.iterations);
+  // The same request with that hour free: the same plans, a cost higher by what the hour paid.
+  r.price = Series("price", {0.2, 0.0, 0.2, 0.2});
+  Result<Schedule> free = ScheduleToDeadline(r);
+  ASSERT_TRUE(free.ok()) << free.error().message;
+  EXPECT_NEAR(free->totals.energy_j, s->totals.energy_j, 1e-9 * s->totals.energy_j);
+  EXPECT_NEAR(free->totals.cost - s->totals.cost, -negative.cost, 1e-9);
+}
+
 // A price that does not change: the least cost is the least energy, a steady rate on the hull
 // (two neighbouring plans shared), not more than the best single plan.
 TEST(DeadlineSchedulerTest, AFlatPriceGivesTheLeastEnergySchedule) {

@@ -12,6 +12,7 @@
 // "FILE:LINE: column 'NAME': what was expected, got what".
 #pragma once
 
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -40,6 +41,13 @@ struct StepSeriesSpec {
   double min_value = 0;                  // inclusive
   bool min_exclusive = false;            // values must be > min_value
 };
+
+// The three series a schedule reads. A price may be negative (day-ahead markets clear below zero
+// for hours at a time; deadline_scheduler.h says what the schedule does then); a carbon intensity
+// may not, and a power budget must be positive.
+inline const StepSeriesSpec kPriceSeries{"price", {}, -std::numeric_limits<double>::infinity(), false};
+inline const StepSeriesSpec kCarbonSeries{"carbon intensity", {}, 0, false};
+inline const StepSeriesSpec kPowerBudgetSeries{"power budget", {"watts", "watts_per_gpu"}, 0, true};
 
 // Reads a step series from `path` (at most 64 MiB, 1,000,000 rows).
 Result<StepSeries> ReadStepSeries(const std::string& path, const StepSeriesSpec& spec);

@@ -39,15 +39,14 @@ Status ComputeDeadline(DeadlineFollowing& following, const Frontier& frontier, c
     r.start_s = *start;
   }
   r.iterations = spec.iterations;
-  for (const auto& [text, field, out, what] :
-       {std::tuple{&spec.price_csv, "price_csv", &r.price, "price"},
-        std::tuple{&spec.carbon_csv, "carbon_csv", &r.carbon, "carbon intensity"}}) {
-    auto s = Series(*text, field, {what, {}, 0, false});
+  for (const auto& [text, field, out, series] :
+       {std::tuple{&spec.price_csv, "price_csv", &r.price, &kPriceSeries},
+        std::tuple{&spec.carbon_csv, "carbon_csv", &r.carbon, &kCarbonSeries}}) {
+    auto s = Series(*text, field, *series);
     if (!s.ok()) return s.error();
     *out = std::move(*s);
   }
-  auto budget =
-      Series(spec.power_budget_csv, "power_budget_csv", {"power budget", {"watts", "watts_per_gpu"}, 0, true});
+  auto budget = Series(spec.power_budget_csv, "power_budget_csv", kPowerBudgetSeries);
   if (!budget.ok()) return budget.error();
   r.budget = std::move(*budget);
   const int pipelines = spec.pipelines > 0 ? spec.pipelines : info.dp_degree;
