@@ -10,6 +10,7 @@
 #include "wattcut/base/printable_text.h"
 #include "wattcut/polca/request_trace.h"
 #include "wattcut/polca/row_limits.h"
+#include "wattcut/telemetry/telemetry_limits.h"
 
 namespace wattcut::polca {
 namespace {
@@ -123,6 +124,10 @@ struct PowerTrace::Builder {
 
     const std::string& server = row.fields[columns[1]];
     if (server.empty()) return Error{t.where(row, columns[1]) + "expected a server name, got an empty field"};
+    if (server.size() > telemetry::kMaxLabelBytes) {
+      return Error{t.where(row, columns[1]) + "a server name of " + std::to_string(server.size()) +
+                   " bytes, more than the " + std::to_string(telemetry::kMaxLabelBytes) + " a name may have here"};
+    }
     for (unsigned char c : server) {
       if (c < 0x20 || c == 0x7f) {
         // A NUL would make "a\0b" a second server that prints as "a".

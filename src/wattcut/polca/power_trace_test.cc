@@ -119,6 +119,9 @@ TEST(PowerTrace, OtherFormatsGetAHintAndServerNamesHaveNoControlBytes) {
             std::string::npos);
   EXPECT_EQ(ErrorOf(std::string("time,server,power_w\n0,a,100\n0,a\0b,100\n", 38)),
             "p.csv:3: column 'server': expected a server name without control bytes, got 'a\\x00b'");
+  // A name longer than any host's is refused where it is read (a 50 MB one took minutes).
+  EXPECT_EQ(ErrorOf("time,server,power_w\n0," + std::string(2000, 'n') + ",100\n"),
+            "p.csv:2: column 'server': a server name of 2000 bytes, more than the 1024 a name may have here");
 }
 
 }  // namespace

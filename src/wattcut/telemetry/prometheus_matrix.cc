@@ -1,5 +1,6 @@
 #include "wattcut/telemetry/prometheus_matrix.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <nlohmann/json.hpp>
@@ -10,6 +11,7 @@
 #include "wattcut/base/json_preview.h"
 #include "wattcut/base/json_text_check.h"
 #include "wattcut/base/printable_text.h"
+#include "wattcut/telemetry/telemetry_limits.h"
 
 namespace wattcut::telemetry {
 namespace {
@@ -112,8 +114,14 @@ Result<PrometheusMatrix> ParsePrometheusMatrix(const std::string& text, const st
         return Error{at + path + ".metric: expected an object of labels, got " + JsonTypeAndPreview(s["metric"])};
       for (const auto& [name, value] : s["metric"].items()) {
         if (!value.is_string()) {
-          return Error{at + path + ".metric." + PrintableText(name) + ": expected a label value (a string), got " +
+          return Error{at + path + ".metric." + PrintableText(name, 64) + ": expected a label value (a string), got " +
                        JsonTypeAndPreview(value)};
+        }
+        if (name.size() > kMaxLabelBytes || value.get_ref<const std::string&>().size() > kMaxLabelBytes) {
+          return Error{at + path + ".metric." + PrintableText(name, 64) + ": a label of " +
+                       std::to_string(std::max(name.size(), value.get_ref<const std::string&>().size())) +
+                       " bytes, more than the " + std::to_string(kMaxLabelBytes) +
+                       " a label name or value may have here (a host name has at most 253)"};
         }
         series.labels[name] = value.get<std::string>();
       }

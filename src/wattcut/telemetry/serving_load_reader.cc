@@ -207,6 +207,10 @@ Result<ServingLoadTelemetry> ParseServingLoadCsv(const std::string& text, const 
         }
         const std::string server = server_column ? row.fields[*server_column] : default_server;
         if (server.empty()) return Error{t.where(row, *server_column) + "expected a server name, got an empty field"};
+        if (server.size() > kMaxLabelBytes) {
+          return Error{t.where(row, *server_column) + "a server name of " + std::to_string(server.size()) +
+                       " bytes, more than the " + std::to_string(kMaxLabelBytes) + " a name may have here"};
+        }
         auto [seen, first_row] = last.try_emplace(server, time_s, row.line);
         if (!first_row) {
           if (time_s <= seen->second.first) {

@@ -4,6 +4,7 @@
 // place it was read from.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 
 namespace wattcut::telemetry {
@@ -13,5 +14,9 @@ inline constexpr int kMaxTelemetryFiles = 2000;                        // files 
 inline constexpr double kMaxGpuPowerW = 10000;                         // one GPU (a B200 draws about 1 kW)
 inline constexpr double kMaxServerPowerW = 1e6;                        // one server (polca's bound too)
 inline constexpr double kMaxSmClockMhz = 10000;
+// A label's name or value (a Prometheus series' Hostname, instance, model_name): a host name has at
+// most 253 bytes, a label anything real well under this. A 50 MB label once made a comparison per
+// load row take minutes; it is refused where it is read.
+inline constexpr size_t kMaxLabelBytes = 1024;
 
 }  // namespace wattcut::telemetry
