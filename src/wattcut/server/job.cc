@@ -122,6 +122,12 @@ Status Job::Check(const JobEdit& e) const {
                      " nodes have reported their GPU energy, the most a job keeps: another node's report is not kept",
                  ErrorCode::kConflict};
   }
+  if (e.measured_gpu_energy && TotalGpus(*e.measured_gpu_energy) > kMaxMeasuredGpusPerJob) {
+    return Error{prefix + "the nodes' reports would list " + std::to_string(TotalGpus(*e.measured_gpu_energy)) +
+                     " GPUs, more than the " + std::to_string(kMaxMeasuredGpusPerJob) +
+                     " a job keeps: this report is not kept",
+                 ErrorCode::kConflict};
+  }
   return Status::Ok();
 }
 

@@ -17,6 +17,17 @@ Answer ReportMeasuredGpuEnergy(Job& job, const std::string& node, const NodeGpuE
   return AnswerText(MeasuredEnergyAnswerJson(job));
 }
 
+Answer MeasuredGpuEnergyNodes(Job& job, int64_t offset, int64_t limit) {
+  if (offset < 0) return Error::InvalidArgument("query parameter 'offset': expected an integer >= 0");
+  if (limit < 1 || limit > kMaxMeasuredNodesPerPage) {
+    return Error::InvalidArgument("query parameter 'limit': expected 1 to " + std::to_string(kMaxMeasuredNodesPerPage) +
+                                  " nodes, got " + std::to_string(limit));
+  }
+  json out = {{"job_id", job.id()}};
+  out.update(MeasuredGpuEnergyNodesJson(job.measured_gpu_energy(), offset, limit));
+  return AnswerText(out);
+}
+
 json GpuEnergyJson(const Job& job) {
   const EnergySavingTally& tally = job.saving();
   return {{"measured_gpu_energy", MeasuredGpuEnergyJson(job.measured_gpu_energy())},

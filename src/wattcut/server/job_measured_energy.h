@@ -16,11 +16,16 @@
 namespace wattcut::server {
 
 // Stores `node`'s report (replacing one it sent before) with the job's state; answers as
-// MeasuredEnergyAnswerJson. kConflict when kMaxMeasuredNodesPerJob other nodes reported. The
+// MeasuredEnergyAnswerJson. kConflict when kMaxMeasuredNodesPerJob other nodes reported, or when
+// the reports would list more than kMaxMeasuredGpusPerJob GPUs. The
 // node's name is checked by the caller (CheckNodeName).
 Answer ReportMeasuredGpuEnergy(Job& job, const std::string& node, const NodeGpuEnergy& report) REQUIRES(job.mu());
 
-// {"measured_gpu_energy": MeasuredGpuEnergyJson (null: no node reported),
+// GET /v1/jobs/{id}/measured-energy: the nodes' reports, one page (MeasuredGpuEnergyNodesJson).
+// kInvalidArgument for a limit outside [1, kMaxMeasuredNodesPerPage] or a negative offset.
+Answer MeasuredGpuEnergyNodes(Job& job, int64_t offset, int64_t limit) REQUIRES(job.mu());
+
+// {"measured_gpu_energy": MeasuredGpuEnergyJson (null: no node reported; a summary),
 //  "estimated_gpu_energy_j": J, "estimated_gpu_energy_steps": N}: the planner's estimate over
 // the N steps it could estimate of those the ranks reported since the server started.
 nlohmann::json GpuEnergyJson(const Job& job) REQUIRES(job.mu());

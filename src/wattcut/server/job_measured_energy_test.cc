@@ -125,17 +125,21 @@ TEST(JobMeasuredEnergy, ANodesReportIsStoredReplacedAndShown) {
     ASSERT_EQ(first.status, 200) << first.text;
     EXPECT_EQ(first.body["job_id"], id);
     EXPECT_EQ(first.body["measured_gpu_energy"],
-              json::parse(R"({"total_j": 1500, "nodes": [{"node": "gpu-017", "gpu_energy_j": 1500,
-                              "duration_s": 34.5, "gpus": [0, 1, 2, 3], "source": "slurm-epilog"}]})"));
+              json::parse(R"({"total_j": 1500, "node_count": 1, "gpu_count": 4, "sources": ["slurm-epilog"]})"));
+    EXPECT_EQ(s.Get("/v1/jobs/" + id + "/measured-energy").body["nodes"],
+              json::parse(R"([{"node": "gpu-017", "gpu_energy_j": 1500, "duration_s": 34.5, "gpus": [0, 1, 2, 3],
+                              "source": "slurm-epilog"}])"));
     EXPECT_EQ(first.body["estimated_gpu_energy_steps"], 0);
     ASSERT_EQ(s.Put(path + "gpu-018", Report(1000, 34, "[0, 1]", "slurm-epilog")).status, 200);
     // The epilog on gpu-017 retried with what it read later: its report replaced, not added.
     auto again = s.Put(path + "gpu-017", Report(2500, 35, "[0, 1, 2, 3]", "slurm-epilog"));
     ASSERT_EQ(again.status, 200) << again.text;
     EXPECT_EQ(again.body["measured_gpu_energy"]["total_j"], 3500);
-    ASSERT_EQ(again.body["measured_gpu_energy"]["nodes"].size(), 2u);
-    EXPECT_EQ(again.body["measured_gpu_energy"]["nodes"][0]["gpu_energy_j"], 2500);
-    EXPECT_EQ(again.body["measured_gpu_energy"]["nodes"][0]["duration_s"], 35);
+    EXPECT_EQ(again.body["measured_gpu_energy"]["node_count"], 2);
+    const json nodes = s.Get("/v1/jobs/" + id + "/measured-energy").body["nodes"];
+    ASSERT_EQ(nodes.size(), 2u);
+    EXPECT_EQ(nodes[0]["gpu_energy_j"], 2500);
+    EXPECT_EQ(nodes[0]["duration_s"], 35);
 
     job = s.Get("/v1/jobs/" + id);
     EXPECT_EQ(job.body["measured_gpu_energy"], again.body["measured_gpu_energy"]);
@@ -151,12 +155,47 @@ TEST(JobMeasuredEnergy, ANodesReportIsStoredReplacedAndShown) {
   auto job = restarted.Get("/v1/jobs/" + id);
   ASSERT_EQ(job.status, 200) << job.text;
   EXPECT_EQ(job.body["measured_gpu_energy"]["total_j"], 3500);
-  ASSERT_EQ(job.body["measured_gpu_energy"]["nodes"].size(), 2u);
-  EXPECT_EQ(job.body["measured_gpu_energy"]["nodes"][1],
-            json::parse(R"({"node": "gpu-018", "gpu_energy_j": 1000, "duration_s": 34, "gpus": [0, 1],
-                            "source": "slurm-epilog"})"));
+  EXPECT_EQ(job.body["measured_gpu_energy"]["node_count"], 2);
+  // The reports themselves, a page at a time.
+  const json second = restarted.Get("/v1/jobs/" + id + "/measured-energy?offset=1&limit=1").body;
+  EXPECT_EQ(second["node_count"], 2);
+  ASSERT_EQ(second["nodes"].size(), 1u);
+  EXPECT_EQ(second["nodes"][0], json::parse(R"({"node": "gpu-018", "gpu_energy_j": 1000, "duration_s": 34,
+                                                 "gpus": [0, 1], "source": "slurm-epilog"})"));
+  EXPECT_EQ(restarted.Get("/v1/jobs/" + id + "/measured-energy?limit=0").status, 422);
+  EXPECT_EQ(restarted.Get("/v1/jobs/" + id + "/measured-energy?limit=1001").status, 422);
   EXPECT_NE(restarted.Get("/metrics").text.find("wattcut_job_measured_gpu_energy_joules{job_id=\"" + id + "\"} 3500\n"),
             std::string::npos);
+}
+
+// The stored detail of a job is bounded: reports listing more than 65,536 GPUs in all are refused
+// (409), and every answer is a summary of a few hundred bytes whatever the reports hold. Before:
+// 120 reports of 1,024 GPUs grew the server from 54 MB to 1 GB, and each answer was 4-5 MB.
+TEST(JobMeasuredEnergy, AJobsReportsAreBoundedAndItsAnswersStaySmall) {
+  TempDir temp("measured_energy_bound");
+  ServedServer s(temp.path());
+  const std::string id = RegisterJob(s);
+  std::string gpus = "[";
+  for (int g = 0; g < 1024; ++g) gpus += (g ? "," : "") + std::to_string(g);
+  gpus += "]";
+  const std::string path = "/v1/jobs/" + id + "/measured-energy/node-";
+  for (int n = 0; n < 64; ++n) {
+    auto put = s.Put(path + std::to_string(n), Report(10, 1, gpus, "slurm-epilog"));
+    ASSERT_EQ(put.status, 200) << put.text;
+    EXPECT_LT(put.text.size(), 400u) << "a summary, not every report";
+  }
+  auto over = s.Put(path + "64", Report(10, 1, gpus, "slurm-epilog"));
+  EXPECT_EQ(over.status, 409) << over.text;
+  EXPECT_NE(over.body.value("error", "").find("would list 66560 GPUs, more than the 65536 a job keeps"),
+            std::string::npos)
+      << over.text;
+  // A node that reported already may report again (its old GPUs are replaced, not added).
+  EXPECT_EQ(s.Put(path + "0", Report(20, 2, gpus, "slurm-epilog")).status, 200);
+  auto job = s.Get("/v1/jobs/" + id);
+  EXPECT_EQ(job.body["measured_gpu_energy"]["node_count"], 64);
+  EXPECT_EQ(job.body["measured_gpu_energy"]["gpu_count"], 65536);
+  EXPECT_LT(job.text.size(), 4096u);
+  EXPECT_EQ(s.Get("/v1/jobs/" + id + "/measured-energy?offset=60&limit=10").body["nodes"].size(), 4u);
 }
 
 // Each bad request: its status and what the message says. Nothing is stored.

@@ -445,6 +445,10 @@ Answer JobRegistry::ReportMeasuredGpuEnergy(const std::string& job_id, const std
   return WithJob(job_id, &server::ReportMeasuredGpuEnergy, node, report);
 }
 
+Answer JobRegistry::MeasuredGpuEnergyNodes(const std::string& job_id, int64_t offset, int64_t limit) {
+  return WithJob(job_id, &server::MeasuredGpuEnergyNodes, offset, limit);
+}
+
 // ---- The views over every job (reads: nothing changes).
 
 std::vector<PowerTargetGauge> JobRegistry::PowerTargetGauges() {

@@ -150,6 +150,8 @@ class JobRegistry {
   // used on `node`, stored (a later report of the node replaces it). kInvalidArgument for a
   // node that is not a host name (measured_gpu_energy.h: CheckNodeName).
   Answer ReportMeasuredGpuEnergy(const std::string& job_id, const std::string& node, const NodeGpuEnergy& report);
+  // GET /v1/jobs/{id}/measured-energy?offset=&limit= (job_measured_energy.h): the reports, paged.
+  Answer MeasuredGpuEnergyNodes(const std::string& job_id, int64_t offset, int64_t limit);
   // The jobs with a power target, for /metrics.
   std::vector<PowerTargetGauge> PowerTargetGauges() EXCLUDES(mu_);
   // The jobs some node reported its measured GPU energy for, for /metrics.

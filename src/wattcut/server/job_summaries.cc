@@ -46,6 +46,11 @@ json JobJson(const Job& job) {
                   {"frontier", FrontierStateName(job.frontier_state())},
                   {"selection", job.selection().ToJson()},
                   {"state", json::parse(EncodeJobState(job.State()))}};
+  // The nodes' reports are on their own endpoint, paged (GET /v1/jobs/{id}/measured-energy): the
+  // job's answer carries their summary, whatever they hold.
+  if (out["state"].is_object() && out["state"].contains("measured_gpu_energy")) {
+    out["state"]["measured_gpu_energy"] = MeasuredGpuEnergyJson(job.measured_gpu_energy());
+  }
   out.update(GpuEnergyJson(job));
   return out;
 }
@@ -55,7 +60,7 @@ json JobListEntry(const Job& job) {
   entry["ranks_registered"] = job.num_registered();
   entry["round"] = job.barrier().completed_rounds();
   entry["frontier"] = FrontierStateName(job.frontier_state());
-  // The totals only (GET /v1/jobs/{id} has each node's report).
+  // The totals only (GET /v1/jobs/{id}/measured-energy has each node's report).
   const MeasuredGpuEnergy& measured = job.measured_gpu_energy();
   entry["measured_gpu_energy_j"] = measured.empty() ? json(nullptr) : json(TotalGpuEnergyJ(measured));
   entry["estimated_gpu_energy_j"] = job.saving().estimated_j();

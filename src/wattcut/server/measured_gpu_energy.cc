@@ -110,15 +110,39 @@ double TotalGpuEnergyJ(const MeasuredGpuEnergy& measured) {
   return total_j;
 }
 
+size_t TotalGpus(const MeasuredGpuEnergy& measured) {
+  size_t gpus = 0;
+  for (const auto& [node, report] : measured) gpus += report.gpus.size();
+  return gpus;
+}
+
 json MeasuredGpuEnergyJson(const MeasuredGpuEnergy& measured) {
   if (measured.empty()) return nullptr;
-  json nodes = json::array();
+  std::set<std::string> sources;
   for (const auto& [node, report] : measured) {
+    if (!report.source.empty()) sources.insert(report.source);
+  }
+  return {{"total_j", TotalGpuEnergyJ(measured)},
+          {"node_count", measured.size()},
+          {"gpu_count", TotalGpus(measured)},
+          {"sources", sources}};
+}
+
+json MeasuredGpuEnergyNodesJson(const MeasuredGpuEnergy& measured, int64_t offset, int64_t limit) {
+  json nodes = json::array();
+  int64_t index = 0;
+  for (const auto& [node, report] : measured) {
+    if (index++ < offset) continue;
+    if (static_cast<int64_t>(nodes.size()) >= limit) break;
     json entry = report.ToJson();
     entry["node"] = node;
     nodes.push_back(std::move(entry));
   }
-  return {{"total_j", TotalGpuEnergyJ(measured)}, {"nodes", std::move(nodes)}};
+  return {{"total_j", TotalGpuEnergyJ(measured)},
+          {"node_count", measured.size()},
+          {"offset", offset},
+          {"limit", limit},
+          {"nodes", std::move(nodes)}};
 }
 
 json StoredMeasuredGpuEnergyJson(const MeasuredGpuEnergy& measured) {

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -28,6 +29,12 @@ inline constexpr double kMaxNodeGpuEnergyJ = 1e15;
 inline constexpr double kMaxMeasuredDurationS = 1e10;
 // The most nodes a job keeps a report of: a job's state stays small (a report is about 100 bytes).
 inline constexpr size_t kMaxMeasuredNodesPerJob = 4096;
+// The most GPUs a job's reports list in all (4,096 nodes of 16): with the nodes' bound, a job's
+// stored reports stay under 1 MB. Before it, 120 reports of 1,024 GPUs each grew a server from
+// 54 MB to 1 GB, and each answer carried every report (4-5 MB).
+inline constexpr size_t kMaxMeasuredGpusPerJob = 65536;
+// The most nodes one page of GET /v1/jobs/{id}/measured-energy lists.
+inline constexpr int64_t kMaxMeasuredNodesPerPage = 1000;
 
 // One node's report: the body of PUT .../measured-energy/{node},
 //   {"gpu_energy_j": J, "duration_s": S, "gpus": [0, 1, 2, 3], "source": "slurm-epilog"}
@@ -55,9 +62,16 @@ Status CheckNodeName(std::string_view node);
 // The sum over the nodes.
 double TotalGpuEnergyJ(const MeasuredGpuEnergy& measured);
 
-// As the answers show it: {"total_j": J, "nodes": [{"node": N, "gpu_energy_j": ..., "duration_s":
-// ..., "gpus": [...], "source": "..."}, ...]} (by node name), or null when no node reported.
+// The GPUs the reports list, over the nodes.
+size_t TotalGpus(const MeasuredGpuEnergy& measured);
+// As a job's answers summarise it (the job, a node's PUT): {"total_j": J, "node_count": N,
+// "gpu_count": G, "sources": [...]}, or null when no node reported. Small whatever the reports:
+// the reports themselves are MeasuredGpuEnergyNodesJson's.
 nlohmann::json MeasuredGpuEnergyJson(const MeasuredGpuEnergy& measured);
+// GET /v1/jobs/{id}/measured-energy, one page by node name: {"total_j", "node_count", "offset",
+// "limit", "nodes": [{"node": N, "gpu_energy_j": ..., "duration_s": ..., "gpus": [...],
+// "source": "..."}, ...]}. `limit` in [1, kMaxMeasuredNodesPerPage], `offset` >= 0.
+nlohmann::json MeasuredGpuEnergyNodesJson(const MeasuredGpuEnergy& measured, int64_t offset, int64_t limit);
 
 // As the job's state document stores it: {"NODE": report, ...}; read back with the request's
 // checks (and at most kMaxMeasuredNodesPerJob nodes).

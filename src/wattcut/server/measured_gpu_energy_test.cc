@@ -102,12 +102,18 @@ TEST(MeasuredGpuEnergy, TheViewSumsTheNodesAndTheStoredFormReadsBack) {
   measured["node-b"] = NodeGpuEnergy{2000.5, 30, {0, 1}, "slurm-epilog"};
   measured["node-a"] = NodeGpuEnergy{1000, 31.5, {2}, ""};
   EXPECT_EQ(TotalGpuEnergyJ(measured), 3000.5);
-  const json view = MeasuredGpuEnergyJson(measured);
+  EXPECT_EQ(TotalGpus(measured), 3u);
+  EXPECT_EQ(MeasuredGpuEnergyJson(measured),
+            json::parse(R"({"total_j": 3000.5, "node_count": 2, "gpu_count": 3, "sources": ["slurm-epilog"]})"));
+  const json view = MeasuredGpuEnergyNodesJson(measured, 0, 1000);
   EXPECT_EQ(view["total_j"], 3000.5);
   ASSERT_EQ(view["nodes"].size(), 2u);
   EXPECT_EQ(view["nodes"][0], json::parse(R"({"node": "node-a", "gpu_energy_j": 1000, "duration_s": 31.5,
                                                "gpus": [2], "source": ""})"));
   EXPECT_EQ(view["nodes"][1]["node"], "node-b");
+  EXPECT_EQ(MeasuredGpuEnergyNodesJson(measured, 1, 1)["nodes"].size(), 1u);
+  EXPECT_EQ(MeasuredGpuEnergyNodesJson(measured, 1, 1)["nodes"][0]["node"], "node-b");
+  EXPECT_TRUE(MeasuredGpuEnergyNodesJson(measured, 2, 10)["nodes"].empty());
 
   auto back = StoredMeasuredGpuEnergyFromJson(StoredMeasuredGpuEnergyJson(measured));
   ASSERT_TRUE(back.ok()) << back.error().message;

@@ -350,6 +350,14 @@ void Server::Impl::AddRoutes() {
             return reg.ReportMeasuredGpuEnergy(job_id, node, report);
           });
         });
+  Route("GET", R"(/v1/jobs/([^/]+)/measured-energy)", "v1_measured_energy", false,
+        [&reg](const auto& req, const std::string&, auto& res) {
+          auto offset = QueryInteger(req, "offset", 0);
+          if (!offset) return SetAnswer(res, offset.error());
+          auto limit = QueryInteger(req, "limit", kMaxMeasuredNodesPerPage);
+          if (!limit) return SetAnswer(res, limit.error());
+          SetAnswer(res, reg.MeasuredGpuEnergyNodes(req.matches[1], *offset, *limit));
+        });
   Route("GET", R"(/v1/jobs/([^/]+)/stragglers)", "v1_stragglers", false,
         [&reg](const auto& req, const std::string&, auto& res) { SetAnswer(res, reg.ListStragglers(req.matches[1])); });
   Route("POST", R"(/v1/jobs/([^/]+)/stragglers)", "v1_stragglers", true,
