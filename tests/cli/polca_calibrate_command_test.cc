@@ -212,6 +212,59 @@ TEST(PolcaCalibrateCommand, OneClockSaysTheClockDependenceWasNotMeasured) {
   EXPECT_NE(r.err.find("taken as UTC"), std::string::npos) << r.err;
 }
 
+// Four recordings whose message named the wrong cause (issue 53): every clocks.sm at 0 MHz and a
+// vLLM counter at 1e300 ended in "the fitted model is not a consistent config", a byte order mark
+// before nvidia-smi's header in "no timestamp field", and a power file of two rows in "do not
+// overlap in time". Each is now named for what it is, and a BOM is read past.
+TEST(PolcaCalibrateCommand, ARecordingsFaultIsNamedForWhatItIs) {
+  WATTCUT_REQUIRE_SHARED_FILE(trace, "azure-llm-inference-2023/AzureLLMInferenceTrace_conv.csv");
+  TempDir dir;
+  auto s = RunWattcut("polca synthesize --config " + kTruthConf + " --trace " + trace + " --duration 1h --out " +
+                      dir.path() + "/data");
+  ASSERT_EQ(s.exit_code, 0) << s.err;
+  const std::string smi = ReadFile(dir.path() + "/data/nvidia-smi/node-a.csv");
+  const std::string vllm = ReadFile(dir.path() + "/data/vllm/node-a.csv");
+  const std::string vllm_path = dir.path() + "/data/vllm/node-a.csv";
+
+  std::string clocks0;  // every "1410 MHz" (any clock) as "0 MHz"
+  for (size_t at = 0, end; at < smi.size(); at = end + 1) {
+    end = smi.find('\n', at);
+    if (end == std::string::npos) end = smi.size();
+    std::string line = smi.substr(at, end - at);
+    const size_t clock = line.rfind(", ");
+    if (at > 0 && clock != std::string::npos) line = line.substr(0, clock) + ", 0 MHz";
+    clocks0 += line + "\n";
+  }
+  std::ofstream(dir.path() + "/clocks0.csv") << clocks0;
+  std::ofstream(dir.path() + "/bom.csv") << "\xEF\xBB\xBF" << smi;
+  std::ofstream(dir.path() + "/two-rows.csv") << smi.substr(0, smi.find('\n', smi.find('\n', smi.find('\n') + 1) + 1));
+  std::string counter = vllm;  // the 100th row's prompt-token counter at 1e300
+  size_t row = 0;
+  for (int line = 0; line < 100; ++line) row = counter.find('\n', row) + 1;
+  const size_t third = counter.find(',', counter.find(',', counter.find(',', row) + 1) + 1) + 1;
+  counter.replace(third, counter.find(',', third) - third, "1e300");
+  std::ofstream(dir.path() + "/counter.csv") << counter;
+
+  struct Case {
+    std::string power, load, expect;
+  } cases[] = {
+      {"clocks0.csv", vllm_path, "has an SM clock of 0 MHz in every one of its"},
+      {"two-rows.csv", vllm_path, "has too few readings to cover one load window (power: 1 reading a GPU"},
+      {"data/nvidia-smi/node-a.csv", dir.path() + "/counter.csv",
+       "counter.csv:101: column 'vllm:prompt_tokens_total': expected vllm:prompt_tokens_total at most 1e+15"},
+  };
+  for (const Case& c : cases) {
+    auto r = RunWattcut("polca calibrate --power " + dir.path() + "/" + c.power + " --load " + c.load + " --out " +
+                        dir.path() + "/cal");
+    EXPECT_EQ(r.exit_code, 1) << c.power;
+    EXPECT_NE(r.err.find(c.expect), std::string::npos) << c.power << "\n" << r.err;
+    EXPECT_EQ(r.err.find("not a consistent config"), std::string::npos) << r.err;
+  }
+  auto bom = RunWattcut("polca calibrate --power " + dir.path() + "/bom.csv --load " + vllm_path + " --out " +
+                        dir.path() + "/bom-cal");
+  EXPECT_EQ(bom.exit_code, 0) << bom.err;
+}
+
 TEST(PolcaCalibrateCommand, BadFilesAreRefusedByNameAndNothingIsWritten) {
   TempDir dir;
   const std::string smi = dir.path() + "/n.nvidia-smi.csv", vllm = dir.path() + "/n.vllm.csv";

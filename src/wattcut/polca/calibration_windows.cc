@@ -23,7 +23,7 @@ template <typename Sample>
 void AddClock(Reading& r, const Sample& s) {
   double c = kNaN;
   if constexpr (requires { s.sm_clock_mhz; }) c = s.sm_clock_mhz;
-  if (std::isnan(c)) return;
+  if (std::isnan(c) || c <= 0) return;  // 0 MHz: not a reading (see BuildCalibrationWindows)
   r.clock_min = std::isnan(r.clock_min) ? c : std::min(r.clock_min, c);
   r.clock_max = std::isnan(r.clock_max) ? c : std::max(r.clock_max, c);
   r.clock_sum += c;
@@ -132,6 +132,28 @@ Result<CalibrationWindows> BuildCalibrationWindows(const std::vector<telemetry::
         "taken as every running request and prefills in progress at a scrape are not seen");
   }
 
+  // An SM clock of 0 MHz is no clock a GPU serves at: the field is not reported (some GPUs and
+  // drivers write 0). In every reading it is refused by name, rather than fitted (the fit then
+  // found "not a consistent config"); in some, those readings' clocks are left out.
+  size_t clocked = 0, zero_clock = 0;
+  for (const telemetry::GpuPowerSeries& g : gpus) {
+    for (const auto& sample : g.samples) {
+      if (std::isnan(sample.sm_clock_mhz)) continue;
+      ++clocked;
+      if (sample.sm_clock_mhz <= 0) ++zero_clock;
+    }
+  }
+  if (clocked > 0 && zero_clock == clocked) {
+    return Error{"the power of server '" + load.server + "' has an SM clock of 0 MHz in every one of its " +
+                 std::to_string(clocked) +
+                 " readings: this GPU or driver does not report it. Record clocks.sm (or clocks.current.sm) "
+                 "where it is reported, or leave the field out to take every window at the maximum clock"};
+  }
+  if (zero_clock > 0) {
+    out.notes.push_back(std::to_string(zero_clock) + " of " + std::to_string(clocked) +
+                        " power readings had an SM clock of 0 MHz: their clock was left out");
+  }
+
   std::vector<size_t> cursors(gpus.size(), 0);
   size_t server_cursor = 0;
   bool any_clock = false;
@@ -200,8 +222,24 @@ Result<CalibrationWindows> BuildCalibrationWindows(const std::vector<telemetry::
   }
   out.has_clock = any_clock;
   if (out.windows.empty()) {
-    return Error{"the power and the load of server '" + load.server + "' do not overlap in time (load " +
-                 FixedDecimals(ls.front().time_s, 3) + "-" + FixedDecimals(ls.back().time_s, 3) + " s)"};
+    // Too few power readings say so, rather than that the times differ.
+    size_t readings = 0;
+    double power_from = std::numeric_limits<double>::infinity(), power_to = -power_from;
+    for (const telemetry::GpuPowerSeries& g : gpus) {
+      readings = std::max(readings, g.samples.size());
+      if (g.samples.empty()) continue;
+      power_from = std::min(power_from, g.samples.front().time_s);
+      power_to = std::max(power_to, g.samples.back().time_s);
+    }
+    const std::string spans =
+        "(power: " + std::to_string(readings) + (readings == 1 ? " reading" : " readings") + " a GPU" +
+        (readings > 0 ? ", " + FixedDecimals(power_from, 3) + "-" + FixedDecimals(power_to, 3) + " s" : std::string()) +
+        "; load " + FixedDecimals(ls.front().time_s, 3) + "-" + FixedDecimals(ls.back().time_s, 3) + " s)";
+    if (readings < 2 || power_to - power_from < out.scrape_interval_s) {
+      return Error{"the power of server '" + load.server + "' has too few readings to cover one load window " + spans +
+                   ": record power for as long as the load, a reading every second or more often"};
+    }
+    return Error{"the power and the load of server '" + load.server + "' do not overlap in time " + spans};
   }
   if (out.windows_without_power > 0) {
     out.notes.push_back(std::to_string(out.windows_without_power) +

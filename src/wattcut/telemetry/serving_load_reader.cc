@@ -22,16 +22,32 @@ struct Metric {
   const char* name;
   double ServingLoadSample::*field;
   bool counter;
+  // The most a server's value can be: a gauge counts requests in one engine (10^6 is far beyond a
+  // batch and its queue); a counter, tokens or requests since the engine started (10^15 is 10^5
+  // tokens a second for 300 years). A value beyond is a broken exporter, refused where it is read:
+  // a counter at 1e300 once reached the fit and was reported as "not a consistent config".
+  double max_value;
 };
 
+constexpr double kMaxGaugeRequests = 1e6;
+constexpr double kMaxCounterValue = 1e15;
+
 constexpr Metric kMetrics[] = {
-    {"vllm:num_requests_running", &ServingLoadSample::running, false},
-    {"vllm:num_requests_waiting", &ServingLoadSample::waiting, false},
-    {"vllm:prompt_tokens_total", &ServingLoadSample::prompt_tokens, true},
-    {"vllm:generation_tokens_total", &ServingLoadSample::generation_tokens, true},
-    {"vllm:time_to_first_token_seconds_count", &ServingLoadSample::first_tokens, true},
-    {"vllm:request_success_total", &ServingLoadSample::finished_requests, true},
+    {"vllm:num_requests_running", &ServingLoadSample::running, false, kMaxGaugeRequests},
+    {"vllm:num_requests_waiting", &ServingLoadSample::waiting, false, kMaxGaugeRequests},
+    {"vllm:prompt_tokens_total", &ServingLoadSample::prompt_tokens, true, kMaxCounterValue},
+    {"vllm:generation_tokens_total", &ServingLoadSample::generation_tokens, true, kMaxCounterValue},
+    {"vllm:time_to_first_token_seconds_count", &ServingLoadSample::first_tokens, true, kMaxCounterValue},
+    {"vllm:request_success_total", &ServingLoadSample::finished_requests, true, kMaxCounterValue},
 };
+
+// "" when `value` of metric `m` can be a server's, else what is wrong with it (after "expected").
+std::string ImplausibleValue(size_t m, double value) {
+  if (value <= kMetrics[m].max_value) return "";
+  return std::string(kMetrics[m].name) + " at most " + GeneralText(kMetrics[m].max_value) + " (" +
+         (kMetrics[m].counter ? "a counter since the engine started" : "requests in one engine") + "), got " +
+         GeneralText(value);
+}
 constexpr size_t kMetricCount = sizeof(kMetrics) / sizeof(kMetrics[0]);
 
 std::optional<size_t> MetricIndex(const std::string& name) {
@@ -139,6 +155,9 @@ Result<ServingLoadTelemetry> ServingLoadFromPrometheus(const PrometheusMatrix& m
       if (p.value < 0) {
         return Error{at + PrometheusPointPath(i, k) + "[1]: expected " + name + " >= 0, got " + GeneralText(p.value)};
       }
+      if (std::string wrong = ImplausibleValue(*m, p.value); !wrong.empty()) {
+        return Error{at + PrometheusPointPath(i, k) + "[1]: expected " + wrong};
+      }
       auto [it, inserted] = rows.try_emplace(p.time_s, Unknown());
       double& cell = it->second[*m];
       cell = std::isnan(cell) ? p.value : cell + p.value;  // series of one metric summed
@@ -228,6 +247,9 @@ Result<ServingLoadTelemetry> ParseServingLoadCsv(const std::string& text, const 
           if (!v || *v < 0) {
             return Error{t.where(row, c) + "expected a finite number >= 0 (or an empty field), got '" +
                          PrintableText(row.fields[c]) + "'"};
+          }
+          if (std::string wrong = ImplausibleValue(*metric_of[c], *v); !wrong.empty()) {
+            return Error{t.where(row, c) + "expected " + wrong};
           }
           values[*metric_of[c]] = *v;
         }

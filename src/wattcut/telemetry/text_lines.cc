@@ -3,6 +3,7 @@
 namespace wattcut::telemetry {
 
 bool TextLines::Next(TextLine& line) {
+  if (at_ == 0 && number_ == 0 && text_.starts_with("\xEF\xBB\xBF")) at_ = 3;
   if (at_ >= text_.size()) return false;
   const size_t end = text_.find('\n', at_);
   line.number = ++number_;

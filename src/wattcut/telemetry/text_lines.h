@@ -1,6 +1,8 @@
 // The lines of a text one at a time, numbered from 1, with LF or CRLF ends, saying whether each
 // ended with a newline: a recording cut off (a killed nvidia-smi or curl) ends in a line
-// without one, which the readers note and skip instead of refusing the file.
+// without one, which the readers note and skip instead of refusing the file. A UTF-8 byte order
+// mark before the first line (a file saved by a Windows editor) is an encoding marker, not text:
+// it is left out, as the CSV reader leaves it out.
 #pragma once
 
 #include <string_view>
