@@ -224,5 +224,44 @@ TEST(BoundedHttpServerKeepAlive, AConnectionAskedToStayOpenIsNotClosedForBeingId
   ::close(plain);
 }
 
+// A header line longer than cpp-httplib reads (a 30 kB token) is answered 431 with the reason,
+// and the connection is closed at once. Before: "400 bad request: GET /path" with no reason, the
+// connection kept open despite "Connection: close", and an unasked 408 thirty seconds later.
+TEST(BoundedHttpServerHeaders, AHeaderLineLongerThanTheServerReadsIsRefusedWithItsReasonAndClosed) {
+  auto server = TestHttpServer::OnLoopback(HelloRoutes());
+  ASSERT_NE(server, nullptr);
+  const int fd = ConnectLoopback(server->port());
+  ASSERT_GE(fd, 0);
+  const std::string request = "GET /hello HTTP/1.1\r\nHost: test\r\nConnection: close\r\nAuthorization: Bearer " +
+                              std::string(30000, 't') + "\r\n\r\n";
+  ASSERT_EQ(::send(fd, request.data(), request.size(), MSG_NOSIGNAL), static_cast<ssize_t>(request.size()));
+  std::string got;
+  char buffer[4096];
+  for (;;) {  // until the server closes (each read waits at most 5 s: ConnectLoopback)
+    const ssize_t n = ::recv(fd, buffer, sizeof buffer, 0);
+    if (n <= 0) {
+      EXPECT_EQ(n, 0) << "closed, not timed out";
+      break;
+    }
+    got.append(buffer, static_cast<size_t>(n));
+  }
+  ::close(fd);
+  EXPECT_EQ(got.rfind("HTTP/1.1 431", 0), 0u) << got.substr(0, 200);
+  EXPECT_NE(got.find("a header line is longer than 8190 bytes"), std::string::npos) << got;
+  // Just under the line bound it is served.
+  const int ok = ConnectLoopback(server->port());
+  ASSERT_GE(ok, 0);
+  const std::string fits = "GET /hello HTTP/1.1\r\nHost: test\r\nX-Token: " + std::string(8000, 't') + "\r\n\r\n";
+  ASSERT_EQ(::send(ok, fits.data(), fits.size(), MSG_NOSIGNAL), static_cast<ssize_t>(fits.size()));
+  std::string answer;
+  while (answer.find("\r\n\r\nhello") == std::string::npos) {
+    const ssize_t n = ::recv(ok, buffer, sizeof buffer, 0);
+    if (n <= 0) break;
+    answer.append(buffer, static_cast<size_t>(n));
+  }
+  ::close(ok);
+  EXPECT_EQ(answer.rfind("HTTP/1.1 200", 0), 0u) << answer.substr(0, 200);
+}
+
 }  // namespace
 }  // namespace wattcut::http

@@ -42,6 +42,18 @@ RequestFraming FrameRequest(std::string_view buffered, size_t max_header_bytes, 
       return Bad(400, "the request line or a header holds a control byte");
     }
   }
+  // Every line seen so far, the unfinished last one included.
+  for (size_t at = start; at < seen.size();) {
+    size_t next = seen.find("\r\n", at);
+    const size_t length = (next == std::string_view::npos ? seen.size() : next) - at;
+    if (length > kMaxHeaderLineBytes) {
+      const bool request_line = at == start;
+      return Bad(request_line ? 414 : 431, std::string(request_line ? "the request line" : "a header line") +
+                                               " is longer than " + std::to_string(kMaxHeaderLineBytes) + " bytes");
+    }
+    if (next == std::string_view::npos) break;
+    at = next + 2;
+  }
   if (end == std::string_view::npos) {
     if (buffered.size() > max_header_bytes) {
       return Bad(431, "the request line and headers are longer than " + std::to_string(max_header_bytes) + " bytes");

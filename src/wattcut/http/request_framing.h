@@ -3,7 +3,10 @@
 // slow client then costs a descriptor and its bytes, never a thread).
 //
 // Checked here, before any handler runs, because each is how a request is framed (RFC 9112):
-//  * the header section (request line and headers) is at most `max_header_bytes` (431);
+//  * the header section (request line and headers) is at most `max_header_bytes` (431), and each
+//    line of it at most kMaxHeaderLineBytes (a header: 431; the request line: 414), what cpp-httplib
+//    reads a line into: a longer one it refused with a bare "400 bad request", kept the connection
+//    open despite "Connection: close", and sent an unasked 408 half a minute later;
 //  * no NUL or other control byte but tab in it (400: "Bearer TOKEN\0" was once a token);
 //  * Content-Length is digits, and said once or always alike (400: two different values are
 //    how a request is smuggled past a proxy);
@@ -18,6 +21,10 @@
 #include <string_view>
 
 namespace wattcut::http {
+
+// The longest line of a header section, without its CRLF: cpp-httplib 0.11 (Debian 12's, a compiled
+// library) reads each line into 8,192 bytes, CRLF included.
+inline constexpr size_t kMaxHeaderLineBytes = 8190;
 
 struct RequestFraming {
   enum class State {

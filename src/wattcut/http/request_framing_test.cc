@@ -78,6 +78,23 @@ TEST(RequestFraming, WronglyFramedRequestsAreRefusedBeforeAnyHandler) {
     EXPECT_EQ(framing.status, c.status) << c.bytes;
     EXPECT_NE(framing.error.find(c.error), std::string::npos) << framing.error;
   }
+  // Each line within what cpp-httplib reads (kMaxHeaderLineBytes), finished or not.
+  const Case long_lines[] = {
+      {"GET /" + std::string(9000, 'a') + " HTTP/1.1\r\n\r\n", 414, "the request line is longer than 8190 bytes"},
+      {"GET / HTTP/1.1\r\nAuthorization: Bearer " + std::string(30000, 't') + "\r\n\r\n", 431,
+       "a header line is longer than 8190 bytes"},
+      {"GET / HTTP/1.1\r\nX: " + std::string(8200, 'x'), 431, "a header line is longer"},  // not yet ended
+  };
+  for (const Case& c : long_lines) {
+    RequestFraming framing = FrameRequest(c.bytes, 64 * 1024, 64 * 1024);
+    EXPECT_EQ(framing.state, State::kBad) << c.bytes.substr(0, 40);
+    EXPECT_EQ(framing.status, c.status);
+    EXPECT_NE(framing.error.find(c.error), std::string::npos) << framing.error;
+  }
+  EXPECT_EQ(FrameRequest("GET / HTTP/1.1\r\nX: " + std::string(8187, 'x') + "\r\n\r\n", 64 * 1024, 64 * 1024).state,
+            State::kReady)
+      << "a line of 8190 bytes";
+
   EXPECT_EQ(Frame("PUT / HTTP/1.1\r\nContent-Length: 3\r\ncontent-length: 3\r\n\r\nabc").state, State::kReady)
       << "the same length twice is one length";
 }
