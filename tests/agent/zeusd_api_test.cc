@@ -5,6 +5,9 @@
 // without DRAM).
 #include <gtest/gtest.h>
 
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -14,6 +17,7 @@
 #include <functional>
 #include <nlohmann/json.hpp>
 #include <thread>
+#include <vector>
 
 #include "tests/agent/agent_test_service.h"
 #include "wattcut/agent/zeusd_token.h"
@@ -298,6 +302,65 @@ TEST_F(ZeusdApiTest, StreamsPowerAsServerSentEvents) {
     EXPECT_EQ(unknown.status, 400);
     EXPECT_EQ(Json(unknown)["error"], "Unknown GPU indices: [5, 7]. Available: [0, 1]");
   }
+}
+
+// A power stream whose client reset its connection gives its slot back at once. Before, 16
+// /gpu/stream_power streams closed by reset kept their slots until the next keep-alive comment
+// (10 s: the readings of an idle GPU do not change, so nothing else is written), and every new
+// stream got 503 meanwhile.
+TEST_F(ZeusdApiTest, AStreamWhoseClientIsGoneGivesItsSlotBackAtOnce) {
+  StartAgent();
+  const int port = agent_.service()->tcp_port();
+  // A stream of GPU 0 on a loopback connection, its answer's head read (at most 50 waits of 100 ms).
+  auto open = [port](std::string& head) {
+    const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in at{};
+    at.sin_family = AF_INET;
+    at.sin_port = htons(static_cast<uint16_t>(port));
+    at.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (fd < 0 || ::connect(fd, reinterpret_cast<sockaddr*>(&at), sizeof at) != 0) return fd;
+    const std::string request = "GET /gpu/stream_power?gpu_ids=0 HTTP/1.1\r\nHost: a\r\n\r\n";
+    ::send(fd, request.data(), request.size(), MSG_NOSIGNAL);
+    char buffer[4096];
+    for (int waits = 0; waits < 50 && head.find("\r\n\r\n") == std::string::npos; ++waits) {
+      pollfd p{fd, POLLIN, 0};
+      if (::poll(&p, 1, 100) <= 0) continue;
+      const ssize_t got = ::recv(fd, buffer, sizeof buffer, 0);
+      if (got <= 0) break;
+      head.append(buffer, static_cast<size_t>(got));
+    }
+    return fd;
+  };
+  std::vector<int> streams;
+  for (int i = 0; i < 16; ++i) {
+    std::string head;
+    streams.push_back(open(head));
+    ASSERT_EQ(head.rfind("HTTP/1.1 200", 0), 0u) << i << ": " << head;
+  }
+  std::string refused;
+  ::close(open(refused));
+  ASSERT_EQ(refused.rfind("HTTP/1.1 503", 0), 0u) << "16 streams fill the listener: " << refused;
+  for (int fd : streams) {
+    const linger reset{1, 0};  // close with RST
+    ::setsockopt(fd, SOL_SOCKET, SO_LINGER, &reset, sizeof reset);
+    ::close(fd);
+  }
+  streams.clear();
+  // Every slot is free within a few of zeusd's 100 ms periods, well before a keep-alive comment
+  // (10 s): 16 streams open again within 5 s (a bound, not a measurement).
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  while (streams.size() < 16 && std::chrono::steady_clock::now() < until) {
+    std::string head;
+    const int fd = open(head);
+    if (head.rfind("HTTP/1.1 200", 0) == 0) {
+      streams.push_back(fd);
+    } else {
+      ::close(fd);
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+  }
+  EXPECT_EQ(streams.size(), 16u) << "streams opened again before a keep-alive comment";
+  for (int fd : streams) ::close(fd);
 }
 
 TEST_F(ZeusdApiTest, SettersActUnderAnImplicitLeaseOfTheCaller) {

@@ -422,7 +422,7 @@ void AddAgentRoutes(http::BoundedHttpServer& server, AgentTransport transport, c
     auto sent = std::make_shared<int64_t>(0);
     res.set_chunked_content_provider("application/x-ndjson", [ctx, q, sent, slot](size_t, httplib::DataSink& sink) {
       if (*sent > 0) {
-        // Sleeps in slices so that a stopping agent ends the stream within 100 ms.
+        // Sleeps in slices so that a stopping agent, or a client gone, ends the stream within 100 ms.
         using std::chrono::steady_clock;
         const steady_clock::time_point until = steady_clock::now() + std::chrono::duration_cast<steady_clock::duration>(
                                                                          std::chrono::duration<double>(q.interval_s));
@@ -431,6 +431,7 @@ void AddAgentRoutes(http::BoundedHttpServer& server, AgentTransport transport, c
             sink.done();
             return true;
           }
+          if (http::BoundedHttpServer::PeerClosed()) return false;  // a client gone frees its slot now
           const steady_clock::duration left = until - steady_clock::now();
           std::this_thread::sleep_for(std::min<steady_clock::duration>(left, std::chrono::milliseconds(100)));
         }

@@ -334,6 +334,9 @@ class StreamWriter {
  public:
   static constexpr double kHeartbeatS = 10;
   bool Write(httplib::DataSink& sink, const std::string& events) {
+    // A client gone (closed or reset) ends the stream now, freeing its slot: before, its slot was
+    // held until the next write failed, up to a heartbeat (10 s) later, and new streams got 503.
+    if (http::BoundedHttpServer::PeerClosed()) return false;
     const auto now = std::chrono::steady_clock::now();
     std::string out = events;
     if (out.empty() && std::chrono::duration<double>(now - last_).count() >= kHeartbeatS) out = ":\n\n";

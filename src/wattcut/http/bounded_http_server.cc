@@ -367,6 +367,12 @@ void BoundedHttpServer::Serve(std::unique_ptr<ConnectionReactor::Connection> con
   CloseSocket(connection->fd, /*drain=*/cut);
 }
 
+bool BoundedHttpServer::PeerClosed() {
+  if (t_connection == nullptr || t_connection->stream == nullptr) return false;
+  pollfd fd{t_connection->stream->socket(), POLLRDHUP, 0};
+  return ::poll(&fd, 1, 0) > 0 && (fd.revents & (POLLRDHUP | POLLHUP | POLLERR)) != 0;
+}
+
 const ConnectionInfo* BoundedHttpServer::CurrentConnection() {
   return t_connection != nullptr ? &t_connection->info : nullptr;
 }
