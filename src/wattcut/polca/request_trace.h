@@ -21,7 +21,7 @@
 #include "wattcut/base/result.h"
 
 namespace wattcut {
-class CsvTable;
+class CsvRowReader;
 }
 
 namespace wattcut::polca {
@@ -48,7 +48,7 @@ class RequestTrace {
   const std::string& start_timestamp() const { return start_timestamp_; }
 
  private:
-  static Result<RequestTrace> FromTable(const CsvTable& table);
+  static Result<RequestTrace> FromRows(CsvRowReader& rows);
 
   std::string name_;
   std::string start_timestamp_;
