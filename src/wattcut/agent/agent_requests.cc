@@ -279,9 +279,12 @@ Status CheckJobId(std::string_view id, std::string_view what) {
     return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '.' || c == '_' ||
            c == '-';
   });
-  if (ok) return Status::Ok();
+  // "." and ".." name no job: they are a path's own and parent folder wherever an id ends up in one.
+  const bool dots_only = std::all_of(id.begin(), id.end(), [](char c) { return c == '.'; });
+  if (ok && !dots_only) return Status::Ok();
   return Error::InvalidArgument(std::string(what) + " '" + PrintableText(std::string(id), 80) +
-                                "': expected 1 to 64 characters of A-Z, a-z, 0-9, '.', '_' and '-' (a job id)");
+                                "': expected 1 to 64 characters of A-Z, a-z, 0-9, '.', '_' and '-', not only dots "
+                                "(a job id)");
 }
 
 }  // namespace wattcut::agent

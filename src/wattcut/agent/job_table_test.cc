@@ -47,11 +47,16 @@ TEST(JobTable, JobIds) {
   EXPECT_TRUE(CheckJobId("4242", "job").ok());
   EXPECT_TRUE(CheckJobId("4242_7.batch-x", "job").ok());
   EXPECT_FALSE(CheckJobId("", "job").ok());
+  // Only dots names no job (before: ".." was registered).
+  EXPECT_FALSE(CheckJobId("..", "job").ok());
+  EXPECT_FALSE(CheckJobId(".", "job").ok());
+  EXPECT_TRUE(CheckJobId("4242.0", "job").ok());
   EXPECT_FALSE(CheckJobId(std::string(65, '1'), "job").ok());
   auto slash = CheckJobId("../etc", "the path's job");
   ASSERT_FALSE(slash.ok());
   EXPECT_EQ(slash.error().message,
-            "the path's job '../etc': expected 1 to 64 characters of A-Z, a-z, 0-9, '.', '_' and '-' (a job id)");
+            "the path's job '../etc': expected 1 to 64 characters of A-Z, a-z, 0-9, '.', '_' and '-', not only dots "
+            "(a job id)");
 }
 
 }  // namespace

@@ -14,6 +14,7 @@
 #include "wattcut/agent/agent_tokens.h"
 #include "wattcut/base/json_object.h"
 #include "wattcut/base/json_preview.h"
+#include "wattcut/base/printable_text.h"
 
 namespace wattcut::agent {
 namespace {
@@ -71,10 +72,17 @@ std::string Signature(std::string_view signed_part, const ZeusdSigningKey& key) 
 Result<nlohmann::json> JsonPart(std::string_view encoded) {
   Result<std::string> text = Base64UrlDecode(encoded);
   if (!text.ok()) return text.error();
-  nlohmann::json json = ParseJsonOrDiscarded(*text);
-  if (json.is_discarded()) return Refused("Invalid token: JSON error: not a JSON document");
-  if (!json.is_object()) return Refused("Invalid token: JSON error: expected a JSON object");
-  return json;
+  // A key given twice is refused, signed or not: which "alg" or "exp" a parser keeps differs
+  // between libraries, so a token must not depend on it.
+  Result<nlohmann::json> json = ParseJsonWithoutDuplicateKeys(*text);
+  if (!json.ok()) {
+    const bool twice = json.error().message.find("appears twice") != std::string::npos;
+    return Refused(std::string("Invalid token: JSON error: ") +
+                   (twice ? PrintableText(json.error().message.substr(json.error().message.find("field")), 80)
+                          : std::string("not a JSON document")));
+  }
+  if (!json->is_object()) return Refused("Invalid token: JSON error: expected a JSON object");
+  return std::move(*json);
 }
 
 Status CheckHeader(const nlohmann::json& header) {

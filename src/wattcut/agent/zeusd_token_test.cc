@@ -1,6 +1,8 @@
 #include "wattcut/agent/zeusd_token.h"
 
 #include <gtest/gtest.h>
+#include <openssl/evp.h>
+#include <openssl/hmac.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -81,6 +83,17 @@ std::string Assemble(const std::string& header, const std::string& claims) {
   return Encode(header) + "." + Encode(claims);
 }
 
+// HS256 of `signed_part` with `key`, base64url without padding: a token signed as the agent signs.
+std::string Sign(const std::string& signed_part, const ZeusdSigningKey& key) {
+  unsigned char mac[EVP_MAX_MD_SIZE];
+  unsigned int length = 0;
+  HMAC(EVP_sha256(), key.bytes().data(), static_cast<int>(key.bytes().size()),
+       reinterpret_cast<const unsigned char*>(signed_part.data()), signed_part.size(), mac, &length);
+  std::string encoded = Encode(std::string(reinterpret_cast<const char*>(mac), length));
+  while (!encoded.empty() && encoded.back() == '=') encoded.pop_back();
+  return encoded;
+}
+
 TEST(ZeusdToken, RefusesMalformedTokensWithZeusdsMessages) {
   const ZeusdSigningKey key = Key();
   EXPECT_EQ(MessageOf("", key), "Invalid token: InvalidToken");
@@ -94,6 +107,13 @@ TEST(ZeusdToken, RefusesMalformedTokensWithZeusdsMessages) {
             "Invalid token: JSON error: unknown variant `none`");
   EXPECT_EQ(MessageOf(Assemble(R"({"typ":"JWT"})", "{}") + ".sig", key),
             "Invalid token: JSON error: missing field `alg`");
+  // A key given twice, in the header or the claims, is refused before the signature is looked at
+  // (before: a correctly signed header with "alg" twice was accepted, the last one kept).
+  EXPECT_EQ(MessageOf(Assemble(R"({"alg":"none","alg":"HS256"})", R"({"sub":"x","scopes":[]})") + ".sig", key),
+            "Invalid token: JSON error: field 'alg' appears twice");
+  const std::string twice = Assemble(R"({"alg":"HS256"})", R"({"sub":"x","sub":"root","scopes":["gpu-read"]})");
+  EXPECT_EQ(MessageOf(twice + "." + Sign(twice, key), key), "Invalid token: JSON error: field 'sub' appears twice")
+      << "correctly signed";
   // A good header with a signature that is not the key's.
   EXPECT_EQ(MessageOf(Assemble(R"({"alg":"HS256"})", R"({"sub":"x","scopes":[]})") + ".AAAA", key),
             "Invalid token: InvalidSignature");
