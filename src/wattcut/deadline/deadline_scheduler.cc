@@ -158,17 +158,18 @@ Status DeadlineScheduler::Check() {
     rates_.push_back({p.point, 1 / p.iteration_s, p.power_w, p.cap_power_w});
   }
   if (!(r.iterations >= 1) || !std::isfinite(r.iterations)) {
-    return Error{"--iterations: expected at least 1 iteration, got " + FixedDecimals(r.iterations, 0)};
+    return Error{"the iterations: expected at least 1, got " + FixedDecimals(r.iterations, 0)};
   }
   if (!std::isfinite(r.start_s) || !std::isfinite(r.deadline_s) || !(r.deadline_s > r.start_s)) {
-    return Error{"--deadline: " + When(r.deadline_s) + " is not after the start " + When(r.start_s)};
+    return Error{"the deadline " + When(r.deadline_s) + " is not after the start " + When(r.start_s)};
   }
   if (r.deadline_s - r.start_s > kMaxHorizonS) {
-    return Error{"--deadline: the run from " + When(r.start_s) + " to " + When(r.deadline_s) +
+    return Error{"the deadline: the run from " + When(r.start_s) + " to " + When(r.deadline_s) +
                  " is longer than a year, the longest a schedule covers"};
   }
-  if (r.objective == Objective::kCost && !r.price) return Error{"--objective cost needs a --price series"};
-  if (r.objective == Objective::kCarbon && !r.carbon) return Error{"--objective carbon needs a --carbon series"};
+  // Worded for the command line and the server alike (a flag name in an API's answer misleads).
+  if (r.objective == Objective::kCost && !r.price) return Error{"the cost objective needs a price series"};
+  if (r.objective == Objective::kCarbon && !r.carbon) return Error{"the carbon objective needs a carbon series"};
   return Status::Ok();
 }
 

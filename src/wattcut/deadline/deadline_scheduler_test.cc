@@ -309,7 +309,7 @@ TEST(DeadlineSchedulerTest, ASeriesThatBeginsAfterTheStartOrADeadlineBeforeItIsR
   r.objective = Objective::kCarbon;
   s = ScheduleToDeadline(r);
   ASSERT_FALSE(s.ok());
-  EXPECT_EQ(s.error().message, "--objective carbon needs a --carbon series");
+  EXPECT_EQ(s.error().message, "the carbon objective needs a carbon series");
 }
 
 // 48 hours whose prices repeat (three values, zero among them) and whose budgets cut the hull in
