@@ -215,7 +215,8 @@ TEST(PolcaCalibrateCommand, OneClockSaysTheClockDependenceWasNotMeasured) {
 // Four recordings whose message named the wrong cause (issue 53): every clocks.sm at 0 MHz and a
 // vLLM counter at 1e300 ended in "the fitted model is not a consistent config", a byte order mark
 // before nvidia-smi's header in "no timestamp field", and a power file of two rows in "do not
-// overlap in time". Each is now named for what it is, and a BOM is read past.
+// overlap in time"; a GPU joining the recording midway was calibrated as a ninth GPU of the server.
+// Each is now named for what it is, and a BOM is read past.
 TEST(PolcaCalibrateCommand, ARecordingsFaultIsNamedForWhatItIs) {
   WATTCUT_REQUIRE_SHARED_FILE(trace, "azure-llm-inference-2023/AzureLLMInferenceTrace_conv.csv");
   TempDir dir;
@@ -238,6 +239,24 @@ TEST(PolcaCalibrateCommand, ARecordingsFaultIsNamedForWhatItIs) {
   std::ofstream(dir.path() + "/clocks0.csv") << clocks0;
   std::ofstream(dir.path() + "/bom.csv") << "\xEF\xBB\xBF" << smi;
   std::ofstream(dir.path() + "/two-rows.csv") << smi.substr(0, smi.find('\n', smi.find('\n', smi.find('\n') + 1) + 1));
+  std::string joined;  // GPU 8 from the recording's middle: GPU 7's rows copied under index 8
+  {
+    size_t lines = 0, at = 0;
+    for (size_t end; at < smi.size(); at = end + 1, ++lines) end = smi.find('\n', at);
+    size_t line = 0;
+    for (size_t at2 = 0, end; at2 < smi.size(); at2 = end + 1, ++line) {
+      end = smi.find('\n', at2);
+      if (end == std::string::npos) end = smi.size();
+      const std::string row = smi.substr(at2, end - at2);
+      joined += row + "\n";
+      if (line > lines / 2 && row.find(", 7, ") != std::string::npos) {
+        std::string copy = row;
+        copy.replace(copy.find(", 7, "), 5, ", 8, ");
+        joined += copy + "\n";
+      }
+    }
+  }
+  std::ofstream(dir.path() + "/joined.csv") << joined;
   std::string counter = vllm;  // the 100th row's prompt-token counter at 1e300
   size_t row = 0;
   for (int line = 0; line < 100; ++line) row = counter.find('\n', row) + 1;
@@ -250,6 +269,8 @@ TEST(PolcaCalibrateCommand, ARecordingsFaultIsNamedForWhatItIs) {
   } cases[] = {
       {"clocks0.csv", vllm_path, "has an SM clock of 0 MHz in every one of its"},
       {"two-rows.csv", vllm_path, "has too few readings to cover one load window (power: 1 reading a GPU"},
+      // Before: calibrated, and wrote server.gpus = 9.
+      {"joined.csv", vllm_path, "GPU 8's readings begin 1800 s after the other GPUs' (a GPU joined or left"},
       {"data/nvidia-smi/node-a.csv", dir.path() + "/counter.csv",
        "counter.csv:101: column 'vllm:prompt_tokens_total': expected vllm:prompt_tokens_total at most 1e+15"},
   };

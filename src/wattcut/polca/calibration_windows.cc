@@ -132,6 +132,32 @@ Result<CalibrationWindows> BuildCalibrationWindows(const std::vector<telemetry::
         "taken as every running request and prefills in progress at a scrape are not seen");
   }
 
+  // The same GPUs throughout: a GPU whose readings begin well after the others' (it joined the
+  // recording) or end well before would be counted in server.gpus for a server it was only part of
+  // (a file with 8 GPUs and a 9th from its middle once wrote server.gpus = 9).
+  {
+    double first_s = std::numeric_limits<double>::infinity(), last_s = -first_s;
+    for (const telemetry::GpuPowerSeries& g : gpus) {
+      if (g.samples.empty()) continue;
+      first_s = std::min(first_s, g.samples.front().time_s);
+      last_s = std::max(last_s, g.samples.back().time_s);
+    }
+    // Ten readings' worth, at least a minute: a GPU whose first reading is a few periods late is
+    // the same recording.
+    const double slack_s = std::max(60.0, 10 * out.power_sample_interval_s);
+    for (const telemetry::GpuPowerSeries& g : gpus) {
+      if (g.samples.empty()) continue;
+      const double late_s = g.samples.front().time_s - first_s, early_s = last_s - g.samples.back().time_s;
+      if (late_s > slack_s || early_s > slack_s) {
+        return Error{"the power of server '" + load.server + "': GPU " + g.gpu + "'s readings " +
+                     (late_s > slack_s ? "begin " + FixedDecimals(late_s, 0) + " s after"
+                                       : "end " + FixedDecimals(early_s, 0) + " s before") +
+                     " the other GPUs' (a GPU joined or left the recording): calibrate needs the same GPUs "
+                     "throughout; cut the recording to the time every GPU is in it"};
+      }
+    }
+  }
+
   // An SM clock of 0 MHz is no clock a GPU serves at: the field is not reported (some GPUs and
   // drivers write 0). In every reading it is refused by name, rather than fitted (the fit then
   // found "not a consistent config"); in some, those readings' clocks are left out.

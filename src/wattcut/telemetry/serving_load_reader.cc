@@ -88,6 +88,7 @@ Result<ServingLoadTelemetry> Finish(Table table, const std::string& source, cons
   out.source = source;
   out.format = format;
   std::array<int, kMetricCount> resets{};
+  std::array<int64_t, kMetricCount> fractional{};  // gauges that are not whole requests
   for (auto& [server, rows] : table) {
     ServingLoadSeries series{server, {}};
     std::array<double, kMetricCount> first = Unknown(), previous = Unknown(), added{};
@@ -97,6 +98,7 @@ Result<ServingLoadTelemetry> Finish(Table table, const std::string& source, cons
       for (size_t m = 0; m < kMetricCount; ++m) {
         double v = values[m];
         if (std::isnan(v)) continue;
+        if (!kMetrics[m].counter && v != std::floor(v)) ++fractional[m];
         if (kMetrics[m].counter) {
           if (std::isnan(first[m])) first[m] = v;
           if (!std::isnan(previous[m]) && v < previous[m]) {
@@ -116,6 +118,11 @@ Result<ServingLoadTelemetry> Finish(Table table, const std::string& source, cons
     if (resets[m] > 0) {
       notes.push_back(source + ": " + std::to_string(resets[m]) + " counter resets of " + kMetrics[m].name +
                       " (a server restarted) were added back");
+    }
+    if (fractional[m] > 0) {
+      notes.push_back(source + ": " + std::to_string(fractional[m]) + " samples of " + kMetrics[m].name +
+                      " are not whole requests (an average over scrapes, or a recording rule): used as they are, "
+                      "so the decode batch and the prefills counted from them are averages too");
     }
   }
   out.notes = std::move(notes);

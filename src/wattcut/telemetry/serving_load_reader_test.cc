@@ -33,6 +33,24 @@ TEST(ServingLoadReader, CsvWithACounterReset) {
   EXPECT_NE(notes.find("1 counter resets of vllm:prompt_tokens_total"), std::string::npos) << notes;
 }
 
+// Gauges that are not whole requests are read and said so; gauges and counters beyond what a server
+// holds are refused (before: 10^11 running requests and fractional gauges passed without a word).
+TEST(ServingLoadReader, FractionalGaugesAreNotedAndImpossibleValuesRefused) {
+  const std::string header = "time,vllm:num_requests_running,vllm:prompt_tokens_total,vllm:generation_tokens_total\n";
+  Result<ServingLoadTelemetry> t = ParseServingLoadCsv(header + "1,2.5,0,0\n2,3,10,5\n3,0.25,20,9\n", "load.csv", {});
+  ASSERT_TRUE(t.ok()) << t.error().message;
+  EXPECT_DOUBLE_EQ(t->servers[0].samples[0].running, 2.5);
+  std::string notes;
+  for (const std::string& n : t->notes) notes += n + "\n";
+  EXPECT_NE(notes.find("load.csv: 2 samples of vllm:num_requests_running are not whole requests"), std::string::npos)
+      << notes;
+  EXPECT_EQ(CsvError(header + "1,1e11,0,0\n"),
+            "load.csv:2: column 'vllm:num_requests_running': expected vllm:num_requests_running at most 1e+06 "
+            "(requests in one engine), got 1e+11");
+  EXPECT_NE(CsvError(header + "1,1,1e300,0\n").find("expected vllm:prompt_tokens_total at most 1e+15"),
+            std::string::npos);
+}
+
 TEST(ServingLoadReader, PrometheusSumsSeriesOfOneMetric) {
   Result<ServingLoadTelemetry> t = ReadServingLoad(kTestdata + "/vllm/load_prometheus.json", {});
   ASSERT_TRUE(t.ok()) << t.error().message;
