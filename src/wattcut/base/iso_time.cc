@@ -61,7 +61,11 @@ Result<double> ParseTimestamp(const std::string& text) {
   }
   if (month < 1 || month > 12) return Error{"month out of range in " + quoted};
   if (day < 1 || day > DaysInMonth(year, static_cast<int>(month))) return Error{"day out of range in " + quoted};
-  if (hour > 23 || minute > 59 || second > 60) return Error{"time of day out of range in " + quoted};
+  // Seconds 00 to 59: a leap second (:60) is no second of Unix time, and read as the next minute's
+  // first it would put a row after the one that follows it.
+  if (hour > 23 || minute > 59 || second > 59) {
+    return Error{"time of day out of range in " + quoted + " (hours 00-23, minutes and seconds 00-59)"};
+  }
   size_t at = 19;
   double fraction = 0;
   if (at < text.size() && text[at] == '.') {

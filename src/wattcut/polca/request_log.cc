@@ -30,7 +30,7 @@ Result<ServerRequestLog> ParseRequestLog(const std::string& text, const std::str
   bool have_start = false;
   auto on_header = [&](const CsvTable& table) -> Status {
     Result<TraceRowCheck> c =
-        TraceRowCheck::ForHeader(table, {7 * 86400.0, "7 days", "a calibration run is hours, not weeks"});
+        TraceRowCheck::ForHeader(table, {7 * 86400.0, "7 days", "a calibration run is hours, not weeks"}, {"server"});
     if (!c.ok()) return c.error();
     check = std::move(*c);
     std::optional<size_t> s = table.column("server");

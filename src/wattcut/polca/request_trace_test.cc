@@ -93,6 +93,18 @@ TEST(RequestTrace, RejectsBadRowsWithLocation) {
   EXPECT_EQ(RequestTrace::Parse("time,ContextTokens,GeneratedTokens\n", "t.csv").error().message,
             "t.csv: missing column 'TIMESTAMP' (expected header TIMESTAMP,ContextTokens,GeneratedTokens)");
   EXPECT_EQ(RequestTrace::Parse(header, "t.csv").error().message, "t.csv: no requests after the header");
+  // Before, each of these was read: a leap second (the next minute's first), a signed count, and a
+  // fourth column passed over.
+  EXPECT_EQ(RequestTrace::Parse(header + "2023-11-16 18:15:60,5,5\n", "t.csv").error().message,
+            "t.csv:2: column 'TIMESTAMP': time of day out of range in '2023-11-16 18:15:60' (hours 00-23, minutes "
+            "and seconds 00-59)");
+  EXPECT_EQ(RequestTrace::Parse(header + "2023-11-16 18:15:46,+5,5\n", "t.csv").error().message,
+            "t.csv:2: column 'ContextTokens': expected a token count (digits), got '+5'");
+  EXPECT_EQ(RequestTrace::Parse("TIMESTAMP,ContextTokens,GeneratedTokens,server\n2023-11-16 18:15:46,5,5,a\n", "t.csv")
+                .error()
+                .message,
+            "t.csv:1: column 'server' is not a request trace's (expected header TIMESTAMP,ContextTokens,"
+            "GeneratedTokens)");
 }
 
 TEST(RequestTrace, BadRowsAreLocatedAndNeverEchoControlBytes) {

@@ -1,5 +1,6 @@
 #include "wattcut/polca/trace_row_check.h"
 
+#include <algorithm>
 #include <utility>
 
 #include "wattcut/base/printable_text.h"
@@ -7,7 +8,8 @@
 
 namespace wattcut::polca {
 
-Result<TraceRowCheck> TraceRowCheck::ForHeader(const CsvTable& t, TraceSpanBound bound) {
+Result<TraceRowCheck> TraceRowCheck::ForHeader(const CsvTable& t, TraceSpanBound bound,
+                                               const std::vector<std::string>& other_columns) {
   TraceRowCheck check;
   check.bound_ = std::move(bound);
   const char* kColumns[] = {"TIMESTAMP", "ContextTokens", "GeneratedTokens"};
@@ -18,6 +20,21 @@ Result<TraceRowCheck> TraceRowCheck::ForHeader(const CsvTable& t, TraceSpanBound
                    "' (expected header TIMESTAMP,ContextTokens,GeneratedTokens)"};
     }
     check.columns_[i] = *c;
+  }
+  // Another column is refused rather than passed over: a trace with a fourth column is another
+  // format (a request log names each request's server: polca calibrate --load reads that).
+  if (t.header().size() > 3) {
+    std::string extra;
+    for (const std::string& name : t.header()) {
+      const bool other = std::find(other_columns.begin(), other_columns.end(), name) != other_columns.end();
+      if (name != kColumns[0] && name != kColumns[1] && name != kColumns[2] && !other) {
+        extra += (extra.empty() ? "'" : ", '") + PrintableText(name, 64) + "'";
+      }
+    }
+    if (!extra.empty()) {
+      return Error{t.source_name() + ":1: column " + extra +
+                   " is not a request trace's (expected header TIMESTAMP,ContextTokens,GeneratedTokens)"};
+    }
   }
   return check;
 }
@@ -38,6 +55,12 @@ Result<TraceRequest> TraceRowCheck::Check(const CsvTable& t, const CsvRow& row) 
   }
   int64_t tokens[2];
   for (int k = 0; k < 2; ++k) {
+    // A count is written without a sign: "+5" is not how a trace writes one.
+    const std::string& text = row.fields[columns_[k + 1]];
+    if (!text.empty() && text[0] == '+') {
+      return Error{t.where(row, columns_[k + 1]) + "expected a token count (digits), got '" + PrintableText(text) +
+                   "'"};
+    }
     Result<int64_t> v = t.integer(row, columns_[k + 1]);
     if (!v.ok()) return v.error();
     if (*v < 1) {

@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "wattcut/base/csv_reader.h"
 #include "wattcut/base/result.h"
@@ -25,8 +26,10 @@ struct TraceSpanBound {
 
 class TraceRowCheck {
  public:
-  // The checker for a table's header; fails when a column is missing.
-  static Result<TraceRowCheck> ForHeader(const CsvTable& table, TraceSpanBound bound);
+  // The checker for a table's header; fails when a column is missing, or when there is a column
+  // other than the three and `other_columns` (a request log's "server").
+  static Result<TraceRowCheck> ForHeader(const CsvTable& table, TraceSpanBound bound,
+                                         const std::vector<std::string>& other_columns = {});
 
   // The row's request, its arrival in seconds after the first row's; the first failed rule.
   Result<TraceRequest> Check(const CsvTable& table, const CsvRow& row);
