@@ -149,6 +149,17 @@ Result<double> ParseIsoTime(const std::string& text) {
   return *t - offset_s;  // local = UTC + offset
 }
 
+Result<double> ParseIsoTimeWithZone(const std::string& text) {
+  Result<double> t = ParseIsoTime(text);
+  if (!t.ok()) return t;
+  const size_t n = text.size();
+  const bool zulu = n > 0 && (text[n - 1] == 'Z' || text[n - 1] == 'z');
+  const bool offset = n > 6 && (text[n - 6] == '+' || text[n - 6] == '-') && text[n - 3] == ':';
+  if (zulu || offset) return t;
+  return Error{"'" + PrintableText(text) + "' has no time zone: write '" + PrintableText(text) +
+               "Z' for UTC, or its offset ('+01:00')"};
+}
+
 bool LooksLikeIsoDate(const std::string& text) { return text.size() >= 5 && AllDigits(text, 0, 4) && text[4] == '-'; }
 
 }  // namespace wattcut

@@ -27,6 +27,9 @@ std::string FormatTimestamp(double utc_s);
 // Seconds since 1970-01-01 UTC for an ISO 8601 time "YYYY-MM-DD[T ]HH:MM[:SS[.fraction]]" with an
 // optional "Z" or "+HH:MM" / "-HH:MM" offset; the error says what was expected.
 Result<double> ParseIsoTime(const std::string& text);
+// The same, but the time zone must be said ("Z", "+HH:MM" or "-HH:MM"): for a time a person types
+// (a deadline), where a missing offset taken as UTC would move it by hours without a word.
+Result<double> ParseIsoTimeWithZone(const std::string& text);
 
 // Whether `text` starts like a date ("YYYY-"), so that a reader taking seconds or ISO 8601
 // reads it as ISO 8601.

@@ -44,7 +44,7 @@ struct PlanScheduleArgs {
 
 Result<double> ReadTimeOption(const std::string& option, const std::string& text) {
   if (text == "now") return static_cast<double>(std::time(nullptr));
-  Result<double> t = ParseIsoTime(text);
+  Result<double> t = ParseIsoTimeWithZone(text);
   if (!t.ok()) return Error{option + ": " + t.error().message};
   return *t;
 }

@@ -225,9 +225,16 @@ TEST(HttpApi, ADeadlineScheduleNeedsIterationsAndADeadlineAndNamesABadField) {
   }
   // A request may not set what the server sets, nor 0 pipelines; the stored spec has them.
   const std::pair<const char*, const char*> request_only[] = {
-      {R"({"iterations": 10, "deadline": "x", "from_step": 5})", "field 'from_step': set by the server"},
-      {R"({"iterations": 10, "deadline": "x", "replans": 1})", "field 'replans': set by the server"},
-      {R"({"iterations": 10, "deadline": "x", "pipelines": 0})", "field 'pipelines': expected 1 to 100000"},
+      {R"({"iterations": 10, "deadline": "2026-12-14T16:48Z", "from_step": 5})",
+       "field 'from_step': set by the server"},
+      {R"({"iterations": 10, "deadline": "2026-12-14T16:48Z", "replans": 1})", "field 'replans': set by the server"},
+      {R"({"iterations": 10, "deadline": "2026-12-14T16:48Z", "pipelines": 0})",
+       "field 'pipelines': expected 1 to 100000"},
+      // Before: taken as UTC without a word, hours off for a user who meant local time.
+      {R"({"iterations": 10, "deadline": "2026-12-14T16:48"})",
+       "field 'deadline': '2026-12-14T16:48' has no time zone: write '2026-12-14T16:48Z' for UTC"},
+      {R"({"iterations": 10, "deadline": "2026-12-14T16:48Z", "start": "2026-12-07 00:00"})",
+       "field 'start': '2026-12-07 00:00' has no time zone"},
   };
   for (const auto& [body, message] : request_only) {
     EXPECT_TRUE(DeadlineScheduleSpec::FromJson(json::parse(body)).ok()) << body;
@@ -235,7 +242,9 @@ TEST(HttpApi, ADeadlineScheduleNeedsIterationsAndADeadlineAndNamesABadField) {
     ASSERT_FALSE(r.ok()) << body;
     EXPECT_NE(r.error().message.find(message), std::string::npos) << r.error().message;
   }
-  EXPECT_TRUE(DeadlineScheduleSpec::FromRequestJson(json::parse(R"({"iterations": 10, "deadline": "x"})")).ok());
+  EXPECT_TRUE(
+      DeadlineScheduleSpec::FromRequestJson(json::parse(R"({"iterations": 10, "deadline": "2026-12-14T16:48+01:00"})"))
+          .ok());
 }
 
 TEST(HttpApi, PowerTargetNeedsExactlyOneKindOfPositiveWatts) {

@@ -267,7 +267,16 @@ Result<DeadlineScheduleSpec> DeadlineScheduleSpec::FromRequestJson(const json& j
       return Error{"field 'pipelines': expected 1 to 100000 pipelines, got 0 (leave it out for the job's dp_degree)"};
     }
   }
-  return FromJson(j);
+  Result<DeadlineScheduleSpec> spec = FromJson(j);
+  if (!spec.ok()) return spec;
+  // A time a person sends says its zone (a stored spec is read as it was stored).
+  for (const auto& [name, text] : {std::pair{"deadline", &spec->deadline}, std::pair{"start", &spec->start}}) {
+    if (text->empty()) continue;
+    if (Result<double> t = ParseIsoTimeWithZone(*text); !t.ok()) {
+      return Error{std::string("field '") + name + "': " + t.error().message};
+    }
+  }
+  return spec;
 }
 
 json DeadlineScheduleSpec::ToJson() const {
