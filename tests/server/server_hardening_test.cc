@@ -5,11 +5,13 @@
 // corrupt stored jobs, a store that cannot write, and the frontier crash-loop breaker.
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
+
 #include <netinet/in.h>
 #include <poll.h>
 #include <sqlite3.h>
 #include <sys/socket.h>
 #include <unistd.h>
+#include <csignal>
 
 #include <atomic>
 #include <fstream>
@@ -223,12 +225,23 @@ TEST(ServerHardening, BodiesAreReadWhateverTheirContentTypeUpToTheLimit) {
   auto small = chunked("/register_job", JobJson(1, 1, 2).dump());
   ASSERT_TRUE(small);
   EXPECT_EQ(small->status, 200) << small->body;
+  // The server answers without reading the rest, drains what comes for 200 ms and closes: a client
+  // still sending after that (a loaded machine) fails its write instead of reading the answer.
+  // cpp-httplib's client sends without MSG_NOSIGNAL, so that write would be a SIGPIPE that ends
+  // the test process: it is ignored here, as a client program ignores it.
+  ::signal(SIGPIPE, SIG_IGN);
   auto large = chunked("/register_job", std::string(1 << 20, ' '));
-  ASSERT_TRUE(large);
-  EXPECT_EQ(large->status, 413) << large->body;
+  if (large) {
+    EXPECT_EQ(large->status, 413) << large->body;
+  } else {
+    EXPECT_EQ(large.error(), httplib::Error::Write) << "refused while the client still sent";
+  }
   auto unknown = chunked("/no/such/route", std::string(1 << 20, ' '));
-  ASSERT_TRUE(unknown);
-  EXPECT_EQ(unknown->status, 404) << unknown->body;
+  if (unknown) {
+    EXPECT_EQ(unknown->status, 404) << unknown->body;
+  } else {
+    EXPECT_EQ(unknown.error(), httplib::Error::Write) << "refused while the client still sent";
+  }
 
   // A gzip body that inflates beyond the limit is cut at the limit.
   auto zipped = server.Client();
