@@ -126,8 +126,11 @@ class ComputationGate {
     std::unique_lock<std::mutex> lock(mu_);
     return cv_.wait_for(lock, std::chrono::seconds(60), [&] { return arrivals_ >= n; });
   }
-  std::function<void()> Hook() {
-    return [this] { Checkpoint(); };
+  // The registry's options with every deadline computation stopping at this gate.
+  JobRegistry::Options Options() {
+    JobRegistry::Options options;
+    options.deadline_checkpoint = [this] { Checkpoint(); };
+    return options;
   }
 
  private:
@@ -244,9 +247,7 @@ TEST(JobRegistryDeadline, BadRequestsAreRefusedNamingTheFieldAndLine) {
 TEST(JobRegistryDeadline, APutComputesWithoutTheJobsLockAndANewerPutSupersedesIt) {
   TempDir temp("deadline_off_lock");
   ComputationGate gate;
-  JobRegistry::Options options;
-  options.deadline_checkpoint = gate.Hook();
-  Registry r(temp.path(), options);
+  Registry r(temp.path(), gate.Options());
   const std::string id = UploadProfile(r);
   const Times t = FrontierTimes(r, id);
   const double start = UnixNowMs() + 30;
@@ -280,9 +281,7 @@ TEST(JobRegistryDeadline, APutComputesWithoutTheJobsLockAndANewerPutSupersedesIt
 TEST(JobRegistryDeadline, StoppingTheServerCancelsAComputation) {
   TempDir temp("deadline_stop");
   ComputationGate gate;
-  JobRegistry::Options options;
-  options.deadline_checkpoint = gate.Hook();
-  Registry r(temp.path(), options);
+  Registry r(temp.path(), gate.Options());
   const std::string id = UploadProfile(r);
   const Times t = FrontierTimes(r, id);
   gate.Close();
@@ -317,9 +316,7 @@ TEST(JobRegistryDeadline, ARestartLoadsFirstAndComputesStoredSchedulesAfter) {
   }
   ComputationGate gate;
   gate.Close();
-  JobRegistry::Options options;
-  options.deadline_checkpoint = gate.Hook();
-  Registry r(temp.path(), options);  // Load returned while the computation waits at the gate
+  Registry r(temp.path(), gate.Options());  // Load returned while the computation waits at the gate
   ASSERT_TRUE(gate.WaitForArrivals(1));
   EXPECT_TRUE(r.Ok(r.registry->GetDeadlineSchedule(id))["following"]["computing"].get<bool>());
   EXPECT_EQ(r.Ok(r.registry->FetchDeployment(id, 0, 0, version))["version"].get<uint64_t>(), version);
