@@ -5,7 +5,6 @@
 
 #include <atomic>
 #include <chrono>
-#include <functional>
 
 #include "wattcut/base/clock.h"
 #include "wattcut/server/deadline_worker.h"
@@ -23,9 +22,6 @@ struct JobContext {
   const Clock& wall_clock;
   FrontierWorker& worker;
   DeadlineWorker& deadline_worker;
-  // What a deadline computation asks as it runs, besides its own flag: the server stopping, and a
-  // test's pause (JobRegistry::Options::deadline_checkpoint).
-  std::function<bool()> deadline_cancelled;
   const std::atomic<bool>& shutting_down;
   std::chrono::milliseconds long_poll_timeout;
   int max_long_polls;

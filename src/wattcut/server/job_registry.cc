@@ -42,7 +42,6 @@ JobRegistry::JobRegistry(JobStore& store, Metrics& metrics, Options options)
            wall_clock_,
            *worker_,
            *deadline_worker_,
-           [this] { return DeadlineCancelled(); },
            shutting_down_,
            options_.long_poll_timeout,
            options_.max_long_polls} {
