@@ -1,5 +1,6 @@
 #include "wattcut/telemetry/nvidia_smi_csv.h"
 
+#include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <filesystem>
@@ -156,11 +157,22 @@ std::optional<double> ValueWithUnit(const std::string& value, const std::string&
 }  // namespace
 
 bool LooksLikeNvidiaSmiHeader(const std::string& first_line) {
-  if (first_line.rfind("timestamp", 0) == 0) return true;
-  for (const std::string& field : SplitFields(first_line)) {
+  const std::vector<std::string> fields = SplitFields(first_line);
+  for (const std::string& field : fields) {
     if (FieldName(field, nullptr).rfind("power.draw", 0) == 0) return true;
   }
-  return false;
+  if (fields.empty() || fields[0] != "timestamp") return false;
+  // "timestamp" first is nvidia-smi's only when every other field is a --query-gpu field: those are
+  // dotted (clocks.sm) or one of a few plain words; a serving engine's metrics (vLLM's
+  // num_requests_running, vllm:...) are neither.
+  static constexpr const char* kPlainFields[] = {
+      "index", "uuid", "name", "serial", "count", "pstate", "driver_version", "vbios_version", "persistence_mode"};
+  for (size_t i = 1; i < fields.size(); ++i) {
+    const std::string name = FieldName(fields[i], nullptr);
+    if (name.find('.') != std::string::npos) continue;
+    if (std::find(std::begin(kPlainFields), std::end(kPlainFields), name) == std::end(kPlainFields)) return false;
+  }
+  return true;
 }
 
 namespace {

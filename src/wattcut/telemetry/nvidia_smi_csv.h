@@ -61,8 +61,10 @@ Result<PowerTelemetry> ParseNvidiaSmiCsv(const std::string& text, const std::str
 // At most kMaxTelemetryFileBytes (telemetry_limits.h), refused before it is read.
 Result<PowerTelemetry> ReadNvidiaSmiCsv(const std::string& path, const NvidiaSmiOptions& options);
 
-// Whether `first_line` is an nvidia-smi --query-gpu header: it starts with "timestamp" or names
-// a power.draw field.
+// Whether `first_line` is an nvidia-smi --query-gpu header, decided from all its fields: it names a
+// power.draw field, or it starts with "timestamp" and every other field is a --query-gpu field
+// (dotted, like clocks.sm, or index, uuid, name, ...): a serving engine's metrics with a
+// `timestamp` column (num_requests_running, ...) are not.
 bool LooksLikeNvidiaSmiHeader(const std::string& first_line);
 
 }  // namespace wattcut::telemetry

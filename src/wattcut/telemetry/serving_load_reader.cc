@@ -1,5 +1,6 @@
 #include "wattcut/telemetry/serving_load_reader.h"
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <filesystem>
@@ -18,8 +19,16 @@
 namespace wattcut::telemetry {
 namespace {
 
+std::string Joined(const std::vector<std::string>& names) {
+  std::string out;
+  for (size_t i = 0; i < names.size() && i < 8; ++i) out += (i ? ", " : "") + PrintableText(names[i]);
+  if (names.size() > 8) out += " and " + std::to_string(names.size() - 8) + " more";
+  return out;
+}
+
 struct Metric {
-  const char* name;
+  const char* name;    // vLLM's
+  const char* sglang;  // SGLang's name for the same quantity, or null
   double ServingLoadSample::*field;
   bool counter;
   // The most a server's value can be: a gauge counts requests in one engine (10^6 is far beyond a
@@ -33,12 +42,35 @@ constexpr double kMaxGaugeRequests = 1e6;
 constexpr double kMaxCounterValue = 1e15;
 
 constexpr Metric kMetrics[] = {
-    {"vllm:num_requests_running", &ServingLoadSample::running, false, kMaxGaugeRequests},
-    {"vllm:num_requests_waiting", &ServingLoadSample::waiting, false, kMaxGaugeRequests},
-    {"vllm:prompt_tokens_total", &ServingLoadSample::prompt_tokens, true, kMaxCounterValue},
-    {"vllm:generation_tokens_total", &ServingLoadSample::generation_tokens, true, kMaxCounterValue},
-    {"vllm:time_to_first_token_seconds_count", &ServingLoadSample::first_tokens, true, kMaxCounterValue},
-    {"vllm:request_success_total", &ServingLoadSample::finished_requests, true, kMaxCounterValue},
+    {"vllm:num_requests_running", "sglang:num_running_reqs", &ServingLoadSample::running, false, kMaxGaugeRequests},
+    {"vllm:num_requests_waiting", "sglang:num_queue_reqs", &ServingLoadSample::waiting, false, kMaxGaugeRequests},
+    {"vllm:prompt_tokens_total", "sglang:prompt_tokens_total", &ServingLoadSample::prompt_tokens, true,
+     kMaxCounterValue},
+    {"vllm:generation_tokens_total", "sglang:generation_tokens_total", &ServingLoadSample::generation_tokens, true,
+     kMaxCounterValue},
+    {"vllm:time_to_first_token_seconds_count", "sglang:time_to_first_token_seconds_count",
+     &ServingLoadSample::first_tokens, true, kMaxCounterValue},
+    {"vllm:request_success_total", nullptr, &ServingLoadSample::finished_requests, true, kMaxCounterValue},
+    {"vllm:iteration_tokens_total_count", nullptr, &ServingLoadSample::iterations, true, kMaxCounterValue},
+    {"vllm:iteration_tokens_total_sum", nullptr, &ServingLoadSample::iteration_tokens, true, kMaxCounterValue},
+};
+constexpr size_t kRunning = 0, kPrompt = 2, kGeneration = 3, kIterations = 6;
+
+// Metrics the engines export that say nothing the fit uses: a column of one is read past, named in
+// a note, rather than refused as unknown (a recorder writes what it scrapes).
+constexpr const char* kUnusedMetrics[] = {
+    "vllm:gpu_cache_usage_perc",
+    "vllm:kv_cache_usage_perc",
+    "vllm:cpu_cache_usage_perc",
+    "vllm:num_preemptions_total",
+    "vllm:num_requests_swapped",
+    "vllm:gpu_prefix_cache_hit_rate",
+    "vllm:time_to_first_token_seconds_sum",
+    "sglang:token_usage",
+    "sglang:cache_hit_rate",
+    "sglang:gen_throughput",
+    "sglang:num_requests_total",
+    "sglang:cached_tokens_total",
 };
 
 // "" when `value` of metric `m` can be a server's, else what is wrong with it (after "expected").
@@ -50,17 +82,75 @@ std::string ImplausibleValue(size_t m, double value) {
 }
 constexpr size_t kMetricCount = sizeof(kMetrics) / sizeof(kMetrics[0]);
 
-std::optional<size_t> MetricIndex(const std::string& name) {
+// `name` is `full` ("vllm:x") or its name without the engine's prefix ("x").
+bool NameIs(const std::string& name, const char* full) {
+  if (full == nullptr) return false;
+  if (name == full) return true;
+  const std::string_view f(full);
+  const size_t colon = f.find(':');
+  return colon != std::string_view::npos && name == f.substr(colon + 1);
+}
+
+struct MetricMatch {
+  size_t index;
+  bool sglang;
+};
+
+std::optional<MetricMatch> MetricIndex(const std::string& name) {
   for (size_t i = 0; i < kMetricCount; ++i) {
-    if (name == kMetrics[i].name) return i;
+    if (NameIs(name, kMetrics[i].name)) return MetricMatch{i, false};
+  }
+  for (size_t i = 0; i < kMetricCount; ++i) {
+    if (NameIs(name, kMetrics[i].sglang)) return MetricMatch{i, true};
   }
   return std::nullopt;
+}
+
+bool IsUnusedMetric(const std::string& name) {
+  for (const char* u : kUnusedMetrics) {
+    if (NameIs(name, u)) return true;
+  }
+  return false;
+}
+
+std::string WithoutEnginePrefix(std::string_view name) {
+  const size_t colon = name.find(':');
+  return std::string(colon == std::string_view::npos ? name : name.substr(colon + 1));
+}
+
+// Levenshtein distance, stopping early above `limit` (the names are short).
+size_t EditDistance(const std::string& a, const std::string& b, size_t limit) {
+  if (a.size() > b.size() + limit || b.size() > a.size() + limit) return limit + 1;
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diagonal = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      const size_t up = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diagonal = up;
+    }
+  }
+  return row[b.size()];
+}
+
+// The metric read here that `name` is a near miss of (a typo), or null: an unknown column is read
+// past unless it is one, so that a recorder's other metrics pass and a misspelt one does not.
+const char* NearMissOf(const std::string& name) {
+  const std::string bare = WithoutEnginePrefix(name);
+  for (const Metric& m : kMetrics) {
+    for (const char* full : {m.name, m.sglang}) {
+      if (full != nullptr && EditDistance(bare, WithoutEnginePrefix(full), 2) <= 2) return full;
+    }
+  }
+  return nullptr;
 }
 
 std::string MetricList() {
   std::string out;
   for (size_t i = 0; i < kMetricCount; ++i) out += (i ? ", " : "") + std::string(kMetrics[i].name);
-  return out;
+  return out + " (with or without the vllm: prefix, or SGLang's names)";
 }
 
 // Per server: time -> the metrics' raw values (NaN: none at that time).
@@ -75,18 +165,24 @@ std::array<double, kMetricCount> Unknown() {
 // The table as series: counters cumulative from the first sample with resets added back, the
 // required metrics checked.
 Result<ServingLoadTelemetry> Finish(Table table, const std::string& source, const std::string& format,
-                                    const std::array<bool, kMetricCount>& present, std::vector<std::string> notes) {
-  std::string missing;
-  for (size_t m : {0u, 2u, 3u}) {
-    if (!present[m]) missing += (missing.empty() ? "" : ", ") + std::string(kMetrics[m].name);
+                                    const std::array<bool, kMetricCount>& present, bool sglang,
+                                    std::vector<std::string> notes) {
+  // When the engine had work is the least a load must say: the running requests, or the steps.
+  if (!present[kRunning] && !present[kIterations]) {
+    return Error{source + ": missing vllm:num_requests_running and vllm:iteration_tokens_total_count: a serving " +
+                 "load needs one of them to say when the engine had work (read here: " + MetricList() + ")"};
   }
-  if (!missing.empty()) {
-    return Error{source + ": missing " + missing + " (a serving load needs vllm:num_requests_running, " +
-                 "vllm:prompt_tokens_total and vllm:generation_tokens_total)"};
+  std::string absent;
+  for (size_t m : {kPrompt, kGeneration}) {
+    if (!present[m]) absent += (absent.empty() ? "" : " and ") + std::string(kMetrics[m].name);
+  }
+  if (!absent.empty()) {
+    notes.push_back(source + ": no " + absent + ": the power that follows those tokens cannot be told apart");
   }
   ServingLoadTelemetry out;
   out.source = source;
   out.format = format;
+  out.engine = sglang ? "sglang" : "vllm";
   std::array<int, kMetricCount> resets{};
   std::array<int64_t, kMetricCount> fractional{};  // gauges that are not whole requests
   for (auto& [server, rows] : table) {
@@ -136,16 +232,24 @@ Result<ServingLoadTelemetry> ServingLoadFromPrometheus(const PrometheusMatrix& m
   const std::string at = matrix.source + ": ";
   Table table;
   std::array<bool, kMetricCount> present{};
+  bool sglang = false;
   int not_finite = 0;
+  std::vector<std::string> unused;
   for (size_t i = 0; i < matrix.series.size(); ++i) {
     const PrometheusSeries& s = matrix.series[i];
     const std::string path = "data.result[" + std::to_string(i) + "]";
     const std::string name = MetricName(s);
-    std::optional<size_t> m = MetricIndex(name);
-    if (!m) {
-      return Error{at + path + ".metric: metric '" + PrintableText(name) + "' is not a vLLM load metric read here (" +
+    std::optional<MetricMatch> match = MetricIndex(name);
+    if (!match && IsUnusedMetric(name)) {
+      if (std::find(unused.begin(), unused.end(), name) == unused.end()) unused.push_back(name);
+      continue;
+    }
+    if (!match) {
+      return Error{at + path + ".metric: metric '" + PrintableText(name) + "' is not a load metric read here (" +
                    MetricList() + ")"};
     }
+    sglang = sglang || match->sglang;
+    const std::optional<size_t> m = match->index;
     auto label = s.labels.find(options.server_label);
     if (label == s.labels.end() || label->second.empty()) {
       return Error{at + path + ".metric: no label '" + PrintableText(options.server_label) +
@@ -173,13 +277,16 @@ Result<ServingLoadTelemetry> ServingLoadFromPrometheus(const PrometheusMatrix& m
   std::vector<std::string> notes = matrix.warnings;
   if (not_finite > 0)
     notes.push_back(at + std::to_string(not_finite) + " samples were NaN or infinite and were skipped");
-  return Finish(std::move(table), matrix.source, "prometheus", present, std::move(notes));
+  if (!unused.empty()) notes.push_back(at + "not used: " + Joined(unused));
+  return Finish(std::move(table), matrix.source, "prometheus", present, sglang, std::move(notes));
 }
 
 Result<ServingLoadTelemetry> ParseServingLoadCsv(const std::string& text, const std::string& source_name,
                                                  const ServingLoadOptions& options) {
   Table table;
   std::array<bool, kMetricCount> present{};
+  bool sglang = false;
+  std::vector<std::string> unused;
   std::vector<std::optional<size_t>> metric_of;  // per column
   std::optional<size_t> server_column;
   bool iso = false;
@@ -200,11 +307,21 @@ Result<ServingLoadTelemetry> ParseServingLoadCsv(const std::string& text, const 
             server_column = c;
             continue;
           }
-          std::optional<size_t> m = MetricIndex(h[c]);
-          if (!m || present[*m]) {
-            return Error{source_name + ":1: " + (m ? "column named twice" : "unknown column") + " '" +
-                         PrintableText(h[c]) +
-                         "' (expected time, an optional server, and vLLM metric names: " + MetricList() + ")"};
+          const std::optional<MetricMatch> match = MetricIndex(h[c]);
+          if (!match && (IsUnusedMetric(h[c]) || NearMissOf(h[c]) == nullptr)) {
+            unused.push_back(h[c]);
+            continue;
+          }
+          if (!match) {
+            return Error{source_name + ":1: column '" + PrintableText(h[c]) + "' is not a metric read here; did you " +
+                         "mean '" + NearMissOf(h[c]) + "'? (read: time or timestamp, an optional server, and " +
+                         MetricList() + ")"};
+          }
+          const std::optional<size_t> m = match ? std::optional<size_t>(match->index) : std::nullopt;
+          if (match) sglang = sglang || match->sglang;
+          if (present[*m]) {
+            return Error{source_name + ":1: column '" + PrintableText(h[c]) + "' names " + kMetrics[*m].name +
+                         " a second time"};
           }
           metric_of[c] = m;
           present[*m] = true;
@@ -265,7 +382,9 @@ Result<ServingLoadTelemetry> ParseServingLoadCsv(const std::string& text, const 
       });
   if (!st.ok()) return st.error();
   if (rows == 0) return Error{source_name + ": no rows after the header"};
-  return Finish(std::move(table), source_name, "vllm-csv", present, {});
+  std::vector<std::string> notes;
+  if (!unused.empty()) notes.push_back(source_name + ": columns not used: " + Joined(unused));
+  return Finish(std::move(table), source_name, "vllm-csv", present, sglang, std::move(notes));
 }
 
 Result<ServingLoadTelemetry> ParseServingLoad(const std::string& text, const std::string& source_name,

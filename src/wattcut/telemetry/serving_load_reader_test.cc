@@ -63,14 +63,61 @@ TEST(ServingLoadReader, PrometheusSumsSeriesOfOneMetric) {
   EXPECT_DOUBLE_EQ(t->servers[0].samples[1].running, 14);
 }
 
+// A recorder's own file (issue 52): `timestamp`, names without the vllm: prefix, the iteration
+// histogram's sum and count, metrics the fit does not use, CRLF line ends; no TTFT or success counter.
+TEST(ServingLoadReader, ARecordersFileIsReadAsItIs) {
+  const std::string text =
+      "timestamp,num_requests_running,num_requests_waiting,gpu_cache_usage_perc,prompt_tokens_total,"
+      "generation_tokens_total,iteration_tokens_total_sum,iteration_tokens_total_count,"
+      "request_prefill_time_seconds_sum\r\n"
+      "1784415445.639233,0.0,0.0,3.9e-05,1.0,1.0,2.0,1.0,0.024\r\n"
+      "1784415445.8950303,2.0,1.0,0.01,812.0,4.0,816.0,3.0,0.031\r\n";
+  Result<ServingLoadTelemetry> t = ParseServingLoadCsv(text, "engine.csv", {});
+  ASSERT_TRUE(t.ok()) << t.error().message;
+  ASSERT_EQ(t->servers.size(), 1u);
+  const auto& s = t->servers[0].samples;
+  ASSERT_EQ(s.size(), 2u);
+  EXPECT_DOUBLE_EQ(s[1].running, 2);
+  EXPECT_DOUBLE_EQ(s[1].waiting, 1);
+  EXPECT_DOUBLE_EQ(s[1].prompt_tokens, 811);
+  EXPECT_DOUBLE_EQ(s[1].iterations, 2);
+  EXPECT_DOUBLE_EQ(s[1].iteration_tokens, 814);
+  EXPECT_TRUE(std::isnan(s[1].first_tokens));
+  EXPECT_EQ(t->engine, "vllm");
+  std::string notes;
+  for (const std::string& n : t->notes) notes += n + "\n";
+  EXPECT_NE(notes.find("columns not used: gpu_cache_usage_perc, request_prefill_time_seconds_sum"), std::string::npos)
+      << notes;
+}
+
+TEST(ServingLoadReader, SGLangsNamesAndAFileWithoutTokenCountersAreRead) {
+  Result<ServingLoadTelemetry> t = ParseServingLoadCsv(
+      "time,sglang:num_running_reqs,sglang:num_queue_reqs,sglang:prompt_tokens_total,sglang:generation_tokens_total\n"
+      "1,0,0,0,0\n2,3,1,900,12\n",
+      "sglang.csv", {});
+  ASSERT_TRUE(t.ok()) << t.error().message;
+  EXPECT_EQ(t->engine, "sglang");
+  EXPECT_DOUBLE_EQ(t->servers[0].samples[1].waiting, 1);
+  Result<ServingLoadTelemetry> bare =
+      ParseServingLoadCsv("time,vllm:num_requests_running\n1,0\n2,3\n", "running.csv", {});
+  ASSERT_TRUE(bare.ok()) << bare.error().message;
+  std::string notes;
+  for (const std::string& n : bare->notes) notes += n + "\n";
+  EXPECT_NE(notes.find("no vllm:prompt_tokens_total and vllm:generation_tokens_total"), std::string::npos) << notes;
+}
+
 TEST(ServingLoadReader, RefusesWithPlaceAndField) {
   const std::string h = "time,vllm:num_requests_running,vllm:prompt_tokens_total,vllm:generation_tokens_total\n";
   EXPECT_EQ(CsvError("time,vllm:num_requests_runing\n1,2\n")
-                .rfind("load.csv:1: unknown column 'vllm:num_requests_runing'", 0),
+                .rfind("load.csv:1: column 'vllm:num_requests_runing' is not a metric read here; did you mean "
+                       "'vllm:num_requests_running'?",
+                       0),
             0u);
-  EXPECT_NE(CsvError("time,vllm:num_requests_running\n1,2\n")
-                .find("missing vllm:prompt_tokens_total, "
-                      "vllm:generation_tokens_total"),
+  EXPECT_NE(CsvError("time,vllm:num_requests_waiting\n1,2\n")
+                .find("missing vllm:num_requests_running and vllm:iteration_tokens_total_count"),
+            std::string::npos);
+  EXPECT_NE(CsvError("time,num_requests_running,vllm:num_requests_running\n1,2,2\n")
+                .find("names vllm:num_requests_running a second time"),
             std::string::npos);
   EXPECT_NE(
       CsvError(h + "1,-1,0,0\n").find("load.csv:2: column 'vllm:num_requests_running': expected a finite number >= 0"),

@@ -19,6 +19,9 @@ struct ServingLoadSample {
   double generation_tokens = std::numeric_limits<double>::quiet_NaN();  // vllm:generation_tokens_total
   double first_tokens = std::numeric_limits<double>::quiet_NaN();       // vllm:time_to_first_token_seconds_count
   double finished_requests = std::numeric_limits<double>::quiet_NaN();  // vllm:request_success_total
+  // The engine's steps and the tokens they processed: vllm:iteration_tokens_total's _count and _sum.
+  double iterations = std::numeric_limits<double>::quiet_NaN();
+  double iteration_tokens = std::numeric_limits<double>::quiet_NaN();
 };
 
 // One server's samples in increasing time.
@@ -30,6 +33,7 @@ struct ServingLoadSeries {
 struct ServingLoadTelemetry {
   std::string source;                      // the file as given
   std::string format;                      // "vllm-csv", "prometheus"
+  std::string engine = "vllm";             // whose metric names the file used: "vllm" or "sglang"
   std::vector<ServingLoadSeries> servers;  // sorted by server
   std::vector<std::string> notes;          // e.g. "2 counter resets of vllm:prompt_tokens_total were added back"
 };

@@ -31,6 +31,8 @@ class LocalTimeZone {
   static Result<LocalTimeZone> Parse(const std::string& text);
 
   bool fixed() const { return !zone_name_.has_value(); }
+  // Seconds east of UTC (local = UTC + offset) when fixed; nullopt for a zone name.
+  std::optional<int> fixed_offset_s() const { return fixed() ? std::optional<int>(offset_s_) : std::nullopt; }
   // "UTC+02:00" or "Europe/Berlin".
   std::string description() const;
 

@@ -19,6 +19,8 @@ std::string VllmMetricsCsvText(const ServingLoadSeries& series) {
       {"vllm:generation_tokens_total", &ServingLoadSample::generation_tokens, 0},
       {"vllm:time_to_first_token_seconds_count", &ServingLoadSample::first_tokens, 0},
       {"vllm:request_success_total", &ServingLoadSample::finished_requests, 0},
+      {"vllm:iteration_tokens_total_count", &ServingLoadSample::iterations, 0},
+      {"vllm:iteration_tokens_total_sum", &ServingLoadSample::iteration_tokens, 0},
   };
   std::vector<Column> columns;
   for (const Column& c : all) {
