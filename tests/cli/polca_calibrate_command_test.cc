@@ -286,6 +286,75 @@ TEST(PolcaCalibrateCommand, ARecordingsFaultIsNamedForWhatItIs) {
   EXPECT_EQ(bom.exit_code, 0) << bom.err;
 }
 
+// Issue 52: the load as real recorders write it (a `timestamp` column, vLLM's names without their
+// prefix, CRLF line ends, metrics the fit does not use, no first-token or success counter) is read
+// as it is; several runs fit together; a wrong UTC offset is named with the one that lines up.
+TEST(PolcaCalibrateCommand, ARecordersOwnFilesCalibrateAlongAndTogether) {
+  WATTCUT_REQUIRE_SHARED_FILE(trace, "azure-llm-inference-2023/AzureLLMInferenceTrace_conv.csv");
+  TempDir dir;
+  auto s = RunWattcut("polca synthesize --config " + kTruthConf + " --trace " + trace +
+                      " --duration 20m --clocks 1410 --utc-offset +02:00 --out " + dir.path() + "/data");
+  ASSERT_EQ(s.exit_code, 0) << s.err;
+  std::istringstream vllm(ReadFile(dir.path() + "/data/vllm/node-a.csv"));
+  std::string line, engine;
+  std::vector<int> keep;
+  for (int row = 0; std::getline(vllm, line); ++row) {
+    std::vector<std::string> fields;
+    for (size_t at = 0;;) {
+      const size_t comma = line.find(',', at);
+      fields.push_back(line.substr(at, comma == std::string::npos ? std::string::npos : comma - at));
+      if (comma == std::string::npos) break;
+      at = comma + 1;
+    }
+    if (row == 0) {
+      for (size_t c = 0; c < fields.size(); ++c) {
+        if (fields[c].find("time_to_first_token") == std::string::npos &&
+            fields[c].find("request_success") == std::string::npos) {
+          keep.push_back(static_cast<int>(c));
+        }
+      }
+    }
+    std::string out;
+    for (int c : keep) {
+      std::string f = fields[static_cast<size_t>(c)];
+      if (row == 0 && f == "time") f = "timestamp";
+      if (row == 0 && f.rfind("vllm:", 0) == 0) f = f.substr(5);
+      out += (out.empty() ? "" : ",") + f;
+    }
+    engine += out + (row == 0 ? ",gpu_cache_usage_perc" : ",0.25") + "\r\n";
+  }
+  const std::string engine_path = dir.path() + "/engine.csv", smi = dir.path() + "/data/nvidia-smi/node-a.csv";
+  std::ofstream(engine_path) << engine;
+  ASSERT_EQ(engine.substr(0, 30), "timestamp,num_requests_running");
+
+  auto one = RunWattcut("polca calibrate --power " + smi + " --load " + engine_path + " --utc-offset +02:00 --out " +
+                        dir.path() + "/one");
+  ASSERT_EQ(one.exit_code, 0) << one.err;
+  EXPECT_NE(one.err.find("columns not used: gpu_cache_usage_perc"), std::string::npos) << one.err;
+  EXPECT_NE(one.out.find("held back"), std::string::npos) << one.out;
+  const nlohmann::json c = nlohmann::json::parse(ReadFile(dir.path() + "/one/calibration.json"));
+  EXPECT_LT(c["held_back"]["one_second"]["mean_abs_tdp"].get<double>(), 0.04) << c["held_back"];
+  EXPECT_LT(std::abs(c["held_back"]["energy_error"].get<double>()), 0.03) << c["held_back"];
+
+  auto both = RunWattcut("polca calibrate --power " + smi + " --load " + engine_path + " --power " + smi + " --load " +
+                         dir.path() + "/data/vllm/node-a.csv --utc-offset +02:00 --out " + dir.path() + "/both");
+  ASSERT_EQ(both.exit_code, 0) << both.err;
+  EXPECT_NE(both.out.find("(8 GPUs, 2 runs)"), std::string::npos) << both.out;
+  EXPECT_NE(both.err.find("run 2: "), std::string::npos) << both.err;
+
+  auto unpaired = RunWattcut("polca calibrate --power " + smi + " --load " + engine_path + " --power " + smi +
+                             " --utc-offset +02:00 --out " + dir.path() + "/unpaired");
+  EXPECT_EQ(unpaired.exit_code, 1);
+  EXPECT_NE(unpaired.err.find("--power was given 2 times and --load 1"), std::string::npos) << unpaired.err;
+
+  // Read as UTC, nvidia-smi's local times are 2 h late: nothing overlaps, and the refusal says why.
+  auto utc = RunWattcut("polca calibrate --power " + smi + " --load " + engine_path + " --out " + dir.path() + "/utc");
+  EXPECT_EQ(utc.exit_code, 1);
+  EXPECT_NE(utc.err.find("do not overlap in time (power:"), std::string::npos) << utc.err;
+  EXPECT_NE(utc.err.find("did you mean --utc-offset +02:00?"), std::string::npos) << utc.err;
+  EXPECT_FALSE(fs::exists(dir.path() + "/utc/calibrated.conf"));
+}
+
 TEST(PolcaCalibrateCommand, BadFilesAreRefusedByNameAndNothingIsWritten) {
   TempDir dir;
   const std::string smi = dir.path() + "/n.nvidia-smi.csv", vllm = dir.path() + "/n.vllm.csv";

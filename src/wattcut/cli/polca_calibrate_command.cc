@@ -10,6 +10,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "wattcut/base/csv_reader.h"
 #include "wattcut/base/fixed_decimals.h"
@@ -17,6 +18,7 @@
 #include "wattcut/cli/command.h"
 #include "wattcut/cli/output_directory.h"
 #include "wattcut/cli/power_file_arguments.h"
+#include "wattcut/polca/calibration_alignment.h"
 #include "wattcut/polca/calibration_report.h"
 #include "wattcut/polca/calibration_windows.h"
 #include "wattcut/polca/polca_config.h"
@@ -33,9 +35,9 @@ namespace {
 using namespace wattcut::polca;
 
 struct CalibrateArgs {
-  std::string power_path;
+  std::vector<std::string> power_paths;  // one per run, paired with load_paths
   PowerFileArguments power;
-  std::string load_path;
+  std::vector<std::string> load_paths;
   std::string load_label = "instance";
   std::string gpu = "a100";
   std::string config_path;
@@ -79,102 +81,177 @@ Result<double> ParseShare(const std::string& text) {
   return share;
 }
 
+// One run's power and load: its windows, and what the readers said.
+struct RunData {
+  CalibrationWindows windows;
+  std::string server;
+  std::string power_format, power_field, load_format;
+  double sensor_average_s = 0;  // how its power readings are read (SensorAverageSecondsFor)
+  std::vector<std::string> notes;
+};
+
+Result<RunData> ReadRun(const CalibrateArgs& args, const std::string& power_path, const std::string& load_path,
+                        const PolcaConfig& base, const telemetry::PowerReadOptions& read,
+                        const WindowOptions& window_defaults) {
+  Result<telemetry::PowerFormat> format = telemetry::ParsePowerFormat(args.power.format);
+  if (!format.ok()) return format.error().WithContext("--format: ");
+  if (*format == telemetry::PowerFormat::kAuto) {
+    Result<telemetry::PowerFormat> detected = telemetry::DetectPowerFormatOf(power_path);
+    if (!detected.ok()) return detected.error();
+    format = *detected;
+  }
+  if (*format == telemetry::PowerFormat::kWattcut) {
+    return Error{power_path +
+                 ": per-server power (time,server,power_w) cannot calibrate the per-GPU model: give "
+                 "the GPUs' power (nvidia-smi --query-gpu=timestamp,index,power.draw.average,"
+                 "clocks.sm --format=csv -lms 250, DCGM via Prometheus, or the agent's stream)"};
+  }
+  Result<telemetry::PowerTelemetry> power = telemetry::ReadPowerTelemetry(power_path, *format, read);
+  if (!power.ok()) return power.error();
+  Result<std::vector<const telemetry::GpuPowerSeries*>> gpu_series = OneServer(power->gpus, args.server, power_path);
+  if (!gpu_series.ok()) return gpu_series.error();
+  std::vector<telemetry::GpuPowerSeries> gpus;
+  for (const telemetry::GpuPowerSeries* g : *gpu_series) gpus.push_back(*g);
+  RunData run;
+  run.server = gpus.front().server;
+  const telemetry::ServerPowerSeries* server_power = nullptr;
+  for (const telemetry::ServerPowerSeries& s : power->servers) {
+    if (s.server == run.server) server_power = &s;
+  }
+
+  Result<std::string> load_text = CsvTable::ReadText(load_path, telemetry::kMaxTelemetryFileBytes);
+  if (!load_text.ok()) return load_text.error();
+  const std::string& text = *load_text;
+  if (std::optional<telemetry::DetectedFormat> d = telemetry::DetectPowerFormat(text.substr(0, 4096));
+      d && d->format != telemetry::PowerFormat::kWattcut) {
+    return Error{load_path + ": this is " + telemetry::PowerFormatName(d->format) + " power (" + d->evidence +
+                 "), not serving load: pass it as --power"};
+  }
+  Result<telemetry::ServingLoadTelemetry> load = Error{""};
+  if (LooksLikeRequestLog(text)) {
+    Result<ServerRequestLog> log = ParseRequestLog(text, load_path, run.server);
+    if (!log.ok()) return log.error();
+    load = LoadFromRequestLog(*log, gpus, base);
+  } else {
+    telemetry::ServingLoadOptions load_options;
+    load_options.server_label = args.load_label;
+    load_options.server = run.server;
+    load = telemetry::ParseServingLoad(text, load_path, load_options);
+  }
+  if (!load.ok()) return load.error();
+  Result<std::vector<const telemetry::ServingLoadSeries*>> load_series =
+      OneServer(load->servers, load->servers.size() > 1 ? run.server : "", load_path);
+  if (!load_series.ok()) return load_series.error();
+  const telemetry::ServingLoadSeries& series = *load_series->front();
+
+  WindowOptions window_options = window_defaults;
+  window_options.sensor_average_s = SensorAverageSecondsFor(power->power_field, base.gpu.name);
+  // Power and load lined up as read, or better at another shift of nvidia-smi's local times.
+  const std::optional<PowerLoadAlignment> alignment = MeasureAlignment(gpus, series);
+  const std::optional<int> offset_used_s = read.time_zone ? read.time_zone->fixed_offset_s() : std::optional<int>(0);
+  Result<CalibrationWindows> windows = BuildCalibrationWindows(gpus, server_power, series, window_options);
+  if (!windows.ok()) {
+    std::string advice;
+    if (alignment && alignment->better_elsewhere()) advice = "; " + alignment->Advice(offset_used_s);
+    return Error{power_path + " and " + load_path + ": " + windows.error().message + advice};
+  }
+  run.windows = std::move(*windows);
+  if (alignment && alignment->better_elsewhere()) {
+    run.notes.push_back(power_path + " and " + load_path + ": " + alignment->Advice(offset_used_s));
+  }
+  run.power_format = power->format;
+  run.sensor_average_s = window_options.sensor_average_s;
+  run.power_field = power->power_field +
+                    (window_options.sensor_average_s > 0 ? "; read as a 1 s average" : "; read as instant samples");
+  run.load_format = load->format;
+  for (const std::string& n : power->notes) run.notes.push_back(n);
+  for (const std::string& n : load->notes) run.notes.push_back(n);
+  return run;
+}
+
+std::string Joined(const std::vector<std::string>& items, const std::string& separator) {
+  std::string out;
+  for (size_t i = 0; i < items.size(); ++i) out += (i ? separator : "") + items[i];
+  return out;
+}
+
 int RunCalibrate(const CalibrateArgs& args) {
   const std::string name = "polca calibrate";
+  if (args.power_paths.size() != args.load_paths.size()) {
+    return ReportError(name, Error{"--power was given " + std::to_string(args.power_paths.size()) +
+                                   " times and --load " + std::to_string(args.load_paths.size()) +
+                                   ": give one --power and one --load for each run, in the same order"});
+  }
   Result<OutputDirectory> out = OutputDirectory::Create(args.out_dir, args.overwrite);
   if (!out.ok()) return ReportError(name, out.error());
   Result<PolcaConfig> base = args.config_path.empty() ? BuiltInConfig(args.gpu) : ReadConfigFile(args.config_path);
   if (!base.ok()) return ReportError(name, base.error());
   Result<double> hold_back = ParseShare(args.hold_back);
   if (!hold_back.ok()) return ReportError(name, hold_back.error());
-  Result<telemetry::PowerFormat> format = telemetry::ParsePowerFormat(args.power.format);
-  if (!format.ok()) return ReportError(name, format.error().WithContext("--format: "));
-  if (*format == telemetry::PowerFormat::kAuto) {
-    Result<telemetry::PowerFormat> detected = telemetry::DetectPowerFormatOf(args.power_path);
-    if (!detected.ok()) return ReportError(name, detected.error());
-    format = *detected;
-  }
-  if (*format == telemetry::PowerFormat::kWattcut) {
-    return ReportError(name, Error{args.power_path +
-                                   ": per-server power (time,server,power_w) cannot calibrate the per-GPU model: give "
-                                   "the GPUs' power (nvidia-smi --query-gpu=timestamp,index,power.draw.average,"
-                                   "clocks.sm --format=csv -lms 250, DCGM via Prometheus, or the agent's stream)"});
-  }
   Result<telemetry::PowerReadOptions> read = PowerReadOptionsFrom(args.power);
   if (!read.ok()) return ReportError(name, read.error());
   read->server = args.server;
-  Result<telemetry::PowerTelemetry> power = telemetry::ReadPowerTelemetry(args.power_path, *format, *read);
-  if (!power.ok()) return ReportError(name, power.error());
-  Result<std::vector<const telemetry::GpuPowerSeries*>> gpu_series =
-      OneServer(power->gpus, args.server, args.power_path);
-  if (!gpu_series.ok()) return ReportError(name, gpu_series.error());
-  std::vector<telemetry::GpuPowerSeries> gpus;
-  for (const telemetry::GpuPowerSeries* g : *gpu_series) gpus.push_back(*g);
-  const std::string server = gpus.front().server;
-  const telemetry::ServerPowerSeries* server_power = nullptr;
-  for (const telemetry::ServerPowerSeries& s : power->servers) {
-    if (s.server == server) server_power = &s;
-  }
+  WindowOptions window_defaults;
+  window_defaults.max_power_gap_s = 1.0;
 
-  Result<std::string> load_text = CsvTable::ReadText(args.load_path, telemetry::kMaxTelemetryFileBytes);
-  if (!load_text.ok()) return ReportError(name, load_text.error());
-  const std::string& text = *load_text;
-  if (std::optional<telemetry::DetectedFormat> d = telemetry::DetectPowerFormat(text.substr(0, 4096));
-      d && d->format != telemetry::PowerFormat::kWattcut) {
-    return ReportError(name, Error{args.load_path + ": this is " + telemetry::PowerFormatName(d->format) + " power (" +
-                                   d->evidence + "), not serving load: pass it as --power"});
+  std::vector<RunData> runs;
+  std::vector<CalibrationWindows> windows;
+  std::vector<std::string> reader_notes;
+  for (size_t i = 0; i < args.power_paths.size(); ++i) {
+    Result<RunData> run = ReadRun(args, args.power_paths[i], args.load_paths[i], *base, *read, window_defaults);
+    if (!run.ok()) {
+      for (const std::string& n : reader_notes) ReportWarning(name, n);
+      return ReportError(name, run.error());
+    }
+    const std::string prefix = args.power_paths.size() > 1 ? "run " + std::to_string(i + 1) + ": " : "";
+    for (const std::string& n : run->notes) reader_notes.push_back(prefix + n);
+    windows.push_back(run->windows);
+    runs.push_back(std::move(*run));
   }
-  Result<telemetry::ServingLoadTelemetry> load = Error{""};
-  if (LooksLikeRequestLog(text)) {
-    Result<ServerRequestLog> log = ParseRequestLog(text, args.load_path, server);
-    if (!log.ok()) return ReportError(name, log.error());
-    load = LoadFromRequestLog(*log, gpus, *base);
-  } else {
-    telemetry::ServingLoadOptions load_options;
-    load_options.server_label = args.load_label;
-    load_options.server = server;
-    load = telemetry::ParseServingLoad(text, args.load_path, load_options);
+  const double sensor_average_s = runs.front().sensor_average_s;
+  for (const RunData& r : runs) {
+    if (r.sensor_average_s != sensor_average_s) {
+      return ReportError(name, Error{"the runs' power readings differ: some are 1 s averages and some instants; fit "
+                                     "runs of one setup, read the same way"});
+    }
   }
-  if (!load.ok()) return ReportError(name, load.error());
-  Result<std::vector<const telemetry::ServingLoadSeries*>> load_series =
-      OneServer(load->servers, load->servers.size() > 1 ? server : "", args.load_path);
-  if (!load_series.ok()) return ReportError(name, load_series.error());
-
-  WindowOptions window_options;
-  window_options.sensor_average_s = SensorAverageSecondsFor(power->power_field, base->gpu.name);
-  window_options.max_power_gap_s = 1.0;
-  Result<CalibrationWindows> windows =
-      BuildCalibrationWindows(gpus, server_power, *load_series->front(), window_options);
-  if (!windows.ok())
-    return ReportError(name, Error{args.power_path + " and " + args.load_path + ": " + windows.error().message});
+  Result<CalibrationWindows> joined = JoinRuns(std::move(windows));
+  if (!joined.ok()) return ReportError(name, joined.error());
+  for (const std::string& n : joined->notes) reader_notes.push_back(n);
+  const std::string power_paths = Joined(args.power_paths, ", "), load_paths = Joined(args.load_paths, ", ");
   CalibrationOptions options;
   options.hold_back_fraction = *hold_back;
-  Result<CalibrationResult> r = CalibratePowerModel(*windows, *base, options);
-  if (!r.ok()) return ReportError(name, Error{args.power_path + " and " + args.load_path + ": " + r.error().message});
+  options.sensor_average_s = sensor_average_s;
+  Result<CalibrationResult> r = CalibratePowerModel(*joined, *base, options);
+  if (!r.ok()) {
+    for (const std::string& n : reader_notes) ReportWarning(name, n);
+    return ReportError(name, Error{power_paths + " and " + load_paths + ": " + r.error().message});
+  }
 
-  r->config.source = "calibrated to " + server + " from " + args.power_path + " and " + args.load_path;
+  const std::string server = runs.front().server;
+  r->config.source = "calibrated to " + server + " from " + power_paths + " and " + load_paths;
   CalibrationProvenance p;
-  p.command = "wattcut polca calibrate --power " + args.power_path + " --load " + args.load_path +
-              (args.config_path.empty() ? " --gpu " + args.gpu : " --config " + args.config_path) +
-              PowerFileOptionsText(args.power) + (args.server.empty() ? "" : " --server " + args.server) +
-              " --hold-back " + args.hold_back;
+  p.command = "wattcut polca calibrate";
+  for (size_t i = 0; i < args.power_paths.size(); ++i) {
+    p.command += " --power " + args.power_paths[i] + " --load " + args.load_paths[i];
+  }
+  p.command += (args.config_path.empty() ? " --gpu " + args.gpu : " --config " + args.config_path) +
+               PowerFileOptionsText(args.power) + (args.server.empty() ? "" : " --server " + args.server) +
+               " --hold-back " + args.hold_back;
   p.server = server;
-  p.power_source = args.power_path;
-  p.power_format = power->format;
-  p.power_field = power->power_field;
-  p.load_source = args.load_path;
-  p.load_format = load->format;
+  p.power_source = power_paths;
+  p.power_format = runs.front().power_format;
+  p.power_field = runs.front().power_field;
+  p.load_source = load_paths;
+  p.load_format = runs.front().load_format;
   p.base_config = base->source;
-  p.reader_notes = power->notes;
-  for (const std::string& n : load->notes) p.reader_notes.push_back(n);
-  for (const std::string& n : windows->notes) p.reader_notes.push_back(n);
-  if (!windows->has_server_power) {
+  p.reader_notes = reader_notes;
+  if (!joined->has_server_power) {
     r->notes.insert(r->notes.begin(),
                     "server power here comes from the GPUs alone: the non-GPU part (server.*) is "
                     "the base config's model (" +
                         base->source + ")");
   }
-  p.power_field += window_options.sensor_average_s > 0 ? "; read as a 1 s average" : "; read as instant samples";
   Status st = out->Write("calibrated.conf", CalibratedConfigText(*r, p));
   if (st.ok()) st = out->Write("calibration.json", CalibrationJson(*r, p).dump(2) + "\n");
   if (st.ok()) st = out->Write("calibration_power.svg", CalibrationPowerSvg(*r));
@@ -183,8 +260,9 @@ int RunCalibrate(const CalibrateArgs& args) {
   if (!st.ok()) return ReportError(name, st.error());
   for (const std::string& n : p.reader_notes) ReportWarning(name, n);
   for (const std::string& n : r->notes) ReportWarning(name, n);
-  std::printf("calibrated %s (%d GPUs) from %s and %s:\n%s", server.c_str(), windows->gpus, args.power_path.c_str(),
-              args.load_path.c_str(), CalibrationSummaryText(*r).c_str());
+  std::printf("calibrated %s (%d GPUs%s) from %s and %s:\n%s", server.c_str(), joined->gpus,
+              runs.size() > 1 ? (", " + std::to_string(runs.size()) + " runs").c_str() : "", power_paths.c_str(),
+              load_paths.c_str(), CalibrationSummaryText(*r).c_str());
   std::printf("wrote %s/calibrated.conf\n", DisplayPath(args.out_dir).c_str());
   return 0;
 }
@@ -195,15 +273,20 @@ void AddPolcaCalibrateCommand(CLI::App& polca, CommandStatus& status) {
   auto args = std::make_shared<CalibrateArgs>();
   CLI::App* c =
       polca.add_subcommand("calibrate", "Fit the per-GPU power model to one server's nvidia-smi power and vLLM load");
-  c->add_option("--power", args->power_path,
+  c->add_option("--power", args->power_paths,
                 "The server's GPU power: nvidia-smi --query-gpu CSV, a Prometheus query_range answer (DCGM) or the "
-                "agent's readings stream; a file or a folder")
-      ->required();
+                "agent's readings stream; a file or a folder. Repeat it, with --load, for several runs of one setup")
+      ->required()
+      ->take_all()
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
+      ->expected(1);
   AddPowerFileOptions(*c, args->power);
-  c->add_option("--load", args->load_path,
-                "vLLM's metrics (CSV time,vllm:num_requests_running,... or a Prometheus query_range answer), or a "
-                "request log (TIMESTAMP,ContextTokens,GeneratedTokens,server)")
-      ->required();
+  c->add_option("--load", args->load_paths,
+                "vLLM's or SGLang's metrics (CSV time,vllm:num_requests_running,... or a Prometheus query_range "
+                "answer), or a request log (TIMESTAMP,ContextTokens,GeneratedTokens,server); one per --power")
+      ->required()
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
+      ->expected(1);
   c->add_option("--load-label", args->load_label, "Prometheus load: the label naming a series' server")
       ->capture_default_str();
   c->add_option("--gpu", args->gpu, "Built-in base config when no --config is given: a100 or h100")

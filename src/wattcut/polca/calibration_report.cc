@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "wattcut/base/fixed_decimals.h"
+#include "wattcut/base/general_text.h"
 #include "wattcut/plot/chart.h"
 
 namespace wattcut::polca {
@@ -36,17 +37,29 @@ std::string KindName(WindowKind k) {
 
 std::string Percent(double fraction, int decimals = 1) { return FixedDecimals(100 * fraction, decimals) + " %"; }
 
+// The engine-state model's terms, as fitted.
+std::string EngineStateText(const CalibrationResult& r) {
+  const BusyPowerLevels& l = r.busy;
+  return "engine-state: idle " + FixedDecimals(l.idle_w, 1) + " W, busy step " + FixedDecimals(l.busy_step_w, 1) +
+         " W, " + FixedDecimals(l.prompt_j_per_token, 4) + " J per prompt token and " +
+         GeneralText(l.prompt_j_per_token_squared) + " J per token squared (spread over " +
+         FixedDecimals(1e3 * r.prefill_s_per_token, 3) + " ms a token), " + FixedDecimals(l.generation_j_per_token, 4) +
+         " J per generated token, " + FixedDecimals(l.w_per_running_request, 2) +
+         " W per running request beyond the first, " + FixedDecimals(l.j_per_engine_step, 3) + " J per engine step";
+}
+
 }  // namespace
 
 std::string CalibratedConfigText(const CalibrationResult& r, const CalibrationProvenance& p) {
   std::string out = "# Calibrated by `" + p.command + "`\n";
   out += "#   server " + p.server + "; power " + p.power_source + " (" + p.power_format + ", " + p.power_field + ")\n";
   out += "#   load " + p.load_source + " (" + p.load_format + "); base config " + p.base_config + "\n";
-  out += "#   fit " + FixedDecimals(r.fit_to_s - r.fit_from_s, 0) + " s, held back " +
-         FixedDecimals(r.holdout_to_s - r.holdout_from_s, 0) + " s: 1 s GPU power error mean " +
-         FixedDecimals(r.holdout.mean_abs_w, 1) + " W, P99 " + FixedDecimals(r.holdout.p99_abs_w, 1) + " W (" +
-         Percent(r.holdout.p99_abs_tdp) + " of TDP); energy per minute within " +
-         Percent(r.energy_per_minute_mean_abs, 2) + " on average (calibration.json)\n";
+  out += "#   fit " + FixedDecimals(r.fit_s, 0) + " s, held back " + FixedDecimals(r.holdout_s, 0) +
+         " s: 1 s GPU power error mean " + FixedDecimals(r.holdout_1s.mean_abs_w, 1) + " W (" +
+         Percent(r.holdout_1s.mean_abs_tdp) + " of TDP), P99 " + FixedDecimals(r.holdout_1s.p99_abs_w, 1) + " W (" +
+         Percent(r.holdout_1s.p99_abs_tdp) + " of TDP); energy " + Percent(r.holdout_energy_error, 2) +
+         " (calibration.json)\n";
+  if (r.model == "busy") out += "#   model: " + EngineStateText(r) + "\n";
   for (const std::string& n : r.notes) out += "#   note: " + n + "\n";
   const std::string body = FormatConfig(r.config);
   std::istringstream lines(body);
@@ -75,13 +88,30 @@ nlohmann::json CalibrationJson(const CalibrationResult& r, const CalibrationProv
       {"power", {{"source", p.power_source}, {"format", p.power_format}, {"field", p.power_field}}},
       {"load", {{"source", p.load_source}, {"format", p.load_format}}},
       {"base_config", p.base_config},
+      {"model", r.model},
+      {"engine_state",
+       {{"idle_w", r.busy.idle_w},
+        {"busy_step_w", r.busy.busy_step_w},
+        {"prompt_j_per_token", r.busy.prompt_j_per_token},
+        {"prompt_j_per_token_squared", r.busy.prompt_j_per_token_squared},
+        {"prefill_s_per_token", r.prefill_s_per_token},
+        {"generation_j_per_token", r.busy.generation_j_per_token},
+        {"w_per_running_request", r.busy.w_per_running_request},
+        {"j_per_engine_step", r.busy.j_per_engine_step}}},
       {"parameters", params},
       {"clocks_mhz", r.clocks_mhz},
-      {"fit", {{"from_s", r.fit_from_s}, {"to_s", r.fit_to_s}, {"windows", r.fit_windows}, {"rms_w", r.fit_rms_w}}},
+      {"fit",
+       {{"from_s", r.fit_from_s},
+        {"to_s", r.fit_to_s},
+        {"seconds", r.fit_s},
+        {"windows", r.fit_windows},
+        {"rms_w", r.fit_rms_w}}},
       {"held_back",
        {{"from_s", r.holdout_from_s},
         {"to_s", r.holdout_to_s},
+        {"seconds", r.holdout_s},
         {"all", StatsJson(r.holdout)},
+        {"one_second", StatsJson(r.holdout_1s)},
         {"idle", StatsJson(r.holdout_idle)},
         {"prefill", StatsJson(r.holdout_prefill)},
         {"decode", StatsJson(r.holdout_decode)},
@@ -152,14 +182,16 @@ std::string CalibrationSummaryText(const CalibrationResult& r) {
   for (const FittedParameter& f : r.parameters) {
     out += "  " + f.key + " = " + Value(f.value) + (f.measured ? "" : "  (" + f.note + ")") + "\n";
   }
-  out += "held back " + FixedDecimals(r.holdout_to_s - r.holdout_from_s, 0) + " s (" +
-         std::to_string(r.holdout.windows) + " windows): GPU power error mean " +
+  out += "model: " + (r.model == "busy" ? EngineStateText(r) : std::string("phase levels")) + "\n";
+  out += "held back " + FixedDecimals(r.holdout_s, 0) + " s: 1 s GPU power error mean " +
+         Percent(r.holdout_1s.mean_abs_tdp) + " of TDP, P99 " + Percent(r.holdout_1s.p99_abs_tdp) + " of TDP (" +
+         std::to_string(r.holdout_1s.windows) + " seconds); energy " + Percent(r.holdout_energy_error, 2) + "\n";
+  out += "  per load window (" + std::to_string(r.holdout.windows) + " windows): GPU power error mean " +
          FixedDecimals(r.holdout.mean_abs_w, 1) + " W, P99 " + FixedDecimals(r.holdout.p99_abs_w, 1) +
          " W = " + Percent(r.holdout.p99_abs_tdp) + " of TDP (idle " + FixedDecimals(r.holdout_idle.p99_abs_w, 1) +
          ", prefill " + FixedDecimals(r.holdout_prefill.p99_abs_w, 1) + ", decode " +
          FixedDecimals(r.holdout_decode.p99_abs_w, 1) + " W); energy per minute " +
-         Percent(r.energy_per_minute_mean_abs, 2) + " mean, " + Percent(r.energy_per_minute_max_abs, 2) +
-         " worst; energy " + Percent(r.holdout_energy_error, 2) + "\n";
+         Percent(r.energy_per_minute_mean_abs, 2) + " mean, " + Percent(r.energy_per_minute_max_abs, 2) + " worst\n";
   return out;
 }
 

@@ -80,6 +80,34 @@ Reading Read(const std::vector<Sample>& samples, size_t& cursor, double from, do
 
 }  // namespace
 
+Result<CalibrationWindows> JoinRuns(std::vector<CalibrationWindows> runs) {
+  if (runs.empty()) return Error{"no runs to calibrate"};
+  if (runs.size() == 1) return std::move(runs.front());
+  CalibrationWindows out = runs.front();
+  out.windows.clear();
+  out.notes.clear();
+  out.run_starts.clear();
+  out.windows_without_power = out.scrape_gaps = 0;
+  for (size_t r = 0; r < runs.size(); ++r) {
+    CalibrationWindows& run = runs[r];
+    if (run.gpus != out.gpus) {
+      return Error{"run " + std::to_string(r + 1) + " has " + std::to_string(run.gpus) + " GPUs, run 1 has " +
+                   std::to_string(out.gpus) + ": runs fitted together must be of one setup (GPU, model, GPUs)"};
+    }
+    out.run_starts.push_back(out.windows.size());
+    out.windows.insert(out.windows.end(), run.windows.begin(), run.windows.end());
+    for (const std::string& n : run.notes) out.notes.push_back("run " + std::to_string(r + 1) + ": " + n);
+    out.has_server_power = out.has_server_power && run.has_server_power;
+    out.has_clock = out.has_clock || run.has_clock;
+    out.has_decode_batch = out.has_decode_batch && run.has_decode_batch;
+    out.has_prompt_tokens = out.has_prompt_tokens && run.has_prompt_tokens;
+    out.has_generation_tokens = out.has_generation_tokens && run.has_generation_tokens;
+    out.windows_without_power += run.windows_without_power;
+    out.scrape_gaps += run.scrape_gaps;
+  }
+  return out;
+}
+
 double SensorAverageSecondsFor(const std::string& power_field, const std::string& gpu_name) {
   if (power_field.rfind("power.draw.instant", 0) == 0) return 0;
   if (power_field.rfind("power.draw.average", 0) == 0) return 1.0;
@@ -96,11 +124,15 @@ Result<CalibrationWindows> BuildCalibrationWindows(const std::vector<telemetry::
   const std::vector<telemetry::ServingLoadSample>& ls = load.samples;
   if (ls.size() < 2) return Error{"the load of server '" + load.server + "' has fewer than two samples"};
   const telemetry::ServingLoadSample& first = ls.front();
-  if (std::isnan(first.running) || std::isnan(first.prompt_tokens) || std::isnan(first.generation_tokens)) {
+  const bool has_running = !std::isnan(first.running), has_iterations = !std::isnan(first.iterations);
+  if (!has_running && !has_iterations) {
     return Error{"the load of server '" + load.server +
-                 "' lacks vllm:num_requests_running, vllm:prompt_tokens_total or vllm:generation_tokens_total"};
+                 "' does not say when the engine had work: it needs vllm:num_requests_running or "
+                 "vllm:iteration_tokens_total_count from its first sample on"};
   }
-  out.has_decode_batch = !std::isnan(first.first_tokens) && !std::isnan(first.finished_requests);
+  out.has_prompt_tokens = !std::isnan(first.prompt_tokens);
+  out.has_generation_tokens = !std::isnan(first.generation_tokens);
+  out.has_decode_batch = has_running && !std::isnan(first.first_tokens) && !std::isnan(first.finished_requests);
   out.has_server_power = server_power != nullptr && !server_power->samples.empty();
   out.scrape_interval_s = MedianTimeStep(ls);
   out.power_sample_interval_s = MedianTimeStep(gpus[0].samples);
@@ -126,7 +158,7 @@ Result<CalibrationWindows> BuildCalibrationWindows(const std::vector<telemetry::
       batch[i] = std::clamp(ls[i].first_tokens - ls[i].finished_requests + offset, 0.0, ls[i].running);
     }
   } else {
-    for (size_t i = 0; i < ls.size(); ++i) batch[i] = ls[i].running;
+    for (size_t i = 0; i < ls.size(); ++i) batch[i] = has_running ? ls[i].running : 0;
     out.notes.push_back(
         "the load has no vllm:time_to_first_token_seconds_count or vllm:request_success_total: the decode batch is "
         "taken as every running request and prefills in progress at a scrape are not seen");
@@ -227,8 +259,11 @@ Result<CalibrationWindows> BuildCalibrationWindows(const std::vector<telemetry::
       const Reading r = Read(server_power->samples, server_cursor, w.start_s, w.end_s, options);
       if (!std::isnan(r.value)) w.server_w = r.value;
     }
-    w.prompt_tokens = std::max(0.0, b.prompt_tokens - a.prompt_tokens);
-    w.generated_tokens = std::max(0.0, b.generation_tokens - a.generation_tokens);
+    // A counter the file lacks, or a sample without it, adds nothing (NaN compares false).
+    const auto increase = [](double from, double to) { return to > from ? to - from : 0.0; };
+    w.prompt_tokens = increase(a.prompt_tokens, b.prompt_tokens);
+    w.generated_tokens = increase(a.generation_tokens, b.generation_tokens);
+    w.iterations = increase(a.iterations, b.iterations);
     w.prefilled_requests = out.has_decode_batch ? std::max(0.0, b.first_tokens - a.first_tokens) : 0;
     w.decode_batch_start = batch[i - 1];
     w.decode_batch_end = batch[i];
@@ -242,8 +277,15 @@ Result<CalibrationWindows> BuildCalibrationWindows(const std::vector<telemetry::
     const double waiting_b = std::isnan(b.waiting) ? 0 : b.waiting;
     w.waiting_start = waiting_a;
     w.waiting_end = waiting_b;
-    w.idle = a.running == 0 && b.running == 0 && waiting_a == 0 && waiting_b == 0 && w.generated_tokens == 0 &&
-             w.prompt_tokens == 0;
+    const bool work_inside = w.generated_tokens > 0 || w.prompt_tokens > 0 || w.iterations > 0;
+    if (has_running) {
+      const bool busy_a = a.running > 0 || waiting_a > 0, busy_b = b.running > 0 || waiting_b > 0;
+      w.busy_share = (busy_a ? 0.5 : 0.0) + (busy_b ? 0.5 : 0.0);
+      if (w.busy_share == 0 && work_inside) w.busy_share = 0.5;
+    } else {
+      w.busy_share = work_inside || waiting_a > 0 || waiting_b > 0 ? 1.0 : 0.0;
+    }
+    w.idle = w.busy_share == 0;
     out.windows.push_back(w);
   }
   out.has_clock = any_clock;
@@ -265,7 +307,14 @@ Result<CalibrationWindows> BuildCalibrationWindows(const std::vector<telemetry::
       return Error{"the power of server '" + load.server + "' has too few readings to cover one load window " + spans +
                    ": record power for as long as the load, a reading every second or more often"};
     }
-    return Error{"the power and the load of server '" + load.server + "' do not overlap in time " + spans};
+    // How far apart they begin, in hours and minutes: a whole number of hours (or half hours) is a
+    // UTC offset read wrongly.
+    const double apart_s = ls.front().time_s - power_from;
+    const long minutes = std::lround(std::abs(apart_s) / 60);
+    const std::string apart = std::to_string(minutes / 60) + " h " + std::to_string(minutes % 60) + " min";
+    return Error{"the power and the load of server '" + load.server + "' do not overlap in time " + spans +
+                 ": the power begins " + apart + (apart_s > 0 ? " before" : " after") +
+                 " the load; is nvidia-smi's UTC offset (--utc-offset) the recording host's?"};
   }
   if (out.windows_without_power > 0) {
     out.notes.push_back(std::to_string(out.windows_without_power) +

@@ -47,6 +47,12 @@ struct CalibrationWindow {
   int prefilling_start = 0;
   int prefilling_end = 0;
   bool idle = false;  // nothing running or waiting at either end and no token in between
+  // The share of the window the engine had work (the busy step's weight): the mean of its two ends,
+  // an end busy when something runs or waits there; a window idle at both ends with an engine
+  // step, or a token, in between is half busy. Without the running gauge: busy when the engine
+  // stepped in the window (vllm:iteration_tokens_total_count rose).
+  double busy_share = 0;
+  double iterations = 0;  // engine steps in the window (0 when the file does not say)
 
   double length_s() const { return end_s - start_s; }
   bool prefill_at_start() const { return prefilling_start > 0; }
@@ -65,14 +71,20 @@ struct CalibrationWindows {
   double power_sample_interval_s = 0;
   bool has_server_power = false;
   bool has_clock = false;
-  bool has_decode_batch = false;  // the load had the first-token and finished counters
+  bool has_decode_batch = false;       // the load had the first-token and finished counters
+  bool has_prompt_tokens = false;      // vllm:prompt_tokens_total
+  bool has_generation_tokens = false;  // vllm:generation_tokens_total
+  // Where each run begins in `windows` (several runs of one setup are fitted together, each
+  // aligned on its own): {0} for one run.
+  std::vector<size_t> run_starts{0};
   int windows_without_power = 0;  // left out: a GPU had no sample near
   int scrape_gaps = 0;            // left out: longer than twice the median interval
   std::vector<std::string> notes;
 };
 
 // `gpus` are one server's GPU series; `server_power` its whole-box series or null; `load` the same
-// server's load. Fails when they do not overlap in time or the load lacks the token counters.
+// server's load. Fails when they do not overlap in time, or the load does not say when the engine
+// had work (neither vllm:num_requests_running nor vllm:iteration_tokens_total_count).
 Result<CalibrationWindows> BuildCalibrationWindows(const std::vector<telemetry::GpuPowerSeries>& gpus,
                                                    const telemetry::ServerPowerSeries* server_power,
                                                    const telemetry::ServingLoadSeries& load,
@@ -83,6 +95,10 @@ Result<CalibrationWindows> BuildCalibrationWindows(const std::vector<telemetry::
 // power.draw.instant; for power.draw, DCGM_FI_DEV_POWER_USAGE and the agent's power_w (all NVML's
 // power usage) 1 s on Ampere and newer except GA100, 0 (one instant) on GA100 (an A100:
 // `gpu_name` contains "A100") and older.
+// Several runs' windows as one: their windows in the order given, `run_starts` marking each, their
+// notes prefixed "run N: " when there are several. Fails when they differ in GPUs per server.
+Result<CalibrationWindows> JoinRuns(std::vector<CalibrationWindows> runs);
+
 double SensorAverageSecondsFor(const std::string& power_field, const std::string& gpu_name);
 
 }  // namespace wattcut::polca

@@ -5,42 +5,17 @@
 #include <cmath>
 #include <map>
 
+#include "wattcut/base/bounded_least_squares.h"
 #include "wattcut/base/fixed_decimals.h"
+#include "wattcut/polca/busy_power_fit.h"
+#include "wattcut/polca/inference_power_model.h"
 
 namespace wattcut::polca {
 namespace {
 
 constexpr int kLevels = 5;
 constexpr double kMinExponent = 0.1, kMaxExponent = 4.0;
-
-// Solves the kLevels x kLevels system a x = b by Gaussian elimination with partial pivoting;
-// false when it is singular (a level the data never excites).
-bool SolveNormal(std::array<std::array<double, kLevels>, kLevels> a, std::array<double, kLevels> b,
-                 std::array<double, kLevels>& x) {
-  double scale = 0;
-  for (int i = 0; i < kLevels; ++i) scale = std::max(scale, std::abs(a[i][i]));
-  if (scale <= 0) return false;
-  for (int c = 0; c < kLevels; ++c) {
-    int pivot = c;
-    for (int r = c + 1; r < kLevels; ++r) {
-      if (std::abs(a[r][c]) > std::abs(a[pivot][c])) pivot = r;
-    }
-    if (std::abs(a[pivot][c]) < 1e-12 * scale) return false;
-    std::swap(a[c], a[pivot]);
-    std::swap(b[c], b[pivot]);
-    for (int r = c + 1; r < kLevels; ++r) {
-      const double m = a[r][c] / a[c][c];
-      for (int k = c; k < kLevels; ++k) a[r][k] -= m * a[c][k];
-      b[r] -= m * b[c];
-    }
-  }
-  for (int r = kLevels - 1; r >= 0; --r) {
-    double s = b[r];
-    for (int k = r + 1; k < kLevels; ++k) s -= a[r][k] * x[k];
-    x[r] = s / a[r][r];
-  }
-  return true;
-}
+constexpr double kMaxLevelTdp = 1.3;
 
 // Golden-section search of a function of one variable on [lo, hi].
 template <typename F>
@@ -137,31 +112,37 @@ double PowerCalibration::PredictW(size_t k, const Shape& shape, const Levels& l)
   return f[0] * l.idle + f[1] * l.prompt_small + f[2] * l.prompt_large + f[3] * l.token_batch1 + f[4] * l.token_full;
 }
 
-bool PowerCalibration::SolveLevels(const Shape& shape, Levels& levels, double& rss) const {
-  std::array<std::array<double, kLevels>, kLevels> a{};
-  std::array<double, kLevels> b{};
-  double yy = 0;
-  for (size_t k = 0; k < fit_end_; ++k) {
-    if (!Fits(k)) continue;
-    double f[5];
+bool PowerCalibration::SolveLevels(const Shape& shape, Levels& levels, double& rss,
+                                   std::vector<std::string>* bound_notes) const {
+  BoundedLeastSquares ls(kLevels);
+  for (size_t k = 0; k < data_.windows.size(); ++k) {
+    if (!in_fit_[k] || !Fits(k)) continue;
+    double f[kLevels];
     Features(k, shape, f);
-    const double y = data_.windows[k].gpu_w;
+    ls.Add(f, data_.windows[k].gpu_w);
+  }
+  if (ls.observations() < kLevels) return false;
+  // Bounded by physics: idle within [5 %, 60 %] of TDP, every other level within [0, 130 %] of it
+  // (an A100's instant power reaches about 125 % of TDP in a large prefill).
+  const double tdp = base_.gpu.tdp_w;
+  const std::vector<double> lo = {0.05 * tdp, 0, 0, 0, 0};
+  const std::vector<double> hi = {0.6 * tdp, kMaxLevelTdp * tdp, kMaxLevelTdp * tdp, kMaxLevelTdp * tdp,
+                                  kMaxLevelTdp * tdp};
+  const BoundedLeastSquares::Answer a = ls.Solve(lo, hi);
+  if (a.x.empty()) return false;
+  levels = {a.x[0], a.x[1], a.x[2], a.x[3], a.x[4]};
+  rss = a.residual_sum_of_squares;
+  if (bound_notes != nullptr) {
+    static constexpr const char* kNames[] = {"gpu.idle_w", "gpu.prompt_w_small", "gpu.prompt_w_large",
+                                             "gpu.token_w_batch1", "gpu.token_w_full_batch"};
     for (int i = 0; i < kLevels; ++i) {
-      for (int j = 0; j < kLevels; ++j) a[i][j] += f[i] * f[j];
-      b[i] += f[i] * y;
+      if (!a.at_bound[i]) continue;
+      const bool upper = a.x[i] >= hi[i];
+      bound_notes->push_back(std::string(kNames[i]) + " is held at its " + (upper ? "upper" : "lower") + " bound (" +
+                             FixedDecimals(a.x[i], 1) + " W): the data pulls it " +
+                             (upper ? "beyond what a GPU can draw" : "below what a GPU can draw"));
     }
-    yy += y * y;
   }
-  std::array<double, kLevels> x{};
-  if (!SolveNormal(a, b, x)) return false;
-  levels = {x[0], x[1], x[2], x[3], x[4]};
-  // rss = y'y - 2 x'b + x'Ax
-  double xb = 0, xax = 0;
-  for (int i = 0; i < kLevels; ++i) {
-    xb += x[i] * b[i];
-    for (int j = 0; j < kLevels; ++j) xax += x[i] * a[i][j] * x[j];
-  }
-  rss = std::max(0.0, yy - 2 * xb + xax);
   return true;
 }
 
@@ -170,18 +151,32 @@ Status PowerCalibration::Split() {
   if (!(options_.hold_back_fraction > 0 && options_.hold_back_fraction <= 0.9)) {
     return Error{"--hold-back: expected a share of the run in (0 %, 90 %]"};
   }
-  const double from = w.front().start_s, to = w.back().end_s;
-  const double cut = from + (to - from) * (1 - options_.hold_back_fraction);
-  fit_end_ = 0;
-  while (fit_end_ < w.size() && w[fit_end_].end_s <= cut + 1e-9) ++fit_end_;
-  if (fit_end_ == 0 || fit_end_ == w.size()) {
-    return Error{"the run is too short to split into a fit part and a held-back part"};
+  // Each run is split on its own: the first (1 - hold_back) of its time fits.
+  in_fit_.assign(w.size(), false);
+  size_t fit = 0;
+  const std::vector<size_t>& starts = data_.run_starts;
+  for (size_t r = 0; r < starts.size(); ++r) {
+    const size_t begin = starts[r], end = r + 1 < starts.size() ? starts[r + 1] : w.size();
+    if (begin >= end) continue;
+    const double from = w[begin].start_s, to = w[end - 1].end_s;
+    const double cut = from + (to - from) * (1 - options_.hold_back_fraction);
+    size_t k = begin;
+    for (; k < end && w[k].end_s <= cut + 1e-9; ++k) in_fit_[k] = true;
+    if (k == begin || k == end) {
+      return Error{std::string(starts.size() > 1 ? "run " + std::to_string(r + 1) + ": " : "") +
+                   "the run is too short to split into a fit part and a held-back part"};
+    }
+    fit += k - begin;
+    result_.fit_s += w[k - 1].end_s - from;
+    result_.holdout_s += to - w[k].start_s;
+    if (r == 0) {
+      result_.fit_from_s = from;
+      result_.fit_to_s = w[k - 1].end_s;
+      result_.holdout_from_s = w[k].start_s;
+      result_.holdout_to_s = to;
+    }
   }
-  result_.fit_from_s = from;
-  result_.fit_to_s = w[fit_end_ - 1].end_s;
-  result_.holdout_from_s = w[fit_end_].start_s;
-  result_.holdout_to_s = to;
-  result_.fit_windows = static_cast<int>(fit_end_);
+  result_.fit_windows = static_cast<int>(fit);
   return Status{};
 }
 
@@ -190,7 +185,10 @@ Status PowerCalibration::CheckSupport() {
   double fit_s = 0, idle_s = 0, prefill_s = 0, decode_s = 0;
   int overfull = 0;
   std::map<long, std::pair<double, int>> busy_by_clock;  // clock (15 MHz bins) -> busy s, windows
-  for (size_t k = 0; k < fit_end_; ++k) {
+  size_t fit_windows = 0;
+  for (size_t k = 0; k < w.size(); ++k) {
+    if (!in_fit_[k]) continue;
+    ++fit_windows;
     fit_s += w[k].length_s();
     if (w[k].idle) idle_s += w[k].length_s();
     double p = 0;
@@ -207,7 +205,7 @@ Status PowerCalibration::CheckSupport() {
       entry.second += 1;
     }
   }
-  result_.overfull_share = static_cast<double>(overfull) / static_cast<double>(fit_end_);
+  result_.overfull_share = static_cast<double>(overfull) / static_cast<double>(std::max<size_t>(1, fit_windows));
   const std::string part = "the fit part (" + FixedDecimals(fit_s, 0) + " s of windows)";
   if (fit_s < options_.min_fit_s) {
     return Error{"too short: " + part + " needs at least " + FixedDecimals(options_.min_fit_s, 0) +
@@ -318,7 +316,7 @@ Status PowerCalibration::FitShapeAndLevels() {
   }
   shape_ = best;
   int n = 0;
-  for (size_t k = 0; k < fit_end_; ++k) n += Fits(k) ? 1 : 0;
+  for (size_t k = 0; k < data_.windows.size(); ++k) n += in_fit_[k] && Fits(k) ? 1 : 0;
   result_.fit_rms_w = std::sqrt(rss / std::max(1, n));
   return Status{};
 }
@@ -330,9 +328,9 @@ void PowerCalibration::FitNonGpu() {
   // single windows; over 30 s both average out while the load still varies from block to block.
   std::vector<std::pair<double, double>> blocks;  // (GPUs' watts, server watts)
   double gpu_ws = 0, server_ws = 0, span = 0;
-  for (size_t k = 0; k < fit_end_; ++k) {
+  for (size_t k = 0; k < data_.windows.size(); ++k) {
     const CalibrationWindow& w = data_.windows[k];
-    if (w.server_w < 0) continue;
+    if (!in_fit_[k] || w.server_w < 0) continue;
     gpu_ws += w.gpu_w * data_.gpus * w.length_s();
     server_ws += w.server_w * w.length_s();
     span += w.length_s();
@@ -362,7 +360,35 @@ void PowerCalibration::FitNonGpu() {
   result_.config.server.other_w_per_gpu_w = std::max(0.0, slope - 1);
 }
 
-void PowerCalibration::Evaluate() {
+std::vector<PowerCalibration::OneSecond> PowerCalibration::OneSecondBlocks(const std::vector<double>& predicted,
+                                                                           bool fit_part) const {
+  // Consecutive windows of one part, adjacent in time, gathered until they span a second.
+  std::vector<OneSecond> out;
+  double span = 0, measured = 0, modelled = 0, last_end = -1;
+  for (size_t k = 0; k < data_.windows.size(); ++k) {
+    const CalibrationWindow& w = data_.windows[k];
+    if (in_fit_[k] != fit_part || std::abs(w.start_s - last_end) > 1e-6) span = measured = modelled = 0;
+    last_end = w.end_s;
+    if (in_fit_[k] != fit_part) continue;
+    span += w.length_s();
+    measured += w.gpu_w * w.length_s();
+    modelled += predicted[k] * w.length_s();
+    if (span >= 1 - 1e-6) {
+      out.push_back({measured / span, modelled / span, span});
+      span = measured = modelled = 0;
+    }
+  }
+  return out;
+}
+
+double PowerCalibration::FitPartOneSecondError(const std::vector<double>& predicted) const {
+  double sum = 0;
+  const std::vector<OneSecond> blocks = OneSecondBlocks(predicted, true);
+  for (const OneSecond& b : blocks) sum += std::abs(b.modelled_w - b.measured_w);
+  return blocks.empty() ? std::numeric_limits<double>::infinity() : sum / static_cast<double>(blocks.size());
+}
+
+void PowerCalibration::Evaluate(const std::vector<double>& predicted) {
   const double tdp = base_.gpu.tdp_w;
   auto kind_of = [&](size_t k) {
     const CalibrationWindow& w = data_.windows[k];
@@ -372,13 +398,18 @@ void PowerCalibration::Evaluate() {
   };
   for (size_t k = 0; k < data_.windows.size(); ++k) {
     const CalibrationWindow& w = data_.windows[k];
-    PredictedWindow p{w.end_s, w.length_s(), w.gpu_w, PredictW(k, shape_, levels_), kind_of(k)};
-    (k < fit_end_ ? result_.fit : result_.held_back).push_back(p);
+    PredictedWindow p{w.end_s, w.length_s(), w.gpu_w, predicted[k], kind_of(k)};
+    (in_fit_[k] ? result_.fit : result_.held_back).push_back(p);
   }
   result_.holdout = Stats(result_.held_back, tdp, -1);
   result_.holdout_idle = Stats(result_.held_back, tdp, static_cast<int>(WindowKind::kIdle));
   result_.holdout_prefill = Stats(result_.held_back, tdp, static_cast<int>(WindowKind::kPrefill));
   result_.holdout_decode = Stats(result_.held_back, tdp, static_cast<int>(WindowKind::kDecode));
+  std::vector<PredictedWindow> seconds;
+  for (const OneSecond& b : OneSecondBlocks(predicted, false)) {
+    seconds.push_back({0, b.span_s, b.measured_w, b.modelled_w, WindowKind::kDecode});
+  }
+  result_.holdout_1s = Stats(seconds, tdp, -1);
   // Energy per minute: consecutive held-back windows in stretches of 60 s.
   double measured = 0, modelled = 0, span = 0, all_measured = 0, all_modelled = 0, sum_abs = 0;
   for (const PredictedWindow& p : result_.held_back) {
@@ -405,7 +436,15 @@ Result<CalibrationResult> PowerCalibration::Run() {
   if (data_.windows.empty()) return Error{"no windows to fit"};
   result_ = CalibrationResult{};
   result_.config = base_;
-  phases_ = ReconstructPhaseTimes(data_.windows, base_);
+  // Each run's phases on their own (a prefill does not straddle two runs).
+  phases_.clear();
+  for (size_t r = 0; r < data_.run_starts.size(); ++r) {
+    const size_t begin = data_.run_starts[r];
+    const size_t end = r + 1 < data_.run_starts.size() ? data_.run_starts[r + 1] : data_.windows.size();
+    const std::vector<CalibrationWindow> run(data_.windows.begin() + static_cast<std::ptrdiff_t>(begin),
+                                             data_.windows.begin() + static_cast<std::ptrdiff_t>(end));
+    for (WindowPhaseTimes& p : ReconstructPhaseTimes(run, base_)) phases_.push_back(std::move(p));
+  }
   log_clock_ratio_.resize(data_.windows.size());
   for (size_t k = 0; k < data_.windows.size(); ++k) {
     const double f = data_.windows[k].freq_mhz;
@@ -415,18 +454,47 @@ Result<CalibrationResult> PowerCalibration::Run() {
             : std::log(std::clamp(f, base_.gpu.min_freq_mhz, base_.gpu.max_freq_mhz) / base_.gpu.max_freq_mhz);
   }
   if (Status s = Split(); !s.ok()) return s.error();
-  if (Status s = CheckSupport(); !s.ok()) return s.error();
-  if (Status s = FitShapeAndLevels(); !s.ok()) return s.error();
-  // The model written out is the one evaluated: values rounded as calibrated.conf holds them.
-  auto round_to = [](double v, double unit) { return std::round(v / unit) * unit; };
-  levels_ = {round_to(levels_.idle, 0.1), round_to(levels_.prompt_small, 0.1), round_to(levels_.prompt_large, 0.1),
-             round_to(levels_.token_batch1, 0.1), round_to(levels_.token_full, 0.1)};
-  shape_ = {std::round(shape_.tokens_for_peak), round_to(shape_.prompt_exponent, 0.001),
-            round_to(shape_.token_exponent, 0.001)};
+
+  // The phase model, where the data supports it (the served model's timing, long runs).
+  std::string phase_refusal;
+  std::vector<double> phase_predicted;
+  std::vector<std::string> phase_bounds;
+  if (Status s = CheckSupport(); !s.ok()) {
+    phase_refusal = s.error().message;
+  } else if (Status f = FitShapeAndLevels(); !f.ok()) {
+    phase_refusal = f.error().message;
+  } else {
+    // The model written out is the one evaluated: values rounded as calibrated.conf holds them.
+    auto round_to = [](double v, double unit) { return std::round(v / unit) * unit; };
+    levels_ = {round_to(levels_.idle, 0.1), round_to(levels_.prompt_small, 0.1), round_to(levels_.prompt_large, 0.1),
+               round_to(levels_.token_batch1, 0.1), round_to(levels_.token_full, 0.1)};
+    shape_ = {std::round(shape_.tokens_for_peak), round_to(shape_.prompt_exponent, 0.001),
+              round_to(shape_.token_exponent, 0.001)};
+    Levels unrounded{};
+    double rss = 0;
+    SolveLevels(shape_, unrounded, rss, &phase_bounds);
+    phase_predicted.resize(data_.windows.size());
+    for (size_t k = 0; k < data_.windows.size(); ++k) phase_predicted[k] = PredictW(k, shape_, levels_);
+  }
+  // The engine-state model (busy_power_fit.h), which needs no timing.
+  BusyPowerFit busy_fit(data_, in_fit_, base_, options_.sensor_average_s, options_.busy);
+  Result<BusyPowerFitResult> busy = busy_fit.Run();
+  if (phase_refusal.empty() == false && !busy.ok()) {
+    std::string notes;
+    for (const std::string& n : result_.notes) notes += "; " + n;
+    return Error{busy.error().message + " (and the phase model: " + phase_refusal + ")" + notes};
+  }
+  // The model whose 1 s error over the fit part is the smaller: the held-back part does not choose.
+  const bool use_phase = phase_refusal.empty() && (!busy.ok() || FitPartOneSecondError(phase_predicted) <=
+                                                                     FitPartOneSecondError(busy->predicted_w));
   FitNonGpu();
+  auto round_to = [](double v, double unit) { return std::round(v / unit) * unit; };
   result_.config.server.other_idle_w = round_to(result_.config.server.other_idle_w, 1);
   result_.config.server.other_w_per_gpu_w = round_to(result_.config.server.other_w_per_gpu_w, 0.001);
-  Evaluate();
+  if (!use_phase) return FinishBusy(*busy, phase_refusal);
+  result_.model = "phase";
+  for (const std::string& n : phase_bounds) result_.notes.push_back(n);
+  Evaluate(phase_predicted);
 
   GpuSpec& g = result_.config.gpu;
   const GpuSpec& b = base_.gpu;
@@ -475,8 +543,95 @@ Result<CalibrationResult> PowerCalibration::Run() {
         "minutes each while recording (nvidia-smi -lgc) to measure it");
   }
   if (Status valid = Validate(result_.config); !valid.ok()) {
+    std::string notes;
+    for (const std::string& n : result_.notes) notes += "; " + n;
     return Error{"the fitted model is not a consistent config (" + valid.error().message +
-                 "): the data does not support this model; see calibration's notes"};
+                 "): the data does not support this model" + notes};
+  }
+  return result_;
+}
+
+Result<CalibrationResult> PowerCalibration::FinishBusy(const BusyPowerFitResult& busy,
+                                                       const std::string& phase_refusal) {
+  result_.model = "busy";
+  result_.busy = busy.levels;
+  result_.prefill_s_per_token = busy.prefill_s_per_token;
+  result_.fit_rms_w = busy.fit_rms_w;
+  Evaluate(busy.predicted_w);
+  result_.notes.push_back(
+      "fitted the engine-state model (idle, a busy step while the engine has work, energy per prompt and per "
+      "generated token, power per running request)" +
+      (phase_refusal.empty() ? std::string(": its 1 s error over the fit part is below the phase model's")
+                             : ": the phase model could not be fitted (" + phase_refusal + ")"));
+  for (const std::string& n : busy.bound_notes) result_.notes.push_back(n);
+  // Into the simulator's phase levels at the base config's timing (calibrate fits power, not
+  // speed): a prefill of n tokens draws the busy floor plus its prompt energy over its duration; a
+  // decode iteration at batch b, the floor plus b requests' power and b tokens' energy.
+  const BusyPowerLevels& l = busy.levels;
+  const InferencePowerModel timing(base_);
+  const double tdp = base_.gpu.tdp_w, ceiling = kMaxLevelTdp * tdp;
+  const double floor_w = l.idle_w + l.busy_step_w;
+  const int max_batch = std::max(1, base_.service.max_batch);
+  const double peak_tokens = base_.gpu.prompt_tokens_for_peak;
+  auto level = [&](double w) { return std::round(std::min(w, ceiling) * 10) / 10; };
+  GpuSpec& g = result_.config.gpu;
+  const GpuSpec& b = base_.gpu;
+  g.idle_w = std::round(l.idle_w * 10) / 10;
+  g.prompt_w_small = level(floor_w);
+  g.prompt_w_large = level(floor_w + (l.prompt_j_per_token + l.prompt_j_per_token_squared * peak_tokens) * peak_tokens /
+                                         timing.PromptSeconds(peak_tokens));
+  g.token_w_batch1 =
+      level(floor_w + (l.generation_j_per_token + l.j_per_engine_step) / timing.TokenIterationSeconds(1));
+  g.token_w_full_batch =
+      level(floor_w + l.w_per_running_request * (max_batch - 1) +
+            (l.generation_j_per_token * max_batch + l.j_per_engine_step) / timing.TokenIterationSeconds(max_batch));
+  // The simulator's decode power does not fall with the batch (inference_power_model.h): where the
+  // engine-step energy spread over a full batch's longer iterations would make it, it is held.
+  if (g.token_w_full_batch < g.token_w_batch1) {
+    result_.notes.push_back("gpu.token_w_full_batch is held at gpu.token_w_batch1 (" +
+                            FixedDecimals(g.token_w_batch1, 1) +
+                            " W): at the base config's timing the fitted terms would make a full batch draw less");
+    g.token_w_full_batch = g.token_w_batch1;
+  }
+  if (busy.clock_exponent_measured) {
+    g.prompt_power_freq_exponent = g.token_power_freq_exponent = std::round(busy.clock_exponent * 1000) / 1000;
+  }
+  result_.config.server.gpus = data_.gpus;
+  std::string unmeasured_idle;
+  for (const std::string& u : busy.unmeasured) {
+    result_.notes.push_back("not measured: " + u);
+    if (u.rfind("gpu.idle_w", 0) == 0) unmeasured_idle = "not measured: too little idle; the base config's";
+  }
+  const std::string derived = "from the engine-state fit at the base config's timing (" + base_.service.model + ")";
+  auto add = [&](const std::string& key, double v, double base, bool measured, const std::string& note) {
+    result_.parameters.push_back({key, v, base, measured, note});
+  };
+  add("gpu.idle_w", g.idle_w, b.idle_w, busy.idle_measured, unmeasured_idle);
+  add("gpu.prompt_w_small", g.prompt_w_small, b.prompt_w_small, true, "the busy floor: idle + busy step");
+  add("gpu.prompt_w_large", g.prompt_w_large, b.prompt_w_large, true, derived);
+  add("gpu.prompt_tokens_for_peak", g.prompt_tokens_for_peak, b.prompt_tokens_for_peak, false, "the base config's");
+  add("gpu.token_w_batch1", g.token_w_batch1, b.token_w_batch1, true, derived);
+  add("gpu.token_w_full_batch", g.token_w_full_batch, b.token_w_full_batch, true, derived);
+  const std::string one_clock = "not measured: the data holds one SM clock with enough busy time; the base config's";
+  add("gpu.prompt_power_freq_exponent", g.prompt_power_freq_exponent, b.prompt_power_freq_exponent,
+      busy.clock_exponent_measured, busy.clock_exponent_measured ? "the engine-state model's one exponent" : one_clock);
+  add("gpu.token_power_freq_exponent", g.token_power_freq_exponent, b.token_power_freq_exponent,
+      busy.clock_exponent_measured, busy.clock_exponent_measured ? "the engine-state model's one exponent" : one_clock);
+  add("server.gpus", data_.gpus, base_.server.gpus, true, "GPUs in the power file");
+  const bool non_gpu = result_.config.server.other_idle_w != base_.server.other_idle_w ||
+                       result_.config.server.other_w_per_gpu_w != base_.server.other_w_per_gpu_w;
+  const std::string non_gpu_note =
+      non_gpu ? ""
+              : (data_.has_server_power ? "not measured: see notes"
+                                        : "not measured: no server-level power in the data; the base config's");
+  add("server.other_idle_w", result_.config.server.other_idle_w, base_.server.other_idle_w, non_gpu, non_gpu_note);
+  add("server.other_w_per_gpu_w", result_.config.server.other_w_per_gpu_w, base_.server.other_w_per_gpu_w, non_gpu,
+      non_gpu_note);
+  if (Status valid = Validate(result_.config); !valid.ok()) {
+    std::string notes;
+    for (const std::string& n : result_.notes) notes += "; " + n;
+    return Error{"the fitted model is not a consistent config (" + valid.error().message +
+                 "): the data does not support this model" + notes};
   }
   return result_;
 }

@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "wattcut/base/result.h"
+#include "wattcut/polca/busy_power_fit.h"
 #include "wattcut/polca/calibration_windows.h"
 #include "wattcut/polca/load_phase_times.h"
 #include "wattcut/polca/polca_config.h"
@@ -39,6 +40,10 @@ struct CalibrationOptions {
   double min_prefill_s = 20;            // prefill time in the fit part
   double min_decode_s = 60;
   double min_busy_s_per_clock = 60;  // prefill + decode time at a clock for it to count
+  // The power reading's own averaging (SensorAverageSecondsFor): the engine-state model is read
+  // through it.
+  double sensor_average_s = 1.0;
+  BusyFitOptions busy;
 };
 
 struct FittedParameter {
@@ -67,14 +72,21 @@ struct PredictedWindow {
 
 struct CalibrationResult {
   PolcaConfig config;  // the base with the fitted values
+  // The model fitted: "phase" (the phase levels, with the served model's timing) or "busy" (the
+  // engine-state model, busy_power_fit.h), whichever has the smaller 1 s error over the fit part.
+  std::string model;
+  BusyPowerLevels busy;  // when model == "busy"
+  double prefill_s_per_token = 0;
   std::vector<FittedParameter> parameters;
   std::vector<std::string> notes;
   std::vector<double> clocks_mhz;  // the steady clocks with enough busy time, highest first
-  double fit_from_s = 0, fit_to_s = 0, holdout_from_s = 0, holdout_to_s = 0;
+  double fit_from_s = 0, fit_to_s = 0, holdout_from_s = 0, holdout_to_s = 0;  // of the first run
+  double fit_s = 0, holdout_s = 0;                                            // every run's, in total
   int fit_windows = 0;
   double overfull_share = 0;  // of fit windows: load the timing does not fit in the window
   double fit_rms_w = 0;
   WindowErrorStats holdout, holdout_idle, holdout_prefill, holdout_decode;
+  WindowErrorStats holdout_1s;  // over 1 s blocks of consecutive held-back windows
   int holdout_minutes = 0;
   double energy_per_minute_mean_abs = 0, energy_per_minute_max_abs = 0;  // fractions
   double holdout_energy_error = 0;  // (modelled - measured) / measured, the whole held-back part
@@ -96,14 +108,23 @@ class PowerCalibration {
     double idle, prompt_small, prompt_large, token_batch1, token_full;
   };
 
+  struct OneSecond {
+    double measured_w, modelled_w, span_s;
+  };
+
   Status Split();
   Status CheckSupport();
   Status FitShapeAndLevels();
   void FitNonGpu();
-  void Evaluate();
+  void Evaluate(const std::vector<double>& predicted);
+  Result<CalibrationResult> FinishBusy(const BusyPowerFitResult& busy, const std::string& phase_refusal);
+  std::vector<OneSecond> OneSecondBlocks(const std::vector<double>& predicted, bool fit_part) const;
+  double FitPartOneSecondError(const std::vector<double>& predicted) const;
 
-  // Least-squares levels and the residual sum of squares for a shape (over the fit windows).
-  bool SolveLevels(const Shape& shape, Levels& levels, double& rss) const;
+  // Least-squares levels within their bounds and the residual sum of squares for a shape (over the
+  // fit windows); the bounds the answer rests on into `bound_notes`.
+  bool SolveLevels(const Shape& shape, Levels& levels, double& rss,
+                   std::vector<std::string>* bound_notes = nullptr) const;
   // Whether a fit-part window enters the fit: a steady clock, every prefill's tokens its own (not
   // a share of several prefills'), phase times the load determines, and load the timing fits in it.
   bool Fits(size_t window) const;
@@ -115,7 +136,7 @@ class PowerCalibration {
   CalibrationOptions options_;
   std::vector<WindowPhaseTimes> phases_;
   std::vector<double> log_clock_ratio_;
-  size_t fit_end_ = 0;  // windows [0, fit_end_) fit, the rest are held back
+  std::vector<bool> in_fit_;  // per window: in the fit part (each run's first part), else held back
   bool fit_exponents_ = false;
   double max_prefill_tokens_ = 0;
   Shape shape_{};

@@ -3,9 +3,11 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <limits>
 
 #include "wattcut/base/shared_data_testing.h"
 #include "wattcut/polca/arrival_expansion.h"
+#include "wattcut/polca/calibration_report.h"
 #include "wattcut/polca/calibration_windows.h"
 #include "wattcut/polca/request_trace.h"
 #include "wattcut/polca/telemetry_synthesis.h"
@@ -90,7 +92,9 @@ TEST(PowerCalibrationTest, RoundTripRecoversEveryParameterAndPredictsTheHeldBack
   for (const FittedParameter& p : r->parameters) EXPECT_TRUE(p.measured) << p.key << ": " << p.note;
   // The held-back hour, driven by its own load.
   EXPECT_GE(r->holdout.windows, 3500);
+  EXPECT_EQ(r->model, "phase");
   EXPECT_LT(r->holdout.p99_abs_tdp, kHeldBackP99Tdp) << r->holdout.p99_abs_w << " W";
+  EXPECT_LT(r->holdout_1s.p99_abs_tdp, kHeldBackP99Tdp) << r->holdout_1s.p99_abs_w << " W";
   EXPECT_LT(r->holdout.mean_abs_tdp, 0.01) << r->holdout.mean_abs_w << " W";
   EXPECT_LT(std::abs(r->holdout_energy_error), 0.01);
   EXPECT_EQ(r->clocks_mhz.size(), 4u);
@@ -101,6 +105,31 @@ TEST(PowerCalibrationTest, RoundTripRecoversEveryParameterAndPredictsTheHeldBack
       r->holdout_idle.p99_abs_w, r->holdout_prefill.p99_abs_w, r->holdout_decode.p99_abs_w,
       100 * r->energy_per_minute_mean_abs, 100 * r->energy_per_minute_max_abs);
   for (const FittedParameter& p : r->parameters) std::printf("  %s = %g\n", p.key.c_str(), p.value);
+}
+
+// Issue 52: the same round trip with only the counters real recorders give (no
+// vllm:time_to_first_token_seconds_count, no vllm:request_success_total): before, its held-back P99
+// was 39 % of TDP. The engine-state model holds the mean at 2.1 % and energy within 0.1 %; the P99
+// is 15.2 %, not yet the 8 % issue 52 asks: without the first-token counter a prefill's place
+// around a 1 s scrape is not seen, and a 1 s window's share of it is a guess (docs/polca.md).
+TEST(PowerCalibrationTest, RoundTripWithTheRecordersCountersOnly) {
+  WATTCUT_REQUIRE_SHARED_FILE(path, "azure-llm-inference-2023/AzureLLMInferenceTrace_conv.csv");
+  const RequestTrace trace = RequestTrace::Read(path).value();
+  Result<SynthesizedTelemetry> t = SynthesizeServerTelemetry(TrueServer(), TwoHoursOfLoad(trace), FourClocks(), {});
+  ASSERT_TRUE(t.ok()) << t.error().message;
+  for (telemetry::ServingLoadSample& s : t->load.servers[0].samples) {
+    s.first_tokens = std::numeric_limits<double>::quiet_NaN();
+    s.finished_requests = std::numeric_limits<double>::quiet_NaN();
+  }
+  Result<CalibrationResult> r = Calibrate(*t);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r->model, "busy");
+  EXPECT_LT(r->holdout_1s.mean_abs_tdp, 0.025) << r->holdout_1s.mean_abs_w << " W";
+  EXPECT_LT(r->holdout_1s.p99_abs_tdp, 0.16) << r->holdout_1s.p99_abs_w << " W";
+  EXPECT_LT(std::abs(r->holdout_energy_error), 0.01);
+  std::printf("%s\n", CalibrationSummaryText(*r).c_str());
+  std::printf("model %s; held back 1 s: mean %.2f %% P99 %.2f %% of TDP; energy %.2f %%\n", r->model.c_str(),
+              100 * r->holdout_1s.mean_abs_tdp, 100 * r->holdout_1s.p99_abs_tdp, 100 * r->holdout_energy_error);
 }
 
 TEST(PowerCalibrationTest, OneClockOnlyLeavesTheExponentsUnmeasuredAndSaysSo) {
@@ -125,7 +154,9 @@ TEST(PowerCalibrationTest, OneClockOnlyLeavesTheExponentsUnmeasuredAndSaysSo) {
   EXPECT_LT(Relative(r->config.gpu.idle_w, 62), kLevelTolerance);
 }
 
-TEST(PowerCalibrationTest, ARunWithoutAnIdlePeriodIsRefusedNamingWhatIsMissing) {
+// Without an idle period the idle power cannot be measured: it is the base config's, said so, and
+// the rest is fitted (issue 52: only what the data cannot support is left out).
+TEST(PowerCalibrationTest, ARunWithoutAnIdlePeriodKeepsTheBaseIdlePowerAndSaysSo) {
   WATTCUT_REQUIRE_SHARED_FILE(path, "azure-llm-inference-2023/AzureLLMInferenceTrace_conv.csv");
   const RequestTrace trace = RequestTrace::Read(path).value();
   ExpansionOptions o;
@@ -139,19 +170,33 @@ TEST(PowerCalibrationTest, ARunWithoutAnIdlePeriodIsRefusedNamingWhatIsMissing) 
   Result<SynthesizedTelemetry> t = SynthesizeServerTelemetry(TrueServer(), busy, FourClocks(2400), so);
   ASSERT_TRUE(t.ok());
   Result<CalibrationResult> r = Calibrate(*t);
-  ASSERT_FALSE(r.ok());
-  EXPECT_NE(r.error().message.find("no idle period"), std::string::npos) << r.error().message;
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r->model, "busy");
+  EXPECT_EQ(r->config.gpu.idle_w, BuiltInConfig("a100").value().gpu.idle_w);
+  std::string notes;
+  for (const std::string& n : r->notes) notes += n + "\n";
+  EXPECT_NE(notes.find("gpu.idle_w: the fit part has"), std::string::npos) << notes;
+  EXPECT_NE(notes.find("no idle period"), std::string::npos) << notes;  // why the phase model was not fitted
+  for (const FittedParameter& p : r->parameters) {
+    if (p.key == "gpu.idle_w") {
+      EXPECT_FALSE(p.measured);
+    }
+  }
 }
 
-TEST(PowerCalibrationTest, ATooShortRunIsRefused) {
+TEST(PowerCalibrationTest, ARunTooShortForAnyModelIsRefusedNamingWhatIsMissing) {
   WATTCUT_REQUIRE_SHARED_FILE(path, "azure-llm-inference-2023/AzureLLMInferenceTrace_conv.csv");
   const RequestTrace trace = RequestTrace::Read(path).value();
   SynthesisOptions so;
-  so.duration_s = 600;
-  Result<SynthesizedTelemetry> t = SynthesizeServerTelemetry(TrueServer(), TwoHoursOfLoad(trace, 600), {}, so);
+  so.duration_s = 40;
+  CalibrationRunSpec spec;
+  spec.duration_s = 40;
+  spec.rate_per_s = 0.05;
+  Result<SynthesizedTelemetry> t = SynthesizeServerTelemetry(TrueServer(), CalibrationRunArrivals(trace, spec), {}, so);
   ASSERT_TRUE(t.ok());
   Result<CalibrationResult> r = Calibrate(*t);
   ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().message.find("too little load"), std::string::npos) << r.error().message;
   EXPECT_NE(r.error().message.find("too short"), std::string::npos) << r.error().message;
 }
 

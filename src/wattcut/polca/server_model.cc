@@ -129,7 +129,10 @@ void InferenceServer::AdvancePrefill(double t_s) {
 void InferenceServer::AdvanceDecode(double t_s) {
   const double done = (t_s - phase_since_s_) * decode_.at(decoding_count_).iterations_per_s;
   iterations_ += done;
-  if (counting_) counters_->decode_tokens += done * static_cast<double>(decoding_count_);
+  if (counting_) {
+    counters_->decode_tokens += done * static_cast<double>(decoding_count_);
+    counters_->steps += done;
+  }
   phase_since_s_ = t_s;
 }
 
@@ -139,8 +142,9 @@ ServerCounters InferenceServer::counters(double t_s) const {
   if (phase_ == Phase::kDecode && t_s > phase_since_s_) {
     // Not past the next event: the batch has not changed since phase_since_s_.
     const double until = std::min(t_s, next_event_s_);
-    c.decode_tokens +=
-        (until - phase_since_s_) * decode_.at(decoding_count_).iterations_per_s * static_cast<double>(decoding_count_);
+    const double iterations = (until - phase_since_s_) * decode_.at(decoding_count_).iterations_per_s;
+    c.decode_tokens += iterations * static_cast<double>(decoding_count_);
+    c.steps += iterations;
   }
   return c;
 }
@@ -170,6 +174,7 @@ void InferenceServer::HandleEvent(double t_s, ServedLog& log) {
     if (counting_) {
       counters_->prompt_tokens += prefill_tokens_;
       counters_->first_tokens += static_cast<int64_t>(prefill_count_);
+      counters_->steps += 1;
     }
     // The prefill's requests follow the heap: each joins it where it is (k >= decoding_count_).
     const uint32_t prefill_end = decoding_count_ + prefill_count_;

@@ -49,6 +49,9 @@ struct ServerCounters {
   int64_t first_tokens = 0;  // requests whose prefill ended (each gets its first token there)
   int64_t finished = 0;      // requests that left
   double decode_tokens = 0;  // tokens of decode iterations (fractional within an iteration)
+  // Engine steps (vLLM's vllm:iteration_tokens_total_count): one per prefill that ended and one per
+  // decode iteration (fractional within an iteration).
+  double steps = 0;
 };
 
 // What every inference server of a row reads, held once for the row: a server reaches it through

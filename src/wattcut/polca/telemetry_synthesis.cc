@@ -144,6 +144,8 @@ Result<SynthesizedTelemetry> SynthesizeServerTelemetry(const PolcaConfig& config
       s.generation_tokens = static_cast<double>(c.first_tokens) + std::floor(c.decode_tokens + 1e-9);
       s.first_tokens = static_cast<double>(c.first_tokens);
       s.finished_requests = static_cast<double>(c.finished);
+      s.iterations = std::floor(c.steps + 1e-9);
+      s.iteration_tokens = s.prompt_tokens + s.generation_tokens;
       out.load.servers[0].samples.push_back(s);
       t_load = scrape_time(++load_tick);
     } else {

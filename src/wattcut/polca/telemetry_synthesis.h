@@ -14,7 +14,9 @@
 //    vllm:num_requests_waiting, and the counters vllm:prompt_tokens_total (tokens of prefills that
 //    ended), vllm:generation_tokens_total (each request's first token at its prefill's end, then
 //    one per decode iteration, whole tokens only), vllm:time_to_first_token_seconds_count
-//    (prefills ended, per request) and vllm:request_success_total (requests finished).
+//    (prefills ended, per request), vllm:request_success_total (requests finished) and the
+//    engine steps, vllm:iteration_tokens_total's _count (one per prefill and per decode
+//    iteration, whole steps) and _sum (the prompt and generated tokens they processed).
 //  * Server power (a BMC's 1 s average): at every power sample, the server model's power over the
 //    same averaging window, plus noise of server_noise_w.
 //  * Clocks: the GPUs are locked to each ClockStep's clock from its time on (in-band, at once).

@@ -1,0 +1,235 @@
+#include "wattcut/polca/busy_power_fit.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <map>
+
+#include "wattcut/base/bounded_least_squares.h"
+#include "wattcut/base/fixed_decimals.h"
+
+namespace wattcut::polca {
+namespace {
+
+// The spreads of a prefill's prompt tokens searched, seconds per token: none (the window of the
+// first token) to 0.4 ms a token (a 20,000-token prompt over 8 s).
+constexpr double kSpreads[] = {0, 1e-5, 2e-5, 4e-5, 8e-5, 1.6e-4, 3.2e-4, 6.4e-4, 1.28e-3};
+
+// The clock exponents searched when the data holds two clocks or more: the above-idle terms scale
+// as (f / f_max)^exponent, as the phase model's do (inference_power_model.h).
+// Where in its window a prefill ended is unknown: its spread is averaged over this many points.
+constexpr int kEndPoints = 8;
+
+constexpr double kExponents[] = {0.25, 0.5, 0.75, 1.0, 1.25, 1.5, 1.75, 2.0, 2.5, 3.0};
+
+constexpr const char* kTermNames[] = {"idle power",
+                                      "busy step",
+                                      "prompt energy",
+                                      "generation energy",
+                                      "power per running request",
+                                      "prompt energy per token squared",
+                                      "energy per engine step"};
+
+}  // namespace
+
+BusyPowerFit::BusyPowerFit(const CalibrationWindows& windows, const std::vector<bool>& in_fit, const PolcaConfig& base,
+                           double sensor_average_s, const BusyFitOptions& options)
+    : data_(windows), in_fit_(in_fit), base_(base), sensor_average_s_(sensor_average_s), options_(options) {}
+
+Status BusyPowerFit::CheckSupport() {
+  double idle_s = 0, busy_s = 0;
+  for (size_t k = 0; k < data_.windows.size(); ++k) {
+    if (!in_fit_[k]) continue;
+    const CalibrationWindow& w = data_.windows[k];
+    if (w.idle) idle_s += w.length_s();
+    busy_s += w.busy_share * w.length_s();
+  }
+  if (busy_s < options_.min_busy_s) {
+    return Error{"too little load: the fit part has " + FixedDecimals(busy_s, 1) +
+                 " s with the engine busy, at least " + FixedDecimals(options_.min_busy_s, 0) +
+                 " s are needed to measure the busy step and the load terms; record while the server serves"};
+  }
+  idle_measured_ = idle_s >= options_.min_idle_s;
+  // Clocks (15 MHz bins) with a minute of busy time each: two or more measure the clock exponent.
+  std::map<long, double> busy_by_clock;
+  for (size_t k = 0; k < data_.windows.size(); ++k) {
+    const CalibrationWindow& w = data_.windows[k];
+    if (in_fit_[k] && w.clock_steady && !std::isnan(w.freq_mhz)) {
+      busy_by_clock[std::lround(w.freq_mhz / 15)] += w.busy_share * w.length_s();
+    }
+  }
+  int clocks = 0;
+  for (const auto& [bin, seconds] : busy_by_clock) clocks += seconds >= 60 ? 1 : 0;
+  fit_exponent_ = clocks >= 2;
+  if (!idle_measured_) {
+    result_.unmeasured.push_back("gpu.idle_w: the fit part has " + FixedDecimals(idle_s, 1) +
+                                 " s with nothing running, at least " + FixedDecimals(options_.min_idle_s, 0) +
+                                 " s are needed; the base config's (record a quiet stretch to measure it)");
+  }
+  return Status::Ok();
+}
+
+std::vector<BusyPowerFit::Row> BusyPowerFit::Features(double prefill_s_per_token, double exponent) const {
+  const size_t n = data_.windows.size();
+  std::vector<Row> raw(n, Row{});
+  std::vector<double> scale(n, 1.0);
+  std::vector<double> prefill_cover(n, 0.0);  // share of each window a spread prefill covers
+  // first[k]: the first window of k's stretch of adjacent windows of one run.
+  std::vector<size_t> first(n, 0);
+  size_t run = 0;
+  for (size_t k = 0; k < n; ++k) {
+    while (run + 1 < data_.run_starts.size() && data_.run_starts[run + 1] <= k) ++run;
+    const bool joins =
+        k > data_.run_starts[run] && std::abs(data_.windows[k].start_s - data_.windows[k - 1].end_s) < 1e-6;
+    first[k] = joins ? first[k - 1] : k;
+  }
+  for (size_t k = 0; k < n; ++k) {
+    const CalibrationWindow& w = data_.windows[k];
+    const double length = w.length_s();
+    raw[k][0] = 1;
+    // The above-idle terms at the window's clock (none said: the maximum).
+    const double f = std::isnan(w.freq_mhz) ? 1.0
+                                            : std::clamp(w.freq_mhz, base_.gpu.min_freq_mhz, base_.gpu.max_freq_mhz) /
+                                                  base_.gpu.max_freq_mhz;
+    scale[k] = std::pow(f, exponent);
+    raw[k][1] = w.busy_share;
+    raw[k][3] += w.generated_tokens / length;
+    raw[k][6] = w.iterations / length;
+    raw[k][4] = w.busy_share * std::max(0.0, (w.decode_batch_start + w.decode_batch_end) / 2 - 1);
+    if (w.prompt_tokens <= 0) continue;
+    // The prefill lasts its spread and ends somewhere in this window (the counter moves at its
+    // first token): its tokens are shared among the windows it overlapped, averaged over where in
+    // the window it ended (kEndPoints points); what falls before the stretch's first window is
+    // given to that window.
+    const double lead = prefill_s_per_token * w.prompt_tokens;
+    const double tokens2 = w.prompt_tokens * w.prompt_tokens;
+    for (int e = 0; e < kEndPoints; ++e) {
+      const double end = w.start_s + length * (e + 0.5) / kEndPoints;
+      const double from = end - lead;
+      const double share = 1.0 / kEndPoints;
+      if (lead <= 0) {
+        raw[k][2] += share * w.prompt_tokens / length;
+        raw[k][5] += share * tokens2 / length;
+        continue;
+      }
+      for (size_t j = k + 1; j-- > first[k];) {
+        const CalibrationWindow& v = data_.windows[j];
+        const double to = std::min(end, v.end_s);
+        const double overlap = j == first[k] ? to - from : to - std::max(from, v.start_s);
+        if (overlap <= 0) break;
+        const double part = share * std::min(1.0, overlap / lead);
+        raw[j][2] += part * w.prompt_tokens / v.length_s();
+        // The engine was busy with it, though a long prefill is one engine step and the gauges only
+        // move when it ends (vLLM shows nothing running through a 2 s prefill).
+        prefill_cover[j] += share * std::min(overlap, lead) / v.length_s();
+        raw[j][5] += part * tokens2 / v.length_s();
+        if (v.start_s <= from) break;
+      }
+    }
+  }
+  for (size_t k = 0; k < n; ++k) {
+    raw[k][1] = std::max(raw[k][1], std::min(1.0, prefill_cover[k]));
+    for (int t = 1; t < kTerms; ++t) raw[k][t] *= scale[k];
+  }
+  if (sensor_average_s_ <= 0) return raw;
+  // The sensor's trailing box: each window's reading is the mean over the sensor's window before
+  // its end (or the window itself, when longer).
+  std::vector<Row> read(n, Row{});
+  for (size_t k = 0; k < n; ++k) {
+    const double span = std::max(sensor_average_s_, data_.windows[k].length_s());
+    double acc = 0;
+    for (size_t j = k + 1; j-- > first[k] && acc < span - 1e-9;) {
+      const double take = std::min(data_.windows[j].length_s(), span - acc);
+      for (int t = 0; t < kTerms; ++t) read[k][t] += raw[j][t] * take;
+      acc += take;
+    }
+    for (int t = 0; t < kTerms; ++t) read[k][t] /= acc;
+  }
+  return read;
+}
+
+bool BusyPowerFit::Fit(const std::vector<Row>& rows, BusyPowerFitResult& out, double& rss) const {
+  const double tdp = base_.gpu.tdp_w;
+  BoundedLeastSquares ls(kTerms);
+  Row highest{};
+  for (size_t k = 0; k < rows.size(); ++k) {
+    if (!in_fit_[k]) continue;
+    ls.Add(rows[k].data(), data_.windows[k].gpu_w, data_.windows[k].length_s());
+    for (int t = 0; t < kTerms; ++t) highest[t] = std::max(highest[t], rows[k][t]);
+  }
+  std::vector<double> lo(kTerms, 0.0), hi(kTerms, 0.0);
+  lo[0] = 0.05 * tdp;
+  hi[0] = 0.6 * tdp;
+  if (!idle_measured_) lo[0] = hi[0] = std::clamp(base_.gpu.idle_w, lo[0], hi[0]);
+  hi[1] = tdp;
+  for (int t = 2; t < kTerms; ++t) hi[t] = highest[t] > 0 ? kLoadTermTdpShare * tdp / highest[t] : 0.0;
+  const BoundedLeastSquares::Answer a = ls.Solve(lo, hi);
+  if (a.x.empty()) return false;
+  out.levels = {a.x[0], a.x[1], a.x[2], a.x[3], a.x[4], a.x[5], a.x[6]};
+  out.bound_notes.clear();
+  for (int t = 0; t < kTerms; ++t) {
+    if (!a.at_bound[t] || (t == 0 && !idle_measured_) || hi[t] == 0) continue;
+    const bool upper = a.x[t] >= hi[t];
+    std::string bound =
+        t == 0 ? FixedDecimals(100 * (upper ? 0.6 : 0.05), 0) + " % of TDP"
+        : t == 1
+            ? (upper ? "TDP" : "0 W")
+            : (upper ? FixedDecimals(100 * kLoadTermTdpShare, 0) + " % of TDP at the fit part's highest load" : "0");
+    out.bound_notes.push_back(std::string(kTermNames[t]) + " is held at its " + (upper ? "upper" : "lower") +
+                              " bound (" + bound + "): the data pulls it " +
+                              (upper ? "beyond what a GPU can draw" : "below zero, where no power term can be"));
+  }
+  rss = a.residual_sum_of_squares;
+  return true;
+}
+
+void BusyPowerFit::SearchSpread() {
+  double best = std::numeric_limits<double>::infinity();
+  const std::vector<double> exponents = fit_exponent_
+                                            ? std::vector<double>(std::begin(kExponents), std::end(kExponents))
+                                            : std::vector<double>{base_.gpu.token_power_freq_exponent};
+  for (double spread : kSpreads) {
+    for (double exponent : exponents) {
+      BusyPowerFitResult candidate = result_;
+      double rss = 0;
+      if (!Fit(Features(spread, exponent), candidate, rss) || rss >= best) continue;
+      best = rss;
+      candidate.prefill_s_per_token = spread;
+      candidate.clock_exponent = exponent;
+      candidate.clock_exponent_measured = fit_exponent_;
+      candidate.idle_measured = idle_measured_;
+      result_ = candidate;
+    }
+  }
+  double fit_s = 0;
+  for (size_t k = 0; k < data_.windows.size(); ++k) fit_s += in_fit_[k] ? data_.windows[k].length_s() : 0.0;
+  result_.fit_rms_w = std::isfinite(best) && fit_s > 0 ? std::sqrt(best / fit_s) : 0.0;
+}
+
+Result<BusyPowerFitResult> BusyPowerFit::Run() {
+  result_ = BusyPowerFitResult{};
+  if (Status s = CheckSupport(); !s.ok()) return s.error();
+  if (!data_.has_prompt_tokens) result_.unmeasured.push_back("prompt energy: the load has no prompt-token counter");
+  if (!data_.has_generation_tokens) {
+    result_.unmeasured.push_back("generation energy: the load has no generated-token counter");
+  }
+  SearchSpread();
+  const std::vector<Row> rows = Features(result_.prefill_s_per_token, result_.clock_exponent);
+  const BusyPowerLevels& l = result_.levels;
+  const double x[kTerms] = {l.idle_w,
+                            l.busy_step_w,
+                            l.prompt_j_per_token,
+                            l.generation_j_per_token,
+                            l.w_per_running_request,
+                            l.prompt_j_per_token_squared,
+                            l.j_per_engine_step};
+  result_.predicted_w.resize(rows.size());
+  for (size_t k = 0; k < rows.size(); ++k) {
+    double p = 0;
+    for (int t = 0; t < kTerms; ++t) p += rows[k][t] * x[t];
+    result_.predicted_w[k] = p;
+  }
+  return result_;
+}
+
+}  // namespace wattcut::polca
