@@ -261,7 +261,9 @@ Result<CalibrationWindows> BuildCalibrationWindows(const std::vector<telemetry::
     }
     // A counter the file lacks, or a sample without it, adds nothing (NaN compares false).
     const auto increase = [](double from, double to) { return to > from ? to - from : 0.0; };
-    w.prompt_tokens = increase(a.prompt_tokens, b.prompt_tokens);
+    // Prompt tokens found in the prefix cache are not computed: only the rest draw prefill power.
+    w.prompt_tokens = std::max(
+        0.0, increase(a.prompt_tokens, b.prompt_tokens) - increase(a.cached_prompt_tokens, b.cached_prompt_tokens));
     w.generated_tokens = increase(a.generation_tokens, b.generation_tokens);
     w.iterations = increase(a.iterations, b.iterations);
     w.prefilled_requests = out.has_decode_batch ? std::max(0.0, b.first_tokens - a.first_tokens) : 0;

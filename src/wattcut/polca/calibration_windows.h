@@ -35,7 +35,9 @@ struct CalibrationWindow {
   double freq_mhz = 0;   // NaN: the file does not say
   bool clock_steady = true;
   // Load over the window.
-  double prompt_tokens = 0;       // prompt tokens of prefills that ended in it
+  // Prompt tokens of prefills that ended in it, less those the prefix cache held
+  // (vllm:prefix_cache_hits_total): the tokens computed.
+  double prompt_tokens = 0;
   double prefilled_requests = 0;  // requests whose first token came in it
   double generated_tokens = 0;    // every generated token, first tokens included
   double decode_batch_start = 0;  // requests decoding at start_s / end_s

@@ -53,6 +53,8 @@ constexpr Metric kMetrics[] = {
     {"vllm:request_success_total", nullptr, &ServingLoadSample::finished_requests, true, kMaxCounterValue},
     {"vllm:iteration_tokens_total_count", nullptr, &ServingLoadSample::iterations, true, kMaxCounterValue},
     {"vllm:iteration_tokens_total_sum", nullptr, &ServingLoadSample::iteration_tokens, true, kMaxCounterValue},
+    {"vllm:prefix_cache_hits_total", "sglang:cached_tokens_total", &ServingLoadSample::cached_prompt_tokens, true,
+     kMaxCounterValue},
 };
 constexpr size_t kRunning = 0, kPrompt = 2, kGeneration = 3, kIterations = 6;
 
@@ -70,7 +72,7 @@ constexpr const char* kUnusedMetrics[] = {
     "sglang:cache_hit_rate",
     "sglang:gen_throughput",
     "sglang:num_requests_total",
-    "sglang:cached_tokens_total",
+    "vllm:prefix_cache_queries_total",
 };
 
 // "" when `value` of metric `m` can be a server's, else what is wrong with it (after "expected").

@@ -69,9 +69,9 @@ TEST(ServingLoadReader, ARecordersFileIsReadAsItIs) {
   const std::string text =
       "timestamp,num_requests_running,num_requests_waiting,gpu_cache_usage_perc,prompt_tokens_total,"
       "generation_tokens_total,iteration_tokens_total_sum,iteration_tokens_total_count,"
-      "request_prefill_time_seconds_sum\r\n"
-      "1784415445.639233,0.0,0.0,3.9e-05,1.0,1.0,2.0,1.0,0.024\r\n"
-      "1784415445.8950303,2.0,1.0,0.01,812.0,4.0,816.0,3.0,0.031\r\n";
+      "request_prefill_time_seconds_sum,prefix_cache_hits_total\r\n"
+      "1784415445.639233,0.0,0.0,3.9e-05,1.0,1.0,2.0,1.0,0.024,0.0\r\n"
+      "1784415445.8950303,2.0,1.0,0.01,812.0,4.0,816.0,3.0,0.031,512.0\r\n";
   Result<ServingLoadTelemetry> t = ParseServingLoadCsv(text, "engine.csv", {});
   ASSERT_TRUE(t.ok()) << t.error().message;
   ASSERT_EQ(t->servers.size(), 1u);
@@ -82,6 +82,7 @@ TEST(ServingLoadReader, ARecordersFileIsReadAsItIs) {
   EXPECT_DOUBLE_EQ(s[1].prompt_tokens, 811);
   EXPECT_DOUBLE_EQ(s[1].iterations, 2);
   EXPECT_DOUBLE_EQ(s[1].iteration_tokens, 814);
+  EXPECT_DOUBLE_EQ(s[1].cached_prompt_tokens, 512);
   EXPECT_TRUE(std::isnan(s[1].first_tokens));
   EXPECT_EQ(t->engine, "vllm");
   std::string notes;

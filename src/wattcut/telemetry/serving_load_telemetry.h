@@ -22,6 +22,8 @@ struct ServingLoadSample {
   // The engine's steps and the tokens they processed: vllm:iteration_tokens_total's _count and _sum.
   double iterations = std::numeric_limits<double>::quiet_NaN();
   double iteration_tokens = std::numeric_limits<double>::quiet_NaN();
+  // Prompt tokens found in the prefix cache, not computed (vllm:prefix_cache_hits_total, in tokens).
+  double cached_prompt_tokens = std::numeric_limits<double>::quiet_NaN();
 };
 
 // One server's samples in increasing time.
