@@ -4,7 +4,7 @@
 #
 #   scripts/record-vllm-metrics.sh http://localhost:8000/metrics 7200 > node-a.vllm.csv
 #
-# Every INTERVAL_S (default 1) for SECONDS it fetches the Prometheus text page and writes one row:
+# Every INTERVAL_S (default 1; 0.25 lets calibrate place prefills within a second) for SECONDS it fetches the Prometheus text page and writes one row:
 # the fetch time (Unix seconds) and, per metric, the sum over its label sets (several models or
 # engines on one server add up). A metric the page lacks is an empty field; a failed fetch is reported on
 # stderr and leaves no row (calibrate skips the gap). Run it next to nvidia-smi on the same host,
@@ -23,8 +23,12 @@ if ! [[ $interval =~ ^[0-9]+(\.[0-9]+)?$ ]] || ! awk -v i="$interval" 'BEGIN { e
   echo "record-vllm-metrics: INTERVAL_S: expected seconds from 0.1 to 60, got '$interval'" >&2
   exit 2
 fi
+# What calibrate reads: the gauges, the token counters, the first-token and success counters (the
+# phase model's), the engine's steps (the iteration histogram's count and sum) and the prompt
+# tokens the prefix cache held.
 metrics=(vllm:num_requests_running vllm:num_requests_waiting vllm:prompt_tokens_total
-         vllm:generation_tokens_total vllm:time_to_first_token_seconds_count vllm:request_success_total)
+         vllm:generation_tokens_total vllm:time_to_first_token_seconds_count vllm:request_success_total
+         vllm:iteration_tokens_total_count vllm:iteration_tokens_total_sum vllm:prefix_cache_hits_total)
 (IFS=,; echo "time,${metrics[*]}")
 end=$(( $(date +%s) + seconds ))
 timeout_s=$(awk -v i="$interval" 'BEGIN { printf "%.2f", (i > 1 ? 1 : i) * 0.9 }')

@@ -38,6 +38,8 @@ class FakeVllm(http.server.BaseHTTPRequestHandler):
             f'vllm:generation_tokens_total{{engine="0",model_name="llama 3"}} {10.0 * c}\n'
             f'vllm:time_to_first_token_seconds_count{{engine="0",model_name="llama 3"}} {c}.0\n'
             'vllm:time_to_first_token_seconds_bucket{engine="0",le="0.5",model_name="llama 3"} 1.0\n'
+            f'vllm:iteration_tokens_total_count{{engine="0",model_name="llama 3"}} {4 * c}.0\n'
+            f'vllm:iteration_tokens_total_sum{{engine="0",model_name="llama 3"}} {110.0 * c}\n'
         ).encode()
         self.send_response(200)
         self.send_header("Content-Type", "text/plain; version=0.0.4")
@@ -67,11 +69,12 @@ class RecordVllmMetricsTest(unittest.TestCase):
         lines = r.stdout.splitlines()
         self.assertEqual(lines[0], "time,vllm:num_requests_running,vllm:num_requests_waiting,vllm:prompt_tokens_total,"
                                    "vllm:generation_tokens_total,vllm:time_to_first_token_seconds_count,"
-                                   "vllm:request_success_total")
+                                   "vllm:request_success_total,vllm:iteration_tokens_total_count,"
+                                   "vllm:iteration_tokens_total_sum,vllm:prefix_cache_hits_total")
         self.assertIn("did not answer", r.stderr)
         rows = [l.split(",") for l in lines[1:]]
         self.assertGreaterEqual(len(rows), 3)
-        self.assertEqual(rows[0][1:], ["3", "0", "100", "10", "1", ""])  # two engines summed
+        self.assertEqual(rows[0][1:], ["3", "0", "100", "10", "1", "", "4", "110", ""])  # two engines summed
         self.assertEqual(rows[1][3], "300")  # the 503 left no row
         with tempfile.TemporaryDirectory() as d:
             load = os.path.join(d, "n.vllm.csv")

@@ -17,6 +17,13 @@ constexpr double kSpreads[] = {0, 1e-5, 2e-5, 4e-5, 8e-5, 1.6e-4, 3.2e-4, 6.4e-4
 
 // The clock exponents searched when the data holds two clocks or more: the above-idle terms scale
 // as (f / f_max)^exponent, as the phase model's do (inference_power_model.h).
+// A window is stalled when its steps take under this share of it at the decode step time; a run of
+// stalled windows of at least kMinStalledRunS before a prompt count is a long prefill measured, and
+// kMinMeasuredPrefills of them fix the spread.
+constexpr double kStalledShare = 0.25;
+constexpr double kMinStalledRunS = 0.75;
+constexpr int kMinMeasuredPrefills = 3;
+
 // Where in its window a prefill ended is unknown: its spread is averaged over this many points.
 constexpr int kEndPoints = 8;
 
@@ -28,7 +35,8 @@ constexpr const char* kTermNames[] = {"idle power",
                                       "generation energy",
                                       "power per running request",
                                       "prompt energy per token squared",
-                                      "energy per engine step"};
+                                      "energy per engine step",
+                                      "power while a long step runs"};
 
 }  // namespace
 
@@ -61,12 +69,55 @@ Status BusyPowerFit::CheckSupport() {
   int clocks = 0;
   for (const auto& [bin, seconds] : busy_by_clock) clocks += seconds >= 60 ? 1 : 0;
   fit_exponent_ = clocks >= 2;
+  // The engine's step time when it only decodes: the median, over fit windows busy at both ends
+  // with steps and no prompt tokens, of the window's length per step. 0: the load has no steps.
+  std::vector<double> step_s;
+  for (size_t k = 0; k < data_.windows.size(); ++k) {
+    const CalibrationWindow& w = data_.windows[k];
+    if (in_fit_[k] && w.busy_share >= 1 && w.iterations > 0 && w.prompt_tokens <= 0) {
+      step_s.push_back(w.length_s() / w.iterations);
+    }
+  }
+  if (step_s.size() >= 20) {
+    std::nth_element(step_s.begin(), step_s.begin() + static_cast<std::ptrdiff_t>(step_s.size() / 2), step_s.end());
+    decode_step_s_ = step_s[step_s.size() / 2];
+  }
+  MeasureSpread();
   if (!idle_measured_) {
     result_.unmeasured.push_back("gpu.idle_w: the fit part has " + FixedDecimals(idle_s, 1) +
                                  " s with nothing running, at least " + FixedDecimals(options_.min_idle_s, 0) +
                                  " s are needed; the base config's (record a quiet stretch to measure it)");
   }
   return Status::Ok();
+}
+
+void BusyPowerFit::MeasureSpread() {
+  if (decode_step_s_ <= 0) return;
+  // A long prefill where something else was running: the windows before its prompt count are busy
+  // with almost no steps (a step is counted when it ends). Its length is that stalled run's.
+  auto stalled = [&](const CalibrationWindow& w) {
+    return w.busy_share >= 1 && w.iterations * decode_step_s_ < kStalledShare * w.length_s();
+  };
+  double seconds = 0, tokens = 0;
+  int prefills = 0;
+  for (size_t k = 1; k < data_.windows.size(); ++k) {
+    const CalibrationWindow& w = data_.windows[k];
+    if (!in_fit_[k] || w.prompt_tokens <= 0) continue;
+    double run_s = 0;
+    for (size_t j = k; j-- > 0;) {
+      const CalibrationWindow& v = data_.windows[j];
+      if (!in_fit_[j] || !stalled(v) || v.prompt_tokens > 0 ||
+          std::abs(v.end_s - data_.windows[j + 1].start_s) > 1e-6) {
+        break;
+      }
+      run_s += v.length_s();
+    }
+    if (run_s < kMinStalledRunS) continue;
+    seconds += run_s + w.length_s() / 2;  // it ended somewhere in window k
+    tokens += w.prompt_tokens;
+    ++prefills;
+  }
+  if (prefills >= kMinMeasuredPrefills && tokens > 0) measured_spread_s_per_token_ = seconds / tokens;
 }
 
 std::vector<BusyPowerFit::Row> BusyPowerFit::Features(double prefill_s_per_token, double exponent) const {
@@ -128,7 +179,15 @@ std::vector<BusyPowerFit::Row> BusyPowerFit::Features(double prefill_s_per_token
     }
   }
   for (size_t k = 0; k < n; ++k) {
-    raw[k][1] = std::max(raw[k][1], std::min(1.0, prefill_cover[k]));
+    // A stalled share: busy with fewer steps than its time holds at the decode step time (a long
+    // prefill step ran in it; vLLM counts a step when it ends), or, where the gauges said nothing,
+    // the share a prefill's spread covers.
+    const double cover = std::min(1.0, prefill_cover[k]);
+    if (decode_step_s_ > 0) {
+      const CalibrationWindow& w = data_.windows[k];
+      raw[k][7] = w.busy_share > 0 ? std::max(0.0, w.busy_share - w.iterations * decode_step_s_ / w.length_s()) : cover;
+    }
+    raw[k][1] = std::max(raw[k][1], cover);
     for (int t = 1; t < kTerms; ++t) raw[k][t] *= scale[k];
   }
   if (sensor_average_s_ <= 0) return raw;
@@ -163,9 +222,10 @@ bool BusyPowerFit::Fit(const std::vector<Row>& rows, BusyPowerFitResult& out, do
   if (!idle_measured_) lo[0] = hi[0] = std::clamp(base_.gpu.idle_w, lo[0], hi[0]);
   hi[1] = tdp;
   for (int t = 2; t < kTerms; ++t) hi[t] = highest[t] > 0 ? kLoadTermTdpShare * tdp / highest[t] : 0.0;
+  hi[7] = highest[7] > 0 ? tdp : 0.0;  // watts over the busy floor while stalled, like the busy step
   const BoundedLeastSquares::Answer a = ls.Solve(lo, hi);
   if (a.x.empty()) return false;
-  out.levels = {a.x[0], a.x[1], a.x[2], a.x[3], a.x[4], a.x[5], a.x[6]};
+  out.levels = {a.x[0], a.x[1], a.x[2], a.x[3], a.x[4], a.x[5], a.x[6], a.x[7]};
   out.bound_notes.clear();
   for (int t = 0; t < kTerms; ++t) {
     if (!a.at_bound[t] || (t == 0 && !idle_measured_) || hi[t] == 0) continue;
@@ -188,7 +248,12 @@ void BusyPowerFit::SearchSpread() {
   const std::vector<double> exponents = fit_exponent_
                                             ? std::vector<double>(std::begin(kExponents), std::end(kExponents))
                                             : std::vector<double>{base_.gpu.token_power_freq_exponent};
-  for (double spread : kSpreads) {
+  // A prefill's length per token measured where the gauges show it (stalled windows before the
+  // prompt counter moves) is the spread; otherwise the grid's spread with the smallest residual.
+  const std::vector<double> spreads = measured_spread_s_per_token_ > 0
+                                          ? std::vector<double>{measured_spread_s_per_token_}
+                                          : std::vector<double>(std::begin(kSpreads), std::end(kSpreads));
+  for (double spread : spreads) {
     for (double exponent : exponents) {
       BusyPowerFitResult candidate = result_;
       double rss = 0;
@@ -222,7 +287,8 @@ Result<BusyPowerFitResult> BusyPowerFit::Run() {
                             l.generation_j_per_token,
                             l.w_per_running_request,
                             l.prompt_j_per_token_squared,
-                            l.j_per_engine_step};
+                            l.j_per_engine_step,
+                            l.w_while_stalled};
   result_.predicted_w.resize(rows.size());
   for (size_t k = 0; k < rows.size(); ++k) {
     double p = 0;

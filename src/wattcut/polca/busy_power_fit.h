@@ -5,13 +5,18 @@
 //   P = idle_w + busy_step_w * busy + prompt_j_per_token * prompt tokens/s
 //       + prompt_j_per_token_squared * prompt tokens^2/s
 //       + generation_j_per_token * generated tokens/s + w_per_running_request * busy * (batch - 1)
-//       + j_per_engine_step * engine steps/s
+//       + j_per_engine_step * engine steps/s + w_while_stalled * stalled share
+//
+// where the stalled share is the busy share less the time the window's engine steps take at the
+// median decode step time: a long prefill step fills a window with few steps.
 //
 // per window (calibration_windows.h: `busy` is its busy share, the batch its decode batch), every
 // term but idle scaled by (f / f_max)^clock_exponent at the window's SM clock. A
 // prefill draws its power before vLLM's prompt counter moves (at the first token), so a window's
 // prompt tokens are spread back over the prefill's length, `prefill_s_per_token` x tokens (at
-// least the window): the one shape parameter, chosen from a grid by the fit's residual. The
+// least the window): the one shape parameter. Where the gauges show long prefills (busy windows with
+// almost no engine steps before the prompt counter moves), their length per token is the spread;
+// otherwise it is chosen from a grid by the fit's residual. The
 // model is then read as the sensor reads power: through a trailing box of `sensor_average_s`
 // (1 s for NVML's averaged power, 0 for instant samples), so that an H100's 1 s average and an
 // A100's instants are fitted alike.
@@ -53,6 +58,9 @@ struct BusyPowerLevels {
   // Each engine step (a forward pass: vllm:iteration_tokens_total_count) reads the weights once,
   // whatever its batch: J per step. 0 when the load does not count steps.
   double j_per_engine_step = 0;
+  // Watts over the busy floor while the engine is busy with fewer steps than its time holds at its
+  // decode step time: a long (prefill) step running, which vLLM counts only when it ends.
+  double w_while_stalled = 0;
 };
 
 struct BusyPowerFitResult {
@@ -77,7 +85,7 @@ class BusyPowerFit {
   Result<BusyPowerFitResult> Run();
 
  private:
-  static constexpr int kTerms = 7;
+  static constexpr int kTerms = 8;
   using Row = std::array<double, kTerms>;
 
   Status CheckSupport();
@@ -86,6 +94,8 @@ class BusyPowerFit {
   // The bounded fit for one spread: false when the bounds cannot be met.
   bool Fit(const std::vector<Row>& rows, BusyPowerFitResult& out, double& rss) const;
   void SearchSpread();
+  // The spread from long prefills the gauges show (MeasureSpread), when there are enough.
+  void MeasureSpread();
 
   const CalibrationWindows& data_;
   const std::vector<bool>& in_fit_;
@@ -94,6 +104,8 @@ class BusyPowerFit {
   BusyFitOptions options_;
   bool idle_measured_ = true;
   bool fit_exponent_ = false;
+  double decode_step_s_ = 0;                // median decode step time (0: the load counts no steps)
+  double measured_spread_s_per_token_ = 0;  // 0: not measured, searched instead
   std::array<bool, kTerms> measured_{};
   BusyPowerFitResult result_;
 };

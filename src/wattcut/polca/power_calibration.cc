@@ -16,6 +16,9 @@ namespace {
 constexpr int kLevels = 5;
 constexpr double kMinExponent = 0.1, kMaxExponent = 4.0;
 constexpr double kMaxLevelTdp = 1.3;
+// A 1 s block of windows closes at 0.9 s: four 250 ms windows, or one 1 s scrape that came 20 ms
+// early, are a second.
+constexpr double kOneSecondBlockS = 0.9;
 
 // Golden-section search of a function of one variable on [lo, hi].
 template <typename F>
@@ -373,7 +376,7 @@ std::vector<PowerCalibration::OneSecond> PowerCalibration::OneSecondBlocks(const
     span += w.length_s();
     measured += w.gpu_w * w.length_s();
     modelled += predicted[k] * w.length_s();
-    if (span >= 1 - 1e-6) {
+    if (span >= kOneSecondBlockS) {
       out.push_back({measured / span, modelled / span, span});
       span = measured = modelled = 0;
     }
