@@ -530,6 +530,19 @@ Result<CalibrationResult> PowerCalibration::Run() {
       clocks_note);
   add("gpu.token_power_freq_exponent", g.token_power_freq_exponent, b.token_power_freq_exponent, fit_exponents_,
       clocks_note);
+  AddServerParameters();
+  if (!fit_exponents_) {
+    result_.notes.push_back(
+        "the clock dependence was not measured: lock the GPUs to two or more SM clocks for a few "
+        "minutes each while recording (nvidia-smi -lgc) to measure it");
+  }
+  return Validated();
+}
+
+void PowerCalibration::AddServerParameters() {
+  auto add = [&](const std::string& key, double v, double base, bool measured, const std::string& note) {
+    result_.parameters.push_back({key, v, base, measured, note});
+  };
   add("server.gpus", data_.gpus, base_.server.gpus, true, "GPUs in the power file");
   const bool non_gpu = result_.config.server.other_idle_w != base_.server.other_idle_w ||
                        result_.config.server.other_w_per_gpu_w != base_.server.other_w_per_gpu_w;
@@ -540,11 +553,9 @@ Result<CalibrationResult> PowerCalibration::Run() {
   add("server.other_idle_w", result_.config.server.other_idle_w, base_.server.other_idle_w, non_gpu, non_gpu_note);
   add("server.other_w_per_gpu_w", result_.config.server.other_w_per_gpu_w, base_.server.other_w_per_gpu_w, non_gpu,
       non_gpu_note);
-  if (!fit_exponents_) {
-    result_.notes.push_back(
-        "the clock dependence was not measured: lock the GPUs to two or more SM clocks for a few "
-        "minutes each while recording (nvidia-smi -lgc) to measure it");
-  }
+}
+
+Result<CalibrationResult> PowerCalibration::Validated() const {
   if (Status valid = Validate(result_.config); !valid.ok()) {
     std::string notes;
     for (const std::string& n : result_.notes) notes += "; " + n;
@@ -568,8 +579,10 @@ Result<CalibrationResult> PowerCalibration::FinishBusy(const BusyPowerFitResult&
                              : ": the phase model could not be fitted (" + phase_refusal + ")"));
   for (const std::string& n : busy.bound_notes) result_.notes.push_back(n);
   // Into the simulator's phase levels at the base config's timing (calibrate fits power, not
-  // speed): a prefill of n tokens draws the busy floor plus its prompt energy over its duration; a
-  // decode iteration at batch b, the floor plus b requests' power and b tokens' energy.
+  // speed), so that a simulated server's energy per unit of work is the calibrated one's: a prefill
+  // of n tokens draws the busy floor plus its prompt energy over its duration (a large one, a long
+  // step, the stalled power too); a decode iteration at batch b, the floor plus b - 1 requests'
+  // power, b tokens' energy and one step's.
   const BusyPowerLevels& l = busy.levels;
   const InferencePowerModel timing(base_);
   const double tdp = base_.gpu.tdp_w, ceiling = kMaxLevelTdp * tdp;
@@ -581,8 +594,10 @@ Result<CalibrationResult> PowerCalibration::FinishBusy(const BusyPowerFitResult&
   const GpuSpec& b = base_.gpu;
   g.idle_w = std::round(l.idle_w * 10) / 10;
   g.prompt_w_small = level(floor_w);
-  g.prompt_w_large = level(floor_w + (l.prompt_j_per_token + l.prompt_j_per_token_squared * peak_tokens) * peak_tokens /
-                                         timing.PromptSeconds(peak_tokens));
+  // A large prefill is a long step: it draws the stalled power too.
+  g.prompt_w_large = level(floor_w + l.w_while_stalled +
+                           (l.prompt_j_per_token + l.prompt_j_per_token_squared * peak_tokens) * peak_tokens /
+                               timing.PromptSeconds(peak_tokens));
   g.token_w_batch1 =
       level(floor_w + (l.generation_j_per_token + l.j_per_engine_step) / timing.TokenIterationSeconds(1));
   g.token_w_full_batch =
@@ -620,23 +635,8 @@ Result<CalibrationResult> PowerCalibration::FinishBusy(const BusyPowerFitResult&
       busy.clock_exponent_measured, busy.clock_exponent_measured ? "the engine-state model's one exponent" : one_clock);
   add("gpu.token_power_freq_exponent", g.token_power_freq_exponent, b.token_power_freq_exponent,
       busy.clock_exponent_measured, busy.clock_exponent_measured ? "the engine-state model's one exponent" : one_clock);
-  add("server.gpus", data_.gpus, base_.server.gpus, true, "GPUs in the power file");
-  const bool non_gpu = result_.config.server.other_idle_w != base_.server.other_idle_w ||
-                       result_.config.server.other_w_per_gpu_w != base_.server.other_w_per_gpu_w;
-  const std::string non_gpu_note =
-      non_gpu ? ""
-              : (data_.has_server_power ? "not measured: see notes"
-                                        : "not measured: no server-level power in the data; the base config's");
-  add("server.other_idle_w", result_.config.server.other_idle_w, base_.server.other_idle_w, non_gpu, non_gpu_note);
-  add("server.other_w_per_gpu_w", result_.config.server.other_w_per_gpu_w, base_.server.other_w_per_gpu_w, non_gpu,
-      non_gpu_note);
-  if (Status valid = Validate(result_.config); !valid.ok()) {
-    std::string notes;
-    for (const std::string& n : result_.notes) notes += "; " + n;
-    return Error{"the fitted model is not a consistent config (" + valid.error().message +
-                 "): the data does not support this model" + notes};
-  }
-  return result_;
+  AddServerParameters();
+  return Validated();
 }
 
 Result<CalibrationResult> CalibratePowerModel(const CalibrationWindows& windows, const PolcaConfig& base,

@@ -118,6 +118,10 @@ class PowerCalibration {
   void FitNonGpu();
   void Evaluate(const std::vector<double>& predicted);
   Result<CalibrationResult> FinishBusy(const BusyPowerFitResult& busy, const std::string& phase_refusal);
+  // server.gpus and the non-GPU part, as fitted or kept, into the parameters.
+  void AddServerParameters();
+  // The result, or the refusal of a fitted model the config's rules do not hold, with its notes.
+  Result<CalibrationResult> Validated() const;
   std::vector<OneSecond> OneSecondBlocks(const std::vector<double>& predicted, bool fit_part) const;
   double FitPartOneSecondError(const std::vector<double>& predicted) const;
 
