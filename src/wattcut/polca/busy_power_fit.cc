@@ -280,6 +280,15 @@ Result<BusyPowerFitResult> BusyPowerFit::Run() {
   }
   SearchSpread();
   const std::vector<Row> rows = Features(result_.prefill_s_per_token, result_.clock_exponent);
+  // A load term whose load the fit part does not hold is 0: said, not fitted.
+  for (int t = 2; t < kTerms; ++t) {
+    bool seen = false;
+    for (size_t k = 0; k < rows.size() && !seen; ++k) seen = in_fit_[k] && rows[k][t] > 0;
+    const std::string name = kTermNames[t];
+    const bool said = std::any_of(result_.unmeasured.begin(), result_.unmeasured.end(),
+                                  [&](const std::string& u) { return u.rfind(name, 0) == 0; });
+    if (!seen && !said) result_.unmeasured.push_back(name + ": the fit part holds none of its load; 0");
+  }
   const BusyPowerLevels& l = result_.levels;
   const double x[kTerms] = {l.idle_w,
                             l.busy_step_w,
