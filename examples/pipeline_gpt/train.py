@@ -3,11 +3,18 @@
 
 Four stages (`--stages`), `--dp` data-parallel pipelines, point-to-point send/recv over
 torch.distributed (gloo, CPU), the wattcut hooks around every forward and backward. Launch with
-torchrun; ranks are laid out pipeline by pipeline (rank = dp_rank * stages + stage):
+launch.py beside it, which starts the processes as torchrun does (Debian 12's own torchrun fails
+before it starts a worker); ranks are laid out pipeline by pipeline (rank = dp_rank * stages + stage):
 
     wattcut serve --data-dir /tmp/wattcut &
-    /usr/bin/python3 -m torch.distributed.run --nproc_per_node 8 \\
+    PYTHONPATH=build/python /usr/bin/python3 examples/pipeline_gpt/launch.py --nproc 8 \\
         examples/pipeline_gpt/train.py --dp 2 --server-url http://127.0.0.1:7787
+
+By default it trains until the job has profiled itself, the server has planned it and the plan has
+run `--planned-steps` steps, and it says when each happens. On a machine without NVIDIA GPUs,
+`--gpu-backend simulated` stands in a modelled GPU: as a CPU's speed does not follow that GPU's
+clock, each instruction is then stretched to `--emulated-ms` x max clock / clock, so that the
+profile, the frontier and the plan are those of a GPU whose time follows its clock.
 
 Inside a Slurm job run with `--wattcut` (docs/slurm.md), `--slurm` takes the planning server, the
 job's name, the rank, the world size and the GPU from the plugin's variables: the script passes only
@@ -21,10 +28,10 @@ pipeline rather than Megatron's way). Each srun task sets torch.distributed's va
 one JSON line per step to `--log-dir` (its plan and the deployment version it came in, the clock
 each instruction ran at, the loss).
 
-Test-only switches (tests/e2e): on a CPU the (fake) GPU's clock does not change the speed of the
-compute, so `--emulate-clock-scaling` stretches each instruction to `--emulated-ms` times
-max clock / locked clock, reading the clock from the GPU through wattcut; `--straggler` makes one
-pipeline sleep for some steps and report itself to the server.
+On a CPU the (fake or simulated) GPU's clock does not change the speed of the compute, so
+`--emulate-clock-scaling` (the default with the simulated backend) stretches each instruction to
+`--emulated-ms` times max clock / locked clock, reading the clock from the GPU through wattcut.
+The test-only `--straggler` makes one pipeline sleep for some steps and report itself to the server.
 """
 
 from __future__ import annotations
@@ -126,7 +133,11 @@ def parse_args(argv: Optional[List[str]] = None) -> argparse.Namespace:
     p.add_argument("--dp", type=int, default=1, help="data-parallel pipelines")
     p.add_argument("--microbatches", type=int, default=4)
     p.add_argument("--microbatch-size", type=int, default=8)
-    p.add_argument("--steps", type=int, default=30)
+    p.add_argument("--steps", type=int, default=0,
+                   help="steps to train; 0: until the plan has run --planned-steps steps (at most --max-steps), "
+                        "or 30 without wattcut")
+    p.add_argument("--planned-steps", type=int, default=20)
+    p.add_argument("--max-steps", type=int, default=600)
     p.add_argument("--seq", type=int, default=16)
     p.add_argument("--vocab", type=int, default=32)
     p.add_argument("--width", type=int, default=32)
@@ -147,17 +158,27 @@ def parse_args(argv: Optional[List[str]] = None) -> argparse.Namespace:
                    help="do not profile: the server has the job's profile (--profile-for-new-jobs, PUT .../profile)")
     w.add_argument("--profile-warmup", type=int, default=1)
     w.add_argument("--profile-iterations", type=int, default=1)
-    w.add_argument("--profile-freq-step-mhz", type=int, default=0)
+    w.add_argument("--profile-freq-step-mhz", type=int, default=-1,
+                   help="profile every this many MHz (0: every clock); default: every clock, and every "
+                        "120 MHz with the simulated backend, which has 81 clocks")
     w.add_argument("--profile-min-freq-mhz", type=int, default=0)
-    t = p.add_argument_group("test-only switches")
-    t.add_argument("--emulate-clock-scaling", action="store_true",
-                   help="stretch each instruction to emulated-ms x max clock / locked clock")
-    t.add_argument("--emulated-ms", default="15,30",
+    w.add_argument("--emulate-clock-scaling", action=argparse.BooleanOptionalAction, default=None,
+                   help="stretch each instruction to emulated-ms x max clock / locked clock (default: with the "
+                        "simulated backend)")
+    w.add_argument("--emulated-ms", default="15,30",
                    help="forward,backward milliseconds at the highest clock (the last stage x1.5)")
+    t = p.add_argument_group("test-only switches")
     t.add_argument("--straggler", default="",
                    help="DP:START:END:SLEEP_S: pipeline DP sleeps SLEEP_S in steps START..END-1 and "
                         "reports itself (stage 0) to the server at START and as recovered at END")
-    return p.parse_args(argv)
+    args = p.parse_args(argv)
+    if args.emulate_clock_scaling is None:
+        args.emulate_clock_scaling = args.gpu_backend == "simulated"
+    if args.profile_freq_step_mhz < 0:
+        args.profile_freq_step_mhz = 120 if args.gpu_backend == "simulated" else 0
+    if args.steps < 0 or args.planned_steps < 1 or args.max_steps < 1:
+        p.error("--steps must be >= 0, --planned-steps and --max-steps >= 1")
+    return args
 
 
 class Straggler:
@@ -213,6 +234,8 @@ def main(argv: Optional[List[str]] = None) -> int:
     forward_ms, backward_ms = (float(v) for v in args.emulated_ms.split(","))
     scale = 1.5 if last else 1.0
     straggler = Straggler(args.straggler)
+    if args.log_dir:
+        os.makedirs(args.log_dir, exist_ok=True)
     log = open(os.path.join(args.log_dir, f"rank{rank}.jsonl"), "w") if args.log_dir else None
     shape = (args.microbatch_size, args.seq, args.width)
     order = one_f_one_b(stage, stages, args.microbatches)
@@ -226,6 +249,11 @@ def main(argv: Optional[List[str]] = None) -> int:
         if pfo is not None:
             pfo.on_instruction_begin(kind)
         result = work()
+        if pfo is not None and log is not None and not args.emulate_clock_scaling:
+            try:
+                clock = pfo.gpu_clock_mhz()  # the clock the instruction ran at, for the log
+            except gpu_read_errors:
+                clock = 0
         if args.emulate_clock_scaling:
             target_s = (forward_ms if kind == "forward" else backward_ms) * scale / 1000
             if pfo is not None:
@@ -248,7 +276,24 @@ def main(argv: Optional[List[str]] = None) -> int:
         return result, clock
 
     last_step_s = 0.0
-    for step in range(args.steps):
+    # The run's length: as asked, or until the plan has run --planned-steps steps. Every rank must
+    # stop at the same step (they exchange tensors), so the stop is agreed each step.
+    until_planned = args.steps == 0 and pfo is not None
+    total_steps = args.steps if args.steps > 0 else (args.max_steps if until_planned else 30)
+    speaker = rank == stages - 1  # the last stage of pipeline 0 prints the losses and the story
+    if speaker and pfo is not None:
+        step_mhz = args.profile_freq_step_mhz
+        print(f"wattcut job {pfo.job_id}: {len(pfo.available_frequencies)} clocks on this GPU; profiling "
+              f"{'every clock' if step_mhz <= 0 else f'every {step_mhz} MHz'}, then the server plans the job",
+              flush=True)
+    planned_steps = 0
+    previous_phase, previous_version = "", 0
+    for step in range(total_steps):
+        if until_planned:
+            done = torch.tensor([1 if planned_steps >= args.planned_steps else 0])
+            dist.all_reduce(done, op=dist.ReduceOp.MIN)
+            if done.item() == 1:
+                break
         phase = pfo.phase if pfo is not None else "none"
         if pfo is not None:
             pfo.on_step_begin()
@@ -317,17 +362,38 @@ def main(argv: Optional[List[str]] = None) -> int:
         last_step_s = time.monotonic() - step_began
 
         loss = sum(losses) / len(losses) if losses else None
+        if pfo is not None:
+            now_phase, version = pfo.phase, pfo.plan_version
+            planned_steps += 1 if now_phase == "planned" else 0
+            if dp_rank == 0 and (now_phase != previous_phase or version != previous_version):
+                if speaker and now_phase == "profiled":
+                    print(f"step {step}: profiling done; the server computes the frontier", flush=True)
+                elif now_phase == "planned" and version == 0:
+                    if speaker:
+                        print(f"step {step}: profiling done; at the highest clock until the server's plan arrives",
+                              flush=True)
+                elif now_phase == "planned":
+                    # Each stage of pipeline 0 says its clocks: the slowest stage stays fastest.
+                    clocks_mhz = sorted({c for _, c in pfo.schedule if c > 0})
+                    span = f"{clocks_mhz[0]}-{clocks_mhz[-1]} MHz" if clocks_mhz else "no clock locks"
+                    print(f"step {step}: stage {stage} runs plan version {version}: {span} over its "
+                          f"{len(pfo.schedule)} instructions", flush=True)
+                previous_phase, previous_version = now_phase, version
         if log is not None:
             log.write(json.dumps({"step": step, "rank": rank, "dp_rank": dp_rank, "stage": stage, "phase": phase,
                                   "schedule": schedule, "plan_version": plan_version, "clocks": clocks, "loss": loss,
                                   "time_s": last_step_s, "reported_slowdown": reported_slowdown}) + "\n")
             log.flush()
-        if last and loss is not None and (step % 5 == 0 or step == args.steps - 1):
+        if speaker and loss is not None and (step % 10 == 0 or step == total_steps - 1):
             print(f"pipeline {dp_rank} step {step:3d} loss {loss:.4f} ({last_step_s * 1000:.0f} ms)", flush=True)
 
     if pfo is not None:
-        if rank == 0:
-            print(f"wattcut job {pfo.job_id}", flush=True)
+        if speaker:
+            if until_planned and planned_steps < args.planned_steps:
+                print(f"the plan did not arrive within --max-steps {args.max_steps} (phase: {pfo.phase}); see the "
+                      f"server's GET /v1/jobs/{pfo.job_id}", flush=True)
+            print(f"wattcut job {pfo.job_id}: its frontier and plan on the server's status page, "
+                  f"{args.server_url}/, and at GET {args.server_url}/v1/jobs/{pfo.job_id}", flush=True)
         pfo.close()
     dist.barrier()
     dist.destroy_process_group()
