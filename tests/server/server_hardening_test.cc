@@ -487,6 +487,32 @@ TEST(ServerHardening, ListenHostThatOnlyLooksLikeLoopbackIsNotTrusted) {
 
 // ---- planner limits ------------------------------------------------------------------
 
+// Issue 54: PUT .../planner with docs/server.md's own body set the job's p2p_power_w, given at
+// registration, back to 0. A field left out keeps the job's value; a field given is checked.
+TEST(ServerHardening, PuttingSomePlannerSettingsKeepsTheOthers) {
+  ServerProcess server;
+  ASSERT_TRUE(server.running()) << server.startup_output();
+  auto c = server.Client();
+  json body = JobJson(2, 1, 4);
+  body["planner"]["p2p_power_w"] = 83.64;
+  auto job = Post(*c, "/register_job", body);
+  ASSERT_EQ(job.status, 200) << job.text;
+  const std::string path = EncodeJobIdForPath(job.body.get<std::string>());
+  auto put = Put(*c, "/v1/jobs/" + path + "/planner", {{"num_microbatches", 8}, {"unit_time_s", 0.002}});
+  ASSERT_EQ(put.status, 200) << put.text;
+  EXPECT_DOUBLE_EQ(put.body["planner"].value("p2p_power_w", -1.0), 83.64) << put.text;
+  EXPECT_EQ(put.body["planner"].value("num_microbatches", 0), 8);
+  const json stored = Get(*c, "/v1/jobs/" + path).body;
+  EXPECT_DOUBLE_EQ(stored["planner"].value("p2p_power_w", -1.0), 83.64) << stored.dump();
+  EXPECT_DOUBLE_EQ(stored["planner"].value("unit_time_s", -1.0), 0.002);
+  // Set explicitly, it changes; a bad field is refused and nothing changes.
+  EXPECT_EQ(Put(*c, "/v1/jobs/" + path + "/planner", {{"p2p_power_w", 0}}).status, 200);
+  EXPECT_EQ(Put(*c, "/v1/jobs/" + path + "/planner", {{"noise_factor", 7}, {"num_microbatches", 2}}).status, 422);
+  const json after = Get(*c, "/v1/jobs/" + path).body;
+  EXPECT_DOUBLE_EQ(after["planner"].value("p2p_power_w", -1.0), 0);
+  EXPECT_EQ(after["planner"].value("num_microbatches", 0), 8);
+}
+
 TEST(ServerHardening, PlannerSettingsBeyondThePlannersLimitsAreRefusedBeforeAnyWork) {
   ServerProcess server;
   ASSERT_TRUE(server.running()) << server.startup_output();

@@ -50,6 +50,12 @@ Status InstallRankProfiles(Job& job, JobContext& ctx, const std::string& source)
                         std::nullopt);
 }
 
+Answer SetPlanner(Job& job, JobContext& ctx, const PlannerPatch& patch) {
+  Result<PlannerSettings> merged = PlannerSettingsFromJson(patch.fields, job.planner());
+  if (!merged) return merged.error();
+  return SetPlanner(job, ctx, *merged);
+}
+
 Answer SetPlanner(Job& job, JobContext& ctx, const PlannerSettings& planner) {
   JobEdit edit;
   edit.planner = planner;

@@ -13,6 +13,8 @@ namespace wattcut::server {
 // PUT /v1/jobs/{id}/planner, PUT /v1/jobs/{id}/profile, POST /v1/jobs/{id}/rank_profiles,
 // POST /v1/jobs/{id}/frontier.
 Answer SetPlanner(Job& job, JobContext& ctx, const PlannerSettings& planner) REQUIRES(job.mu());
+// The job's settings with the patch's fields changed (PUT .../planner).
+Answer SetPlanner(Job& job, JobContext& ctx, const PlannerPatch& patch) REQUIRES(job.mu());
 Answer UploadProfile(Job& job, JobContext& ctx, const ProfileUpload& upload) REQUIRES(job.mu());
 Answer UploadRankProfile(Job& job, JobContext& ctx, const RankProfile& profile) REQUIRES(job.mu());
 Answer ComputeFrontierNow(Job& job, JobContext& ctx) REQUIRES(job.mu());

@@ -360,7 +360,17 @@ Answer JobRegistry::GetJob(const std::string& job_id) {
 }
 
 Answer JobRegistry::SetPlanner(const std::string& job_id, const PlannerSettings& planner) {
-  return WithJob(job_id, &server::SetPlanner, ctx_, planner);
+  return WithJob(job_id, [&](Job& job) {
+    job.mu().AssertHeld();
+    return server::SetPlanner(job, ctx_, planner);
+  });
+}
+
+Answer JobRegistry::SetPlanner(const std::string& job_id, const PlannerPatch& patch) {
+  return WithJob(job_id, [&](Job& job) {
+    job.mu().AssertHeld();
+    return server::SetPlanner(job, ctx_, patch);
+  });
 }
 
 Answer JobRegistry::UploadProfile(const std::string& job_id, const ProfileUpload& upload) {

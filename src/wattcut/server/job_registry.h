@@ -123,6 +123,7 @@ class JobRegistry {
   Answer GetJob(const std::string& job_id);
   Answer DeleteJob(const std::string& job_id) EXCLUDES(mu_);
   Answer SetPlanner(const std::string& job_id, const PlannerSettings& planner);
+  Answer SetPlanner(const std::string& job_id, const PlannerPatch& patch);
   Answer UploadProfile(const std::string& job_id, const ProfileUpload& upload);
   Answer UploadRankProfile(const std::string& job_id, const RankProfile& profile);
   Answer ComputeFrontierNow(const std::string& job_id);

@@ -28,10 +28,12 @@ PlannerOptions PlannerSettings::ToPlannerOptions() const {
   return options;
 }
 
-Result<PlannerSettings> PlannerSettingsFromJson(const json& j) {
+Result<PlannerSettings> PlannerSettingsFromJson(const json& j) { return PlannerSettingsFromJson(j, PlannerSettings{}); }
+
+Result<PlannerSettings> PlannerSettingsFromJson(const json& j, const PlannerSettings& base) {
   if (auto s = RequireObject(j, "planner settings"); !s) return s.error();
-  PlannerSettings settings;
-  auto m = IntField(j, "num_microbatches", 1, kMaxMicrobatches, 0);
+  PlannerSettings settings = base;
+  auto m = IntField(j, "num_microbatches", 1, kMaxMicrobatches, base.num_microbatches);
   if (!m) return m.error();
   settings.num_microbatches = *m;
   if (auto it = j.find("schedule"); it != j.end() && !it->is_null()) {
@@ -42,7 +44,7 @@ Result<PlannerSettings> PlannerSettingsFromJson(const json& j) {
     }
     settings.schedule = *schedule;
   }
-  auto chunks = IntField(j, "virtual_stages", 1, kMaxStages, 1);
+  auto chunks = IntField(j, "virtual_stages", 1, kMaxStages, base.virtual_stages);
   if (!chunks) return chunks.error();
   settings.virtual_stages = *chunks;
   if (auto it = j.find("cost_model"); it != j.end() && !it->is_null()) {
@@ -55,22 +57,30 @@ Result<PlannerSettings> PlannerSettingsFromJson(const json& j) {
     }
     settings.cost_model = *kind;
   }
-  auto unit = NumberField(j, "unit_time_s", 0.001);
+  auto unit = NumberField(j, "unit_time_s", base.unit_time_s);
   if (!unit) return unit.error();
   if (*unit <= 0 || *unit > 10) return Error{"field 'unit_time_s': must be in (0, 10]"};
   settings.unit_time_s = *unit;
-  auto nf = NumberField(j, "noise_factor", 0.95);
+  auto nf = NumberField(j, "noise_factor", base.noise_factor);
   if (!nf) return nf.error();
   if (*nf <= 0 || *nf > 1) return Error{"field 'noise_factor': must be in (0, 1]"};
   settings.noise_factor = *nf;
-  auto p2p = NumberField(j, "p2p_power_w", 0.0);
+  auto p2p = NumberField(j, "p2p_power_w", base.p2p_power_w);
   if (!p2p) return p2p.error();
   if (*p2p < 0 || *p2p > 100000) return Error{"field 'p2p_power_w': must be in [0, 100000]"};
   settings.p2p_power_w = *p2p;
-  auto min_freq = IntField(j, "profiling_min_freq_mhz", 0, 100000, 0);
+  auto min_freq = IntField(j, "profiling_min_freq_mhz", 0, 100000, base.profiling_min_freq_mhz);
   if (!min_freq) return min_freq.error();
   settings.profiling_min_freq_mhz = *min_freq;
   return settings;
+}
+
+Result<PlannerPatch> PlannerPatchFromJson(const json& j) {
+  if (auto s = RequireObject(j, "planner settings"); !s) return s.error();
+  // Checked now, against the defaults, so that a field of the wrong type or range is refused
+  // before the job is looked up; applied to the job's settings under its lock.
+  if (auto checked = PlannerSettingsFromJson(j); !checked) return checked.error();
+  return PlannerPatch{j};
 }
 
 Result<PlanSelection> PlanSelectionFromJson(const json& j) { return PlanSelection::FromJson(j); }

@@ -100,6 +100,15 @@ struct DeadlineScheduleSpec {
 inline constexpr size_t kDeadlineSeriesMaxBytes = size_t{4} << 20;
 
 Result<PlannerSettings> PlannerSettingsFromJson(const nlohmann::json& json);
+// The same, a field left out keeping `base`'s value.
+Result<PlannerSettings> PlannerSettingsFromJson(const nlohmann::json& json, const PlannerSettings& base);
+
+// PUT /v1/jobs/{id}/planner body: the fields to change. A field left out keeps the job's value
+// (before, it was reset to its default: a body without p2p_power_w set a registered 83.64 W to 0).
+struct PlannerPatch {
+  nlohmann::json fields;  // an object, every field checked as PlannerSettingsFromJson checks it
+};
+Result<PlannerPatch> PlannerPatchFromJson(const nlohmann::json& json);
 Result<PlanSelection> PlanSelectionFromJson(const nlohmann::json& json);
 Result<PowerTarget> PowerTargetFromJson(const nlohmann::json& json);
 // num_microbatches 0 ("not set yet") is written as null, which PlannerSettingsFromJson reads back.

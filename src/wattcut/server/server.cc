@@ -279,8 +279,8 @@ void Server::Impl::AddRoutes() {
   Route("PUT", R"(/v1/jobs/([^/]+)/planner)", "v1_planner", true,
         [&reg](const auto& req, const std::string& body, auto& res) {
           std::string job_id = req.matches[1];
-          WithBody<PlannerSettings>(body, res, &PlannerSettingsFromJson,
-                                    [&](const PlannerSettings& p) { return reg.SetPlanner(job_id, p); });
+          WithBody<PlannerPatch>(body, res, &PlannerPatchFromJson,
+                                 [&](const PlannerPatch& p) { return reg.SetPlanner(job_id, p); });
         });
   Route("PUT", R"(/v1/jobs/([^/]+)/profile)", "v1_profile", true,
         [&reg](const auto& req, const std::string& body, auto& res) {
