@@ -37,6 +37,7 @@ class LiveRow(LiveRowBase):
         shadow = cls.start_controller("shadow", cls.shadow_log)
         cls.load(1.0, 6 * PERIOD_S)
         shadow.stop()
+        cls.shadow_output = shadow.output
         cls.lock_calls_after_shadow = sum(s.lock_calls() for s in cls.states)
 
         # The load is back to normal before the enforcing controller starts: had it started at the
@@ -77,6 +78,9 @@ class LiveRow(LiveRowBase):
         decisions = self.read_log(self.shadow_log)
         self.assertTrue(any(d["brake"] for d in decisions), "it would have braked")
         self.assertTrue(all("would_send" in d and "sent" not in d for d in decisions))
+        # Its last words say so (issue 54: it said the ceilings stay at the agents, though it sent none).
+        self.assertIn("shadow mode sent nothing, so nothing is left at the agents", self.shadow_output)
+        self.assertNotIn("until their lease runs out", self.shadow_output)
 
     def test_the_commands_are_the_policys_for_the_logged_readings(self):
         # The policy's rule, replayed: level and brake after each reading (in-band: no latency).

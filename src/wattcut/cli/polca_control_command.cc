@@ -314,8 +314,12 @@ int Run(const ControlArgs& args) {
     metrics->stop();
     metrics_thread.join();
   }
-  std::cerr << "wattcut polca control: stopped; the ceilings stay at the agents until their lease runs out ("
-            << controller.ceiling_lease_s() << " s)\n";
+  if (options.shadow) {
+    std::cerr << "wattcut polca control: stopped; shadow mode sent nothing, so nothing is left at the agents\n";
+  } else {
+    std::cerr << "wattcut polca control: stopped; the ceilings stay at the agents until their lease runs out ("
+              << controller.ceiling_lease_s() << " s)\n";
+  }
   return 0;
 }
 
