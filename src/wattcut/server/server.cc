@@ -14,6 +14,7 @@
 
 #include "wattcut/base/mutex.h"
 #include "wattcut/base/printable_text.h"
+#include "wattcut/http/bind_problem.h"
 #include "wattcut/http/error_body.h"
 #include "wattcut/http/http_status.h"
 #include "wattcut/http/loopback.h"
@@ -484,10 +485,18 @@ Result<std::unique_ptr<Server>> Server::Create(const ServerOptions& options) {
 
   if (options.port == 0) {
     impl->port = http.bind_to_any_port(options.host);
-    if (impl->port <= 0) return Error{"cannot bind " + options.host + " to a free port"};
+    if (impl->port <= 0) {
+      return Error{"cannot bind " + options.host + " to a free port: " + http::BindProblem(options.host, 0)};
+    }
   } else {
     if (!http.bind_to_port(options.host, options.port)) {
-      return Error{"cannot bind " + options.host + ":" + std::to_string(options.port)};
+      const std::string problem = http::BindProblem(options.host, options.port);
+      return Error{
+          "cannot bind " + options.host + ":" + std::to_string(options.port) + ": " +
+          (problem.empty() ? "it binds now; try again" : problem) +
+          (problem == "Address already in use"
+               ? " (another wattcut serve, or another program, listens there: --listen HOST:PORT picks another)"
+               : "")};
     }
     impl->port = options.port;
   }
