@@ -376,6 +376,12 @@ TEST_F(ZeusdApiTest, SettersActUnderAnImplicitLeaseOfTheCaller) {
   agent::GpuControl control = agent_.Control(0);
   ASSERT_TRUE(control.lease.has_value());
   EXPECT_EQ(control.lease->holder.pid, ::getpid());  // this process holds it now, by an implicit lease
+  // /v1/state shows it as implicit, with no time to live (issue 54: it showed "ttl_s": 1e12).
+  auto state = Call(*c, "GET", "/v1/state");
+  ASSERT_EQ(state.status, 200) << state.body;
+  const nlohmann::json lease = nlohmann::json::parse(state.body)["gpus"][0]["lease"];
+  EXPECT_TRUE(lease.value("implicit", false)) << lease.dump();
+  EXPECT_TRUE(lease["ttl_s"].is_null()) << lease.dump();
   ASSERT_TRUE(control.sm_lock.has_value());
   EXPECT_EQ(control.sm_lock->min_mhz, low);
   EXPECT_EQ(control.sm_lock->max_mhz, high);

@@ -55,7 +55,14 @@ json HolderJson(const LeaseHolder& holder) {
 }
 
 json LeaseJson(const Lease& lease) {
-  return json{{"id", lease.id}, {"gpus", lease.gpus}, {"ttl_s", lease.ttl_s}, {"holder", HolderJson(lease.holder)}};
+  // A zeusd client's implicit lease has no time to live: it lasts while its connection does. Its
+  // stand-in ttl (10^12 s) is not a number a reader should see.
+  const bool implicit = lease.ttl_s >= NodeAgent::kImplicitLeaseTtlS;
+  return json{{"id", lease.id},
+              {"gpus", lease.gpus},
+              {"ttl_s", implicit ? json(nullptr) : json(lease.ttl_s)},
+              {"implicit", implicit},
+              {"holder", HolderJson(lease.holder)}};
 }
 
 json ControlJson(const NodeAgent& node, const GpuControl& control) {
