@@ -104,7 +104,7 @@ void SavingSection(std::string& out, const JobStatusView& job) {
     out += "<span class=\"saved\">" + Energy(s.saved_j) + "</span> over " + std::to_string(s.counted_steps) +
            " steps reported since the server started (" + std::to_string(s.plan_steps) + " of them under a plan)";
     if (s.all_max_known) {
-      out += "; the deployed target saves " + Energy(s.step_saving_j) + " a step.";
+      out += "; the plan deployed now saves " + Energy(s.step_saving_j) + " a step against AllMax.";
     } else {
       out += "; no AllMax point is known for this job, so no step counts a saving.";
     }
@@ -152,10 +152,13 @@ std::string DeadlineText(const std::optional<StatusDeadlineView>& d) {
       Fixed(d->iterations, 0) + " iterations by " + EscapeXml(d->deadline) + " at the least " + EscapeXml(d->objective);
   if (!d->error.empty()) return text + ": <span class=\"error\">" + EscapeXml(d->error) + "</span>";
   if (!d->point_now) return text + ": planned when the frontier is ready";
+  // A cost is in the price series' own currency, which the series does not name.
   const char* unit = d->objective == "carbon" ? " kg" : d->objective == "energy" ? " kWh" : "";
+  const char* currency = d->objective == "cost" ? " (in the price series' currency)" : "";
   text += ": point " + std::to_string(*d->point_now) + " now; " + Fixed(d->done, 0) + " done of " +
-          Fixed(d->expected, 0) + " planned by now; " + Fixed(d->planned_so_far, 2) + unit + " of " +
-          Fixed(d->planned_total, 2) + unit + " so far as planned; finish " + EscapeXml(d->finish);
+          Fixed(d->expected, 0) + " planned by now; " + EscapeXml(d->objective) + " " + Fixed(d->planned_so_far, 2) +
+          unit + " of " + Fixed(d->planned_total, 2) + unit + currency + " so far as planned; finish " +
+          EscapeXml(d->finish);
   if (d->replans > 0) text += "; replanned " + std::to_string(d->replans) + " times";
   return text;
 }

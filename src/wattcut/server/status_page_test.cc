@@ -133,6 +133,16 @@ TEST(StatusPage, APlannedJobShowsItsFrontierChartAndTheSaving) {
   EXPECT_EQ(at_fastest.find(">selected<"), std::string::npos);
   job.frontier = Frontier();
   EXPECT_NE(page.find("5 points, computed in 0.25 s"), std::string::npos);
+  // Issue 54: the saving names what it is (it said "the deployed target saves", with no power
+  // target set), and a deadline's cost says its unit is the price series' (it read "0.00 of 74.44").
+  EXPECT_NE(page.find("the plan deployed now saves 25.000 kJ a step against AllMax"), std::string::npos) << page;
+  job.deadline = StatusDeadlineView{"2026-12-14T16:48Z", "cost", 214620, 10, 12, size_t{3}, 0.0, 74.44,
+                                    "2026-12-14T10:00Z", 0,      ""};
+  const std::string costed = StatusPageHtml(Server({job}));
+  EXPECT_NE(costed.find("cost 0.00 of 74.44 (in the price series' currency) so far as planned"), std::string::npos)
+      << costed;
+  job.deadline->objective = "energy";
+  EXPECT_NE(StatusPageHtml(Server({job})).find("energy 0.00 kWh of 74.44 kWh so far as planned"), std::string::npos);
   EXPECT_NE(page.find("point 3: 1.700 s, 1.010 kJ"), std::string::npos);  // the selected one
   EXPECT_NE(page.find("<span class=\"saved\">2.500 MJ</span> over 120 steps"), std::string::npos);
   EXPECT_NE(page.find("(100 of them under a plan)"), std::string::npos);
