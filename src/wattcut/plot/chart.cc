@@ -15,6 +15,9 @@ constexpr double kMarginLeft = 72;
 constexpr double kMarginTop = 40;
 constexpr double kMarginBottom = 52;
 constexpr double kLegendWidth = 190;
+// A legend entry's text at 12 px: about this many pixels a character (sans-serif, mixed case),
+// so that the legend is as wide as its longest name and no name runs off the picture.
+constexpr double kLegendCharWidth = 6.6;
 
 struct Range {
   double lo = std::numeric_limits<double>::infinity();
@@ -117,9 +120,14 @@ SvgDocument Chart::Render() const {
     r.Add(b.to);
   }
 
+  double legend_w = kLegendWidth;
+  for (const Series& s : series_) {
+    legend_w = std::max(legend_w, 16 + 32 + kLegendCharWidth * static_cast<double>(s.name.size()) + 8);
+  }
+  legend_w = std::min(legend_w, width_ / 2);  // the plot keeps at least half the width
   const double plot_x0 = kMarginLeft;
   const double plot_y0 = kMarginTop;
-  const double plot_w = width_ - kMarginLeft - kLegendWidth;
+  const double plot_w = width_ - kMarginLeft - legend_w;
   const double plot_h = height_ - kMarginTop - kMarginBottom;
   AxisLayout xa = LayOut(x_, xr, std::max(2, static_cast<int>(plot_w / 90)));
   AxisLayout ya = LayOut(y_, yr, std::max(2, static_cast<int>(plot_h / 60)));
@@ -188,7 +196,8 @@ SvgDocument Chart::Render() const {
   }
   doc.EndGroup();
 
-  // Reference lines and their labels (labels are not clipped).
+  // Reference lines and their labels (labels are not clipped), over the data with a white halo
+  // so that a threshold's label reads where the data runs near it.
   for (const ReferenceLine& l : lines_) {
     const Style style = Style::Stroke(l.color, 1.2).WithDash(l.dash);
     if (l.orientation == Orientation::kHorizontal) {
@@ -196,23 +205,24 @@ SvgDocument Chart::Render() const {
       if (y < plot_y0 - 0.5 || y > plot_y0 + plot_h + 0.5) continue;
       doc.Line(plot_x0, y, plot_x0 + plot_w, y, style);
       if (!l.label.empty()) {
-        doc.Text(plot_x0 + plot_w - 4, y - 4, l.label, TextStyle::Sized(10).Anchor("end").Color(l.color));
+        doc.Text(plot_x0 + plot_w - 4, y - 4, l.label, TextStyle::Sized(10).Anchor("end").Color(l.color).Halo());
       }
     } else {
       double x = sx(l.value);
       if (x < plot_x0 - 0.5 || x > plot_x0 + plot_w + 0.5) continue;
       doc.Line(x, plot_y0, x, plot_y0 + plot_h, style);
       if (!l.label.empty()) {
-        doc.Text(x + 4, plot_y0 + 12, l.label, TextStyle::Sized(10).Color(l.color));
+        doc.Text(x + 4, plot_y0 + 12, l.label, TextStyle::Sized(10).Color(l.color).Halo());
       }
     }
   }
   for (const Band& b : bands_) {
     if (b.label.empty()) continue;
     if (b.orientation == Orientation::kHorizontal) {
-      doc.Text(plot_x0 + 4, sy(std::max(b.from, b.to)) + 12, b.label, TextStyle::Sized(10).Color("#555555"));
+      doc.Text(plot_x0 + 4, sy(std::max(b.from, b.to)) + 12, b.label, TextStyle::Sized(10).Color("#555555").Halo());
     } else {
-      doc.Text(sx(std::min(b.from, b.to)) + 3, plot_y0 + plot_h - 4, b.label, TextStyle::Sized(10).Color("#555555"));
+      doc.Text(sx(std::min(b.from, b.to)) + 3, plot_y0 + plot_h - 4, b.label,
+               TextStyle::Sized(10).Color("#555555").Halo());
     }
   }
   doc.Rect(plot_x0, plot_y0, plot_w, plot_h, Style::Stroke("#888888", 1));

@@ -36,6 +36,29 @@ size_t Count(const std::string& text, const std::string& what) {
   return n;
 }
 
+// Issue 54: "estimated under the ceilings (after)" ran off the right edge of polca replay's
+// row_power.svg: the legend was 190 px whatever its names. It is now as wide as its longest.
+TEST(Chart, ALongLegendNameStaysInsideThePicture) {
+  Chart chart("Row power", AxisSpec("time (h)"), AxisSpec("power (kW)"));
+  const std::string name = "estimated under the ceilings (after)";
+  chart.AddSeries({name, {{0, 70}, {1, 85}}});
+  chart.AddSeries({"measured (before)", {{0, 72}, {1, 88}}});
+  const std::string svg = chart.ToSvg();
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(svg, m, std::regex("<svg[^>]* width=\"([0-9.]+)\"")));
+  const double width = std::atof(m[1].str().c_str());
+  ASSERT_TRUE(std::regex_search(svg, m, std::regex("<text x=\"([0-9.]+)\"[^>]*>" + std::string("estimated under"))));
+  const double x = std::atof(m[1].str().c_str());
+  EXPECT_LE(x + 6.6 * static_cast<double>(name.size()), width) << svg.substr(0, 400);
+  // A threshold's label reads over data near it: it has a white halo (issue 54: T1 and T2 sat
+  // under polca simulate's data band).
+  chart.AddReferenceLine({Orientation::kHorizontal, 80, "T1 = 80 %"});
+  const std::string with_line = chart.ToSvg();
+  ASSERT_TRUE(std::regex_search(with_line, m, std::regex("<text [^>]*>T1 = 80 %</text>")));
+  EXPECT_NE(m.str().find("stroke=\"white\""), std::string::npos) << m.str();
+  EXPECT_NE(m.str().find("paint-order=\"stroke\""), std::string::npos) << m.str();
+}
+
 TEST(Chart, RendersSeriesLinesBandsAndLegendAsWellFormedSvg) {
   Chart chart("Row power & <thresholds>", AxisSpec("time (h)"), AxisSpec("power (%)"));
   chart.AddSeries({"row power", {{0, 70}, {1, 85}, {2, 78}}});

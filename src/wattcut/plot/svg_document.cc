@@ -104,6 +104,12 @@ TextStyle TextStyle::Baseline(std::string value) const {
   return t;
 }
 
+TextStyle TextStyle::Halo() const {
+  TextStyle t = *this;
+  t.halo = true;
+  return t;
+}
+
 SvgDocument::SvgDocument(double width, double height) : width_(width), height_(height) {}
 
 void SvgDocument::AppendStyle(const Style& style) {
@@ -169,6 +175,7 @@ void SvgDocument::Text(double x, double y, std::string_view text, const TextStyl
            "\" font-family=\"sans-serif\" font-size=\"" + FormatCoordinate(style.size) + "\" fill=\"" +
            EscapeXml(style.fill) + "\" text-anchor=\"" + EscapeXml(style.anchor) + "\"";
   if (style.bold) body_ += " font-weight=\"bold\"";
+  if (style.halo) body_ += " stroke=\"white\" stroke-width=\"3\" stroke-linejoin=\"round\" paint-order=\"stroke\"";
   if (!style.baseline.empty()) {
     body_ += " dominant-baseline=\"" + EscapeXml(style.baseline) + "\"";
   }

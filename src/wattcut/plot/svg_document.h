@@ -49,6 +49,7 @@ struct TextStyle {
   bool bold = false;
   double rotate_deg = 0.0;  // rotation about the anchor point
   std::string baseline;     // dominant-baseline, e.g. "middle"; empty for default
+  bool halo = false;        // a white outline under the glyphs, so that a label reads over data
 
   // Builders, e.g. TextStyle::Sized(11).Anchor("middle").Color("#444444").
   static TextStyle Sized(double px);
@@ -57,6 +58,7 @@ struct TextStyle {
   TextStyle Bold() const;
   TextStyle Rotate(double degrees) const;
   TextStyle Baseline(std::string value) const;
+  TextStyle Halo() const;
 };
 
 class SvgDocument {
