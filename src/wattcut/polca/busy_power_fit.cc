@@ -12,11 +12,9 @@ namespace wattcut::polca {
 namespace {
 
 // The spreads of a prefill's prompt tokens searched, seconds per token: none (the window of the
-// first token) to 0.4 ms a token (a 20,000-token prompt over 8 s).
+// first token) to 1.28 ms a token (a 20,000-token prompt over 26 s).
 constexpr double kSpreads[] = {0, 1e-5, 2e-5, 4e-5, 8e-5, 1.6e-4, 3.2e-4, 6.4e-4, 1.28e-3};
 
-// The clock exponents searched when the data holds two clocks or more: the above-idle terms scale
-// as (f / f_max)^exponent, as the phase model's do (inference_power_model.h).
 // A window is stalled when its steps take under this share of it at the decode step time; a run of
 // stalled windows of at least kMinStalledRunS before a prompt count is a long prefill measured, and
 // kMinMeasuredPrefills of them fix the spread.
@@ -27,6 +25,8 @@ constexpr int kMinMeasuredPrefills = 3;
 // Where in its window a prefill ended is unknown: its spread is averaged over this many points.
 constexpr int kEndPoints = 8;
 
+// The clock exponents searched when the data holds two clocks or more: the above-idle terms scale
+// as (f / f_max)^exponent, as the phase model's do (inference_power_model.h).
 constexpr double kExponents[] = {0.25, 0.5, 0.75, 1.0, 1.25, 1.5, 1.75, 2.0, 2.5, 3.0};
 
 constexpr const char* kTermNames[] = {"idle power",

@@ -13,12 +13,12 @@
 // per window (calibration_windows.h: `busy` is its busy share, the batch its decode batch), every
 // term but idle scaled by (f / f_max)^clock_exponent at the window's SM clock. A
 // prefill draws its power before vLLM's prompt counter moves (at the first token), so a window's
-// prompt tokens are spread back over the prefill's length, `prefill_s_per_token` x tokens (at
-// least the window): the one shape parameter. Where the gauges show long prefills (busy windows with
-// almost no engine steps before the prompt counter moves), their length per token is the spread;
-// otherwise it is chosen from a grid by the fit's residual. The
-// model is then read as the sensor reads power: through a trailing box of `sensor_average_s`
-// (1 s for NVML's averaged power, 0 for instant samples), so that an H100's 1 s average and an
+// prompt tokens are spread back over the prefill's length, `prefill_s_per_token` x tokens,
+// averaged over where in the window it ended, and the windows it covers count as busy: the one
+// shape parameter. Where the gauges show long prefills (busy windows with almost no engine steps
+// before the prompt counter moves), their length per token is the spread; otherwise it is chosen
+// from a grid by the fit's residual. The model is then read as the sensor reads power: through a trailing box of
+// `sensor_average_s` (1 s for NVML's averaged power, 0 for instant samples), so that an H100's 1 s average and an
 // A100's instants are fitted alike.
 //
 // A fit bounded by physics (bounded_least_squares.h): idle within [5 %, 60 %] of TDP; the busy

@@ -393,6 +393,10 @@ double PowerCalibration::FitPartOneSecondError(const std::vector<double>& predic
 
 void PowerCalibration::Evaluate(const std::vector<double>& predicted) {
   const double tdp = base_.gpu.tdp_w;
+  result_.fit.clear();
+  result_.held_back.clear();
+  result_.holdout_minutes = 0;
+  result_.energy_per_minute_mean_abs = result_.energy_per_minute_max_abs = 0;
   auto kind_of = [&](size_t k) {
     const CalibrationWindow& w = data_.windows[k];
     if (w.idle) return WindowKind::kIdle;
@@ -482,7 +486,7 @@ Result<CalibrationResult> PowerCalibration::Run() {
   // The engine-state model (busy_power_fit.h), which needs no timing.
   BusyPowerFit busy_fit(data_, in_fit_, base_, options_.sensor_average_s, options_.busy);
   Result<BusyPowerFitResult> busy = busy_fit.Run();
-  if (phase_refusal.empty() == false && !busy.ok()) {
+  if (!phase_refusal.empty() && !busy.ok()) {
     std::string notes;
     for (const std::string& n : result_.notes) notes += "; " + n;
     return Error{busy.error().message + " (and the phase model: " + phase_refusal + ")" + notes};
@@ -536,7 +540,14 @@ Result<CalibrationResult> PowerCalibration::Run() {
         "the clock dependence was not measured: lock the GPUs to two or more SM clocks for a few "
         "minutes each while recording (nvidia-smi -lgc) to measure it");
   }
-  return Validated();
+  Result<CalibrationResult> phase = Validated();
+  if (phase.ok() || !busy.ok()) return phase;
+  // The phase levels break the config's rules (a small prefill drawing more than a large one,
+  // say): the engine-state model answers instead, and says why.
+  result_.parameters.clear();
+  result_.config.gpu = base_.gpu;
+  return FinishBusy(*busy, "its levels are not a consistent config: " +
+                               phase.error().message.substr(0, phase.error().message.find(';')));
 }
 
 void PowerCalibration::AddServerParameters() {
