@@ -84,13 +84,14 @@ std::string ImplausibleValue(size_t m, double value) {
 }
 constexpr size_t kMetricCount = sizeof(kMetrics) / sizeof(kMetrics[0]);
 
+std::string WithoutEnginePrefix(std::string_view name) {
+  const size_t colon = name.find(':');
+  return std::string(colon == std::string_view::npos ? name : name.substr(colon + 1));
+}
+
 // `name` is `full` ("vllm:x") or its name without the engine's prefix ("x").
 bool NameIs(const std::string& name, const char* full) {
-  if (full == nullptr) return false;
-  if (name == full) return true;
-  const std::string_view f(full);
-  const size_t colon = f.find(':');
-  return colon != std::string_view::npos && name == f.substr(colon + 1);
+  return full != nullptr && (name == full || name == WithoutEnginePrefix(full));
 }
 
 struct MetricMatch {
@@ -115,12 +116,7 @@ bool IsUnusedMetric(const std::string& name) {
   return false;
 }
 
-std::string WithoutEnginePrefix(std::string_view name) {
-  const size_t colon = name.find(':');
-  return std::string(colon == std::string_view::npos ? name : name.substr(colon + 1));
-}
-
-// Levenshtein distance, stopping early above `limit` (the names are short).
+// Levenshtein distance; names whose lengths differ by more than `limit` answer limit + 1 at once.
 size_t EditDistance(const std::string& a, const std::string& b, size_t limit) {
   if (a.size() > b.size() + limit || b.size() > a.size() + limit) return limit + 1;
   std::vector<size_t> row(b.size() + 1);
