@@ -364,7 +364,8 @@ def main(argv: Optional[List[str]] = None) -> int:
         loss = sum(losses) / len(losses) if losses else None
         if pfo is not None:
             now_phase, version = pfo.phase, pfo.plan_version
-            planned_steps += 1 if now_phase == "planned" else 0
+            # A step under the server's plan (not the highest clock while the plan is on its way).
+            planned_steps += 1 if now_phase == "planned" and pfo.schedule else 0
             if dp_rank == 0 and (now_phase != previous_phase or version != previous_version):
                 if speaker and now_phase == "profiled":
                     print(f"step {step}: profiling done; the server computes the frontier", flush=True)
