@@ -14,6 +14,7 @@
 
 #include "wattcut/base/csv_reader.h"
 #include "wattcut/base/fixed_decimals.h"
+#include "wattcut/base/joined_text.h"
 #include "wattcut/base/printable_text.h"
 #include "wattcut/cli/command.h"
 #include "wattcut/cli/output_directory.h"
@@ -167,12 +168,6 @@ Result<RunData> ReadRun(const CalibrateArgs& args, const std::string& power_path
   for (const std::string& n : power->notes) run.notes.push_back(n);
   for (const std::string& n : load->notes) run.notes.push_back(n);
   return run;
-}
-
-std::string Joined(const std::vector<std::string>& items, const std::string& separator) {
-  std::string out;
-  for (size_t i = 0; i < items.size(); ++i) out += (i ? separator : "") + items[i];
-  return out;
 }
 
 int RunCalibrate(const CalibrateArgs& args) {

@@ -5,18 +5,13 @@
 #include <cstdio>
 
 #include "wattcut/base/fixed_decimals.h"
+#include "wattcut/base/joined_text.h"
 
 namespace wattcut {
 namespace {
 
 // Watts above which a power limit is not a number a GPU could have (and has no int64 milliwatts).
 constexpr double kPowerLimitBoundW = 1e6;
-
-std::string Joined(const std::vector<std::string>& items, const std::string& separator) {
-  std::string out;
-  for (size_t i = 0; i < items.size(); ++i) out += (i ? separator : "") + items[i];
-  return out;
-}
 
 Status CheckRequest(const ClockLockRequest& request) {
   std::vector<std::string> problems;
