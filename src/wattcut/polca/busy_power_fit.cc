@@ -120,29 +120,27 @@ void BusyPowerFit::MeasureSpread() {
   if (prefills >= kMinMeasuredPrefills && tokens > 0) measured_spread_s_per_token_ = seconds / tokens;
 }
 
-std::vector<BusyPowerFit::Row> BusyPowerFit::Features(double prefill_s_per_token, double exponent) const {
+void BusyPowerFit::FindStretches() {
   const size_t n = data_.windows.size();
-  std::vector<Row> raw(n, Row{});
-  std::vector<double> scale(n, 1.0);
-  std::vector<double> prefill_cover(n, 0.0);  // share of each window a spread prefill covers
-  // first[k]: the first window of k's stretch of adjacent windows of one run.
-  std::vector<size_t> first(n, 0);
+  first_.assign(n, 0);
   size_t run = 0;
   for (size_t k = 0; k < n; ++k) {
     while (run + 1 < data_.run_starts.size() && data_.run_starts[run + 1] <= k) ++run;
     const bool joins =
         k > data_.run_starts[run] && std::abs(data_.windows[k].start_s - data_.windows[k - 1].end_s) < 1e-6;
-    first[k] = joins ? first[k - 1] : k;
+    first_[k] = joins ? first_[k - 1] : k;
   }
+}
+
+std::vector<BusyPowerFit::Row> BusyPowerFit::Spread(double prefill_s_per_token) const {
+  const size_t n = data_.windows.size();
+  const std::vector<size_t>& first = first_;
+  std::vector<Row> raw(n, Row{});
+  std::vector<double> prefill_cover(n, 0.0);  // share of each window a spread prefill covers
   for (size_t k = 0; k < n; ++k) {
     const CalibrationWindow& w = data_.windows[k];
     const double length = w.length_s();
     raw[k][0] = 1;
-    // The above-idle terms at the window's clock (none said: the maximum).
-    const double f = std::isnan(w.freq_mhz) ? 1.0
-                                            : std::clamp(w.freq_mhz, base_.gpu.min_freq_mhz, base_.gpu.max_freq_mhz) /
-                                                  base_.gpu.max_freq_mhz;
-    scale[k] = std::pow(f, exponent);
     raw[k][1] = w.busy_share;
     raw[k][3] += w.generated_tokens / length;
     raw[k][6] = w.iterations / length;
@@ -188,7 +186,22 @@ std::vector<BusyPowerFit::Row> BusyPowerFit::Features(double prefill_s_per_token
       raw[k][7] = w.busy_share > 0 ? std::max(0.0, w.busy_share - w.iterations * decode_step_s_ / w.length_s()) : cover;
     }
     raw[k][1] = std::max(raw[k][1], cover);
-    for (int t = 1; t < kTerms; ++t) raw[k][t] *= scale[k];
+  }
+  return raw;
+}
+
+std::vector<BusyPowerFit::Row> BusyPowerFit::Features(const std::vector<Row>& spread, double exponent) const {
+  const size_t n = data_.windows.size();
+  const std::vector<size_t>& first = first_;
+  std::vector<Row> raw = spread;
+  for (size_t k = 0; k < n; ++k) {
+    // The above-idle terms at the window's clock (none said: the maximum).
+    const CalibrationWindow& w = data_.windows[k];
+    const double f = std::isnan(w.freq_mhz) ? 1.0
+                                            : std::clamp(w.freq_mhz, base_.gpu.min_freq_mhz, base_.gpu.max_freq_mhz) /
+                                                  base_.gpu.max_freq_mhz;
+    const double scale = std::pow(f, exponent);
+    for (int t = 1; t < kTerms; ++t) raw[k][t] *= scale;
   }
   if (sensor_average_s_ <= 0) return raw;
   // The sensor's trailing box: each window's reading is the mean over the sensor's window before
@@ -254,10 +267,11 @@ void BusyPowerFit::SearchSpread() {
                                           ? std::vector<double>{measured_spread_s_per_token_}
                                           : std::vector<double>(std::begin(kSpreads), std::end(kSpreads));
   for (double spread : spreads) {
+    const std::vector<Row> spread_rows = Spread(spread);  // the same for every exponent
     for (double exponent : exponents) {
       BusyPowerFitResult candidate = result_;
       double rss = 0;
-      if (!Fit(Features(spread, exponent), candidate, rss) || rss >= best) continue;
+      if (!Fit(Features(spread_rows, exponent), candidate, rss) || rss >= best) continue;
       best = rss;
       candidate.prefill_s_per_token = spread;
       candidate.clock_exponent = exponent;
@@ -273,13 +287,14 @@ void BusyPowerFit::SearchSpread() {
 
 Result<BusyPowerFitResult> BusyPowerFit::Run() {
   result_ = BusyPowerFitResult{};
+  FindStretches();
   if (Status s = CheckSupport(); !s.ok()) return s.error();
   if (!data_.has_prompt_tokens) result_.unmeasured.push_back("prompt energy: the load has no prompt-token counter");
   if (!data_.has_generation_tokens) {
     result_.unmeasured.push_back("generation energy: the load has no generated-token counter");
   }
   SearchSpread();
-  const std::vector<Row> rows = Features(result_.prefill_s_per_token, result_.clock_exponent);
+  const std::vector<Row> rows = Features(Spread(result_.prefill_s_per_token), result_.clock_exponent);
   // A load term whose load the fit part does not hold is 0: said, not fitted.
   for (int t = 2; t < kTerms; ++t) {
     bool seen = false;

@@ -89,8 +89,13 @@ class BusyPowerFit {
   using Row = std::array<double, kTerms>;
 
   Status CheckSupport();
-  // Features of every window for a spread of the prompt tokens, read through the sensor.
-  std::vector<Row> Features(double prefill_s_per_token, double exponent) const;
+  // first_[k]: the first window of k's stretch of adjacent windows of one run.
+  void FindStretches();
+  // Every window's terms for a spread of the prompt tokens, at the maximum clock, as they are
+  // (before the sensor reads them): what does not depend on the clock exponent.
+  std::vector<Row> Spread(double prefill_s_per_token) const;
+  // Those terms at each window's clock for `exponent`, read through the sensor.
+  std::vector<Row> Features(const std::vector<Row>& spread, double exponent) const;
   // The bounded fit for one spread: false when the bounds cannot be met.
   bool Fit(const std::vector<Row>& rows, BusyPowerFitResult& out, double& rss) const;
   void SearchSpread();
@@ -106,6 +111,7 @@ class BusyPowerFit {
   bool fit_exponent_ = false;
   double decode_step_s_ = 0;                // median decode step time (0: the load counts no steps)
   double measured_spread_s_per_token_ = 0;  // 0: not measured, searched instead
+  std::vector<size_t> first_;
   std::array<bool, kTerms> measured_{};
   BusyPowerFitResult result_;
 };
