@@ -11,10 +11,11 @@ before it starts a worker); ranks are laid out pipeline by pipeline (rank = dp_r
         examples/pipeline_gpt/train.py --dp 2 --server-url http://127.0.0.1:7787
 
 By default it trains until the job has profiled itself, the server has planned it and the plan has
-run `--planned-steps` steps, and it says when each happens. On a machine without NVIDIA GPUs,
-`--gpu-backend simulated` stands in a modelled GPU: as a CPU's speed does not follow that GPU's
-clock, each instruction is then stretched to `--emulated-ms` x max clock / clock, so that the
-profile, the frontier and the plan are those of a GPU whose time follows its clock.
+run `--planned-steps` steps, and it says when each happens. On a machine without NVIDIA GPUs
+(NVML does not load or sees none, and no node agent), `--gpu-backend auto`, the default, stands in
+a modelled GPU (`simulated`) and says so: as a CPU's speed does not follow that GPU's clock, each
+instruction is then stretched to `--emulated-ms` x max clock / clock, so that the profile, the
+frontier and the plan are those of a GPU whose time follows its clock.
 
 Inside a Slurm job run with `--wattcut` (docs/slurm.md), `--slurm` takes the planning server, the
 job's name, the rank, the world size and the GPU from the plugin's variables: the script passes only
@@ -37,6 +38,7 @@ The test-only `--straggler` makes one pipeline sleep for some steps and report i
 from __future__ import annotations
 
 import argparse
+import ctypes
 import json
 import math
 import os
@@ -152,7 +154,8 @@ def parse_args(argv: Optional[List[str]] = None) -> argparse.Namespace:
     w.add_argument("--slurm", action="store_true",
                    help="in a Slurm job with --wattcut: the server, job name, rank and GPU from the plugin's variables")
     w.add_argument("--p2p-power-w", type=float, default=75.0)
-    w.add_argument("--gpu-backend", default="nvml", choices=["nvml", "simulated"])
+    w.add_argument("--gpu-backend", default="auto", choices=["auto", "nvml", "simulated"],
+                   help="auto: nvml where NVML sees a GPU or a node agent is there, else simulated")
     w.add_argument("--dry-run", action="store_true", help="only log clock changes")
     w.add_argument("--no-profile", action="store_true",
                    help="do not profile: the server has the job's profile (--profile-for-new-jobs, PUT .../profile)")
@@ -172,6 +175,9 @@ def parse_args(argv: Optional[List[str]] = None) -> argparse.Namespace:
                    help="DP:START:END:SLEEP_S: pipeline DP sleeps SLEEP_S in steps START..END-1 and "
                         "reports itself (stage 0) to the server at START and as recovered at END")
     args = p.parse_args(argv)
+    if args.gpu_backend == "auto":
+        args.gpu_backend = "nvml" if nvidia_gpu_reachable() else "simulated"
+        args.gpu_backend_chosen = "auto"
     if args.emulate_clock_scaling is None:
         args.emulate_clock_scaling = args.gpu_backend == "simulated"
     if args.profile_freq_step_mhz < 0:
@@ -191,6 +197,23 @@ class Straggler:
 
     def slow(self, dp_rank: int, step: int) -> bool:
         return dp_rank == self.dp and self.start <= step < self.end
+
+
+def nvidia_gpu_reachable() -> bool:
+    """Whether clocks can be set on an NVIDIA GPU here: a node agent's socket (the variable or the
+    default path, as PipelineFrequencyOptimizer looks for it), or NVML loads and counts a GPU."""
+    if os.environ.get("WATTCUT_AGENT_SOCKET") or os.path.exists("/run/wattcut/agent.sock"):
+        return True
+    try:
+        nvml = ctypes.CDLL("libnvidia-ml.so.1")
+        if nvml.nvmlInit_v2() != 0:
+            return False
+        count = ctypes.c_uint(0)
+        counted = nvml.nvmlDeviceGetCount_v2(ctypes.byref(count)) == 0
+        nvml.nvmlShutdown()
+        return counted and count.value > 0
+    except (OSError, AttributeError):
+        return False
 
 
 def main(argv: Optional[List[str]] = None) -> int:
@@ -282,6 +305,9 @@ def main(argv: Optional[List[str]] = None) -> int:
     total_steps = args.steps if args.steps > 0 else (args.max_steps if until_planned else 30)
     speaker = rank == stages - 1  # the last stage of pipeline 0 prints the losses and the story
     if speaker and pfo is not None:
+        if getattr(args, "gpu_backend_chosen", "") == "auto" and args.gpu_backend == "simulated":
+            print("no NVIDIA GPU here (NVML sees none, no node agent): a simulated GPU stands in "
+                  "(--gpu-backend auto; nvml to require one)", flush=True)
         step_mhz = args.profile_freq_step_mhz
         print(f"wattcut job {pfo.job_id}: {len(pfo.available_frequencies)} clocks on this GPU; profiling "
               f"{'every clock' if step_mhz <= 0 else f'every {step_mhz} MHz'}, then the server plans the job",
