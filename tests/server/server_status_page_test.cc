@@ -10,6 +10,7 @@
 
 #include "tests/server/server_process.h"
 #include "tests/server/test_profiles.h"
+#include "wattcut/base/fixed_decimals.h"
 #include "wattcut/emulate/all_max.h"
 #include "wattcut/profile/profile_csv.h"
 
@@ -87,7 +88,11 @@ TEST(ServerStatusPage, FollowsAJobFromRegistrationToTheEnergyItsPlanSaved) {
   auto profile = ParseProfileCsv(csv, "test", kPp);
   ASSERT_TRUE(profile.ok());
   const Frontier frontier = TestFrontier(kPp, kMicrobatches);
-  const double all_max_s = AllMaxIterationTime(*profile, frontier.setup().schedule);
+  // AllMax as `wattcut frontier` prints it: every computation at its highest clock, blocking until T_min.
+  const double all_max_s = frontier.points()[frontier.fastest_index()].time_s;
+  EXPECT_NE(page.find("<th>AllMax</th><td>" + FixedDecimals(all_max_s, all_max_s < 1 ? 4 : 3) + " s, "),
+            std::string::npos)
+      << page;
   const double all_max_j = AllMaxEnergy(*profile, frontier.setup().schedule, all_max_s, options.p2p_power_w);
   const double expected_j = 9 * kDp * (all_max_j - frontier.points().back().energy_j);
   ASSERT_GT(expected_j, 0);

@@ -19,8 +19,11 @@ std::optional<AllMaxPoint> AllMaxReference(const Profile& per_device_profile, co
   }
   const Profile& profile = chunks ? *chunks : per_device_profile;
   if (profile.num_stages() != static_cast<int>(schedule.size()) * ScheduleChunks(schedule)) return std::nullopt;
+  // At the frontier's fastest time, as `wattcut frontier` and `wattcut emulate` report it: every
+  // computation at its highest clock is the fastest plan's timing, in the planner's units.
+  if (frontier.points().empty()) return std::nullopt;
   AllMaxPoint point;
-  point.time_s = AllMaxIterationTime(profile, schedule);
+  point.time_s = frontier.points()[frontier.fastest_index()].time_s;
   point.energy_j = AllMaxEnergy(profile, schedule, point.time_s, frontier.setup().p2p_power_w);
   return point;
 }

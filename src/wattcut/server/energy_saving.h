@@ -2,7 +2,8 @@
 // can know them: the planner's estimates, not measurements (measured_gpu_energy.h holds what
 // the nodes measured).
 //
-//   AllMaxReference   the AllMax point (every computation at its highest clock) of a job's
+//   AllMaxReference   the AllMax point (every computation at its highest clock, blocking until
+//                     the frontier's fastest time T_min, as the CLI reports it) of a job's
 //                     frontier, from the job's profile (emulate/all_max.h);
 //   StepEnergyJ       what one training step of a deployment target uses: tp_degree x the sum
 //                     over the data-parallel pipelines of the energy of the frontier point that

@@ -67,7 +67,8 @@ void FrontierDone(Job& job, JobContext& ctx, const FrontierTask& task, FrontierR
 Answer FrontierStatus(Job& job) {
   const Frontier* ready = job.ready_frontier();
   return AnswerText(FrontierStatusJson(job.frontier_state(), ready, ready ? job.SelectedPoint() : 0,
-                                       job.frontier_seconds(), job.frontier_error(), job.frontier_note()));
+                                       ready ? job.AllMax() : std::nullopt, job.frontier_seconds(),
+                                       job.frontier_error(), job.frontier_note()));
 }
 
 Answer FrontierPoints(Job& job, int64_t offset, int64_t limit) {

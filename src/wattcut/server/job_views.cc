@@ -29,8 +29,9 @@ json ProfileWarningsJson(const std::vector<DroppedFrequency>& dropped) {
   return out;
 }
 
-json FrontierStatusJson(FrontierState state, const Frontier* frontier, size_t selected, double compute_seconds,
-                        const std::string& error, const std::string& note) {
+json FrontierStatusJson(FrontierState state, const Frontier* frontier, size_t selected,
+                        const std::optional<AllMaxPoint>& all_max, double compute_seconds, const std::string& error,
+                        const std::string& note) {
   json out = {{"state", FrontierStateName(state)}};
   if (state == FrontierState::kFailed) out["error"] = error;
   if (!note.empty()) out["note"] = note;
@@ -43,6 +44,7 @@ json FrontierStatusJson(FrontierState state, const Frontier* frontier, size_t se
     out["fastest"] = point(frontier->fastest_index());
     out["min_energy"] = point(frontier->min_energy_index());
     out["selected"] = point(selected);
+    out["all_max"] = all_max ? json{{"time_s", all_max->time_s}, {"energy_j", all_max->energy_j}} : json(nullptr);
     out["compute_seconds"] = compute_seconds;
   }
   return out;

@@ -4,11 +4,13 @@
 
 #include <cstdint>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "wattcut/plan/frontier.h"
 #include "wattcut/profile/rank_aggregation.h"
+#include "wattcut/server/energy_saving.h"
 #include "wattcut/server/frontier_state.h"
 #include "wattcut/server/schedule_decision.h"
 
@@ -23,10 +25,11 @@ inline constexpr int64_t kMaxPointsPerPage = 10000;
 // "profile_warnings": one object per frequency the rank aggregation left out.
 nlohmann::json ProfileWarningsJson(const std::vector<DroppedFrequency>& dropped);
 // GET /v1/jobs/{id}/frontier. `frontier` is set when ready; `selected` is the selected
-// index; `error` shown when failed; `note` (when not empty) says why a stored frontier
-// was not used.
+// index; `all_max` the AllMax point (null in the answer when the profile does not give it);
+// `error` shown when failed; `note` (when not empty) says why a stored frontier was not used.
 nlohmann::json FrontierStatusJson(FrontierState state, const Frontier* frontier, size_t selected,
-                                  double compute_seconds, const std::string& error, const std::string& note);
+                                  const std::optional<AllMaxPoint>& all_max, double compute_seconds,
+                                  const std::string& error, const std::string& note);
 // GET /v1/jobs/{id}/frontier/points: points [offset, offset + min(limit, kMaxPointsPerPage)).
 nlohmann::json FrontierPointsJson(const Frontier& frontier, int64_t offset, int64_t limit);
 // The stored frontier summary (jobs.frontier_summary_json) of a ready frontier.

@@ -11,27 +11,30 @@ using testing::ThreePointFrontier;
 
 TEST(JobViews, AReadyFrontiersStatusShowsItsEndsAndTheSelectedPoint) {
   Frontier frontier = ThreePointFrontier();
-  auto status = FrontierStatusJson(FrontierState::kReady, &frontier, 1, 2.5, "", "");
+  auto status = FrontierStatusJson(FrontierState::kReady, &frontier, 1, AllMaxPoint{0.01, 9.5}, 2.5, "", "");
   EXPECT_EQ(status["state"], "ready");
   EXPECT_EQ(status["num_points"], 3);
   EXPECT_EQ(status["fastest"]["index"], 2);
   EXPECT_EQ(status["min_energy"]["index"], 1);
   EXPECT_EQ(status["selected"]["time_s"], 0.011);
   EXPECT_EQ(status["compute_seconds"], 2.5);
+  EXPECT_EQ(status["all_max"], (nlohmann::json{{"time_s", 0.01}, {"energy_j", 9.5}}));
+  EXPECT_TRUE(FrontierStatusJson(FrontierState::kReady, &frontier, 1, std::nullopt, 2.5, "", "")["all_max"].is_null());
   EXPECT_FALSE(status.contains("error"));
   EXPECT_FALSE(status.contains("note"));
 }
 
 TEST(JobViews, OtherStatesShowTheirErrorAndNote) {
-  auto failed = FrontierStatusJson(FrontierState::kFailed, nullptr, 0, 0, "no memory", "");
+  auto failed = FrontierStatusJson(FrontierState::kFailed, nullptr, 0, std::nullopt, 0, "no memory", "");
   EXPECT_EQ(failed["state"], "failed");
   EXPECT_EQ(failed["error"], "no memory");
   EXPECT_FALSE(failed.contains("num_points"));
-  auto computing = FrontierStatusJson(FrontierState::kComputing, nullptr, 0, 0, "", "the stored frontier ...");
+  auto computing =
+      FrontierStatusJson(FrontierState::kComputing, nullptr, 0, std::nullopt, 0, "", "the stored frontier ...");
   EXPECT_EQ(computing["state"], "computing");
   EXPECT_EQ(computing["note"], "the stored frontier ...");
   EXPECT_FALSE(computing.contains("error"));
-  EXPECT_EQ(FrontierStatusJson(FrontierState::kNone, nullptr, 0, 0, "", "")["state"], "none");
+  EXPECT_EQ(FrontierStatusJson(FrontierState::kNone, nullptr, 0, std::nullopt, 0, "", "")["state"], "none");
 }
 
 TEST(JobViews, PointsArePagedAndCapped) {

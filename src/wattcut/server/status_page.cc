@@ -68,7 +68,9 @@ void FrontierSection(std::string& out, const JobStatusView& job, size_t number) 
   Row(out, "selected plan", PointText(f.selected));
   if (f.non_straggler) Row(out, "non-straggler plan", PointText(*f.non_straggler));
   if (f.all_max_time_s && f.all_max_energy_j) {
-    Row(out, "AllMax", Seconds(*f.all_max_time_s) + ", " + Energy(*f.all_max_energy_j));
+    Row(out, "AllMax",
+        Seconds(*f.all_max_time_s) + ", " + Energy(*f.all_max_energy_j) +
+            " (every computation at its highest clock, blocking until T<sub>min</sub>)");
   } else {
     Row(out, "AllMax", "not known (the profile does not give it for this schedule)");
   }
@@ -206,7 +208,7 @@ section.job { border: 1px solid #ccc; border-radius: 6px; padding: 12px 18px; ma
 h2.job-name { font-size: 36px; margin: 4px 0; word-break: break-all; }
 .job-id { color: #666; font-family: "DejaVu Sans Mono", monospace; font-size: 13px; margin: 0 0 10px 0; word-break: break-all; }
 table { border-collapse: collapse; margin: 6px 0; }
-th { text-align: left; font-weight: normal; color: #555; padding: 2px 16px 2px 0; vertical-align: top; }
+th { text-align: left; font-weight: normal; color: #555; padding: 2px 16px 2px 0; vertical-align: top; white-space: nowrap; }
 td { padding: 2px 12px 2px 0; }
 .phase { font-weight: bold; }
 .error { color: #b00020; }
@@ -271,8 +273,11 @@ std::string StatusFrontierChartSvg(const StatusFrontierView& f, const std::strin
          f.non_straggler->energy_j, "#ff7f0e", 5);
   }
   mark("selected plan", selected_marked ? "" : "selected", f.selected.time_s, f.selected.energy_j, "#2ca02c", 6);
-  mark("T_min", label(f.fastest, "T_min"), f.fastest.time_s, f.fastest.energy_j, "#d62728", 4);
-  mark("T*", label(f.min_energy, "T*"), f.min_energy.time_s, f.min_energy.energy_j, "#9467bd", 4);
+  // A frontier of one point: T_min is T*, labelled once.
+  const bool one_point = f.fastest.index == f.min_energy.index;
+  mark("T_min", label(f.fastest, one_point ? "T_min, T*" : "T_min"), f.fastest.time_s, f.fastest.energy_j, "#d62728",
+       4);
+  mark("T*", one_point ? "" : label(f.min_energy, "T*"), f.min_energy.time_s, f.min_energy.energy_j, "#9467bd", 4);
   if (f.all_max_time_s && f.all_max_energy_j) {
     mark("AllMax", "AllMax", *f.all_max_time_s, *f.all_max_energy_j, "#444444", 4);
   }

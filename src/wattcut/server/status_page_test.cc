@@ -131,6 +131,13 @@ TEST(StatusPage, APlannedJobShowsItsFrontierChartAndTheSaving) {
   const std::string at_fastest = StatusFrontierChartSvg(*job.frontier, "");
   EXPECT_NE(at_fastest.find(">T_min, selected<"), std::string::npos);
   EXPECT_EQ(at_fastest.find(">selected<"), std::string::npos);
+  // A frontier of one point: T_min is T*, and both are the selected plan: one label, not two on top
+  // of each other.
+  job.frontier->min_energy = job.frontier->fastest;
+  const std::string one_point = StatusFrontierChartSvg(*job.frontier, "");
+  EXPECT_EQ(Count(one_point, ">T_min, T*, selected<"), 1u) << one_point;
+  EXPECT_EQ(one_point.find(">T*, selected<"), std::string::npos);
+  EXPECT_EQ(Count(one_point, ">T*<"), Count(at_fastest, ">T*<") - 1);  // the legend's, not a point's
   job.frontier = Frontier();
   EXPECT_NE(page.find("5 points, computed in 0.25 s"), std::string::npos);
   // Issue 54: the saving names what it is (it said "the deployed target saves", with no power
