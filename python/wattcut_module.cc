@@ -232,6 +232,12 @@ PYBIND11_MODULE(_wattcut, m) {
       .def("wait_until_frequency_applied",
            [](RankClient& c) { Check(Released([&] { return c.WaitUntilFrequencyApplied(); })); })
       .def("gpu_clock_mhz", [](RankClient& c) { return Take(Released([&] { return c.SmClockMhz(); })); })
+      .def(
+          "run_simulated_work",
+          [](RankClient& c, const std::string& instruction, double time_at_max_clock_s) {
+            return Take(Released([&] { return c.RunSimulatedWork(instruction, time_at_max_clock_s); }));
+          },
+          py::arg("instruction"), py::arg("time_at_max_clock_s"))
       .def("close", [](RankClient& c) { Check(Released([&] { return c.Close(); })); })
       .def("set_job_id", &RankClient::SetJobId, py::arg("job_id"))
       .def_property_readonly("job_id", &RankClient::job_id)

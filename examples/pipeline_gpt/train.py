@@ -13,9 +13,10 @@ before it starts a worker); ranks are laid out pipeline by pipeline (rank = dp_r
 By default it trains until the job has profiled itself, the server has planned it and the plan has
 run `--planned-steps` steps, and it says when each happens. On a machine without NVIDIA GPUs
 (NVML does not load or sees none, and no node agent), `--gpu-backend auto`, the default, stands in
-a modelled GPU (`simulated`) and says so: as a CPU's speed does not follow that GPU's clock, each
-instruction is then stretched to `--emulated-ms` x max clock / clock, so that the profile, the
-frontier and the plan are those of a GPU whose time follows its clock.
+a modelled A100 (`simulated`) and says so: as a CPU's speed and power do not follow that GPU's
+clock, each instruction then also runs `--emulated-ms` of work on the simulated GPU, which lasts
+and draws what the A100 model says at its clock, so that the profile, the frontier and the plan
+are those of that GPU.
 
 Inside a Slurm job run with `--wattcut` (docs/slurm.md), `--slurm` takes the planning server, the
 job's name, the rank, the world size and the GPU from the plugin's variables: the script passes only
@@ -30,8 +31,10 @@ one JSON line per step to `--log-dir` (its plan and the deployment version it ca
 each instruction ran at, the loss).
 
 On a CPU the (fake or simulated) GPU's clock does not change the speed of the compute, so
-`--emulate-clock-scaling` (the default with the simulated backend) stretches each instruction to
-`--emulated-ms` times max clock / locked clock, reading the clock from the GPU through wattcut.
+`--emulate-clock-scaling` (the default with the simulated backend) runs `--emulated-ms` of the
+simulated GPU's work in each instruction (`run_simulated_work`) or, on another backend (the fake
+NVML of the tests), stretches each instruction to `--emulated-ms` times max clock / locked clock,
+reading the clock from the GPU through wattcut.
 The test-only `--straggler` makes one pipeline sleep for some steps and report itself to the server.
 """
 
@@ -44,6 +47,8 @@ import math
 import os
 import sys
 import time
+import urllib.parse
+import urllib.request
 from typing import List, Optional, Tuple
 
 import torch
@@ -166,8 +171,8 @@ def parse_args(argv: Optional[List[str]] = None) -> argparse.Namespace:
                         "120 MHz with the simulated backend, which has 81 clocks")
     w.add_argument("--profile-min-freq-mhz", type=int, default=0)
     w.add_argument("--emulate-clock-scaling", action=argparse.BooleanOptionalAction, default=None,
-                   help="stretch each instruction to emulated-ms x max clock / locked clock (default: with the "
-                        "simulated backend)")
+                   help="run emulated-ms of the simulated GPU's work in each instruction (another backend: "
+                        "stretch it to emulated-ms x max clock / locked clock); default: with the simulated backend")
     w.add_argument("--emulated-ms", default="15,30",
                    help="forward,backward milliseconds at the highest clock (the last stage x1.5)")
     t = p.add_argument_group("test-only switches")
@@ -197,6 +202,28 @@ class Straggler:
 
     def slow(self, dp_rank: int, step: int) -> bool:
         return dp_rank == self.dp and self.start <= step < self.end
+
+
+def frontier_summary(server_url: str, job_id: str) -> str:
+    """What the plan the job ran saves, from the server's GET /v1/jobs/{id}/frontier."""
+    url = f"{server_url}/v1/jobs/{urllib.parse.quote(job_id, safe='')}/frontier"
+    try:
+        with urllib.request.urlopen(url, timeout=10) as answer:
+            f = json.load(answer)
+    except (OSError, ValueError) as e:
+        return f"the frontier could not be read from {url}: {e}"
+    if f.get("state") != "ready":
+        return f"the frontier is {f.get('state')}"
+    slowest, fastest, selected = f["min_energy"], f["fastest"], f["selected"]
+    text = (f"frontier: {f['num_points']} plans from {fastest['time_s']:.3f} s to {slowest['time_s']:.3f} s an "
+            f"iteration; the plan run, point {selected['index']}, takes {selected['time_s']:.3f} s and "
+            f"{selected['energy_j']:.1f} J")
+    if f.get("all_max"):
+        all_max = f["all_max"]
+        saved = 100 * (1 - selected["energy_j"] / all_max["energy_j"])
+        text += (f": {saved:.1f} % less than AllMax, every instruction at the highest clock "
+                 f"({all_max['time_s']:.3f} s, {all_max['energy_j']:.1f} J)")
+    return text
 
 
 def nvidia_gpu_reachable() -> bool:
@@ -264,6 +291,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     order = one_f_one_b(stage, stages, args.microbatches)
 
     last_clock = [0, False]  # the clock the emulation last read, and whether reading it fails now
+    simulated_gpu = pfo is not None and args.gpu_backend == "simulated"
 
     def run(kind: str, work) -> Tuple[object, int]:
         """One computation with the wattcut hooks around it; returns its result and the clock it ran at."""
@@ -277,7 +305,12 @@ def main(argv: Optional[List[str]] = None) -> int:
                 clock = pfo.gpu_clock_mhz()  # the clock the instruction ran at, for the log
             except gpu_read_errors:
                 clock = 0
-        if args.emulate_clock_scaling:
+        if args.emulate_clock_scaling and simulated_gpu:
+            # The simulated GPU runs the instruction as its model says: time and power at its clock.
+            pfo.wait_until_frequency_applied()
+            pfo.run_simulated_work(kind, (forward_ms if kind == "forward" else backward_ms) * scale / 1000)
+            clock = pfo.gpu_clock_mhz()
+        elif args.emulate_clock_scaling:
             target_s = (forward_ms if kind == "forward" else backward_ms) * scale / 1000
             if pfo is not None:
                 try:
@@ -419,6 +452,8 @@ def main(argv: Optional[List[str]] = None) -> int:
             if until_planned and planned_steps < args.planned_steps:
                 print(f"the plan did not arrive within --max-steps {args.max_steps} (phase: {pfo.phase}); see the "
                       f"server's GET /v1/jobs/{pfo.job_id}", flush=True)
+            elif until_planned and not args.slurm:
+                print(frontier_summary(args.server_url, pfo.job_id), flush=True)
             print(f"wattcut job {pfo.job_id}: its frontier and plan on the server's status page, "
                   f"{args.server_url}/, and at GET {args.server_url}/v1/jobs/{pfo.job_id}", flush=True)
         pfo.close()

@@ -423,6 +423,14 @@ class PipelineFrequencyOptimizer:
         """The GPU's SM clock now, read from the GPU."""
         return self._client.gpu_clock_mhz()
 
+    def run_simulated_work(self, instruction: str, time_at_max_clock_s: float) -> float:
+        """With ``gpu_backend="simulated"`` only (a demo or test without a GPU): runs one
+        instruction's work on the simulated GPU at its clock now, as the GPU model says. It lasts
+        ``time_at_max_clock_s`` x the model's relative time at that clock and draws the model's power
+        for the instruction at that clock, so that profiling measures the model's energy. Call it
+        between ``on_instruction_begin`` and ``on_instruction_end``; returns the seconds it took."""
+        return self._client.run_simulated_work(instruction, time_at_max_clock_s)
+
     def close(self) -> None:
         """Stops the frequency setter, which resets the GPU's clocks. Idempotent."""
         if hasattr(self, "_client"):

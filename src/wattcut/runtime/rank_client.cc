@@ -6,10 +6,14 @@
 
 #include "wattcut/base/general_text.h"
 #include "wattcut/gpu/agent_backend.h"
+#include "wattcut/gpu/simulated_backend.h"
 
 namespace wattcut {
 
 namespace {
+
+// The longest simulated instruction: an hour at the highest clock is no instruction of a training step.
+constexpr double kMaxSimulatedWorkS = 3600;
 
 // The agent the rank's clocks go through (see rank_client.h), or "" for its own backend.
 std::string RankAgent(const RankClientOptions& options) {
@@ -305,6 +309,25 @@ Status RankClient::WaitUntilFrequencyApplied() {
 Result<int> RankClient::SmClockMhz() {
   if (phase_ == Phase::kClosed) return Error{"rank client: closed"};
   return backend_->SmClockMhz(options_.gpu);
+}
+
+Result<double> RankClient::RunSimulatedWork(std::string_view instruction, double time_at_max_clock_s) {
+  if (phase_ == Phase::kClosed) return Error{"rank client: closed"};
+  auto* simulated = dynamic_cast<SimulatedBackend*>(backend_.get());
+  if (simulated == nullptr) {
+    return Error{"rank client: simulated work needs the simulated GPU backend; this rank's is " + backend_->name()};
+  }
+  const std::optional<InstructionKind> kind = ParseInstruction(instruction);
+  if (!kind) return Error{"rank client: simulated work of an unknown instruction '" + std::string(instruction) + "'"};
+  if (!(time_at_max_clock_s >= 0 && time_at_max_clock_s <= kMaxSimulatedWorkS)) {
+    return Error{"rank client: simulated work must last 0 to " + GeneralText(kMaxSimulatedWorkS) +
+                 " s at the highest clock, not " + GeneralText(time_at_max_clock_s)};
+  }
+  const GpuModel& model = simulated->model(options_.gpu);
+  // Split backward kinds draw what a whole backward does.
+  const InstructionKind reference = *kind == InstructionKind::kForward ? *kind : InstructionKind::kBackward;
+  return simulated->Run(options_.gpu, *kind,
+                        WorkloadPoint{time_at_max_clock_s, model.middle_stage.of(reference).power_w});
 }
 
 Status RankClient::Close() {

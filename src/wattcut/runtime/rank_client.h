@@ -125,6 +125,12 @@ class RankClient {
   Status WaitUntilFrequencyApplied();
   // The GPU's SM clock now, read from the GPU.
   Result<int> SmClockMhz();
+  // The simulated backend only (demos and tests without a GPU): runs one instruction's work on the
+  // simulated GPU at the clock it runs now. It lasts time_at_max_clock_s x the GPU model's relative
+  // time at that clock and draws the model's reference power for the instruction's kind, scaled by
+  // its relative power (gpu/simulated_backend.h), so a profile measures the model's energy, not
+  // idle power. Returns the seconds it took; an error for another backend or a bad argument.
+  Result<double> RunSimulatedWork(std::string_view instruction, double time_at_max_clock_s);
   // This step's plan (after OnStepBegin in plan mode); empty while every instruction runs at the
   // highest clock without a plan (before the first deployment).
   const std::vector<ScheduleEntry>& schedule() const;

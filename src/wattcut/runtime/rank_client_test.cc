@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "wattcut/gpu/fake_nvml/fake_nvml_test_support.h"
+#include "wattcut/profile/gpu_model.h"
 #include "wattcut/runtime/test_plan_server.h"
 
 namespace wattcut {
@@ -553,6 +554,69 @@ TEST(RankClient, RunsAtTheHighestClockUntilItsFirstDeploymentThenFromItsApplySte
   ASSERT_TRUE(first.ok());
   EXPECT_EQ(*first, 1110);
   ASSERT_TRUE(c.Close().ok());
+}
+
+// The simulated GPU runs an instruction's work as its model says (the example's demo without a GPU):
+// profiled at three clocks, each instruction lasts at least the model's time at that clock and uses
+// at least the model's energy for it, and never draws more than the model's power at that clock.
+TEST(RankClient, SimulatedWorkIsProfiledWithTheGpuModelsTimeAndEnergyAtEachClock) {
+  ScriptedServer server;
+  LogLines log;
+  RankClientOptions options = ScriptedOptions(server, log);
+  options.profile = true;
+  options.profiler.step_mhz = 600;  // 1410, 810, 210 MHz
+  options.profiler.warmup_iterations = 0;
+  options.profiler.measured_iterations = 1;
+  auto client = RankClient::Start(options);
+  ASSERT_TRUE(client.ok()) << client.error().message;
+  RankClient& c = **client;
+  const GpuModel& model = **FindGpuModel("a100-sxm");
+  const std::map<std::string, double> work_s = {{"forward", 0.01}, {"backward", 0.02}};
+  for (int step = 0; step < 10 && !c.profiling_done_locally(); ++step) {
+    ASSERT_TRUE(c.OnStepBegin().ok());
+    for (const auto& [name, seconds] : work_s) {
+      ASSERT_TRUE(c.OnInstructionBegin(name).ok());
+      ASSERT_TRUE(c.WaitUntilFrequencyApplied().ok());
+      auto took = c.RunSimulatedWork(name, seconds);
+      ASSERT_TRUE(took.ok()) << took.error().message;
+      EXPECT_GE(*took, seconds * model.RelativeTime(*ParseInstruction(name), *c.SmClockMhz()) * 0.999);
+      ASSERT_TRUE(c.OnInstructionEnd(name).ok());
+    }
+    ASSERT_TRUE(c.OnStepEnd().ok());
+  }
+  ASSERT_TRUE(c.profiling_done_locally());
+  ASSERT_EQ(c.profiled_rows().size(), 6u);
+  for (const ProfiledRow& row : c.profiled_rows()) {
+    const InstructionKind kind = *ParseInstruction(row.instruction);
+    const double busy_w = model.middle_stage.of(kind).power_w * model.RelativePower(kind, row.freq_mhz);
+    const double model_s = work_s.at(row.instruction) * model.RelativeTime(kind, row.freq_mhz);
+    SCOPED_TRACE(row.instruction + " at " + std::to_string(row.freq_mhz) + " MHz");
+    EXPECT_GE(row.time_s, model_s * 0.999);
+    EXPECT_GE(row.energy_j, busy_w * model_s * 0.95);             // the model's work, not idle power
+    EXPECT_LE(row.energy_j, busy_w * row.time_s * 1.05 + 0.002);  // never above the model's power
+  }
+
+  // Only the simulated backend runs simulated work, and only real instructions for a real time.
+  EXPECT_NE(c.RunSimulatedWork("sideways", 0.01).error().message.find("unknown instruction 'sideways'"),
+            std::string::npos);
+  EXPECT_NE(c.RunSimulatedWork("forward", -1).error().message.find("must last 0 to 3600 s"), std::string::npos);
+  ASSERT_TRUE(c.Close().ok());
+  EXPECT_FALSE(c.RunSimulatedWork("forward", 0.01).ok());
+}
+
+TEST(RankClient, SimulatedWorkNeedsTheSimulatedBackend) {
+  ScopedFakeNvml fake(SmallGpus(1));
+  ScriptedServer server;
+  LogLines log;
+  RankClientOptions options = ScriptedOptions(server, log);
+  options.backend.kind = "nvml";  // the fake NVML
+  auto client = RankClient::Start(options);
+  ASSERT_TRUE(client.ok()) << client.error().message;
+  auto refused = (*client)->RunSimulatedWork("forward", 0.01);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.error().message,
+            "rank client: simulated work needs the simulated GPU backend; this rank's is nvml");
+  ASSERT_TRUE((*client)->Close().ok());
 }
 
 TEST(RankClient, TheStepPathNeverWaitsForTheServer) {
