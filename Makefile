@@ -3,7 +3,7 @@ BUILD_DIR ?= build
 PRESET ?= release
 JOBS ?= $(shell nproc)
 
-.PHONY: deps configure build test bench demo deb clean
+.PHONY: deps configure build test bench demo deb docs-images clean
 
 deps:
 	bash scripts/install-deps.sh
@@ -33,6 +33,12 @@ deb: configure
 	cd $(BUILD_DIR) && cpack -G DEB
 	@deb=$$(sed -n 's/^set(CPACK_DEBIAN_FILE_NAME "\(.*\)")$$/\1/p' $(BUILD_DIR)/CPackConfig.cmake); \
 	  test -f "$(BUILD_DIR)/$$deb" && echo "$(abspath $(BUILD_DIR))/$$deb"
+
+# Every picture in docs/images, made again from the code by the commands the docs show
+# (scripts/docs_images.py; ctest docs_images fails when a committed one is stale). The POLCA sweeps
+# and the validation matrix take about an hour on 2 cores: SKIP_SLOW=1 leaves them as they are.
+docs-images: build
+	/usr/bin/python3 scripts/docs_images.py make --build $(BUILD_DIR) $(if $(SKIP_SLOW),--skip-slow)
 
 clean:
 	rm -rf $(BUILD_DIR)

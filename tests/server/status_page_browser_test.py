@@ -14,11 +14,12 @@ energy saving), then:
     cropped here: OCR of the whole page takes several times as long).
 Chromium's GPU/dbus noise on stderr is ignored; a missing screenshot fails.
 
-  status_page_browser_test.py --wattcut BIN --profile CSV [--save-screenshot PNG]
+  status_page_browser_test.py --wattcut BIN --profile CSV [--save-screenshot PNG] [--save-text TXT]
 """
 
 import argparse
 import collections
+import html
 import json
 import os
 import re
@@ -105,6 +106,20 @@ def create_job(base, profile_csv):
         for rank in range(world):
             request(base, "GET", f"{path}/deployment?rank={rank}&step={step}&version=0")
     return job_id
+
+
+def visible_text(page):
+    """What the page shows, one line per block, the chart's labels included, with what differs from
+    run to run masked: the job id's time, the server's uptime, the frontier's computing time."""
+    page = re.sub(r"<(style|script)\b.*?</\1>", "", page, flags=re.S)
+    page = re.sub(r"<br\s*/?>|</(p|div|h[1-6]|tr|li|table|svg|text|title)>", "\n", page)
+    page = re.sub(r"<[^>]+>", " ", page)
+    page = html.unescape(page)
+    page = re.sub(r"\d{4}-\d\d-\d\d-\d\d-\d\d-\d\d\+", "YYYY-MM-DD-hh-mm-ss+", page)
+    page = re.sub(r"\bup [0-9.]+ (s|min|h|d)\b", "up ...", page)
+    page = re.sub(r"computed in [0-9.]+ s", "computed in ... s", page)
+    lines = (" ".join(line.split()) for line in page.split("\n"))
+    return "\n".join(line for line in lines if line) + "\n"
 
 
 def chromium(args, user_dir):
@@ -221,6 +236,7 @@ def main():
     parser.add_argument("--wattcut", required=True)
     parser.add_argument("--profile", required=True)
     parser.add_argument("--save-screenshot", help="also copy the screenshot here")
+    parser.add_argument("--save-text", help="also write what the page shows here, as text (scripts/docs_images.py)")
     parser.add_argument("--window-size", default="1100,1500")
     args = parser.parse_args()
     if not os.path.exists(args.profile):
@@ -248,6 +264,9 @@ def main():
             raise Failure(f"chromium wrote no screenshot (exit {shot.returncode}); stderr:\n{shot.stderr[-2000:]}")
         if args.save_screenshot:
             shutil.copyfile(png, args.save_screenshot)
+        if args.save_text:
+            with urllib.request.urlopen(base + "/") as reply, open(args.save_text, "w") as out:
+                out.write(visible_text(reply.read().decode()))
         width, rows = check_pixels(png)
         check_ocr(width, rows, work)
     finally:
