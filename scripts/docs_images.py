@@ -8,11 +8,14 @@
 `make` runs each run of RUNS below in a scratch folder laid out as a clone with ../shared beside it
 (`wattcut` the built CLI), and copies the files it writes into docs/images. The slow runs (the
 POLCA sweeps and the validation matrix: about an hour on 2 cores in all) are skipped with
---skip-slow. `check` makes every run that is not slow the same way and compares what it makes with
-the committed picture: an SVG as its text (the same code draws the same document), the status
-page's screenshot by what the page shows (its visible text, with the run's clock and timing
-masked, kept beside the PNG as status_page.txt), since a browser's pixels differ between machines.
-It also fails when docs/images holds a picture no run makes. Standard library only.
+--skip-slow. `check` makes every other run the same way and compares what it makes with the
+committed picture: an SVG as its text (the same code draws the same document), the status page's
+screenshot by what the page shows (its visible text, with the run's clock and timing masked, kept
+beside the PNG as status_page.txt), since a browser's pixels differ between machines. For a slow
+run it makes a quick sketch (the same commands over an hour of simulated time) and compares what
+its pictures draw, numbers aside (sketch_of): the data of those pictures is the slow runs' alone,
+but a change to how they are drawn is caught. It also fails when docs/images holds a picture no run
+makes. Standard library only.
 
 Options: --build DIR (default build), --shared DIR (default ../shared, or $WATTCUT_SHARED_DIR)."""
 
@@ -22,10 +25,12 @@ import argparse
 import dataclasses
 import difflib
 import os
+import re
 import shutil
 import subprocess
 import sys
 import tempfile
+from xml.etree import ElementTree
 
 SOURCE = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
 IMAGES = os.path.join(SOURCE, "docs", "images")
@@ -39,8 +44,14 @@ class Run:
     name: str
     commands: list[str]  # shell lines, run in order from the scratch clone's root
     pictures: dict[str, str]  # file the commands write -> its picture under docs/images
-    slow: bool = False  # minutes or more: `make` only, not `check`
+    slow: bool = False  # minutes or more: `check` runs `sketch` instead
     where: str = ""  # the doc that shows the commands
+    # A slow run's quick stand-in for `check` (the same outputs from a short simulation): its
+    # pictures are compared with the committed ones by what they draw, numbers aside (sketch_of).
+    sketch: list[str] = dataclasses.field(default_factory=list)
+    # The committed picture may draw what the sketch's short run does not reach (the matrix's
+    # colours of outcomes); the sketch may never draw what the committed picture lacks.
+    sketch_may_miss: bool = False
 
 
 RUNS = [
@@ -87,19 +98,28 @@ RUNS = [
     Run("sweep", [f"wattcut polca sweep --trace {CONV} --added 0:50:5 "
                   "--policy polca,headroom,brake-only,uniform-cap,power-cap --duration 7d --out out/polca-sweep"],
         {f"out/polca-sweep/sweep_{k}.svg": f"polca/sweep_{k}.svg"
-         for k in ("brakes", "latency_low", "latency_high", "energy")}, slow=True, where="README.md"),
+         for k in ("brakes", "latency_low", "latency_high", "energy")}, slow=True, where="README.md",
+        sketch=[f"wattcut polca sweep --trace {CONV} --added 0:50:25 "
+                "--policy polca,headroom,brake-only,uniform-cap,power-cap --duration 1h --out out/polca-sweep"]),
     Run("sweep-t85", [f"wattcut polca sweep --config configs/polca/a100-t85-out-of-band.conf --trace {CONV} "
                       "--added 15:35:5 --policy polca --duration 7d --out out/polca-t85"],
-        {"out/polca-t85/sweep_latency_low.svg": "polca/sweep_latency_low_t85.svg"}, slow=True, where="README.md"),
+        {"out/polca-t85/sweep_latency_low.svg": "polca/sweep_latency_low_t85.svg"}, slow=True, where="README.md",
+        sketch=[f"wattcut polca sweep --config configs/polca/a100-t85-out-of-band.conf --trace {CONV} "
+                "--added 15:35:20 --policy polca --duration 1h --out out/polca-t85"]),
     Run("training-row", [f"wattcut polca sweep --trace {CONV} --added 0:50:5 --policy polca --duration 7d "
                          f"--training-share 25% --training-profile {GPT3} --out out/training-row"],
         {"out/training-row/sweep_training.svg": "polca/training_row_throughput.svg",
          "out/training-row/sweep_brakes.svg": "polca/training_row_brakes.svg"}, slow=True,
-        where="docs/power-capped-training.md"),
+        where="docs/power-capped-training.md",
+        sketch=[f"wattcut polca sweep --trace {CONV} --added 0:50:50 --policy polca --duration 1h "
+                f"--training-share 25% --training-profile {GPT3} --out out/training-row"]),
     Run("validation-matrix", ["/usr/bin/python3 scripts/polca_validation_matrix.py --wattcut \"$(command -v wattcut)\" "
                               "--data ../shared/data/azure-llm-inference-2023 --out out/matrix --jobs 2 || "
                               "test -f out/matrix/matrix.svg"],
-        {"out/matrix/matrix.svg": "polca/validation_matrix.svg"}, slow=True, where="docs/polca.md"),
+        {"out/matrix/matrix.svg": "polca/validation_matrix.svg"}, slow=True, where="docs/polca.md",
+        sketch=["/usr/bin/python3 scripts/polca_validation_matrix.py --wattcut \"$(command -v wattcut)\" "
+                "--data ../shared/data/azure-llm-inference-2023 --out out/matrix --jobs 2 --quick --duration 1h || "
+                "test -f out/matrix/matrix.svg"], sketch_may_miss=True),
 ]
 # The status page's text, beside its screenshot: what the check compares.
 COMPARED_AS_TEXT = {"status_page.png": "status_page.txt"}
@@ -124,9 +144,9 @@ def scratch_clone(build: str, shared: str) -> tuple[str, dict[str, str]]:
     return repo, env
 
 
-def make_run(run: Run, repo: str, env: dict[str, str]) -> None:
+def make_run(run: Run, repo: str, env: dict[str, str], sketch: bool = False) -> None:
     os.makedirs(os.path.join(repo, "out"), exist_ok=True)
-    for command in run.commands:
+    for command in run.sketch if sketch else run.commands:
         result = subprocess.run(["bash", "-c", command], cwd=repo, env=env, stdout=subprocess.PIPE,
                                 stderr=subprocess.STDOUT, text=True)
         if result.returncode != 0:
@@ -149,8 +169,24 @@ def read(path: str) -> str:
         return f.read()
 
 
-def compare(run: Run, repo: str) -> list[str]:
-    """What differs between the run's files and the committed pictures."""
+# Runs of numbers, not the digits of a colour (#2ca02c) or of a name (P50).
+NUMBERS = re.compile(r"(?<![#\w.])-?\d[\d.eE+-]*(?:[\s,]+-?\d[\d.eE+-]*)*")
+
+
+def sketch_of(svg_text: str) -> set[tuple]:
+    """What an SVG draws, numbers aside: each element's tag, attributes and text with every run of
+    numbers (coordinates, a polyline's points, tick values) as '#'. Two runs of one chart over
+    different data draw the same set; a change to how it is drawn (a label's halo, a colour, a
+    legend entry, a wording) does not."""
+    drawn = set()
+    for element in ElementTree.fromstring(svg_text).iter():
+        attributes = tuple(sorted((k, NUMBERS.sub("#", v)) for k, v in element.attrib.items()))
+        drawn.add((element.tag.split("}")[-1], attributes, NUMBERS.sub("#", (element.text or "").strip())))
+    return drawn
+
+
+def compare(run: Run, repo: str, sketch: bool = False) -> list[str]:
+    """What differs between the run's files and the committed pictures (by sketch_of for a sketch)."""
     problems = []
     for made, picture in run.pictures.items():
         if picture in COMPARED_AS_TEXT:
@@ -160,6 +196,14 @@ def compare(run: Run, repo: str) -> list[str]:
             problems.append(f"docs/images/{picture}: not committed; `make docs-images` makes it")
             continue
         new, old = read(os.path.join(repo, made)), read(committed)
+        if sketch:
+            drawn, shown = sketch_of(new), sketch_of(old)
+            extra, missing = drawn - shown, set() if run.sketch_may_miss else shown - drawn
+            if extra or missing:
+                problems.append(f"docs/images/{picture} is stale (run `make docs-images`): it draws "
+                                f"{len(missing)} kinds of element the code no longer draws, first "
+                                f"{sorted(missing)[:2]}, and lacks {len(extra)} it draws now, first {sorted(extra)[:2]}")
+            continue
         if new != old:
             diff = list(difflib.unified_diff(old.splitlines(), new.splitlines(), "committed", "made now", lineterm="", n=0))
             problems.append(f"docs/images/{picture} is stale (run `make docs-images`): {len(diff)} lines differ, "
@@ -197,15 +241,16 @@ def main() -> int:
     for run in RUNS:
         if args.only and run.name not in args.only:
             continue
-        if run.slow and (args.skip_slow or args.action == "check"):
-            print(f"{run.name}: slow, not made" + (" (make docs-images makes it)" if args.action == "check" else ""))
+        if run.slow and args.skip_slow and args.action == "make":
+            print(f"{run.name}: slow, not made")
             continue
+        sketch = run.slow and args.action == "check"
         repo, env = scratch_clone(args.build, args.shared)
         try:
-            print(f"{run.name}: {len(run.commands)} command(s)", flush=True)
-            make_run(run, repo, env)
+            print(f"{run.name}: {len(run.commands)} command(s)" + (", its quick sketch" if sketch else ""), flush=True)
+            make_run(run, repo, env, sketch)
             if args.action == "check":
-                problems += compare(run, repo)
+                problems += compare(run, repo, sketch)
             else:
                 for made, picture in run.pictures.items():
                     os.makedirs(os.path.dirname(os.path.join(IMAGES, picture)), exist_ok=True)
