@@ -21,7 +21,7 @@ class ReplayExample(unittest.TestCase):
         binary = required_env("WATTCUT_BINARY")
         with open(os.path.join(source, "docs", "polca.md")) as f:
             docs = f.read()
-        block = re.search(r"### Example\n.*?```\n(.*?)```", docs, re.S).group(1)
+        block = re.search(r"### Example\n.*?```console\n(.*?)```", docs, re.S).group(1)
         shown = [line for line in block.splitlines() if not line.startswith("$ ")]
         directory = TempDir("replay-example")
         try:
