@@ -214,10 +214,10 @@ def frontier_summary(server_url: str, job_id: str) -> str:
         return f"the frontier could not be read from {url}: {e}"
     if f.get("state") != "ready":
         return f"the frontier is {f.get('state')}"
-    slowest, fastest, selected = f["min_energy"], f["fastest"], f["selected"]
-    text = (f"frontier: {f['num_points']} plans from {fastest['time_s']:.3f} s to {slowest['time_s']:.3f} s an "
-            f"iteration; the plan run, point {selected['index']}, takes {selected['time_s']:.3f} s and "
-            f"{selected['energy_j']:.1f} J")
+    least, fastest, selected = f["min_energy"], f["fastest"], f["selected"]
+    text = (f"frontier: {f['num_points']} plans, T_min {fastest['time_s']:.3f} s to T* {least['time_s']:.3f} s an "
+            f"iteration (T* the least energy, {least['energy_j']:.1f} J); the plan run, point {selected['index']}, "
+            f"takes {selected['time_s']:.3f} s and {selected['energy_j']:.1f} J")
     if f.get("all_max"):
         all_max = f["all_max"]
         saved = 100 * (1 - selected["energy_j"] / all_max["energy_j"])
