@@ -9,11 +9,13 @@ Every fenced block in README.md and docs/*.md says what it is with its info stri
   with those lines: see `match_output`.
 * ``bash``: commands, run as written, one after another; each must exit 0.
 * ``python``: a script, run with Debian's /usr/bin/python3 and the built module; it must exit 0.
+* ``pycon``: a Python session (``>>> `` lines and what each prints), run as a doctest with the built
+  module: what it prints must be what the docs show, ``...`` standing for any text.
 * ``usage``: a command's synopsis (placeholders in capitals, ``[optional]`` parts, ``a|b``): the
   tests check that every subcommand and ``--option`` it names is one the CLI has.
 * ``text``, ``json``, ``yaml``, ``csv``, ``ini``: formats, formulas, files and output, not commands.
 
-A ``console``, ``bash`` or ``python`` block that cannot run here (it needs Slurm, systemd, a GPU,
+A ``console``, ``bash``, ``python`` or ``pycon`` block that cannot run here (it needs Slurm, systemd, a GPU,
 a cluster, or hours) says so in its first line, visibly, for a reader too: ``# illustrative: WHY``.
 """
 
@@ -25,7 +27,7 @@ import os
 import re
 import subprocess
 
-RUN_KINDS = ("console", "bash", "python")
+RUN_KINDS = ("console", "bash", "python", "pycon")
 KINDS = RUN_KINDS + ("usage", "text", "json", "yaml", "csv", "ini")
 ILLUSTRATIVE = re.compile(r"^\s*# illustrative: (\S.*)$")
 # The first word of a line that is a command: a block of data must not start with one.
@@ -82,7 +84,7 @@ def check_kind(block: Block) -> None:
     reason = ILLUSTRATIVE.match(first)
     if reason:
         if block.kind not in RUN_KINDS:
-            raise DocError(f"{block.where()}: only console, bash and python blocks can be illustrative")
+            raise DocError(f"{block.where()}: only console, bash, python and pycon blocks can be illustrative")
         block.illustrative = reason.group(1)
     elif block.kind not in RUN_KINDS and block.kind != "usage":
         for line in block.text.split("\n"):
@@ -91,6 +93,8 @@ def check_kind(block: Block) -> None:
                                f"({line.strip()[:40]!r}): make it console, bash or usage")
     if block.kind == "console" and not block.illustrative and not first.startswith("$ "):
         raise DocError(f"{block.where()}: a console block starts with its first command, '$ ...'")
+    if block.kind == "pycon" and not block.illustrative and not first.startswith(">>> "):
+        raise DocError(f"{block.where()}: a pycon block starts with its first statement, '>>> ...'")
     if block.kind == "usage" and not re.search(r"[A-Z]{2,}|\[|\||\.\.\.", block.text):
         raise DocError(f"{block.where()}: a usage block without a placeholder, an [option] or a|b is a "
                        "command: make it bash or console, to be run")

@@ -49,12 +49,14 @@ class Kinds(unittest.TestCase):
             blocks_of("```usage\nwattcut frontier --gpu-model a100-sxm --out out/x\n```\n")
 
     def test_only_runnable_blocks_are_illustrative(self):
-        with self.assertRaisesRegex(doc_blocks.DocError, "only console, bash and python blocks can be illustrative"):
+        with self.assertRaisesRegex(doc_blocks.DocError, "only console, bash, python and pycon blocks can be illustrative"):
             blocks_of("```json\n# illustrative: a file\n{}\n```\n")
 
     def test_a_console_block_starts_with_a_command(self):
         with self.assertRaisesRegex(doc_blocks.DocError, r"a console block starts with its first command"):
             blocks_of("```console\nwattcut frontier\n```\n")
+        with self.assertRaisesRegex(doc_blocks.DocError, r"a pycon block starts with its first statement"):
+            blocks_of("```pycon\nimport wattcut\n```\n")
 
 
 class Commands(unittest.TestCase):

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """The docs' commands, run as written (issue 54): every fenced block of README.md and docs/*.md has
-a kind (tests/docs/doc_blocks.py); this runs the console, bash and python blocks of the docs named on
+a kind (tests/docs/doc_blocks.py); this runs the console, bash, python and pycon blocks of the docs named on
 the command line, in order, in one bash session, and checks the output each console command prints
 against what the docs show. Usage blocks are checked against the CLI's --help.
 
@@ -197,7 +197,7 @@ class Kinds(unittest.TestCase):
 
 
 class Runs(unittest.TestCase):
-    """The console, bash and python blocks of the docs given, in order, in one session."""
+    """The console, bash, python and pycon blocks of the docs given, in order, in one session."""
 
     def test_the_docs_commands_print_what_the_docs_show(self):
         session = Session(ARGS.source, ARGS.build, ARGS.shared)
@@ -238,6 +238,12 @@ class Runs(unittest.TestCase):
         if block.kind == "python":
             text = ("PYTHONPATH=\"$PWD/build/python\" /usr/bin/python3 - <<'__WATTCUT_DOCS_PYTHON__'\n" + block.text
                     + "\n__WATTCUT_DOCS_PYTHON__")
+        elif block.kind == "pycon":
+            session_file = os.path.join(session.root, "logs", f"pycon-{block.line}.txt")
+            with open(session_file, "w", encoding="utf-8") as f:
+                f.write(block.text + "\n")
+            # Relative to the session's folder: a /tmp/ path in a command is moved (Session.moved).
+            text = f"PYTHONPATH=\"$PWD/build/python\" /usr/bin/python3 -m doctest -o ELLIPSIS '../logs/pycon-{block.line}.txt'"
         else:
             text = block.text
         status, printed = session.run(text, errexit=True)
