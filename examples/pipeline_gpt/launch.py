@@ -4,7 +4,7 @@
 Debian 12's torchrun (torch 1.13 on Python 3.11) fails before starting any worker (its
 redirect option parsing breaks on Python 3.11's enums), so the example ships this launcher: it
 sets MASTER_ADDR, MASTER_PORT, RANK, LOCAL_RANK, WORLD_SIZE and LOCAL_WORLD_SIZE as torchrun
-does, prefixes every output line with the rank, and when one process fails it stops the others
+does (and GLOO_SOCKET_IFNAME=lo unless set: the processes are all on this machine), prefixes every output line with the rank, and when one process fails it stops the others
 and exits with that process's status.
 
     /usr/bin/python3 examples/pipeline_gpt/launch.py --nproc 8 examples/pipeline_gpt/train.py --dp 2
@@ -52,6 +52,9 @@ def main(argv: Optional[List[str]] = None) -> int:
     for rank in range(args.nproc):
         env = dict(os.environ, MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port), RANK=str(rank),
                    LOCAL_RANK=str(rank), WORLD_SIZE=str(args.nproc), LOCAL_WORLD_SIZE=str(args.nproc))
+        # Every process is on this machine: gloo talks over loopback, instead of looking the host's
+        # name up (where it does not resolve, as on a fresh machine, gloo warns and falls back to it).
+        env.setdefault("GLOO_SOCKET_IFNAME", "lo")
         process = subprocess.Popen([sys.executable, args.script, *args.script_args], env=env,
                                    stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
         processes.append(process)
