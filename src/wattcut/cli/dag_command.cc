@@ -24,6 +24,7 @@
 #include "wattcut/plan/dag_problem.h"
 #include "wattcut/plan/frontier_file.h"
 #include "wattcut/plan/plan_files.h"
+#include "wattcut/plan/planner_defaults.h"
 
 namespace wattcut::cli {
 namespace {
@@ -36,7 +37,6 @@ struct DagExportArgs {
   bool overwrite = false;
 };
 
-constexpr double kDefaultUnitTimeS = 0.001;
 // plans.jsonl writes every operation's knob on every this many lines (and the first).
 constexpr size_t kKnobsEveryPoints = 256;
 
@@ -186,7 +186,8 @@ void AddDagCommand(CLI::App& app, CommandStatus& status) {
       ->add_option("--out", frontier_args->out_dir, "Output directory (frontier.wattcut, frontier.csv, plans.jsonl)")
       ->required();
   frontier->add_option("--unit-time", frontier_args->unit_time_s,
-                       "Seconds per unit of planned time (overrides the file's unit_time_s; 0.001 when neither)");
+                       "Seconds per unit of planned time (overrides the file's unit_time_s; " +
+                           GeneralText(kDefaultUnitTimeS) + " when neither)");
   frontier->add_option("--noise-factor", frontier_args->noise_factor, "Soft Pareto filter factor in (0, 1]")
       ->capture_default_str();
   frontier->add_option("--cost-model", frontier_args->cost_model, "exponential or convex-hull")->capture_default_str();

@@ -6,14 +6,16 @@
 #include <optional>
 #include <string>
 
+#include "wattcut/plan/planner_defaults.h"
+
 namespace wattcut::cli {
 
 struct DagFrontierArgs {
   std::string dag_path;
   std::string out_dir;
   std::optional<double> unit_time_s;  // overrides the file's unit_time_s
-  double noise_factor = 0.95;
-  std::string cost_model = "exponential";
+  double noise_factor = kDefaultNoiseFactor;
+  std::string cost_model{CostModelName(kDefaultCostModel)};
   bool overwrite = false;
 };
 

@@ -11,6 +11,7 @@
 
 #include "wattcut/base/result.h"
 #include "wattcut/plan/planner.h"
+#include "wattcut/plan/planner_defaults.h"
 #include "wattcut/profile/profile.h"
 #include "wattcut/profile/rank_aggregation.h"
 
@@ -24,9 +25,9 @@ struct PlannerArguments {
   std::optional<double> p2p_power_w;
   std::string schedule = "1f1b";
   int virtual_stages = 1;
-  double unit_time_s = 0.001;
-  double noise_factor = 0.95;
-  std::string cost_model = "exponential";
+  double unit_time_s = kDefaultUnitTimeS;
+  double noise_factor = kDefaultNoiseFactor;
+  std::string cost_model{CostModelName(kDefaultCostModel)};
 };
 
 // Adds --profile, --gpu-model, --stages, --microbatches, --p2p-power, --schedule,

@@ -14,6 +14,7 @@
 #include "wattcut/cli/command.h"
 #include "wattcut/cli/listen_address.h"
 #include "wattcut/cli/stop_signals.h"
+#include "wattcut/plan/planner_defaults.h"
 #include "wattcut/server/http_api.h"
 #include "wattcut/server/server.h"
 #include "wattcut/server/startup_profiles.h"
@@ -39,7 +40,7 @@ struct ServeArgs {
   std::string sync = "full";
   int microbatches = 0;
   std::string schedule = "1f1b";
-  double unit_time_s = 0.001;
+  double unit_time_s = kDefaultUnitTimeS;
   double p2p_power_w = 0;
   std::vector<std::string> profiles_for_new_jobs;
 };

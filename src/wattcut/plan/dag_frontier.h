@@ -11,6 +11,7 @@
 
 #include "wattcut/dag/dag_file.h"
 #include "wattcut/plan/duration_frontier.h"
+#include "wattcut/plan/planner_defaults.h"
 
 namespace wattcut {
 
@@ -25,7 +26,7 @@ class DagFrontier : public DurationFrontier {
     std::vector<std::pair<int64_t, int>> options;
   };
   struct Setup {
-    double unit_time_s = 0.001;
+    double unit_time_s = kDefaultUnitTimeS;
     std::vector<Device> devices;
     std::vector<Operation> operations;
   };

@@ -13,15 +13,16 @@
 #include "wattcut/base/result.h"
 #include "wattcut/dag/dag_file.h"
 #include "wattcut/plan/dag_frontier.h"
+#include "wattcut/plan/planner_defaults.h"
 #include "wattcut/profile/cost_model.h"
 #include "wattcut/solver/time_cost_problem.h"
 
 namespace wattcut {
 
 struct DagPlannerOptions {
-  double unit_time_s = 0.001;
-  double noise_factor = 0.95;  // as PlannerOptions::noise_factor
-  CostModelKind cost_model = CostModelKind::kExponential;
+  double unit_time_s = kDefaultUnitTimeS;
+  double noise_factor = kDefaultNoiseFactor;  // as PlannerOptions::noise_factor
+  CostModelKind cost_model = kDefaultCostModel;
 };
 
 // The unit time to plan `dag` with: `flag_s` when the user gave one, else the file's, else

@@ -9,6 +9,7 @@
 
 #include "wattcut/dag/pipeline_schedule.h"
 #include "wattcut/plan/duration_frontier.h"
+#include "wattcut/plan/planner_defaults.h"
 #include "wattcut/profile/instruction.h"
 
 namespace wattcut {
@@ -31,7 +32,7 @@ class Frontier : public DurationFrontier {
   // Everything needed to turn a point's durations back into frequencies.
   struct Setup {
     PipelineSchedule schedule;
-    double unit_time_s = 0.001;
+    double unit_time_s = kDefaultUnitTimeS;
     double p2p_power_w = 0;
     // options[profile stage][kind]: (duration_units, freq_mhz) sorted by duration
     // ascending; the plan runs the slowest option whose duration <= the planned one. One

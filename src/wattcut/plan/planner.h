@@ -5,6 +5,7 @@
 #include "wattcut/base/result.h"
 #include "wattcut/dag/pipeline_schedule.h"
 #include "wattcut/plan/frontier.h"
+#include "wattcut/plan/planner_defaults.h"
 #include "wattcut/profile/cost_model.h"
 #include "wattcut/profile/profile.h"
 #include "wattcut/solver/time_cost_problem.h"
@@ -17,9 +18,9 @@ struct PlannerOptions {
   // Model chunks per device (interleaved only): the profile's stages are devices x
   // virtual_stages model pieces in model order (pipeline_schedule.h).
   int virtual_stages = 1;
-  double unit_time_s = 0.001;
-  double noise_factor = 0.95;  // retry factor when <= 3 options survive the strict filter
-  CostModelKind cost_model = CostModelKind::kExponential;
+  double unit_time_s = kDefaultUnitTimeS;
+  double noise_factor = kDefaultNoiseFactor;  // retry factor when <= 3 options survive the strict filter
+  CostModelKind cost_model = kDefaultCostModel;
   double p2p_power_w = 0;  // blocking power of a waiting GPU
 };
 

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "wattcut/base/result.h"
+#include "wattcut/plan/planner_defaults.h"
 
 namespace wattcut::polca {
 
@@ -135,7 +136,7 @@ struct TrainingSpec {
   int microbatches = 96;
   double p2p_power_w = 83.64;  // blocking power of a waiting GPU
   std::string schedule = "1f1b";
-  double unit_time_s = 0.001;  // the planner's time unit
+  double unit_time_s = kDefaultUnitTimeS;  // the planner's time unit
   // The timelines are averaged over steps this long (events per server per second ~ 1 / step).
   double timeline_step_s = 0.25;
   // What the job runs with no power target under training control power-target: "fastest"

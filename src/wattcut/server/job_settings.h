@@ -9,6 +9,7 @@
 
 #include "wattcut/base/result.h"
 #include "wattcut/plan/planner.h"
+#include "wattcut/plan/planner_defaults.h"
 
 namespace wattcut::server {
 
@@ -20,9 +21,9 @@ struct PlannerSettings {
   // Model chunks per rank (the interleaved schedule): the job's profile stays one stage per
   // pp rank, each chunk planned with its rank's rows (ComputeFrontierFromDeviceProfile).
   int virtual_stages = 1;
-  double unit_time_s = 0.001;
-  double noise_factor = 0.95;
-  CostModelKind cost_model = CostModelKind::kExponential;
+  double unit_time_s = kDefaultUnitTimeS;
+  double noise_factor = kDefaultNoiseFactor;
+  CostModelKind cost_model = kDefaultCostModel;
   double p2p_power_w = 0;
   // Server-run profiling: frequencies below this are not swept; 0 sweeps them all.
   int profiling_min_freq_mhz = 0;
