@@ -25,12 +25,14 @@
 #include <utility>
 #include <vector>
 
+#include "wattcut/solver/residual_epsilon.h"
+
 namespace wattcut {
 
 class DynamicMinCut {
  public:
   // Residual capacities at or below this count as zero.
-  static constexpr double kEpsilon = 1e-10;
+  static constexpr double kEpsilon = kResidualEpsilon;  // residual_epsilon.h
 
   // Fixes the shape: `arcs` (from, to); all capacities and terminal capacities 0, no flow.
   void Build(int num_nodes, const std::vector<std::pair<int, int>>& arcs);

@@ -11,12 +11,14 @@
 #include <cstdint>
 #include <vector>
 
+#include "wattcut/solver/residual_epsilon.h"
+
 namespace wattcut {
 
 class MaxFlow {
  public:
   static constexpr double kInfinity = 1e9;
-  static constexpr double kEpsilon = 1e-10;
+  static constexpr double kEpsilon = kResidualEpsilon;  // residual_epsilon.h
 
   // Empties the network and sizes it for `num_nodes` nodes. Keeps allocated memory.
   void Reset(int num_nodes);

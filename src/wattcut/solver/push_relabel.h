@@ -12,11 +12,13 @@
 #include <utility>
 #include <vector>
 
+#include "wattcut/solver/residual_epsilon.h"
+
 namespace wattcut {
 
 class PushRelabel {
  public:
-  static constexpr double kEpsilon = 1e-10;
+  static constexpr double kEpsilon = kResidualEpsilon;  // residual_epsilon.h
 
   // Fixes the shape: `arcs` (from, to) between nodes 0..num_nodes-1, all capacities 0.
   void Build(int num_nodes, const std::vector<std::pair<int, int>>& arcs, int source, int sink);
