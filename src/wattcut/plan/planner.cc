@@ -53,16 +53,11 @@ Result<PlanningProblem> BuildPlanningProblem(const Profile& measured, const Plan
                  " virtual stages (the interleaved schedule needs devices x virtual stages profile stages)"};
   }
   const int num_devices = PipelineDevices(measured, options);
-  // The limits, each before the work it bounds (planning_limits.h).
-  if (Status s = CheckPipelineShape(measured.num_stages(), options.num_microbatches); !s.ok()) return s.error();
+  // The limits, each before the work it bounds (planning_limits.h); a split backward is two
+  // computations.
   const bool split = SplitsBackward(options.schedule);
-  if (split) {
-    const int64_t computations = int64_t{3} * measured.num_stages() * options.num_microbatches;
-    if (computations > kMaxComputations) {
-      return Error{"computations per iteration (3 x " + std::to_string(measured.num_stages()) + " stages x " +
-                   std::to_string(options.num_microbatches) + " microbatches = " + std::to_string(computations) +
-                   ") must be at most " + std::to_string(kMaxComputations)};
-    }
+  if (Status s = CheckPipelineShape(measured.num_stages(), options.num_microbatches, split ? 3 : 2); !s.ok()) {
+    return s.error();
   }
   // A split schedule on a profile that measured only whole backwards plans their halves.
   const Profile split_profile = split && NeedsBackwardSplit(measured) ? WithSplitBackward(measured) : Profile();

@@ -37,13 +37,13 @@ Status CheckMicrobatches(int num_microbatches) {
   return Status::Ok();
 }
 
-Status CheckPipelineShape(int num_stages, int num_microbatches) {
+Status CheckPipelineShape(int num_stages, int num_microbatches, int instructions) {
   if (Status s = CheckStages(num_stages); !s.ok()) return s;
   if (Status s = CheckMicrobatches(num_microbatches); !s.ok()) return s;
-  const int64_t computations = int64_t{2} * num_stages * num_microbatches;
+  const int64_t computations = int64_t{instructions} * num_stages * num_microbatches;
   if (computations > kMaxComputations) {
-    return Error{"computations per iteration (2 x " + std::to_string(num_stages) + " stages x " +
-                 std::to_string(num_microbatches) + " microbatches = " + std::to_string(computations) +
+    return Error{"computations per iteration (" + std::to_string(instructions) + " x " + std::to_string(num_stages) +
+                 " stages x " + std::to_string(num_microbatches) + " microbatches = " + std::to_string(computations) +
                  ") must be at most " + std::to_string(kMaxComputations)};
   }
   return Status::Ok();

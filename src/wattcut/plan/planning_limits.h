@@ -61,8 +61,9 @@ inline constexpr double kMaxIterationEnergyJ = 1e200;
 Status CheckStages(int num_stages);
 // "microbatches must be in [1, 16384], got 30000".
 Status CheckMicrobatches(int num_microbatches);
-// Both, and their computations (2 x stages x microbatches) against kMaxComputations.
-Status CheckPipelineShape(int num_stages, int num_microbatches);
+// Both, and their computations (instructions x stages x microbatches: 2 instructions, forward
+// and backward, or 3 for a schedule that splits the backward) against kMaxComputations.
+Status CheckPipelineShape(int num_stages, int num_microbatches, int instructions = 2);
 
 // Refuses cost tables with more than kMaxDurationTableEntries entries in all; says the
 // size, the limit and a unit time that would fit.
