@@ -1,7 +1,7 @@
 // What kind of failure an Error is, LevelDB style: the code says what the caller can do
 // about it (fix the input, look elsewhere, retry later), the message says what was wrong.
 // Library code picks a code; only a boundary maps codes to its own vocabulary (the HTTP
-// layer to statuses: server/http_status.h; the CLI to exit codes).
+// layer to statuses: http/http_status.h; the CLI to exit codes).
 #pragma once
 
 #include <optional>

@@ -1,8 +1,9 @@
 // Clang's thread-safety analysis (-Wthread-safety): which mutex guards which member, and which
 // functions need it held, stated in the code and checked by the compiler. Under GCC the
-// annotations are empty; scripts/check-thread-safety.sh compiles the annotated modules with clang
-// (the ctest `thread_safety_check`), so a function that touches guarded state without its lock,
-// or calls one that REQUIRES a lock it does not hold, fails the test command.
+// annotations are empty; scripts/check_thread_safety.py compiles the annotated modules with clang
+// (the build step `thread_safety_check`, tests/CMakeLists.txt), so a function that touches guarded
+// state without its lock, or calls one that REQUIRES a lock it does not hold, fails the build and
+// so the test command.
 #pragma once
 
 #if defined(__clang__)
