@@ -2,7 +2,7 @@
 
 #include <cstdio>
 
-#include "wattcut/base/printable_text.h"
+#include "wattcut/base/prometheus_text.h"
 
 namespace wattcut::agent {
 
@@ -11,12 +11,6 @@ namespace {
 // Distinct command or NVML error labels kept; later ones count as "other".
 constexpr size_t kMaxDistinctLabels = 64;
 constexpr size_t kMaxLabelChars = 64;
-
-std::string Number(double value) {
-  char buffer[64];
-  std::snprintf(buffer, sizeof(buffer), "%.15g", value);
-  return buffer;
-}
 
 // dcgm-exporter writes its float fields with six decimals ("266.172000").
 std::string DcgmFloat(double value) {
@@ -46,7 +40,7 @@ void Sample(std::string& out, const char* name, const std::string& labels, const
 }
 
 std::string Label(const char* name, const std::string& value) {
-  return std::string(name) + "=\"" + EscapeLabelValue(value) + "\"";
+  return std::string(name) + "=\"" + PrometheusLabelValue(value) + "\"";
 }
 
 // dcgm-exporter's labels of a GPU, in its order.
@@ -84,26 +78,6 @@ constexpr LeaseEnd kLeaseEnds[] = {LeaseEnd::kReleased, LeaseEnd::kHolderExited,
                                    LeaseEnd::kConnectionClosed, LeaseEnd::kJobEnded};
 
 }  // namespace
-
-std::string EscapeLabelValue(const std::string& value) {
-  // Printable first (no control bytes, valid UTF-8: a scraper may reject anything else), then
-  // the format's three escapes.
-  std::string printable = PrintableText(value, 256);
-  std::string out;
-  out.reserve(printable.size());
-  for (char c : printable) {
-    if (c == '\\') {
-      out += "\\\\";
-    } else if (c == '"') {
-      out += "\\\"";
-    } else if (c == '\n') {
-      out += "\\n";
-    } else {
-      out += c;
-    }
-  }
-  return out;
-}
 
 void AgentCounters::RecordCommand(const std::string& command, bool ok) {
   std::string name = BoundedName(command, CommandChar);
@@ -203,7 +177,7 @@ std::string RenderAgentMetrics(const AgentMetricsSnapshot& snapshot, const Agent
     Family(out, "node_rapl_package_joules_total", "counter", "Current RAPL package value in joules");
     for (const CpuTelemetry& cpu : snapshot.cpus) {
       Sample(out, "node_rapl_package_joules_total", labels(cpu.index, cpu.path),
-             Number(static_cast<double>(cpu.package_energy_uj) / 1e6));
+             PrometheusValue(static_cast<double>(cpu.package_energy_uj) / 1e6));
     }
     bool dram = false;
     for (const CpuTelemetry& cpu : snapshot.cpus) dram = dram || cpu.dram_energy_uj.has_value();
@@ -212,7 +186,7 @@ std::string RenderAgentMetrics(const AgentMetricsSnapshot& snapshot, const Agent
       for (const CpuTelemetry& cpu : snapshot.cpus) {
         if (cpu.dram_energy_uj) {
           Sample(out, "node_rapl_dram_joules_total", labels(cpu.index, cpu.dram_path.value_or(cpu.path)),
-                 Number(static_cast<double>(*cpu.dram_energy_uj) / 1e6));
+                 PrometheusValue(static_cast<double>(*cpu.dram_energy_uj) / 1e6));
         }
       }
     }
@@ -222,15 +196,15 @@ std::string RenderAgentMetrics(const AgentMetricsSnapshot& snapshot, const Agent
     const ServerPowerReading& server = *snapshot.server;
     Family(out, "wattcut_agent_server_power_watts", "gauge",
            "The server's power: its GPUs' plus the non-GPU model's, or the BMC's Redfish reading (source).");
-    Sample(out, "wattcut_agent_server_power_watts", Label("source", server.source), Number(server.power_w));
+    Sample(out, "wattcut_agent_server_power_watts", Label("source", server.source), PrometheusValue(server.power_w));
     Family(out, "wattcut_agent_server_gpu_power_watts", "gauge", "The server's GPUs' power, summed.");
-    Sample(out, "wattcut_agent_server_gpu_power_watts", "", Number(server.gpu_power_w));
+    Sample(out, "wattcut_agent_server_gpu_power_watts", "", PrometheusValue(server.gpu_power_w));
     Family(out, "wattcut_agent_server_non_gpu_power_watts", "gauge",
            "The server's power beyond its GPUs': the non-GPU model's, or the Redfish reading less the GPUs'.");
-    Sample(out, "wattcut_agent_server_non_gpu_power_watts", "", Number(server.non_gpu_power_w));
+    Sample(out, "wattcut_agent_server_non_gpu_power_watts", "", PrometheusValue(server.non_gpu_power_w));
     if (server.redfish_age_s) {
       Family(out, "wattcut_agent_redfish_reading_age_seconds", "gauge", "Age of the last good Redfish power reading.");
-      Sample(out, "wattcut_agent_redfish_reading_age_seconds", "", Number(*server.redfish_age_s));
+      Sample(out, "wattcut_agent_redfish_reading_age_seconds", "", PrometheusValue(*server.redfish_age_s));
     }
   }
   Family(out, "wattcut_agent_redfish_stale_readings_total", "counter",

@@ -102,7 +102,4 @@ class AgentCounters {
 // The whole /metrics answer: the GPUs' series, the server's power, the counters.
 std::string RenderAgentMetrics(const AgentMetricsSnapshot& snapshot, const AgentCounters& counters);
 
-// A label value as the exposition format writes it between quotes.
-std::string EscapeLabelValue(const std::string& value);
-
 }  // namespace wattcut::agent

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "wattcut/base/general_text.h"
+#include "wattcut/base/prometheus_text.h"
 #include "wattcut/polca/row_ceiling.h"
 
 namespace wattcut::row_control {
@@ -219,11 +220,12 @@ Decision RowController::RunPeriod(double now_s, double unix_time_s) {
 std::string RowController::RenderMetrics() const {
   std::string out;
   auto gauge = [&out](const std::string& name, const std::string& help, const std::string& labels, double value) {
-    out += "# HELP " + name + " " + help + "\n# TYPE " + name + " gauge\n" + name + labels + " " + GeneralText(value) +
-           "\n";
+    out += "# HELP " + name + " " + help + "\n# TYPE " + name + " gauge\n" + name + labels + " " +
+           PrometheusValue(value) + "\n";
   };
   auto counter = [&out](const std::string& name, const std::string& help, double value) {
-    out += "# HELP " + name + " " + help + "\n# TYPE " + name + " counter\n" + name + " " + GeneralText(value) + "\n";
+    out +=
+        "# HELP " + name + " " + help + "\n# TYPE " + name + " counter\n" + name + " " + PrometheusValue(value) + "\n";
   };
   gauge("wattcut_row_power_watts", "The row's power in the last period (W).", "", last_.row_power_w);
   gauge("wattcut_row_budget_watts", "The row's power budget (W).", "", budget_w_);
@@ -244,7 +246,8 @@ std::string RowController::RenderMetrics() const {
                      {"t2", policy.t2},       {"t2_release", policy.t2_release},
                      {"brake", policy.brake}, {"brake_release", policy.brake_release}};
   for (const auto& [name, fraction] : thresholds) {
-    out += std::string("wattcut_row_threshold_fraction{threshold=\"") + name + "\"} " + GeneralText(fraction) + "\n";
+    out +=
+        std::string("wattcut_row_threshold_fraction{threshold=\"") + name + "\"} " + PrometheusValue(fraction) + "\n";
   }
   out += "# HELP wattcut_row_state The policy's level (1 for the current one).\n# TYPE wattcut_row_state gauge\n";
   for (polca::PolicyLevel level : {polca::PolicyLevel::kNormal, polca::PolicyLevel::kT1, polca::PolicyLevel::kT2Low,
@@ -257,7 +260,7 @@ std::string RowController::RenderMetrics() const {
       "# HELP wattcut_row_state_seconds_total Time spent in each state (+brake while braked).\n"
       "# TYPE wattcut_row_state_seconds_total counter\n";
   for (const auto& [state, seconds] : seconds_in_state_) {
-    out += "wattcut_row_state_seconds_total{state=\"" + state + "\"} " + GeneralText(seconds) + "\n";
+    out += "wattcut_row_state_seconds_total{state=\"" + state + "\"} " + PrometheusValue(seconds) + "\n";
   }
   out +=
       "# HELP wattcut_row_ceiling_mhz The SM clock ceiling in effect per priority class (0: none).\n"
@@ -266,7 +269,7 @@ std::string RowController::RenderMetrics() const {
     const polca::GpuLimits limits = actuation_.Limits(priority);
     const double mhz = limits.freq_mhz >= options_.config.gpu.max_freq_mhz ? 0 : limits.freq_mhz;
     out += std::string("wattcut_row_ceiling_mhz{class=\"") + (priority == polca::Priority::kHigh ? "high" : "low") +
-           "\"} " + GeneralText(mhz) + "\n";
+           "\"} " + PrometheusValue(mhz) + "\n";
   }
   counter("wattcut_row_brake_engagements_total", "Times the brake was engaged.", policy_.brake_engagements());
   counter("wattcut_row_stale_readings_total", "Server readings that did not arrive in their period.",
@@ -281,14 +284,14 @@ std::string RowController::RenderMetrics() const {
         "# HELP wattcut_row_training_target_watts The peak 1-s power per GPU the row asks of each training job "
         "(0: none).\n# TYPE wattcut_row_training_target_watts gauge\n";
     for (const TrainingJobReport& t : training_.last()) {
-      out += "wattcut_row_training_target_watts{job_id=\"" + t.job_id + "\"} " + GeneralText(t.target_w.value_or(0)) +
-             "\n";
+      out += "wattcut_row_training_target_watts{job_id=\"" + PrometheusLabelValue(t.job_id) + "\"} " +
+             PrometheusValue(t.target_w.value_or(0)) + "\n";
     }
     out +=
         "# HELP wattcut_row_training_fallback 1 while a training job's servers get ceilings (it did not comply, or "
         "its planning server cannot be reached).\n# TYPE wattcut_row_training_fallback gauge\n";
     for (const TrainingJobReport& t : training_.last()) {
-      out += "wattcut_row_training_fallback{job_id=\"" + t.job_id + "\"} " +
+      out += "wattcut_row_training_fallback{job_id=\"" + PrometheusLabelValue(t.job_id) + "\"} " +
              (t.state == TrainingState::kFallback ? "1" : "0") + "\n";
     }
     counter("wattcut_row_planning_errors_total", "Planning-server calls that failed (asked again the next period).",

@@ -1,32 +1,8 @@
 #include "wattcut/server/metrics.h"
 
-#include <cstdio>
+#include "wattcut/base/prometheus_text.h"
 
 namespace wattcut::server {
-
-namespace {
-
-std::string Number(double value) {
-  char buffer[64];
-  std::snprintf(buffer, sizeof(buffer), "%.15g", value);
-  return buffer;
-}
-
-// Label values here are route names, methods and numbers; escape anyway.
-std::string Escape(const std::string& value) {
-  std::string out;
-  for (char c : value) {
-    if (c == '\\' || c == '"') out += '\\';
-    if (c == '\n') {
-      out += "\\n";
-      continue;
-    }
-    out += c;
-  }
-  return out;
-}
-
-}  // namespace
 
 const char* MethodLabel(const std::string& method) {
   for (const char* known : {"GET", "HEAD", "POST", "PUT", "DELETE", "PATCH", "OPTIONS", "CONNECT", "TRACE"}) {
@@ -47,11 +23,11 @@ void Histogram::Write(std::string& out, const std::string& name, const std::stri
   uint64_t cumulative = 0;
   for (size_t i = 0; i <= kBounds.size(); ++i) {
     cumulative += counts_[i];
-    std::string le = i < kBounds.size() ? Number(kBounds[i]) : "+Inf";
+    std::string le = i < kBounds.size() ? PrometheusValue(kBounds[i]) : "+Inf";
     out += name + "_bucket{" + labels + "le=\"" + le + "\"} " + std::to_string(cumulative) + "\n";
   }
   std::string plain = labels.empty() ? "" : "{" + labels.substr(0, labels.size() - 1) + "}";
-  out += name + "_sum" + plain + " " + Number(sum_) + "\n";
+  out += name + "_sum" + plain + " " + PrometheusValue(sum_) + "\n";
   out += name + "_count" + plain + " " + std::to_string(count_) + "\n";
 }
 
@@ -112,14 +88,16 @@ std::string Metrics::Render() const {
       "# TYPE wattcut_http_requests_total counter\n";
   for (const auto& [key, count] : requests_) {
     const auto& [endpoint, method, status] = key;
-    out += "wattcut_http_requests_total{endpoint=\"" + Escape(endpoint) + "\",method=\"" + Escape(method) +
-           "\",status=\"" + std::to_string(status) + "\"} " + std::to_string(count) + "\n";
+    out += "wattcut_http_requests_total{endpoint=\"" + PrometheusLabelValue(endpoint) + "\",method=\"" +
+           PrometheusLabelValue(method) + "\",status=\"" + std::to_string(status) + "\"} " + std::to_string(count) +
+           "\n";
   }
   out +=
       "# HELP wattcut_http_request_duration_seconds Time to answer a request, long polls "
       "included.\n# TYPE wattcut_http_request_duration_seconds histogram\n";
   for (const auto& [endpoint, histogram] : latency_) {
-    histogram.Write(out, "wattcut_http_request_duration_seconds", "endpoint=\"" + Escape(endpoint) + "\",");
+    histogram.Write(out, "wattcut_http_request_duration_seconds",
+                    "endpoint=\"" + PrometheusLabelValue(endpoint) + "\",");
   }
   out +=
       "# HELP wattcut_http_connections_cut_total Connections the server closed on its own: over "
@@ -142,8 +120,8 @@ std::string Metrics::Render() const {
       "by kind: peak_1s (the largest 1-s average) or average.\n"
       "# TYPE wattcut_power_target_per_gpu_watts gauge\n";
   for (const PowerTargetGauge& t : power_targets_) {
-    out += "wattcut_power_target_per_gpu_watts{job_id=\"" + Escape(t.job_id) + "\",kind=\"" + t.kind + "\"} " +
-           Number(t.target_per_gpu_w) + "\n";
+    out += "wattcut_power_target_per_gpu_watts{job_id=\"" + PrometheusLabelValue(t.job_id) + "\",kind=\"" + t.kind +
+           "\"} " + PrometheusValue(t.target_per_gpu_w) + "\n";
   }
   out +=
       "# HELP wattcut_power_target_point_per_gpu_watts The power per GPU, of the target's kind, of the plan the "
@@ -151,15 +129,15 @@ std::string Metrics::Render() const {
       "# TYPE wattcut_power_target_point_per_gpu_watts gauge\n";
   for (const PowerTargetGauge& t : power_targets_) {
     if (!t.applied) continue;
-    out += "wattcut_power_target_point_per_gpu_watts{job_id=\"" + Escape(t.job_id) + "\",kind=\"" + t.kind + "\"} " +
-           Number(t.point_per_gpu_w) + "\n";
+    out += "wattcut_power_target_point_per_gpu_watts{job_id=\"" + PrometheusLabelValue(t.job_id) + "\",kind=\"" +
+           t.kind + "\"} " + PrometheusValue(t.point_per_gpu_w) + "\n";
   }
   out +=
       "# HELP wattcut_power_target_met 1 when every pipeline of the job runs a plan at or below its power target; "
       "0 when no plan is that low (the lowest-power plan runs) or the frontier is not ready yet.\n"
       "# TYPE wattcut_power_target_met gauge\n";
   for (const PowerTargetGauge& t : power_targets_) {
-    out += "wattcut_power_target_met{job_id=\"" + Escape(t.job_id) + "\"} " + (t.met ? "1" : "0") + "\n";
+    out += "wattcut_power_target_met{job_id=\"" + PrometheusLabelValue(t.job_id) + "\"} " + (t.met ? "1" : "0") + "\n";
   }
   out +=
       "# HELP wattcut_job_measured_gpu_energy_joules The GPU energy a job used as its nodes measured it (PUT "
@@ -167,7 +145,8 @@ std::string Metrics::Render() const {
       "reported; the whole job, start-up and profiling included.\n"
       "# TYPE wattcut_job_measured_gpu_energy_joules gauge\n";
   for (const MeasuredGpuEnergyGauge& e : measured_gpu_energies_) {
-    out += "wattcut_job_measured_gpu_energy_joules{job_id=\"" + Escape(e.job_id) + "\"} " + Number(e.total_j) + "\n";
+    out += "wattcut_job_measured_gpu_energy_joules{job_id=\"" + PrometheusLabelValue(e.job_id) + "\"} " +
+           PrometheusValue(e.total_j) + "\n";
   }
   return out;
 }
