@@ -282,6 +282,24 @@ std::vector<ControlledServer> TrainingRow() {
           {"t1", Priority::kLow, "job-7"}};
 }
 
+// A job id is the operator's text: quoted in the metrics' labels as the exposition format asks,
+// so one with a quote or a backslash leaves every other line readable.
+TEST(RowController, ATrainingJobsIdIsQuotedInTheMetricsLabels) {
+  ScriptedRow row;
+  ScriptedTrainingJob job;
+  RowCalls calls = row.Calls();
+  calls.training = job.Calls();
+  RowController controller(ScriptedRowOptions(row),
+                           {{"h0", Priority::kHigh, ""}, {"t0", Priority::kLow, "job \"7\" \\ nightly"}}, calls);
+  controller.RunPeriod(0);
+  row.SetAll(850);
+  controller.RunPeriod(1);
+  const std::string text = controller.RenderMetrics();
+  EXPECT_NE(text.find("wattcut_row_training_target_watts{job_id=\"job \\\"7\\\" \\\\ nightly\"} "), std::string::npos)
+      << text;
+  EXPECT_EQ(text.find("{job_id=\"job \"7"), std::string::npos) << text;
+}
+
 TEST(RowController, ATrainingJobGetsATargetInsteadOfALockAndCeilingsOnlyWhenItDoesNotComply) {
   ScriptedRow row;
   ScriptedTrainingJob job;
