@@ -16,7 +16,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "wattcut/polca/arrival_expansion.h"
+#include "wattcut/polca/arrival_source.h"
 
 namespace wattcut::polca {
 

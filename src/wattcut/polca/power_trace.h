@@ -22,7 +22,7 @@
 
 #include "wattcut/base/iso_time.h"
 #include "wattcut/base/result.h"
-#include "wattcut/polca/arrival_expansion.h"
+#include "wattcut/polca/arrival_source.h"
 #include "wattcut/polca/row_limits.h"  // kMaxServerPowerW
 
 namespace wattcut {

@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "wattcut/base/result.h"
-#include "wattcut/polca/arrival_expansion.h"
+#include "wattcut/polca/arrival_source.h"
 
 namespace wattcut::polca {
 

@@ -44,7 +44,7 @@
 #include <vector>
 
 #include "wattcut/base/result.h"
-#include "wattcut/polca/arrival_expansion.h"
+#include "wattcut/polca/arrival_source.h"
 #include "wattcut/polca/polca_config.h"
 #include "wattcut/polca/power_forecast.h"
 

@@ -26,10 +26,11 @@
 #include <vector>
 
 #include "wattcut/base/huge_page_allocator.h"
-#include "wattcut/polca/arrival_expansion.h"
+#include "wattcut/polca/arrival_source.h"
 #include "wattcut/polca/control_actuation.h"
 #include "wattcut/polca/decode_tables.h"
 #include "wattcut/polca/inference_power_model.h"
+#include "wattcut/polca/polca_config.h"
 
 namespace wattcut::polca {
 

@@ -6,6 +6,7 @@
 #include <numbers>
 
 #include "wattcut/base/fixed_decimals.h"
+#include "wattcut/polca/arrival_expansion.h"
 #include "wattcut/polca/inference_power_model.h"
 #include "wattcut/polca/random.h"
 #include "wattcut/polca/server_model.h"

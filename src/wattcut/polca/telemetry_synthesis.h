@@ -28,7 +28,7 @@
 #include <string>
 #include <vector>
 
-#include "wattcut/polca/arrival_expansion.h"
+#include "wattcut/polca/arrival_source.h"
 #include "wattcut/polca/polca_config.h"
 #include "wattcut/polca/request_trace.h"
 #include "wattcut/telemetry/gpu_power_telemetry.h"

@@ -24,7 +24,7 @@
 #include <vector>
 
 #include "wattcut/base/result.h"
-#include "wattcut/polca/arrival_expansion.h"
+#include "wattcut/polca/arrival_source.h"
 
 namespace wattcut::row_control {
 
