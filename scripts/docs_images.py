@@ -29,8 +29,9 @@ import re
 import shutil
 import subprocess
 import sys
-import tempfile
 from xml.etree import ElementTree
+
+from scratch_clone import scratch_clone
 
 SOURCE = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
 IMAGES = os.path.join(SOURCE, "docs", "images")
@@ -129,19 +130,12 @@ class Failure(Exception):
     pass
 
 
-def scratch_clone(build: str, shared: str) -> tuple[str, dict[str, str]]:
-    """A scratch folder with repo/ (links to the source and the build) and shared/ beside it."""
-    root = tempfile.mkdtemp(prefix="wattcut-docs-images-")
-    repo = os.path.join(root, "repo")
-    os.makedirs(repo)
-    os.symlink(os.path.abspath(shared), os.path.join(root, "shared"))
-    for entry in os.listdir(SOURCE):
-        if entry not in (".git", "build", "out", "example", "gpt3", "week"):
-            os.symlink(os.path.join(SOURCE, entry), os.path.join(repo, entry))
-    os.symlink(os.path.abspath(build), os.path.join(repo, "build"))
+def clone_and_environment(build: str, shared: str) -> tuple[str, dict[str, str]]:
+    """A scratch clone (scratch_clone.py) and the environment its commands run in."""
+    root = scratch_clone(SOURCE, build, shared, "wattcut-docs-images-")
     env = dict(os.environ, PATH=os.path.join(os.path.abspath(build), "src", "wattcut", "cli") + ":" + os.environ["PATH"],
-               LANG="C.UTF-8", TMPDIR=root)
-    return repo, env
+               LANG="C.UTF-8", TMPDIR=os.path.join(root, "tmp"))
+    return os.path.join(root, "repo"), env
 
 
 def make_run(run: Run, repo: str, env: dict[str, str], sketch: bool = False) -> None:
@@ -245,7 +239,7 @@ def main() -> int:
             print(f"{run.name}: slow, not made")
             continue
         sketch = run.slow and args.action == "check"
-        repo, env = scratch_clone(args.build, args.shared)
+        repo, env = clone_and_environment(args.build, args.shared)
         try:
             print(f"{run.name}: {len(run.commands)} command(s)" + (", its quick sketch" if sketch else ""), flush=True)
             make_run(run, repo, env, sketch)

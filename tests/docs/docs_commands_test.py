@@ -4,10 +4,9 @@ a kind (tests/docs/doc_blocks.py); this runs the console, bash, python and pycon
 the command line, in order, in one bash session, and checks the output each console command prints
 against what the docs show. Usage blocks are checked against the CLI's --help.
 
-Where the docs' commands run: a scratch folder laid out as a clone with ../shared beside it. Its
-repo/ links to the source's files and folders and to the build (as build/), `wattcut` is the built
-CLI (on PATH, as the package installs it), HOME is a scratch folder, and what the commands write
-(out/, example/, ...) stays in the scratch folder. A path under /tmp/ in a command is moved into the
+Where the docs' commands run: a scratch folder laid out as a clone with ../shared beside it
+(scripts/scratch_clone.py), `wattcut` the built CLI (on PATH, as the package installs it) and HOME
+the folder's own. A path under /tmp/ in a command is moved into the
 scratch folder's tmp/ (TMPDIR too), so that two runs never share one, and is shown as /tmp/ again in
 what the commands print. Nothing else is changed.
 
@@ -27,19 +26,19 @@ import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "scripts"))
 
 import doc_blocks  # noqa: E402
+import scratch_clone  # noqa: E402
 
 ARGS = None
 # Not a time limit on the docs' commands: the longest runs for a minute. A command still running
 # after this is hung, and the test says which.
 HUNG_AFTER_S = 900
-KEPT_OUT = {".git", "build", "out", "dist", "example", "example-replay"}
 
 
 def all_docs(source: str) -> list[str]:
@@ -50,16 +49,9 @@ class Session:
     """One bash process in the scratch clone; each command's output goes to its own file."""
 
     def __init__(self, source: str, build: str, shared: str):
-        self.root = tempfile.mkdtemp(prefix="wattcut-docs-")
+        self.root = scratch_clone.scratch_clone(source, build, shared, "wattcut-docs-")
         self.repo = os.path.join(self.root, "repo")
-        os.makedirs(self.repo)
-        for folder in ("tmp", "home", "logs"):
-            os.makedirs(os.path.join(self.root, folder))
-        os.symlink(os.path.abspath(shared), os.path.join(self.root, "shared"))
-        for entry in os.listdir(source):
-            if entry not in KEPT_OUT:
-                os.symlink(os.path.join(os.path.abspath(source), entry), os.path.join(self.repo, entry))
-        os.symlink(os.path.abspath(build), os.path.join(self.repo, "build"))
+        os.makedirs(os.path.join(self.root, "logs"))
         env = {
             "PATH": os.path.join(os.path.abspath(build), "src", "wattcut", "cli") + ":/usr/sbin:/usr/bin:/sbin:/bin",
             "HOME": os.path.join(self.root, "home"),
