@@ -13,10 +13,14 @@ import tempfile
 
 def tracked_entries(source: str) -> list[str]:
     """The top-level files and folders git tracks in `source` (what a clone has, not a build or a
-    folder a command wrote there); without git, every entry but .git, build*, out and dist."""
-    listed = subprocess.run(["git", "-C", source, "ls-files", "-z"], capture_output=True)
-    if listed.returncode == 0 and listed.stdout:
-        return sorted({path.split("/", 1)[0] for path in listed.stdout.decode().split("\0") if path})
+    folder a command wrote there); where git is not installed or `source` is no checkout, every
+    entry but .git, build*, out and dist."""
+    try:
+        listed = subprocess.run(["git", "-C", source, "ls-files", "-z"], capture_output=True)
+        if listed.returncode == 0 and listed.stdout:
+            return sorted({path.split("/", 1)[0] for path in listed.stdout.decode().split("\0") if path})
+    except OSError:
+        pass  # no git on this machine (scripts/install-deps.sh does not install it)
     return sorted(e for e in os.listdir(source) if e not in (".git", "out", "dist") and not e.startswith("build"))
 
 
