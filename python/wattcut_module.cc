@@ -7,6 +7,7 @@
 
 #include <stdexcept>
 
+#include "wattcut/gpu/agent_backend.h"
 #include "wattcut/plan/dag_frontier_file.h"
 #include "wattcut/plan/frontier_file.h"
 #include "wattcut/plan/plan_files.h"
@@ -210,6 +211,9 @@ PYBIND11_MODULE(_wattcut, m) {
         return Take(ReadFrontierFileKind(path)) == FrontierFileKind::kDag ? "dag" : "pipeline";
       },
       py::arg("path"), "'pipeline' or 'dag': which frontier DIR/frontier.wattcut (or the file) holds.");
+  m.def("node_agent", &AgentFromEnvironment,
+        "The node agent this process finds by itself ($WATTCUT_AGENT_SOCKET, else /run/wattcut/agent.sock when a "
+        "socket is there), or '' when none: where gpu_backend='nvml' sets clocks.");
 
   py::class_<RankClient>(m, "RankClient")
       .def(py::init(&StartRankClient), "Starts the client of one rank (keyword arguments only).")

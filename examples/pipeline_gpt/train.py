@@ -227,10 +227,14 @@ def frontier_summary(server_url: str, job_id: str) -> str:
 
 
 def nvidia_gpu_reachable() -> bool:
-    """Whether clocks can be set on an NVIDIA GPU here: a node agent's socket (the variable or the
-    default path, as PipelineFrequencyOptimizer looks for it), or NVML loads and counts a GPU."""
-    if os.environ.get("WATTCUT_AGENT_SOCKET") or os.path.exists("/run/wattcut/agent.sock"):
-        return True
+    """Whether clocks can be set on an NVIDIA GPU here: a node agent wattcut finds by itself
+    (wattcut.node_agent), or NVML loads and counts a GPU."""
+    try:
+        from wattcut import node_agent
+        if node_agent():
+            return True
+    except ImportError:
+        pass  # --no-wattcut without the module: NVML alone decides
     try:
         nvml = ctypes.CDLL("libnvidia-ml.so.1")
         if nvml.nvmlInit_v2() != 0:

@@ -13,7 +13,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from fixtures import ServerProcess, TempDir, required_env  # noqa: E402
 
-from wattcut import PipelineFrequencyOptimizer, WattcutError  # noqa: E402
+from wattcut import PipelineFrequencyOptimizer, WattcutError, node_agent  # noqa: E402
 
 ZEUS_ARGS = dict(rank=0, dp_rank=0, pp_rank=0, tp_rank=0, device_id=0, dp_degree=1, pp_degree=1, tp_degree=1,
                  world_size=1)
@@ -83,8 +83,12 @@ class ThroughTheAgent(unittest.TestCase):
 
     def test_the_variable_stands_for_the_option(self):
         os.environ["WATTCUT_AGENT_SOCKET"] = self.agent.socket
+        self.assertEqual(node_agent(), self.agent.socket)  # what the optimizer below finds
         with self.optimizer() as pfo:
             self.assertEqual(pfo.gpu_backend_name, f"agent(unix:{self.agent.socket})")
+        os.environ.pop("WATTCUT_AGENT_SOCKET")
+        if not os.path.exists("/run/wattcut/agent.sock"):  # a node without an agent
+            self.assertEqual(node_agent(), "")
 
     def test_an_agent_that_is_not_there_is_a_clear_error(self):
         absent = os.path.join(self.dir.path, "absent.sock")

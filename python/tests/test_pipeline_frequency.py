@@ -56,7 +56,7 @@ class ArgumentChecks(unittest.TestCase):
     def test_the_package_says_what_it_exports(self):
         self.assertEqual(
             sorted(wattcut.__all__),
-            ["DagPlan", "Frontier", "PipelineFrequencyOptimizer", "Plan", "WattcutError", "__version__"],
+            ["DagPlan", "Frontier", "PipelineFrequencyOptimizer", "Plan", "WattcutError", "__version__", "node_agent"],
         )
 
 

@@ -8,6 +8,6 @@ a `wattcut frontier --out DIR` run and looks them up as the CLI and the server d
 
 from wattcut._version import __version__
 from wattcut.frontier import DagPlan, Frontier, Plan
-from wattcut.pipeline_frequency import PipelineFrequencyOptimizer, WattcutError
+from wattcut.pipeline_frequency import PipelineFrequencyOptimizer, WattcutError, node_agent
 
-__all__ = ["DagPlan", "Frontier", "Plan", "PipelineFrequencyOptimizer", "WattcutError", "__version__"]
+__all__ = ["DagPlan", "Frontier", "Plan", "PipelineFrequencyOptimizer", "WattcutError", "__version__", "node_agent"]

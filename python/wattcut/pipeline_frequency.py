@@ -91,6 +91,14 @@ def _check_instruction(name: str) -> None:
         raise ValueError(f"instruction must be one of {', '.join(INSTRUCTIONS)}, got {name!r}")
 
 
+def node_agent() -> str:
+    """The node agent this process finds by itself: ``$WATTCUT_AGENT_SOCKET``, else
+    ``/run/wattcut/agent.sock`` when a socket is there; ``""`` when none. With
+    ``gpu_backend="nvml"`` and no ``agent_socket``, clocks are set through it (no NVML is opened
+    here), as ``gpu_backend_name`` then says."""
+    return _wattcut.node_agent()
+
+
 class PipelineFrequencyOptimizer:
     """One training rank's wattcut client (Zeus's PipelineFrequencyOptimizer, plus profiling
     and straggler reporting).

@@ -1,5 +1,7 @@
 #include "wattcut/gpu/agent_backend.h"
 
+#include <sys/stat.h>
+
 #include <cstdlib>
 
 #include <algorithm>
@@ -76,6 +78,14 @@ std::string GpuList(const std::vector<int>& gpus) {
 }
 
 }  // namespace
+
+std::string AgentFromEnvironment() {
+  const char* from_environment = std::getenv(kAgentSocketVariable);
+  if (from_environment != nullptr && *from_environment != '\0') return from_environment;
+  struct stat file {};
+  if (::stat(kDefaultAgentSocket, &file) == 0 && S_ISSOCK(file.st_mode)) return kDefaultAgentSocket;
+  return "";
+}
 
 Result<http::HttpEndpoint> AgentEndpoint(const std::string& agent, const std::string& token_file) {
   http::HttpEndpoint endpoint;

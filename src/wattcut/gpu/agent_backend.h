@@ -41,6 +41,9 @@ namespace wattcut {
 // Where a node's agent listens by default, and the variable that names another socket.
 inline constexpr char kDefaultAgentSocket[] = "/run/wattcut/agent.sock";
 inline constexpr char kAgentSocketVariable[] = "WATTCUT_AGENT_SOCKET";
+// The agent a process on this node finds by itself: $WATTCUT_AGENT_SOCKET when set, else
+// kDefaultAgentSocket when a socket is there; "" when neither (the process opens NVML itself).
+std::string AgentFromEnvironment();
 // A batch job's credential at the agent (the Slurm plugin sets it in each task of a wattcut job).
 inline constexpr char kAgentCredentialVariable[] = "WATTCUT_AGENT_TOKEN";
 

@@ -1,9 +1,5 @@
 #include "wattcut/runtime/rank_client.h"
 
-#include <sys/stat.h>
-
-#include <cstdlib>
-
 #include "wattcut/base/general_text.h"
 #include "wattcut/gpu/agent_backend.h"
 #include "wattcut/gpu/simulated_backend.h"
@@ -20,11 +16,7 @@ std::string RankAgent(const RankClientOptions& options) {
   if (!options.agent_socket.empty()) return options.agent_socket;
   if (options.backend.kind == "agent") return AgentAddress(options.backend);
   if (options.backend.kind != "nvml") return "";  // a backend the caller chose (simulated: tests, demos)
-  const char* from_environment = std::getenv(kAgentSocketVariable);
-  if (from_environment != nullptr && *from_environment != '\0') return from_environment;
-  struct stat file {};
-  if (::stat(kDefaultAgentSocket, &file) == 0 && S_ISSOCK(file.st_mode)) return kDefaultAgentSocket;
-  return "";
+  return AgentFromEnvironment();
 }
 
 std::string StragglerText(const StragglerUpdate& update) {
