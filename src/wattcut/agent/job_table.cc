@@ -2,10 +2,24 @@
 
 #include <algorithm>
 
+#include <openssl/rand.h>
+
 #include "wattcut/base/printable_text.h"
 #include "wattcut/http/bearer_token.h"
 
 namespace wattcut::agent {
+
+Result<std::string> NewJobCredential() {
+  unsigned char bytes[32];
+  if (RAND_bytes(bytes, sizeof(bytes)) != 1) return Error{"cannot make a job credential: no randomness (RAND_bytes)"};
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string text;
+  for (unsigned char b : bytes) {
+    text += kHex[b >> 4];
+    text += kHex[b & 15];
+  }
+  return text;
+}
 
 Result<JobTable::Registered> JobTable::Register(NodeJob job) {
   if (Status s = CheckJobId(job.id, "job"); !s.ok()) return s.error();

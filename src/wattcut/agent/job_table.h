@@ -32,6 +32,9 @@ struct NodeJob {
   bool touched = false;
 };
 
+// A new job's credential: 32 random bytes as 64 hex characters.
+Result<std::string> NewJobCredential();
+
 class JobTable {
  public:
   // Credentials of ended jobs are remembered (not stored) so that a late caller learns why it is

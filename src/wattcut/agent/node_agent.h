@@ -1,6 +1,8 @@
 // The node agent's core, without HTTP: it owns the node's GPU backend (the only one opened on the
-// node), its leases (lease_table.h), each GPU's training lock and row ceiling composed into what
-// NVML is told (clock_composition.h), and undoes what a lease holder set when its lease ends.
+// node), one GpuOwner per GPU (gpu_owner.h: what is asked of the GPU, checked, applied, recorded),
+// the leases (lease_table.h) and the batch jobs (job_table.h), as the planning server's
+// JobRegistry owns its jobs. A request walks route -> NodeAgent (who may act: the lease, the job)
+// -> GpuOwner (what the GPU supports; applied to NVML) -> GpuBackend (docs/agent.md, "Inside").
 //
 //  * Open: discovers the GPUs (their supported clocks and power-limit range are cached: requests
 //    are checked against them), resets every GPU's SM and memory clocks (nobody holds one yet),
@@ -21,84 +23,24 @@
 
 #include <atomic>
 #include <functional>
-#include <map>
 #include <memory>
 #include <optional>
-#include <set>
 #include <string>
 #include <thread>
 #include <vector>
 
-#include "wattcut/agent/clock_composition.h"
+#include "wattcut/agent/gpu_owner.h"
+#include "wattcut/agent/job_energy.h"
 #include "wattcut/agent/job_table.h"
 #include "wattcut/agent/lease_table.h"
 #include "wattcut/agent/process_watch.h"
+#include "wattcut/agent/zeusd_clients.h"
 #include "wattcut/base/mutex.h"
 #include "wattcut/base/result.h"
 #include "wattcut/gpu/clock_kind.h"
 #include "wattcut/gpu/gpu_backend.h"
 
 namespace wattcut::agent {
-
-struct GpuDescription {
-  int index = 0;
-  std::string uuid;
-  std::string name;
-  std::string pci_address;             // "" when the backend does not know it
-  std::vector<int> sm_clocks_mhz;      // at the highest memory clock, highest first
-  std::vector<int> memory_clocks_mhz;  // highest first
-  std::optional<PowerLimitsMw> power_limits;
-  bool energy_counter = false;
-};
-
-// One GPU's readings; a value that could not be read is empty and its error is in `errors`
-// (field -> message, with NVML's error name).
-struct GpuReading {
-  int index = 0;
-  std::optional<double> power_w;  // nvmlDeviceGetPowerUsage: a 1 s average on recent GPUs
-  // NVML's power fields, where the driver and the GPU keep them (GpuBackend::PowerFields).
-  std::optional<double> power_instant_w;
-  std::optional<double> power_average_w;
-  std::optional<int64_t> energy_mj;
-  std::optional<int> sm_clock_mhz;
-  std::optional<double> power_limit_w;
-  std::vector<std::pair<std::string, std::string>> errors;
-};
-
-struct Ceiling {
-  int mhz = 0;
-  std::string reason;
-  double expires_at_unix_s = 0;
-};
-
-// What the agent holds for one GPU.
-struct GpuControl {
-  int index = 0;
-  std::optional<Lease> lease;
-  std::optional<ClockRange> sm_lock;      // the training side's
-  std::optional<Ceiling> ceiling;         // the row side's
-  std::optional<ClockRange> sm_applied;   // what NVML was told (nullopt: reset)
-  bool sm_applied_known = true;           // false after a failed NVML call
-  std::optional<ClockRange> memory_lock;  // the lease holder's
-  std::optional<int64_t> power_limit_mw;  // set by the lease holder; nullopt: the default
-};
-
-// What a batch job's GPUs used since it was registered.
-struct JobEnergy {
-  NodeJob job;
-  double duration_s = 0;
-  // Each GPU's energy in joules; nullopt where the GPU has no energy counter, it could not be read,
-  // or it went back (the driver was reloaded).
-  std::map<int, std::optional<double>> gpu_energy_j;
-  std::optional<double> total_gpu_energy_j;  // nullopt when any GPU's is unknown
-  std::vector<std::string> problems;         // one line each
-};
-
-// What ending a batch job did, and what its GPUs used.
-struct JobEnd : JobEnergy {
-  int leases_ended = 0;
-  std::vector<int> reset_gpus;  // the GPUs reset (the job had used them)
-};
 
 struct NodeAgentObserver {
   std::function<void(const std::string& command, bool ok)> on_command;  // "lock_sm", "set_ceiling", ...
@@ -124,7 +66,7 @@ class NodeAgent {
   // Ends every lease (undoing what its holder set); ceilings stay, as stored.
   ~NodeAgent();
 
-  const std::vector<GpuDescription>& gpus() const { return gpus_; }
+  const std::vector<GpuDescription>& gpus() const { return descriptions_; }
   std::string backend_name() const;
   // Problems met while resetting the GPUs at start-up (the agent serves anyway).
   const std::vector<std::string>& startup_problems() const { return startup_problems_; }
@@ -214,14 +156,11 @@ class NodeAgent {
   std::vector<GpuReading> ReadGpus(bool power_only) EXCLUDES(mu_);
   // Under mu_.
   Status CheckGpu(int gpu) const REQUIRES(mu_);
-  Status ApplySm(int gpu) REQUIRES(mu_);
-  // The lease holder's lock of `kind` on `gpu` becomes `range` (nullopt: none), applied.
-  Status SetClockLock(int gpu, ClockKind kind, std::optional<ClockRange> range) REQUIRES(mu_);
-  // What a lease holder set on `gpu` undone: the SM lock lifted (the ceiling, if any, applied), the
-  // memory clocks and power limit back to their defaults; with `force` (a job's end: anything may
-  // have been left), told to NVML whether or not the agent set them. Problems, one line each.
-  std::vector<std::string> UndoGpu(int gpu, bool force) REQUIRES(mu_);
-  void Undo(const EndedLease& ended) REQUIRES(mu_);
+  GpuOwner& Owner(int gpu) REQUIRES(mu_) { return owners_[static_cast<size_t>(gpu)]; }
+  // `holder` holds `gpu`'s lease; then `change` is made by the GPU's owner and counted as
+  // `command`; the GPU's view after it.
+  Result<GpuControl> ChangeAsHolder(const LeaseHolder& holder, int gpu, const std::string& command,
+                                    const std::function<Status(GpuOwner&, GpuBackend&)>& change) REQUIRES(mu_);
   void EndLeases(std::vector<EndedLease> ended) REQUIRES(mu_);
   // A process about to hold a lease is watched for its exit; one the agent cannot see (pid 0) is refused.
   Status WatchIfProcess(const LeaseHolder& holder) REQUIRES(mu_);
@@ -229,36 +168,35 @@ class NodeAgent {
   void WatchOnlyLeaseHolders() REQUIRES(mu_);
   // Whether `holder` may take `gpus` as far as batch jobs go (see require_job_credential).
   Status CheckJobAllows(const LeaseHolder& holder, const std::vector<int>& gpus) const REQUIRES(mu_);
-  // What `job`'s GPUs used since it was registered, read from NVML now.
-  JobEnergy EnergyOf(const NodeJob& job) REQUIRES(mu_);
+  // Resets what a job that used its GPUs left on them (a GPU another holder leased since is
+  // that holder's); the problems, one line each.
+  std::vector<std::string> ResetJobGpus(const NodeJob& job, std::vector<int>& reset_gpus) REQUIRES(mu_);
+  void LiftExpiredCeilings() REQUIRES(mu_);
   void SaveState() REQUIRES(mu_);
   GpuControl ControlOf(int gpu) const REQUIRES(mu_);
-  Error DeviceError(const Error& error);
+  // A command sent to a GPU (or a lease or job change), counted for /metrics. A change the check
+  // refused (kInvalidArgument) never reached the GPU: it is no command.
+  void Command(const std::string& command, const Status& done);
   void Command(const std::string& command, bool ok);
   void Log(const std::string& line) const;
 
   // Every NVML call is made under mu_.
   std::unique_ptr<GpuBackend> backend_ PT_GUARDED_BY(mu_);
   NodeAgentOptions options_;
-  std::vector<GpuDescription> gpus_;           // filled by Open, then only read
+  std::vector<GpuDescription> descriptions_;   // filled by Open, then only read
   std::vector<std::string> startup_problems_;  // filled by Open, then only read
 
   // The lock order: mu_ first, then ProcessWatch's own (processes_ is called under mu_) or the
   // observer's (options_.observer's callbacks, AgentCounters's mutex in the agent, run under mu_);
-  // neither of those is held while calling out.
+  // neither of those is held while calling out. The GPUs' owners have no lock of their own: every
+  // NVML call is made under mu_ (one backend for the node), so one per GPU would add only an order.
   mutable Mutex mu_ ACQUIRED_BEFORE(processes_.mu_);
+  std::vector<GpuOwner> owners_ GUARDED_BY(mu_);  // by GPU index
   LeaseTable leases_ GUARDED_BY(mu_) = LeaseTable(0);
-  std::vector<GpuControl> controls_ GUARDED_BY(mu_);
   JobTable jobs_ GUARDED_BY(mu_);
+  ZeusdClients zeusd_clients_ GUARDED_BY(mu_);
   // Thread-safe on its own: the reaper waits on it without mu_.
   ProcessWatch processes_;
-  // zeusd clients over TCP (by user and address): their open connections, and since when they
-  // have had none.
-  struct ZeusdPresence {
-    std::set<uint64_t> connections;
-    double gone_since_s = 0;
-  };
-  std::map<std::pair<std::string, std::string>, ZeusdPresence> zeusd_clients_ GUARDED_BY(mu_);
 
   std::atomic<bool> stopping_{false};
   std::thread reaper_;
