@@ -5,14 +5,6 @@
 
 namespace wattcut::agent {
 
-namespace {
-
-bool Contains(const std::vector<int>& values, int value) {
-  return std::find(values.begin(), values.end(), value) != values.end();
-}
-
-}  // namespace
-
 Result<GpuDescription> DescribeGpu(GpuBackend& backend, int gpu) {
   const std::string who = "GPU " + std::to_string(gpu) + ": ";
   GpuDescription d;
@@ -139,7 +131,7 @@ Status GpuOwner::CheckClockRange(ClockKind kind, ClockRange range) const {
   const bool sm = kind == ClockKind::kSm;
   const std::vector<int>& supported = sm ? description_.sm_clocks_mhz : description_.memory_clocks_mhz;
   for (int mhz : {range.min_mhz, range.max_mhz}) {
-    if (!Contains(supported, mhz)) {
+    if (std::ranges::count(supported, mhz) == 0) {
       return Error::InvalidArgument("GPU " + std::to_string(index()) + " does not support " + (sm ? "an " : "a ") +
                                     std::string(ClockKindName(kind)) + " clock of " + std::to_string(mhz) +
                                     " MHz (supported: " + wattcut::ClockRangeText(supported) +
