@@ -136,9 +136,10 @@ void AgentCounters::Render(std::string& out) const {
   }
 }
 
-std::string RenderAgentMetrics(const AgentMetricsSnapshot& snapshot, const AgentCounters& counters) {
-  std::string out;
-  // dcgm-exporter's families, with its HELP texts (etc/default-counters.csv).
+namespace {
+
+// dcgm-exporter's families, with its HELP texts (etc/default-counters.csv).
+void RenderDcgmFamilies(const AgentMetricsSnapshot& snapshot, std::string& out) {
   Family(out, "DCGM_FI_DEV_SM_CLOCK", "gauge", "SM clock frequency (in MHz).");
   for (const GpuTelemetry& gpu : snapshot.gpus) {
     if (gpu.sm_clock_mhz) {
@@ -168,8 +169,10 @@ std::string RenderAgentMetrics(const AgentMetricsSnapshot& snapshot, const Agent
              std::to_string(*gpu.energy_mj));
     }
   }
+}
 
-  // node_exporter's RAPL families, so that its dashboards read the agent's CPU energy.
+// node_exporter's RAPL families, so that its dashboards read the agent's CPU energy.
+void RenderRaplFamilies(const AgentMetricsSnapshot& snapshot, std::string& out) {
   if (!snapshot.cpus.empty()) {
     auto labels = [](int index, const std::string& path) {
       return Label("index", std::to_string(index)) + "," + Label("path", path);
@@ -191,7 +194,10 @@ std::string RenderAgentMetrics(const AgentMetricsSnapshot& snapshot, const Agent
       }
     }
   }
+}
 
+// The server's power (server_power.h) and the Redfish reading's staleness.
+void RenderServerPowerFamilies(const AgentMetricsSnapshot& snapshot, std::string& out) {
   if (snapshot.server) {
     const ServerPowerReading& server = *snapshot.server;
     Family(out, "wattcut_agent_server_power_watts", "gauge",
@@ -211,7 +217,10 @@ std::string RenderAgentMetrics(const AgentMetricsSnapshot& snapshot, const Agent
          "Server power readings that used the non-GPU model because the Redfish reading was missing or older than "
          "three periods.");
   Sample(out, "wattcut_agent_redfish_stale_readings_total", "", std::to_string(snapshot.stale_redfish_readings));
+}
 
+// What the agent holds for each GPU: its lease, the row's ceiling, the clocks applied.
+void RenderGpuControlFamilies(const AgentMetricsSnapshot& snapshot, std::string& out) {
   Family(out, "wattcut_agent_leases_held", "gauge", "Whether a lease holds the GPU (1) or not (0).");
   for (const GpuTelemetry& gpu : snapshot.gpus) {
     Sample(out, "wattcut_agent_leases_held", GpuLabels(gpu), gpu.leased ? "1" : "0");
@@ -229,6 +238,16 @@ std::string RenderAgentMetrics(const AgentMetricsSnapshot& snapshot, const Agent
       Sample(out, "wattcut_agent_applied_sm_clock_max_mhz", GpuLabels(gpu), std::to_string(*gpu.applied_max_sm_mhz));
     }
   }
+}
+
+}  // namespace
+
+std::string RenderAgentMetrics(const AgentMetricsSnapshot& snapshot, const AgentCounters& counters) {
+  std::string out;
+  RenderDcgmFamilies(snapshot, out);
+  RenderRaplFamilies(snapshot, out);
+  RenderServerPowerFamilies(snapshot, out);
+  RenderGpuControlFamilies(snapshot, out);
   counters.Render(out);
   return out;
 }
