@@ -85,7 +85,8 @@ def blank_comments_and_literals(text: str) -> str:
 
 
 SCOPE_KEYWORD = re.compile(r"\b(namespace|class|struct|union|enum)\b")
-EXTERN_C = re.compile(r'\bextern\s+""\s*$')
+INIT_LIST = re.compile(r"\)\s*(const\s*)?(noexcept\s*)?:(?!:)")
+EXTERN_C = re.compile(r'\bextern\s+"\s*"\s*$')
 
 
 def functions_of(path: str, text: str) -> list:
@@ -107,9 +108,13 @@ def functions_of(path: str, text: str) -> list:
             if not in_scope:
                 stack.append(("other", line, ""))
                 continue
-            head = code[head_start:i]
+            flat = " ".join(code[head_start:i].split())
+            if INIT_LIST.search(flat) and re.search(r"[\w>]$", flat):
+                # A member's brace initialiser in a constructor's list (`: n_{n} {`): the
+                # signature goes on to the body's brace.
+                stack.append(("member_init", line, ""))
+                continue
             head_start = i + 1
-            flat = " ".join(head.split())
             if EXTERN_C.search(flat) or (SCOPE_KEYWORD.search(flat) and "(" not in flat.split("=")[0]):
                 stack.append(("scope", line, ""))
             elif ")" in flat and not flat.rstrip().endswith("="):
@@ -124,6 +129,8 @@ def functions_of(path: str, text: str) -> list:
             kind, first, name = stack.pop()
             if kind == "function":
                 functions.append(Function(path, name, first, line))
+            if kind == "member_init":
+                continue
             if not stack or stack[-1][0] == "scope":
                 head_start = i + 1
     return functions

@@ -109,11 +109,16 @@ void GetWhoami(const ZeusdRequest& r) {
 
 // --- The GPU reads: one reading of every GPU, the asked ones answered.
 
+// A read's GPUs (its only parameter, gpu_ids), or the refusal answered.
+std::optional<std::vector<int>> AskedGpus(const ZeusdRequest& r) {
+  if (!CheckQuery(r.req, r.res, {"gpu_ids"}, {})) return std::nullopt;
+  return DeviceIds(r.req, r.res, "gpu_ids", "GPU", GpuIds(r.node()));
+}
+
 using GpuField = std::optional<ojson> (*)(NodeAgent&, const GpuDescription&, const GpuReading&, DeviceErrors&);
 
 void AnswerGpuField(const ZeusdRequest& r, GpuField field) {
-  if (!CheckQuery(r.req, r.res, {"gpu_ids"}, {})) return;
-  std::optional<std::vector<int>> ids = DeviceIds(r.req, r.res, "gpu_ids", "GPU", GpuIds(r.node()));
+  std::optional<std::vector<int>> ids = AskedGpus(r);
   if (!ids) return;
   const std::vector<GpuReading> readings = r.node().Read();
   DeviceErrors errors;
@@ -161,8 +166,7 @@ std::optional<ojson> PersistenceMode(NodeAgent& node, const GpuDescription& d, c
 }
 
 void GetGpuPower(const ZeusdRequest& r) {
-  if (!CheckQuery(r.req, r.res, {"gpu_ids"}, {})) return;
-  std::optional<std::vector<int>> ids = DeviceIds(r.req, r.res, "gpu_ids", "GPU", GpuIds(r.node()));
+  std::optional<std::vector<int>> ids = AskedGpus(r);
   if (!ids) return;
   const std::vector<GpuReading> readings = r.node().ReadPower();
   DeviceErrors errors;
