@@ -6,7 +6,7 @@
 //   build/bench/wattcut_frontier_output_bench [--json] [OUT_DIR]
 //
 // Phases: solve (ComputeFrontier), power (the peak 1-s power of every point:
-// emulate/frontier_power.h), write (frontier.wattcut + frontier.csv text and files: the
+// plan/frontier_power.h), write (frontier.wattcut + frontier.csv text and files: the
 // default --plans none), and with --json the PlanJson text of every point (what --plans json
 // adds before writing its files; a minute on these frontiers).
 #include <algorithm>
@@ -18,8 +18,8 @@
 #include <thread>
 
 #include "wattcut/base/shared_data.h"
-#include "wattcut/emulate/frontier_power.h"
 #include "wattcut/plan/frontier_file.h"
+#include "wattcut/plan/frontier_power.h"
 #include "wattcut/plan/plan_files.h"
 #include "wattcut/plan/planner.h"
 #include "wattcut/profile/gpu_model.h"

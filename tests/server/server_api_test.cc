@@ -8,7 +8,7 @@
 
 #include "tests/server/server_process.h"
 #include "tests/server/test_profiles.h"
-#include "wattcut/emulate/frontier_power.h"
+#include "wattcut/plan/frontier_power.h"
 #include "wattcut/plan/plan_lookup.h"
 #include "wattcut/profile/profile_csv.h"
 
@@ -136,7 +136,7 @@ TEST(ServerApi, ServesTheFastestPlanThenStragglerPlansToOtherPipelines) {
   EXPECT_DOUBLE_EQ(points.body["points"][0]["time_s"].get<double>(), expected.points()[1].time_s);
 
   // Power per plan, as `wattcut frontier` writes it: every point's average power and the peak
-  // 1-s power of its execution timeline (emulate/frontier_power.h), computed by the server.
+  // 1-s power of its execution timeline (plan/frontier_power.h), computed by the server.
   auto profile = ParseProfileCsv(TestProfileCsv(kStages), "t", kStages);
   ASSERT_TRUE(profile.ok());
   Result<Frontier> powered = ComputeFrontierWithPeakPowers(*profile, TestPlannerOptions(kMicrobatches));

@@ -11,7 +11,7 @@
 #include "tests/server/server_process.h"
 #include "tests/server/test_profiles.h"
 #include "wattcut/base/fixed_decimals.h"
-#include "wattcut/emulate/all_max.h"
+#include "wattcut/plan/all_max.h"
 #include "wattcut/profile/profile_csv.h"
 
 namespace wattcut::testing {

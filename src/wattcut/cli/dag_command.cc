@@ -18,11 +18,11 @@
 #include "wattcut/cli/dag_frontier.h"
 #include "wattcut/cli/output_directory.h"
 #include "wattcut/cli/planner_arguments.h"
-#include "wattcut/emulate/frontier_power.h"
 #include "wattcut/plan/dag_export.h"
 #include "wattcut/plan/dag_frontier_file.h"
 #include "wattcut/plan/dag_problem.h"
 #include "wattcut/plan/frontier_file.h"
+#include "wattcut/plan/frontier_power.h"
 #include "wattcut/plan/plan_files.h"
 #include "wattcut/plan/planner_defaults.h"
 

@@ -5,7 +5,7 @@
 
 #include "wattcut/base/fixed_decimals.h"
 #include "wattcut/dag/schedule_notation.h"
-#include "wattcut/emulate/pipeline_execution.h"
+#include "wattcut/plan/pipeline_execution.h"
 #include "wattcut/plot/chart.h"
 #include "wattcut/plot/timeline.h"
 

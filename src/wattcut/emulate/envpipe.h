@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "wattcut/dag/pipeline_schedule.h"
-#include "wattcut/emulate/pipeline_execution.h"
+#include "wattcut/plan/pipeline_execution.h"
 #include "wattcut/profile/profile.h"
 
 namespace wattcut {

@@ -2,7 +2,7 @@
 
 #include <gtest/gtest.h>
 
-#include "wattcut/emulate/all_max.h"
+#include "wattcut/plan/all_max.h"
 #include "wattcut/profile/gpu_model.h"
 
 namespace wattcut {

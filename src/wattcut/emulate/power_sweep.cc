@@ -10,7 +10,7 @@
 
 #include "wattcut/base/fixed_decimals.h"
 #include "wattcut/dag/computation_dag.h"
-#include "wattcut/emulate/frontier_power.h"
+#include "wattcut/plan/frontier_power.h"
 #include "wattcut/profile/backward_split.h"
 #include "wattcut/profile/operation_options.h"
 

@@ -3,7 +3,7 @@
 // (issue 17, docs/power-capped-training.md).
 //
 // Every number is of one pipeline (a GPU per stage, x tensor_parallel), over its execution
-// timeline on the planning problem's DAG (emulate/frontier_power.h: every computation starts
+// timeline on the planning problem's DAG (plan/frontier_power.h: every computation starts
 // as soon as its dependencies allow; a GPU draws its computation's energy / duration while
 // it runs and the blocking power p2p_power_w otherwise):
 //   * uniform-lock at clock f: every computation's duration is its measured time at f
@@ -27,8 +27,8 @@
 #include <vector>
 
 #include "wattcut/base/result.h"
-#include "wattcut/emulate/frontier_power.h"
 #include "wattcut/plan/frontier.h"
+#include "wattcut/plan/frontier_power.h"
 #include "wattcut/plan/planner.h"
 #include "wattcut/profile/profile.h"
 

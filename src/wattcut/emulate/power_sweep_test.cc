@@ -5,7 +5,7 @@
 #include <cmath>
 
 #include "wattcut/emulate/emulation_charts.h"
-#include "wattcut/emulate/frontier_power.h"
+#include "wattcut/plan/frontier_power.h"
 #include "wattcut/plot/xml_check_testing.h"
 #include "wattcut/profile/gpu_model.h"
 

@@ -4,8 +4,8 @@
 #include <cmath>
 #include <cstdlib>
 
-#include "wattcut/emulate/all_max.h"
 #include "wattcut/emulate/zeus_global.h"
+#include "wattcut/plan/all_max.h"
 
 namespace wattcut {
 

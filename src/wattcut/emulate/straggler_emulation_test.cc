@@ -5,7 +5,7 @@
 #include <map>
 
 #include "wattcut/base/shared_data_testing.h"
-#include "wattcut/emulate/all_max.h"
+#include "wattcut/plan/all_max.h"
 #include "wattcut/plan/planner.h"
 #include "wattcut/profile/gpu_model.h"
 #include "wattcut/profile/profile_csv.h"

@@ -6,7 +6,7 @@
 #include <map>
 #include <set>
 
-#include "wattcut/emulate/pipeline_execution.h"
+#include "wattcut/plan/pipeline_execution.h"
 #include "wattcut/profile/operation_options.h"
 
 namespace wattcut {

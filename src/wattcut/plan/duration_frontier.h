@@ -8,7 +8,7 @@
 // What a duration means to the job (a pipeline computation's frequency, a generic DAG
 // operation's knob) is the concern of the two frontiers built on this one: Frontier
 // (plan/frontier.h, pipelines) and DagFrontier (plan/dag_frontier.h, generic DAGs). The
-// lookups of plan/plan_lookup.h and the power sweep of emulate/frontier_power.h work on both.
+// lookups of plan/plan_lookup.h and the power sweep of plan/frontier_power.h work on both.
 #pragma once
 
 #include <cstdint>
@@ -24,7 +24,7 @@ struct FrontierPoint {
   double energy_j = 0;            // the whole job's, blocking energy included
   double effective_energy_j = 0;  // sum of the computations' effective energies (cost model)
   // The largest average power of the whole job over any 1-s window of its execution timeline
-  // (emulate/frontier_power.h); absent when it was not computed (a frontier file written
+  // (plan/frontier_power.h); absent when it was not computed (a frontier file written
   // without it).
   std::optional<double> peak_1s_power_w = std::nullopt;
 };

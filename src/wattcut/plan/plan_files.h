@@ -9,7 +9,7 @@
 //                 whole pipeline, blocking energy included:
 //                 effective_energy + stages * time * p2p_power.
 //                 avg_power_w: energy / time; avg_power_per_gpu_w: that / stages;
-//                 peak_1s_power_w: the pipeline's peak 1-s power (emulate/frontier_power.h),
+//                 peak_1s_power_w: the pipeline's peak 1-s power (plan/frontier_power.h),
 //                 empty when not computed. New columns go at the end.
 //   plans/NNNNN.json  one frequency plan (format "wattcut.frequency_plan/v1"):
 //                 {"format": ..., "point": N, "time_s": T, "energy_j": E, "unit_time_s": u,

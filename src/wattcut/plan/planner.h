@@ -47,7 +47,7 @@ Result<PlanningProblem> BuildPlanningProblem(const Profile& profile, const Plann
 
 // The whole frontier of `planning` (BuildPlanningProblem's), from the slowest iteration to the
 // fastest, for callers that also need the problem itself (its cost tables and DAG: the power of
-// every plan, emulate/frontier_power.h).
+// every plan, plan/frontier_power.h).
 Result<Frontier> SolveFrontier(const PlanningProblem& planning);
 // BuildPlanningProblem, then SolveFrontier.
 Result<Frontier> ComputeFrontier(const Profile& profile, const PlannerOptions& options);

@@ -8,7 +8,7 @@
 //   * the frontier plans the power targets give (plan/plan_lookup.h, PointForPeakPowerPerGpu:
 //     the fastest plan whose peak 1-s power per GPU is <= the target, else the lowest-peak plan),
 //     and the fastest plan, which the job runs with no target.
-// Each pipeline timeline (emulate/frontier_power.h) becomes a server timeline: its GPU power
+// Each pipeline timeline (plan/frontier_power.h) becomes a server timeline: its GPU power
 // x tensor parallelism, plus the server's other power (other_idle_w + other_w_per_gpu_w per GPU
 // watt, as for inference servers), averaged over steps of training.timeline_step_s so that a
 // server needs a few events per second instead of one per computation.
@@ -18,7 +18,7 @@
 #include <vector>
 
 #include "wattcut/base/result.h"
-#include "wattcut/emulate/frontier_power.h"
+#include "wattcut/plan/frontier_power.h"
 #include "wattcut/polca/polca_config.h"
 #include "wattcut/polca/training_server.h"
 

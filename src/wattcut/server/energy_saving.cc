@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "wattcut/emulate/all_max.h"
+#include "wattcut/plan/all_max.h"
 #include "wattcut/profile/chunk_split.h"
 
 namespace wattcut::server {

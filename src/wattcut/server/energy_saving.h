@@ -4,7 +4,7 @@
 //
 //   AllMaxReference   the AllMax point (every computation at its highest clock, blocking until
 //                     the frontier's fastest time T_min, as the CLI reports it) of a job's
-//                     frontier, from the job's profile (emulate/all_max.h);
+//                     frontier, from the job's profile (plan/all_max.h);
 //   StepEnergyJ       what one training step of a deployment target uses: tp_degree x the sum
 //                     over the data-parallel pipelines of the energy of the frontier point that
 //                     pipeline runs (an AllMax target: the AllMax energy), every

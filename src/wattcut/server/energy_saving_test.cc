@@ -2,7 +2,7 @@
 
 #include <gtest/gtest.h>
 
-#include "wattcut/emulate/all_max.h"
+#include "wattcut/plan/all_max.h"
 #include "wattcut/plan/planner.h"
 #include "wattcut/profile/profile_csv.h"
 #include "wattcut/server/registry_testing.h"

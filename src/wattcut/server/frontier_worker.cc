@@ -6,7 +6,7 @@
 #include <exception>
 #include <new>
 
-#include "wattcut/emulate/frontier_power.h"
+#include "wattcut/plan/frontier_power.h"
 
 namespace wattcut::server {
 

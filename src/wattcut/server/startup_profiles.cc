@@ -9,8 +9,8 @@
 
 #include "wattcut/base/csv_reader.h"
 #include "wattcut/base/printable_text.h"
-#include "wattcut/emulate/frontier_power.h"
 #include "wattcut/plan/frontier_file.h"
+#include "wattcut/plan/frontier_power.h"
 #include "wattcut/plan/planner.h"
 #include "wattcut/plan/planning_limits.h"
 #include "wattcut/profile/profile_csv.h"

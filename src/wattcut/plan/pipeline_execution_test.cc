@@ -1,4 +1,4 @@
-#include "wattcut/emulate/pipeline_execution.h"
+#include "wattcut/plan/pipeline_execution.h"
 
 #include <gtest/gtest.h>
 

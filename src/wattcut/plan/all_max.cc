@@ -1,10 +1,10 @@
-#include "wattcut/emulate/all_max.h"
+#include "wattcut/plan/all_max.h"
 
 #include <algorithm>
 #include <array>
 #include <vector>
 
-#include "wattcut/emulate/pipeline_execution.h"
+#include "wattcut/plan/pipeline_execution.h"
 #include "wattcut/profile/backward_split.h"
 
 namespace wattcut {

@@ -1,4 +1,4 @@
-#include "wattcut/emulate/frontier_power.h"
+#include "wattcut/plan/frontier_power.h"
 
 #include <algorithm>
 #include <cmath>

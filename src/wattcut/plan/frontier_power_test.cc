@@ -1,11 +1,11 @@
-#include "wattcut/emulate/frontier_power.h"
+#include "wattcut/plan/frontier_power.h"
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cmath>
 
-#include "wattcut/emulate/pipeline_execution.h"
+#include "wattcut/plan/pipeline_execution.h"
 #include "wattcut/plan/planner.h"
 #include "wattcut/profile/gpu_model.h"
 

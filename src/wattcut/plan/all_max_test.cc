@@ -1,4 +1,4 @@
-#include "wattcut/emulate/all_max.h"
+#include "wattcut/plan/all_max.h"
 
 #include <gtest/gtest.h>
 
