@@ -1,6 +1,9 @@
 #include "wattcut/server/job.h"
 
 #include <set>
+#include <tuple>
+#include <type_traits>
+#include <utility>
 
 #include "wattcut/server/job_checks.h"
 #include "wattcut/server/rank_profile_aggregation.h"
@@ -131,20 +134,62 @@ Status Job::Check(const JobEdit& e) const {
   return Status::Ok();
 }
 
+namespace {
+
+// Calls `visit(part, value)` on each part of an edit's state document (StateParts), in order, with
+// the job's value of it (Job::StateValuesOf); what the calls return, as a tuple, unless nothing.
+template <class Parts, class Values, class Visit>
+auto EachPartAndValue(Parts parts, Values values, Visit visit) {
+  static_assert(std::tuple_size_v<Parts> == std::tuple_size_v<Values>, "every state part has the job's value of it");
+  return [&]<size_t... I>(std::index_sequence<I...>) {
+    if constexpr ((std::is_void_v<decltype(visit(std::get<I>(parts), std::get<I>(values)))> && ...)) {
+      (visit(std::get<I>(parts), std::get<I>(values)), ...);
+    } else {
+      return std::tuple<decltype(visit(std::get<I>(parts), std::get<I>(values)))...>(
+          visit(std::get<I>(parts), std::get<I>(values))...);
+    }
+  }
+  (std::make_index_sequence<std::tuple_size_v<Parts>>());
+}
+
+// A part after the edit: its new value when the edit sets it, else the job's.
+template <class T>
+const T& PartAfter(const std::optional<T>& part, const T& value) {
+  return part ? *part : value;
+}
+int64_t PartAfter(bool complete_round, const RoundBarrier& barrier) {
+  return barrier.completed_rounds() + (complete_round ? 1 : 0);
+}
+
+// Applies a part: the job's value becomes the new one when the edit sets it.
+template <class T>
+void ApplyPart(std::optional<T>& part, T& value) {
+  if (part) value = std::move(*part);
+}
+void ApplyPart(bool complete_round, RoundBarrier& barrier) {
+  if (complete_round) barrier.Complete();
+}
+
+}  // namespace
+
 JobState Job::StateAfter(const JobEdit& e) const {
-  const Deployment& deployment = e.deployment ? *e.deployment : deployment_;
-  const std::optional<DeadlineFollowing>& deadline = e.deadline ? *e.deadline : deadline_;
-  return JobState{barrier_.completed_rounds() + (e.complete_round ? 1 : 0),
-                  e.selection.value_or(selection_),
-                  e.stragglers.value_or(stragglers_),
-                  e.frontier_attempts.value_or(frontier_attempts_),
-                  e.sweep ? e.sweep->state() : sweep_.state(),
-                  deployment.version,
-                  deployment.apply_from_step,
-                  progress_.steps_per_s(),
-                  e.power_target ? *e.power_target : power_target_,
-                  deadline ? std::optional<DeadlineScheduleSpec>(deadline->spec) : std::nullopt,
-                  e.measured_gpu_energy.value_or(measured_gpu_energy_)};
+  const auto& [selection, stragglers, power_target, deadline, sweep, frontier_attempts, deployment, measured_gpu_energy,
+               completed_rounds] =
+      EachPartAndValue(StateParts(e), StateValuesOf(*this),
+                       [](const auto& part, const auto& value) -> decltype(auto) { return PartAfter(part, value); });
+  return JobState{
+      .completed_rounds = completed_rounds,
+      .selection = selection,
+      .stragglers = stragglers,
+      .frontier_attempts = frontier_attempts,
+      .sweep = sweep.state(),
+      .deployment_version = deployment.version,
+      .deployment_apply_from_step = deployment.apply_from_step,
+      .deployment_steps_per_s = progress_.steps_per_s(),
+      .power_target = power_target,
+      .deadline_schedule = deadline ? std::optional<DeadlineScheduleSpec>(deadline->spec) : std::nullopt,
+      .measured_gpu_energy = measured_gpu_energy,
+  };
 }
 
 Status Job::Store(const JobEdit& e) {
@@ -200,15 +245,7 @@ void Job::Apply(JobEdit e) {
       SetFrontierFailedAfter(std::move(e.frontier_result->error), e.frontier_result->compute_seconds);
     }
   }
-  if (e.selection) selection_ = *e.selection;
-  if (e.stragglers) stragglers_ = std::move(*e.stragglers);
-  if (e.power_target) power_target_ = std::move(*e.power_target);
-  if (e.deadline) deadline_ = std::move(*e.deadline);
-  if (e.sweep) sweep_ = std::move(*e.sweep);
-  if (e.frontier_attempts) frontier_attempts_ = *e.frontier_attempts;
-  if (e.deployment) deployment_ = std::move(*e.deployment);
-  if (e.measured_gpu_energy) measured_gpu_energy_ = std::move(*e.measured_gpu_energy);
-  if (e.complete_round) barrier_.Complete();
+  EachPartAndValue(StateParts(e), StateValuesOf(*this), [](auto& part, auto& value) { ApplyPart(part, value); });
 }
 
 // ---- Ranks.

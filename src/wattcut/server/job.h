@@ -23,6 +23,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "wattcut/base/mutex.h"
@@ -187,6 +188,13 @@ class Job {
   Status Store(const JobEdit& edit) REQUIRES(mu_);
   Status Check(const JobEdit& edit) const REQUIRES(mu_);
   void Apply(JobEdit edit) REQUIRES(mu_);
+  // The job's value of each part of the state document, in the order of StateParts (job_edit.h):
+  // Apply sets each from its part, StateAfter reads each part or, when unset, its value.
+  template <class Self>  // Job or const Job
+  static auto StateValuesOf(Self& job) REQUIRES(job.mu_) {
+    return std::tie(job.selection_, job.stragglers_, job.power_target_, job.deadline_, job.sweep_,
+                    job.frontier_attempts_, job.deployment_, job.measured_gpu_energy_, job.barrier_);
+  }
   // Sizes the per-rank state for info_.world_size ranks, all empty.
   void SizeRankState() REQUIRES(mu_);
   Status CheckRankAgainstProfile(const RankInfo& rank, const Profile* profile) const REQUIRES(mu_);

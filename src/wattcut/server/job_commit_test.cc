@@ -5,14 +5,19 @@
 #include <gtest/gtest.h>
 
 #include <functional>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <tuple>
+#include <utility>
 #include <vector>
 
 #include "wattcut/base/clock.h"
 #include "wattcut/base/iso_time.h"
 #include "wattcut/base/unix_time.h"
+#include "wattcut/server/job.h"
 #include "wattcut/server/job_registry.h"
+#include "wattcut/server/job_state_codec.h"
 #include "wattcut/server/registry_harness_testing.h"
 #include "wattcut/server/registry_testing.h"
 
@@ -181,6 +186,94 @@ TEST(JobCommit, ARefusedSweepMeasurementMovesNothing) {
   const json after = r.Ok(r.registry->GetJob(id));
   EXPECT_EQ(after["state"]["profiling"]["step"], 1);
   EXPECT_EQ(after["rank_profiles"], 1);
+}
+
+// Job `id` as a restart builds it: read back from the store.
+std::unique_ptr<Job> RestoredJob(JobStore& store, const std::string& id) {
+  auto all = store.LoadAll();
+  EXPECT_TRUE(all.ok()) << all.error().message;
+  for (const StoredJob& stored : all.ok() ? *all : std::vector<StoredJob>{}) {
+    if (stored.job_id != id) continue;
+    auto decoded = DecodeStoredJob(stored);
+    EXPECT_TRUE(decoded.ok()) << decoded.error().message;
+    if (decoded.ok()) return std::make_unique<Job>(store, std::move(*decoded));
+  }
+  ADD_FAILURE() << "job " << id << " is not stored";
+  return nullptr;
+}
+
+// The job's stored state document.
+std::string StoredState(JobStore& store, const std::string& id) {
+  auto all = store.LoadAll();
+  EXPECT_TRUE(all.ok()) << all.error().message;
+  for (const StoredJob& stored : all.ok() ? *all : std::vector<StoredJob>{}) {
+    if (stored.job_id == id) return stored.state_json;
+  }
+  return "(no such job)";
+}
+
+// Each part of the state document, set alone in an edit with a rank's profile (one transaction,
+// JobStore::PutRankProfileAndState): the job stores it, applies it (its state is the stored one),
+// and a job read back from the store has it. One case per part of StateParts (job_edit.h), so a
+// part added there without a case here fails.
+TEST(JobCommit, EveryPartOfTheStateIsStoredAppliedAndRestored) {
+  TempDir temp("job_commit_parts");
+  Registry r(temp.path());
+  const std::string id = RegisterJobOfTwoPipelines(r);
+  DeadlineScheduleSpec deadline;
+  deadline.iterations = 1000;
+  deadline.deadline = FormatTimestamp(UnixNowS() + 7200);
+  ProfilingSweep::State sweep{true, false, {1410, 1200}, 1, {1, 0, 1, 0}};
+  const std::vector<std::pair<const char*, std::function<void(JobEdit&)>>> parts = {
+      {"selection",
+       [](JobEdit& e) {
+         e.selection = PlanSelection{PlanSelection::Kind::kMinEnergy, 0};
+       }},
+      {"stragglers",
+       [](JobEdit& e) {
+         e.stragglers = Stragglers{{1, {StragglerReport::Kind::kSlowdown, 1.2}}};
+       }},
+      {"power_target",
+       [](JobEdit& e) {
+         e.power_target = PowerTarget{PowerTarget::Kind::kAverage, 100, "row 3", 600, 0};
+       }},
+      {"deadline",
+       [&](JobEdit& e) {
+         e.deadline = DeadlineFollowing{deadline, {}, {}, std::nullopt, {}};
+       }},
+      {"sweep", [&](JobEdit& e) { e.sweep = ProfilingSweep(sweep, 4); }},
+      {"frontier_attempts", [](JobEdit& e) { e.frontier_attempts = 2; }},
+      {"deployment",
+       [](JobEdit& e) {
+         e.deployment = Deployment{7, 1200, {}};
+       }},
+      {"measured_gpu_energy",
+       [](JobEdit& e) {
+         e.measured_gpu_energy = MeasuredGpuEnergy{{"gpu-017", NodeGpuEnergy{12345.6, 34.5, {0, 1}, "slurm-epilog"}}};
+       }},
+      {"complete_round", [](JobEdit& e) { e.complete_round = true; }},
+  };
+  JobEdit any;
+  ASSERT_EQ(parts.size(), std::tuple_size_v<decltype(StateParts(any))>);
+  for (const auto& [name, set] : parts) {
+    SCOPED_TRACE(name);
+    std::unique_ptr<Job> job = RestoredJob(*r.store, id);
+    ASSERT_NE(job, nullptr);
+    MutexLock lock(job->mu());
+    const std::string before = EncodeJobState(job->State());
+    JobEdit edit;
+    edit.rank_profile = ProfileOfRank(0);
+    set(edit);
+    ASSERT_TRUE(edit.has_state_parts());
+    ASSERT_TRUE(job->Commit(std::move(edit)));
+    const std::string stored = StoredState(*r.store, id);
+    EXPECT_NE(stored, before);                        // stored
+    EXPECT_EQ(EncodeJobState(job->State()), stored);  // applied as stored
+    std::unique_ptr<Job> restored = RestoredJob(*r.store, id);
+    ASSERT_NE(restored, nullptr);
+    MutexLock restored_lock(restored->mu());
+    EXPECT_EQ(EncodeJobState(restored->State()), stored);  // restored
+  }
 }
 
 }  // namespace

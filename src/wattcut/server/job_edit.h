@@ -17,6 +17,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "wattcut/plan/frontier.h"
@@ -73,10 +74,25 @@ struct JobEdit {
   std::optional<MeasuredGpuEnergy> measured_gpu_energy;  // every node's report, as it will be
   bool complete_round = false;                           // the round every rank joined ends (its waiters are answered)
 
-  bool has_state_parts() const {
-    return selection || stragglers || power_target || deadline || sweep || frontier_attempts || deployment ||
-           measured_gpu_energy || complete_round;
-  }
+  bool has_state_parts() const;
 };
+
+// The parts of the state document of `edit` (JobEdit or const JobEdit), in one list:
+// has_state_parts(), Job::StateAfter, Job::Apply and the test that stores and restores each part
+// (job_commit_test.cc) all take them from here. The binding names every field of JobEdit, so a
+// field added to JobEdit does not compile until it is sorted here, into the rows or the parts.
+template <class Edit>
+auto StateParts(Edit& edit) {
+  [[maybe_unused]] auto& [register_rank, rank_profile, result, planner, profile, frontier_result,  // rows
+                          selection, stragglers, power_target, deadline, sweep, frontier_attempts, deployment,
+                          measured_gpu_energy, complete_round] = edit;
+  return std::tie(selection, stragglers, power_target, deadline, sweep, frontier_attempts, deployment,
+                  measured_gpu_energy, complete_round);
+}
+
+inline bool JobEdit::has_state_parts() const {
+  const auto is_set = [](const auto& part) { return static_cast<bool>(part); };  // an optional, or complete_round
+  return std::apply([&](const auto&... part) { return (is_set(part) || ...); }, StateParts(*this));
+}
 
 }  // namespace wattcut::server
