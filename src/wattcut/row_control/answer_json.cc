@@ -1,9 +1,6 @@
 #include "wattcut/row_control/answer_json.h"
 
-#include <cmath>
-
 #include "wattcut/base/json_object.h"
-#include "wattcut/base/json_preview.h"
 #include "wattcut/base/printable_text.h"
 #include "wattcut/http/http_status.h"
 
@@ -11,7 +8,7 @@ namespace wattcut::row_control {
 
 using json = nlohmann::json;
 
-std::string Shown(const json& value) { return JsonPreview(value, 80); }
+std::string Shown(const json& value) { return kAnswerFields.Shown(value); }
 
 // The service's {"error","code"}, or what can be said without one.
 Error RefusalOf(const http::HttpResponse& answer) {
@@ -28,52 +25,44 @@ Result<json> ParseObject(const std::string& body) {
   return doc;
 }
 
-// A finite number at `field` of `object`, >= minimum.
-Result<double> NumberField(const json& object, const std::string& name, const std::string& field, double minimum) {
+namespace {
+
+// `name` of `object`, at path `field`.
+JsonField Field(const json& object, const std::string& name, const std::string& field) {
   auto it = object.find(name);
-  if (it == object.end()) return Error::Malformed("field '" + field + "' is missing; expected a number");
-  if (!it->is_number()) return Error::Malformed("field '" + field + "': expected a number, got " + Shown(*it));
-  double value = it->get<double>();
-  if (!std::isfinite(value) || value < minimum) {
-    return Error::Malformed("field '" + field + "': expected a finite number >= " +
-                            PrintableText(json(minimum).dump()) + ", got " + Shown(*it));
-  }
+  return {it == object.end() ? nullptr : &*it, field};
+}
+
+}  // namespace
+
+Result<double> NumberField(const json& object, const std::string& name, const std::string& field, double minimum) {
+  const JsonField at = Field(object, name, field);
+  auto value = kAnswerFields.Number(at);
+  if (!value) return value.error();
+  if (*value < minimum) return kAnswerFields.Expected(at, "a finite number >= " + PrintableText(json(minimum).dump()));
   return value;
 }
 
 Result<int> IntField(const json& object, const std::string& name, const std::string& field, int minimum) {
-  auto it = object.find(name);
-  if (it == object.end()) return Error::Malformed("field '" + field + "' is missing; expected an integer");
-  if (!it->is_number_integer()) {
-    return Error::Malformed("field '" + field + "': expected an integer, got " + Shown(*it));
+  const JsonField at = Field(object, name, field);
+  auto value = kAnswerFields.Integer(at);
+  if (!value) return value.error();
+  if (*value < minimum || *value > 1'000'000'000) {
+    return kAnswerFields.Expected(at, "an integer >= " + std::to_string(minimum));
   }
-  int64_t value = it->get<int64_t>();
-  if (value < minimum || value > 1'000'000'000) {
-    return Error::Malformed("field '" + field + "': expected an integer >= " + std::to_string(minimum) + ", got " +
-                            Shown(*it));
-  }
-  return static_cast<int>(value);
+  return static_cast<int>(*value);
 }
 
 Result<std::string> StringField(const json& object, const std::string& name, const std::string& field) {
-  auto it = object.find(name);
-  if (it == object.end()) return Error::Malformed("field '" + field + "' is missing; expected a string");
-  if (!it->is_string()) return Error::Malformed("field '" + field + "': expected a string, got " + Shown(*it));
-  return it->get<std::string>();
+  return kAnswerFields.String(Field(object, name, field));
 }
 
 Result<bool> BoolField(const json& object, const std::string& name, const std::string& field) {
-  auto it = object.find(name);
-  if (it == object.end()) return Error::Malformed("field '" + field + "' is missing; expected true or false");
-  if (!it->is_boolean()) return Error::Malformed("field '" + field + "': expected true or false, got " + Shown(*it));
-  return it->get<bool>();
+  return kAnswerFields.Bool(Field(object, name, field));
 }
 
 Result<const json*> ArrayField(const json& object, const std::string& name) {
-  auto it = object.find(name);
-  if (it == object.end()) return Error::Malformed("field '" + name + "' is missing; expected an array");
-  if (!it->is_array()) return Error::Malformed("field '" + name + "': expected an array, got " + Shown(*it));
-  return &*it;
+  return kAnswerFields.Array(Field(object, name, name));
 }
 
 }  // namespace wattcut::row_control

@@ -6,10 +6,16 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "wattcut/base/json_field.h"
 #include "wattcut/base/result.h"
 #include "wattcut/http/http_client.h"
 
 namespace wattcut::row_control {
+
+// The row controller's reader of answers (base/json_field.h): "got " and the value as JSON,
+// "field 'x' is missing; expected a number", kMalformed.
+inline constexpr JsonFieldReader kAnswerFields{JsonFieldWording{
+    JsonFieldWording::Got::kValue, JsonFieldWording::Missing::kMissingExpected, ErrorCode::kMalformed}};
 
 // The service's {"error","code"} of a refused request (prefixed "HTTP 409: "), or what can be
 // said without one.
@@ -27,7 +33,7 @@ Result<int> IntField(const nlohmann::json& object, const std::string& name, cons
 Result<std::string> StringField(const nlohmann::json& object, const std::string& name, const std::string& field);
 Result<bool> BoolField(const nlohmann::json& object, const std::string& name, const std::string& field);
 Result<const nlohmann::json*> ArrayField(const nlohmann::json& object, const std::string& name);
-// A value as it is shown in an error: its JSON, at most 80 characters.
+// A value as it is shown in an error: its JSON, at most 80 characters (kAnswerFields.Shown).
 std::string Shown(const nlohmann::json& value);
 
 }  // namespace wattcut::row_control

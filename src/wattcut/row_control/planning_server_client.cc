@@ -22,7 +22,7 @@ Result<JobPowerTarget> JobPowerTargetOf(const std::string& body) {
   if (!doc.ok()) return doc.error();
   JobPowerTarget out;
   auto target = doc->find("power_target");
-  if (target == doc->end()) return Error::Malformed("field 'power_target' is missing; expected an object or null");
+  if (target == doc->end()) return kAnswerFields.Expected(FieldOf(*doc, "power_target"), "an object or null");
   if (target->is_object()) {
     const bool peak = target->contains("peak_power_per_gpu_w");
     auto w = NumberField(*target, peak ? "peak_power_per_gpu_w" : "avg_power_per_gpu_w",
@@ -38,7 +38,7 @@ Result<JobPowerTarget> JobPowerTargetOf(const std::string& body) {
     if (!kind.ok()) return kind.error();
     out.kind = *kind;
   } else if (!target->is_null()) {
-    return Error::Malformed("field 'power_target': expected an object or null, got " + Shown(*target));
+    return kAnswerFields.Expected(FieldOf(*doc, "power_target"), "an object or null");
   }
   auto applied = BoolField(*doc, "applied", "applied");
   if (!applied.ok()) return applied.error();

@@ -128,14 +128,11 @@ Result<ServerPowerSample> RowAgentClient::PowerOf(Result<http::HttpResponse> rea
   auto named = [&](const Error& error) { return error.WithContext(Where("GET", kPowerPath)); };
   auto doc = ParseObject(answer->body);
   if (!doc.ok()) return named(doc.error());
-  auto server = doc->find("server");
-  if (server == doc->end() || !server->is_object()) {
-    return named(Error::Malformed(server == doc->end() ? std::string("field 'server' is missing; expected an object")
-                                                       : "field 'server': expected an object, got " + Shown(*server)));
-  }
-  auto power_w = NumberField(*server, "power_w", "server.power_w", 0);
+  auto server = kAnswerFields.Object(FieldOf(*doc, "server"));
+  if (!server.ok()) return named(server.error());
+  auto power_w = NumberField(**server, "power_w", "server.power_w", 0);
   if (!power_w.ok()) return named(power_w.error());
-  auto source = StringField(*server, "source", "server.source");
+  auto source = StringField(**server, "source", "server.source");
   if (!source.ok()) return named(source.error());
   auto time_s = NumberField(*doc, "time_s", "time_s", 0);
   if (!time_s.ok()) return named(time_s.error());
@@ -183,16 +180,13 @@ Result<AgentCeilings> RowAgentClient::CeilingsOf(Result<http::HttpResponse> stat
   for (size_t i = 0; i < (*gpus)->size(); ++i) {
     const json& gpu = (**gpus)[i];
     const std::string at = "gpus[" + std::to_string(i) + "]";
-    if (!gpu.is_object()) return named(Error::Malformed("field '" + at + "': expected an object, got " + Shown(gpu)));
+    if (!gpu.is_object()) return named(kAnswerFields.Expected({&gpu, at}, "an object"));
     auto index = IntField(gpu, "gpu", at + ".gpu", 0);
     if (!index.ok()) return named(index.error());
     auto ceiling = gpu.find("ceiling");
-    if (ceiling == gpu.end()) {
-      return named(Error::Malformed("field '" + at + ".ceiling' is missing; expected an object or null"));
-    }
-    if (ceiling->is_null()) continue;
-    if (!ceiling->is_object()) {
-      return named(Error::Malformed("field '" + at + ".ceiling': expected an object or null, got " + Shown(*ceiling)));
+    if (ceiling != gpu.end() && ceiling->is_null()) continue;
+    if (ceiling == gpu.end() || !ceiling->is_object()) {
+      return named(kAnswerFields.Expected(FieldOf(gpu, "ceiling", at), "an object or null"));
     }
     GpuCeiling one;
     one.gpu = *index;

@@ -5,39 +5,32 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "wattcut/base/json_field.h"
 #include "wattcut/base/json_object.h"
-#include "wattcut/base/json_preview.h"
 
 namespace wattcut {
 namespace {
 
 using nlohmann::json;
 
-std::string TypeName(const json& value) {
-  if (value.is_null()) return "null";
-  if (value.is_boolean()) return "a boolean";
-  if (value.is_number()) return "a number";
-  if (value.is_string()) return "a string";
-  if (value.is_array()) return "an array";
-  return "an object";
-}
+// The rank's reader of the server's answer (base/json_field.h): "got a string", a number as
+// written, "expected an integer >= 0, missing", kMalformed; every message after "deployment: ".
+constexpr JsonFieldReader kDeploymentFields{JsonFieldWording{
+    JsonFieldWording::Got::kTypeWithArticle, JsonFieldWording::Missing::kExpectedMissing, ErrorCode::kMalformed}};
+// A frequency entry is shown as it was written.
+constexpr JsonFieldReader kEntryFields{JsonFieldWording{
+    JsonFieldWording::Got::kValue, JsonFieldWording::Missing::kExpectedMissing, ErrorCode::kMalformed}};
 
-Error FieldError(const std::string& field, const std::string& expected, const json* value) {
-  return Error::Malformed("deployment: field '" + field + "': expected " + expected +
-                          (value ? ", got " + (value->is_number() ? value->dump() : TypeName(*value)) : ", missing"));
-}
+Error InDeployment(const Error& error) { return error.WithContext("deployment: "); }
 
-const json* Find(const json& doc, const char* field) {
-  auto it = doc.find(field);
-  return it == doc.end() ? nullptr : &*it;
+Error FieldError(const char* field, const std::string& expected, const json& doc) {
+  return InDeployment(kDeploymentFields.Expected(FieldOf(doc, field), expected));
 }
 
 Result<uint64_t> NonNegativeInteger(const json& doc, const char* field) {
-  const json* value = Find(doc, field);
-  if (!value || !value->is_number_integer() || (!value->is_number_unsigned() && value->get<int64_t>() < 0)) {
-    return FieldError(field, "an integer >= 0", value);
-  }
-  return value->get<uint64_t>();
+  auto value = kDeploymentFields.NonNegativeInteger(FieldOf(doc, field));
+  if (!value) return InDeployment(value.error());
+  return value;
 }
 
 Result<std::vector<ScheduleEntry>> Frequencies(const json& list) {
@@ -48,8 +41,7 @@ Result<std::vector<ScheduleEntry>> Frequencies(const json& list) {
     const std::string field = "frequencies[" + std::to_string(i) + "]";
     if (!item.is_array() || item.size() != 2 || !item[0].is_string() || item[0].get<std::string>().empty() ||
         !item[1].is_number_integer()) {
-      return Error::Malformed("deployment: field '" + field + "': expected [\"instruction\", MHz], got " +
-                              JsonPreview(item, 80));
+      return InDeployment(kEntryFields.Expected({&item, field}, "[\"instruction\", MHz]"));
     }
     if (!item[1].is_number_unsigned() || item[1].get<uint64_t>() == 0 || item[1].get<uint64_t>() > 100000) {
       return Error::Malformed("deployment: field '" + field + "': the frequency must be 1..100000 MHz, got " +
@@ -65,25 +57,25 @@ Result<std::vector<ScheduleEntry>> Frequencies(const json& list) {
 Result<DeploymentAnswer> ParseDeploymentAnswer(std::string_view text, uint64_t sent_version) {
   const json doc = ParseJsonOrDiscarded(text);
   if (doc.is_discarded()) return Error::Malformed("deployment: not valid JSON");
-  if (!doc.is_object()) return Error::Malformed("deployment: expected a JSON object, got " + TypeName(doc));
+  if (Status object = kDeploymentFields.RequireObject(doc, "deployment"); !object) return object.error();
 
   DeploymentAnswer answer;
   auto version = NonNegativeInteger(doc, "version");
   if (!version) return version.error();
   answer.version = *version;
-  const json* interval = Find(doc, "poll_interval_s");
-  if (!interval || !interval->is_number() || !std::isfinite(interval->get<double>()) ||
-      !(interval->get<double>() > 0) || interval->get<double>() > kMaxDeploymentPollIntervalS) {
-    return FieldError("poll_interval_s", "a number of seconds in (0, 3600]", interval);
+  const char* const seconds = "a number of seconds in (0, 3600]";
+  auto interval = kDeploymentFields.Number(FieldOf(doc, "poll_interval_s"), seconds);
+  if (!interval || !(*interval > 0) || *interval > kMaxDeploymentPollIntervalS) {
+    return FieldError("poll_interval_s", seconds, doc);
   }
-  answer.poll_interval_s = interval->get<double>();
+  answer.poll_interval_s = *interval;
 
-  if (!Find(doc, "apply_from_step")) {
+  if (!doc.contains("apply_from_step")) {
     if (answer.version != sent_version) {
       return FieldError("apply_from_step",
                         "an integer >= 0 (version " + std::to_string(answer.version) + " is not the rank's " +
                             std::to_string(sent_version) + ")",
-                        nullptr);
+                        doc);
     }
     return answer;  // unchanged
   }
@@ -94,23 +86,21 @@ Result<DeploymentAnswer> ParseDeploymentAnswer(std::string_view text, uint64_t s
   if (!apply) return apply.error();
   change.apply_from_step = *apply;
 
-  const json* mode = Find(doc, "mode");
-  if (!mode || !mode->is_string() || (*mode != "plan" && *mode != "all_max")) {
-    return FieldError("mode", "\"plan\" or \"all_max\"", mode);
-  }
+  const char* const modes = "\"plan\" or \"all_max\"";
+  auto mode = kDeploymentFields.String(FieldOf(doc, "mode"), modes);
+  if (!mode || (*mode != "plan" && *mode != "all_max")) return FieldError("mode", modes, doc);
   change.mode = *mode == "plan" ? DeploymentMode::kPlan : DeploymentMode::kAllMax;
   if (change.mode == DeploymentMode::kPlan) {
     auto index = NonNegativeInteger(doc, "plan_index");
     if (!index) return index.error();
-    if (*index > static_cast<uint64_t>(INT32_MAX))
-      return FieldError("plan_index", "an integer < 2^31", Find(doc, "plan_index"));
+    if (*index > static_cast<uint64_t>(INT32_MAX)) return FieldError("plan_index", "an integer < 2^31", doc);
     change.plan_index = static_cast<int>(*index);
   }
 
-  const json* list = Find(doc, "frequencies");
-  if (list || change.mode == DeploymentMode::kPlan) {
-    if (!list || !list->is_array()) return FieldError("frequencies", "an array of [\"instruction\", MHz]", list);
-    auto frequencies = Frequencies(*list);
+  if (doc.contains("frequencies") || change.mode == DeploymentMode::kPlan) {
+    auto list = kDeploymentFields.Array(FieldOf(doc, "frequencies"), "an array of [\"instruction\", MHz]");
+    if (!list) return InDeployment(list.error());
+    auto frequencies = Frequencies(**list);
     if (!frequencies) return frequencies.error();
     change.frequencies = std::move(*frequencies);
     if (change.frequencies.empty() && change.mode == DeploymentMode::kPlan) {

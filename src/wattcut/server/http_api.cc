@@ -27,14 +27,14 @@ Result<std::map<std::string, std::vector<std::vector<double>>>> Breakdown(const 
   auto it = object.find(name);
   if (it == object.end() || it->is_null()) return out;
   if (!it->is_object()) {
-    return Error{"field '" + name + "': expected an object of instruction -> list of lists, got " + TypeName(*it)};
+    return kRequestFields.Expected({&*it, name}, "an object of instruction -> list of lists");
   }
   for (const auto& [key, value] : it->items()) {
-    std::string what = "field '" + name + "." + PrintableText(key, 64) + "'";
-    if (!value.is_array()) return Error{what + ": expected a list of lists of numbers"};
+    const std::string path = name + "." + PrintableText(key, 64);
+    if (!value.is_array()) return Error{"field '" + path + "': expected a list of lists of numbers"};
     std::vector<std::vector<double>> iterations;
     for (size_t i = 0; i < value.size(); ++i) {
-      auto list = NumberList(value[i], what + "[" + std::to_string(i) + "]");
+      auto list = NumberList(value[i], path + "[" + std::to_string(i) + "]");
       if (!list) return list.error();
       iterations.push_back(std::move(*list));
     }
@@ -48,7 +48,7 @@ Result<std::map<int, double>> FrequencyMap(const json& object, const std::string
   auto it = object.find(name);
   if (it == object.end()) return Error{"field '" + name + "' is required"};
   if (!it->is_object()) {
-    return Error{"field '" + name + "': expected an object of frequency (MHz) -> number, got " + TypeName(*it)};
+    return kRequestFields.Expected({&*it, name}, "an object of frequency (MHz) -> number");
   }
   std::map<int, double> out;
   for (const auto& [key, value] : it->items()) {
@@ -57,7 +57,7 @@ Result<std::map<int, double>> FrequencyMap(const json& object, const std::string
       return Error{"field '" + name + "': key '" + PrintableText(key, 64) +
                    "' is not a frequency in MHz (an integer in [1, 100000])"};
     }
-    auto v = NumberValue(value, "field '" + name + "." + key + "'");
+    auto v = NumberValue(value, name + "." + key);
     if (!v) return v.error();
     if (*v < 0) return Error{"field '" + name + "." + key + "': must not be negative"};
     out[static_cast<int>(*freq)] = *v;
@@ -96,7 +96,7 @@ Result<JobRegistration> JobRegistrationFromJson(const json& j) {
   if (auto s = RequireObject(j, "JobInfo"); !s) return s.error();
   JobRegistration reg;
   if (auto it = j.find("job_id"); it != j.end() && !it->is_null()) {
-    if (!it->is_string()) return Error{"field 'job_id': expected a string, got " + TypeName(*it)};
+    if (!it->is_string()) return kRequestFields.Expected({&*it, "job_id"}, "a string");
     if (!it->get<std::string>().empty()) {
       return Error{"field 'job_id': must be empty when registering; the server assigns it"};
     }
@@ -121,7 +121,7 @@ Result<JobRegistration> JobRegistrationFromJson(const json& j) {
   reg.info.world_size = *ws;
   if (auto it = j.find("job_metadata"); it != j.end() && !it->is_null()) {
     if (!it->is_string()) {
-      return Error{"field 'job_metadata': expected a string or null, got " + TypeName(*it)};
+      return kRequestFields.Expected({&*it, "job_metadata"}, "a string or null");
     }
     if (it->get<std::string>().size() > 256) {
       return Error{"field 'job_metadata': longer than 256 characters"};
@@ -143,7 +143,7 @@ Result<RankInfo> RankInfoFromJson(const json& j) {
   auto it = j.find("available_frequencies");
   if (it == j.end()) return Error{"field 'available_frequencies' is required"};
   if (!it->is_array()) {
-    return Error{"field 'available_frequencies': expected a list of integers (MHz), got " + TypeName(*it)};
+    return kRequestFields.Expected({&*it, "available_frequencies"}, "a list of integers (MHz)");
   }
   if (it->empty()) return Error{"field 'available_frequencies': must not be empty"};
   if (it->size() > 4096) return Error{"field 'available_frequencies': more than 4096 entries"};
@@ -168,7 +168,7 @@ Result<ProfilingResult> ProfilingResultFromJson(const json& j) {
   for (const char* name : {"iter_time", "iter_energy"}) {
     auto it = j.find(name);
     if (it == j.end()) return Error{std::string("field '") + name + "' is required"};
-    auto list = NumberList(*it, std::string("field '") + name + "'");
+    auto list = NumberList(*it, name);
     if (!list) return list.error();
     (std::string(name) == "iter_time" ? result.iter_time : result.iter_energy) = std::move(*list);
   }
@@ -250,7 +250,7 @@ Result<ProfileUpload> ProfileUploadFromJson(const json& j) {
   ProfileUpload upload;
   auto it = j.find("csv");
   if (it == j.end()) return Error{"field 'csv' is required (the profile CSV text)"};
-  if (!it->is_string()) return Error{"field 'csv': expected a string, got " + TypeName(*it)};
+  if (!it->is_string()) return kRequestFields.Expected({&*it, "csv"}, "a string");
   upload.csv = it->get<std::string>();
   if (upload.csv.empty()) return Error{"field 'csv': must not be empty"};
   if (auto p = j.find("planner"); p != j.end() && !p->is_null()) {
@@ -270,7 +270,7 @@ Result<StragglerReport> StragglerReportFromJson(const json& j) {
   report.dp_rank = *dp;
   int given = 0;
   if (auto it = j.find("iteration_time_s"); it != j.end() && !it->is_null()) {
-    auto v = NumberValue(*it, "field 'iteration_time_s'");
+    auto v = NumberValue(*it, "iteration_time_s");
     if (!v) return v.error();
     if (*v <= 0) return Error{"field 'iteration_time_s': must be positive"};
     report.kind = StragglerReport::Kind::kIterationTime;
@@ -278,7 +278,7 @@ Result<StragglerReport> StragglerReportFromJson(const json& j) {
     ++given;
   }
   if (auto it = j.find("slowdown"); it != j.end() && !it->is_null()) {
-    auto v = NumberValue(*it, "field 'slowdown'");
+    auto v = NumberValue(*it, "slowdown");
     if (!v) return v.error();
     if (*v < 1 || *v > 1000) return Error{"field 'slowdown': must be in [1, 1000]"};
     report.kind = StragglerReport::Kind::kSlowdown;

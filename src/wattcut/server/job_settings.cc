@@ -109,7 +109,7 @@ Result<PlanSelection> PlanSelection::FromJson(const json& j) {
     ++given;
   }
   if (auto it = j.find("iteration_time_s"); it != j.end() && !it->is_null()) {
-    auto v = NumberValue(*it, "field 'iteration_time_s'");
+    auto v = NumberValue(*it, "iteration_time_s");
     if (!v) return v.error();
     if (*v <= 0) return Error{"field 'iteration_time_s': must be positive"};
     sel.kind = Kind::kIterationTime;
@@ -150,7 +150,7 @@ Result<PowerTarget> PowerTarget::FromJson(const json& j) {
        {std::pair{"peak_power_per_gpu_w", Kind::kPeak1s}, std::pair{"avg_power_per_gpu_w", Kind::kAverage}}) {
     auto it = j.find(name);
     if (it == j.end() || it->is_null()) continue;
-    auto v = NumberValue(*it, std::string("field '") + name + "'");
+    auto v = NumberValue(*it, name);
     if (!v) return v.error();
     if (*v <= 0) return Error{std::string("field '") + name + "': expected watts > 0, got " + GeneralText(*v)};
     target.kind = kind;
@@ -163,7 +163,7 @@ Result<PowerTarget> PowerTarget::FromJson(const json& j) {
         "'avg_power_per_gpu_w' (the average power per GPU, W)"};
   }
   if (auto it = j.find("reason"); it != j.end() && !it->is_null()) {
-    if (!it->is_string()) return Error{"field 'reason': expected a string, got " + TypeName(*it)};
+    if (!it->is_string()) return kRequestFields.Expected({&*it, "reason"}, "a string");
     const std::string& reason = it->get_ref<const std::string&>();
     if (reason.size() > kPowerTargetReasonMaxBytes) {
       return Error{"field 'reason': at most " + std::to_string(kPowerTargetReasonMaxBytes) + " bytes, got " +
@@ -172,7 +172,7 @@ Result<PowerTarget> PowerTarget::FromJson(const json& j) {
     target.reason = PrintableText(reason, kPowerTargetReasonMaxBytes);
   }
   if (auto it = j.find("lease_s"); it != j.end() && !it->is_null()) {
-    auto v = NumberValue(*it, "field 'lease_s'");
+    auto v = NumberValue(*it, "lease_s");
     if (!v) return v.error();
     if (!(*v >= 1 && *v <= kPowerTargetMaxLeaseS)) {
       return Error{"field 'lease_s': expected seconds in [1, " + GeneralText(kPowerTargetMaxLeaseS) + "], got " +
@@ -182,7 +182,7 @@ Result<PowerTarget> PowerTarget::FromJson(const json& j) {
   }
   // Only in a stored job state: the server sets it from lease_s.
   if (auto it = j.find("expires_at_unix_s"); it != j.end() && !it->is_null()) {
-    auto v = NumberValue(*it, "field 'expires_at_unix_s'");
+    auto v = NumberValue(*it, "expires_at_unix_s");
     if (!v) return v.error();
     target.expires_at_unix_s = *v;
   }
@@ -217,7 +217,7 @@ Result<DeadlineScheduleSpec> DeadlineScheduleSpec::FromJson(const json& j) {
   auto text = [&](const char* name, std::string& out, size_t max_bytes) -> Status {
     auto it = j.find(name);
     if (it == j.end() || it->is_null()) return Status::Ok();
-    if (!it->is_string()) return Error{std::string("field '") + name + "': expected a string, got " + TypeName(*it)};
+    if (!it->is_string()) return kRequestFields.Expected({&*it, name}, "a string");
     if (it->get_ref<const std::string&>().size() > max_bytes) {
       return Error{std::string("field '") + name + "': at most " + std::to_string(max_bytes) + " bytes"};
     }

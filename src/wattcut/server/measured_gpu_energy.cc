@@ -27,7 +27,7 @@ Result<double> AmountField(const json& object, const char* name, const char* uni
 Result<std::vector<int>> GpuList(const json& object) {
   auto it = object.find("gpus");
   if (it == object.end()) return Error{"field 'gpus' is required (the job's GPUs on the node; [] for none)"};
-  if (!it->is_array()) return Error{"field 'gpus': expected a list of GPU indices, got " + TypeName(*it)};
+  if (!it->is_array()) return kRequestFields.Expected({&*it, "gpus"}, "a list of GPU indices");
   if (it->size() > kMaxGpusPerNode) {
     return Error{"field 'gpus': at most " + std::to_string(kMaxGpusPerNode) + " GPUs, got " +
                  std::to_string(it->size())};
@@ -54,7 +54,7 @@ Result<std::vector<int>> GpuList(const json& object) {
 Result<std::string> SourceField(const json& object) {
   auto it = object.find("source");
   if (it == object.end() || it->is_null()) return std::string();
-  if (!it->is_string()) return Error{"field 'source': expected a string, got " + TypeName(*it)};
+  if (!it->is_string()) return kRequestFields.Expected({&*it, "source"}, "a string");
   const std::string& source = it->get_ref<const std::string&>();
   if (source.size() > kMeasuredEnergySourceMaxBytes) {
     return Error{"field 'source': at most " + std::to_string(kMeasuredEnergySourceMaxBytes) + " bytes, got " +
