@@ -50,6 +50,18 @@ void Metrics::RecordFrontier(bool ok, double seconds) {
 
 std::string Metrics::Render() const {
   std::string out;
+  RenderCounters(out);
+  MutexLock lock(mu_);
+  RenderJobStates(out);
+  RenderHttp(out);
+  RenderFrontierComputations(out);
+  RenderPowerTargets(out);
+  RenderMeasuredGpuEnergy(out);
+  return out;
+}
+
+// Jobs, ranks, long polls, stragglers and plan switches: counted without the lock.
+void Metrics::RenderCounters(std::string& out) const {
   out += "# HELP wattcut_jobs Jobs registered.\n# TYPE wattcut_jobs gauge\n";
   out += "wattcut_jobs " + std::to_string(jobs_.load()) + "\n";
   out += "# HELP wattcut_ranks Ranks registered, over all jobs.\n# TYPE wattcut_ranks gauge\n";
@@ -72,7 +84,9 @@ std::string Metrics::Render() const {
       "iteration time) or its recovery.\n# TYPE wattcut_straggler_reports_total counter\n";
   out += "wattcut_straggler_reports_total{kind=\"straggler\"} " + std::to_string(straggler_reports_.load()) + "\n";
   out += "wattcut_straggler_reports_total{kind=\"recovered\"} " + std::to_string(recoveries_.load()) + "\n";
-  MutexLock lock(mu_);
+}
+
+void Metrics::RenderJobStates(std::string& out) const {
   out +=
       "# HELP wattcut_jobs_by_frontier_state Jobs by where their frontier is: none (no profile yet), computing, "
       "ready, failed; quarantined: stored jobs the server could not load.\n"
@@ -83,6 +97,10 @@ std::string Metrics::Render() const {
            std::to_string(job_states_.by_frontier_state[static_cast<size_t>(state)]) + "\n";
   }
   out += "wattcut_jobs_by_frontier_state{state=\"quarantined\"} " + std::to_string(job_states_.quarantined) + "\n";
+}
+
+// Requests by endpoint, their durations, and the connections the server cut.
+void Metrics::RenderHttp(std::string& out) const {
   out +=
       "# HELP wattcut_http_requests_total HTTP requests by endpoint, method and status.\n"
       "# TYPE wattcut_http_requests_total counter\n";
@@ -106,6 +124,9 @@ std::string Metrics::Render() const {
   out += "wattcut_http_connections_cut_total{reason=\"client_limit\"} " + std::to_string(cut_client_limit_) + "\n";
   out +=
       "wattcut_http_connections_cut_total{reason=\"request_timeout\"} " + std::to_string(cut_request_timeout_) + "\n";
+}
+
+void Metrics::RenderFrontierComputations(std::string& out) const {
   out +=
       "# HELP wattcut_frontier_computations_total Frontier computations by outcome.\n"
       "# TYPE wattcut_frontier_computations_total counter\n";
@@ -115,6 +136,10 @@ std::string Metrics::Render() const {
       "# HELP wattcut_frontier_computation_seconds Time to compute one frontier.\n"
       "# TYPE wattcut_frontier_computation_seconds histogram\n";
   frontier_seconds_.Write(out, "wattcut_frontier_computation_seconds", "");
+}
+
+// Each job's target, the point it gives, and whether it is met.
+void Metrics::RenderPowerTargets(std::string& out) const {
   out +=
       "# HELP wattcut_power_target_per_gpu_watts A job's power target per GPU (PUT /v1/jobs/{id}/power_target), "
       "by kind: peak_1s (the largest 1-s average) or average.\n"
@@ -139,6 +164,9 @@ std::string Metrics::Render() const {
   for (const PowerTargetGauge& t : power_targets_) {
     out += "wattcut_power_target_met{job_id=\"" + PrometheusLabelValue(t.job_id) + "\"} " + (t.met ? "1" : "0") + "\n";
   }
+}
+
+void Metrics::RenderMeasuredGpuEnergy(std::string& out) const {
   out +=
       "# HELP wattcut_job_measured_gpu_energy_joules The GPU energy a job used as its nodes measured it (PUT "
       "/v1/jobs/{id}/measured-energy/{node}, from the GPUs' energy counters), summed over the nodes that "
@@ -148,7 +176,6 @@ std::string Metrics::Render() const {
     out += "wattcut_job_measured_gpu_energy_joules{job_id=\"" + PrometheusLabelValue(e.job_id) + "\"} " +
            PrometheusValue(e.total_j) + "\n";
   }
-  return out;
 }
 
 }  // namespace wattcut::server

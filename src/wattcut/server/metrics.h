@@ -116,6 +116,14 @@ class Metrics {
   std::string Render() const;
 
  private:
+  // Render's parts, one metric family or a few of one concept each, in the order Render writes them.
+  void RenderCounters(std::string& out) const;
+  void RenderJobStates(std::string& out) const REQUIRES(mu_);
+  void RenderHttp(std::string& out) const REQUIRES(mu_);
+  void RenderFrontierComputations(std::string& out) const REQUIRES(mu_);
+  void RenderPowerTargets(std::string& out) const REQUIRES(mu_);
+  void RenderMeasuredGpuEnergy(std::string& out) const REQUIRES(mu_);
+
   mutable Mutex mu_;
   std::map<std::tuple<std::string, std::string, int>, uint64_t> requests_ GUARDED_BY(mu_);
   std::map<std::string, Histogram> latency_ GUARDED_BY(mu_);
