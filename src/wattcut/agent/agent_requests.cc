@@ -9,6 +9,7 @@
 #include <set>
 
 #include "wattcut/base/general_text.h"
+#include "wattcut/base/json_field.h"
 #include "wattcut/base/json_object.h"
 #include "wattcut/base/printable_text.h"
 
@@ -25,20 +26,10 @@ constexpr double kMinStreamIntervalS = 0.01;
 constexpr double kMaxStreamIntervalS = 60;
 constexpr int64_t kMaxStreamCount = 1000000;
 
-std::string TypeName(const json& value) {
-  if (value.is_number_integer()) return "integer";
-  if (value.is_number_float()) return "number";
-  return value.type_name();
-}
-
-// A user's value as a message shows it: short, no control bytes, never recursive.
-std::string Shown(const json& value) {
-  if (value.is_string()) return "\"" + PrintableText(value.get_ref<const std::string&>(), 64) + "\"";
-  if (value.is_number_integer()) return value.dump();
-  if (value.is_number_float()) return GeneralText(value.get<double>());
-  if (value.is_boolean()) return value.get<bool>() ? "true" : "false";
-  return TypeName(value);
-}
+// The agent's requests' fields: a scalar shown as written, a field that is null as if left out.
+constexpr JsonFieldReader kFields{JsonFieldWording{JsonFieldWording::Got::kScalarValue}};
+constexpr JsonFieldReader kBody{
+    JsonFieldWording{JsonFieldWording::Got::kScalarValue, JsonFieldWording::Missing::kRequired, ErrorCode::kMalformed}};
 
 // The body as a JSON object; a body that is not JSON, JSON that is not an object, or an object
 // that gives a key twice (json_object.h) is kMalformed.
@@ -46,59 +37,45 @@ Result<json> ParseObject(std::string_view body) {
   if (body.empty()) return Error::Malformed("request body is empty; expected a JSON object");
   auto value = ParseJsonWithoutDuplicateKeys(body);
   if (!value.ok()) return value.error();
-  if (!value->is_object()) return Error::Malformed("request body: expected a JSON object, got " + TypeName(*value));
+  if (Status s = kBody.RequireObject(*value, "request body"); !s.ok()) return s.error();
   return value;
 }
 
-// The field's value, nullptr when left out (or null).
-const json* Field(const json& object, const char* name) {
-  auto it = object.find(name);
-  if (it == object.end() || it->is_null()) return nullptr;
-  return &*it;
+// Field `name` of the body; no value when left out or null.
+JsonField Field(const json& object, const char* name) {
+  JsonField field = FieldOf(object, name);
+  if (field.value != nullptr && field.value->is_null()) field.value = nullptr;
+  return field;
 }
 
-Result<int64_t> IntegerValue(const json& value, const std::string& what, int64_t min, int64_t max) {
-  const std::string range = "[" + std::to_string(min) + ", " + std::to_string(max) + "]";
-  if (!value.is_number_integer()) {
-    return Error{what + ": expected an integer in " + range + ", got " + Shown(value)};
-  }
-  // Compare in the value's own type so that huge values do not wrap.
-  if (value.is_number_unsigned()) {
-    uint64_t v = value.get<uint64_t>();
-    if (v > static_cast<uint64_t>(max) || (min > 0 && v < static_cast<uint64_t>(min))) {
-      return Error{what + ": " + std::to_string(v) + " is out of range " + range};
-    }
-    return static_cast<int64_t>(v);
-  }
-  int64_t v = value.get<int64_t>();
-  if (v < min || v > max) return Error{what + ": " + std::to_string(v) + " is out of range " + range};
-  return v;
+std::string RangeText(int64_t min, int64_t max) {
+  return "an integer in [" + std::to_string(min) + ", " + std::to_string(max) + "]";
 }
 
 Result<int> IntField(const json& object, const char* name, int min, int max, std::optional<int> fallback) {
-  const json* value = Field(object, name);
-  if (value == nullptr) {
+  const JsonField field = Field(object, name);
+  if (field.value == nullptr) {
     if (fallback) return *fallback;
-    return Error{FieldName(name) + " is required (an integer in [" + std::to_string(min) + ", " + std::to_string(max) +
-                 "])"};
+    return Error{FieldName(name) + " is required (" + RangeText(min, max) + ")"};
   }
-  auto v = IntegerValue(*value, FieldName(name), min, max);
+  auto v = kFields.IntegerIn(field, min, max, RangeText(min, max));
   if (!v) return v.error();
   return static_cast<int>(*v);
 }
 
 // A list of GPU indices: non-empty, each 0..kMaxGpuIndex, none twice.
-Result<std::vector<int>> GpuList(const json& value, const char* name) {
-  const std::string what = FieldName(name);
-  const auto element = [&](size_t i) { return FieldName(std::string(name) + "[" + std::to_string(i) + "]"); };
-  if (!value.is_array()) return Error{what + ": expected a list of GPU indices, got " + Shown(value)};
-  if (value.empty()) return Error{what + ": expected at least one GPU index, got an empty list"};
+Result<std::vector<int>> GpuList(const JsonField& field) {
+  auto value = kFields.Array(field, "a list of GPU indices");
+  if (!value) return value.error();
+  if ((*value)->empty()) return Error{FieldName(field.path) + ": expected at least one GPU index, got an empty list"};
   std::vector<int> gpus;
   std::set<int64_t> seen;
-  for (size_t i = 0; i < value.size(); ++i) {
-    auto gpu = IntegerValue(value[i], element(i), 0, kMaxGpuIndex);
+  for (size_t i = 0; i < (*value)->size(); ++i) {
+    auto gpu = kFields.IntegerIn(ElementOf(**value, i, field.path), 0, kMaxGpuIndex, RangeText(0, kMaxGpuIndex));
     if (!gpu) return gpu.error();
-    if (!seen.insert(*gpu).second) return Error{what + ": GPU " + std::to_string(*gpu) + " is listed twice"};
+    if (!seen.insert(*gpu).second) {
+      return Error{FieldName(field.path) + ": GPU " + std::to_string(*gpu) + " is listed twice"};
+    }
     gpus.push_back(static_cast<int>(*gpu));
   }
   return gpus;
@@ -123,9 +100,9 @@ Result<LeaseRequest> ParseLeaseRequest(std::string_view body) {
   if (!object) return object.error();
   if (auto s = RefuseUnknownFields(*object, {"gpus", "ttl_s"}); !s) return s.error();
   LeaseRequest request;
-  const json* gpus = Field(*object, "gpus");
-  if (gpus == nullptr) return Error{"field 'gpus' is required (a list of GPU indices, e.g. [0, 1])"};
-  auto list = GpuList(*gpus, "gpus");
+  const JsonField gpus = Field(*object, "gpus");
+  if (gpus.value == nullptr) return Error{"field 'gpus' is required (a list of GPU indices, e.g. [0, 1])"};
+  auto list = GpuList(gpus);
   if (!list) return list.error();
   request.gpus = std::move(*list);
   auto ttl = IntField(*object, "ttl_s", 1, kMaxLeaseTtlS, 10);
@@ -142,11 +119,11 @@ Result<JobRequest> ParseJobRequest(std::string_view body) {
   auto uid = IntField(*object, "uid", 0, std::numeric_limits<int>::max(), std::nullopt);
   if (!uid) return uid.error();
   request.uid = *uid;
-  if (const json* gpus = Field(*object, "gpus")) {
-    if (gpus->is_array() && gpus->empty()) {
+  if (const JsonField gpus = Field(*object, "gpus"); gpus.value != nullptr) {
+    if (gpus.value->is_array() && gpus.value->empty()) {
       request.gpus = std::vector<int>{};
     } else {
-      auto list = GpuList(*gpus, "gpus");
+      auto list = GpuList(gpus);
       if (!list) return list.error();
       request.gpus = std::move(*list);
     }
@@ -176,10 +153,10 @@ Result<PowerLimitRequest> ParsePowerLimitRequest(std::string_view body) {
   auto object = ParseObject(body);
   if (!object) return object.error();
   if (auto s = RefuseUnknownFields(*object, {"watts"}); !s) return s.error();
-  const json* watts = Field(*object, "watts");
-  if (watts == nullptr) return Error{"field 'watts' is required (the power limit in W, e.g. 300)"};
-  if (!watts->is_number()) return Error{"field 'watts': expected a number of watts, got " + Shown(*watts)};
-  double w = watts->get<double>();
+  const JsonField watts = Field(*object, "watts");
+  if (watts.value == nullptr) return Error{"field 'watts' is required (the power limit in W, e.g. 300)"};
+  if (!watts.value->is_number()) return kFields.Expected(watts, "a number of watts");
+  double w = watts.value->get<double>();
   if (!std::isfinite(w) || w <= 0 || w >= kMaxPowerLimitW) {
     return Error{"field 'watts': " + GeneralText(w) + " is out of range; expected more than 0 and less than " +
                  GeneralText(kMaxPowerLimitW)};
@@ -200,10 +177,11 @@ Result<CeilingRequest> ParseCeilingRequest(std::string_view body, CeilingScope s
   auto lease = IntField(*object, "lease_s", 1, kMaxCeilingLeaseS, std::nullopt);
   if (!lease) return lease.error();
   request.lease_s = *lease;
-  if (const json* reason = Field(*object, "reason")) {
-    const std::string expected = "expected at most " + std::to_string(kMaxReasonChars) + " printable ASCII characters";
-    if (!reason->is_string()) return Error{"field 'reason': " + expected + ", got " + Shown(*reason)};
-    const std::string& text = reason->get_ref<const std::string&>();
+  if (const JsonField reason = Field(*object, "reason"); reason.value != nullptr) {
+    const std::string printable = "at most " + std::to_string(kMaxReasonChars) + " printable ASCII characters";
+    const std::string expected = "expected " + printable;
+    if (!reason.value->is_string()) return kFields.Expected(reason, printable);
+    const std::string& text = reason.value->get_ref<const std::string&>();
     for (size_t i = 0; i < text.size(); ++i) {
       auto c = static_cast<unsigned char>(text[i]);
       if (c < 0x20 || c > 0x7e) {
@@ -217,8 +195,8 @@ Result<CeilingRequest> ParseCeilingRequest(std::string_view body, CeilingScope s
     request.reason = text;
   }
   if (scope == CeilingScope::kAllGpus) {
-    if (const json* gpus = Field(*object, "gpus")) {
-      auto list = GpuList(*gpus, "gpus");
+    if (const JsonField gpus = Field(*object, "gpus"); gpus.value != nullptr) {
+      auto list = GpuList(gpus);
       if (!list) return list.error();
       request.gpus = std::move(*list);
     }

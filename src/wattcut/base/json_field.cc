@@ -2,7 +2,9 @@
 
 #include <cmath>
 
+#include "wattcut/base/general_text.h"
 #include "wattcut/base/json_preview.h"
+#include "wattcut/base/printable_text.h"
 
 namespace wattcut {
 
@@ -51,6 +53,12 @@ std::string JsonFieldReader::Shown(const json& value) const {
       return value.is_number() ? value.dump() : TypeWithArticle(value);
     case JsonFieldWording::Got::kValue:
       return JsonPreview(value, 80);
+    case JsonFieldWording::Got::kScalarValue:
+      if (value.is_string()) return "\"" + PrintableText(value.get_ref<const std::string&>(), 64) + "\"";
+      if (value.is_number_integer()) return value.dump();
+      if (value.is_number_float()) return GeneralText(value.get<double>());
+      if (value.is_boolean()) return value.get<bool>() ? "true" : "false";
+      return TypeName(value);
   }
   return TypeName(value);
 }

@@ -39,6 +39,8 @@ struct JsonFieldWording {
     kType,             // "got string", "got integer", "got number", "got array" (the planning server)
     kTypeWithArticle,  // "got a string", "got an array"; a number as written, "got -1" (the deployment)
     kValue,            // the value as JSON, at most 80 characters: "got \"x\"", "got 5" (the row controller)
+    kScalarValue,      // a scalar as written, a string quoted (at most 64 printable characters), an array or
+                       // object by its type: "got \"x\"", "got 1.5", "got true", "got array" (the node agent)
   };
   enum class Missing {
     kRequired,         // "field 'x' is required"

@@ -18,10 +18,27 @@ constexpr JsonFieldReader kTypes{JsonFieldWording{}};
 constexpr JsonFieldReader kArticles{
     JsonFieldWording{Got::kTypeWithArticle, Missing::kExpectedMissing, ErrorCode::kMalformed}};
 constexpr JsonFieldReader kValues{JsonFieldWording{Got::kValue, Missing::kMissingExpected, ErrorCode::kMalformed}};
+constexpr JsonFieldReader kScalars{JsonFieldWording{Got::kScalarValue}};
 
 template <typename T>
 std::string ErrorOf(const Result<T>& result) {
   return result.ok() ? "(ok)" : result.error().message;
+}
+
+// The node agent's wording: a scalar as written (a string quoted and cut at 64 printable
+// characters), a list or an object by its type.
+TEST(JsonField, ScalarsAreShownAsWrittenAndContainersByType) {
+  const json doc = json::parse(R"({"s": "0", "f": 1.5, "b": true, "a": [1], "o": {"x": 1}, "i": 12})");
+  EXPECT_EQ(ErrorOf(kScalars.Integer(FieldOf(doc, "s"))), "field 's': expected an integer, got \"0\"");
+  EXPECT_EQ(ErrorOf(kScalars.Integer(FieldOf(doc, "f"))), "field 'f': expected an integer, got 1.5");
+  EXPECT_EQ(ErrorOf(kScalars.Integer(FieldOf(doc, "b"))), "field 'b': expected an integer, got true");
+  EXPECT_EQ(ErrorOf(kScalars.Integer(FieldOf(doc, "a"))), "field 'a': expected an integer, got array");
+  EXPECT_EQ(ErrorOf(kScalars.Integer(FieldOf(doc, "o"))), "field 'o': expected an integer, got object");
+  EXPECT_EQ(ErrorOf(kScalars.String(FieldOf(doc, "i"))), "field 'i': expected a string, got 12");
+  const json long_text = json{{"s", std::string(100, 'x') + "\x1b"}};
+  EXPECT_EQ(kScalars.Integer(FieldOf(long_text, "s")).error().message.size(),
+            std::string("field 's': expected an integer, got \"\"").size() + 64 + 3)
+      << kScalars.Integer(FieldOf(long_text, "s")).error().message;
 }
 
 // A field's path: a member's is "parent.name", an element's "path[index]".

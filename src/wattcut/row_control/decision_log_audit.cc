@@ -10,6 +10,7 @@
 #include <optional>
 
 #include "wattcut/base/general_text.h"
+#include "wattcut/base/json_field.h"
 #include "wattcut/base/json_object.h"
 #include "wattcut/polca/row_ceiling.h"
 #include "wattcut/polca/row_limits.h"
@@ -22,6 +23,10 @@ using nlohmann::json;
 using polca::ControlCommand;
 
 namespace {
+
+// The audit's fields: the value shown as JSON, a missing field "expected ..., missing", kMalformed.
+constexpr JsonFieldReader kFields{JsonFieldWording{JsonFieldWording::Got::kValue,
+                                                   JsonFieldWording::Missing::kExpectedMissing, ErrorCode::kMalformed}};
 
 std::optional<polca::PolicyLevel> ParseLevel(const std::string& name) {
   for (polca::PolicyLevel level : {polca::PolicyLevel::kNormal, polca::PolicyLevel::kT1, polca::PolicyLevel::kT2Low,
@@ -36,20 +41,15 @@ class LineFields {
  public:
   LineFields(const json& doc, std::string where) : doc_(doc), where_(std::move(where)) {}
 
+  // `in` says where `object` is ("commands[2].", "started."), empty for the line's own fields.
   Result<double> Number(const json& object, const char* key, const std::string& in = "") const {
-    auto it = object.find(key);
-    if (it == object.end() || !it->is_number()) return Fail(in + FieldName(key) + ": expected a number");
-    return it->get<double>();
+    return Located(kFields.Number(FieldOf(object, key)), in);
   }
   Result<bool> Bool(const json& object, const char* key, const std::string& in = "") const {
-    auto it = object.find(key);
-    if (it == object.end() || !it->is_boolean()) return Fail(in + FieldName(key) + ": expected true or false");
-    return it->get<bool>();
+    return Located(kFields.Bool(FieldOf(object, key)), in);
   }
   Result<std::string> Text(const json& object, const char* key, const std::string& in = "") const {
-    auto it = object.find(key);
-    if (it == object.end() || !it->is_string()) return Fail(in + FieldName(key) + ": expected a string");
-    return it->get<std::string>();
+    return Located(kFields.String(FieldOf(object, key)), in);
   }
   Result<polca::PolicyLevel> Level(const json& object, const char* key, const std::string& in = "") const {
     Result<std::string> name = Text(object, key, in);
@@ -59,11 +59,15 @@ class LineFields {
     return *level;
   }
   Result<const json*> Array(const json& object, const char* key) const {
-    auto it = object.find(key);
-    if (it == object.end() || !it->is_array()) return Fail(FieldName(key) + ": expected an array");
-    return &*it;
+    return Located(kFields.Array(FieldOf(object, key)));
   }
   Error Fail(const std::string& what) const { return Error::Malformed(where_ + what); }
+  // A field reader's error, put at the line and in its object.
+  template <typename T>
+  Result<T> Located(Result<T> read, const std::string& in = "") const {
+    if (!read.ok()) return Fail(in + read.error().message);
+    return read;
+  }
   const json& doc() const { return doc_; }
 
  private:
