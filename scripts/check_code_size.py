@@ -20,6 +20,7 @@ the ctest runs without it.
 import argparse
 import os
 import re
+import signal
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -215,4 +216,5 @@ def main() -> int:
 
 
 if __name__ == "__main__":
+    signal.signal(signal.SIGPIPE, signal.SIG_DFL)  # `| head` ends the listing quietly
     sys.exit(main())

@@ -183,7 +183,8 @@ class NodeAgent {
   // Every NVML call is made under mu_.
   std::unique_ptr<GpuBackend> backend_ PT_GUARDED_BY(mu_);
   NodeAgentOptions options_;
-  std::vector<GpuDescription> descriptions_;   // filled by Open, then only read
+  // The owners' descriptions, copied by Open and then only read: gpus() answers without the lock.
+  std::vector<GpuDescription> descriptions_;
   std::vector<std::string> startup_problems_;  // filled by Open, then only read
 
   // The lock order: mu_ first, then ProcessWatch's own (processes_ is called under mu_) or the
