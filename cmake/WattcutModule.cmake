@@ -1,8 +1,27 @@
+option(WATTCUT_UNITY_BUILD "Compile each module's sources in batches (unity build)" OFF)
+set(WATTCUT_UNITY_BUILD_BATCH_SIZE 8 CACHE STRING "Sources per unity batch")
+
+# wattcut_unity_build(TARGET): TARGET's sources compiled in batches of WATTCUT_UNITY_BUILD_BATCH_SIZE,
+# each batch one translation unit, when WATTCUT_UNITY_BUILD is on. A batch parses the heavy headers
+# (nlohmann/json, httplib, the standard library) and instantiates their templates once for all its
+# sources. GCC's -Wsubobject-linkage takes a source included by its batch for a header: a class of
+# the source's namespace with a member of the source's anonymous namespace is fine in one source
+# and still fine in its batch, so the warning is off there.
+function(wattcut_unity_build target)
+  if(WATTCUT_UNITY_BUILD)
+    set_target_properties(${target} PROPERTIES UNITY_BUILD ON UNITY_BUILD_BATCH_SIZE ${WATTCUT_UNITY_BUILD_BATCH_SIZE})
+    if(CMAKE_CXX_COMPILER_ID STREQUAL "GNU")
+      target_compile_options(${target} PRIVATE -Wno-subobject-linkage)
+    endif()
+  endif()
+endfunction()
+
 # wattcut_module(NAME SOURCES a.cc b.cc DEPS other_lib ...)
 #   A static library `wattcut_NAME` with src/ on its include path.
 function(wattcut_module name)
   cmake_parse_arguments(ARG "" "" "SOURCES;DEPS" ${ARGN})
   add_library(wattcut_${name} STATIC ${ARG_SOURCES})
+  wattcut_unity_build(wattcut_${name})
   target_include_directories(wattcut_${name} PUBLIC ${PROJECT_SOURCE_DIR}/src)
   target_link_libraries(wattcut_${name} PUBLIC ${ARG_DEPS})
 endfunction()
@@ -39,6 +58,7 @@ function(wattcut_test_precompiled_headers)
 endfunction()
 
 function(wattcut_test_compile_options target)
+  wattcut_unity_build(${target})
   if(WATTCUT_TEST_COMPILE_OPTIONS)
     target_compile_options(${target} PRIVATE ${WATTCUT_TEST_COMPILE_OPTIONS})
   endif()

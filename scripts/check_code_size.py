@@ -18,12 +18,17 @@ the ctest runs without it.
 """
 
 import argparse
+import json
 import os
 import re
 import signal
 import subprocess
 import sys
+import tempfile
 from dataclasses import dataclass
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import compile_commands  # noqa: E402
 
 SOURCE_SUFFIXES = (".h", ".cc")
 
@@ -155,19 +160,28 @@ def is_test(path: str) -> bool:
 
 
 def clang_tidy_functions(build: str, files: list, threshold: int) -> list:
-    """Lines of clang-tidy's readability-function-size warnings over `files` (.cc only)."""
+    """Lines of clang-tidy's readability-function-size warnings over `files` (.cc only), each
+    compiled as the build compiles it (one source at a time, also in a unity build)."""
     config = "{CheckOptions: [{key: readability-function-size.LineThreshold, value: %d}]}" % threshold
+    entries = [
+        {"directory": directory, "file": source, "arguments": arguments}
+        for source, arguments, directory in compile_commands.source_commands(build)
+    ]
     found = []
-    for path in files:
-        if not path.endswith(".cc"):
-            continue
-        run = subprocess.run(
-            ["clang-tidy-14", "-p", build, "--quiet", "--checks=-*,readability-function-size", "--config=" + config, path],
-            capture_output=True,
-            text=True,
-            check=False,
-        )
-        found.extend(line for line in run.stdout.splitlines() if "readability-function-size" in line)
+    with tempfile.TemporaryDirectory() as database:
+        with open(os.path.join(database, "compile_commands.json"), "w") as f:
+            json.dump(entries, f)
+        for path in files:
+            if not path.endswith(".cc"):
+                continue
+            run = subprocess.run(
+                ["clang-tidy-14", "-p", database, "--quiet", "--checks=-*,readability-function-size",
+                 "--config=" + config, os.path.abspath(path)],
+                capture_output=True,
+                text=True,
+                check=False,
+            )
+            found.extend(line for line in run.stdout.splitlines() if "readability-function-size" in line)
     return found
 
 

@@ -16,13 +16,14 @@ installed by scripts/install-deps.sh); without it the check is skipped: exit 77,
 --skip-without-clang (the build's own call, so a machine without clang still builds)."""
 
 import concurrent.futures
-import json
 import os
 import re
-import shlex
 import shutil
 import subprocess
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import compile_commands  # noqa: E402
 
 DEFAULT_MODULES = ["server", "agent", "row_control"]
 
@@ -55,8 +56,7 @@ def reaches_mutex(path, src_root, memo):
     return memo[path]
 
 
-def command_for(entry, compiler):
-    args = entry["arguments"] if "arguments" in entry else shlex.split(entry["command"])
+def command_for(args, compiler):
     out = [compiler]
     skip = False
     for arg in args[1:]:
@@ -90,8 +90,7 @@ def main():
         return skip_code
     db_path = os.path.join(build_dir, "compile_commands.json")
     try:
-        with open(db_path) as f:
-            entries = json.load(f)
+        commands = compile_commands.source_commands(build_dir)
     except (OSError, ValueError) as e:
         print(f"check_thread_safety: cannot read {db_path}: {e}", file=sys.stderr)
         return 2
@@ -100,15 +99,12 @@ def main():
     src_root = os.path.join(root, "src")
     memo = {}
     jobs = []
-    seen = set()
-    for entry in entries:
-        source = os.path.normpath(os.path.join(entry.get("directory", ""), entry["file"]))
-        if source in seen or not any(source.startswith(folder) for folder in folders):
+    for source, arguments, directory in commands:
+        if not any(source.startswith(folder) for folder in folders):
             continue
         if source.endswith("_test.cc") or not reaches_mutex(source, src_root, memo):
             continue
-        seen.add(source)
-        jobs.append((source, command_for(entry, compiler), entry.get("directory", build_dir)))
+        jobs.append((source, command_for(arguments, compiler), directory))
     if not jobs:
         print(f"check_thread_safety: no source of {', '.join(modules)} in {db_path}", file=sys.stderr)
         return 2

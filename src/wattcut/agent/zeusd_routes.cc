@@ -34,9 +34,9 @@ struct ZeusdRequest {
   NodeAgent& node() const { return *context.node; }
 };
 
-enum class Method { kGet, kPost };
+enum class ZeusdMethod { kGet, kPost };
 struct ZeusdRoute {
-  Method method;
+  ZeusdMethod method;
   std::string path;
   std::function<void(const ZeusdRequest&)> handler;
 };
@@ -349,26 +349,28 @@ void NotFound(const ZeusdRequest& r) {
 // Every zeusd route (zeusd's names: gpu_locked_clocks are the SM clocks, mem_locked_clocks the memory's).
 const std::vector<ZeusdRoute>& ZeusdRoutes() {
   static const std::vector<ZeusdRoute> kRoutes = {
-      {Method::kGet, "/discover", GetDiscover},
-      {Method::kGet, "/time", GetTime},
-      {Method::kGet, "/auth/whoami", GetWhoami},
-      {Method::kGet, "/gpu/get_cumulative_energy", [](const ZeusdRequest& r) { AnswerGpuField(r, CumulativeEnergy); }},
-      {Method::kGet, "/gpu/get_power_limit", [](const ZeusdRequest& r) { AnswerGpuField(r, PowerLimit); }},
-      {Method::kGet, "/gpu/get_power_limit_constraints",
+      {ZeusdMethod::kGet, "/discover", GetDiscover},
+      {ZeusdMethod::kGet, "/time", GetTime},
+      {ZeusdMethod::kGet, "/auth/whoami", GetWhoami},
+      {ZeusdMethod::kGet, "/gpu/get_cumulative_energy",
+       [](const ZeusdRequest& r) { AnswerGpuField(r, CumulativeEnergy); }},
+      {ZeusdMethod::kGet, "/gpu/get_power_limit", [](const ZeusdRequest& r) { AnswerGpuField(r, PowerLimit); }},
+      {ZeusdMethod::kGet, "/gpu/get_power_limit_constraints",
        [](const ZeusdRequest& r) { AnswerGpuField(r, PowerLimitConstraints); }},
-      {Method::kGet, "/gpu/get_persistence_mode", [](const ZeusdRequest& r) { AnswerGpuField(r, PersistenceMode); }},
-      {Method::kGet, "/gpu/get_power", GetGpuPower},
-      {Method::kGet, "/cpu/get_cumulative_energy", GetCpuEnergy},
-      {Method::kGet, "/cpu/get_power", GetCpuPower},
-      {Method::kPost, "/gpu/set_power_limit", SetPowerLimit},
-      {Method::kPost, "/gpu/set_persistence_mode", SetPersistenceMode},
-      {Method::kPost, "/gpu/set_gpu_locked_clocks", SetLockedClocks<ClockKind::kSm>},
-      {Method::kPost, "/gpu/reset_gpu_locked_clocks", ResetLockedClocks<ClockKind::kSm>},
-      {Method::kPost, "/gpu/set_mem_locked_clocks", SetLockedClocks<ClockKind::kMemory>},
-      {Method::kPost, "/gpu/reset_mem_locked_clocks", ResetLockedClocks<ClockKind::kMemory>},
-      {Method::kPost, "/gpu/reset_locked_clocks", ResetAllLockedClocks},
-      {Method::kGet, "/gpu/stream_power", GetGpuPowerStream},
-      {Method::kGet, "/cpu/stream_power", GetCpuPowerStream},
+      {ZeusdMethod::kGet, "/gpu/get_persistence_mode",
+       [](const ZeusdRequest& r) { AnswerGpuField(r, PersistenceMode); }},
+      {ZeusdMethod::kGet, "/gpu/get_power", GetGpuPower},
+      {ZeusdMethod::kGet, "/cpu/get_cumulative_energy", GetCpuEnergy},
+      {ZeusdMethod::kGet, "/cpu/get_power", GetCpuPower},
+      {ZeusdMethod::kPost, "/gpu/set_power_limit", SetPowerLimit},
+      {ZeusdMethod::kPost, "/gpu/set_persistence_mode", SetPersistenceMode},
+      {ZeusdMethod::kPost, "/gpu/set_gpu_locked_clocks", SetLockedClocks<ClockKind::kSm>},
+      {ZeusdMethod::kPost, "/gpu/reset_gpu_locked_clocks", ResetLockedClocks<ClockKind::kSm>},
+      {ZeusdMethod::kPost, "/gpu/set_mem_locked_clocks", SetLockedClocks<ClockKind::kMemory>},
+      {ZeusdMethod::kPost, "/gpu/reset_mem_locked_clocks", ResetLockedClocks<ClockKind::kMemory>},
+      {ZeusdMethod::kPost, "/gpu/reset_locked_clocks", ResetAllLockedClocks},
+      {ZeusdMethod::kGet, "/gpu/stream_power", GetGpuPowerStream},
+      {ZeusdMethod::kGet, "/cpu/stream_power", GetCpuPowerStream},
   };
   return kRoutes;
 }
@@ -399,7 +401,7 @@ void AddZeusdRoutes(http::BoundedHttpServer& server, AgentTransport transport, c
     };
   };
   for (const ZeusdRoute& route : ZeusdRoutes()) {
-    if (route.method == Method::kGet) {
+    if (route.method == ZeusdMethod::kGet) {
       server.Get(route.path, serve(route.handler));
     } else {
       server.Post(route.path, serve(route.handler));

@@ -13,6 +13,7 @@
 #include <memory>
 #include <optional>
 
+#include "wattcut/base/energy_units.h"
 #include "wattcut/base/fixed_decimals.h"
 #include "wattcut/base/iso_time.h"
 #include "wattcut/cli/command.h"
@@ -142,7 +143,7 @@ int Run(const PlanScheduleArgs& args) {
   const Schedule& s = *schedule;
   auto line = [&](const char* label, const ScheduleTotals& t) {
     std::cout << "  " << label << "finish " << FormatTimestamp(t.finish_s) << ", "
-              << FixedDecimals(t.energy_j / 3.6e6, 1) << " kWh, cost " << Money(t.cost) << ", carbon "
+              << FixedDecimals(t.energy_j / kJoulesPerKwh, 1) << " kWh, cost " << Money(t.cost) << ", carbon "
               << (std::isfinite(t.carbon_g) ? FixedDecimals(t.carbon_g / 1000, 1) + " kg" : "-") << "\n";
   };
   std::cout << "schedule (" << ObjectiveName(s.objective) << ") of " << args.iterations << " iterations by "

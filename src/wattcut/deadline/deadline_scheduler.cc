@@ -8,6 +8,7 @@
 #include <map>
 #include <utility>
 
+#include "wattcut/base/energy_units.h"
 #include "wattcut/base/fixed_decimals.h"
 #include "wattcut/base/general_text.h"
 #include "wattcut/base/iso_time.h"
@@ -17,7 +18,6 @@ namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
-constexpr double kJoulesPerKwh = 3.6e6;
 constexpr double kMaxHorizonS = 366.0 * 86400;  // a year
 constexpr size_t kMaxIntervals = 1'000'000;
 // Interval ends whose cost is bounded below by no more than the best so far are costed by a

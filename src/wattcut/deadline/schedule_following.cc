@@ -1,4 +1,5 @@
 #include "wattcut/deadline/schedule_following.h"
+#include "wattcut/base/energy_units.h"
 
 #include <algorithm>
 #include <limits>
@@ -49,7 +50,7 @@ ScheduleTotals TotalsBy(const Schedule& schedule, double t_s) {
       const double seconds = std::clamp(t_s - from, 0.0, p.seconds);
       from += p.seconds;
       t.iterations += seconds / p.seconds * p.iterations;
-      const double kwh = seconds * p.power_w / 3.6e6;
+      const double kwh = seconds * p.power_w / kJoulesPerKwh;
       t.energy_j += seconds * p.power_w;
       t.cost += kwh * k.price;
       t.carbon_g += kwh * k.carbon;

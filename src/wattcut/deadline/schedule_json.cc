@@ -2,12 +2,11 @@
 
 #include <cmath>
 
+#include "wattcut/base/energy_units.h"
 #include "wattcut/base/iso_time.h"
 
 namespace wattcut::deadline {
 namespace {
-
-constexpr double kJoulesPerKwh = 3.6e6;
 
 nlohmann::json Number(double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr); }
 

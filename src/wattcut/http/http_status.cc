@@ -96,4 +96,10 @@ Error ErrorOfAnswer(int status, std::string_view body, ErrorCode server_error) {
                ErrorCodeForStatus(status, server_error)};
 }
 
+Error RefusalOf(int status, std::string_view body, const std::string& what, const std::string& service) {
+  const Error refused = ErrorOfAnswer(status, body, ErrorCode::kUnavailable);
+  return Error{what + ": the " + service + " answered " + std::to_string(status) + ": " + refused.message,
+               refused.code};
+}
+
 }  // namespace wattcut::http

@@ -31,4 +31,8 @@ ErrorCode ErrorCodeForStatus(int status, ErrorCode server_error = ErrorCode::kDe
 // ErrorCodeForStatus). A body that is not such an object gives "HTTP <status>: '<body>'".
 Error ErrorOfAnswer(int status, std::string_view body, ErrorCode server_error = ErrorCode::kDeviceError);
 
+// A client's refused request as an error of the answer's code: "WHAT: the SERVICE answered STATUS:
+// MESSAGE" (ErrorOfAnswer's message; a 5xx other than 503 and 504 is kUnavailable: retry later).
+Error RefusalOf(int status, std::string_view body, const std::string& what, const std::string& service);
+
 }  // namespace wattcut::http

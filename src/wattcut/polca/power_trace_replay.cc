@@ -5,6 +5,7 @@
 #include <deque>
 #include <limits>
 
+#include "wattcut/base/energy_units.h"
 #include "wattcut/base/fixed_decimals.h"
 #include "wattcut/base/order_statistics.h"
 #include "wattcut/base/printable_text.h"
@@ -191,8 +192,8 @@ Result<ReplayResult> ReplayPowerTrace(const PowerTrace& trace, const PolcaConfig
   result.after_peak = *std::max_element(after_fraction.begin(), after_fraction.end());
   result.before_p99 = NearestRankPercentile(before_fraction, 0.99);
   result.after_p99 = NearestRankPercentile(after_fraction, 0.99);
-  result.before_energy_kwh = before_j / 3.6e6;
-  result.after_energy_kwh = after_j / 3.6e6;
+  result.before_energy_kwh = before_j / kJoulesPerKwh;
+  result.after_energy_kwh = after_j / kJoulesPerKwh;
   return result;
 }
 

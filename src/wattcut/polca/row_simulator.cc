@@ -6,6 +6,7 @@
 #include <limits>
 #include <memory>
 
+#include "wattcut/base/energy_units.h"
 #include "wattcut/base/order_statistics.h"
 #include "wattcut/polca/arrival_expansion.h"
 #include "wattcut/polca/control_actuation.h"
@@ -338,7 +339,7 @@ Result<RowRunResult> SimulateRow(const PolcaConfig& config, ArrivalSource& arriv
   }
   for (const TrainingServer& s : trainers) result.training.iterations += s.IterationsDone(t);
   result.brake_events = policy.brake_engagements();
-  result.energy_kwh = (total_j + window_j) / 3.6e6;
+  result.energy_kwh = (total_j + window_j) / kJoulesPerKwh;
   if (!samples.empty()) {
     double sum = 0;
     for (float v : samples) {
@@ -359,7 +360,7 @@ Result<RowRunResult> SimulateRow(const PolcaConfig& config, ArrivalSource& arriv
 
 double EnergyPerServedTokenJ(const RowRunResult& run) {
   const int64_t tokens = run.high.generated_tokens + run.low.generated_tokens;
-  return tokens > 0 ? run.energy_kwh * 3.6e6 / static_cast<double>(tokens) : 0.0;
+  return tokens > 0 ? run.energy_kwh * kJoulesPerKwh / static_cast<double>(tokens) : 0.0;
 }
 
 RunImpact CompareRuns(const RowRunResult& run, const RowRunResult& reference) {

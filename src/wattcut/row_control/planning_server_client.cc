@@ -13,7 +13,7 @@ namespace {
 
 using json = nlohmann::json;
 
-constexpr size_t kMaxAnswerBytes = size_t{1} << 20;  // a power-target answer is ~600 bytes
+constexpr size_t kMaxPowerTargetAnswerBytes = size_t{1} << 20;  // a power-target answer is ~600 bytes
 
 }  // namespace
 
@@ -78,7 +78,7 @@ Result<std::unique_ptr<PlanningServerClient>> PlanningServerClient::Create(const
   endpoint.bearer_token = token;
   endpoint.connect_timeout_s = timeouts.connect_timeout_s;
   endpoint.timeout_s = timeouts.request_timeout_s;
-  endpoint.max_response_bytes = kMaxAnswerBytes;
+  endpoint.max_response_bytes = kMaxPowerTargetAnswerBytes;
   auto client = http::HttpClient::Create(endpoint);
   if (!client.ok()) return client.error().WithContext("planning server " + *url + ": ");
   return std::unique_ptr<PlanningServerClient>(new PlanningServerClient(*url, std::move(*client)));

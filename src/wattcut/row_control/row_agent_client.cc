@@ -14,7 +14,7 @@ namespace {
 
 using json = nlohmann::json;
 
-constexpr size_t kMaxAnswerBytes = size_t{4} << 20;  // a readings answer of a 16-GPU node is ~3 KB
+constexpr size_t kMaxReadingsAnswerBytes = size_t{4} << 20;  // a readings answer of a 16-GPU node is ~3 KB
 // The server's power alone (docs/agent.md): an eighth of the bytes of every GPU's readings.
 constexpr const char* kPowerPath = "/v1/readings/server";
 
@@ -28,7 +28,7 @@ http::HttpEndpoint AgentEndpoint(const RowServer& server, const std::string& tok
   endpoint.bearer_token = token;
   endpoint.connect_timeout_s = timeouts.connect_timeout_s;
   endpoint.timeout_s = timeouts.request_timeout_s;
-  endpoint.max_response_bytes = kMaxAnswerBytes;
+  endpoint.max_response_bytes = kMaxReadingsAnswerBytes;
   return endpoint;
 }
 

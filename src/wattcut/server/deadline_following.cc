@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "wattcut/base/energy_units.h"
 #include "wattcut/base/iso_time.h"
 #include "wattcut/deadline/job_plans.h"
 #include "wattcut/deadline/schedule_following.h"
@@ -107,7 +108,7 @@ StatusDeadlineView DeadlineStatus(const DeadlineFollowing& following, int64_t ma
     auto of = [&](const deadline::ScheduleTotals& t) {
       return s.objective == deadline::Objective::kCost     ? t.cost
              : s.objective == deadline::Objective::kCarbon ? t.carbon_g / 1000
-                                                           : t.energy_j / 3.6e6;
+                                                           : t.energy_j / kJoulesPerKwh;
     };
     v.planned_so_far = of(by);
     v.planned_total = of(s.totals);

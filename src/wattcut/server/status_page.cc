@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "wattcut/base/energy_units.h"
 #include "wattcut/dag/pipeline_schedule.h"
 #include "wattcut/plot/chart.h"
 #include "wattcut/plot/svg_document.h"
@@ -29,7 +30,7 @@ std::string Seconds(double s) { return Fixed(s, std::fabs(s) < 1 ? 4 : 3) + " s"
 std::string Energy(double j) {
   const double a = std::fabs(j);
   std::string text = a >= 1e6 ? Fixed(j / 1e6, 3) + " MJ" : a >= 1e3 ? Fixed(j / 1e3, 3) + " kJ" : Fixed(j, 1) + " J";
-  if (a >= 3.6e6) text += " (" + Fixed(j / 3.6e6, 2) + " kWh)";
+  if (a >= kJoulesPerKwh) text += " (" + Fixed(j / kJoulesPerKwh, 2) + " kWh)";
   return text;
 }
 

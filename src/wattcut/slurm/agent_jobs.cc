@@ -24,12 +24,6 @@ Result<http::HttpResponse> AskAgent(const std::string& socket, std::string_view 
   return (*client)->Request(method, path, body);
 }
 
-// The agent's refusal as an error of its code, with its message.
-Error Refusal(const http::HttpResponse& response, const std::string& what) {
-  const Error refused = http::ErrorOfAnswer(response.status, response.body, ErrorCode::kUnavailable);
-  return Error{what + ": the agent answered " + std::to_string(response.status) + ": " + refused.message, refused.code};
-}
-
 Result<json> JsonObject(const http::HttpResponse& response, const std::string& what) {
   json doc = ParseJsonOrDiscarded(response.body);
   if (!doc.is_object()) return Error::Malformed(what + ": the agent's answer is not a JSON object");
@@ -45,7 +39,8 @@ Result<AgentJobCredential> RegisterJobAtAgent(const std::string& socket, const s
   if (gpus) body["gpus"] = *gpus;
   auto response = AskAgent(socket, "PUT", "/v1/jobs/" + job_id, body.dump());
   if (!response.ok()) return response.error().WithContext(what + ": ");
-  if (response->status != 200 && response->status != 201) return Refusal(*response, what);
+  if (response->status != 200 && response->status != 201)
+    return http::RefusalOf(response->status, response->body, what, "agent");
   auto doc = JsonObject(*response, what);
   if (!doc.ok()) return doc.error();
   AgentJobCredential credential;
@@ -62,7 +57,7 @@ namespace {
 
 // The energy fields of GET and DELETE /v1/jobs/{id}, and with `ended` what ending the job did.
 Result<AgentJobEnd> JobEndOf(const http::HttpResponse& response, const std::string& what, bool ended) {
-  if (response.status != 200) return Refusal(response, what);
+  if (response.status != 200) return http::RefusalOf(response.status, response.body, what, "agent");
   auto doc = JsonObject(response, what);
   if (!doc.ok()) return doc.error();
   AgentJobEnd end;

@@ -10,16 +10,6 @@ namespace wattcut::slurm {
 
 using nlohmann::json;
 
-namespace {
-
-Error Refusal(const http::HttpResponse& response, const std::string& what) {
-  const Error refused = http::ErrorOfAnswer(response.status, response.body, ErrorCode::kUnavailable);
-  return Error{what + ": the server answered " + std::to_string(response.status) + ": " + refused.message,
-               refused.code};
-}
-
-}  // namespace
-
 Status ReportJobEnergy(const ServerReportTarget& target, const std::string& job_name, const std::string& node,
                        const AgentJobEnd& end) {
   const std::string what = "reporting job " + job_name + "'s GPU energy to " + target.server_url;
@@ -36,7 +26,7 @@ Status ReportJobEnergy(const ServerReportTarget& target, const std::string& job_
 
   auto listed = (*client)->Get("/v1/jobs");
   if (!listed.ok()) return listed.error().WithContext(what + ": ");
-  if (listed->status != 200) return Refusal(*listed, what);
+  if (listed->status != 200) return http::RefusalOf(listed->status, listed->body, what, "server");
   json jobs = ParseJsonOrDiscarded(listed->body);
   if (!jobs.is_object() || !jobs.contains("jobs") || !jobs["jobs"].is_array()) {
     return Error::Malformed(what + ": GET /v1/jobs answered no 'jobs' list");
@@ -56,7 +46,7 @@ Status ReportJobEnergy(const ServerReportTarget& target, const std::string& job_
                      {"source", "slurm-epilog"}};
   auto put = (*client)->Request("PUT", "/v1/jobs/" + job_id + "/measured-energy/" + node, body.dump());
   if (!put.ok()) return put.error().WithContext(what + ": ");
-  if (put->status != 200) return Refusal(*put, what);
+  if (put->status != 200) return http::RefusalOf(put->status, put->body, what, "server");
   return Status::Ok();
 }
 
