@@ -11,14 +11,12 @@
 #include <utility>
 #include <vector>
 
+#include "wattcut/profile/instruction_letters_testing.h"
+
 namespace wattcut {
 namespace {
 
-constexpr auto F = InstructionKind::kForward;
-constexpr auto B = InstructionKind::kBackward;
-
-constexpr auto BI = InstructionKind::kBackwardInput;
-constexpr auto BW = InstructionKind::kBackwardWeight;
+using namespace instruction_letters;
 
 // {"F0 F1 B0 B1", ...} -> schedule; I is backward_input, W backward_weight, and "F1.2" is
 // chunk 2's forward of microbatch 1.

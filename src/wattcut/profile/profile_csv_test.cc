@@ -10,12 +10,15 @@
 #include <vector>
 
 #include "wattcut/base/shared_data_testing.h"
+#include "wattcut/profile/instruction_letters_testing.h"
+#include "wattcut/profile/rank_measurements_testing.h"
 
 namespace wattcut {
 namespace {
 
-constexpr auto F = InstructionKind::kForward;
-constexpr auto B = InstructionKind::kBackward;
+using namespace instruction_letters;
+using testing::RankEnergy;
+using testing::RankTime;
 
 const std::string kHeader = "stage,instruction,frequency,time,energy\n";
 const std::string kExpectedColumns =
@@ -182,14 +185,6 @@ TEST(ProfileCsvTest, InfersStagesOrUsesExpectedStages) {
 
 // ---------------------------------------------------------------------------------------
 // The per-rank (Merak/Zeus) layout.
-
-// Distinct, easily recomputed per-rank values.
-double RankTime(int dp, int pp, int tp, InstructionKind kind, int freq) {
-  return 0.05 + 0.01 * pp + (kind == B ? 0.05 : 0) + 0.003 * ((dp + 2 * tp) % 3) + (1410 - freq) * 1e-4;
-}
-double RankEnergy(int dp, int pp, int tp, InstructionKind kind, int freq) {
-  return 10.0 + pp + (kind == B ? 20 : 0) + 1.5 * tp + 0.25 * dp + (1410 - freq) * 0.01;
-}
 
 TEST(ProfileCsvTest, PerRankLayoutAggregatesMaxTimeSumEnergyOverTpThenMeanOverDp) {
   constexpr int kDp = 2, kPp = 2, kTp = 3;

@@ -2,14 +2,12 @@
 
 #include "wattcut/profile/backward_split.h"
 #include "wattcut/profile/chunk_split.h"
+#include "wattcut/profile/instruction_letters_testing.h"
 
 namespace wattcut {
 namespace {
 
-constexpr auto F = InstructionKind::kForward;
-constexpr auto B = InstructionKind::kBackward;
-constexpr auto BI = InstructionKind::kBackwardInput;
-constexpr auto BW = InstructionKind::kBackwardWeight;
+using namespace instruction_letters;
 
 Profile TwoStages() {
   Profile p(2);

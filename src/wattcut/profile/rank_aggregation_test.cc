@@ -6,19 +6,15 @@
 #include <random>
 #include <vector>
 
+#include "wattcut/profile/instruction_letters_testing.h"
+#include "wattcut/profile/rank_measurements_testing.h"
+
 namespace wattcut {
 namespace {
 
-constexpr auto F = InstructionKind::kForward;
-constexpr auto B = InstructionKind::kBackward;
-
-// Distinct, easily recomputed per-rank values (as in profile_csv_test.cc).
-double RankTime(int dp, int stage, int tp, InstructionKind kind, int freq) {
-  return 0.05 + 0.01 * stage + (kind == B ? 0.05 : 0) + 0.003 * ((dp + 2 * tp) % 3) + (1410 - freq) * 1e-4;
-}
-double RankEnergy(int dp, int stage, int tp, InstructionKind kind, int freq) {
-  return 10.0 + stage + (kind == B ? 20 : 0) + 1.5 * tp + 0.25 * dp + (1410 - freq) * 0.01;
-}
+using namespace instruction_letters;
+using testing::RankEnergy;
+using testing::RankTime;
 
 // Every rank of `stages` stages x dp x tp, forward and backward at `freqs`.
 std::vector<RankMeasurement> Complete(int stages, int dp_degree, int tp_degree, const std::vector<int>& freqs) {
