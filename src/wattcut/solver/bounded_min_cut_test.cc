@@ -10,18 +10,19 @@
 namespace wattcut {
 namespace {
 
-struct Network {
+// A network of arcs with lower and upper bounds, BoundedMinCut's input.
+struct BoundedNetwork {
   int num_nodes = 0;
   std::vector<BoundedArc> arcs;
 };
 
 // A random DAG from node 0 (source) to node n-1 (sink) in which every node lies on a
 // source-sink path, like a critical DAG, with lower <= upper on every arc.
-Network RandomNetwork(std::mt19937& rng) {
+BoundedNetwork RandomBoundedNetwork(std::mt19937& rng) {
   std::uniform_int_distribution<int> size(3, 9);
   std::uniform_real_distribution<double> bound(0.0, 4.0);
   std::bernoulli_distribution extra(0.3), unbounded(0.2);
-  Network net;
+  BoundedNetwork net;
   net.num_nodes = size(rng);
   const int n = net.num_nodes;
   auto add = [&](int u, int v) {
@@ -40,7 +41,9 @@ Network RandomNetwork(std::mt19937& rng) {
   return net;
 }
 
-double CutValue(const Network& net, unsigned mask) {
+// A cut's value with the nodes in `mask` on the source side: the upper bounds of the arcs it
+// cuts forward less the lower bounds of those it cuts backward.
+double BoundedCutValue(const BoundedNetwork& net, unsigned mask) {
   double value = 0;
   for (const BoundedArc& a : net.arcs) {
     bool from_s = (mask >> a.from) & 1u, to_s = (mask >> a.to) & 1u;
@@ -51,12 +54,12 @@ double CutValue(const Network& net, unsigned mask) {
 }
 
 // Brute force over every cut with the source on one side and the sink on the other.
-double BruteForceMinCut(const Network& net) {
+double BruteForceBoundedMinCut(const BoundedNetwork& net) {
   double best = std::numeric_limits<double>::infinity();
   const int n = net.num_nodes;
   for (unsigned mask = 0; mask < (1u << n); ++mask) {
     if (!(mask & 1u) || (mask >> (n - 1)) & 1u) continue;
-    best = std::min(best, CutValue(net, mask));
+    best = std::min(best, BoundedCutValue(net, mask));
   }
   return best;
 }
@@ -69,13 +72,13 @@ TEST_P(BoundedMinCutTest, MatchesBruteForceOnRandomNetworks) {
   std::mt19937 rng(7);
   int found = 0;
   for (int trial = 0; trial < 400; ++trial) {
-    Network net = RandomNetwork(rng);
+    BoundedNetwork net = RandomBoundedNetwork(rng);
     BoundedMinCut cut;
     cut.set_reduce(reduce);
     cut.set_engine(std::get<1>(GetParam()));
     cut.Reset(net.num_nodes);
     for (const BoundedArc& a : net.arcs) cut.AddArc(a.from, a.to, a.lower, a.upper);
-    double brute = BruteForceMinCut(net);
+    double brute = BruteForceBoundedMinCut(net);
     BoundedMinCut::Outcome outcome = cut.Run(0, net.num_nodes - 1);
     if (brute >= MaxFlow::kInfinity / 2) {
       // No finite cut. The reduction may first find the bounds infeasible; both stop the solver.

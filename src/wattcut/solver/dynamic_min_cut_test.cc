@@ -11,7 +11,8 @@
 namespace wattcut {
 namespace {
 
-struct Network {
+// A network of capacitated arcs whose nodes also have terminal capacities, DynamicMinCut's input.
+struct TerminalNetwork {
   int num_nodes = 0;
   std::vector<std::pair<int, int>> arcs;
   std::vector<double> capacity;  // per arc
@@ -19,7 +20,7 @@ struct Network {
 };
 
 // Cut value with the nodes in `mask` on the source side.
-double CutValue(const Network& net, unsigned mask) {
+double TerminalCutValue(const TerminalNetwork& net, unsigned mask) {
   double value = 0;
   for (size_t k = 0; k < net.arcs.size(); ++k) {
     const bool from_s = (mask >> net.arcs[k].first) & 1u, to_s = (mask >> net.arcs[k].second) & 1u;
@@ -34,9 +35,9 @@ double CutValue(const Network& net, unsigned mask) {
   return value;
 }
 
-double BruteForceMinCut(const Network& net) {
+double BruteForceTerminalMinCut(const TerminalNetwork& net) {
   double best = std::numeric_limits<double>::infinity();
-  for (unsigned mask = 0; mask < (1u << net.num_nodes); ++mask) best = std::min(best, CutValue(net, mask));
+  for (unsigned mask = 0; mask < (1u << net.num_nodes); ++mask) best = std::min(best, TerminalCutValue(net, mask));
   return best;
 }
 
@@ -81,7 +82,7 @@ TEST(DynamicMinCut, StaysMinimumWhileCapacitiesChange) {
   std::bernoulli_distribution zero(0.25), few(0.3);
   int solves = 0;
   for (int trial = 0; trial < 60; ++trial) {
-    Network net;
+    TerminalNetwork net;
     net.num_nodes = std::uniform_int_distribution<int>(2, 10)(rng);
     for (int u = 0; u < net.num_nodes; ++u) {
       for (int v = 0; v < net.num_nodes; ++v) {
@@ -108,10 +109,10 @@ TEST(DynamicMinCut, StaysMinimumWhileCapacitiesChange) {
       ++solves;
       SCOPED_TRACE("trial " + std::to_string(trial) + ", round " + std::to_string(round));
       const unsigned found = SourceSide(cut, net.num_nodes);
-      const double best = BruteForceMinCut(net);
-      ASSERT_NEAR(CutValue(net, found), best, 1e-9);
+      const double best = BruteForceTerminalMinCut(net);
+      ASSERT_NEAR(TerminalCutValue(net, found), best, 1e-9);
       for (unsigned mask = 0; mask < (1u << net.num_nodes); ++mask) {
-        if (std::abs(CutValue(net, mask) - best) <= 1e-9) {
+        if (std::abs(TerminalCutValue(net, mask) - best) <= 1e-9) {
           ASSERT_EQ(mask & found, found) << "a minimum cut with a smaller source side: " << mask;
         }
       }
