@@ -10,12 +10,13 @@
 
 #include "wattcut/base/csv_reader.h"
 #include "wattcut/base/shared_data_testing.h"
+#include "wattcut/deadline/schedule_start_testing.h"
 
 namespace wattcut::deadline {
 namespace {
 
 constexpr double kHour = 3600;
-constexpr double kStart = 1'796'169'600;  // 2026-12-02T00:00Z
+using testing::kStart;
 constexpr double kKwh = 3.6e6;
 
 StepSeries Series(const std::string& name, const std::vector<double>& hourly) {

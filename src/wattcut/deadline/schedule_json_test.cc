@@ -3,12 +3,13 @@
 #include <gtest/gtest.h>
 
 #include "wattcut/deadline/schedule_charts.h"
+#include "wattcut/deadline/schedule_start_testing.h"
 #include "wattcut/plot/xml_check_testing.h"
 
 namespace wattcut::deadline {
 namespace {
 
-constexpr double kStart = 1'796'169'600;  // 2026-12-02T00:00Z
+using testing::kStart;
 
 ScheduleRequest TwoPlansFourHours() {
   ScheduleRequest r;
