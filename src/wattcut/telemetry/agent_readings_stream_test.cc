@@ -2,12 +2,14 @@
 
 #include <gtest/gtest.h>
 
+#include "wattcut/telemetry/testdata_testing.h"
+
 namespace wattcut::telemetry {
 namespace {
 
-const std::string kTestdata = WATTCUT_TELEMETRY_TESTDATA;
+using testing::kTestdata;
 
-std::string ErrorOf(const std::string& text) {
+std::string StreamErrorOf(const std::string& text) {
   Result<PowerTelemetry> t = ParseAgentReadingsStream(text, "s.ndjson", "n");
   return t.ok() ? "(parsed)" : t.error().message;
 }
@@ -47,9 +49,9 @@ TEST(AgentReadingsStream, ALineNestedBeyondTheBoundIsRefusedNotACrash) {
   // Before: a power_w of 100,000 nested '[' ended the reader in SIGSEGV (the value was copied, and
   // quoted with nlohmann's recursive dump).
   const std::string deep = std::string(100000, '[') + std::string(100000, ']');
-  const std::string error = ErrorOf(R"({"gpus":[{"index":0,"power_w":)" + deep +
-                                    R"(}],"time_s":1})"
-                                    "\n");
+  const std::string error = StreamErrorOf(R"({"gpus":[{"index":0,"power_w":)" + deep +
+                                          R"(}],"time_s":1})"
+                                          "\n");
   EXPECT_EQ(error.rfind("s.ndjson:1: arrays and objects nested deeper than 128 levels (at gpus[0].power_w", 0), 0u)
       << error.substr(0, 300);
   EXPECT_LT(error.size(), 300u);
@@ -58,39 +60,39 @@ TEST(AgentReadingsStream, ALineNestedBeyondTheBoundIsRefusedNotACrash) {
 TEST(AgentReadingsStream, BadLinesNameFileLineAndField) {
   const std::string good = R"({"gpus":[{"index":0,"power_w":100}],"server":null,"time_s":1})"
                            "\n";
-  EXPECT_NE(ErrorOf(good + "{\"gpus\":[\n" + good).find("s.ndjson:2: not JSON"), std::string::npos);
-  EXPECT_NE(ErrorOf(good + R"({"gpus":[{"index":0,"power_w":-1}],"time_s":2})"
-                           "\n")
+  EXPECT_NE(StreamErrorOf(good + "{\"gpus\":[\n" + good).find("s.ndjson:2: not JSON"), std::string::npos);
+  EXPECT_NE(StreamErrorOf(good + R"({"gpus":[{"index":0,"power_w":-1}],"time_s":2})"
+                                 "\n")
                 .find("s.ndjson:2: gpus[0].power_w: expected watts >= 0"),
             std::string::npos);
-  EXPECT_NE(
-      ErrorOf(good + good).find("s.ndjson:2: time_s: readings must be in increasing time: 1 is the same as line 1's"),
-      std::string::npos);
-  EXPECT_NE(ErrorOf(R"({"gpus":[],"time_s":1,"time_s":2})"
-                    "\n")
+  EXPECT_NE(StreamErrorOf(good + good)
+                .find("s.ndjson:2: time_s: readings must be in increasing time: 1 is the same as line 1's"),
+            std::string::npos);
+  EXPECT_NE(StreamErrorOf(R"({"gpus":[],"time_s":1,"time_s":2})"
+                          "\n")
                 .find("key 'time_s' appears twice"),
             std::string::npos);
-  EXPECT_NE(ErrorOf(R"({"gpus":[{"index":"0","power_w":1}],"time_s":1})"
-                    "\n")
+  EXPECT_NE(StreamErrorOf(R"({"gpus":[{"index":"0","power_w":1}],"time_s":1})"
+                          "\n")
                 .find("gpus[0].index: expected a GPU index"),
             std::string::npos);
-  EXPECT_NE(ErrorOf(R"({"gpus":[],"time_s":"now"})"
-                    "\n")
+  EXPECT_NE(StreamErrorOf(R"({"gpus":[],"time_s":"now"})"
+                          "\n")
                 .find("time_s: expected Unix seconds"),
             std::string::npos);
-  EXPECT_NE(ErrorOf(R"({"gpus":[],"server":{"source":"guess","power_w":1},"time_s":1})"
-                    "\n")
+  EXPECT_NE(StreamErrorOf(R"({"gpus":[],"server":{"source":"guess","power_w":1},"time_s":1})"
+                          "\n")
                 .find("server.source: expected \"redfish\" or \"model\""),
             std::string::npos);
-  EXPECT_NE(ErrorOf(R"({"gpus":[{"index":0,"power_w":1},{"index":0,"power_w":2}],"time_s":1})"
-                    "\n")
+  EXPECT_NE(StreamErrorOf(R"({"gpus":[{"index":0,"power_w":1},{"index":0,"power_w":2}],"time_s":1})"
+                          "\n")
                 .find("appears twice in one reading"),
             std::string::npos);
-  EXPECT_NE(ErrorOf("").find("s.ndjson: no readings"), std::string::npos);
-  EXPECT_NE(ErrorOf("{\"gpus\":[").find("only a line cut short"), std::string::npos);
-  EXPECT_NE(ErrorOf(std::string("\0\x01\x02\n", 4)).find("s.ndjson:1: not JSON"), std::string::npos);
-  EXPECT_NE(ErrorOf(R"({"gpus":[{"index":0,"power_w":null}],"time_s":1})"
-                    "\n")
+  EXPECT_NE(StreamErrorOf("").find("s.ndjson: no readings"), std::string::npos);
+  EXPECT_NE(StreamErrorOf("{\"gpus\":[").find("only a line cut short"), std::string::npos);
+  EXPECT_NE(StreamErrorOf(std::string("\0\x01\x02\n", 4)).find("s.ndjson:1: not JSON"), std::string::npos);
+  EXPECT_NE(StreamErrorOf(R"({"gpus":[{"index":0,"power_w":null}],"time_s":1})"
+                          "\n")
                 .find("every GPU's power_w is null"),
             std::string::npos);
 }

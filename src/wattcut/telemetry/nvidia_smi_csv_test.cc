@@ -3,11 +3,12 @@
 #include <gtest/gtest.h>
 
 #include "wattcut/base/iso_time.h"
+#include "wattcut/telemetry/testdata_testing.h"
 
 namespace wattcut::telemetry {
 namespace {
 
-const std::string kTestdata = WATTCUT_TELEMETRY_TESTDATA;
+using testing::kTestdata;
 
 NvidiaSmiOptions Utc() {
   NvidiaSmiOptions o;
@@ -16,7 +17,7 @@ NvidiaSmiOptions Utc() {
   return o;
 }
 
-std::string ErrorOf(const std::string& text, NvidiaSmiOptions options = Utc()) {
+std::string SmiCsvErrorOf(const std::string& text, NvidiaSmiOptions options = Utc()) {
   Result<PowerTelemetry> t = ParseNvidiaSmiCsv(text, "smi.csv", options);
   return t.ok() ? "(parsed)" : t.error().message;
 }
@@ -77,7 +78,7 @@ TEST(NvidiaSmiCsv, AnAverageTheGpuDoesNotReportFallsBackToPowerDrawAndSaysSo) {
     said = said || n.find("power.draw.average was not a reading in any row") != std::string::npos;
   EXPECT_TRUE(said);
   // With no other power field, the error stays the first reading's.
-  EXPECT_NE(ErrorOf("timestamp, index, power.draw.average [W]\n2024/05/01 14:00:00.000, 0, [N/A]\n")
+  EXPECT_NE(SmiCsvErrorOf("timestamp, index, power.draw.average [W]\n2024/05/01 14:00:00.000, 0, [N/A]\n")
                 .find("no power readings (all 1 were power.draw.average N/A"),
             std::string::npos);
 }
@@ -104,9 +105,9 @@ TEST(NvidiaSmiCsv, NoHeaderNeedsTheQueryAndACutLastLineIsSkipped) {
   // A query that disagrees with the header is refused.
   NvidiaSmiOptions wrong = Utc();
   wrong.query = "timestamp,power.draw";
-  EXPECT_NE(
-      ErrorOf("timestamp, index, power.draw [W]\n2024/05/01 14:00:00.250, 0, 85.59 W\n", wrong).find("not the query's"),
-      std::string::npos);
+  EXPECT_NE(SmiCsvErrorOf("timestamp, index, power.draw [W]\n2024/05/01 14:00:00.250, 0, 85.59 W\n", wrong)
+                .find("not the query's"),
+            std::string::npos);
 }
 
 TEST(NvidiaSmiCsv, NoZoneGivenMeansUtcWithANote) {
@@ -136,7 +137,7 @@ TEST(NvidiaSmiCsv, DaylightSavingTime) {
   EXPECT_DOUBLE_EQ(s[2].time_s, Utc("2024-10-27T01:00:30Z"));
   EXPECT_DOUBLE_EQ(s[3].time_s, Utc("2024-10-27T01:30:00Z"));
   // 02:30 on 2024-03-31 never happened in Berlin.
-  EXPECT_NE(ErrorOf("timestamp, power.draw [W]\n2024/03/31 02:30:00.000, 85.59 W\n", o)
+  EXPECT_NE(SmiCsvErrorOf("timestamp, power.draw [W]\n2024/03/31 02:30:00.000, 85.59 W\n", o)
                 .find("smi.csv:2: column 'timestamp': local time '2024/03/31 02:30:00.000' does not exist in "
                       "Europe/Berlin"),
             std::string::npos);
@@ -144,37 +145,39 @@ TEST(NvidiaSmiCsv, DaylightSavingTime) {
 
 TEST(NvidiaSmiCsv, BadInputNamesFileLineAndColumn) {
   const std::string h = "timestamp, index, power.draw [W]\n";
-  EXPECT_NE(ErrorOf(h + "2024/05/01 14:00:00.000, 0, -5.00 W\n")
+  EXPECT_NE(SmiCsvErrorOf(h + "2024/05/01 14:00:00.000, 0, -5.00 W\n")
                 .find("smi.csv:2: column 'power.draw': expected a GPU's power"),
             std::string::npos);
-  EXPECT_NE(ErrorOf(h + "2024/05/01 14:00:00.000, 0, nan W\n").find("got 'nan W'"), std::string::npos);
-  EXPECT_NE(ErrorOf(h + "2024/05/01 14:00:00.000, 0, 1e999 W\n").find("column 'power.draw'"), std::string::npos);
-  EXPECT_NE(ErrorOf(h + "2024/05/01 14:00:00.000, 0, 99999 W\n").find("at most 10000"), std::string::npos);
-  EXPECT_NE(
-      ErrorOf(h + "2024-05-01 14:00:00.000, 0, 5 W\n").find("column 'timestamp': expected nvidia-smi's local time"),
-      std::string::npos);
-  EXPECT_NE(ErrorOf(h + "2024/02/30 14:00:00.000, 0, 5 W\n").find("column 'timestamp'"), std::string::npos);
-  EXPECT_NE(ErrorOf(h + "2024/05/01 14:00:00.000, x, 5 W\n").find("column 'index': expected a GPU index"),
+  EXPECT_NE(SmiCsvErrorOf(h + "2024/05/01 14:00:00.000, 0, nan W\n").find("got 'nan W'"), std::string::npos);
+  EXPECT_NE(SmiCsvErrorOf(h + "2024/05/01 14:00:00.000, 0, 1e999 W\n").find("column 'power.draw'"), std::string::npos);
+  EXPECT_NE(SmiCsvErrorOf(h + "2024/05/01 14:00:00.000, 0, 99999 W\n").find("at most 10000"), std::string::npos);
+  EXPECT_NE(SmiCsvErrorOf(h + "2024-05-01 14:00:00.000, 0, 5 W\n")
+                .find("column 'timestamp': expected nvidia-smi's local time"),
             std::string::npos);
-  EXPECT_NE(ErrorOf(h + "2024/05/01 14:00:00.000, 0\n").find("smi.csv:2: expected 3 fields separated by ', '"),
+  EXPECT_NE(SmiCsvErrorOf(h + "2024/02/30 14:00:00.000, 0, 5 W\n").find("column 'timestamp'"), std::string::npos);
+  EXPECT_NE(SmiCsvErrorOf(h + "2024/05/01 14:00:00.000, x, 5 W\n").find("column 'index': expected a GPU index"),
             std::string::npos);
-  EXPECT_NE(ErrorOf(h + "2024/05/01 14:00:01.000, 0, 5 W\n2024/05/01 14:00:00.000, 0, 5 W\n")
+  EXPECT_NE(SmiCsvErrorOf(h + "2024/05/01 14:00:00.000, 0\n").find("smi.csv:2: expected 3 fields separated by ', '"),
+            std::string::npos);
+  EXPECT_NE(SmiCsvErrorOf(h + "2024/05/01 14:00:01.000, 0, 5 W\n2024/05/01 14:00:00.000, 0, 5 W\n")
                 .find("smi.csv:3: column 'timestamp': GPU 0's readings must be in increasing time: "
                       "'2024/05/01 14:00:00.000' is earlier than its reading on line 2"),
             std::string::npos);
-  EXPECT_NE(ErrorOf(h + "2024/05/01 14:00:01.000, 0, 5 W\n2024/05/01 14:00:01.000, 0, 5 W\n").find("the same time as"),
-            std::string::npos);
+  EXPECT_NE(
+      SmiCsvErrorOf(h + "2024/05/01 14:00:01.000, 0, 5 W\n2024/05/01 14:00:01.000, 0, 5 W\n").find("the same time as"),
+      std::string::npos);
   // Interleaved GPUs without an id.
-  EXPECT_NE(ErrorOf("timestamp, power.draw [W]\n2024/05/01 14:00:01.000, 5 W\n2024/05/01 14:00:01.000, 6 W\n")
+  EXPECT_NE(SmiCsvErrorOf("timestamp, power.draw [W]\n2024/05/01 14:00:01.000, 5 W\n2024/05/01 14:00:01.000, 6 W\n")
                 .find("no index or uuid field to tell GPUs apart"),
             std::string::npos);
-  EXPECT_NE(ErrorOf("").find("smi.csv: empty file"), std::string::npos);
-  EXPECT_NE(ErrorOf(h).find("no power readings after the header"), std::string::npos);
-  EXPECT_NE(ErrorOf("timestamp, index, clocks.sm [MHz]\n").find("no power field"), std::string::npos);
-  EXPECT_NE(ErrorOf("index, power.draw [W]\n0, 5 W\n").find("no timestamp field"), std::string::npos);
-  EXPECT_NE(ErrorOf(h + "2024/05/01 14:00:00.000, 0, [N/A]\n").find("all 1 were power.draw N/A"), std::string::npos);
+  EXPECT_NE(SmiCsvErrorOf("").find("smi.csv: empty file"), std::string::npos);
+  EXPECT_NE(SmiCsvErrorOf(h).find("no power readings after the header"), std::string::npos);
+  EXPECT_NE(SmiCsvErrorOf("timestamp, index, clocks.sm [MHz]\n").find("no power field"), std::string::npos);
+  EXPECT_NE(SmiCsvErrorOf("index, power.draw [W]\n0, 5 W\n").find("no timestamp field"), std::string::npos);
+  EXPECT_NE(SmiCsvErrorOf(h + "2024/05/01 14:00:00.000, 0, [N/A]\n").find("all 1 were power.draw N/A"),
+            std::string::npos);
   // Binary and escape bytes are quoted printable.
-  const std::string binary = ErrorOf(h + std::string("\x1b[2J\0\xff, 0, 5 W\n", 15));
+  const std::string binary = SmiCsvErrorOf(h + std::string("\x1b[2J\0\xff, 0, 5 W\n", 15));
   EXPECT_EQ(binary.find('\x1b'), std::string::npos);
   EXPECT_NE(binary.find("\\x1b"), std::string::npos) << binary;
 }

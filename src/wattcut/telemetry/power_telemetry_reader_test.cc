@@ -2,10 +2,12 @@
 
 #include <gtest/gtest.h>
 
+#include "wattcut/telemetry/testdata_testing.h"
+
 namespace wattcut::telemetry {
 namespace {
 
-const std::string kTestdata = WATTCUT_TELEMETRY_TESTDATA;
+using testing::kTestdata;
 
 TEST(PowerTelemetryReader, FormatNames) {
   EXPECT_EQ(*ParsePowerFormat("nvidia-smi"), PowerFormat::kNvidiaSmi);

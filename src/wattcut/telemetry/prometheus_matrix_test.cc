@@ -4,12 +4,14 @@
 
 #include <cmath>
 
+#include "wattcut/telemetry/testdata_testing.h"
+
 namespace wattcut::telemetry {
 namespace {
 
-const std::string kTestdata = WATTCUT_TELEMETRY_TESTDATA;
+using testing::kTestdata;
 
-std::string ErrorOf(const std::string& text) {
+std::string MatrixErrorOf(const std::string& text) {
   Result<PrometheusMatrix> m = ParsePrometheusMatrix(text, "q.json");
   return m.ok() ? "(parsed)" : m.error().message;
 }
@@ -43,36 +45,39 @@ TEST(PrometheusMatrix, ErrorAnswersAndInstantQueriesAreNamed) {
   ASSERT_FALSE(v.ok());
   EXPECT_NE(v.error().message.find("data.resultType is 'vector'"), std::string::npos);
   EXPECT_NE(v.error().message.find("use /api/v1/query_range"), std::string::npos);
-  EXPECT_NE(ErrorOf(R"({"status":"success","data":{"resultType":"scalar","result":[1,"2"]}})").find("'scalar'"),
+  EXPECT_NE(MatrixErrorOf(R"({"status":"success","data":{"resultType":"scalar","result":[1,"2"]}})").find("'scalar'"),
             std::string::npos);
 }
 
 TEST(PrometheusMatrix, BadInputNamesTheJsonPath) {
-  EXPECT_NE(ErrorOf(Matrix(R"([[1,"2"],[2,85.5]])"))
+  EXPECT_NE(MatrixErrorOf(Matrix(R"([[1,"2"],[2,85.5]])"))
                 .find("q.json: data.result[0].values[1][1]: expected the sample "
                       "value as a string"),
             std::string::npos);
-  EXPECT_NE(ErrorOf(Matrix(R"([[1,"abc"]])")).find("data.result[0].values[0][1]: expected a number as a string"),
+  EXPECT_NE(MatrixErrorOf(Matrix(R"([[1,"abc"]])")).find("data.result[0].values[0][1]: expected a number as a string"),
             std::string::npos);
-  EXPECT_NE(ErrorOf(Matrix(R"([["1","2"]])")).find("values[0][0]: expected a Unix time"), std::string::npos);
-  EXPECT_NE(ErrorOf(Matrix(R"([[-1,"2"]])")).find("values[0][0]: expected a Unix time >= 0"), std::string::npos);
-  EXPECT_NE(ErrorOf(Matrix(R"([[2,"2"],[1,"3"]])")).find("values[1][0]: times must increase"), std::string::npos);
-  EXPECT_NE(ErrorOf(Matrix(R"([[2,"2"],[2,"3"]])")).find("times must increase"), std::string::npos);
-  EXPECT_NE(ErrorOf(Matrix(R"([[1,"1e999"]])")).find("values[0][1]"), std::string::npos);
-  EXPECT_NE(ErrorOf(Matrix(R"([[1e999,"1"]])")).find("not JSON"), std::string::npos);
-  EXPECT_NE(ErrorOf(Matrix(R"([[1]])")).find("values[0]: expected [time, \"value\"]"), std::string::npos);
-  EXPECT_NE(ErrorOf(R"({"status":"success","status":"error"})").find("key 'status' appears twice"), std::string::npos);
-  EXPECT_NE(ErrorOf(R"({"status":"success","data":{"resultType":"matrix","result":[{"metric":{"a":"1","a":"2"}}]}})")
-                .find("data.result[0].metric.a: key 'a' appears twice"),
+  EXPECT_NE(MatrixErrorOf(Matrix(R"([["1","2"]])")).find("values[0][0]: expected a Unix time"), std::string::npos);
+  EXPECT_NE(MatrixErrorOf(Matrix(R"([[-1,"2"]])")).find("values[0][0]: expected a Unix time >= 0"), std::string::npos);
+  EXPECT_NE(MatrixErrorOf(Matrix(R"([[2,"2"],[1,"3"]])")).find("values[1][0]: times must increase"), std::string::npos);
+  EXPECT_NE(MatrixErrorOf(Matrix(R"([[2,"2"],[2,"3"]])")).find("times must increase"), std::string::npos);
+  EXPECT_NE(MatrixErrorOf(Matrix(R"([[1,"1e999"]])")).find("values[0][1]"), std::string::npos);
+  EXPECT_NE(MatrixErrorOf(Matrix(R"([[1e999,"1"]])")).find("not JSON"), std::string::npos);
+  EXPECT_NE(MatrixErrorOf(Matrix(R"([[1]])")).find("values[0]: expected [time, \"value\"]"), std::string::npos);
+  EXPECT_NE(MatrixErrorOf(R"({"status":"success","status":"error"})").find("key 'status' appears twice"),
             std::string::npos);
-  EXPECT_NE(ErrorOf("").find("q.json: not JSON"), std::string::npos);
-  EXPECT_NE(ErrorOf(Matrix("[[1,\"2\"]").substr(0, 60)).find("not JSON at line 1"), std::string::npos);
-  EXPECT_NE(ErrorOf(std::string("\x1f\x8b\x08\0\0", 5)).find("not JSON"), std::string::npos);
-  EXPECT_NE(ErrorOf("[1,2]").find("expected a Prometheus API answer"), std::string::npos);
-  EXPECT_NE(ErrorOf(R"({"status":"success"})").find("data: expected an object"), std::string::npos);
-  EXPECT_NE(ErrorOf(R"({"status":"success","data":{"resultType":"matrix","result":[{"metric":{"a":1},"values":[]}]}})")
-                .find("data.result[0].metric.a: expected a label value"),
-            std::string::npos);
+  EXPECT_NE(
+      MatrixErrorOf(R"({"status":"success","data":{"resultType":"matrix","result":[{"metric":{"a":"1","a":"2"}}]}})")
+          .find("data.result[0].metric.a: key 'a' appears twice"),
+      std::string::npos);
+  EXPECT_NE(MatrixErrorOf("").find("q.json: not JSON"), std::string::npos);
+  EXPECT_NE(MatrixErrorOf(Matrix("[[1,\"2\"]").substr(0, 60)).find("not JSON at line 1"), std::string::npos);
+  EXPECT_NE(MatrixErrorOf(std::string("\x1f\x8b\x08\0\0", 5)).find("not JSON"), std::string::npos);
+  EXPECT_NE(MatrixErrorOf("[1,2]").find("expected a Prometheus API answer"), std::string::npos);
+  EXPECT_NE(MatrixErrorOf(R"({"status":"success"})").find("data: expected an object"), std::string::npos);
+  EXPECT_NE(
+      MatrixErrorOf(R"({"status":"success","data":{"resultType":"matrix","result":[{"metric":{"a":1},"values":[]}]}})")
+          .find("data.result[0].metric.a: expected a label value"),
+      std::string::npos);
 }
 
 TEST(PrometheusMatrix, ValuesOrLabelsNestedBeyondTheBoundAreRefusedNotACrash) {
@@ -82,7 +87,7 @@ TEST(PrometheusMatrix, ValuesOrLabelsNestedBeyondTheBoundAreRefusedNotACrash) {
   for (const std::string& text :
        {Matrix(deep), R"({"status":"success","data":{"resultType":"matrix","result":[{"metric":{"a":)" + deep +
                           R"(},"values":[]}]}})"}) {
-    const std::string error = ErrorOf(text);
+    const std::string error = MatrixErrorOf(text);
     EXPECT_EQ(error.rfind("q.json: arrays and objects nested deeper than 128 levels (at data.result[0].", 0), 0u)
         << error.substr(0, 300);
     EXPECT_LT(error.size(), 300u);
@@ -99,12 +104,12 @@ TEST(PrometheusMatrix, ALabelLongerThanTheBoundIsRefused) {
     return R"({"status":"success","data":{"resultType":"matrix","result":[{"metric":{")" + name + R"(":")" + value +
            R"("},"values":[[1,"1"]]}]}})";
   };
-  EXPECT_EQ(ErrorOf(answer("Hostname", at_bound)), "(parsed)");
-  const std::string error = ErrorOf(answer("Hostname", huge));
+  EXPECT_EQ(MatrixErrorOf(answer("Hostname", at_bound)), "(parsed)");
+  const std::string error = MatrixErrorOf(answer("Hostname", huge));
   EXPECT_EQ(error,
             "q.json: data.result[0].metric.Hostname: a label of 5242880 bytes, more than the 1024 a label name "
             "or value may have here (a host name has at most 253)");
-  const std::string long_name = ErrorOf(answer(huge, "x"));
+  const std::string long_name = MatrixErrorOf(answer(huge, "x"));
   EXPECT_NE(long_name.find("a label of 5242880 bytes"), std::string::npos);
   EXPECT_LT(long_name.size(), 300u) << "the name is cut";
 }

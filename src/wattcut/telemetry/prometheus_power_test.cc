@@ -2,10 +2,12 @@
 
 #include <gtest/gtest.h>
 
+#include "wattcut/telemetry/testdata_testing.h"
+
 namespace wattcut::telemetry {
 namespace {
 
-const std::string kTestdata = WATTCUT_TELEMETRY_TESTDATA;
+using testing::kTestdata;
 
 std::string Series(const std::string& labels, const std::string& values) {
   return R"({"metric":{)" + labels + R"(},"values":)" + values + "}";
@@ -18,7 +20,7 @@ Result<PowerTelemetry> Read(const std::string& series, PrometheusPowerOptions op
   return PowerFromPrometheus(*m, options);
 }
 
-std::string ErrorOf(const std::string& series, PrometheusPowerOptions options = {}) {
+std::string PowerErrorOf(const std::string& series, PrometheusPowerOptions options = {}) {
   Result<PowerTelemetry> t = Read(series, options);
   return t.ok() ? "(parsed)" : t.error().message;
 }
@@ -55,9 +57,9 @@ TEST(PrometheusPower, SeriesOfOneGpuAreJoined) {
   ASSERT_EQ(t->gpus.size(), 1u);
   EXPECT_EQ(t->gpus[0].samples.size(), 3u);
   EXPECT_NE(
-      ErrorOf(Series(R"("__name__":"DCGM_FI_DEV_POWER_USAGE","Hostname":"a","gpu":"0","pod":"x")", R"([[1,"10"]])") +
-              "," +
-              Series(R"("__name__":"DCGM_FI_DEV_POWER_USAGE","Hostname":"a","gpu":"0","pod":"y")", R"([[1,"12"]])"))
+      PowerErrorOf(
+          Series(R"("__name__":"DCGM_FI_DEV_POWER_USAGE","Hostname":"a","gpu":"0","pod":"x")", R"([[1,"10"]])") + "," +
+          Series(R"("__name__":"DCGM_FI_DEV_POWER_USAGE","Hostname":"a","gpu":"0","pod":"y")", R"([[1,"12"]])"))
           .find("q.json: data.result[1].values[0]: a second value at time 1"),
       std::string::npos);
 }
@@ -80,32 +82,32 @@ TEST(PrometheusPower, ServerPowerSeries) {
   for (const std::string& n : t->notes) model_noted |= n.find("source=\"model\"") != n.npos;
   EXPECT_TRUE(model_noted);
   // Only the model estimate: no power, and the error says why.
-  EXPECT_NE(ErrorOf(Series(R"("__name__":"wattcut_agent_server_power_watts","instance":"b","source":"model")",
-                           R"([[1,"3000"]])"))
+  EXPECT_NE(PowerErrorOf(Series(R"("__name__":"wattcut_agent_server_power_watts","instance":"b","source":"model")",
+                                R"([[1,"3000"]])"))
                 .find("the agent's model estimate"),
             std::string::npos);
 }
 
 TEST(PrometheusPower, RefusesWhatIsNotPower) {
-  EXPECT_NE(ErrorOf(Series(R"("__name__":"DCGM_FI_DEV_GPU_TEMP","Hostname":"a","gpu":"0")", R"([[1,"50"]])"))
+  EXPECT_NE(PowerErrorOf(Series(R"("__name__":"DCGM_FI_DEV_GPU_TEMP","Hostname":"a","gpu":"0")", R"([[1,"50"]])"))
                 .find("data.result[0].metric: metric 'DCGM_FI_DEV_GPU_TEMP' is not a power series"),
             std::string::npos);
-  EXPECT_NE(ErrorOf(Series(R"("Hostname":"a","gpu":"0")", R"([[1,"50"]])")).find("no __name__ label"),
+  EXPECT_NE(PowerErrorOf(Series(R"("Hostname":"a","gpu":"0")", R"([[1,"50"]])")).find("no __name__ label"),
             std::string::npos);
-  EXPECT_NE(ErrorOf(Series(R"("__name__":"DCGM_FI_DEV_POWER_USAGE","gpu":"0")", R"([[1,"50"]])"))
+  EXPECT_NE(PowerErrorOf(Series(R"("__name__":"DCGM_FI_DEV_POWER_USAGE","gpu":"0")", R"([[1,"50"]])"))
                 .find("neither a Hostname nor an instance label"),
             std::string::npos);
-  EXPECT_NE(ErrorOf(Series(R"("__name__":"DCGM_FI_DEV_POWER_USAGE","Hostname":"a")", R"([[1,"50"]])"))
+  EXPECT_NE(PowerErrorOf(Series(R"("__name__":"DCGM_FI_DEV_POWER_USAGE","Hostname":"a")", R"([[1,"50"]])"))
                 .find("neither a gpu nor a UUID label"),
             std::string::npos);
-  EXPECT_NE(ErrorOf(Series(R"("__name__":"DCGM_FI_DEV_POWER_USAGE","Hostname":"a","gpu":"0")", R"([[1,"-5"]])"))
+  EXPECT_NE(PowerErrorOf(Series(R"("__name__":"DCGM_FI_DEV_POWER_USAGE","Hostname":"a","gpu":"0")", R"([[1,"-5"]])"))
                 .find("data.result[0].values[0][1]: expected a power in watts >= 0"),
             std::string::npos);
-  EXPECT_NE(
-      ErrorOf(Series(R"("__name__":"DCGM_FI_DEV_POWER_USAGE","Hostname":"a","gpu":"0")", R"([[1,"5"]])"), {"rack", ""})
-          .find("no label 'rack'"),
-      std::string::npos);
-  EXPECT_NE(ErrorOf("").find("data.result is empty"), std::string::npos);
+  EXPECT_NE(PowerErrorOf(Series(R"("__name__":"DCGM_FI_DEV_POWER_USAGE","Hostname":"a","gpu":"0")", R"([[1,"5"]])"),
+                         {"rack", ""})
+                .find("no label 'rack'"),
+            std::string::npos);
+  EXPECT_NE(PowerErrorOf("").find("data.result is empty"), std::string::npos);
 }
 
 }  // namespace

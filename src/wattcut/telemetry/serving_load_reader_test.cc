@@ -4,10 +4,12 @@
 
 #include <cmath>
 
+#include "wattcut/telemetry/testdata_testing.h"
+
 namespace wattcut::telemetry {
 namespace {
 
-const std::string kTestdata = WATTCUT_TELEMETRY_TESTDATA;
+using testing::kTestdata;
 
 std::string CsvError(const std::string& text) {
   Result<ServingLoadTelemetry> t = ParseServingLoadCsv(text, "load.csv", {});
