@@ -4,15 +4,15 @@
 
 #include <gtest/gtest.h>
 
+#include "wattcut/gpu/fake_nvml/fake_nvml_backend_testing.h"
 #include "wattcut/gpu/fake_nvml/fake_nvml_test_support.h"
 #include "wattcut/gpu/nvml_backend.h"
 
 namespace wattcut::agent {
 namespace {
 
+using fake_nvml::kLibraryPathSet;
 using fake_nvml::ScopedFakeNvml;
-
-const bool kLibraryPathSet = (fake_nvml::EnsureLibraryPath(WATTCUT_FAKE_NVML_DIR), true);
 
 struct OwnedGpu {
   explicit OwnedGpu(ScopedFakeNvml&) {

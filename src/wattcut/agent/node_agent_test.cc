@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "wattcut/agent/agent_state_file.h"
+#include "wattcut/gpu/fake_nvml/fake_nvml_backend_testing.h"
 #include "wattcut/gpu/fake_nvml/fake_nvml_test_support.h"
 #include "wattcut/gpu/nvml_backend.h"
 #include "wattcut/gpu/simulated_backend.h"
@@ -20,9 +21,8 @@
 namespace wattcut::agent {
 namespace {
 
+using fake_nvml::kLibraryPathSet;
 using fake_nvml::ScopedFakeNvml;
-
-const bool kLibraryPathSet = (fake_nvml::EnsureLibraryPath(WATTCUT_FAKE_NVML_DIR), true);
 
 const LeaseHolder kTrainer = LeaseHolder::Process(getpid(), static_cast<int>(getuid()));
 

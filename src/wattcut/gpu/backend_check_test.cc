@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "wattcut/base/fixed_decimals.h"
+#include "wattcut/gpu/fake_nvml/fake_nvml_backend_testing.h"
 #include "wattcut/gpu/fake_nvml/fake_nvml_test_support.h"
 #include "wattcut/gpu/nvml_backend.h"
 #include "wattcut/gpu/simulated_backend.h"
@@ -19,18 +20,12 @@
 namespace wattcut {
 namespace {
 
+using fake_nvml::kLibraryPathSet;
+using fake_nvml::OpenFakeNvmlBackend;
 using fake_nvml::ScopedFakeNvml;
-
-const bool kLibraryPathSet = (fake_nvml::EnsureLibraryPath(WATTCUT_FAKE_NVML_DIR), true);
 
 std::unique_ptr<GpuBackend> Simulated(int gpus, std::shared_ptr<ManualClock> clock) {
   return std::move(SimulatedBackend::Create("a100-sxm", gpus, std::move(clock))).value();
-}
-
-std::unique_ptr<GpuBackend> FakeNvml(const std::string& library = "libnvidia-ml.so.1") {
-  auto backend = OpenNvmlBackend(library);
-  EXPECT_TRUE(backend.ok()) << backend.error().message;
-  return backend.ok() ? std::move(backend).value() : nullptr;
 }
 
 // The results of one check named `name` about `gpu`.
@@ -208,7 +203,7 @@ TEST(BackendCheckTest, FakeNvmlPassesWithoutCallingAnySetter) {
   BackendCheckOptions options;
   options.duration_s = 0.2;
   options.sample_interval_s = 0.05;
-  BackendCheckReport report = CheckGpuBackend(FakeNvml(), clock, options);
+  BackendCheckReport report = CheckGpuBackend(OpenFakeNvmlBackend(), clock, options);
   EXPECT_EQ(report.verdict, CheckVerdict::kPass) << Shown(report);
   EXPECT_EQ(report.results.front().detail, "backend nvml sees 2 GPU(s)");
   EXPECT_EQ(Named(report, "identity", 1).at(0).detail,
@@ -229,7 +224,7 @@ TEST(BackendCheckTest, EveryFailedReadingIsCountedInTheVerdict) {
   ScopedFakeNvml fake(fake_nvml::State{{"fail.nvmlDeviceGetName", "3"},
                                        {"fail.nvmlDeviceGetSupportedMemoryClocks", "3"},
                                        {"fail.nvmlDeviceGetPowerUsage", "3"}});
-  BackendCheckReport report = CheckGpuBackend(FakeNvml(), clock, options);
+  BackendCheckReport report = CheckGpuBackend(OpenFakeNvmlBackend(), clock, options);
   EXPECT_EQ(report.verdict, CheckVerdict::kFail) << Shown(report);
   EXPECT_EQ(report.summary, "FAIL: 3 check(s) failed (no GPU setting was changed)");
   ASSERT_EQ(Named(report, "identity", 0).size(), 1u);
@@ -260,8 +255,8 @@ TEST(BackendCheckTest, AnOldDriverWithoutAnEnergyCounterFails) {
   options.gpu = 1;
   options.duration_s = 0.1;
   options.sample_interval_s = 0.05;
-  BackendCheckReport report =
-      CheckGpuBackend(FakeNvml(std::string(WATTCUT_FAKE_NVML_OLD_DRIVER_DIR) + "/libnvidia-ml.so.1"), clock, options);
+  BackendCheckReport report = CheckGpuBackend(
+      OpenFakeNvmlBackend(std::string(WATTCUT_FAKE_NVML_OLD_DRIVER_DIR) + "/libnvidia-ml.so.1"), clock, options);
   EXPECT_EQ(report.verdict, CheckVerdict::kFail) << Shown(report);
   EXPECT_EQ(report.summary, "FAIL: 1 check(s) failed (no GPU setting was changed)");
   auto energy = Named(report, "energy counter", 1);
@@ -282,7 +277,7 @@ TEST(BackendCheckTest, AnEnergyCounterThatDisagreesWithThePowerReadingsIsAWarnin
   options.gpu = 0;
   options.duration_s = 100;
   options.sample_interval_s = 1;
-  BackendCheckReport report = CheckGpuBackend(FakeNvml(), clock, options);
+  BackendCheckReport report = CheckGpuBackend(OpenFakeNvmlBackend(), clock, options);
   EXPECT_EQ(report.verdict, CheckVerdict::kPass) << Shown(report);
   EXPECT_EQ(report.summary,
             "PASS with 1 warning(s): the nvml backend discovers, reads clocks, power and energy; setters were "
@@ -304,7 +299,7 @@ TEST(BackendCheckTest, ASetterTheDryRunRejectsIsAWarning) {
   BackendCheckOptions options;
   options.gpu = 0;
   options.duration_s = 0;
-  BackendCheckReport report = CheckGpuBackend(FakeNvml(), clock, options);
+  BackendCheckReport report = CheckGpuBackend(OpenFakeNvmlBackend(), clock, options);
   EXPECT_EQ(report.verdict, CheckVerdict::kPass) << Shown(report);
   EXPECT_EQ(report.summary.rfind("PASS with 1 warning(s): ", 0), 0u) << report.summary;
   auto setters = Named(report, "setter", 0);

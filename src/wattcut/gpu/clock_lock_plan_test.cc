@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "wattcut/gpu/fake_nvml/fake_nvml_backend_testing.h"
 #include "wattcut/gpu/fake_nvml/fake_nvml_test_support.h"
 #include "wattcut/gpu/nvml_backend.h"
 #include "wattcut/gpu/simulated_backend.h"
@@ -17,19 +18,13 @@
 namespace wattcut {
 namespace {
 
+using fake_nvml::kLibraryPathSet;
+using fake_nvml::OpenFakeNvmlBackend;
 using fake_nvml::ScopedFakeNvml;
-
-const bool kLibraryPathSet = (fake_nvml::EnsureLibraryPath(WATTCUT_FAKE_NVML_DIR), true);
 
 std::string Value(const fake_nvml::State& state, const std::string& key) {
   auto it = state.find(key);
   return it == state.end() ? "" : it->second;
-}
-
-std::unique_ptr<GpuBackend> FakeNvml() {
-  auto backend = OpenNvmlBackend();
-  EXPECT_TRUE(backend.ok()) << backend.error().message;
-  return backend.ok() ? std::move(backend).value() : nullptr;
 }
 
 class ClockLockPlanTest : public ::testing::Test {
@@ -167,7 +162,7 @@ TEST(ClockLockPlanNvmlTest, AStepThatFailsUndoesTheStepsAlreadyApplied) {
   // GPU 0 had its limit lowered to 350 W before; GPU 1 refuses clock locks.
   ScopedFakeNvml fake(
       fake_nvml::State{{"gpu0.power_limit_mw", "350000"}, {"gpu1.fail.nvmlDeviceSetGpuLockedClocks", "4"}});
-  auto backend = FakeNvml();
+  auto backend = OpenFakeNvmlBackend();
   ASSERT_NE(backend, nullptr);
   ClockLockRequest request = SmLock(1200, 1200);
   request.power_limit_w = 300;
@@ -191,7 +186,7 @@ TEST(ClockLockPlanNvmlTest, AStepThatFailsUndoesTheStepsAlreadyApplied) {
 TEST(ClockLockPlanNvmlTest, AFirstStepThatFailsHasNothingToUndo) {
   ASSERT_TRUE(kLibraryPathSet);
   ScopedFakeNvml fake(fake_nvml::State{{"gpu0.fail.nvmlDeviceSetMemoryLockedClocks", "3"}});
-  auto backend = FakeNvml();
+  auto backend = OpenFakeNvmlBackend();
   ASSERT_NE(backend, nullptr);
   auto plans = PlanClockLock(*backend, {0}, MemoryLock());
   ASSERT_TRUE(plans.ok()) << plans.error().message;
@@ -207,7 +202,7 @@ TEST(ClockLockPlanNvmlTest, AReadingThePlanNeedsThatFailsIsAProblem) {
   ASSERT_TRUE(kLibraryPathSet);
   ScopedFakeNvml fake(fake_nvml::State{{"fail.nvmlDeviceGetPowerManagementLimit", "3"},
                                        {"fail.nvmlDeviceGetSupportedMemoryClocks", "3"}});
-  auto backend = FakeNvml();
+  auto backend = OpenFakeNvmlBackend();
   ASSERT_NE(backend, nullptr);
   ClockLockRequest request = SmLock(1200, 1200);
   request.memory_max = true;
@@ -230,7 +225,7 @@ TEST(ClockLockPlanNvmlTest, AReadingThePlanNeedsThatFailsIsAProblem) {
 TEST(ClockLockPlanNvmlTest, ARollbackThatCannotUndoAStepSaysSo) {
   ASSERT_TRUE(kLibraryPathSet);
   ScopedFakeNvml fake;
-  auto backend = FakeNvml();
+  auto backend = OpenFakeNvmlBackend();
   ASSERT_NE(backend, nullptr);
   ClockLockRequest request = SmLock(1000, 1000);
   request.power_limit_w = 250;

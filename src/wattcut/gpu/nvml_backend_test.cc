@@ -9,26 +9,21 @@
 #include <thread>
 
 #include "wattcut/gpu/dry_run_backend.h"
+#include "wattcut/gpu/fake_nvml/fake_nvml_backend_testing.h"
 #include "wattcut/gpu/fake_nvml/fake_nvml_test_support.h"
 #include "wattcut/gpu/open_backend.h"
 
 namespace wattcut {
 namespace {
 
+using fake_nvml::kLibraryPathSet;
+using fake_nvml::OpenFakeNvmlBackend;
 using fake_nvml::ScopedFakeNvml;
-
-const bool kLibraryPathSet = (fake_nvml::EnsureLibraryPath(WATTCUT_FAKE_NVML_DIR), true);
-
-std::unique_ptr<GpuBackend> Open() {
-  auto backend = OpenNvmlBackend();
-  EXPECT_TRUE(backend.ok()) << backend.error().message;
-  return backend.ok() ? std::move(backend).value() : nullptr;
-}
 
 TEST(NvmlBackendTest, DiscoversGpusAndClocks) {
   ASSERT_TRUE(kLibraryPathSet);
   ScopedFakeNvml fake(fake_nvml::State{{"gpu_count", "3"}, {"name", "NVIDIA A40 (fake)"}, {"max_mhz", "1740"}});
-  auto backend = Open();
+  auto backend = OpenFakeNvmlBackend();
   ASSERT_NE(backend, nullptr);
   EXPECT_EQ(backend->name(), "nvml");
   EXPECT_EQ(*backend->DeviceCount(), 3);
@@ -57,7 +52,7 @@ TEST(NvmlBackendTest, DiscoversGpusAndClocks) {
 
 TEST(NvmlBackendTest, LocksAndResetsClocksAndPowerLimit) {
   ScopedFakeNvml fake;
-  auto backend = Open();
+  auto backend = OpenFakeNvmlBackend();
   ASSERT_NE(backend, nullptr);
   ASSERT_TRUE(backend->LockGpuClocks(1, 1200, 1200).ok());
   EXPECT_EQ(fake.Read()["gpu1.locked_max"], "1200");
@@ -91,7 +86,7 @@ TEST(NvmlBackendTest, LocksAndResetsClocksAndPowerLimit) {
 
 TEST(NvmlBackendTest, ReadsPowerAndAnEnergyCounterThatFollowsTheClock) {
   ScopedFakeNvml fake(fake_nvml::State{{"gpu_count", "1"}});
-  auto backend = Open();
+  auto backend = OpenFakeNvmlBackend();
   ASSERT_NE(backend, nullptr);
   EXPECT_EQ(*backend->PowerUsageMw(0), 400000);
   ASSERT_TRUE(backend->LockGpuClocks(0, 705, 705).ok());
@@ -107,7 +102,7 @@ TEST(NvmlBackendTest, ReadsPowerAndAnEnergyCounterThatFollowsTheClock) {
 // behind it and gets there; a GPU without the average says so for that field alone.
 TEST(NvmlBackendTest, ReadsTheInstantAndTheAveragedPowerFields) {
   ScopedFakeNvml fake(fake_nvml::State{{"gpu_count", "2"}, {"gpu1.no_power_average", "1"}, {"power_average_s", "0.1"}});
-  auto backend = Open();
+  auto backend = OpenFakeNvmlBackend();
   ASSERT_NE(backend, nullptr);
   auto before = backend->PowerFields(0);
   ASSERT_TRUE(before.ok()) << before.error().message;
@@ -132,7 +127,7 @@ TEST(NvmlBackendTest, ReadsTheInstantAndTheAveragedPowerFields) {
 
 TEST(NvmlBackendTest, ReadsThePciAddressAndPersistenceMode) {
   ScopedFakeNvml fake(fake_nvml::State{{"gpu_count", "2"}, {"gpu1.persistence_mode", "0"}});
-  auto backend = Open();
+  auto backend = OpenFakeNvmlBackend();
   ASSERT_NE(backend, nullptr);
   EXPECT_EQ(backend->Info(0)->pci_address, "0000:18:00.0");
   EXPECT_EQ(backend->Info(1)->pci_address, "0000:19:00.0");
@@ -153,7 +148,7 @@ TEST(NvmlBackendTest, AnOldDriverHasNoPowerFields) {
 TEST(NvmlBackendTest, NoPermissionSaysWhatIsNeeded) {
   ScopedFakeNvml fake(
       fake_nvml::State{{"fail.nvmlDeviceSetGpuLockedClocks", "4"}, {"fail.nvmlDeviceSetPowerManagementLimit", "4"}});
-  auto backend = Open();
+  auto backend = OpenFakeNvmlBackend();
   ASSERT_NE(backend, nullptr);
   Status lock = backend->LockGpuClocks(0, 1200, 1200);
   ASSERT_FALSE(lock.ok());
@@ -172,7 +167,7 @@ TEST(NvmlBackendTest, NoPermissionSaysWhatIsNeeded) {
 TEST(NvmlBackendTest, NotSupportedNamesTheFunction) {
   ScopedFakeNvml fake(fake_nvml::State{{"fail.nvmlDeviceGetTotalEnergyConsumption", "3"},
                                        {"fail.nvmlDeviceSetMemoryLockedClocks", "3"}});
-  auto backend = Open();
+  auto backend = OpenFakeNvmlBackend();
   ASSERT_NE(backend, nullptr);
   auto energy = backend->TotalEnergyMj(0);
   ASSERT_FALSE(energy.ok());
@@ -224,7 +219,7 @@ TEST(NvmlBackendTest, NoGpuAndNoDriverAreExplained) {
   }
   {
     ScopedFakeNvml fake(fake_nvml::State{{"fail.nvmlDeviceGetHandleByIndex_v2", "15"}});
-    auto backend = Open();
+    auto backend = OpenFakeNvmlBackend();
     ASSERT_NE(backend, nullptr);
     auto info = backend->Info(0);
     ASSERT_FALSE(info.ok());

@@ -6,6 +6,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "wattcut/gpu/fake_nvml/fake_nvml_backend_testing.h"
 #include "wattcut/gpu/fake_nvml/fake_nvml_test_support.h"
 #include "wattcut/gpu/nvml_backend.h"
 #include "wattcut/gpu/simulated_backend.h"
@@ -13,10 +14,9 @@
 namespace wattcut {
 namespace {
 
+using fake_nvml::kLibraryPathSet;
 using fake_nvml::ScopedFakeNvml;
 using fake_nvml::State;
-
-const bool kLibraryPathSet = (fake_nvml::EnsureLibraryPath(WATTCUT_FAKE_NVML_DIR), true);
 
 // ---- In-process thread over the simulated backend ----
 

@@ -9,6 +9,7 @@
 #include <set>
 #include <thread>
 
+#include "wattcut/gpu/fake_nvml/fake_nvml_backend_testing.h"
 #include "wattcut/gpu/fake_nvml/fake_nvml_test_support.h"
 #include "wattcut/profile/gpu_model.h"
 #include "wattcut/runtime/test_plan_server.h"
@@ -16,9 +17,8 @@
 namespace wattcut {
 namespace {
 
+using fake_nvml::kLibraryPathSet;
 using fake_nvml::ScopedFakeNvml;
-
-const bool kLibraryPathSet = (fake_nvml::EnsureLibraryPath(WATTCUT_FAKE_NVML_DIR), true);
 
 // Fake GPUs with three SM clocks: 1410, 1110, 810 MHz.
 fake_nvml::State SmallGpus(int count = 2) {
