@@ -9,7 +9,7 @@ namespace {
 
 // One server of the A100 config (8 GPUs, other_idle_w 1700, other_w_per_gpu_w 0.15, idle 80 W,
 // f_max 1410 MHz, gamma = min(1.2, 1.0) = 1) in a 5 kW row, a reading every second.
-PolcaConfig SmallRow() {
+PolcaConfig OneServerRowOf5Kw() {
   PolcaConfig c = *BuiltInConfig("a100");
   c.row.baseline_servers = 1;
   c.row.budget_w = 5000;
@@ -27,7 +27,7 @@ PowerTrace Trace(const std::string& text) {
 }
 
 TEST(EstimateServerPowerW, HandComputedThroughThePowerModel) {
-  const PolcaConfig c = SmallRow();
+  const PolcaConfig c = OneServerRowOf5Kw();
   // 4460 W: GPUs at (4460 - 1700) / (8 x 1.15) = 300 W each. At 1110 MHz:
   // 80 + 220 x 1110 / 1410 = 253.1915 W, so 1700 + 9.2 x 253.1915 = 4029.362 W.
   EXPECT_NEAR(EstimateServerPowerW(c, 4460, {1110, 0}), 4029.362, 1e-3);
@@ -56,7 +56,7 @@ TEST(ReplayPriorities, ShareSpreadsLowPriorityInFileOrderUnlessTheTraceSays) {
 TEST(ReplayPowerTrace, OneServerCrossingT1ThenFalling) {
   std::string csv = "time,server,power_w,priority\n";
   for (int t = 0; t <= 12; ++t) csv += std::to_string(t) + ",s," + (t >= 3 && t <= 6 ? "4200" : "3000") + ",low\n";
-  Result<ReplayResult> r = ReplayPowerTrace(Trace(csv), SmallRow(), {});
+  Result<ReplayResult> r = ReplayPowerTrace(Trace(csv), OneServerRowOf5Kw(), {});
   ASSERT_TRUE(r.ok()) << r.error().message;
   ASSERT_EQ(r->periods.size(), 13u);
   const double at_t1 = 1700 + 9.2 * (80 + ((4200 - 1700) / 9.2 - 80) * 1275 / 1410);
@@ -99,7 +99,7 @@ TEST(ReplayPowerTrace, QuietTraceChangesNothing) {
     for (const char* s : {"a", "b", "c"})
       csv += std::to_string(t) + "," + s + "," + std::to_string(1000 + 10 * t) + "\n";
   }
-  PolcaConfig c = SmallRow();
+  PolcaConfig c = OneServerRowOf5Kw();
   c.row.budget_w = 10000;  // 3 x 1290 W at most: 39 %
   Result<ReplayResult> r = ReplayPowerTrace(Trace(csv), c, {});
   ASSERT_TRUE(r.ok()) << r.error().message;
@@ -118,7 +118,7 @@ TEST(ReplayPowerTrace, QuietTraceChangesNothing) {
 // while: the commands are exactly those a RowPowerPolicy of its own emits over the readings the
 // replay reports (the after power, measured when the replay says, decided telemetry_delay_s later).
 TEST(ReplayPowerTrace, CommandsEqualADirectPolicyRunOverTheSameReadings) {
-  PolcaConfig c = SmallRow();
+  PolcaConfig c = OneServerRowOf5Kw();
   c.row.budget_w = 4 * 5000;
   std::string csv = "time,server,power_w,priority\n";
   auto load = [](int t) {  // per server, W: up to 105 % of the budget and back
@@ -172,7 +172,7 @@ TEST(ReplayPowerTrace, CommandsEqualADirectPolicyRunOverTheSameReadings) {
 // A server missing longer than the gap counts at its last reading until the gap has passed and
 // at its highest reading so far afterwards; the row's reading is then as old as its last one.
 TEST(ReplayPowerTrace, GapCountsAtLastReadingThenAtPeak) {
-  PolcaConfig c = SmallRow();
+  PolcaConfig c = OneServerRowOf5Kw();
   c.row.budget_w = 100000;  // nothing crosses
   std::string csv = "time,server,power_w\n0,a,100\n1,a,900\n2,a,200\n10,a,300\n";
   for (int t = 0; t <= 10; ++t) csv += std::to_string(t) + ",b,50\n";
@@ -207,14 +207,14 @@ TEST(ReplayPowerTrace, GapCountsAtLastReadingThenAtPeak) {
 }
 
 TEST(ReplayPowerTrace, RefusesTooManyPeriodsAndBadGaps) {
-  PolcaConfig c = SmallRow();
+  PolcaConfig c = OneServerRowOf5Kw();
   c.control.telemetry_period_s = 0.01;
   Result<ReplayResult> r = ReplayPowerTrace(Trace("time,server,power_w\n0,a,1\n86400,a,1\n"), c, {});
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.error().message.find("more than the 5000000 a replay may hold"), std::string::npos) << r.error().message;
   ReplayOptions o;
   o.gap_s = -1;
-  EXPECT_FALSE(ReplayPowerTrace(Trace("time,server,power_w\n0,a,1\n"), SmallRow(), o).ok());
+  EXPECT_FALSE(ReplayPowerTrace(Trace("time,server,power_w\n0,a,1\n"), OneServerRowOf5Kw(), o).ok());
 }
 
 }  // namespace

@@ -4,16 +4,13 @@
 
 #include "wattcut/base/shared_data_testing.h"
 #include "wattcut/polca/inference_power_model.h"
+#include "wattcut/polca/synthetic_trace_testing.h"
 
 namespace wattcut::polca {
 namespace {
 
 // A synthetic trace: one request every 0.2 s for an hour, mixed lengths.
-RequestTrace Synthetic() {
-  std::vector<TraceRequest> r;
-  for (int i = 0; i < 18000; ++i) r.push_back({i * 0.2, 200 + (i * 37) % 2000, 20 + (i * 13) % 300});
-  return *RequestTrace::FromRequests(r, "synthetic");
-}
+using testing::SyntheticHourAtFiveRequestsASecond;
 
 RowRunOptions Options(PolicyKind kind, int servers, double hours) {
   RowRunOptions o;
@@ -26,7 +23,7 @@ RowRunOptions Options(PolicyKind kind, int servers, double hours) {
 
 TEST(RowSimulator, ConservesRequestsAndIsReproducible) {
   PolcaConfig config = *BuiltInConfig("a100");
-  RequestTrace trace = Synthetic();
+  RequestTrace trace = SyntheticHourAtFiveRequestsASecond();
   auto a = SimulateRow(config, trace, Options(PolicyKind::kPolca, 10, 3));
   ASSERT_TRUE(a.ok()) << a.error().message;
   EXPECT_GT(a->arrivals, 1000);
@@ -51,7 +48,7 @@ TEST(RowSimulator, ConservesRequestsAndIsReproducible) {
 
 TEST(RowSimulator, PowerStaysBetweenIdleAndPeakOfTheServers) {
   PolcaConfig config = *BuiltInConfig("a100");
-  auto r = SimulateRow(config, Synthetic(), Options(PolicyKind::kNone, 8, 2));
+  auto r = SimulateRow(config, SyntheticHourAtFiveRequestsASecond(), Options(PolicyKind::kNone, 8, 2));
   ASSERT_TRUE(r.ok());
   InferencePowerModel m(config);
   double idle = 8 * m.ServerIdleW() / r->budget_w;
@@ -70,9 +67,9 @@ TEST(RowSimulator, OverloadedRowBrakesWithoutControlButNotWithPolca) {
   config.workload.diurnal_trough = 1.0;  // flat: always at the peak rate
   config.row.provisioned_w_per_server = 5500;
   // 13 servers on a 10-server budget.
-  auto brake_only = SimulateRow(config, Synthetic(), Options(PolicyKind::kBrakeOnly, 13, 2));
-  auto polca = SimulateRow(config, Synthetic(), Options(PolicyKind::kPolca, 13, 2));
-  auto none = SimulateRow(config, Synthetic(), Options(PolicyKind::kNone, 13, 2));
+  auto brake_only = SimulateRow(config, SyntheticHourAtFiveRequestsASecond(), Options(PolicyKind::kBrakeOnly, 13, 2));
+  auto polca = SimulateRow(config, SyntheticHourAtFiveRequestsASecond(), Options(PolicyKind::kPolca, 13, 2));
+  auto none = SimulateRow(config, SyntheticHourAtFiveRequestsASecond(), Options(PolicyKind::kNone, 13, 2));
   ASSERT_TRUE(brake_only.ok() && polca.ok() && none.ok());
   EXPECT_GT(none->power_max, 1.0);
   EXPECT_GT(brake_only->brake_events, 0);
@@ -88,12 +85,17 @@ TEST(RowSimulator, OverloadedRowBrakesWithoutControlButNotWithPolca) {
 TEST(RowSimulator, RejectsBadOptions) {
   PolcaConfig config = *BuiltInConfig("a100");
   RowRunOptions o = Options(PolicyKind::kPolca, 0, 1);
-  EXPECT_NE(SimulateRow(config, Synthetic(), o).error().message.find("the row must be between 1 and 10000 servers"),
+  EXPECT_NE(SimulateRow(config, SyntheticHourAtFiveRequestsASecond(), o)
+                .error()
+                .message.find("the row must be between 1 and 10000 servers"),
             std::string::npos);
   o = Options(PolicyKind::kPolca, 4, 0);
-  EXPECT_NE(SimulateRow(config, Synthetic(), o).error().message.find("duration"), std::string::npos);
+  EXPECT_NE(SimulateRow(config, SyntheticHourAtFiveRequestsASecond(), o).error().message.find("duration"),
+            std::string::npos);
   config.policy.t1 = 0.95;
-  EXPECT_NE(SimulateRow(config, Synthetic(), Options(PolicyKind::kPolca, 4, 1)).error().message.find("t1"),
+  EXPECT_NE(SimulateRow(config, SyntheticHourAtFiveRequestsASecond(), Options(PolicyKind::kPolca, 4, 1))
+                .error()
+                .message.find("t1"),
             std::string::npos);
 }
 

@@ -3,16 +3,13 @@
 #include <gtest/gtest.h>
 
 #include "wattcut/polca/row_simulator.h"
+#include "wattcut/polca/synthetic_trace_testing.h"
 #include "wattcut/polca/training_job.h"
 
 namespace wattcut::polca {
 namespace {
 
-RequestTrace Synthetic() {
-  std::vector<TraceRequest> r;
-  for (int i = 0; i < 18000; ++i) r.push_back({i * 0.2, 200 + (i * 37) % 2000, 20 + (i * 13) % 300});
-  return *RequestTrace::FromRequests(r, "synthetic");
-}
+using testing::SyntheticHourAtFiveRequestsASecond;
 
 // Constant-power timelines, so that the row's power is known at every second: AllMax 5,000 W
 // for 10 s an iteration; the 1275 MHz lock 4,600 W for 12 s; the plan of a 350 W target 4,400 W
@@ -60,7 +57,8 @@ constexpr double kBudget = 17800;
 
 TEST(RowSimulatorTraining, ALockActsAtOnceAfterTheActuationLatency) {
   const TrainingJob job = ConstantPowerJob();
-  auto run = SimulateRow(TrainingRow(), Synthetic(), Options(PolicyKind::kPolca, TrainingControl::kLocks, &job));
+  auto run = SimulateRow(TrainingRow(), SyntheticHourAtFiveRequestsASecond(),
+                         Options(PolicyKind::kPolca, TrainingControl::kLocks, &job));
   ASSERT_TRUE(run.ok()) << run.error().message;
   EXPECT_EQ(run->training.servers, 2);
   EXPECT_EQ(run->high.servers + run->low.servers, 2);
@@ -75,7 +73,8 @@ TEST(RowSimulatorTraining, ALockActsAtOnceAfterTheActuationLatency) {
   EXPECT_NEAR(run->training.limited_server_s, 2 * 557.0, 1e-6);
   EXPECT_EQ(run->training.plan_changes, 0);
 
-  auto reference = SimulateRow(TrainingRow(), Synthetic(), Options(PolicyKind::kNone, TrainingControl::kLocks, &job));
+  auto reference = SimulateRow(TrainingRow(), SyntheticHourAtFiveRequestsASecond(),
+                               Options(PolicyKind::kNone, TrainingControl::kLocks, &job));
   ASSERT_TRUE(reference.ok());
   EXPECT_NEAR(reference->training.iterations, 2 * 60.0, 1e-9);
   EXPECT_NEAR(CompareRuns(*run, *reference).training_throughput, (43.0 / 10 + 557.0 / 12) / 60 - 1, 1e-12);
@@ -83,7 +82,8 @@ TEST(RowSimulatorTraining, ALockActsAtOnceAfterTheActuationLatency) {
 
 TEST(RowSimulatorTraining, APowerTargetChangesThePlanAtTheApplyStep) {
   const TrainingJob job = ConstantPowerJob();
-  auto run = SimulateRow(TrainingRow(), Synthetic(), Options(PolicyKind::kPolca, TrainingControl::kPowerTarget, &job));
+  auto run = SimulateRow(TrainingRow(), SyntheticHourAtFiveRequestsASecond(),
+                         Options(PolicyKind::kPolca, TrainingControl::kPowerTarget, &job));
   ASSERT_TRUE(run.ok()) << run.error().message;
   EXPECT_EQ(run->brake_events, 0);
   // The 350 W target is set at 3 s, when the policy reaches T1. Its apply step: the boundary
@@ -104,7 +104,8 @@ TEST(RowSimulatorTraining, APowerTargetChangesThePlanAtTheApplyStep) {
   // boundary after 3 s, between 33 s and 43 s.
   PolcaConfig slow = TrainingRow();
   slow.training.apply_margin_s = 12;
-  auto later = SimulateRow(slow, Synthetic(), Options(PolicyKind::kPolca, TrainingControl::kPowerTarget, &job));
+  auto later = SimulateRow(slow, SyntheticHourAtFiveRequestsASecond(),
+                           Options(PolicyKind::kPolca, TrainingControl::kPowerTarget, &job));
   ASSERT_TRUE(later.ok());
   for (size_t k = 0; k < 33; ++k) EXPECT_NEAR(later->power_samples[k], (2 * kIdle + 2 * 5000) / kBudget, 1e-6) << k;
   for (size_t k = 43; k < 600; ++k) EXPECT_NEAR(later->power_samples[k], (2 * kIdle + 2 * 4400) / kBudget, 1e-6) << k;
@@ -114,7 +115,8 @@ TEST(RowSimulatorTraining, ATargetNoPlanMeetsGetsTheLowPriorityLockAsACeiling) {
   TrainingJob job = ConstantPowerJob();
   for (TrainingTimeline& plan : job.plans) plan.peak_power_per_gpu_w += 100;  // none at or below 350 W
   job.plans[2].server_w = {4700};  // the lowest-peak plan: 14272 W in the row, above T1's release
-  auto run = SimulateRow(TrainingRow(), Synthetic(), Options(PolicyKind::kPolca, TrainingControl::kPowerTarget, &job));
+  auto run = SimulateRow(TrainingRow(), SyntheticHourAtFiveRequestsASecond(),
+                         Options(PolicyKind::kPolca, TrainingControl::kPowerTarget, &job));
   ASSERT_TRUE(run.ok()) << run.error().message;
   // The lowest-peak plan (plan 1, 390 W) from its apply step; the 1275 MHz lock (360 W) as a
   // ceiling from 43 s, when the low-priority lock is in effect.
@@ -128,7 +130,7 @@ TEST(RowSimulatorTraining, TheBrakeHitsTrainingServersUnderEitherControl) {
   PolcaConfig config = TrainingRow();
   config.row.budget_w = 14000;  // AllMax is 106 % of it
   for (TrainingControl control : {TrainingControl::kLocks, TrainingControl::kPowerTarget}) {
-    auto run = SimulateRow(config, Synthetic(), Options(PolicyKind::kPolca, control, &job));
+    auto run = SimulateRow(config, SyntheticHourAtFiveRequestsASecond(), Options(PolicyKind::kPolca, control, &job));
     ASSERT_TRUE(run.ok()) << run.error().message;
     EXPECT_GE(run->brake_events, 1) << TrainingControlName(control);
     // The reading of [0, 1] at 3 s; the brake 5 s later, at once on the training servers too.
@@ -151,8 +153,8 @@ TEST(RowSimulatorTraining, ARowWithoutTrainingServersIsUnchanged) {
   RowRunOptions with_job = plain;
   with_job.training_job = &job;
   with_job.training_control = TrainingControl::kPowerTarget;
-  auto a = SimulateRow(config, Synthetic(), plain);
-  auto b = SimulateRow(config, Synthetic(), with_job);
+  auto a = SimulateRow(config, SyntheticHourAtFiveRequestsASecond(), plain);
+  auto b = SimulateRow(config, SyntheticHourAtFiveRequestsASecond(), with_job);
   ASSERT_TRUE(a.ok() && b.ok());
   EXPECT_EQ(a->power_samples, b->power_samples);
   EXPECT_EQ(a->arrivals, b->arrivals);
@@ -166,14 +168,17 @@ TEST(RowSimulatorTraining, ARowWithoutTrainingServersIsUnchanged) {
 
 TEST(RowSimulatorTraining, ARowThatTrainsNeedsItsJobAndAnInferenceServer) {
   PolcaConfig config = TrainingRow();
-  auto no_job = SimulateRow(config, Synthetic(), Options(PolicyKind::kPolca, TrainingControl::kLocks, nullptr));
+  auto no_job = SimulateRow(config, SyntheticHourAtFiveRequestsASecond(),
+                            Options(PolicyKind::kPolca, TrainingControl::kLocks, nullptr));
   EXPECT_EQ(no_job.error().message, "the row trains (row.training_share > 0) but has no training job");
   const TrainingJob job = ConstantPowerJob();
   config.row.training_share = 0.9;
   config.row.baseline_servers = 1;
   RowRunOptions one = Options(PolicyKind::kPolca, TrainingControl::kLocks, &job);
   one.servers = 1;
-  EXPECT_NE(SimulateRow(config, Synthetic(), one).error().message.find("has no inference server"), std::string::npos);
+  EXPECT_NE(
+      SimulateRow(config, SyntheticHourAtFiveRequestsASecond(), one).error().message.find("has no inference server"),
+      std::string::npos);
 }
 
 }  // namespace

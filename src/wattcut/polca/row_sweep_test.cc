@@ -3,18 +3,16 @@
 #include <gtest/gtest.h>
 
 #include "wattcut/base/shared_data_testing.h"
+#include "wattcut/polca/synthetic_trace_testing.h"
 #include "wattcut/polca/training_job.h"
 
 namespace wattcut::polca {
 namespace {
 
-RequestTrace Synthetic() {
-  std::vector<TraceRequest> r;
-  for (int i = 0; i < 7200; ++i) r.push_back({i * 0.5, 200 + (i * 37) % 1500, 20 + (i * 13) % 200});
-  return *RequestTrace::FromRequests(r, "synthetic");
-}
+using testing::SyntheticHourAtTwoRequestsASecond;
 
-PolcaConfig SmallRow() {
+// Eight servers of the A100 config whose load stays at its peak all day (no diurnal trough).
+PolcaConfig EightServerRowAtFullLoad() {
   PolcaConfig config = *BuiltInConfig("a100");
   config.row.baseline_servers = 8;
   config.workload.diurnal_trough = 1.0;
@@ -24,7 +22,7 @@ PolcaConfig SmallRow() {
 // A row above its budget without a brake (a brake set above the budget) holds nothing: before,
 // such a point "held" with zero brake events and every SLO met.
 TEST(RowSweep, ARowAboveItsBudgetWithoutABrakeHoldsNothing) {
-  PolcaConfig config = SmallRow();
+  PolcaConfig config = EightServerRowAtFullLoad();
   config.policy.brake = 10;  // never reached: nothing brakes
   config.policy.brake_release = 9;
   SweepOptions options;
@@ -32,7 +30,7 @@ TEST(RowSweep, ARowAboveItsBudgetWithoutABrakeHoldsNothing) {
   options.policies = {PolicyKind::kBrakeOnly};
   options.duration_s = 2 * 3600;
   options.jobs = 1;
-  auto sweep = RunSweep(config, Synthetic(), options);
+  auto sweep = RunSweep(config, SyntheticHourAtTwoRequestsASecond(), options);
   ASSERT_TRUE(sweep.ok()) << sweep.error().message;
   const SweepPoint& p = sweep->points.front();
   ASSERT_GT(p.run.seconds_above_budget, 0) << "the doubled row must draw above its budget";
@@ -47,7 +45,7 @@ TEST(RowSweep, ComparesEveryPointWithItsUnconstrainedRun) {
   options.policies = {PolicyKind::kPolca, PolicyKind::kBrakeOnly};
   options.duration_s = 2 * 3600;
   options.jobs = 1;
-  auto sweep = RunSweep(SmallRow(), Synthetic(), options);
+  auto sweep = RunSweep(EightServerRowAtFullLoad(), SyntheticHourAtTwoRequestsASecond(), options);
   ASSERT_TRUE(sweep.ok()) << sweep.error().message;
   EXPECT_EQ(sweep->added_fractions, (std::vector<double>{0.0, 0.25, 0.5}));
   ASSERT_EQ(sweep->references.size(), 3u);
@@ -73,7 +71,7 @@ TEST(RowSweep, ComparesEveryPointWithItsUnconstrainedRun) {
 
   // Parallel runs give the same results.
   options.jobs = 3;
-  auto parallel = RunSweep(SmallRow(), Synthetic(), options);
+  auto parallel = RunSweep(EightServerRowAtFullLoad(), SyntheticHourAtTwoRequestsASecond(), options);
   ASSERT_TRUE(parallel.ok());
   for (size_t i = 0; i < sweep->points.size(); ++i) {
     EXPECT_EQ(parallel->points[i].run.brake_events, sweep->points[i].run.brake_events);
@@ -84,12 +82,21 @@ TEST(RowSweep, ComparesEveryPointWithItsUnconstrainedRun) {
 TEST(RowSweep, RejectsEmptyOrNegativeInputs) {
   SweepOptions options;
   options.policies = {PolicyKind::kPolca};
-  EXPECT_NE(RunSweep(SmallRow(), Synthetic(), options).error().message.find("at least one added"), std::string::npos);
+  EXPECT_NE(RunSweep(EightServerRowAtFullLoad(), SyntheticHourAtTwoRequestsASecond(), options)
+                .error()
+                .message.find("at least one added"),
+            std::string::npos);
   options.added_fractions = {-0.1};
-  EXPECT_NE(RunSweep(SmallRow(), Synthetic(), options).error().message.find("between 0 %"), std::string::npos);
+  EXPECT_NE(RunSweep(EightServerRowAtFullLoad(), SyntheticHourAtTwoRequestsASecond(), options)
+                .error()
+                .message.find("between 0 %"),
+            std::string::npos);
   options.added_fractions = {0.1};
   options.policies = {};
-  EXPECT_NE(RunSweep(SmallRow(), Synthetic(), options).error().message.find("at least one policy"), std::string::npos);
+  EXPECT_NE(RunSweep(EightServerRowAtFullLoad(), SyntheticHourAtTwoRequestsASecond(), options)
+                .error()
+                .message.find("at least one policy"),
+            std::string::npos);
   EXPECT_EQ(ServersFor(40, 0.3), 52);
   EXPECT_EQ(ServersFor(40, 0.25), 50);
 }
@@ -99,7 +106,7 @@ TEST(RowSweep, RejectsEmptyOrNegativeInputs) {
 // costs the training job less.
 TEST(RowSweep, PowerTargetHoldsAtLeastAsManyServersAsLocksOnAMixedRow) {
   WATTCUT_REQUIRE_SHARED_FILE(profile, "perseus-sosp24/stage_profile/gpt3-175b+a100_sxm_bf16.csv");
-  PolcaConfig config = SmallRow();
+  PolcaConfig config = EightServerRowAtFullLoad();
   config.row.training_share = 0.25;
   config.training.profile = profile;
   Result<TrainingJob> job = BuildTrainingJob(config);
@@ -111,7 +118,7 @@ TEST(RowSweep, PowerTargetHoldsAtLeastAsManyServersAsLocksOnAMixedRow) {
   options.training_job = &*job;
   options.duration_s = 2 * 3600;
   options.jobs = 2;
-  auto sweep = RunSweep(config, Synthetic(), options);
+  auto sweep = RunSweep(config, SyntheticHourAtTwoRequestsASecond(), options);
   ASSERT_TRUE(sweep.ok()) << sweep.error().message;
   ASSERT_EQ(sweep->points.size(), 6u);
   ASSERT_EQ(sweep->max_added_held.size(), 2u);

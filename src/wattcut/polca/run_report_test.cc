@@ -12,17 +12,14 @@
 
 #include "wattcut/base/csv_reader.h"
 #include "wattcut/plot/xml_check_testing.h"
+#include "wattcut/polca/synthetic_trace_testing.h"
 
 namespace wattcut::polca {
 namespace {
 
 namespace fs = std::filesystem;
 
-RequestTrace Synthetic() {
-  std::vector<TraceRequest> r;
-  for (int i = 0; i < 7200; ++i) r.push_back({i * 0.5, 200 + (i * 37) % 1500, 20 + (i * 13) % 200});
-  return *RequestTrace::FromRequests(r, "synthetic");
-}
+using testing::SyntheticHourAtTwoRequestsASecond;
 
 std::string Slurp(const fs::path& path) {
   std::ifstream in(path);
@@ -45,7 +42,7 @@ class RunReportTest : public ::testing::Test {
 
   fs::path dir_;
   PolcaConfig config_;
-  RequestTrace trace_ = Synthetic();
+  RequestTrace trace_ = SyntheticHourAtTwoRequestsASecond();
 };
 
 TEST_F(RunReportTest, WritesSummaryTablesAndWellFormedPictures) {

@@ -126,14 +126,14 @@ TEST(TraceTimeArrivals, KeepsTheRequestsTokensAndIsReproducibleFromItsSeed) {
   EXPECT_NE(AllArrivals(options).size(), a.size());
 }
 
-PolcaConfig SmallRow() {
+PolcaConfig SixServerRow() {
   PolcaConfig config = *BuiltInConfig("a100");
   config.row.baseline_servers = 6;
   return config;
 }
 
 TEST(TraceTimeArrivals, SimulateRowFollowsTheTracesTimeline) {
-  const PolcaConfig config = SmallRow();
+  const PolcaConfig config = SixServerRow();
   RowRunOptions options;
   options.policy = PolicyKind::kNone;
   options.servers = 6;
@@ -166,7 +166,7 @@ TEST(TraceTimeArrivals, EveryRunOfASweepSeesTheSameRequests) {
   options.policies = {PolicyKind::kPolca, PolicyKind::kBrakeOnly};
   options.duration_s = 12 * 3600;
   options.jobs = 2;
-  auto sweep = RunSweep(SmallRow(), Timeline(), options);
+  auto sweep = RunSweep(SixServerRow(), Timeline(), options);
   ASSERT_TRUE(sweep.ok()) << sweep.error().message;
   ASSERT_EQ(sweep->points.size(), 4u);
   for (const SweepPoint& point : sweep->points) {
