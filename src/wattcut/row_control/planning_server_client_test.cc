@@ -9,11 +9,13 @@
 #include <mutex>
 
 #include "wattcut/http/test_http_server.h"
+#include "wattcut/row_control/loopback_timeouts_testing.h"
 
 namespace wattcut::row_control {
 namespace {
 
 using ::testing::HasSubstr;
+using testing::LoopbackTimeouts;
 
 // An answer as docs/server.md gives it.
 constexpr const char* kAnswer = R"({"job_id": "j", "power_target": {"peak_power_per_gpu_w": 250, "reason": "row 7"},
@@ -21,13 +23,6 @@ constexpr const char* kAnswer = R"({"job_id": "j", "power_target": {"peak_power_
  "selected": {"index": 503}, "point": {"index": 446}, "point_power_per_gpu_w": 249.86,
  "deployment": {"version": 2, "apply_from_step": 1, "ranks_min_step": 3,
                 "every_rank_past_apply_step": true, "plan_index": 446}})";
-
-AgentTimeouts TestTimeouts() {
-  AgentTimeouts timeouts;
-  timeouts.connect_timeout_s = 5;
-  timeouts.request_timeout_s = 10;
-  return timeouts;
-}
 
 TEST(PlanningServerClient, ParsesTheServersAnswer) {
   auto t = JobPowerTargetOf(kAnswer);
@@ -107,7 +102,7 @@ struct FakePlanningServer {
 TEST(PlanningServerClient, SetsReadsAndClearsAJobsTargetWithTheToken) {
   FakePlanningServer planning;
   ASSERT_NE(planning.server, nullptr);
-  auto client = PlanningServerClient::Create(planning.server->base_url(), "planning-token", TestTimeouts());
+  auto client = PlanningServerClient::Create(planning.server->base_url(), "planning-token", LoopbackTimeouts());
   ASSERT_TRUE(client.ok()) << client.error().message;
   const std::string job = "2026+dp1+pp2+tp1+perseus+1";
   auto set = (*client)->SetPeakPowerTarget(job, 250, "wattcut polca control: polca level=t1 brake=off", 30);
@@ -129,7 +124,7 @@ TEST(PlanningServerClient, SetsReadsAndClearsAJobsTargetWithTheToken) {
 TEST(PlanningServerClient, AnUnknownJobAndAnUnreachableServerAreErrorsNamingThem) {
   FakePlanningServer planning;
   ASSERT_NE(planning.server, nullptr);
-  auto client = PlanningServerClient::Create(planning.server->base_url(), "", TestTimeouts());
+  auto client = PlanningServerClient::Create(planning.server->base_url(), "", LoopbackTimeouts());
   ASSERT_TRUE(client.ok());
   auto missing = (*client)->GetPowerTarget("nope");
   ASSERT_FALSE(missing.ok());
@@ -145,7 +140,7 @@ TEST(PlanningServerClient, AnUnknownJobAndAnUnreachableServerAreErrorsNamingThem
   EXPECT_EQ(gone.error().code, ErrorCode::kUnavailable) << gone.error().message;
   EXPECT_THAT(gone.error().message, HasSubstr("planning server " + url + ": job nope"));
 
-  auto bad = PlanningServerClient::Create("10.0.0.1:7787", "", TestTimeouts());
+  auto bad = PlanningServerClient::Create("10.0.0.1:7787", "", LoopbackTimeouts());
   ASSERT_FALSE(bad.ok());
   EXPECT_THAT(bad.error().message, HasSubstr("planning server URL '10.0.0.1:7787': expected http://HOST:PORT"));
 }

@@ -21,23 +21,17 @@
 
 #include "wattcut/agent/agent_service.h"
 #include "wattcut/gpu/simulated_backend.h"
+#include "wattcut/row_control/loopback_timeouts_testing.h"
 
 namespace wattcut::row_control {
 namespace {
 
 using ::testing::HasSubstr;
+using testing::LoopbackTimeouts;
 
 constexpr const char* kRowToken = "row-token-0123456789abcdef";
 constexpr const char* kReadToken = "read-token-0123456789abcdef";
 constexpr const char* kTrainToken = "train-token-0123456789abcde";
-
-// Generous: the tests check outcomes, never how fast they came.
-AgentTimeouts TestTimeouts() {
-  AgentTimeouts timeouts;
-  timeouts.connect_timeout_s = 5;
-  timeouts.request_timeout_s = 10;
-  return timeouts;
-}
 
 RowAgents::Clock::time_point Later(double s) {
   return RowAgents::Clock::now() +
@@ -172,7 +166,7 @@ class OddAgent {
 };
 
 std::unique_ptr<RowAgentClient> Client(const RowServer& server, const std::string& token = kRowToken) {
-  auto client = RowAgentClient::Create(server, token, TestTimeouts());
+  auto client = RowAgentClient::Create(server, token, LoopbackTimeouts());
   EXPECT_TRUE(client.ok()) << client.error().message;
   return client.ok() ? std::move(*client) : nullptr;
 }
@@ -228,7 +222,7 @@ TEST(RowAgentClient, CheckNamesTheServerForAWrongTokenAMissingScopeAndNoAgent) {
   EXPECT_EQ(unreachable_check.error().code, ErrorCode::kUnavailable);
   EXPECT_THAT(unreachable_check.error().message, HasSubstr("server gpu-a02 (" + nowhere + "): GET /v1/agent: "));
 
-  EXPECT_FALSE(RowAgentClient::Create(agent.Server("gpu-a01"), "", TestTimeouts()).ok());
+  EXPECT_FALSE(RowAgentClient::Create(agent.Server("gpu-a01"), "", LoopbackTimeouts()).ok());
 }
 
 TEST(RowAgentClient, ReadsTheServersPower) {
@@ -366,7 +360,7 @@ TEST(RowAgents, ReadsAndCommandsEveryServerAndNamesTheOnesThatFail) {
   }
   const std::string nowhere = "http://127.0.0.1:" + std::to_string(ClosedPort());
   row.push_back(RowServer{"s-dead", nowhere, polca::Priority::kLow, 5, ""});
-  auto made = RowAgents::Create(row, kRowToken, TestTimeouts());
+  auto made = RowAgents::Create(row, kRowToken, LoopbackTimeouts());
   ASSERT_TRUE(made.ok()) << made.error().message;
   RowAgents& all = **made;
   EXPECT_EQ(all.size(), 5u);
@@ -443,7 +437,7 @@ TEST(RowAgents, AnAgentThatDoesNotAnswerIsStaleByTheDeadlineAndNothingOfTheCallI
   LoopbackAgent agent(folder);
   OddAgent slow(R"({"time_s":1,"gpu_count":0,"server":{"power_w":500,"source":"model"}})");
   std::vector<RowServer> row = {agent.Server("fast"), RowServer{"slow", slow.url(), polca::Priority::kLow, 2, ""}};
-  auto made = RowAgents::Create(row, kRowToken, TestTimeouts());
+  auto made = RowAgents::Create(row, kRowToken, LoopbackTimeouts());
   ASSERT_TRUE(made.ok()) << made.error().message;
   RowAgents& all = **made;
 
