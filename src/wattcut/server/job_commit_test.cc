@@ -26,13 +26,13 @@ namespace {
 
 using nlohmann::json;
 using testing::RegisterJobOfTwoPipelines;
+using testing::RegistryHarness;
 using testing::StoredRows;
 using testing::StoreFault;
 using testing::TempDir;
-using Registry = testing::RegistryHarness;
 
 // Everything a client can see of job `id`.
-std::string Views(Registry& r, const std::string& id) {
+std::string Views(RegistryHarness& r, const std::string& id) {
   std::string out;
   for (const Answer& a : {r.registry->GetJob(id), r.registry->FrontierStatus(id), r.registry->ListStragglers(id),
                           r.registry->GetPowerTarget(id), r.registry->GetDeadlineSchedule(id)}) {
@@ -71,7 +71,7 @@ TEST(JobCommit, AChangeTheStoreRefusesLeavesTheJobExactlyAsItWas) {
   ManualClock clock(UnixNowS());
   JobRegistry::Options options;
   options.wall_clock = &clock;
-  Registry r(temp.path(), options);
+  RegistryHarness r(temp.path(), options);
   StoreFault fault(temp.path());
   // A job with some of everything: two of its four ranks registered, a frontier, a target.
   const std::string id = RegisterJobOfTwoPipelines(r, /*ranks=*/2);
@@ -162,7 +162,7 @@ TEST(JobCommit, AChangeTheStoreRefusesLeavesTheJobExactlyAsItWas) {
 // result row itself stored), the sweep has not moved and the rank profile is not there.
 TEST(JobCommit, ARefusedSweepMeasurementMovesNothing) {
   TempDir temp("job_commit_sweep");
-  Registry r(temp.path());
+  RegistryHarness r(temp.path());
   StoreFault fault(temp.path());
   const std::string id = testing::RegisterOneRankJob(r);
   r.Ok(r.registry->FetchSchedule(id, 0));  // the first round starts the sweep at 1410 MHz
@@ -218,7 +218,7 @@ std::string StoredState(JobStore& store, const std::string& id) {
 // part added there without a case here fails.
 TEST(JobCommit, EveryPartOfTheStateIsStoredAppliedAndRestored) {
   TempDir temp("job_commit_parts");
-  Registry r(temp.path());
+  RegistryHarness r(temp.path());
   const std::string id = RegisterJobOfTwoPipelines(r);
   DeadlineScheduleSpec deadline;
   deadline.iterations = 1000;

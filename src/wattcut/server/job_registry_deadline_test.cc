@@ -23,11 +23,12 @@ namespace wattcut::server {
 namespace {
 
 using nlohmann::json;
-using testing::TempDir;
-using Registry = testing::RegistryHarness;
+using testing::kTwoPipelineJobStages;
+using testing::PlanIndexOf;
 using testing::RegisterJobOfTwoPipelines;
+using testing::RegistryHarness;
+using testing::TempDir;
 
-constexpr int kStages = 2;
 constexpr double kIntervalS = 2.0;
 
 double UnixNow() { return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count(); }
@@ -40,10 +41,12 @@ void SleepUntil(double unix_s) {
   if (wait > 0) std::this_thread::sleep_for(std::chrono::duration<double>(wait));
 }
 
-std::string UploadProfile(Registry& r) {
+// A job of two pipelines (RegisterJobOfTwoPipelines) with the small profile uploaded and its
+// frontier ready. Its id.
+std::string RegisterJobOfTwoPipelinesWithFrontier(RegistryHarness& r) {
   std::string id = RegisterJobOfTwoPipelines(r);
   ProfileUpload upload;
-  upload.csv = testing::SmallProfileCsv(kStages);
+  upload.csv = testing::SmallProfileCsv(kTwoPipelineJobStages);
   r.Ok(r.registry->UploadProfile(id, upload));
   EXPECT_EQ(r.FrontierWhenDone(id)["state"], "ready");
   return id;
@@ -53,7 +56,7 @@ struct Times {
   double slowest_s, fastest_s;
   size_t points;
 };
-Times FrontierTimes(Registry& r, const std::string& id) {
+Times FrontierTimes(RegistryHarness& r, const std::string& id) {
   json points = r.Ok(r.registry->FrontierPoints(id, 0, 10000))["points"];
   return {points.front()["time_s"].get<double>(), points.back()["time_s"].get<double>(), points.size()};
 }
@@ -81,15 +84,9 @@ DeadlineScheduleSpec Spec(const Times& t, double start, double margin, double sh
   return spec;
 }
 
-int PlanIndexOf(Registry& r, const std::string& id, int rank, int64_t step = 0) {
-  json d = r.Ok(r.registry->FetchDeployment(id, rank, step, 0));
-  EXPECT_EQ(d["mode"], "plan") << d.dump();
-  return d.value("plan_index", -1);
-}
-
 // GET of the schedule once no computation of it is in flight (bounded: 60,000 naps of 1 ms):
 // replans and schedules computed again after a restart run on the registry's deadline worker.
-json DeadlineWhenComputed(Registry& r, const std::string& id) {
+json DeadlineWhenComputed(RegistryHarness& r, const std::string& id) {
   json got;
   for (int naps = 0; naps < 60000; ++naps) {
     got = r.Ok(r.registry->GetDeadlineSchedule(id));
@@ -142,8 +139,8 @@ class ComputationGate {
 
 TEST(JobRegistryDeadline, EveryRankSwitchesPointAtTheSchedulesBoundaries) {
   TempDir temp("deadline_boundaries");
-  Registry r(temp.path());
-  const std::string id = UploadProfile(r);
+  RegistryHarness r(temp.path());
+  const std::string id = RegisterJobOfTwoPipelinesWithFrontier(r);
   const Times t = FrontierTimes(r, id);
   ASSERT_GE(t.points, 4u);
   const double start = std::ceil(UnixNow()) + 1;
@@ -167,8 +164,8 @@ TEST(JobRegistryDeadline, EveryRankSwitchesPointAtTheSchedulesBoundaries) {
 
 TEST(JobRegistryDeadline, AJobBehindItsScheduleIsReplannedFromItsProgress) {
   TempDir temp("deadline_replan");
-  Registry r(temp.path());
-  const std::string id = UploadProfile(r);
+  RegistryHarness r(temp.path());
+  const std::string id = RegisterJobOfTwoPipelinesWithFrontier(r);
   const Times t = FrontierTimes(r, id);
   const double start = UnixNowMs();
   // 30 s, a quarter of the way from the slowest plans to the fastest: room to catch up.
@@ -191,8 +188,8 @@ TEST(JobRegistryDeadline, AJobBehindItsScheduleIsReplannedFromItsProgress) {
 
 TEST(JobRegistryDeadline, APowerTargetBelowTheSchedulesPointStillWins) {
   TempDir temp("deadline_power_target");
-  Registry r(temp.path());
-  const std::string id = UploadProfile(r);
+  RegistryHarness r(temp.path());
+  const std::string id = RegisterJobOfTwoPipelinesWithFrontier(r);
   const Times t = FrontierTimes(r, id);
   const double start = UnixNowMs();
   r.Ok(r.registry->SetDeadlineSchedule(id, Spec(t, start, 1.0)));
@@ -214,7 +211,7 @@ TEST(JobRegistryDeadline, APowerTargetBelowTheSchedulesPointStillWins) {
 
 TEST(JobRegistryDeadline, BadRequestsAreRefusedNamingTheFieldAndLine) {
   TempDir temp("deadline_bad");
-  Registry r(temp.path());
+  RegistryHarness r(temp.path());
   std::string early = RegisterJobOfTwoPipelines(r);
   DeadlineScheduleSpec spec;
   spec.iterations = 100;
@@ -224,7 +221,7 @@ TEST(JobRegistryDeadline, BadRequestsAreRefusedNamingTheFieldAndLine) {
   EXPECT_EQ(no_frontier.error().code, ErrorCode::kConflict);
   EXPECT_NE(no_frontier.error().message.find("frontier is not ready"), std::string::npos);
 
-  const std::string id = UploadProfile(r);
+  const std::string id = RegisterJobOfTwoPipelinesWithFrontier(r);
   const double now = UnixNow();
   spec.price_csv = "time,price\n" + std::to_string(now - 10) + ",0.1\n" + std::to_string(now - 20) + ",0.2\n";
   Answer unsorted = r.registry->SetDeadlineSchedule(id, spec);
@@ -247,8 +244,8 @@ TEST(JobRegistryDeadline, BadRequestsAreRefusedNamingTheFieldAndLine) {
 TEST(JobRegistryDeadline, APutComputesWithoutTheJobsLockAndANewerPutSupersedesIt) {
   TempDir temp("deadline_off_lock");
   ComputationGate gate;
-  Registry r(temp.path(), gate.Options());
-  const std::string id = UploadProfile(r);
+  RegistryHarness r(temp.path(), gate.Options());
+  const std::string id = RegisterJobOfTwoPipelinesWithFrontier(r);
   const Times t = FrontierTimes(r, id);
   const double start = UnixNowMs() + 30;
   r.Ok(r.registry->SetDeadlineSchedule(id, Spec(t, start, 1.0)));
@@ -281,8 +278,8 @@ TEST(JobRegistryDeadline, APutComputesWithoutTheJobsLockAndANewerPutSupersedesIt
 TEST(JobRegistryDeadline, StoppingTheServerCancelsAComputation) {
   TempDir temp("deadline_stop");
   ComputationGate gate;
-  Registry r(temp.path(), gate.Options());
-  const std::string id = UploadProfile(r);
+  RegistryHarness r(temp.path(), gate.Options());
+  const std::string id = RegisterJobOfTwoPipelinesWithFrontier(r);
   const Times t = FrontierTimes(r, id);
   gate.Close();
   Answer put = Error{"not answered"};
@@ -307,8 +304,8 @@ TEST(JobRegistryDeadline, ARestartLoadsFirstAndComputesStoredSchedulesAfter) {
   uint64_t version = 0;
   const double start = UnixNowMs() + 30;
   {
-    Registry r(temp.path());
-    id = UploadProfile(r);
+    RegistryHarness r(temp.path());
+    id = RegisterJobOfTwoPipelinesWithFrontier(r);
     const Times t = FrontierTimes(r, id);
     r.Ok(r.registry->SetDeadlineSchedule(id, Spec(t, start, 1.0)));
     before = r.Ok(r.registry->GetDeadlineSchedule(id));
@@ -316,7 +313,7 @@ TEST(JobRegistryDeadline, ARestartLoadsFirstAndComputesStoredSchedulesAfter) {
   }
   ComputationGate gate;
   gate.Close();
-  Registry r(temp.path(), gate.Options());  // Load returned while the computation waits at the gate
+  RegistryHarness r(temp.path(), gate.Options());  // Load returned while the computation waits at the gate
   ASSERT_TRUE(gate.WaitForArrivals(1));
   EXPECT_TRUE(r.Ok(r.registry->GetDeadlineSchedule(id))["following"]["computing"].get<bool>());
   EXPECT_EQ(r.Ok(r.registry->FetchDeployment(id, 0, 0, version))["version"].get<uint64_t>(), version);

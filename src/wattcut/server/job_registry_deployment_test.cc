@@ -18,16 +18,14 @@ using nlohmann::json;
 
 using testing::TempDir;
 
-std::string ProfileCsv() { return testing::SmallProfileCsv(2); }
-
-using Registry = testing::RegistryHarness;
+using testing::RegistryHarness;
 
 using testing::RegisterJobOfTwoPipelines;
 
 TEST(JobRegistryDeployment, BeforeAPlanEveryRankRunsAtItsHighestClock) {
   TempDir temp("deployment_allmax");
   const std::string& dir = temp.path();
-  Registry r(dir);
+  RegistryHarness r(dir);
   std::string id = RegisterJobOfTwoPipelines(r);
   json d = r.Ok(r.registry->FetchDeployment(id, 1, 0, 7));  // any other version: the whole deployment
   EXPECT_EQ(d["version"], 0);
@@ -50,10 +48,10 @@ TEST(JobRegistryDeployment, AStragglerSwitchesTheOtherPipelineFromOneStepOnAndRe
   std::string id;
   uint64_t version = 0;
   {
-    Registry r(dir);
+    RegistryHarness r(dir);
     id = RegisterJobOfTwoPipelines(r);
     ProfileUpload upload;
-    upload.csv = ProfileCsv();
+    upload.csv = testing::SmallProfileCsv();
     r.Ok(r.registry->UploadProfile(id, upload));
     json status = r.FrontierWhenDone(id);
     ASSERT_EQ(status["state"], "ready");
@@ -94,7 +92,7 @@ TEST(JobRegistryDeployment, AStragglerSwitchesTheOtherPipelineFromOneStepOnAndRe
     EXPECT_NE(text.find("wattcut_stragglers 0\n"), std::string::npos);
   }
   // After a restart the version is the same: a rank that has it is told nothing new.
-  Registry again(dir);
+  RegistryHarness again(dir);
   EXPECT_EQ(again.Ok(again.registry->FetchDeployment(id, 0, 15, version)),
             (json{{"version", version}, {"poll_interval_s", 0.5}}));
   json fresh = again.Ok(again.registry->FetchDeployment(id, 3, 0, 0));  // a restarted rank
@@ -106,11 +104,11 @@ TEST(JobRegistryDeployment, AStragglerSwitchesTheOtherPipelineFromOneStepOnAndRe
 TEST(JobRegistryDeployment, JobsAreCountedByFrontierState) {
   TempDir temp("deployment_job_states");
   const std::string& dir = temp.path();
-  Registry r(dir);
+  RegistryHarness r(dir);
   std::string planned = RegisterJobOfTwoPipelines(r);
   std::string waiting = RegisterJobOfTwoPipelines(r);
   ProfileUpload upload;
-  upload.csv = ProfileCsv();
+  upload.csv = testing::SmallProfileCsv();
   r.Ok(r.registry->UploadProfile(planned, upload));
   ASSERT_EQ(r.FrontierWhenDone(planned)["state"], "ready");
   JobStateCounts counts = r.registry->CountJobStates();
@@ -131,7 +129,7 @@ TEST(JobRegistryDeployment, TheStragglersGaugeFollowsReportsRestartsAndDeletes) 
   const std::string& dir = temp.path();
   std::string id;
   {
-    Registry r(dir);
+    RegistryHarness r(dir);
     id = RegisterJobOfTwoPipelines(r);
     r.Ok(r.registry->ReportStraggler(id, StragglerReport{0, StragglerReport::Kind::kSlowdown, 1.2}));
     r.Ok(r.registry->ReportStraggler(id, StragglerReport{1, StragglerReport::Kind::kSlowdown, 1.1}));
@@ -142,7 +140,7 @@ TEST(JobRegistryDeployment, TheStragglersGaugeFollowsReportsRestartsAndDeletes) 
     EXPECT_FALSE(r.registry->ReportStraggler(id, StragglerReport{5, StragglerReport::Kind::kSlowdown, 1.1}).ok());
     EXPECT_NE(r.metrics.Render().find("wattcut_straggler_reports_total{kind=\"straggler\"} 3\n"), std::string::npos);
   }
-  Registry again(dir);
+  RegistryHarness again(dir);
   EXPECT_NE(again.metrics.Render().find("wattcut_stragglers 1\n"), std::string::npos) << again.metrics.Render();
   again.Ok(again.registry->DeleteJob(id));
   EXPECT_NE(again.metrics.Render().find("wattcut_stragglers 0\n"), std::string::npos) << again.metrics.Render();

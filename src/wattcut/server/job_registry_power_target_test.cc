@@ -20,16 +20,16 @@ namespace wattcut::server {
 namespace {
 
 using nlohmann::json;
+using testing::RegistryHarness;
 using testing::TempDir;
-using Registry = testing::RegistryHarness;
 
-constexpr int kStages = 2;
-
+using testing::kTwoPipelineJobStages;
+using testing::PlanIndexOf;
 using testing::RegisterJobOfTwoPipelines;
 
-void UploadProfile(Registry& r, const std::string& id) {
+void UploadProfile(RegistryHarness& r, const std::string& id) {
   ProfileUpload upload;
-  upload.csv = testing::SmallProfileCsv(kStages);
+  upload.csv = testing::SmallProfileCsv(kTwoPipelineJobStages);
   r.Ok(r.registry->UploadProfile(id, upload));
   ASSERT_EQ(r.FrontierWhenDone(id)["state"], "ready");
 }
@@ -40,12 +40,12 @@ struct PointPowers {
   std::vector<double> peak_per_gpu_w;
   size_t size() const { return avg_per_gpu_w.size(); }
 };
-PointPowers Powers(Registry& r, const std::string& id) {
+PointPowers Powers(RegistryHarness& r, const std::string& id) {
   PointPowers out;
   json points = r.Ok(r.registry->FrontierPoints(id, 0, 10000))["points"];
   for (const json& p : points) {
     out.avg_per_gpu_w.push_back(p["avg_power_per_gpu_w"].get<double>());
-    out.peak_per_gpu_w.push_back(p["peak_1s_power_w"].get<double>() / kStages);
+    out.peak_per_gpu_w.push_back(p["peak_1s_power_w"].get<double>() / kTwoPipelineJobStages);
   }
   return out;
 }
@@ -58,16 +58,9 @@ int FastestAtOrBelow(const std::vector<double>& powers, double watts) {
   return -1;
 }
 
-// The plan index rank `rank` is given by a fresh fetch (version 0: the whole deployment).
-int PlanIndexOf(Registry& r, const std::string& id, int rank) {
-  json d = r.Ok(r.registry->FetchDeployment(id, rank, 0, 0));
-  EXPECT_EQ(d["mode"], "plan") << d.dump();
-  return d.value("plan_index", -1);
-}
-
 TEST(JobRegistryPowerTarget, APeakOrAverageTargetDeploysTheFastestPlanAtOrBelowItToEveryRank) {
   TempDir temp("power_target_point");
-  Registry r(temp.path());
+  RegistryHarness r(temp.path());
   std::string id = RegisterJobOfTwoPipelines(r);
   UploadProfile(r, id);
   const PointPowers powers = Powers(r, id);
@@ -113,7 +106,7 @@ TEST(JobRegistryPowerTarget, APeakOrAverageTargetDeploysTheFastestPlanAtOrBelowI
 
 TEST(JobRegistryPowerTarget, EveryPipelineRunsTheSlowerOfItsPlanAndTheTargetsAStragglerToo) {
   TempDir temp("power_target_combination");
-  Registry r(temp.path());
+  RegistryHarness r(temp.path());
   std::string id = RegisterJobOfTwoPipelines(r);
   UploadProfile(r, id);
   const PointPowers powers = Powers(r, id);
@@ -159,7 +152,7 @@ TEST(JobRegistryPowerTarget, EveryPipelineRunsTheSlowerOfItsPlanAndTheTargetsASt
 
 TEST(JobRegistryPowerTarget, ATargetNoPlanMeetsDeploysTheLowestPowerPlanAndSaysNotMet) {
   TempDir temp("power_target_not_met");
-  Registry r(temp.path());
+  RegistryHarness r(temp.path());
   std::string id = RegisterJobOfTwoPipelines(r);
   UploadProfile(r, id);
   const PointPowers powers = Powers(r, id);
@@ -184,7 +177,7 @@ TEST(JobRegistryPowerTarget, ATargetNoPlanMeetsDeploysTheLowestPowerPlanAndSaysN
 
 TEST(JobRegistryPowerTarget, ATargetSetBeforeTheFrontierIsKeptAndAppliedWhenItIsReady) {
   TempDir temp("power_target_before_frontier");
-  Registry r(temp.path());
+  RegistryHarness r(temp.path());
   std::string id = RegisterJobOfTwoPipelines(r);
   json answer = r.Ok(r.registry->SetPowerTarget(id, PowerTarget{PowerTarget::Kind::kPeak1s, 1.0, "", 0, 0}));
   EXPECT_EQ(answer["applied"], false);
@@ -216,7 +209,7 @@ TEST(JobRegistryPowerTarget, ClearingBringsTheSelectedPlanBackAndARestartKeepsTh
   int fastest = 0;
   PowerTarget target{PowerTarget::Kind::kAverage, 0, "budget", 0, 0};
   {
-    Registry r(temp.path());
+    RegistryHarness r(temp.path());
     id = RegisterJobOfTwoPipelines(r);
     UploadProfile(r, id);
     const PointPowers powers = Powers(r, id);
@@ -256,7 +249,7 @@ TEST(JobRegistryPowerTarget, ClearingBringsTheSelectedPlanBackAndARestartKeepsTh
   }
   // After a restart: the same target, the same version (nothing new to a rank that has it), and
   // a restarted rank gets the capped plan.
-  Registry again(temp.path());
+  RegistryHarness again(temp.path());
   json got = again.Ok(again.registry->GetPowerTarget(id));
   EXPECT_EQ(got["power_target"], target.ToJson());
   EXPECT_EQ(got["deployment"]["version"], version);
@@ -284,7 +277,7 @@ TEST(JobRegistryPowerTarget, ATargetsLeaseRunsOutUnlessItIsSetAgain) {
     ManualClock clock(UnixNowS());
     JobRegistry::Options options;
     options.wall_clock = &clock;
-    Registry r(temp.path(), options);
+    RegistryHarness r(temp.path(), options);
     id = RegisterJobOfTwoPipelines(r);
     UploadProfile(r, id);
     const PointPowers powers = Powers(r, id);
@@ -309,7 +302,7 @@ TEST(JobRegistryPowerTarget, ATargetsLeaseRunsOutUnlessItIsSetAgain) {
     target.lease_s = 3600;
     r.Ok(r.registry->SetPowerTarget(id, target));
   }
-  Registry again(temp.path());
+  RegistryHarness again(temp.path());
   json got = again.Ok(again.registry->GetPowerTarget(id));
   EXPECT_EQ(got["power_target"]["lease_s"], 3600);
   EXPECT_EQ(PlanIndexOf(again, id, 2), capped);

@@ -17,12 +17,12 @@ namespace {
 
 using nlohmann::json;
 using testing::RegisterJobOfTwoPipelines;
+using testing::RegistryHarness;
 using testing::StoredRows;
 using testing::TempDir;
-using Registry = testing::RegistryHarness;
 
 // Every read the server's pages and scrapes make.
-void ReadEverything(Registry& r, const std::string& id) {
+void ReadEverything(RegistryHarness& r, const std::string& id) {
   ServerStatusView status;
   r.registry->FillStatusView(status, 10);
   EXPECT_EQ(status.jobs.size(), 1u);
@@ -39,7 +39,7 @@ void ReadEverything(Registry& r, const std::string& id) {
 
 // A job of two pipelines with its frontier, and a power target with a 10-s lease set at the
 // clock's now.
-std::string JobWithLeasedTarget(Registry& r) {
+std::string JobWithLeasedTarget(RegistryHarness& r) {
   const std::string id = RegisterJobOfTwoPipelines(r);
   r.Ok(r.registry->UploadProfile(id, ProfileUpload{testing::SmallProfileCsv(), std::nullopt}));
   EXPECT_EQ(r.FrontierWhenDone(id)["state"], "ready");
@@ -53,7 +53,7 @@ TEST(JobRegistryReads, AReadAfterALeaseRanOutChangesNothingUntilTheTimerRuns) {
   JobRegistry::Options options;
   options.wall_clock = &clock;
   options.lapse_check_interval_s = 60;  // the first check 60 s after the start
-  Registry r(temp.path(), options);
+  RegistryHarness r(temp.path(), options);
   const std::string id = JobWithLeasedTarget(r);
   const std::string rows = StoredRows(*r.store, id);
   ReadEverything(r, id);
@@ -78,7 +78,7 @@ TEST(JobRegistryReads, AWriteOfTheJobLapsesTheLeaseBeforeTheTimer) {
   JobRegistry::Options options;
   options.wall_clock = &clock;
   options.lapse_check_interval_s = 3600;
-  Registry r(temp.path(), options);
+  RegistryHarness r(temp.path(), options);
   const std::string id = JobWithLeasedTarget(r);
   clock.AdvanceS(11);
   EXPECT_FALSE(r.Ok(r.registry->GetJob(id))["state"]["power_target"].is_null());

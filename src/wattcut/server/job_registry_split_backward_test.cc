@@ -19,25 +19,26 @@ namespace {
 
 using nlohmann::json;
 
-constexpr int kStages = 2;
-constexpr int kMicrobatches = 4;
+constexpr int kZeroBubbleJobStages = 2;
+constexpr int kZeroBubbleJobMicrobatches = 4;
 constexpr double kInputShare = 0.4;  // B's share of the backward; W has the rest
 
 using testing::TempDir;
 
-struct Registry : testing::RegistryHarness {
+struct ZeroBubbleJobHarness : testing::RegistryHarness {
   using RegistryHarness::RegistryHarness;
-  // A pp = kStages ZB-H1 job and its ranks (rank = pp_rank).
+  // A pp = kZeroBubbleJobStages ZB-H1 job and its ranks (rank = pp_rank).
   std::string ZeroBubbleJob() {
     JobRegistration reg;
-    reg.info.pp_degree = kStages;
-    reg.info.world_size = kStages;
+    reg.info.pp_degree = kZeroBubbleJobStages;
+    reg.info.world_size = kZeroBubbleJobStages;
     PlannerSettings planner;
-    planner.num_microbatches = kMicrobatches;
+    planner.num_microbatches = kZeroBubbleJobMicrobatches;
     planner.schedule = PipelineScheduleKind::kZeroBubbleH1;
     reg.planner = planner;
     std::string id = Ok(registry->RegisterJob(reg)).get<std::string>();
-    for (int p = 0; p < kStages; ++p) Ok(registry->RegisterRank(id, RankInfo{p, 0, p, 0, {1410, 1200, 900}}));
+    for (int p = 0; p < kZeroBubbleJobStages; ++p)
+      Ok(registry->RegisterRank(id, RankInfo{p, 0, p, 0, {1410, 1200, 900}}));
     return id;
   }
 };
@@ -50,8 +51,8 @@ double BackwardEnergy(int s, int f) { return 4.0 + 0.2 * s + f / 500.0; }
 
 // The profile the planner should plan: forward, B and W at kInputShare of the backward.
 Profile MeasuredProfile() {
-  Profile profile(kStages);
-  for (int s = 0; s < kStages; ++s) {
+  Profile profile(kZeroBubbleJobStages);
+  for (int s = 0; s < kZeroBubbleJobStages; ++s) {
     for (int f : {1410, 1200, 900}) {
       const double bt = BackwardTime(s, f), be = BackwardEnergy(s, f);
       profile.mutable_measurements(s, InstructionKind::kForward)
@@ -68,7 +69,7 @@ Profile MeasuredProfile() {
 
 PlannerOptions Options() {
   PlannerSettings settings;
-  settings.num_microbatches = kMicrobatches;
+  settings.num_microbatches = kZeroBubbleJobMicrobatches;
   settings.schedule = PipelineScheduleKind::kZeroBubbleH1;
   return settings.ToPlannerOptions();
 }
@@ -91,8 +92,8 @@ std::vector<std::pair<double, double>> ExpectedPoints() {
   const Profile measured = MeasuredProfile();
   Result<Frontier> expected = ComputeFrontierFromDeviceProfile(measured, Options());
   EXPECT_TRUE(expected.ok()) << expected.error().message;
-  Profile whole(kStages);
-  for (int s = 0; s < kStages; ++s) {
+  Profile whole(kZeroBubbleJobStages);
+  for (int s = 0; s < kZeroBubbleJobStages; ++s) {
     for (InstructionKind kind : {InstructionKind::kForward, InstructionKind::kBackward}) {
       whole.mutable_measurements(s, kind) = measured.measurements(s, kind);
     }
@@ -110,9 +111,9 @@ TEST(JobRegistrySplitBackward, UploadedRankProfilesKeepTheMeasuredSplitAcrossARe
   TempDir dir("upload");
   std::string id;
   {
-    Registry r(dir.path());
+    ZeroBubbleJobHarness r(dir.path());
     id = r.ZeroBubbleJob();
-    for (int s = 0; s < kStages; ++s) {
+    for (int s = 0; s < kZeroBubbleJobStages; ++s) {
       RankProfile p;
       p.rank = s;
       p.pp_rank = s;
@@ -129,7 +130,7 @@ TEST(JobRegistrySplitBackward, UploadedRankProfilesKeepTheMeasuredSplitAcrossARe
     ASSERT_EQ(r.FrontierWhenDone(id)["state"], "ready");
     EXPECT_EQ(PointsOf(r.Ok(r.registry->FrontierPoints(id, 0, 100000))), expected);
   }
-  Registry again(dir.path());
+  ZeroBubbleJobHarness again(dir.path());
   ASSERT_EQ(again.FrontierWhenDone(id)["state"], "ready");
   EXPECT_EQ(PointsOf(again.Ok(again.registry->FrontierPoints(id, 0, 100000))), expected);
   // The stored rank profiles are what the job's profile is rebuilt from: a last upload
@@ -154,17 +155,17 @@ TEST(JobRegistrySplitBackward, TheProfilingSweepKeepsTheMeasuredSplit) {
   const auto expected = ExpectedPoints();
   ASSERT_FALSE(expected.empty());
   TempDir dir("sweep");
-  Registry r(dir.path());
+  ZeroBubbleJobHarness r(dir.path());
   std::string id = r.ZeroBubbleJob();
   // Each round: every rank asks for its schedule (the sweep's frequency), then reports
   // its B and W passes (two microbatches' worth each) at that frequency.
   for (int f : {1410, 1200, 900}) {
     std::vector<std::thread> ranks;
-    for (int s = 0; s < kStages; ++s) {
+    for (int s = 0; s < kZeroBubbleJobStages; ++s) {
       ranks.emplace_back([&, s] { r.Ok(r.registry->FetchSchedule(id, s)); });
     }
     for (std::thread& t : ranks) t.join();
-    for (int s = 0; s < kStages; ++s) {
+    for (int s = 0; s < kZeroBubbleJobStages; ++s) {
       ProfilingResult result;
       result.rank = s;
       const double bit = kInputShare * BackwardTime(s, f), bwt = (1 - kInputShare) * BackwardTime(s, f);

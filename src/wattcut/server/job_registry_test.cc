@@ -20,9 +20,7 @@ using nlohmann::json;
 
 using testing::TempDir;
 
-std::string ProfileCsv() { return testing::SmallProfileCsv(2); }
-
-struct Registry : testing::RegistryHarness {
+struct FrontierJobHarness : testing::RegistryHarness {
   using RegistryHarness::RegistryHarness;
   std::string JobWithFrontier() {
     JobRegistration reg;
@@ -30,7 +28,7 @@ struct Registry : testing::RegistryHarness {
     reg.info.world_size = 2;
     std::string id = Ok(registry->RegisterJob(reg)).get<std::string>();
     ProfileUpload upload;
-    upload.csv = ProfileCsv();
+    upload.csv = testing::SmallProfileCsv();
     PlannerSettings planner;
     planner.num_microbatches = 4;
     upload.planner = planner;
@@ -42,7 +40,7 @@ struct Registry : testing::RegistryHarness {
 
 TEST(JobRegistry, EachFailureHasTheCodeOfWhatWentWrong) {
   TempDir dir("codes");
-  Registry r(dir.path());
+  FrontierJobHarness r(dir.path());
   EXPECT_EQ(r.registry->GetJob("nope").error().code, ErrorCode::kNotFound);
   JobRegistration reg;
   reg.info.pp_degree = 2;
@@ -72,12 +70,12 @@ TEST(JobRegistry, AStoredFrontierIsReadyOnTheFirstAnswerAfterARestart) {
   std::string id;
   json before;
   {
-    Registry r(dir.path());
+    FrontierJobHarness r(dir.path());
     id = r.JobWithFrontier();
     before = r.Ok(r.registry->FrontierStatus(id));
     r.Ok(r.registry->SelectPlan(id, PlanSelection{PlanSelection::Kind::kMinEnergy, 0}));
   }
-  Registry again(dir.path());
+  FrontierJobHarness again(dir.path());
   json after = again.Ok(again.registry->FrontierStatus(id));
   EXPECT_EQ(after["state"], "ready");
   EXPECT_EQ(after["num_points"], before["num_points"]);
@@ -98,14 +96,14 @@ TEST(JobRegistry, AJobWhosePlannerIsNotSetYetIsLoadedAsExactlyThatAfterARestart)
   std::string id;
   json before;
   {
-    Registry r(dir.path());
+    FrontierJobHarness r(dir.path());
     JobRegistration reg;
     reg.info.pp_degree = 2;
     reg.info.world_size = 2;
     id = r.Ok(r.registry->RegisterJob(reg)).get<std::string>();
     before = r.Ok(r.registry->GetJob(id));
   }
-  Registry again(dir.path());
+  FrontierJobHarness again(dir.path());
   EXPECT_TRUE(again.registry->quarantined_jobs().empty())
       << again.registry->quarantined_jobs().front().job_id << ": " << again.registry->quarantined_jobs().front().error;
   json after = again.Ok(again.registry->GetJob(id));
@@ -122,12 +120,12 @@ TEST(JobRegistry, AStoredFrontierThatCannotBeReadIsRecomputedAndSaysSo) {
   std::string id;
   json before;
   {
-    Registry r(dir.path());
+    FrontierJobHarness r(dir.path());
     id = r.JobWithFrontier();
     before = r.Ok(r.registry->FrontierStatus(id));
     ASSERT_TRUE(r.store->PutFrontier(id, "wattcut.frontier/v1\nunit_time_s x\n", "{}").ok());
   }
-  Registry again(dir.path());
+  FrontierJobHarness again(dir.path());
   json after = again.FrontierWhenDone(id);
   EXPECT_EQ(after["state"], "ready");
   EXPECT_EQ(after["num_points"], before["num_points"]);
@@ -139,7 +137,7 @@ TEST(JobRegistry, AStoredFrontierThatCannotBeReadIsRecomputedAndSaysSo) {
   EXPECT_NE(after["note"].get<std::string>().find("so it was computed again"), std::string::npos);
   // Computed again, it is stored again: the next start has no note.
   again.registry.reset();
-  Registry third(dir.path());
+  FrontierJobHarness third(dir.path());
   EXPECT_EQ(third.Ok(third.registry->FrontierStatus(id))["state"], "ready");
   EXPECT_FALSE(third.Ok(third.registry->FrontierStatus(id)).contains("note"));
 }
@@ -149,13 +147,13 @@ TEST(JobRegistry, NewPlannerSettingsAreNotServedTheOldFrontierAfterARestart) {
   std::string id;
   json old_frontier;
   {
-    Registry r(dir.path());
+    FrontierJobHarness r(dir.path());
     id = r.JobWithFrontier();
     old_frontier = r.Ok(r.registry->FrontierStatus(id));
     // As if the server died right after the new settings were stored, before recomputing.
     ASSERT_TRUE(r.store->PutPlanner(id, R"({"num_microbatches":6})").ok());
   }
-  Registry again(dir.path());
+  FrontierJobHarness again(dir.path());
   json status = again.Ok(again.registry->FrontierStatus(id));
   json done = again.FrontierWhenDone(id);
   EXPECT_EQ(done["state"], "ready");
@@ -173,12 +171,12 @@ TEST(JobRegistry, ANewerStateDocumentQuarantinesOnlyItsJob) {
   std::string bad;
   std::string good;
   {
-    Registry r(dir.path());
+    FrontierJobHarness r(dir.path());
     good = r.JobWithFrontier();
     bad = r.JobWithFrontier();
     ASSERT_TRUE(r.store->PutState(bad, R"({"schema_version":9,"round":0})").ok());
   }
-  Registry again(dir.path());
+  FrontierJobHarness again(dir.path());
   Answer missing = again.registry->GetJob(bad);
   ASSERT_FALSE(missing.ok());
   EXPECT_EQ(missing.error().code, ErrorCode::kCorruption);
@@ -190,7 +188,7 @@ TEST(JobRegistry, ANewerStateDocumentQuarantinesOnlyItsJob) {
 // A start-up profile of two stages (ProfileCsv), its frontier computed with `planner`.
 std::shared_ptr<const StartupProfile> TwoStageStartupProfile(const std::string& dir, const PlannerSettings& planner) {
   const std::string path = dir + "/two-stages.csv";
-  std::ofstream(path) << ProfileCsv();
+  std::ofstream(path) << testing::SmallProfileCsv();
   auto profile = ReadStartupProfile(path);
   EXPECT_TRUE(profile.ok()) << profile.error().message;
   Status computed = ComputeStartupFrontier(*profile, planner);
@@ -208,7 +206,7 @@ TEST(JobRegistry, ANewJobOfAStartupProfilesDepthAndSettingsHasItsPlanAtOnce) {
   std::string id;
   json frontier;
   {
-    Registry r(dir.path(), options);
+    FrontierJobHarness r(dir.path(), options);
     JobRegistration reg;  // a Zeus client's: no planner, no profile
     reg.info.pp_degree = 2;
     reg.info.dp_degree = 2;
@@ -262,7 +260,7 @@ TEST(JobRegistry, ANewJobOfAStartupProfilesDepthAndSettingsHasItsPlanAtOnce) {
   }
   // Stored with the job: after a restart without the option the job still has both.
   {
-    Registry again(dir.path());
+    FrontierJobHarness again(dir.path());
     EXPECT_EQ(again.Ok(again.registry->GetJob(id))["profile_source"], "startup:two-stages.csv");
     json after = again.Ok(again.registry->FrontierStatus(id));
     EXPECT_EQ(after["state"], "ready");
@@ -272,7 +270,7 @@ TEST(JobRegistry, ANewJobOfAStartupProfilesDepthAndSettingsHasItsPlanAtOnce) {
     EXPECT_EQ(again.Ok(again.registry->FetchDeployment(id, 1, 3, 1)), json({{"version", 1}, {"poll_interval_s", 0.5}}));
     // The job's own profile replaces it.
     ProfileUpload upload;
-    upload.csv = ProfileCsv();
+    upload.csv = testing::SmallProfileCsv();
     again.Ok(again.registry->UploadProfile(id, upload));
     EXPECT_EQ(again.Ok(again.registry->GetJob(id))["profile_source"], "csv");
     EXPECT_EQ(again.FrontierWhenDone(id)["state"], "ready");
@@ -281,7 +279,7 @@ TEST(JobRegistry, ANewJobOfAStartupProfilesDepthAndSettingsHasItsPlanAtOnce) {
 
 TEST(JobRegistry, ZeusDefaultResultIsStoredAndMeasuresNoSweepStep) {
   TempDir dir("zeus_result");
-  Registry r(dir.path());
+  FrontierJobHarness r(dir.path());
   std::string id = testing::RegisterOneRankJob(r);
   ProfilingResult zeus_default;  // Zeus's ProfilingResult: time_breakdown = energy_breakdown = {}
   zeus_default.iter_time = {1.0};

@@ -1,6 +1,6 @@
 // For the registry's unit tests: a JobRegistry over a real JobStore in a temporary folder,
-// without a server process (job_registry_test, job_registry_deployment_test,
-// job_registry_split_backward_test).
+// without a server process (the job_registry_*_test files and job_commit_test), and the
+// temporary folder itself (startup_profiles_test too).
 #pragma once
 
 #include <gtest/gtest.h>
@@ -8,7 +8,9 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdint>
 #include <filesystem>
+#include <fstream>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -37,6 +39,12 @@ class TempDir {
   TempDir(const TempDir&) = delete;
   TempDir& operator=(const TempDir&) = delete;
   const std::string& path() const { return path_; }
+  // Writes `text` to the file `name` in the folder; its path.
+  std::string Write(const std::string& name, const std::string& text) const {
+    std::string path = path_ + "/" + name;
+    std::ofstream(path, std::ios::binary) << text;
+    return path;
+  }
 
  private:
   std::string path_;
@@ -134,12 +142,15 @@ struct RegistryHarness {
   std::unique_ptr<JobRegistry> registry;
 };
 
+// The stages of each pipeline of the job RegisterJobOfTwoPipelines registers.
+inline constexpr int kTwoPipelineJobStages = 2;
+
 // A job of pp 2 x dp 2, 4 microbatches, and the first `ranks` of its ranks: ranks 0, 1 are
 // pipeline 0 (dp 0, stages 0 and 1), ranks 2, 3 pipeline 1; each lists 1410, 1200 and 900 MHz.
 // Its id.
 inline std::string RegisterJobOfTwoPipelines(RegistryHarness& r, int ranks = 4) {
   JobRegistration reg;
-  reg.info.pp_degree = 2;
+  reg.info.pp_degree = kTwoPipelineJobStages;
   reg.info.dp_degree = 2;
   reg.info.world_size = 4;
   PlannerSettings planner;
@@ -150,6 +161,14 @@ inline std::string RegisterJobOfTwoPipelines(RegistryHarness& r, int ranks = 4) 
     r.Ok(r.registry->RegisterRank(id, RankInfo{rank, rank / 2, rank % 2, 0, {1410, 1200, 900}}));
   }
   return id;
+}
+
+// The plan index rank `rank` of job `id` is given by a fresh fetch (version 0: the whole
+// deployment) at step `step`; a deployment that is not a plan fails the test.
+inline int PlanIndexOf(RegistryHarness& r, const std::string& id, int rank, int64_t step = 0) {
+  nlohmann::json d = r.Ok(r.registry->FetchDeployment(id, rank, step, 0));
+  EXPECT_EQ(d["mode"], "plan") << d.dump();
+  return d.value("plan_index", -1);
 }
 
 // A job of one rank, 2 microbatches, its rank registered with 1410 and 1200 MHz: the smallest job

@@ -12,31 +12,13 @@
 #include "wattcut/plan/frontier_file.h"
 #include "wattcut/plan/planner.h"
 #include "wattcut/profile/profile_csv.h"
+#include "wattcut/server/registry_harness_testing.h"
 
 namespace wattcut::server {
 namespace {
 
-class TempDir {
- public:
-  TempDir()
-      : path_((std::filesystem::temp_directory_path() / ("wattcut_startup_profiles_test_" + std::to_string(::getpid())))
-                  .string()) {
-    std::filesystem::remove_all(path_);
-    std::filesystem::create_directories(path_);
-  }
-  ~TempDir() { std::filesystem::remove_all(path_); }
-  std::string Write(const std::string& name, const std::string& text) const {
-    std::string path = path_ + "/" + name;
-    std::ofstream(path, std::ios::binary) << text;
-    return path;
-  }
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
-};
-
-std::string ProfileCsv(int stages) { return testing::SmallProfileCsv(stages); }
+using testing::SmallProfileCsv;
+using testing::TempDir;
 
 PlannerSettings Planner(int microbatches) {
   PlannerSettings planner;
@@ -46,22 +28,22 @@ PlannerSettings Planner(int microbatches) {
 }
 
 TEST(StartupProfiles, ReadsTheFileWithItsStageCountAndText) {
-  TempDir dir;
-  const std::string path = dir.Write("two.csv", ProfileCsv(2));
+  TempDir dir("startup_profiles");
+  const std::string path = dir.Write("two.csv", SmallProfileCsv(2));
   auto profile = ReadStartupProfile(path);
   ASSERT_TRUE(profile.ok()) << profile.error().message;
   EXPECT_EQ(profile->num_stages(), 2);
   EXPECT_EQ(profile->path, path);
   EXPECT_EQ(profile->file_name, "two.csv");
   EXPECT_EQ(profile->source(), "startup:two.csv");
-  EXPECT_EQ(profile->csv, ProfileCsv(2));
+  EXPECT_EQ(profile->csv, SmallProfileCsv(2));
   EXPECT_TRUE(profile->warnings.empty());
   EXPECT_EQ(profile->frontier, nullptr);  // not computed yet
 }
 
 TEST(StartupProfiles, ABadFileIsRefusedWithTheReadersMessage) {
-  TempDir dir;
-  std::string csv = ProfileCsv(2);
+  TempDir dir("startup_profiles");
+  std::string csv = SmallProfileCsv(2);
   const size_t third_line = csv.find('\n', csv.find('\n') + 1) + 1;
   csv.replace(csv.find(',', csv.find(',', csv.find(',', third_line) + 1) + 1) + 1, 1, "x");  // line 3's time
   const std::string bad = dir.Write("bad.csv", csv);
@@ -79,10 +61,10 @@ TEST(StartupProfiles, ABadFileIsRefusedWithTheReadersMessage) {
 }
 
 TEST(StartupProfiles, TwoFilesWithOneStageCountAreRefused) {
-  TempDir dir;
-  const std::string a = dir.Write("a.csv", ProfileCsv(2));
-  const std::string b = dir.Write("b.csv", ProfileCsv(3));
-  const std::string c = dir.Write("c.csv", ProfileCsv(2));
+  TempDir dir("startup_profiles");
+  const std::string a = dir.Write("a.csv", SmallProfileCsv(2));
+  const std::string b = dir.Write("b.csv", SmallProfileCsv(3));
+  const std::string c = dir.Write("c.csv", SmallProfileCsv(2));
   auto two = ReadStartupProfiles({a, b});
   ASSERT_TRUE(two.ok()) << two.error().message;
   ASSERT_EQ(two->size(), 2u);
@@ -95,8 +77,8 @@ TEST(StartupProfiles, TwoFilesWithOneStageCountAreRefused) {
 }
 
 TEST(StartupProfiles, TheFrontierIsThePlannersWithTheDefaultSettings) {
-  TempDir dir;
-  auto profile = ReadStartupProfile(dir.Write("two.csv", ProfileCsv(2)));
+  TempDir dir("startup_profiles");
+  auto profile = ReadStartupProfile(dir.Write("two.csv", SmallProfileCsv(2)));
   ASSERT_TRUE(profile.ok());
   Status unset = ComputeStartupFrontier(*profile, PlannerSettings{});
   ASSERT_FALSE(unset.ok());
@@ -104,7 +86,7 @@ TEST(StartupProfiles, TheFrontierIsThePlannersWithTheDefaultSettings) {
   EXPECT_EQ(profile->frontier, nullptr);
 
   ASSERT_TRUE(ComputeStartupFrontier(*profile, Planner(4)).ok());
-  auto expected = ComputeFrontier(*ParseProfileCsv(ProfileCsv(2), "expected"), Planner(4).ToPlannerOptions());
+  auto expected = ComputeFrontier(*ParseProfileCsv(SmallProfileCsv(2), "expected"), Planner(4).ToPlannerOptions());
   ASSERT_TRUE(expected.ok());
   ASSERT_NE(profile->frontier, nullptr);
   ASSERT_EQ(profile->frontier->points().size(), expected->points().size());
@@ -121,8 +103,8 @@ TEST(StartupProfiles, TheFrontierIsThePlannersWithTheDefaultSettings) {
 }
 
 TEST(StartupProfiles, APipelineBeyondThePlannersLimitsIsRefusedNamingTheFile) {
-  TempDir dir;
-  auto profile = ReadStartupProfile(dir.Write("two.csv", ProfileCsv(2)));
+  TempDir dir("startup_profiles");
+  auto profile = ReadStartupProfile(dir.Write("two.csv", SmallProfileCsv(2)));
   ASSERT_TRUE(profile.ok());
   Status refused = ComputeStartupFrontier(*profile, Planner(1 << 20));
   ASSERT_FALSE(refused.ok());
@@ -131,8 +113,9 @@ TEST(StartupProfiles, APipelineBeyondThePlannersLimitsIsRefusedNamingTheFile) {
 }
 
 TEST(StartupProfiles, AJobGetsTheOneOfItsStageCountAndSettings) {
-  TempDir dir;
-  auto read = ReadStartupProfiles({dir.Write("two.csv", ProfileCsv(2)), dir.Write("three.csv", ProfileCsv(3))});
+  TempDir dir("startup_profiles");
+  auto read =
+      ReadStartupProfiles({dir.Write("two.csv", SmallProfileCsv(2)), dir.Write("three.csv", SmallProfileCsv(3))});
   ASSERT_TRUE(read.ok());
   StartupProfiles profiles;
   for (StartupProfile& p : *read) {
@@ -147,7 +130,7 @@ TEST(StartupProfiles, AJobGetsTheOneOfItsStageCountAndSettings) {
   gpipe.schedule = PipelineScheduleKind::kGPipe;
   EXPECT_EQ(MatchStartupProfile(profiles, 2, gpipe), nullptr);
   // A profile whose frontier was not computed is given to no job.
-  auto uncomputed = ReadStartupProfile(dir.Write("four.csv", ProfileCsv(4)));
+  auto uncomputed = ReadStartupProfile(dir.Write("four.csv", SmallProfileCsv(4)));
   ASSERT_TRUE(uncomputed.ok());
   profiles.push_back(std::make_shared<const StartupProfile>(std::move(*uncomputed)));
   EXPECT_EQ(MatchStartupProfile(profiles, 4, Planner(4)), nullptr);
