@@ -17,15 +17,16 @@ namespace {
 
 using nlohmann::json;
 
-constexpr int kStages = 4;
-constexpr int kMicrobatches = 4;
+// The shape of the jobs these tests plan: 4 stages, 4 microbatches.
+constexpr int kApiJobStages = 4;
+constexpr int kApiJobMicrobatches = 4;
 
 json RankInfoJson(int rank, int dp, int pp, int tp, const std::vector<int>& freqs) {
   return {{"rank", rank}, {"dp_rank", dp}, {"pp_rank", pp}, {"tp_rank", tp}, {"available_frequencies", freqs}};
 }
 
 json PlannerJson() {
-  PlannerOptions o = TestPlannerOptions(kMicrobatches);
+  PlannerOptions o = TestPlannerOptions(kApiJobMicrobatches);
   return {{"num_microbatches", o.num_microbatches}, {"p2p_power_w", o.p2p_power_w}};
 }
 
@@ -72,15 +73,15 @@ TEST(ServerApi, ServesTheFastestPlanThenStragglerPlansToOtherPipelines) {
   ServerProcess server;
   ASSERT_TRUE(server.running()) << server.startup_output();
   auto c = server.Client();
-  const int pp = kStages, dp = 2, tp = 2, world = pp * dp * tp;
+  const int pp = kApiJobStages, dp = 2, tp = 2, world = pp * dp * tp;
   std::string id = RegisterJobAndRanks(*c, pp, dp, tp);
 
-  auto upload = Put(*c, "/v1/jobs/" + id + "/profile", {{"csv", TestProfileCsv(kStages)}});
+  auto upload = Put(*c, "/v1/jobs/" + id + "/profile", {{"csv", TestProfileCsv(kApiJobStages)}});
   ASSERT_EQ(upload.status, 202) << upload.text;
   json status = WaitForFrontier(*c, id);
   ASSERT_EQ(status["state"], "ready") << status.dump();
 
-  Frontier expected = TestFrontier(kStages, kMicrobatches);
+  Frontier expected = TestFrontier(kApiJobStages, kApiJobMicrobatches);
   ASSERT_EQ(status["num_points"].get<size_t>(), expected.points().size());
   size_t fastest = expected.fastest_index();
 
@@ -137,9 +138,9 @@ TEST(ServerApi, ServesTheFastestPlanThenStragglerPlansToOtherPipelines) {
 
   // Power per plan, as `wattcut frontier` writes it: every point's average power and the peak
   // 1-s power of its execution timeline (plan/frontier_power.h), computed by the server.
-  auto profile = ParseProfileCsv(TestProfileCsv(kStages), "t", kStages);
+  auto profile = ParseProfileCsv(TestProfileCsv(kApiJobStages), "t", kApiJobStages);
   ASSERT_TRUE(profile.ok());
-  Result<Frontier> powered = ComputeFrontierWithPeakPowers(*profile, TestPlannerOptions(kMicrobatches));
+  Result<Frontier> powered = ComputeFrontierWithPeakPowers(*profile, TestPlannerOptions(kApiJobMicrobatches));
   ASSERT_TRUE(powered.ok()) << powered.error().message;
   auto all = Get(*c, "/v1/jobs/" + id + "/frontier/points?offset=0&limit=10000");
   ASSERT_EQ(all.status, 200);
@@ -186,7 +187,7 @@ TEST(ServerApi, PerRankProfilesAreAggregatedPerStage) {
   ASSERT_EQ(status["state"], "ready") << status.dump();
   // Max time over tp and summed energy give back the stage profile, so the frontier
   // matches the one of the whole-job profile.
-  Frontier expected = TestFrontier(pp, kMicrobatches);
+  Frontier expected = TestFrontier(pp, kApiJobMicrobatches);
   EXPECT_EQ(status["num_points"].get<size_t>(), expected.points().size());
   EXPECT_NEAR(status["fastest"]["energy_j"].get<double>(), expected.points()[expected.fastest_index()].energy_j,
               1e-6 * expected.points()[expected.fastest_index()].energy_j);

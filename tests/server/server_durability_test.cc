@@ -20,7 +20,9 @@ using nlohmann::json;
 
 constexpr int kClients = 8;
 constexpr int kJobsPerClient = 1000;  // more than a client gets through before the kill
-constexpr int kPp = 2, kDp = 2, kWorld = kPp * kDp, kMicrobatches = 4;
+// Each job a client registers: pp 2 x dp 2, 4 microbatches.
+constexpr int kClientJobPp = 2, kClientJobDp = 2, kClientJobWorld = kClientJobPp * kClientJobDp,
+              kClientJobMicrobatches = 4;
 
 // What one client had acknowledged for one job, and what it tried after that.
 struct JobRecord {
@@ -49,12 +51,12 @@ TEST(ServerDurability, SigkillDuringBusyRunKeepsEveryAcknowledgedWrite) {
     auto c = server->Client();
     for (int j = 0; j < kJobsPerClient && !stop; ++j) {
       auto reply = Post(*c, "/register_job",
-                        {{"pp_degree", kPp},
-                         {"dp_degree", kDp},
+                        {{"pp_degree", kClientJobPp},
+                         {"dp_degree", kClientJobDp},
                          {"tp_degree", 1},
-                         {"world_size", kWorld},
+                         {"world_size", kClientJobWorld},
                          {"job_metadata", "client" + std::to_string(client_index)},
-                         {"planner", {{"num_microbatches", kMicrobatches}}}});
+                         {"planner", {{"num_microbatches", kClientJobMicrobatches}}}});
       if (reply.status != 200) return;  // the server is gone
       ++acks;
       JobRecord rec;
@@ -64,14 +66,17 @@ TEST(ServerDurability, SigkillDuringBusyRunKeepsEveryAcknowledgedWrite) {
         records.push_back(rec);
       };
       std::string path = EncodeJobIdForPath(rec.id);
-      for (int r = 0; r < kWorld; ++r) {
-        json info = {
-            {"rank", r}, {"dp_rank", r / kPp}, {"pp_rank", r % kPp}, {"tp_rank", 0}, {"available_frequencies", freqs}};
+      for (int r = 0; r < kClientJobWorld; ++r) {
+        json info = {{"rank", r},
+                     {"dp_rank", r / kClientJobPp},
+                     {"pp_rank", r % kClientJobPp},
+                     {"tp_rank", 0},
+                     {"available_frequencies", freqs}};
         if (Post(*c, "/register_rank/" + path, info).status != 200) return save();
         rec.ranks_acked = r + 1;
         ++acks;
       }
-      for (int r = 0; r < kWorld; ++r) {
+      for (int r = 0; r < kClientJobWorld; ++r) {
         json result = {{"rank", r}, {"iter_time", {1.0 + r}}, {"iter_energy", {100.0 * r}}};
         if (Post(*c, "/result/" + path, result).status != 200) return save();
         rec.results_acked = r + 1;
@@ -137,22 +142,23 @@ TEST(ServerDurability, SigkillDuringBusyRunKeepsEveryAcknowledgedWrite) {
   // The jobs continue: take a fully registered job, plan it, and serve all its ranks.
   const JobRecord* full = nullptr;
   for (const JobRecord& rec : records) {
-    if (rec.ranks_acked == kWorld) full = &rec;
+    if (rec.ranks_acked == kClientJobWorld) full = &rec;
   }
   ASSERT_NE(full, nullptr);
   std::string path = EncodeJobIdForPath(full->id);
   ASSERT_EQ(Put(*c, "/v1/jobs/" + path + "/plan", {{"point", "fastest"}}).status, 200);
   ASSERT_EQ(Post(*c, "/v1/jobs/" + path + "/stragglers", {{"dp_rank", 1}, {"recovered", true}}).status, 200);
-  ASSERT_EQ(Put(*c, "/v1/jobs/" + path + "/profile", {{"csv", TestProfileCsv(kPp)}}).status, 202);
+  ASSERT_EQ(Put(*c, "/v1/jobs/" + path + "/profile", {{"csv", TestProfileCsv(kClientJobPp)}}).status, 202);
   ASSERT_EQ(WaitForFrontier(*c, path).value("state", ""), "ready");
-  Frontier expected = TestFrontier(kPp, kMicrobatches);
+  Frontier expected = TestFrontier(kClientJobPp, kClientJobMicrobatches);
   std::vector<std::thread> ranks;
-  for (int r = 0; r < kWorld; ++r) {
+  for (int r = 0; r < kClientJobWorld; ++r) {
     ranks.emplace_back([&, r] {
       auto rc = server->Client();
       auto reply = Get(*rc, "/schedule/" + path + "?rank=" + std::to_string(r));
       ASSERT_EQ(reply.status, 200) << reply.text;
-      EXPECT_EQ(reply.body["frequencies"].dump(), StageScheduleJson(expected, expected.fastest_index(), r % kPp));
+      EXPECT_EQ(reply.body["frequencies"].dump(),
+                StageScheduleJson(expected, expected.fastest_index(), r % kClientJobPp));
     });
   }
   for (auto& t : ranks) t.join();

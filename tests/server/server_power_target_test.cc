@@ -20,19 +20,17 @@ namespace {
 
 using nlohmann::json;
 
-constexpr int kPp = kPlannedPp, kWorld = kPlannedWorld, kMicrobatches = kPlannedMicrobatches;
-
 // Every rank got version `version` of the deployment, from one apply step, with plan `index`'s
 // frequencies for its stage; returns the apply step.
 int64_t ExpectEveryRankRuns(const std::vector<json>& deployments, uint64_t version, size_t index,
                             const Frontier& frontier) {
   std::set<int64_t> apply_steps;
-  for (int r = 0; r < kWorld; ++r) {
+  for (int r = 0; r < kPlannedWorld; ++r) {
     const json& d = deployments[static_cast<size_t>(r)];
     EXPECT_EQ(d["version"], version) << "rank " << r << ": " << d.dump();
     EXPECT_EQ(d["mode"], "plan") << "rank " << r;
     EXPECT_EQ(d["plan_index"], index) << "rank " << r;
-    EXPECT_EQ(d["frequencies"].dump(), StageScheduleJson(frontier, index, r % kPp)) << "rank " << r;
+    EXPECT_EQ(d["frequencies"].dump(), StageScheduleJson(frontier, index, r % kPlannedPp)) << "rank " << r;
     apply_steps.insert(d.value("apply_from_step", int64_t{-1}));
   }
   EXPECT_EQ(apply_steps.size(), 1u) << "the ranks were given different apply steps";
@@ -45,7 +43,7 @@ TEST(ServerPowerTarget, EveryRankSwitchesToThePowerCappedPlanAtOneStepAndBackWhe
   ASSERT_TRUE(server->running()) << server->startup_output();
   auto c = server->Client();
   const std::string path = RegisterPlannedJob(*c);
-  const Frontier frontier = TestFrontier(kPp, kMicrobatches);
+  const Frontier frontier = TestFrontier(kPlannedPp, kPlannedMicrobatches);
   const size_t fastest = frontier.fastest_index();
 
   // The ranks run the fastest plan, and have run 10 steps.
@@ -57,7 +55,7 @@ TEST(ServerPowerTarget, EveryRankSwitchesToThePowerCappedPlanAtOneStepAndBackWhe
   // A peak target half-way down the frontier's peak powers.
   json points = Get(*c, "/v1/jobs/" + path + "/frontier/points?limit=10000").body["points"];
   ASSERT_EQ(points.size(), frontier.points().size());
-  auto peak_per_gpu = [&](size_t i) { return points[i]["peak_1s_power_w"].get<double>() / kPp; };
+  auto peak_per_gpu = [&](size_t i) { return points[i]["peak_1s_power_w"].get<double>() / kPlannedPp; };
   const double watts = peak_per_gpu(points.size() / 2);
   size_t capped = 0;
   for (size_t i = points.size(); i-- > 0;) {
@@ -154,7 +152,7 @@ TEST(ServerPowerTarget, TheRowControllersClientReadsComplianceFromTheRealServer)
       row_control::PlanningServerClient::Create("http://127.0.0.1:" + std::to_string(server.port()), "", timeouts);
   ASSERT_TRUE(client.ok()) << client.error().message;
   json points = Get(*c, "/v1/jobs/" + path + "/frontier/points?limit=10000").body["points"];
-  const double watts = points[points.size() / 2]["peak_1s_power_w"].get<double>() / kPp;
+  const double watts = points[points.size() / 2]["peak_1s_power_w"].get<double>() / kPlannedPp;
   const std::string reason = row_control::TrainingTargetReason({polca::PolicyLevel::kT1, false}, 0.85);
 
   auto set = (*client)->SetPeakPowerTarget(job_id, watts, reason, 30);
@@ -176,7 +174,7 @@ TEST(ServerPowerTarget, TheRowControllersClientReadsComplianceFromTheRealServer)
   ASSERT_TRUE(got.ok()) << got.error().message;
   EXPECT_TRUE(got->complied());
 
-  const double below_every_plan = 0.5 * points[0]["peak_1s_power_w"].get<double>() / kPp;
+  const double below_every_plan = 0.5 * points[0]["peak_1s_power_w"].get<double>() / kPlannedPp;
   auto low = (*client)->SetPeakPowerTarget(job_id, below_every_plan, reason, 30);
   ASSERT_TRUE(low.ok()) << low.error().message;
   EXPECT_TRUE(low->applied);

@@ -16,25 +16,28 @@ namespace {
 
 using nlohmann::json;
 
-constexpr int kStages = 8;
-constexpr int kTp = 2;
+constexpr int kAggregatedJobStages = 8;
+constexpr int kAggregatedJobTp = 2;
 
 // Registers a pp=8, dp=1, tp=2 job of the GPT-3 profile's planner settings and its ranks
 // (rank = stage * 2 + tp_rank); returns the job id.
 std::string RegisterJob(httplib::Client& c, const std::vector<int>& freqs) {
   auto job = Post(c, "/register_job",
-                  {{"pp_degree", kStages},
+                  {{"pp_degree", kAggregatedJobStages},
                    {"dp_degree", 1},
-                   {"tp_degree", kTp},
-                   {"world_size", kStages * kTp},
+                   {"tp_degree", kAggregatedJobTp},
+                   {"world_size", kAggregatedJobStages * kAggregatedJobTp},
                    {"planner", {{"num_microbatches", 12}, {"p2p_power_w", 83.64}}}});
   EXPECT_EQ(job.status, 200) << job.text;
   std::string id = job.body.get<std::string>();
-  for (int s = 0; s < kStages; ++s) {
-    for (int t = 0; t < kTp; ++t) {
-      auto r = Post(
-          c, "/register_rank/" + id,
-          {{"rank", s * kTp + t}, {"dp_rank", 0}, {"pp_rank", s}, {"tp_rank", t}, {"available_frequencies", freqs}});
+  for (int s = 0; s < kAggregatedJobStages; ++s) {
+    for (int t = 0; t < kAggregatedJobTp; ++t) {
+      auto r = Post(c, "/register_rank/" + id,
+                    {{"rank", s * kAggregatedJobTp + t},
+                     {"dp_rank", 0},
+                     {"pp_rank", s},
+                     {"tp_rank", t},
+                     {"available_frequencies", freqs}});
       EXPECT_EQ(r.status, 200) << r.text;
     }
   }
@@ -48,9 +51,9 @@ std::string RegisterJob(httplib::Client& c, const std::vector<int>& freqs) {
 HttpReply UploadRankProfiles(httplib::Client& c, const std::string& id, const Profile& profile,
                              const std::set<int>& skip_tp_ranks) {
   HttpReply last;
-  for (int s = 0; s < kStages; ++s) {
-    for (int t = 0; t < kTp; ++t) {
-      json body = {{"rank", s * kTp + t}, {"dp_rank", 0}, {"pp_rank", s}, {"tp_rank", t}};
+  for (int s = 0; s < kAggregatedJobStages; ++s) {
+    for (int t = 0; t < kAggregatedJobTp; ++t) {
+      json body = {{"rank", s * kAggregatedJobTp + t}, {"dp_rank", 0}, {"pp_rank", s}, {"tp_rank", t}};
       for (InstructionKind kind : {InstructionKind::kForward, InstructionKind::kBackward}) {
         json times = json::object(), energies = json::object();
         for (const Measurement& m : profile.measurements(s, kind)) {
@@ -75,7 +78,7 @@ json Plans(httplib::Client& c, const std::string& id) {
   out["points"] = Get(c, "/v1/jobs/" + id + "/frontier/points?offset=0&limit=10000").body["points"];
   for (const char* point : {"fastest", "min_energy"}) {
     EXPECT_EQ(Put(c, "/v1/jobs/" + id + "/plan", {{"point", point}}).status, 200);
-    for (int r = 0; r < kStages * kTp; ++r) {
+    for (int r = 0; r < kAggregatedJobStages * kAggregatedJobTp; ++r) {
       auto preview = Get(c, "/v1/jobs/" + id + "/schedule?rank=" + std::to_string(r));
       EXPECT_EQ(preview.status, 200) << preview.text;
       out[point].push_back({preview.body["plan_index"], preview.body["frequencies"]});
@@ -90,7 +93,7 @@ const char kWarning[] =
 
 TEST(ServerRankAggregation, ATpRankLackingAFrequencyPlansLikeTheRankProfilesWithoutItAndIsReported) {
   WATTCUT_REQUIRE_SHARED_FILE(path, "perseus-sosp24/stage_profile/gpt3-175b+a100_sxm_bf16.csv");
-  Result<Profile> profile = ReadProfileCsv(path, kStages);
+  Result<Profile> profile = ReadProfileCsv(path, kAggregatedJobStages);
   ASSERT_TRUE(profile.ok()) << profile.error().message;
   std::vector<int> freqs;
   for (const Measurement& m : profile->measurements(0, InstructionKind::kForward)) freqs.push_back(m.freq_mhz);

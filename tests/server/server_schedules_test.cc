@@ -16,16 +16,20 @@ namespace {
 
 using nlohmann::json;
 
-constexpr int kStages = 2;
+// The stages of the jobs whose schedules these tests check.
+constexpr int kScheduledJobStages = 2;
 
 // Registers a pp_degree x 1 x 1 job with these planner settings and its ranks.
 std::string RegisterJobAndRanks(httplib::Client& c, const json& planner) {
-  auto job =
-      Post(c, "/register_job",
-           {{"pp_degree", kStages}, {"dp_degree", 1}, {"tp_degree", 1}, {"world_size", kStages}, {"planner", planner}});
+  auto job = Post(c, "/register_job",
+                  {{"pp_degree", kScheduledJobStages},
+                   {"dp_degree", 1},
+                   {"tp_degree", 1},
+                   {"world_size", kScheduledJobStages},
+                   {"planner", planner}});
   EXPECT_EQ(job.status, 200) << job.text;
   std::string id = job.body.is_string() ? job.body.get<std::string>() : "";
-  for (int p = 0; p < kStages; ++p) {
+  for (int p = 0; p < kScheduledJobStages; ++p) {
     auto r = Post(
         c, "/register_rank/" + id,
         {{"rank", p}, {"dp_rank", 0}, {"pp_rank", p}, {"tp_rank", 0}, {"available_frequencies", TestFrequencies()}});
@@ -37,7 +41,7 @@ std::string RegisterJobAndRanks(httplib::Client& c, const json& planner) {
 // Each rank's next schedule, asked without waiting for a round, is its stage of `expected`'s
 // fastest plan.
 void ExpectRanksServedTheFastestPlan(httplib::Client& c, const std::string& id, const Frontier& expected) {
-  for (int rank = 0; rank < kStages; ++rank) {
+  for (int rank = 0; rank < kScheduledJobStages; ++rank) {
     auto reply = Get(c, "/v1/jobs/" + id + "/schedule?rank=" + std::to_string(rank));
     ASSERT_EQ(reply.status, 200) << reply.text;
     EXPECT_EQ(reply.body["frequencies"].dump(), StageScheduleJson(expected, expected.fastest_index(), rank))
@@ -48,11 +52,11 @@ void ExpectRanksServedTheFastestPlan(httplib::Client& c, const std::string& id, 
 // Uploads the test profile, waits for the frontier, and checks each rank's first schedule
 // against the frontier the planner computes for `options` from the per-device profile.
 void ExpectFastestSchedules(httplib::Client& c, const std::string& id, const PlannerOptions& options) {
-  auto upload = Put(c, "/v1/jobs/" + id + "/profile", {{"csv", TestProfileCsv(kStages)}});
+  auto upload = Put(c, "/v1/jobs/" + id + "/profile", {{"csv", TestProfileCsv(kScheduledJobStages)}});
   ASSERT_EQ(upload.status, 202) << upload.text;
   json status = WaitForFrontier(c, id);
   ASSERT_EQ(status["state"], "ready") << status.dump();
-  Result<Profile> profile = ParseProfileCsv(TestProfileCsv(kStages), "test profile", kStages);
+  Result<Profile> profile = ParseProfileCsv(TestProfileCsv(kScheduledJobStages), "test profile", kScheduledJobStages);
   ASSERT_TRUE(profile.ok()) << profile.error().message;
   Result<Frontier> expected = ComputeFrontierFromDeviceProfile(*profile, options);
   ASSERT_TRUE(expected.ok()) << expected.error().message;
@@ -90,10 +94,10 @@ TEST(ServerSchedules, ZeroBubbleRanksMeasuredSplitIsPlannedAsMeasured) {
   options.schedule = PipelineScheduleKind::kZeroBubbleH1;
   std::string id =
       RegisterJobAndRanks(*c, {{"num_microbatches", 4}, {"p2p_power_w", options.p2p_power_w}, {"schedule", "zb-h1"}});
-  Result<Profile> whole = ParseProfileCsv(TestProfileCsv(kStages), "test profile", kStages);
+  Result<Profile> whole = ParseProfileCsv(TestProfileCsv(kScheduledJobStages), "test profile", kScheduledJobStages);
   ASSERT_TRUE(whole.ok()) << whole.error().message;
   Profile split = *whole;
-  for (int s = 0; s < kStages; ++s) {
+  for (int s = 0; s < kScheduledJobStages; ++s) {
     json body = {{"rank", s}, {"dp_rank", 0}, {"pp_rank", s}, {"tp_rank", 0}};
     for (const Measurement& m : whole->measurements(s, InstructionKind::kForward)) {
       body["forward_time"][std::to_string(m.freq_mhz)] = m.time_s;
@@ -153,10 +157,10 @@ TEST(ServerSchedules, SettingsTheScheduleCannotRunAreRefused) {
   auto c = server.Client();
   auto not_multiple =
       Post(*c, "/register_job",
-           {{"pp_degree", kStages},
+           {{"pp_degree", kScheduledJobStages},
             {"dp_degree", 1},
             {"tp_degree", 1},
-            {"world_size", kStages},
+            {"world_size", kScheduledJobStages},
             {"planner", {{"num_microbatches", 3}, {"schedule", "interleaved"}, {"virtual_stages", 2}}}});
   EXPECT_EQ(not_multiple.status, 422) << not_multiple.text;
   EXPECT_NE(not_multiple.text.find("the interleaved schedule needs the microbatches (3) to be a multiple of the "
@@ -164,20 +168,20 @@ TEST(ServerSchedules, SettingsTheScheduleCannotRunAreRefused) {
             std::string::npos)
       << not_multiple.text;
   auto unknown = Post(*c, "/register_job",
-                      {{"pp_degree", kStages},
+                      {{"pp_degree", kScheduledJobStages},
                        {"dp_degree", 1},
                        {"tp_degree", 1},
-                       {"world_size", kStages},
+                       {"world_size", kScheduledJobStages},
                        {"planner", {{"schedule", "zigzag"}}}});
   EXPECT_EQ(unknown.status, 422) << unknown.text;
   EXPECT_NE(unknown.text.find("expected \\\"1f1b\\\", \\\"gpipe\\\", \\\"interleaved\\\" or \\\"zb-h1\\\""),
             std::string::npos)
       << unknown.text;
   auto stray = Post(*c, "/register_job",
-                    {{"pp_degree", kStages},
+                    {{"pp_degree", kScheduledJobStages},
                      {"dp_degree", 1},
                      {"tp_degree", 1},
-                     {"world_size", kStages},
+                     {"world_size", kScheduledJobStages},
                      {"planner", {{"num_microbatches", 4}, {"virtual_stages", 2}}}});
   EXPECT_EQ(stray.status, 422) << stray.text;
   EXPECT_NE(stray.text.find("virtual stages (2) need the interleaved schedule, not 1f1b"), std::string::npos)

@@ -19,7 +19,8 @@ namespace {
 
 using nlohmann::json;
 
-constexpr int kPp = 2, kDp = 2, kMicrobatches = 4;
+// The job the page shows: pp 2 x dp 2, 4 microbatches.
+constexpr int kShownJobPp = 2, kShownJobDp = 2, kShownJobMicrobatches = 4;
 const char* const kName = "bert<large> & \"friends\"";
 
 // The page's "saved" figure in joules.
@@ -40,14 +41,14 @@ TEST(ServerStatusPage, FollowsAJobFromRegistrationToTheEnergyItsPlanSaved) {
   EXPECT_EQ(empty->get_header_value("Content-Type"), "text/html; charset=utf-8");
   EXPECT_NE(empty->body.find("No jobs are registered."), std::string::npos);
 
-  const PlannerOptions options = TestPlannerOptions(kMicrobatches);
+  const PlannerOptions options = TestPlannerOptions(kShownJobMicrobatches);
   auto job = Post(*c, "/register_job",
-                  {{"pp_degree", kPp},
-                   {"dp_degree", kDp},
+                  {{"pp_degree", kShownJobPp},
+                   {"dp_degree", kShownJobDp},
                    {"tp_degree", 1},
-                   {"world_size", kPp * kDp},
+                   {"world_size", kShownJobPp * kShownJobDp},
                    {"job_metadata", kName},
-                   {"planner", {{"num_microbatches", kMicrobatches}, {"p2p_power_w", options.p2p_power_w}}}});
+                   {"planner", {{"num_microbatches", kShownJobMicrobatches}, {"p2p_power_w", options.p2p_power_w}}}});
   ASSERT_EQ(job.status, 200) << job.text;
   const std::string id = job.body.get<std::string>();
   std::string page = c->Get("/")->body;
@@ -55,18 +56,18 @@ TEST(ServerStatusPage, FollowsAJobFromRegistrationToTheEnergyItsPlanSaved) {
   EXPECT_EQ(page.find(kName), std::string::npos);
   EXPECT_NE(page.find("registering ranks (0 of 4)"), std::string::npos);
 
-  for (int r = 0; r < kPp * kDp; ++r) {
+  for (int r = 0; r < kShownJobPp * kShownJobDp; ++r) {
     auto reply = Post(*c, "/register_rank/" + id,
                       {{"rank", r},
-                       {"dp_rank", r / kPp},
-                       {"pp_rank", r % kPp},
+                       {"dp_rank", r / kShownJobPp},
+                       {"pp_rank", r % kShownJobPp},
                        {"tp_rank", 0},
                        {"available_frequencies", TestFrequencies()}});
     ASSERT_EQ(reply.status, 200) << reply.text;
   }
   EXPECT_NE(c->Get("/")->body.find("waiting for a profile"), std::string::npos);
 
-  const std::string csv = TestProfileCsv(kPp);
+  const std::string csv = TestProfileCsv(kShownJobPp);
   ASSERT_EQ(Put(*c, "/v1/jobs/" + id + "/profile", {{"csv", csv}}).status, 202);
   ASSERT_EQ(WaitForFrontier(*c, id)["state"], "ready");
   page = c->Get("/")->body;
@@ -77,7 +78,7 @@ TEST(ServerStatusPage, FollowsAJobFromRegistrationToTheEnergyItsPlanSaved) {
   // Every rank reports step 0, then step 10. The plan was deployed (version 1) from step 1,
   // so step 0 ran AllMax and steps 1..9 the fastest plan, on both pipelines.
   for (int step : {0, 10}) {
-    for (int r = 0; r < kPp * kDp; ++r) {
+    for (int r = 0; r < kShownJobPp * kShownJobDp; ++r) {
       auto d = Get(*c, "/v1/jobs/" + id + "/deployment?rank=" + std::to_string(r) + "&step=" + std::to_string(step));
       ASSERT_EQ(d.status, 200) << d.text;
       ASSERT_EQ(d.body["apply_from_step"], 1) << d.text;
@@ -85,16 +86,16 @@ TEST(ServerStatusPage, FollowsAJobFromRegistrationToTheEnergyItsPlanSaved) {
   }
   page = c->Get("/")->body;
   EXPECT_NE(page.find("over 10 steps reported since the server started (9 of them under a plan)"), std::string::npos);
-  auto profile = ParseProfileCsv(csv, "test", kPp);
+  auto profile = ParseProfileCsv(csv, "test", kShownJobPp);
   ASSERT_TRUE(profile.ok());
-  const Frontier frontier = TestFrontier(kPp, kMicrobatches);
+  const Frontier frontier = TestFrontier(kShownJobPp, kShownJobMicrobatches);
   // AllMax as `wattcut frontier` prints it: every computation at its highest clock, blocking until T_min.
   const double all_max_s = frontier.points()[frontier.fastest_index()].time_s;
   EXPECT_NE(page.find("<th>AllMax</th><td>" + FixedDecimals(all_max_s, all_max_s < 1 ? 4 : 3) + " s, "),
             std::string::npos)
       << page;
   const double all_max_j = AllMaxEnergy(*profile, frontier.setup().schedule, all_max_s, options.p2p_power_w);
-  const double expected_j = 9 * kDp * (all_max_j - frontier.points().back().energy_j);
+  const double expected_j = 9 * kShownJobDp * (all_max_j - frontier.points().back().energy_j);
   ASSERT_GT(expected_j, 0);
   EXPECT_NEAR(SavedJoules(page), expected_j, expected_j * 1e-3) << page;
 }
