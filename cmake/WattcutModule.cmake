@@ -1,4 +1,4 @@
-option(WATTCUT_UNITY_BUILD "Compile each module's sources in batches (unity build)" OFF)
+option(WATTCUT_UNITY_BUILD "Compile each target's sources in batches (unity build; docs/building.md)" ON)
 set(WATTCUT_UNITY_BUILD_BATCH_SIZE 8 CACHE STRING "Sources per unity batch")
 
 # wattcut_unity_build(TARGET): TARGET's sources compiled in batches of WATTCUT_UNITY_BUILD_BATCH_SIZE,
