@@ -79,7 +79,6 @@ class GpuOwner {
   // `on_device_error` is told NVML's error name (NvmlErrorName) of each change NVML refused.
   GpuOwner(GpuDescription description, std::function<void(const std::string&)> on_device_error);
 
-  const GpuDescription& description() const { return description_; }
   int index() const { return description_.index; }
   // What is held, without the lease (the node agent's).
   const GpuControl& control() const { return control_; }

@@ -1,7 +1,6 @@
 #include "wattcut/agent/node_agent.h"
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <filesystem>
 #include <iostream>
