@@ -38,11 +38,14 @@ chmod 600 "$dir/agent.tokens" "$dir/row.token"
 echo "# name agent priority" > "$dir/row.txt"
 urls=()
 for (( i = 0; i < servers; ++i )); do
+  # The log exists before the agent starts: the background job opens it in its own process, which
+  # may not have run yet when the loop below first reads it.
+  : > "$dir/agent$i.log"
   "$wattcut" agent --socket "" --listen 127.0.0.1:0 --token-file "$dir/agent.tokens" --backend simulated --gpus 8 \
       --non-gpu-power "1700+0.15*gpu" > "$dir/agent$i.log" 2>&1 &
   pids+=($!)
   url=""
-  for (( tries = 0; tries < 100 && ${#url} == 0; ++tries )); do
+  for (( tries = 0; tries < 300 && ${#url} == 0; ++tries )); do
     url=$(grep -o 'http://127\.0\.0\.1:[0-9]*' "$dir/agent$i.log" | head -1 || true)
     [[ -n $url ]] || sleep 0.1
   done
