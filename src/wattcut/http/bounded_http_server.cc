@@ -51,6 +51,8 @@ class DeadlineStream final : public httplib::Stream {
   }
   void Disarm() { armed_ = false; }
   bool timed_out() const { return timed_out_; }
+  // The request's answer is deferred (deferred_response.h): what httplib writes now is dropped.
+  void DiscardWrites() { discard_writes_ = true; }
 
   // What was read from the socket and not taken by the request: the next (pipelined) one's start.
   std::string TakeUnread() {
@@ -107,6 +109,7 @@ class DeadlineStream final : public httplib::Stream {
   }
 
   ssize_t write(const char* ptr, size_t size) override {
+    if (discard_writes_) return static_cast<ssize_t>(size);
     if (!is_writable()) return -1;
     for (;;) {
       ssize_t sent = ::send(sock_, ptr, size, MSG_NOSIGNAL);
@@ -167,6 +170,7 @@ class DeadlineStream final : public httplib::Stream {
   bool armed_ = false;
   Clock::time_point deadline_;
   mutable bool timed_out_ = false;
+  bool discard_writes_ = false;
   char buffer_[4096];
   size_t offset_ = 0;
   size_t filled_ = 0;
@@ -174,12 +178,15 @@ class DeadlineStream final : public httplib::Stream {
 
 // What a handler on this thread may ask of the connection it serves.
 struct ConnectionState {
-  const DeadlineStream* stream = nullptr;
+  DeadlineStream* stream = nullptr;
   bool close_after_response = false;
+  // The request's answer comes later (Defer), and what tells the server's observer it went out.
+  std::shared_ptr<DeferredResponse> deferred;
   bool keep_open_while_idle = false;  // for the rest of the connection's life
   ConnectionInfo info;
 };
 thread_local ConnectionState* t_connection = nullptr;
+thread_local BoundedHttpServer* t_server = nullptr;
 
 milliseconds ToMilliseconds(time_t sec, time_t usec) {
   return milliseconds(static_cast<int64_t>(sec) * 1000 + static_cast<int64_t>(usec) / 1000);
@@ -344,7 +351,9 @@ void BoundedHttpServer::Serve(std::unique_ptr<ConnectionReactor::Connection> con
   connection->buffered.clear();
   state.stream = &stream;
   state.close_after_response = false;
+  state.deferred = nullptr;
   t_connection = &state;
+  t_server = this;
   stream.Arm(connection->request_began + limits_.request_timeout);
   if (observer_.on_request_begin) observer_.on_request_begin();
   const bool last = ++connection->requests >= keep_alive_max_count_;
@@ -355,7 +364,18 @@ void BoundedHttpServer::Serve(std::unique_ptr<ConnectionReactor::Connection> con
   if (timed_out && observer_.on_cut) observer_.on_cut(ConnectionCut::kRequestTimeout);
   const bool cut = timed_out || state.close_after_response;
   t_connection = nullptr;
+  t_server = nullptr;
   state.stream = nullptr;
+  if (state.deferred != nullptr && ok) {
+    // The connection waits in the reactor for its answer (no longer this worker).
+    connection->awaiting = std::move(state.deferred);
+    connection->close_after_response = connection_closed || cut || last || stopping();
+    connection->buffered = stream.TakeUnread();
+    connection->keep_open_while_idle = state.keep_open_while_idle;
+    reactor_.Add(std::move(connection));
+    return;
+  }
+  state.deferred = nullptr;
   connection->in_request = false;
   if (ok && !connection_closed && !cut && !last && !stopping()) {
     connection->buffered = stream.TakeUnread();
@@ -366,6 +386,21 @@ void BoundedHttpServer::Serve(std::unique_ptr<ConnectionReactor::Connection> con
   Closed(*connection);
   CloseSocket(connection->fd, /*drain=*/cut);
 }
+
+std::shared_ptr<DeferredResponse> BoundedHttpServer::Defer(const httplib::Request& req, DeferredResponse::Ends ends) {
+  if (t_connection == nullptr || t_server == nullptr) return nullptr;
+  if (t_connection->deferred == nullptr) {
+    std::function<void(int)> on_sent;
+    if (t_server->observer_.on_defer) on_sent = t_server->observer_.on_defer();
+    t_connection->deferred =
+        std::make_shared<DeferredResponse>(t_server->reactor_.mailbox(), t_connection->stream->socket(),
+                                           req.method == "HEAD", std::move(ends), std::move(on_sent));
+    t_connection->stream->DiscardWrites();
+  }
+  return t_connection->deferred;
+}
+
+bool BoundedHttpServer::Deferred() { return t_connection != nullptr && t_connection->deferred != nullptr; }
 
 bool BoundedHttpServer::PeerClosed() {
   if (t_connection == nullptr || t_connection->stream == nullptr) return false;
@@ -511,6 +546,7 @@ bool BoundedHttpServer::listen_after_bind() {
     if (observer_.on_cut) observer_.on_cut(ConnectionCut::kRequestTimeout);
   };
   callbacks.on_close = [this](ConnectionReactor::Connection& connection) { Closed(connection); };
+  callbacks.run = [this](std::function<void()> task) { workers_->enqueue(std::move(task)); };
   if (!reactor_.Start(options, std::move(callbacks)).ok()) return false;
   // httplib 0.11 listens with a backlog of 5: connections beyond it wait for SYN retransmits
   // (512 loopback connects took 11 s, against 0.03 s at SOMAXCONN), as a 1,024-rank job's would.

@@ -5,7 +5,9 @@
 // server, and one that trickles a header line a second holds a thread as long as it likes. Here
 // a connection waits for its request on one epoll thread (connection_reactor.h: an idle or slow
 // connection costs a descriptor, not a thread), and a worker serves the request once it has
-// arrived (httplib's request parsing, routing and handlers, on its own socket stream). Why not a
+// arrived (httplib's request parsing, routing and handlers, on its own socket stream); a handler
+// that answers later (a long poll) defers its response (Defer, deferred_response.h) and frees its
+// worker at once: the connection waits in the reactor for the answer. Why not a
 // library: Debian 12's libmicrohttpd or Boost.Beast would replace the routing, the handlers'
 // httplib::Request and Response and every route of both services; the reactor keeps all of
 // that and adds only the waiting (docs/limits.md, Connections, has the measurements).
@@ -72,6 +74,9 @@ class BoundedHttpServer : public httplib::Server {
     std::function<void()> on_request_begin;  // a request's first byte arrived
     std::function<void(ConnectionCut)> on_cut;
     std::function<void(const ConnectionInfo&)> on_connection_closed;  // after the socket is closed
+    // A handler deferred its answer (Defer, on its thread): what to call with the status when the
+    // answer goes out (httplib's logger is not called for a deferred request: Deferred()).
+    std::function<std::function<void(int status)>()> on_defer;
   };
 
   BoundedHttpServer(ConnectionLimits limits, Observer observer);
@@ -123,6 +128,13 @@ class BoundedHttpServer : public httplib::Server {
   // close, its request deadlines and the server's stop still end it. For a connection that holds
   // something only the client's going away may end (the agent's zeusd clients' leases).
   static void KeepOpenWhileIdle();
+  // Within a handler: answer this request later, through the returned handle (deferred_response.h:
+  // a long poll then holds its descriptor and the handle, not this worker). What the handler puts
+  // in its httplib::Response is dropped. A second call returns the same handle; nullptr outside a
+  // handler.
+  static std::shared_ptr<DeferredResponse> Defer(const httplib::Request& req, DeferredResponse::Ends ends);
+  // Within a handler or the logger: the current request's answer was deferred.
+  static bool Deferred();
   // Within a handler, the error handler or the logger: the current request missed its
   // deadline.
   static bool RequestTimedOut();

@@ -34,9 +34,25 @@ struct ConnectionReactor::Held {
   Clock::time_point idle_since;
   bool lingering = false;  // answered and shut down: reading and dropping until linger_until
   Clock::time_point linger_until;
+  // A deferred response being written: its bytes, how many are out, since when.
+  bool writing = false;
+  std::string output;
+  size_t written = 0;
+  Clock::time_point writing_since;
+  // Waiting for its deferred response to be sent (watched only for the client going away).
+  bool parked() const { return connection->awaiting != nullptr && !writing; }
 };
 
-ConnectionReactor::ConnectionReactor() = default;
+bool ReactorMailbox::Post(std::shared_ptr<DeferredResponse> response) {
+  std::lock_guard lock(mu);
+  if (closed) return false;
+  responses.push_back(std::move(response));
+  const uint64_t one = 1;
+  [[maybe_unused]] ssize_t n = ::write(wake_fd, &one, sizeof(one));
+  return true;
+}
+
+ConnectionReactor::ConnectionReactor() : mailbox_(std::make_shared<ReactorMailbox>()) {}
 ConnectionReactor::~ConnectionReactor() { Stop(); }
 
 Status ConnectionReactor::Start(Options options, Callbacks callbacks) {
@@ -50,6 +66,10 @@ Status ConnectionReactor::Start(Options options, Callbacks callbacks) {
   event.events = EPOLLIN;
   event.data.fd = wake_fd_;
   ::epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, wake_fd_, &event);
+  {
+    std::lock_guard lock(mailbox_->mu);
+    mailbox_->wake_fd = wake_fd_;
+  }
   try {
     thread_ = std::thread([this] { Run(); });
   } catch (const std::system_error& e) {
@@ -71,6 +91,11 @@ void ConnectionReactor::Add(std::unique_ptr<Connection> connection) {
 }
 
 void ConnectionReactor::Stop() {
+  {
+    // Nothing is posted after this: the reactor's last round writes what was.
+    std::lock_guard lock(mailbox_->mu);
+    mailbox_->closed = true;
+  }
   {
     std::lock_guard lock(mu_);
     if (stopped_) return;
@@ -95,47 +120,53 @@ void ConnectionReactor::Run() {
   Clock::time_point next_scan = Clock::now() + kTimerScan;
   for (;;) {
     std::vector<std::unique_ptr<Connection>> added;
+    std::vector<std::shared_ptr<DeferredResponse>> responses;
     bool stopping = false;
     {
       std::lock_guard lock(mu_);
       added.swap(incoming_);
       stopping = stopped_;
     }
+    for (auto& connection : added) Take(std::move(connection));
+    {
+      std::lock_guard lock(mailbox_->mu);
+      responses.swap(mailbox_->responses);
+    }
+    for (const auto& response : responses) {
+      auto it = held.find(response->fd());
+      if (it != held.end() && it->second->connection->awaiting == response) Respond(*it->second);
+    }
     if (stopping) {
-      for (auto& connection : added) Discard(*connection);
+      // The responses sent before the stop went out above as far as their sockets took them.
       while (!held.empty()) Close(*held.begin()->second);
       break;
-    }
-    for (auto& connection : added) {
-      const int fd = connection->fd;
-      auto entry = std::make_unique<Held>();
-      entry->connection = std::move(connection);
-      entry->idle_since = Clock::now();
-      Held& h = *entry;
-      held[fd] = std::move(entry);
-      epoll_event event{};
-      event.events = EPOLLIN | EPOLLRDHUP;
-      event.data.fd = fd;
-      ::epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, fd, &event);
-      if (h.connection->refusal_status != 0) {
-        Answer(h, h.connection->refusal_status, h.connection->refusal);
-        continue;
-      }
-      // A pipelined request may already be all there.
-      if (!h.connection->buffered.empty()) Readable(h);
     }
     const auto wait = std::chrono::duration_cast<milliseconds>(next_scan - Clock::now());
     const int ready = ::epoll_wait(epoll_fd_, events.data(), static_cast<int>(events.size()),
                                    static_cast<int>(std::max<int64_t>(0, wait.count()) + 1));
     for (int i = 0; i < std::max(ready, 0); ++i) {
-      const int fd = events[static_cast<size_t>(i)].data.fd;
+      const epoll_event& event = events[static_cast<size_t>(i)];
+      const int fd = event.data.fd;
       if (fd == wake_fd_) {
         uint64_t drained = 0;
         [[maybe_unused]] ssize_t n = ::read(wake_fd_, &drained, sizeof(drained));
         continue;
       }
       auto it = held.find(fd);
-      if (it != held.end()) Readable(*it->second);
+      if (it == held.end()) continue;
+      Held& h = *it->second;
+      const bool hung_up = (event.events & (EPOLLRDHUP | EPOLLHUP | EPOLLERR)) != 0;
+      if (h.parked()) {
+        if (hung_up) Gone(h);
+      } else if (h.writing) {
+        if (hung_up) {
+          Close(h);
+        } else if ((event.events & EPOLLOUT) != 0) {
+          WriteOut(h);
+        }
+      } else {
+        Readable(h);
+      }
     }
     const Clock::time_point now = Clock::now();
     if (now < next_scan) continue;
@@ -143,15 +174,17 @@ void ConnectionReactor::Run() {
     std::vector<Held*> expired;
     for (auto& [fd, h] : held) {
       const Connection& c = *h->connection;
-      if (h->lingering
-              ? now >= h->linger_until
+      if (h->parked()) continue;  // its owner's to end (its answer, its client's going)
+      if (h->lingering ? now >= h->linger_until
+          : h->writing
+              ? now - h->writing_since >= options_.request_timeout
               : (c.in_request ? now - c.request_began >= options_.request_timeout
                               : !c.keep_open_while_idle && now - h->idle_since >= options_.keep_alive_timeout)) {
         expired.push_back(h.get());
       }
     }
     for (Held* h : expired) {
-      if (h->lingering || !h->connection->in_request) {
+      if (h->lingering || h->writing || !h->connection->in_request) {
         Close(*h);
       } else {
         if (callbacks_.on_timeout) callbacks_.on_timeout();
@@ -159,6 +192,92 @@ void ConnectionReactor::Run() {
       }
     }
   }
+}
+
+void ConnectionReactor::Take(std::unique_ptr<Connection> connection) {
+  const int fd = connection->fd;
+  auto entry = std::make_unique<Held>();
+  entry->connection = std::move(connection);
+  entry->idle_since = Clock::now();
+  Held& h = *entry;
+  held_[fd] = std::move(entry);
+  epoll_event event{};
+  event.events = h.parked() ? EPOLLRDHUP : EPOLLIN | EPOLLRDHUP;
+  event.data.fd = fd;
+  ::epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, fd, &event);
+  if (h.connection->refusal_status != 0) {
+    Answer(h, h.connection->refusal_status, h.connection->refusal);
+    return;
+  }
+  // Its answer may have been sent before it got here.
+  if (h.parked()) return Respond(h);
+  // A pipelined request may already be all there.
+  if (!h.connection->buffered.empty()) Readable(h);
+}
+
+void ConnectionReactor::Watch(Held& held, uint32_t events) {
+  epoll_event event{};
+  event.events = events;
+  event.data.fd = held.connection->fd;
+  ::epoll_ctl(epoll_fd_, EPOLL_CTL_MOD, held.connection->fd, &event);
+}
+
+void ConnectionReactor::Respond(Held& held) {
+  Connection& c = *held.connection;
+  auto out = c.awaiting->Take(c.close_after_response);
+  if (!out) return;  // not sent yet
+  held.writing = true;
+  held.output = std::move(out->bytes);
+  held.written = 0;
+  held.writing_since = Clock::now();
+  WriteOut(held);
+}
+
+void ConnectionReactor::WriteOut(Held& held) {
+  Connection& c = *held.connection;
+  while (held.written < held.output.size()) {
+    const ssize_t sent =
+        ::send(c.fd, held.output.data() + held.written, held.output.size() - held.written, MSG_DONTWAIT | MSG_NOSIGNAL);
+    if (sent > 0) {
+      held.written += static_cast<size_t>(sent);
+      continue;
+    }
+    if (sent < 0 && errno == EINTR) continue;
+    if (sent < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+      Watch(held, EPOLLOUT | EPOLLRDHUP);  // the rest when the client has read some
+      return;
+    }
+    Close(held);  // the client is gone
+    return;
+  }
+  Responded(held);
+}
+
+void ConnectionReactor::Responded(Held& held) {
+  Connection& c = *held.connection;
+  held.writing = false;
+  std::string().swap(held.output);
+  held.written = 0;
+  c.awaiting.reset();
+  c.in_request = false;
+  if (c.close_after_response) {
+    ::shutdown(c.fd, SHUT_WR);
+    c.buffered.clear();
+    held.lingering = true;
+    held.linger_until = Clock::now() + kLinger;
+    Watch(held, EPOLLIN | EPOLLRDHUP);
+    return;
+  }
+  held.idle_since = Clock::now();
+  Watch(held, EPOLLIN | EPOLLRDHUP);
+  // A pipelined request that came with the deferred one.
+  if (!c.buffered.empty()) Readable(held);
+}
+
+void ConnectionReactor::Gone(Held& held) {
+  std::function<void()> on_gone = held.connection->awaiting->MarkGone();
+  if (on_gone && callbacks_.run) callbacks_.run(std::move(on_gone));
+  Close(held);
 }
 
 void ConnectionReactor::Readable(Held& held) {

@@ -5,11 +5,17 @@
 // here: it costs its descriptor and the bytes it has sent, whatever it does. Once its request
 // has arrived (or its headers have, for a body the worker reads itself) the connection goes to
 // `serve` on the caller's worker pool, out of the epoll set; the worker gives it back with
-// Resume (keep-alive) or closes it. The reactor closes on its own:
+// Add (keep-alive) or closes it. A request whose handler answers later (a long poll,
+// deferred_response.h) comes back with its DeferredResponse: it waits here, watched only for its
+// client going away, until the response is sent; the reactor then writes it without blocking
+// (waiting for the socket to drain when the client reads slowly) and takes the connection back
+// for its next request. The reactor closes on its own:
 //  * a connection idle for `keep_alive_timeout` (nothing said), unless keep_open_while_idle;
 //  * a request not all there within `request_timeout` of its first byte (408, `on_timeout`);
 //  * a request that is framed wrongly (request_framing.h's 400 or 431);
-//  * the peer's end of the connection, and every connection it holds when it stops.
+//  * a response its client has not read within `request_timeout` of its first byte written;
+//  * the peer's end of the connection (a deferred request's `on_gone` runs, through `run`), and
+//    every connection it holds when it stops.
 // Its answers (408, 400, 431) are written without waiting: a few hundred bytes into an empty
 // socket buffer. A connection it closes after an answer lingers for up to 200 ms, reading and
 // dropping what the client still sends, so that the close does not reset the answer away.
@@ -17,6 +23,7 @@
 
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <map>
 #include <memory>
@@ -26,6 +33,7 @@
 #include <vector>
 
 #include "wattcut/base/result.h"
+#include "wattcut/http/deferred_response.h"
 
 namespace wattcut::http {
 
@@ -53,6 +61,10 @@ class ConnectionReactor {
     // Not closed for being idle: its user holds something on it that only the client's close ends
     // (BoundedHttpServer::KeepOpenWhileIdle).
     bool keep_open_while_idle = false;
+    // Set before Add: its request's answer comes later (deferred_response.h); the connection waits
+    // for it, and is closed after it when close_after_response.
+    std::shared_ptr<DeferredResponse> awaiting;
+    bool close_after_response = false;
     std::unique_ptr<Payload> payload;
   };
 
@@ -69,6 +81,8 @@ class ConnectionReactor {
     std::function<void()> on_timeout;
     // The reactor is closing the connection (before its descriptor is closed).
     std::function<void(Connection&)> on_close;
+    // Runs `task` on a worker (a deferred request's on_gone: it may take its owner's locks).
+    std::function<void(std::function<void()> task)> run;
   };
 
   ConnectionReactor();
@@ -77,8 +91,11 @@ class ConnectionReactor {
   ConnectionReactor& operator=(const ConnectionReactor&) = delete;
 
   Status Start(Options options, Callbacks callbacks);
-  // A new connection, or one whose request was served (kept alive); after Stop it is closed.
+  // A new connection, one whose request was served (kept alive), or one whose request waits for
+  // its deferred response (`awaiting`); after Stop it is closed.
   void Add(std::unique_ptr<Connection> connection);
+  // Where the DeferredResponses of the connections it holds post their responses.
+  const std::shared_ptr<ReactorMailbox>& mailbox() const { return mailbox_; }
   // Closes every connection it holds and ends its thread. Connections being served are not its
   // own: their workers close them (Add after Stop closes).
   void Stop();
@@ -86,8 +103,17 @@ class ConnectionReactor {
  private:
   struct Held;
   void Run();
+  void Take(std::unique_ptr<Connection> connection);  // into held_ (the reactor's thread)
   void Readable(Held& held);
   void Hand(Held& held);  // to `serve`
+  // A deferred request: its response, once sent, is written (Respond), in as many pieces as the
+  // socket takes (WriteOut); then the connection waits for its next request or is closed
+  // (Responded). Its client gone first: Gone.
+  void Respond(Held& held);
+  void WriteOut(Held& held);
+  void Responded(Held& held);
+  void Gone(Held& held);
+  void Watch(Held& held, uint32_t events);
   void Answer(Held& held, int status, const std::string& error);
   void Close(Held& held);
   // Closes a connection the reactor does not hold (handed to it after Stop, or when it stops).
@@ -104,6 +130,19 @@ class ConnectionReactor {
   mutable std::mutex mu_;  // guards what Add hands over and `stopped_`
   std::vector<std::unique_ptr<Connection>> incoming_;
   bool stopped_ = false;
+  std::shared_ptr<ReactorMailbox> mailbox_;
+};
+
+// The deferred responses sent and not yet written: shared by the reactor and the
+// DeferredResponses, which may outlive it (an owner answering after the server stopped).
+struct ReactorMailbox {
+  // Queues `response` and wakes the reactor; false once the reactor has stopped.
+  bool Post(std::shared_ptr<DeferredResponse> response);
+
+  std::mutex mu;
+  std::vector<std::shared_ptr<DeferredResponse>> responses;
+  bool closed = false;
+  int wake_fd = -1;
 };
 
 }  // namespace wattcut::http

@@ -20,6 +20,10 @@ int HttpStatusFor(ErrorCode code);
 // route, its 400 for a request line it cannot read, a 408): "no such endpoint", "bad request".
 const char* HttpStatusText(int status);
 
+// The reason phrase of a status line (RFC 9110's: "OK", "Gateway Timeout"), for a response the
+// server writes itself (deferred_response.h); "Unknown" for a status it does not know.
+const char* StatusReasonPhrase(int status);
+
 // The other way, for a client: the code of an answer's status (401 and 403 are
 // kPermissionDenied, other 4xx kInvalidArgument, 503 kUnavailable, 504 kDeadlineExceeded). What
 // any other 5xx means is the service's: `server_error`, kDeviceError for the node agent (a 500 is

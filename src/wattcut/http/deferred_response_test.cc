@@ -1,0 +1,275 @@
+// Deferred responses (deferred_response.h) through a real BoundedHttpServer on 127.0.0.1: a
+// request whose answer comes later holds no worker; the answer is written when sent, whoever
+// sends it and whenever (before the handler returned, from another thread, large or small);
+// the connection then serves its next request or closes as asked; a client gone first runs
+// on_gone, and every later Send is refused.
+#include "wattcut/http/deferred_response.h"
+
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstring>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "wattcut/http/bounded_http_server.h"
+#include "wattcut/http/http_client.h"
+#include "wattcut/http/test_http_server.h"
+
+namespace wattcut::http {
+namespace {
+
+using testing::TestHttpServer;
+
+// The handles the /wait route deferred, in arrival order, and how many clients went away.
+struct Parked {
+  std::mutex mu;
+  std::vector<std::shared_ptr<DeferredResponse>> handles;
+  size_t arrived = 0;
+  std::atomic<int> gone{0};
+
+  size_t Count() {
+    std::lock_guard lock(mu);
+    return arrived;
+  }
+  std::shared_ptr<DeferredResponse> At(size_t i) {
+    std::lock_guard lock(mu);
+    return handles.at(i);
+  }
+  // Waits (at most 10 s) until `n` requests are parked.
+  bool WaitFor(size_t n) {
+    for (int i = 0; i < 1000 && Count() < n; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    return Count() >= n;
+  }
+};
+
+// /wait defers (and, with ?now, answers before its handler returns); /hello answers at once;
+// /big defers and is answered with `big_bytes` bytes.
+TestHttpServer::Routes ParkingRoutes(Parked& parked) {
+  return [&parked](BoundedHttpServer& server) {
+    server.Get("/wait", [&parked](const httplib::Request& req, httplib::Response& res) {
+      res.set_content("dropped", "text/plain");  // never seen: the answer is deferred
+      auto handle = BoundedHttpServer::Defer(req, {[&parked] { ++parked.gone; }});
+      if (req.has_param("now")) handle->Send(200, "{\"now\": true}");
+      std::lock_guard lock(parked.mu);
+      // ?i=N: the Nth handle (requests on several connections arrive in any order).
+      const size_t i = req.has_param("i") ? std::stoul(req.get_param_value("i")) : parked.handles.size();
+      if (parked.handles.size() <= i) parked.handles.resize(i + 1);
+      parked.handles[i] = handle;
+      ++parked.arrived;
+    });
+    server.Get("/hello",
+               [](const httplib::Request&, httplib::Response& res) { res.set_content("hello", "text/plain"); });
+  };
+}
+
+int Connect(int port) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_port = htons(static_cast<uint16_t>(port));
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (fd < 0 || ::connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) != 0) {
+    ADD_FAILURE() << "connect: " << std::strerror(errno);
+    if (fd >= 0) ::close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+void SendText(int fd, const std::string& text) {
+  ASSERT_EQ(::send(fd, text.data(), text.size(), MSG_NOSIGNAL), static_cast<ssize_t>(text.size()));
+}
+
+std::string Request(const std::string& path, const std::string& extra_headers = "") {
+  return "GET " + path + " HTTP/1.1\r\nHost: 127.0.0.1\r\n" + extra_headers + "\r\n";
+}
+
+// One response from `fd` (headers and a Content-Length body), within 10 s; "" when none came.
+std::string ReadResponse(int fd) {
+  std::string got;
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  for (;;) {
+    const size_t end = got.find("\r\n\r\n");
+    if (end != std::string::npos) {
+      const size_t at = got.find("Content-Length: ");
+      const size_t length = at == std::string::npos ? 0 : std::stoul(got.substr(at + 16));
+      if (got.size() >= end + 4 + length) return got.substr(0, end + 4 + length);
+    }
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(until - std::chrono::steady_clock::now());
+    pollfd p{fd, POLLIN, 0};
+    if (left.count() <= 0 || ::poll(&p, 1, static_cast<int>(left.count())) <= 0) return "";
+    char chunk[65536];
+    const ssize_t n = ::recv(fd, chunk, sizeof(chunk), 0);
+    if (n <= 0) return "";
+    got.append(chunk, static_cast<size_t>(n));
+  }
+}
+
+HttpEndpoint Loopback(const TestHttpServer& served) {
+  HttpEndpoint endpoint;
+  endpoint.base_url = served.base_url();
+  return endpoint;
+}
+
+std::string BodyOf(const std::string& response) {
+  const size_t end = response.find("\r\n\r\n");
+  return end == std::string::npos ? "" : response.substr(end + 4);
+}
+
+TEST(DeferredResponse, ParkedRequestsHoldNoWorkerAndEachGetsItsAnswer) {
+  Parked parked;
+  auto served = TestHttpServer::OnLoopback(ParkingRoutes(parked));
+  ASSERT_NE(served, nullptr);
+  // 64 waiting requests on a server of BoundedHttpServer::kDefaultWorkers (8) workers.
+  constexpr int kWaiting = 64;
+  std::vector<int> fds;
+  for (int i = 0; i < kWaiting; ++i) {
+    fds.push_back(Connect(served->port()));
+    ASSERT_GE(fds.back(), 0);
+    SendText(fds.back(), Request("/wait?i=" + std::to_string(i)));
+  }
+  ASSERT_TRUE(parked.WaitFor(kWaiting)) << parked.Count() << " of " << kWaiting << " parked";
+  // Every worker is free: a request of another client is answered while all 64 wait.
+  auto client = HttpClient::Create(Loopback(*served));
+  ASSERT_TRUE(client.ok()) << client.error().message;
+  auto hello = (*client)->Get("/hello");
+  ASSERT_TRUE(hello.ok()) << hello.error().message;
+  EXPECT_EQ(hello->body, "hello");
+  // Answered from another thread, in reverse order; each connection gets its own.
+  std::thread answering([&] {
+    for (int i = kWaiting - 1; i >= 0; --i) {
+      EXPECT_TRUE(parked.At(static_cast<size_t>(i))->Send(200, "{\"i\": " + std::to_string(i) + "}"));
+    }
+  });
+  answering.join();
+  for (int i = 0; i < kWaiting; ++i) {
+    const std::string response = ReadResponse(fds[static_cast<size_t>(i)]);
+    EXPECT_EQ(response.rfind("HTTP/1.1 200 OK\r\n", 0), 0u) << response;
+    EXPECT_NE(response.find("Content-Type: application/json\r\n"), std::string::npos) << response;
+    EXPECT_EQ(BodyOf(response), "{\"i\": " + std::to_string(i) + "}");
+  }
+  // A second Send is refused; the connection serves its next request (keep-alive).
+  EXPECT_FALSE(parked.At(0)->Send(500, "{}"));
+  SendText(fds[0], Request("/hello"));
+  EXPECT_EQ(BodyOf(ReadResponse(fds[0])), "hello");
+  for (int fd : fds) ::close(fd);
+  EXPECT_EQ(parked.gone.load(), 0);
+}
+
+TEST(DeferredResponse, AnAnswerSentBeforeItsHandlerReturnedIsWritten) {
+  Parked parked;
+  auto served = TestHttpServer::OnLoopback(ParkingRoutes(parked));
+  ASSERT_NE(served, nullptr);
+  const int fd = Connect(served->port());
+  ASSERT_GE(fd, 0);
+  // Twice on one connection: the second after the first came back to the reactor.
+  for (int i = 0; i < 2; ++i) {
+    SendText(fd, Request("/wait?now"));
+    const std::string response = ReadResponse(fd);
+    EXPECT_EQ(response.rfind("HTTP/1.1 200 OK\r\n", 0), 0u) << response;
+    EXPECT_EQ(BodyOf(response), "{\"now\": true}");
+  }
+  ::close(fd);
+}
+
+TEST(DeferredResponse, APipelinedRequestIsServedAfterTheDeferredAnswer) {
+  Parked parked;
+  auto served = TestHttpServer::OnLoopback(ParkingRoutes(parked));
+  ASSERT_NE(served, nullptr);
+  const int fd = Connect(served->port());
+  ASSERT_GE(fd, 0);
+  SendText(fd, Request("/wait") + Request("/hello"));
+  ASSERT_TRUE(parked.WaitFor(1));
+  ASSERT_TRUE(parked.At(0)->Send(202, "{\"first\": 1}"));
+  EXPECT_EQ(BodyOf(ReadResponse(fd)), "{\"first\": 1}");
+  EXPECT_EQ(BodyOf(ReadResponse(fd)), "hello");
+  ::close(fd);
+}
+
+TEST(DeferredResponse, ConnectionCloseIsHonouredAfterTheDeferredAnswer) {
+  Parked parked;
+  auto served = TestHttpServer::OnLoopback(ParkingRoutes(parked));
+  ASSERT_NE(served, nullptr);
+  const int fd = Connect(served->port());
+  ASSERT_GE(fd, 0);
+  SendText(fd, Request("/wait", "Connection: close\r\n"));
+  ASSERT_TRUE(parked.WaitFor(1));
+  ASSERT_TRUE(parked.At(0)->Send(503, "{\"error\": \"stopping\"}"));
+  const std::string response = ReadResponse(fd);
+  EXPECT_EQ(response.rfind("HTTP/1.1 503 Service Unavailable\r\n", 0), 0u) << response;
+  EXPECT_NE(response.find("Connection: close\r\n"), std::string::npos) << response;
+  char byte = 0;
+  EXPECT_EQ(::recv(fd, &byte, 1, 0), 0) << "the server closes the connection after the answer";
+  ::close(fd);
+}
+
+TEST(DeferredResponse, AnAnswerLargerThanTheSocketBufferIsWrittenAsTheClientReads) {
+  Parked parked;
+  auto served = TestHttpServer::OnLoopback(ParkingRoutes(parked));
+  ASSERT_NE(served, nullptr);
+  const int fd = Connect(served->port());
+  ASSERT_GE(fd, 0);
+  SendText(fd, Request("/wait"));
+  ASSERT_TRUE(parked.WaitFor(1));
+  std::string big(16 << 20, 'x');  // far more than a loopback socket buffer
+  ASSERT_TRUE(parked.At(0)->Send(200, big, "text/plain"));
+  // Meanwhile the reactor (it waits for the socket to drain) serves everyone else.
+  auto client = HttpClient::Create(Loopback(*served));
+  ASSERT_TRUE(client.ok());
+  auto hello = (*client)->Get("/hello");
+  ASSERT_TRUE(hello.ok()) << hello.error().message;
+  const std::string response = ReadResponse(fd);
+  EXPECT_EQ(BodyOf(response).size(), big.size());
+  EXPECT_EQ(BodyOf(response), big);
+  ::close(fd);
+}
+
+TEST(DeferredResponse, AClientGoneFirstRunsOnGoneAndLaterSendsAreRefused) {
+  Parked parked;
+  auto served = TestHttpServer::OnLoopback(ParkingRoutes(parked));
+  ASSERT_NE(served, nullptr);
+  const int fd = Connect(served->port());
+  ASSERT_GE(fd, 0);
+  SendText(fd, Request("/wait"));
+  ASSERT_TRUE(parked.WaitFor(1));
+  ::close(fd);
+  for (int i = 0; i < 1000 && parked.gone.load() == 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  EXPECT_EQ(parked.gone.load(), 1);
+  EXPECT_FALSE(parked.At(0)->Send(200, "{}"));
+}
+
+TEST(DeferredResponse, ASendAfterTheServerStoppedIsRefused) {
+  Parked parked;
+  int fd = -1;
+  {
+    auto served = TestHttpServer::OnLoopback(ParkingRoutes(parked));
+    ASSERT_NE(served, nullptr);
+    fd = Connect(served->port());
+    ASSERT_GE(fd, 0);
+    SendText(fd, Request("/wait"));
+    ASSERT_TRUE(parked.WaitFor(1));
+  }  // the server stops: the waiting connection is closed, on_gone is not run
+  EXPECT_FALSE(parked.At(0)->Send(200, "{}"));
+  EXPECT_EQ(ReadResponse(fd), "");
+  EXPECT_EQ(parked.gone.load(), 0);
+  ::close(fd);
+}
+
+TEST(DeferredResponse, TheBytesOfAResponse) {
+  EXPECT_EQ(ResponseBytes(200, "{}", "application/json", false, false),
+            "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}");
+  EXPECT_EQ(ResponseBytes(504, "{}", "application/json", true, true),
+            "HTTP/1.1 504 Gateway Timeout\r\nContent-Type: application/json\r\nContent-Length: 2\r\nConnection: "
+            "close\r\n\r\n");
+}
+
+}  // namespace
+}  // namespace wattcut::http
