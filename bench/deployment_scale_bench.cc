@@ -1,11 +1,12 @@
 // The planning server at the scale of a 16,384-rank job (16 stages x 128 dp x 8 tp), over
 // loopback with simulated ranks (issue 12): registration of every rank, delivery of the plan
-// to every rank (GET /v1/jobs/{id}/deployment, which never waits), and one straggler switch:
-// the report, then every rank polling until it has the new version. A real `wattcut serve`
+// to every rank (GET /v1/jobs/{id}/deployment, which never waits), one straggler switch (the
+// report, then every rank polling until it has the new version), and schedule rounds of the Zeus
+// protocol (every rank long-polls GET /schedule at once: long_poll_round.h). A real `wattcut serve`
 // process, so that its CPU time (/proc/PID/stat) and peak memory (VmHWM) are its own.
 // Every loop is bounded; the server listens on 127.0.0.1 only.
 //
-//   build/bench/wattcut_scale_bench [--pp 16 --dp 128 --tp 8 --threads 32]
+//   build/bench/wattcut_scale_bench [--pp 16 --dp 128 --tp 8 --threads 32 --rounds 3]
 #include <httplib.h>
 #include <unistd.h>
 
@@ -20,41 +21,21 @@
 #include <thread>
 #include <vector>
 
+#include "bench/long_poll_round.h"
 #include "tests/server/server_process.h"
 #include "tests/server/test_profiles.h"
+#include "wattcut/http/descriptor_limit.h"
 #include "wattcut/runtime/plan_server_client.h"
 
 namespace {
 
 using Clock = std::chrono::steady_clock;
 using nlohmann::json;
+using wattcut::bench::CpuSeconds;
+using wattcut::bench::PeakMb;
 using wattcut::testing::ServerProcess;
 
 double Seconds(Clock::time_point since) { return std::chrono::duration<double>(Clock::now() - since).count(); }
-
-// utime + stime of `pid`, seconds.
-double CpuSeconds(pid_t pid) {
-  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
-  std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
-  std::istringstream fields(text.substr(text.rfind(')') + 2));
-  std::string field;
-  unsigned long long utime = 0, stime = 0;
-  for (int i = 3; i <= 15 && fields >> field; ++i) {
-    if (i == 14) utime = std::strtoull(field.c_str(), nullptr, 10);
-    if (i == 15) stime = std::strtoull(field.c_str(), nullptr, 10);
-  }
-  return static_cast<double>(utime + stime) / static_cast<double>(sysconf(_SC_CLK_TCK));
-}
-
-// Peak resident memory of `pid`, MB.
-double PeakMb(pid_t pid) {
-  std::ifstream status("/proc/" + std::to_string(pid) + "/status");
-  std::string line;
-  while (std::getline(status, line)) {
-    if (line.rfind("VmHWM:", 0) == 0) return std::strtod(line.c_str() + 6, nullptr) / 1024;
-  }
-  return 0;
-}
 
 // Runs `work(rank, client)` for every rank on `threads` threads, each with its own keep-alive
 // connection; returns the failures.
@@ -89,7 +70,7 @@ struct Phase {
 }  // namespace
 
 int main(int argc, char** argv) {
-  int pp = 16, dp = 128, tp = 8, threads = 32;
+  int pp = 16, dp = 128, tp = 8, threads = 32, rounds = 3;
   for (int i = 1; i + 1 < argc; i += 2) {
     std::string flag = argv[i];
     int value = std::atoi(argv[i + 1]);
@@ -105,13 +86,22 @@ int main(int argc, char** argv) {
       tp = value;
     else if (flag == "--threads")
       threads = value;
+    else if (flag == "--rounds")
+      rounds = value;
     else {
-      std::fprintf(stderr, "wattcut_scale_bench: unknown flag %s (--pp --dp --tp --threads)\n", flag.c_str());
+      std::fprintf(stderr, "wattcut_scale_bench: unknown flag %s (--pp --dp --tp --threads --rounds)\n", flag.c_str());
       return 2;
     }
   }
   const int world = pp * dp * tp;
   constexpr int kMicrobatches = 16;
+  // One connection per rank in the schedule rounds.
+  const wattcut::http::DescriptorLimit descriptors = wattcut::http::RaiseDescriptorLimit();
+  if (descriptors.soft < static_cast<uint64_t>(world) + 64) {
+    std::fprintf(stderr, "wattcut_scale_bench: %d ranks need %d descriptors, the limit is %llu (ulimit -n)\n", world,
+                 world + 64, static_cast<unsigned long long>(descriptors.soft));
+    return 2;
+  }
   ServerProcess server({"--sync", "normal", "--max-connections-per-client", "4096"});
   if (!server.running()) {
     std::fprintf(stderr, "wattcut_scale_bench: the server did not start: %s\n", server.startup_output().c_str());
@@ -200,6 +190,18 @@ int main(int argc, char** argv) {
   auto poll = control->Get("/v1/jobs/" + job + "/deployment?rank=0&step=11&version=" + std::to_string(planned));
   const double poll_interval_s = poll ? json::parse(poll->body).value("poll_interval_s", 0.0) : 0;
 
+  // Schedule rounds: every rank long-polls at once.
+  auto waiting_now = [&control] {
+    auto metrics = control->Get("/metrics");
+    if (!metrics) return -1;
+    const std::string gauge = "\nwattcut_long_polls_waiting ";
+    const size_t at = metrics->body.find(gauge);
+    return at == std::string::npos ? -1 : std::atoi(metrics->body.c_str() + at + gauge.size());
+  };
+  wattcut::bench::LongPollRounds schedule_rounds(server.port(), job, world, server.pid(), waiting_now);
+  std::vector<wattcut::bench::LongPollRound> round_results;
+  for (int r = 0; r < rounds; ++r) round_results.push_back(schedule_rounds.Run());
+
   std::printf("wattcut_scale_bench: %d ranks (pp %d x dp %d x tp %d), %d client threads, frontier of %d points\n",
               world, pp, dp, tp, threads, frontier.value("num_points", 0));
   std::printf("%-42s %9s %9s %12s %10s %8s\n", "phase", "wall s", "server s", "requests/s", "server us", "failed");
@@ -213,7 +215,18 @@ int main(int argc, char** argv) {
       "server poll interval for this job: %.3f s, so in a cluster every rank has the change within "
       "1.2 x %.3f + %.2f = %.2f s of the report\n",
       poll_interval_s, poll_interval_s, report_to_last_s, 1.2 * poll_interval_s + report_to_last_s);
+  std::printf("\nschedule rounds (every rank long-polls GET /schedule at once, one connection each):\n");
+  std::printf("%-6s %9s %7s %15s %15s %14s %16s %9s\n", "round", "answered", "failed", "waiting before",
+              "server threads", "all answered s", "after last ask s", "server s");
+  int round_failures = 0;
+  for (size_t r = 0; r < round_results.size(); ++r) {
+    const auto& x = round_results[r];
+    std::printf("%-6zu %9d %7d %15d %15d %14.2f %16.3f %9.2f\n", r + 1, x.answered, x.failed, x.waiting_seen,
+                x.server_threads, x.all_answered_s, x.after_last_ask_s, x.server_cpu_s);
+    if (!x.first_failure.empty()) std::printf("  first failure: %s\n", x.first_failure.c_str());
+    round_failures += x.failed;
+  }
   std::printf("server peak memory (VmHWM): %.0f MB; total CPU: %.2f s\n", PeakMb(server.pid()),
               CpuSeconds(server.pid()));
-  return switched.load() == world ? 0 : 1;
+  return switched.load() == world && round_failures == 0 ? 0 : 1;
 }

@@ -1,8 +1,10 @@
 // Load: one job of 8 stages x 16 dp x 8 tp = 1,024 simulated ranks register and
-// long-poll at once on loopback; every rank must be served its stage's schedule.
+// long-poll at once on loopback; every rank must be served its stage's schedule, and while
+// 1,023 of them wait the server holds no thread for them (at most 64 in all).
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
 #include <thread>
 
 #include "tests/server/server_process.h"
@@ -15,7 +17,6 @@ using nlohmann::json;
 
 TEST(ServerLoad, ThousandRanksRegisterAndLongPollAtOnce) {
   constexpr int kPp = 8, kDp = 16, kTp = 8, kWorld = kPp * kDp * kTp, kMicrobatches = 8;
-  // Default --max-long-polls (1024) sizes the HTTP pool for this job.
   ServerProcess server;  // default --sync full: every registration is fsynced
   ASSERT_TRUE(server.running()) << server.startup_output();
   auto c = server.Client();
@@ -38,6 +39,7 @@ TEST(ServerLoad, ThousandRanksRegisterAndLongPollAtOnce) {
 
   std::vector<int> freqs = TestFrequencies();
   std::atomic<int> served_right{0};
+  std::atomic<bool> last_may_ask{false};
   std::vector<std::string> failures(kWorld);
   std::vector<std::thread> ranks;
   ranks.reserve(kWorld);
@@ -51,7 +53,11 @@ TEST(ServerLoad, ThousandRanksRegisterAndLongPollAtOnce) {
         failures[r] = "register: " + std::to_string(reg.status) + " " + reg.text;
         return;
       }
-      // Ranks that ask before everyone has registered simply wait longer.
+      // Ranks that ask before everyone has registered simply wait longer. The last rank asks
+      // once the others wait (bounded: 60,000 naps of 1 ms, then it asks anyway).
+      for (int nap = 0; r == kWorld - 1 && !last_may_ask && nap < 60000; ++nap) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      }
       auto reply = Get(*rc, "/schedule/" + path + "?rank=" + std::to_string(r));
       if (reply.status != 200 || reply.body["rank"] != r || reply.body["frequencies"].dump() != stage_schedules[pp]) {
         failures[r] = "schedule: " + std::to_string(reply.status) + " " + reply.text.substr(0, 200);
@@ -60,6 +66,19 @@ TEST(ServerLoad, ThousandRanksRegisterAndLongPollAtOnce) {
       ++served_right;
     });
   }
+  // While 1,023 ranks wait for the last one, the server's threads: its workers (16), the
+  // reactor, the listener and its timers, not one per waiting rank.
+  std::string waiting;
+  for (int poll = 0; poll < 6000; ++poll) {
+    waiting = Get(*c, "/metrics").text;
+    if (waiting.find("wattcut_long_polls_waiting " + std::to_string(kWorld - 1) + "\n") != std::string::npos) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_NE(waiting.find("wattcut_long_polls_waiting " + std::to_string(kWorld - 1) + "\n"), std::string::npos);
+  const int threads_while_waiting = ThreadCount(server.pid());
+  EXPECT_GT(threads_while_waiting, 0);
+  EXPECT_LE(threads_while_waiting, 64) << "threads while " << kWorld - 1 << " ranks wait";
+  last_may_ask = true;
   for (auto& t : ranks) t.join();
   for (int r = 0; r < kWorld; ++r) EXPECT_TRUE(failures[r].empty()) << "rank " << r << ": " << failures[r];
   EXPECT_EQ(served_right.load(), kWorld);

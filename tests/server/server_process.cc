@@ -38,6 +38,15 @@ uint64_t ResidentBytes(pid_t pid) {
   return 0;
 }
 
+int ThreadCount(pid_t pid) {
+  std::ifstream status("/proc/" + std::to_string(pid) + "/status");
+  std::string line;
+  while (std::getline(status, line)) {
+    if (line.rfind("Threads:", 0) == 0) return std::atoi(line.c_str() + 8);
+  }
+  return 0;
+}
+
 ServerProcess::ServerProcess(std::vector<std::string> extra_args, std::string data_dir, LaunchOptions launch)
     : data_dir_(std::move(data_dir)) {
   if (data_dir_.empty()) {

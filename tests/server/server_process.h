@@ -66,6 +66,8 @@ class ServerProcess {
 
 // The resident memory of process `pid` in bytes (VmRSS of /proc/PID/status); 0 if unknown.
 uint64_t ResidentBytes(pid_t pid);
+// The threads of process `pid` (Threads: of /proc/PID/status); 0 if unknown.
+int ThreadCount(pid_t pid);
 
 // A fresh empty folder under the system temp folder.
 std::string MakeTempDir(const std::string& tag);

@@ -14,6 +14,7 @@
 #include "wattcut/cli/command.h"
 #include "wattcut/cli/listen_address.h"
 #include "wattcut/cli/stop_signals.h"
+#include "wattcut/http/descriptor_limit.h"
 #include "wattcut/plan/planner_defaults.h"
 #include "wattcut/server/http_api.h"
 #include "wattcut/server/server.h"
@@ -24,13 +25,18 @@ namespace {
 
 // Threads cost stack address space and kernel tasks; beyond this a typo, not a deployment.
 constexpr int kMaxHttpThreads = 16384;
+// A waiting long poll costs a descriptor and about a kilobyte (docs/server.md, Threads); beyond
+// this a typo.
+constexpr int kMaxLongPolls = 1 << 20;
+// Descriptors beside the long polls: the store, the listener, the other clients' connections.
+constexpr int kDescriptorMargin = 256;
 
 struct ServeArgs {
   std::string listen = "127.0.0.1:7787";
   std::string data_dir;
   std::string token_file;
   size_t max_body_bytes = size_t{16} << 20;
-  int max_long_polls = 1024;
+  int max_long_polls = server::JobRegistry::Options{}.max_long_polls;
   int http_threads = 0;
   int frontier_threads = 1;
   double long_poll_timeout_s = 600;
@@ -112,6 +118,13 @@ int Run(const ServeArgs& args) {
   options.connections.max_connections_per_client = args.max_connections_per_client;
   options.connections.limit_loopback = args.limit_loopback_clients;
 
+  // Every waiting long poll holds a descriptor: the soft limit goes up to the hard one.
+  const http::DescriptorLimit descriptors = http::RaiseDescriptorLimit();
+  if (auto warning =
+          http::DescriptorLimitWarning(descriptors, static_cast<uint64_t>(args.max_long_polls) + kDescriptorMargin,
+                                       "--max-long-polls " + std::to_string(args.max_long_polls))) {
+    std::cerr << "wattcut serve: warning: " << *warning << "\n";
+  }
   // A file-size limit (ulimit -f) or a full disk must be a failed write, not a killed server.
   signal(SIGXFSZ, SIG_IGN);
 
@@ -159,9 +172,11 @@ void AddServeCommand(CLI::App& app, CommandStatus& status) {
       ->capture_default_str();
   cmd->add_option("--max-long-polls", args->max_long_polls,
                   "Schedule long polls that may wait at once (a job of N ranks needs N - 1)")
-      ->check(CLI::Range(0, kMaxHttpThreads - 32))
+      ->check(CLI::Range(0, kMaxLongPolls))
       ->capture_default_str();
-  cmd->add_option("--http-threads", args->http_threads, "HTTP worker threads (0: max-long-polls + 32)")
+  cmd->add_option("--http-threads", args->http_threads,
+                  "HTTP worker threads (0: " + std::to_string(server::ServerOptions::kDefaultHttpThreads) +
+                      "); a waiting long poll holds none")
       ->check(CLI::Range(0, kMaxHttpThreads))
       ->capture_default_str();
   cmd->add_option("--frontier-threads", args->frontier_threads, "Background threads computing frontiers")

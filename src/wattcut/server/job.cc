@@ -306,7 +306,6 @@ void Job::RestoreProfile(std::string source, std::shared_ptr<const Profile> prof
 void Job::MarkDeleted() {
   deleted_ = true;
   ++frontier_generation_;
-  barrier_.NotifyAll();
 }
 
 // ---- Deployments.

@@ -83,14 +83,16 @@ class Job {
   // registered (with how to). Every endpoint that names a rank asks this.
   Result<const RankInfo*> RegisteredRank(int64_t rank) const REQUIRES(mu_);
 
-  // ---- Rounds (round_barrier.h): joining, leaving and waiting are not stored; a round's end
+  // ---- Rounds (round_barrier.h): joining, waiting and leaving are not stored; a round's end
   // is (JobEdit::complete_round).
   bool JoinRound(size_t rank) REQUIRES(mu_) { return barrier_.Join(rank); }
   void LeaveRound(size_t rank) REQUIRES(mu_) { barrier_.Leave(rank); }
-  bool WaitForRound(int64_t joined_after_round, std::chrono::milliseconds timeout, const std::function<bool()>& stop)
-      REQUIRES(mu_) {
-    return barrier_.Wait(mu_, joined_after_round, timeout, stop);
+  uint64_t NextRoundWaiterId() REQUIRES(mu_) { return barrier_.NextWaiterId(); }
+  void WaitInRound(size_t rank, RoundWaiter waiter) REQUIRES(mu_) { barrier_.Park(rank, std::move(waiter)); }
+  std::optional<RoundWaiter> LeaveRound(size_t rank, uint64_t waiter_id) REQUIRES(mu_) {
+    return barrier_.Leave(rank, waiter_id);
   }
+  std::vector<std::pair<size_t, RoundWaiter>> TakeRoundWaiters() REQUIRES(mu_) { return barrier_.TakeWaiters(); }
   const RoundBarrier& barrier() const REQUIRES(mu_) { return barrier_; }
   // What the last completed round served.
   const ScheduleDecision& decision() const REQUIRES(mu_) { return decision_; }
@@ -109,11 +111,9 @@ class Job {
   void RestoreProfile(std::string source, std::shared_ptr<const Profile> profile,
                       std::vector<DroppedFrequency> warnings) REQUIRES(mu_);
 
-  // ---- Deletion: waiters are woken and a computation in flight is not installed.
+  // ---- Deletion: a computation in flight is not installed (the registry answers the waiters).
   void MarkDeleted() REQUIRES(mu_);
   bool deleted() const REQUIRES(mu_) { return deleted_; }
-  // Wakes every waiter of the round (to re-check whether to stop).
-  void NotifyWaiters() REQUIRES(mu_) { barrier_.NotifyAll(); }
 
   // ---- Deployments (deployment.h): what the ranks run is decided again after a restart
   // (not stored); the steps they report and the energy that saved are in memory only.

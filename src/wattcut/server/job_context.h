@@ -9,6 +9,7 @@
 #include "wattcut/base/clock.h"
 #include "wattcut/server/deadline_worker.h"
 #include "wattcut/server/frontier_worker.h"
+#include "wattcut/server/long_poll_timer.h"
 #include "wattcut/server/metrics.h"
 
 namespace wattcut::server {
@@ -25,6 +26,8 @@ struct JobContext {
   const std::atomic<bool>& shutting_down;
   std::chrono::milliseconds long_poll_timeout;
   int max_long_polls;
+  // The waiting ranks' deadlines (job_rounds.h).
+  LongPollTimer& long_poll_timer;
 };
 
 }  // namespace wattcut::server

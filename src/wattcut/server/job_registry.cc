@@ -1,6 +1,7 @@
 #include "wattcut/server/job_registry.h"
 
 #include <algorithm>
+#include <future>
 #include <nlohmann/json.hpp>
 
 #include "wattcut/base/printable_text.h"
@@ -36,13 +37,15 @@ JobRegistry::JobRegistry(JobStore& store, Metrics& metrics, Options options)
       deadline_worker_(std::make_unique<DeadlineWorker>(
           [this](DeadlineTask task, Status computed) { OnDeadlineDone(std::move(task), computed); },
           [this] { return DeadlineCancelled(); })),
+      long_poll_timer_(std::make_unique<LongPollTimer>([this](const RoundWait& wait) { ExpireRoundWait(wait); })),
       ctx_{metrics_,
            wall_clock_,
            *worker_,
            *deadline_worker_,
            shutting_down_,
            options_.long_poll_timeout,
-           options_.max_long_polls} {
+           options_.max_long_polls,
+           *long_poll_timer_} {
   lapse_periodic_id_ = wall_clock_.AddPeriodic(options_.lapse_check_interval_s, [this] { LapseDuePowerTargets(); });
   if (lapse_periodic_id_ == 0) lapse_thread_ = std::thread([this] { RunLapseTimer(); });
 }
@@ -55,7 +58,7 @@ void JobRegistry::Shutdown() {
     ReaderLock lock(mu_);
     for (auto& [id, job] : jobs_) {
       MutexLock job_lock(job->mu());
-      job->NotifyWaiters();
+      AnswerEveryWaiter(*job, ctx_, Error::Unavailable("the server is shutting down"));
       job->deadline_computations().Cancel();
     }
   }
@@ -69,6 +72,7 @@ void JobRegistry::Shutdown() {
   }
   timer_cv_.NotifyAll();
   if (lapse_thread_.joinable()) lapse_thread_.join();
+  if (long_poll_timer_) long_poll_timer_->Stop();
   if (worker_) worker_->Stop();
   if (deadline_worker_) deadline_worker_->Stop();
 }
@@ -254,6 +258,7 @@ Answer JobRegistry::DeleteJob(const std::string& job_id) {
   {
     MutexLock lock(job->mu());
     job->MarkDeleted();
+    AnswerEveryWaiter(*job, ctx_, Error::Aborted("job '" + job->id() + "' was deleted while rank waited"));
     job->deadline_computations().Cancel();
     num_ranks_ -= job->num_registered();
     num_stragglers_ -= static_cast<int64_t>(job->stragglers().size());
@@ -305,8 +310,34 @@ Answer JobRegistry::RegisterRank(const std::string& job_id, const RankInfo& info
   return answer;
 }
 
+std::optional<Answer> JobRegistry::WaitForSchedule(const std::string& job_id, int64_t rank, const ParkRank& park) {
+  std::shared_ptr<Job> job = Find(job_id);
+  if (!job) return MissingJob(job_id);
+  MutexLock lock(job->mu());
+  return server::FetchSchedule(*job, ctx_, rank, park);
+}
+
 Answer JobRegistry::FetchSchedule(const std::string& job_id, int64_t rank) {
-  return WithJob(job_id, &server::FetchSchedule, ctx_, rank);
+  auto answered = std::make_shared<std::promise<Answer>>();
+  std::future<Answer> later = answered->get_future();
+  std::optional<Answer> now = WaitForSchedule(job_id, rank, [answered](const RoundWait&) -> RoundReply {
+    return [answered](Answer answer) { answered->set_value(std::move(answer)); };
+  });
+  return now ? std::move(*now) : later.get();
+}
+
+void JobRegistry::AbandonRoundWait(const RoundWait& wait) {
+  std::shared_ptr<Job> job = Find(wait.job_id);
+  if (!job) return;
+  MutexLock lock(job->mu());
+  EndRoundWait(*job, ctx_, wait, /*timed_out=*/false);
+}
+
+void JobRegistry::ExpireRoundWait(const RoundWait& wait) {
+  std::shared_ptr<Job> job = Find(wait.job_id);
+  if (!job) return;
+  MutexLock lock(job->mu());
+  EndRoundWait(*job, ctx_, wait, /*timed_out=*/true);
 }
 
 Answer JobRegistry::PostResult(const std::string& job_id, const ProfilingResult& result) {

@@ -64,6 +64,7 @@
 #include "wattcut/server/job.h"
 #include "wattcut/server/job_context.h"
 #include "wattcut/server/job_frontier.h"
+#include "wattcut/server/job_rounds.h"
 #include "wattcut/server/job_store.h"
 #include "wattcut/server/measured_gpu_energy.h"
 #include "wattcut/server/metrics.h"
@@ -82,7 +83,9 @@ class JobRegistry {
  public:
   struct Options {
     std::chrono::milliseconds long_poll_timeout{std::chrono::minutes(10)};
-    int max_long_polls = 1024;
+    // Each waiting rank costs a descriptor and about a kilobyte, no thread: the default holds a
+    // 16,384-rank job.
+    int max_long_polls = 16384;
     int frontier_threads = 1;
     PlannerSettings default_planner;
     // Profiles for new jobs, their frontiers computed (startup_profiles.h): a job registered
@@ -108,14 +111,21 @@ class JobRegistry {
   // quarantined.
   Status Load() EXCLUDES(mu_);
   std::vector<QuarantinedJob> quarantined_jobs() EXCLUDES(mu_);
-  // Wakes every long poll (kUnavailable), cancels every deadline computation, stops the lapse
-  // timer and the frontier and deadline workers.
+  // Answers every long poll (kUnavailable), cancels every deadline computation, stops the lapse
+  // timer, the long polls' timer and the frontier and deadline workers.
   void Shutdown() EXCLUDES(mu_);
 
   // Zeus endpoints.
   Answer RegisterJob(const JobRegistration& registration) EXCLUDES(mu_);
   Answer RegisterRank(const std::string& job_id, const RankInfo& info);
-  Answer FetchSchedule(const std::string& job_id, int64_t rank);  // long poll
+  // GET /schedule (job_rounds.h): the answer now, or nullopt when the rank waits for its round
+  // and is answered later through the reply `park` gives (the server's holds the connection, no
+  // thread). The deadline of a waiting rank is the long-poll timeout.
+  std::optional<Answer> WaitForSchedule(const std::string& job_id, int64_t rank, const ParkRank& park);
+  // The same, waiting on the calling thread (an in-process caller).
+  Answer FetchSchedule(const std::string& job_id, int64_t rank);
+  // A waiting rank's client went away: the rank stops waiting (it may ask again).
+  void AbandonRoundWait(const RoundWait& wait);
   Answer PostResult(const std::string& job_id, const ProfilingResult& result);
 
   // wattcut endpoints.
@@ -181,6 +191,8 @@ class JobRegistry {
   // The same for a function of one part of a job (job_rounds.h, ...), called with `args`.
   template <typename... Params, typename... Args>
   Answer WithJob(const std::string& job_id, Answer (*part)(Job&, Params...), Args&&... args);
+  // A waiting rank's deadline passed: answered kDeadlineExceeded, if it still waits.
+  void ExpireRoundWait(const RoundWait& wait);
   bool OnFrontierStarted(const FrontierTask& task);
   void OnDeadlineDone(DeadlineTask task, const Status& computed);
   // What a deadline computation asks as it runs, besides its own flag.
@@ -199,6 +211,7 @@ class JobRegistry {
   std::atomic<bool> shutting_down_{false};
   std::unique_ptr<FrontierWorker> worker_;
   std::unique_ptr<DeadlineWorker> deadline_worker_;
+  std::unique_ptr<LongPollTimer> long_poll_timer_;
   JobContext ctx_;
   SharedMutex mu_;
   std::map<std::string, std::shared_ptr<Job>> jobs_ GUARDED_BY(mu_);

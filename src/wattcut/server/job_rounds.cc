@@ -38,6 +38,13 @@ Answer ScheduleAnswer(Job& job, const ScheduleDecision& d, int rank) REQUIRES(jo
   return d.error;
 }
 
+// A waiter's end: its deadline cancelled, the gauge counted down, then its reply.
+void AnswerWaiter(JobContext& ctx, RoundWaiter& waiter, Answer answer) {
+  ctx.long_poll_timer.Cancel(waiter.timer_id);
+  ctx.metrics.long_polls_waiting().fetch_sub(1);
+  if (waiter.reply) waiter.reply(std::move(answer));
+}
+
 // The round every rank joined ends: decided (a sweep it starts stored with it), counted, and its
 // waiters answered. The round number is bookkeeping: if the write fails the ranks are still
 // answered and the next successful write catches up.
@@ -53,6 +60,9 @@ void CompleteRound(Job& job, JobContext& ctx) REQUIRES(job.mu()) {
   edit.complete_round = true;
   job.SetRoundDecision(std::move(decision));
   (void)job.CommitBookkeeping(std::move(edit));
+  for (auto& [rank, waiter] : job.TakeRoundWaiters()) {
+    AnswerWaiter(ctx, waiter, ScheduleAnswer(job, job.decision(), static_cast<int>(rank)));
+  }
 }
 
 // A sweep step's measurement of `result`'s rank, stored with the sweep's progress in one
@@ -90,7 +100,7 @@ Status RecordSweepStep(Job& job, JobContext& ctx, const ProfilingResult& result)
 
 }  // namespace
 
-Answer FetchSchedule(Job& job, JobContext& ctx, int64_t rank) {
+std::optional<Answer> FetchSchedule(Job& job, JobContext& ctx, int64_t rank, const ParkRank& park) {
   if (auto found = job.RegisteredRank(rank); !found) return found.error();
   const size_t r = static_cast<size_t>(rank);
   if (job.barrier().is_waiting(r)) {
@@ -99,7 +109,6 @@ Answer FetchSchedule(Job& job, JobContext& ctx, int64_t rank) {
                            std::to_string(job.barrier().completed_rounds() + 1));
   }
   if (ctx.shutting_down) return Error::Unavailable("the server is shutting down");
-  const int64_t joined_after = job.barrier().completed_rounds();
   if (job.JoinRound(r)) {
     CompleteRound(job, ctx);
     return ScheduleAnswer(job, job.decision(), static_cast<int>(rank));
@@ -110,23 +119,40 @@ Answer FetchSchedule(Job& job, JobContext& ctx, int64_t rank) {
     return Error::Unavailable("too many schedule long polls are waiting (limit " + std::to_string(ctx.max_long_polls) +
                               ", --max-long-polls); retry later");
   }
-  const bool served = job.WaitForRound(joined_after, ctx.long_poll_timeout, [&] {
-    job.mu().AssertHeld();  // the wait calls this with the job's mutex held again
-    return job.deleted() || ctx.shutting_down.load();
-  });
-  ctx.metrics.long_polls_waiting().fetch_sub(1);
-  if (job.deleted()) return Error::Aborted("job '" + job.id() + "' was deleted while rank waited");
-  if (!served) {
+  RoundWaiter waiter;
+  waiter.id = job.NextRoundWaiterId();
+  const RoundWait wait{job.id(), r, waiter.id};
+  waiter.reply = park(wait);
+  if (!waiter.reply) {
+    ctx.metrics.long_polls_waiting().fetch_sub(1);
     job.LeaveRound(r);
-    if (ctx.shutting_down) return Error::Unavailable("the server is shutting down");
-    std::string missing;
-    for (size_t i : job.barrier().RanksNotWaiting(r, 16)) missing += (missing.empty() ? "" : ", ") + std::to_string(i);
-    return Error::DeadlineExceeded("job '" + job.id() + "': timed out after " +
-                                   std::to_string(ctx.long_poll_timeout.count()) +
-                                   " ms waiting for every rank to ask for round " + std::to_string(joined_after + 1) +
-                                   "; ranks not asking include: " + missing);
+    return Error::Unavailable("this request cannot wait for the round; retry later");
   }
-  return ScheduleAnswer(job, job.decision(), static_cast<int>(rank));
+  waiter.timer_id = ctx.long_poll_timer.Add(LongPollTimer::Clock::now() + ctx.long_poll_timeout, wait);
+  job.WaitInRound(r, std::move(waiter));
+  return std::nullopt;
+}
+
+void EndRoundWait(Job& job, JobContext& ctx, const RoundWait& wait, bool timed_out) {
+  if (wait.rank >= job.barrier().world_size()) return;
+  std::optional<RoundWaiter> waiter = job.LeaveRound(wait.rank, wait.waiter_id);
+  if (!waiter) return;  // answered already (its round completed, the job was deleted)
+  if (!timed_out) {
+    waiter->reply = nullptr;  // its client is gone: nobody to answer
+    return AnswerWaiter(ctx, *waiter, Error::Aborted("the client went away"));
+  }
+  std::string missing;
+  for (size_t i : job.barrier().RanksNotWaiting(wait.rank, 16))
+    missing += (missing.empty() ? "" : ", ") + std::to_string(i);
+  AnswerWaiter(ctx, *waiter,
+               Error::DeadlineExceeded(
+                   "job '" + job.id() + "': timed out after " + std::to_string(ctx.long_poll_timeout.count()) +
+                   " ms waiting for every rank to ask for round " +
+                   std::to_string(job.barrier().completed_rounds() + 1) + "; ranks not asking include: " + missing));
+}
+
+void AnswerEveryWaiter(Job& job, JobContext& ctx, const Error& error) {
+  for (auto& [rank, waiter] : job.TakeRoundWaiters()) AnswerWaiter(ctx, waiter, error);
 }
 
 Answer PreviewSchedule(Job& job, JobContext& ctx, int64_t rank) {

@@ -3,6 +3,7 @@
 #include <optional>
 #include <utility>
 
+#include "wattcut/http/bounded_http_server.h"
 #include "wattcut/server/http_api.h"
 #include "wattcut/server/measured_gpu_energy.h"
 #include "wattcut/server/route_answers.h"
@@ -71,12 +72,32 @@ RouteHandler PageOfJob(JobRegistry& reg, Answer (JobRegistry::*page)(const std::
   };
 }
 
-// A rank's schedule, ?rank= required: FetchSchedule waits for the round, PreviewSchedule does not.
-RouteHandler RankSchedule(JobRegistry& reg, Answer (JobRegistry::*schedule)(const std::string&, int64_t)) {
-  return [&reg, schedule](const Request& req, const std::string&, Response& res) {
+// GET /schedule/{id}?rank=: the round's schedule. A rank that waits for its round holds its
+// connection and a record, not this worker: its answer is deferred (http/deferred_response.h) and
+// sent when the round completes, its deadline passes, the job is deleted or the server stops; a
+// client that goes away first leaves the round (it may ask again).
+RouteHandler WaitForSchedule(JobRegistry& reg) {
+  return [&reg](const Request& req, const std::string&, Response& res) {
     auto rank = QueryInteger(req, "rank", std::nullopt);
     if (!rank) return SetAnswer(res, rank.error());
-    SetAnswer(res, (reg.*schedule)(req.matches[1], *rank));
+    std::optional<Answer> now = reg.WaitForSchedule(req.matches[1], *rank, [&reg, &req](const RoundWait& wait) {
+      auto later = http::BoundedHttpServer::Defer(req, {[&reg, wait] { reg.AbandonRoundWait(wait); }});
+      if (!later) return RoundReply{};
+      return RoundReply{[later](Answer answer) {
+        Reply reply = ReplyOf(answer);
+        later->Send(reply.status, std::move(reply.body));
+      }};
+    });
+    if (now) SetAnswer(res, *now);
+  };
+}
+
+// GET /v1/jobs/{id}/schedule?rank=: what the next round would serve now (no waiting).
+RouteHandler PreviewSchedule(JobRegistry& reg) {
+  return [&reg](const Request& req, const std::string&, Response& res) {
+    auto rank = QueryInteger(req, "rank", std::nullopt);
+    if (!rank) return SetAnswer(res, rank.error());
+    SetAnswer(res, reg.PreviewSchedule(req.matches[1], *rank));
   };
 }
 
@@ -115,7 +136,7 @@ std::vector<Route> JobRoutes(JobRegistry& reg) {
        }},
       {"POST", R"(/register_rank/([^/]+))", "register_rank", false,
        OfJobAndBody(reg, &RankInfoFromJson, &JobRegistry::RegisterRank)},
-      {"GET", R"(/schedule/([^/]+))", "schedule", false, RankSchedule(reg, &JobRegistry::FetchSchedule)},
+      {"GET", R"(/schedule/([^/]+))", "schedule", false, WaitForSchedule(reg)},
       {"POST", R"(/result/([^/]+))", "result", true,
        OfJobAndBody(reg, &ProfilingResultFromJson, &JobRegistry::PostResult)},
       // ---- wattcut API, version 1
@@ -149,7 +170,7 @@ std::vector<Route> JobRoutes(JobRegistry& reg) {
       {"GET", job + "/stragglers", "v1_stragglers", false, OfJob(reg, &JobRegistry::ListStragglers)},
       {"POST", job + "/stragglers", "v1_stragglers", true,
        OfJobAndBody(reg, &StragglerReportFromJson, &JobRegistry::ReportStraggler)},
-      {"GET", job + "/schedule", "v1_schedule", false, RankSchedule(reg, &JobRegistry::PreviewSchedule)},
+      {"GET", job + "/schedule", "v1_schedule", false, PreviewSchedule(reg)},
       {"GET", job + "/deployment", "v1_deployment", false, DeploymentForRank(reg)},
   };
 }

@@ -2,24 +2,11 @@
 
 #include <gtest/gtest.h>
 
-#include <thread>
+#include <string>
 #include <vector>
 
 namespace wattcut::server {
 namespace {
-
-using std::chrono::milliseconds;
-
-// Until `n` ranks wait (bounded: at most 60,000 naps of 1 ms).
-void WaitUntilWaiting(Mutex& mu, const RoundBarrier& barrier, size_t n) {
-  for (int naps = 0; naps < 60000; ++naps) {
-    {
-      MutexLock lock(mu);
-      if (barrier.num_waiting() == n) return;
-    }
-    std::this_thread::sleep_for(milliseconds(1));
-  }
-}
 
 TEST(RoundBarrier, TheLastRankToJoinCompletesTheRound) {
   RoundBarrier barrier(3);
@@ -51,59 +38,61 @@ TEST(RoundBarrier, ResumesFromTheStoredRound) {
   EXPECT_EQ(barrier.completed_rounds(), 42);
 }
 
-TEST(RoundBarrier, WaitersAreReleasedWhenTheLastRankArrives) {
-  Mutex mu;
-  RoundBarrier barrier(4);
-  std::vector<int> served(3, -1);
-  std::vector<std::thread> ranks;
-  for (size_t r = 0; r < 3; ++r) {
-    ranks.emplace_back([&, r] {
-      MutexLock lock(mu);
-      barrier.Join(r);
-      served[r] = barrier.Wait(mu, 0, milliseconds(60000), [] { return false; }) ? 1 : 0;
-    });
-  }
-  // The fourth rank joins once the other three wait.
-  WaitUntilWaiting(mu, barrier, 3);
-  {
-    MutexLock lock(mu);
-    ASSERT_EQ(barrier.num_waiting(), 3u);
-    ASSERT_TRUE(barrier.Join(3));
-    barrier.Complete();
-  }
-  for (auto& t : ranks) t.join();
-  EXPECT_EQ(served, (std::vector<int>{1, 1, 1}));
+// A waiter whose reply records what it was answered in `answers[rank]`.
+RoundWaiter Recording(RoundBarrier& barrier, std::vector<std::string>& answers, size_t rank) {
+  RoundWaiter waiter;
+  waiter.id = barrier.NextWaiterId();
+  waiter.reply = [&answers, rank](Result<std::string> answer) { answers[rank] = answer ? *answer : "error"; };
+  return waiter;
 }
 
-TEST(RoundBarrier, AWaitTimesOutWhenARankNeverAsks) {
-  Mutex mu;
+TEST(RoundBarrier, TheCompletedRoundsWaitersAreTakenToBeAnswered) {
+  RoundBarrier barrier(4);
+  std::vector<std::string> answers(4);
+  for (size_t r = 0; r < 3; ++r) {
+    ASSERT_FALSE(barrier.Join(r));
+    barrier.Park(r, Recording(barrier, answers, r));
+  }
+  ASSERT_TRUE(barrier.Join(3));  // the last rank: answered by its own request
+  barrier.Complete();
+  EXPECT_EQ(barrier.completed_rounds(), 1);
+  auto waiters = barrier.TakeWaiters();
+  ASSERT_EQ(waiters.size(), 3u);
+  for (auto& [rank, waiter] : waiters) waiter.reply("round 1 for " + std::to_string(rank));
+  EXPECT_EQ(answers, (std::vector<std::string>{"round 1 for 0", "round 1 for 1", "round 1 for 2", ""}));
+  EXPECT_TRUE(barrier.TakeWaiters().empty());
+  EXPECT_EQ(barrier.num_waiting(), 0u);
+}
+
+TEST(RoundBarrier, ALeaveEndsOnlyTheWaitItNames) {
   RoundBarrier barrier(2);
-  MutexLock lock(mu);
+  std::vector<std::string> answers(2);
   barrier.Join(0);
-  EXPECT_FALSE(barrier.Wait(mu, 0, milliseconds(20), [] { return false; }));
-  barrier.Leave(0);
+  RoundWaiter first = Recording(barrier, answers, 0);
+  const uint64_t first_id = first.id;
+  barrier.Park(0, std::move(first));
+  EXPECT_FALSE(barrier.Leave(0, first_id + 1).has_value());  // another wait's deadline
+  EXPECT_TRUE(barrier.is_waiting(0));
+  auto left = barrier.Leave(0, first_id);  // its own: the rank leaves, the waiter is handed back
+  ASSERT_TRUE(left.has_value());
+  EXPECT_EQ(left->id, first_id);
+  EXPECT_FALSE(barrier.is_waiting(0));
+  EXPECT_FALSE(barrier.Leave(0, first_id).has_value());  // ended once
   EXPECT_EQ(barrier.RanksNotWaiting(0, 16), std::vector<size_t>{1});
   EXPECT_EQ(barrier.completed_rounds(), 0);
 }
 
-TEST(RoundBarrier, AStopWakesTheWaiters) {
-  Mutex mu;
-  RoundBarrier barrier(2);
-  bool stopped = false;
-  int result = -1;
-  std::thread waiter([&] {
-    MutexLock lock(mu);
-    barrier.Join(0);
-    result = barrier.Wait(mu, 0, milliseconds(600000), [&] { return stopped; }) ? 1 : 0;
-  });
-  WaitUntilWaiting(mu, barrier, 1);
-  {
-    MutexLock lock(mu);
-    stopped = true;
-    barrier.NotifyAll();
+TEST(RoundBarrier, EveryWaitEndsWithoutTheRound) {
+  // A deleted job or a stopping server: every waiter is taken, the round is not counted.
+  RoundBarrier barrier(3);
+  std::vector<std::string> answers(3);
+  for (size_t r = 0; r < 2; ++r) {
+    barrier.Join(r);
+    barrier.Park(r, Recording(barrier, answers, r));
   }
-  waiter.join();
-  EXPECT_EQ(result, 0);
+  EXPECT_EQ(barrier.TakeWaiters().size(), 2u);
+  EXPECT_EQ(barrier.num_waiting(), 0u);
+  EXPECT_EQ(barrier.completed_rounds(), 0);
 }
 
 TEST(RoundBarrier, ListsAtMostTheLimit) {

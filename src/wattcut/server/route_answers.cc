@@ -14,9 +14,13 @@ void SetError(httplib::Response& res, int status, const std::string& message) {
   SetReply(res, Reply{status, http::ErrorBody(message)});
 }
 
+Reply ReplyOf(const Answer& answer, int ok_status) {
+  if (answer) return Reply{ok_status, *answer};
+  return Reply{http::HttpStatusFor(answer.error().code), http::ErrorBody(answer.error().message)};
+}
+
 void SetAnswer(httplib::Response& res, const Answer& answer, int ok_status) {
-  if (answer) return SetReply(res, Reply{ok_status, *answer});
-  SetError(res, http::HttpStatusFor(answer.error().code), answer.error().message);
+  SetReply(res, ReplyOf(answer, ok_status));
 }
 
 }  // namespace wattcut::server

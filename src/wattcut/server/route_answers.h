@@ -18,10 +18,14 @@ struct Reply {
   std::string body;
 };
 
+// The registry's answer as a reply: `ok_status` with its JSON, or the status of its error's code
+// with {"error": message}.
+Reply ReplyOf(const Answer& answer, int ok_status = 200);
+
 void SetReply(httplib::Response& res, const Reply& reply);
 // An HTTP-level refusal (401, 403, 405, 408, 500): {"error": message}.
 void SetError(httplib::Response& res, int status, const std::string& message);
-// The registry's answer: `ok_status` with its JSON, or the status of its error's code.
+// The registry's answer (ReplyOf).
 void SetAnswer(httplib::Response& res, const Answer& answer, int ok_status = 200);
 
 }  // namespace wattcut::server

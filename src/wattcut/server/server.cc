@@ -34,6 +34,7 @@ using Clock = std::chrono::steady_clock;
 // start time travel from the start of the request to the logger in thread-locals.
 thread_local Clock::time_point t_request_start;
 thread_local const char* t_endpoint = "unmatched";
+thread_local const char* t_method = "GET";
 
 // Bodies at least this large leave enough freed memory behind in the handling thread's
 // malloc arena to be worth giving back to the system (malloc_trim) once handled.
@@ -85,6 +86,7 @@ struct Server::Impl {
       http->Get(pattern,
                 [this, label, changes_frequencies, handler](const httplib::Request& req, httplib::Response& res) {
                   t_endpoint = label;
+                  t_method = req.method == "HEAD" ? "HEAD" : "GET";
                   if (Refused(req, res, changes_frequencies)) return;
                   handler(req, std::string(), res);
                 });
@@ -259,6 +261,13 @@ void Server::Impl::SetUpHttp() {
   Impl* self = this;
   http::BoundedHttpServer::Observer observer;
   observer.on_request_begin = [] { t_request_start = Clock::now(); };
+  // A deferred answer (a schedule long poll) is counted when it goes out, with the time it waited.
+  observer.on_defer = [self]() -> std::function<void(int)> {
+    return [self, endpoint = t_endpoint, method = t_method, start = t_request_start](int status) {
+      self->metrics.RecordRequest(endpoint, method, status,
+                                  std::chrono::duration<double>(Clock::now() - start).count());
+    };
+  };
   observer.on_cut = [self](http::ConnectionCut cut) {
     self->metrics.RecordConnectionCut(cut == http::ConnectionCut::kClientLimit ? "client_limit" : "request_timeout");
   };
@@ -290,6 +299,10 @@ void Server::Impl::SetUpHttp() {
     SetError(res, 500, "internal error: " + what);
   });
   server.set_logger([self](const httplib::Request& req, const httplib::Response& res) {
+    if (http::BoundedHttpServer::Deferred()) {  // counted when its answer goes out (on_defer)
+      t_endpoint = "unmatched";
+      return;
+    }
     double seconds = std::chrono::duration<double>(Clock::now() - t_request_start).count();
     self->metrics.RecordRequest(t_endpoint, req.method, res.status, seconds);
     t_endpoint = "unmatched";
@@ -341,11 +354,11 @@ Result<std::unique_ptr<Server>> Server::Create(const ServerOptions& options) {
   impl->AddRoutes();
   if (Status s = impl->Bind(); !s) return s.error();
   impl->policy = std::make_unique<AccessPolicy>(token, impl->loopback_only);
-  // The workers serve requests (a waiting long poll holds one: max_long_polls of them, and 32
-  // for the rest); connections wait for their requests on the reactor. Started last, so that a
-  // pool that cannot start is an error of Create().
-  const size_t threads = options.http_threads > 0 ? static_cast<size_t>(options.http_threads)
-                                                  : static_cast<size_t>(options.registry.max_long_polls) + 32;
+  // The workers serve requests; connections wait for their requests, and long polls for their
+  // answers, on the reactor (a waiting long poll holds no worker). Started last, so that a pool
+  // that cannot start is an error of Create().
+  const size_t threads =
+      options.http_threads > 0 ? static_cast<size_t>(options.http_threads) : ServerOptions::kDefaultHttpThreads;
   if (auto s = impl->http->StartWorkers(threads); !s) return s.error();
   return std::unique_ptr<Server>(new Server(std::move(impl)));
 }

@@ -1,13 +1,12 @@
 // The planning server: the HTTP routes over a JobRegistry, a JobStore and Metrics.
 // Endpoints are listed in openapi.yaml (served at GET /openapi.yaml) and docs/server.md.
 //
-// Threads: cpp-httplib answers each connection on one thread of a fixed pool, and a
-// schedule long poll holds its thread while it waits. The pool therefore has
-// max_long_polls + 32 threads by default: at most max_long_polls requests wait at once
-// (the next one gets a 503 at once instead of queueing behind them), and 32 threads
-// stay free for everything else. A job of N ranks needs max_long_polls >= N - 1.
-// Connections are bounded (BoundedHttpServer): a request must arrive whole within the
-// request timeout, and one client address may hold only so many connections.
+// Threads: a fixed pool of workers serves requests (httplib's parsing, routing and handlers); a
+// connection waiting for its next request, and a schedule long poll waiting for its round, hold
+// a descriptor and a small record on the reactor's one thread, no worker (http/deferred_response.h).
+// At most max_long_polls requests wait at once (the next one gets a 503 at once); a job of N
+// ranks needs max_long_polls >= N - 1. Connections are bounded (BoundedHttpServer): a request must arrive whole within
+// the request timeout, and one client address may hold only so many connections.
 //
 // One server per data folder (DataDirLock); every request body is read by the server
 // itself, up to max_body_bytes whatever its Content-Type.
@@ -30,7 +29,8 @@ struct ServerOptions {
   std::string data_dir;
   std::optional<std::string> token_file;
   size_t max_body_bytes = size_t{16} << 20;
-  int http_threads = 0;  // 0: registry.max_long_polls + 32
+  static constexpr int kDefaultHttpThreads = 16;
+  int http_threads = 0;  // 0: kDefaultHttpThreads
   SyncMode sync = SyncMode::kFull;
   http::ConnectionLimits connections;
   JobRegistry::Options registry;
