@@ -348,6 +348,84 @@ TEST(ServerApi, BearerTokenIsRequiredWhenConfigured) {
 namespace wattcut::testing {
 namespace {
 
+// The ranks waiting now, from the job's status (bounded: at most 100,000 naps of 1 ms until it
+// is `n`).
+int WaitUntilRanksWaiting(httplib::Client& c, const std::string& path, int n) {
+  int waiting = -1;
+  for (int i = 0; i < 100000; ++i) {
+    waiting = Get(c, "/v1/jobs/" + path).body.value("ranks_waiting", -1);
+    if (waiting == n) break;
+    usleep(1000);
+  }
+  return waiting;
+}
+
+std::string TwoRankJob(httplib::Client& c) {
+  auto job = Post(c, "/register_job",
+                  {{"pp_degree", 2},
+                   {"dp_degree", 1},
+                   {"tp_degree", 1},
+                   {"world_size", 2},
+                   {"planner", {{"num_microbatches", 2}}}});
+  EXPECT_EQ(job.status, 200) << job.text;
+  std::string path = EncodeJobIdForPath(job.body.get<std::string>());
+  for (int r = 0; r < 2; ++r) {
+    EXPECT_EQ(
+        Post(c, "/register_rank/" + path,
+             {{"rank", r}, {"dp_rank", 0}, {"pp_rank", r}, {"tp_rank", 0}, {"available_frequencies", {1410, 1395}}})
+            .status,
+        200);
+  }
+  return path;
+}
+
+// A waiting rank whose client goes away (its process killed, its connection dropped) leaves the
+// round at once: it may ask again, and the round completes when every rank asks.
+TEST(ServerApi, ARankWhoseClientWentAwayLeavesTheRound) {
+  ServerProcess server;
+  ASSERT_TRUE(server.running()) << server.startup_output();
+  auto c = server.Client();
+  const std::string path = TwoRankJob(*c);
+  {
+    auto gone = server.Client();
+    gone->set_read_timeout(0, 200000);  // gives up after 200 ms and closes its connection
+    EXPECT_EQ(gone->Get("/schedule/" + path + "?rank=0"), nullptr);
+  }
+  EXPECT_EQ(WaitUntilRanksWaiting(*c, path, 0), 0);
+  EXPECT_NE(Get(*c, "/metrics").text.find("wattcut_long_polls_waiting 0\n"), std::string::npos);
+  HttpReply rank0;
+  std::thread asking([&] {
+    auto c0 = server.Client();
+    rank0 = Get(*c0, "/schedule/" + path + "?rank=0");
+  });
+  EXPECT_EQ(WaitUntilRanksWaiting(*c, path, 1), 1);
+  auto rank1 = Get(*c, "/schedule/" + path + "?rank=1");
+  asking.join();
+  EXPECT_EQ(rank0.status, 200) << rank0.text;
+  EXPECT_EQ(rank1.status, 200) << rank1.text;
+  EXPECT_EQ(rank0.body.value("rank", -1), 0);
+  EXPECT_EQ(rank1.body.value("rank", -1), 1);
+}
+
+// DELETE while a rank waits: the long poll ends with a 410 saying so.
+TEST(ServerApi, DeletingAJobAnswersItsWaitingRanks) {
+  ServerProcess server;
+  ASSERT_TRUE(server.running()) << server.startup_output();
+  auto c = server.Client();
+  const std::string path = TwoRankJob(*c);
+  HttpReply waited;
+  std::thread rank0([&] {
+    auto c0 = server.Client();
+    waited = Get(*c0, "/schedule/" + path + "?rank=0");
+  });
+  EXPECT_EQ(WaitUntilRanksWaiting(*c, path, 1), 1);
+  EXPECT_EQ(Delete(*c, "/v1/jobs/" + path).status, 200);
+  rank0.join();
+  EXPECT_EQ(waited.status, 410) << waited.text;
+  EXPECT_NE(waited.text.find("was deleted while rank waited"), std::string::npos) << waited.text;
+  EXPECT_NE(Get(*c, "/metrics").text.find("wattcut_long_polls_waiting 0\n"), std::string::npos);
+}
+
 // SIGTERM while a rank waits: the long poll ends with a 503 and the server exits 0.
 TEST(ServerApi, StopsCleanlyWithWaitingLongPolls) {
   ServerProcess server;
