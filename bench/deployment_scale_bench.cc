@@ -221,8 +221,9 @@ int main(int argc, char** argv) {
   int round_failures = 0;
   for (size_t r = 0; r < round_results.size(); ++r) {
     const auto& x = round_results[r];
-    std::printf("%-6zu %9d %7d %15d %15d %14.2f %16.3f %9.2f\n", r + 1, x.answered, x.failed, x.waiting_seen,
-                x.server_threads, x.all_answered_s, x.after_last_ask_s, x.server_cpu_s);
+    std::printf("%-6zu %9d %7d %15d %15d %14.2f %16.3f %9.2f %7.0f -> %-6.0f\n", r + 1, x.answered, x.failed,
+                x.waiting_seen, x.server_threads, x.all_answered_s, x.after_last_ask_s, x.server_cpu_s,
+                x.server_rss_before_mb, x.server_rss_waiting_mb);
     if (!x.first_failure.empty()) std::printf("  first failure: %s\n", x.first_failure.c_str());
     round_failures += x.failed;
   }

@@ -78,6 +78,8 @@ double CpuSeconds(pid_t pid) {
 
 double PeakMb(pid_t pid) { return std::strtod(StatusField(pid, "VmHWM").c_str(), nullptr) / 1024; }
 
+double ResidentMb(pid_t pid) { return std::strtod(StatusField(pid, "VmRSS").c_str(), nullptr) / 1024; }
+
 int Threads(pid_t pid) { return std::atoi(StatusField(pid, "Threads").c_str()); }
 
 LongPollRounds::LongPollRounds(int port, std::string job_path, int ranks, pid_t server_pid,
@@ -122,6 +124,7 @@ LongPollRound LongPollRounds::Run() {
     if (round.first_failure.empty()) round.first_failure = why;
   };
   const double cpu_before = CpuSeconds(server_pid_);
+  round.server_rss_before_mb = ResidentMb(server_pid_);
   const Clock::time_point began = Clock::now();
   auto request = [this](int rank) {
     return "GET /schedule/" + job_path_ + "?rank=" + std::to_string(rank) + " HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n";
@@ -149,6 +152,7 @@ LongPollRound LongPollRounds::Run() {
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   round.server_threads = Threads(server_pid_);
+  round.server_rss_waiting_mb = ResidentMb(server_pid_);
   const Clock::time_point last_asked = Clock::now();
   if (!SendAll(fds_.back(), request(ranks_ - 1))) fail("the last rank: send");
 

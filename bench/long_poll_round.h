@@ -53,6 +53,8 @@ class LongPollRounds {
 double CpuSeconds(pid_t pid);
 // Peak resident memory of `pid`, MB (VmHWM).
 double PeakMb(pid_t pid);
+// Resident memory of `pid` now, MB (VmRSS).
+double ResidentMb(pid_t pid);
 // Threads of `pid` now.
 int Threads(pid_t pid);
 

@@ -64,26 +64,46 @@ def free_port():
 
 
 class Connection:
-    """One keep-alive HTTP/1.1 connection (the requests this bench makes, nothing more)."""
+    """One keep-alive HTTP/1.1 connection (the requests this bench makes, nothing more). Like any
+    HTTP client it opens a new connection when the server has closed an idle one (both servers
+    close a connection idle for 5 s, and registering 16,384 ranks takes longer)."""
 
-    def __init__(self, reader, writer):
-        self.reader, self.writer = reader, writer
+    def __init__(self, port):
+        self.port = port
+        self.reader = self.writer = None
 
     @classmethod
     async def open(cls, port):
-        reader, writer = await asyncio.open_connection("127.0.0.1", port, limit=1 << 20)
-        sock = writer.get_extra_info("socket")
+        connection = cls(port)
+        await connection.connect()
+        return connection
+
+    async def connect(self):
+        if self.writer is not None:
+            self.writer.close()
+        self.reader, self.writer = await asyncio.open_connection("127.0.0.1", self.port, limit=1 << 20)
+        sock = self.writer.get_extra_info("socket")
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        return cls(reader, writer)
 
     async def request(self, method, path, body=None):
         data = b"" if body is None else json.dumps(body).encode()
         head = f"{method} {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: {len(data)}\r\n"
         if body is not None:
             head += "Content-Type: application/json\r\n"
-        self.writer.write(head.encode() + b"\r\n" + data)
-        await self.writer.drain()
-        header = await self.reader.readuntil(b"\r\n\r\n")
+        for attempt in range(2):
+            if self.reader.at_eof():
+                await self.connect()
+            try:
+                self.writer.write(head.encode() + b"\r\n" + data)
+                await self.writer.drain()
+                header = await self.reader.readuntil(b"\r\n\r\n")
+                break
+            except (asyncio.IncompleteReadError, ConnectionError) as e:
+                # Closed before any answer: the server dropped the idle connection, so it never
+                # saw this request; once more on a new one.
+                if attempt == 1 or (isinstance(e, asyncio.IncompleteReadError) and e.partial):
+                    raise
+                await self.connect()
         lines = header.decode("latin-1").split("\r\n")
         status = int(lines[0].split()[1])
         length = 0
@@ -263,6 +283,8 @@ def main():
                     server = start_zeus(args.zeus, args.zeus_shims, port, solution)
                 try:
                     measured = asyncio.run(drive(server, pp, dp, tp, args.rounds, frequencies))
+                except (RuntimeError, OSError, asyncio.TimeoutError, asyncio.IncompleteReadError) as e:
+                    sys.exit(f"zeus_round_bench: {name}, run {run + 1}: {type(e).__name__}: {e}")
                 finally:
                     server.stop()
                 measured.update(server=name, run=run + 1)

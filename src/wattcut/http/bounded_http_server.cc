@@ -400,6 +400,22 @@ std::shared_ptr<DeferredResponse> BoundedHttpServer::Defer(const httplib::Reques
   return t_connection->deferred;
 }
 
+std::shared_ptr<DeferredResponse> BoundedHttpServer::StreamEvery(const httplib::Request& req, int status,
+                                                                 std::string content_type,
+                                                                 DeferredResponse::Headers headers,
+                                                                 std::chrono::steady_clock::duration period,
+                                                                 PeriodicStreams::Produce produce) {
+  if (t_connection == nullptr || t_server == nullptr) return nullptr;
+  BoundedHttpServer* server = t_server;
+  // The stream's id, known once it is added; its client cannot go before the handler returns.
+  auto id = std::make_shared<std::atomic<uint64_t>>(0);
+  auto response = Defer(req, {[server, id] { server->streams_.Remove(id->load()); }});
+  if (response->StartStream(status, std::move(content_type), std::move(headers))) {
+    id->store(server->streams_.Add(response, period, std::move(produce)));
+  }
+  return response;
+}
+
 bool BoundedHttpServer::Deferred() { return t_connection != nullptr && t_connection->deferred != nullptr; }
 
 bool BoundedHttpServer::PeerClosed() {
@@ -516,6 +532,7 @@ void BoundedHttpServer::RemoveUnixSocketFile() {
 }
 
 BoundedHttpServer::~BoundedHttpServer() {
+  streams_.Stop();
   reactor_.Stop();
   if (workers_) workers_->shutdown();
   RemoveUnixSocketFile();
@@ -553,8 +570,10 @@ bool BoundedHttpServer::listen_after_bind() {
   // Listening again on a listening socket only sets its backlog.
   if (svr_sock_ != INVALID_SOCKET) ::listen(svr_sock_, SOMAXCONN);
   const bool ok = httplib::Server::listen_after_bind();
-  // Waiting connections are closed; the requests under way finish on their workers, which then
-  // close their connections (the reactor takes none back once stopped).
+  // Streams end with their last chunks, written as far as their sockets take them; waiting
+  // connections are closed; the requests under way finish on their workers, which then close
+  // their connections (the reactor takes none back once stopped).
+  streams_.Stop();
   reactor_.Stop();
   workers_->shutdown();
   return ok;

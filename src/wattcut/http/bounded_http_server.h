@@ -39,6 +39,7 @@
 
 #include "wattcut/base/result.h"
 #include "wattcut/http/connection_reactor.h"
+#include "wattcut/http/periodic_streams.h"
 
 namespace wattcut::http {
 
@@ -133,6 +134,14 @@ class BoundedHttpServer : public httplib::Server {
   // in its httplib::Response is dropped. A second call returns the same handle; nullptr outside a
   // handler.
   static std::shared_ptr<DeferredResponse> Defer(const httplib::Request& req, DeferredResponse::Ends ends);
+  // Within a handler: answer with a never-ending stream (periodic_streams.h): `status`, `content_type`
+  // and `headers` now, then every `period` the piece `produce` gives, the first at once. Between its
+  // pieces the stream holds its descriptor and its record, no thread; its client going away ends it
+  // (its producer is destroyed then). nullptr outside a handler.
+  static std::shared_ptr<DeferredResponse> StreamEvery(const httplib::Request& req, int status,
+                                                       std::string content_type, DeferredResponse::Headers headers,
+                                                       std::chrono::steady_clock::duration period,
+                                                       PeriodicStreams::Produce produce);
   // Within a handler or the logger: the current request's answer was deferred.
   static bool Deferred();
   // Within a handler, the error handler or the logger: the current request missed its
@@ -160,6 +169,7 @@ class BoundedHttpServer : public httplib::Server {
   std::mutex mu_;
   std::map<std::string, int> open_by_client_;
   std::unique_ptr<HttpThreadPool> workers_;
+  PeriodicStreams streams_;    // its streams end (their last chunks posted) before the reactor stops
   ConnectionReactor reactor_;  // after workers_: stopped (in the destructor) before they are
 };
 

@@ -38,6 +38,7 @@ struct ConnectionReactor::Held {
   bool writing = false;
   std::string output;
   size_t written = 0;
+  bool last_piece = true;  // the answer ends with it (false: a stream's piece)
   Clock::time_point writing_since;
   // Waiting for its deferred response to be sent (watched only for the client going away).
   bool parked() const { return connection->awaiting != nullptr && !writing; }
@@ -160,7 +161,7 @@ void ConnectionReactor::Run() {
         if (hung_up) Gone(h);
       } else if (h.writing) {
         if (hung_up) {
-          Close(h);
+          Gone(h);
         } else if ((event.events & EPOLLOUT) != 0) {
           WriteOut(h);
         }
@@ -184,7 +185,9 @@ void ConnectionReactor::Run() {
       }
     }
     for (Held* h : expired) {
-      if (h->lingering || h->writing || !h->connection->in_request) {
+      if (h->writing) {
+        Gone(*h);  // its client has not read its answer within request_timeout
+      } else if (h->lingering || !h->connection->in_request) {
         Close(*h);
       } else {
         if (callbacks_.on_timeout) callbacks_.on_timeout();
@@ -223,12 +226,18 @@ void ConnectionReactor::Watch(Held& held, uint32_t events) {
 }
 
 void ConnectionReactor::Respond(Held& held) {
+  if (held.writing) return;  // what it writes now first; WriteOut takes the rest after
   Connection& c = *held.connection;
   auto out = c.awaiting->Take(c.close_after_response);
-  if (!out) return;  // not sent yet
+  if (!out) {
+    // Nothing to write now; a stream cut off (its client did not keep up) is closed.
+    if (c.awaiting->cut_off()) Close(held);
+    return;
+  }
   held.writing = true;
   held.output = std::move(out->bytes);
   held.written = 0;
+  held.last_piece = out->last;
   held.writing_since = Clock::now();
   WriteOut(held);
 }
@@ -247,10 +256,16 @@ void ConnectionReactor::WriteOut(Held& held) {
       Watch(held, EPOLLOUT | EPOLLRDHUP);  // the rest when the client has read some
       return;
     }
-    Close(held);  // the client is gone
+    Gone(held);  // the client is gone
     return;
   }
-  Responded(held);
+  if (held.last_piece) return Responded(held);
+  // A stream's piece is out: the connection waits for the next one.
+  held.writing = false;
+  held.output.clear();
+  held.written = 0;
+  Watch(held, EPOLLRDHUP);
+  Respond(held);
 }
 
 void ConnectionReactor::Responded(Held& held) {
@@ -275,7 +290,7 @@ void ConnectionReactor::Responded(Held& held) {
 }
 
 void ConnectionReactor::Gone(Held& held) {
-  std::function<void()> on_gone = held.connection->awaiting->MarkGone();
+  std::function<void()> on_gone = held.connection->awaiting ? held.connection->awaiting->MarkGone() : nullptr;
   if (on_gone && callbacks_.run) callbacks_.run(std::move(on_gone));
   Close(held);
 }
@@ -351,6 +366,9 @@ void ConnectionReactor::Answer(Held& held, int status, const std::string& error)
 }
 
 void ConnectionReactor::Close(Held& held) {
+  // A deferred answer not all written is over: its owner stops producing (no on_gone: the
+  // reactor closes it for its own reasons, or stops).
+  if (held.connection->awaiting) held.connection->awaiting->MarkGone();
   const int fd = held.connection->fd;
   ::epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, fd, nullptr);
   Discard(*held.connection);

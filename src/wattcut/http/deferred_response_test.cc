@@ -21,11 +21,15 @@
 
 #include "wattcut/http/bounded_http_server.h"
 #include "wattcut/http/http_client.h"
+#include "wattcut/http/loopback_client_testing.h"
 #include "wattcut/http/test_http_server.h"
 
 namespace wattcut::http {
 namespace {
 
+using testing::ConnectLoopback;
+using testing::GetRequest;
+using testing::SendText;
 using testing::TestHttpServer;
 
 // The handles the /wait route deferred, in arrival order, and how many clients went away.
@@ -70,28 +74,6 @@ TestHttpServer::Routes ParkingRoutes(Parked& parked) {
   };
 }
 
-int Connect(int port) {
-  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_port = htons(static_cast<uint16_t>(port));
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (fd < 0 || ::connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) != 0) {
-    ADD_FAILURE() << "connect: " << std::strerror(errno);
-    if (fd >= 0) ::close(fd);
-    return -1;
-  }
-  return fd;
-}
-
-void SendText(int fd, const std::string& text) {
-  ASSERT_EQ(::send(fd, text.data(), text.size(), MSG_NOSIGNAL), static_cast<ssize_t>(text.size()));
-}
-
-std::string Request(const std::string& path, const std::string& extra_headers = "") {
-  return "GET " + path + " HTTP/1.1\r\nHost: 127.0.0.1\r\n" + extra_headers + "\r\n";
-}
-
 // One response from `fd` (headers and a Content-Length body), within 10 s; "" when none came.
 std::string ReadResponse(int fd) {
   std::string got;
@@ -132,9 +114,9 @@ TEST(DeferredResponse, ParkedRequestsHoldNoWorkerAndEachGetsItsAnswer) {
   constexpr int kWaiting = 64;
   std::vector<int> fds;
   for (int i = 0; i < kWaiting; ++i) {
-    fds.push_back(Connect(served->port()));
+    fds.push_back(ConnectLoopback(served->port()));
     ASSERT_GE(fds.back(), 0);
-    SendText(fds.back(), Request("/wait?i=" + std::to_string(i)));
+    SendText(fds.back(), GetRequest("/wait?i=" + std::to_string(i)));
   }
   ASSERT_TRUE(parked.WaitFor(kWaiting)) << parked.Count() << " of " << kWaiting << " parked";
   // Every worker is free: a request of another client is answered while all 64 wait.
@@ -158,7 +140,7 @@ TEST(DeferredResponse, ParkedRequestsHoldNoWorkerAndEachGetsItsAnswer) {
   }
   // A second Send is refused; the connection serves its next request (keep-alive).
   EXPECT_FALSE(parked.At(0)->Send(500, "{}"));
-  SendText(fds[0], Request("/hello"));
+  SendText(fds[0], GetRequest("/hello"));
   EXPECT_EQ(BodyOf(ReadResponse(fds[0])), "hello");
   for (int fd : fds) ::close(fd);
   EXPECT_EQ(parked.gone.load(), 0);
@@ -168,11 +150,11 @@ TEST(DeferredResponse, AnAnswerSentBeforeItsHandlerReturnedIsWritten) {
   Parked parked;
   auto served = TestHttpServer::OnLoopback(ParkingRoutes(parked));
   ASSERT_NE(served, nullptr);
-  const int fd = Connect(served->port());
+  const int fd = ConnectLoopback(served->port());
   ASSERT_GE(fd, 0);
   // Twice on one connection: the second after the first came back to the reactor.
   for (int i = 0; i < 2; ++i) {
-    SendText(fd, Request("/wait?now"));
+    SendText(fd, GetRequest("/wait?now"));
     const std::string response = ReadResponse(fd);
     EXPECT_EQ(response.rfind("HTTP/1.1 200 OK\r\n", 0), 0u) << response;
     EXPECT_EQ(BodyOf(response), "{\"now\": true}");
@@ -184,9 +166,9 @@ TEST(DeferredResponse, APipelinedRequestIsServedAfterTheDeferredAnswer) {
   Parked parked;
   auto served = TestHttpServer::OnLoopback(ParkingRoutes(parked));
   ASSERT_NE(served, nullptr);
-  const int fd = Connect(served->port());
+  const int fd = ConnectLoopback(served->port());
   ASSERT_GE(fd, 0);
-  SendText(fd, Request("/wait") + Request("/hello"));
+  SendText(fd, GetRequest("/wait") + GetRequest("/hello"));
   ASSERT_TRUE(parked.WaitFor(1));
   ASSERT_TRUE(parked.At(0)->Send(202, "{\"first\": 1}"));
   EXPECT_EQ(BodyOf(ReadResponse(fd)), "{\"first\": 1}");
@@ -198,9 +180,9 @@ TEST(DeferredResponse, ConnectionCloseIsHonouredAfterTheDeferredAnswer) {
   Parked parked;
   auto served = TestHttpServer::OnLoopback(ParkingRoutes(parked));
   ASSERT_NE(served, nullptr);
-  const int fd = Connect(served->port());
+  const int fd = ConnectLoopback(served->port());
   ASSERT_GE(fd, 0);
-  SendText(fd, Request("/wait", "Connection: close\r\n"));
+  SendText(fd, GetRequest("/wait", "Connection: close\r\n"));
   ASSERT_TRUE(parked.WaitFor(1));
   ASSERT_TRUE(parked.At(0)->Send(503, "{\"error\": \"stopping\"}"));
   const std::string response = ReadResponse(fd);
@@ -215,9 +197,9 @@ TEST(DeferredResponse, AnAnswerLargerThanTheSocketBufferIsWrittenAsTheClientRead
   Parked parked;
   auto served = TestHttpServer::OnLoopback(ParkingRoutes(parked));
   ASSERT_NE(served, nullptr);
-  const int fd = Connect(served->port());
+  const int fd = ConnectLoopback(served->port());
   ASSERT_GE(fd, 0);
-  SendText(fd, Request("/wait"));
+  SendText(fd, GetRequest("/wait"));
   ASSERT_TRUE(parked.WaitFor(1));
   std::string big(16 << 20, 'x');  // far more than a loopback socket buffer
   ASSERT_TRUE(parked.At(0)->Send(200, big, "text/plain"));
@@ -236,9 +218,9 @@ TEST(DeferredResponse, AClientGoneFirstRunsOnGoneAndLaterSendsAreRefused) {
   Parked parked;
   auto served = TestHttpServer::OnLoopback(ParkingRoutes(parked));
   ASSERT_NE(served, nullptr);
-  const int fd = Connect(served->port());
+  const int fd = ConnectLoopback(served->port());
   ASSERT_GE(fd, 0);
-  SendText(fd, Request("/wait"));
+  SendText(fd, GetRequest("/wait"));
   ASSERT_TRUE(parked.WaitFor(1));
   ::close(fd);
   for (int i = 0; i < 1000 && parked.gone.load() == 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
@@ -252,9 +234,9 @@ TEST(DeferredResponse, ASendAfterTheServerStoppedIsRefused) {
   {
     auto served = TestHttpServer::OnLoopback(ParkingRoutes(parked));
     ASSERT_NE(served, nullptr);
-    fd = Connect(served->port());
+    fd = ConnectLoopback(served->port());
     ASSERT_GE(fd, 0);
-    SendText(fd, Request("/wait"));
+    SendText(fd, GetRequest("/wait"));
     ASSERT_TRUE(parked.WaitFor(1));
   }  // the server stops: the waiting connection is closed, on_gone is not run
   EXPECT_FALSE(parked.At(0)->Send(200, "{}"));
