@@ -16,14 +16,16 @@
 namespace wattcut::bench {
 
 struct LongPollRound {
-  int answered = 0;             // ranks answered 200 with their own schedule
-  int failed = 0;               // the others (a wrong answer, an error, a closed connection)
-  int waiting_seen = 0;         // what the gauge said before the last rank asked
-  int server_threads = 0;       // the server's threads while they waited
-  double all_answered_s = 0;    // from the first rank's request to the last answer
-  double after_last_ask_s = 0;  // from the last rank's request to the last answer
-  double server_cpu_s = 0;      // the server's CPU time over the round
-  std::string first_failure;    // what went wrong first, for the report
+  int answered = 0;                  // ranks answered 200 with their own schedule
+  int failed = 0;                    // the others (a wrong answer, an error, a closed connection)
+  int waiting_seen = 0;              // what the gauge said before the last rank asked
+  int server_threads = 0;            // the server's threads while they waited
+  double all_answered_s = 0;         // from the first rank's request to the last answer
+  double after_last_ask_s = 0;       // from the last rank's request to the last answer
+  double server_cpu_s = 0;           // the server's CPU time over the round
+  double server_rss_before_mb = 0;   // its resident memory before the round's requests (VmRSS)
+  double server_rss_waiting_mb = 0;  // and while the ranks wait
+  std::string first_failure;         // what went wrong first, for the report
 };
 
 class LongPollRounds {

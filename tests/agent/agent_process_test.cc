@@ -21,6 +21,7 @@
 #include <sys/resource.h>
 
 #include "tests/agent/agent_process.h"
+#include "wattcut/agent/reading_streams.h"
 #include "wattcut/base/child_process_testing.h"
 #include "wattcut/http/held_connections.h"
 
@@ -462,25 +463,27 @@ int OpenStream(const std::string& socket_path, std::string& first) {
   return fd;
 }
 
-// Streams hold a worker each while they are read: past kMaxReadingStreams (16) the next is a 503,
-// and the other requests keep their workers.
-TEST_F(AgentProcessTest, ReadingsStreamsAreBoundedSoThatTheyCannotTakeEveryWorker) {
+// Streams hold no worker (the listener's stream thread writes them): past kMaxReadingStreams (256,
+// a bound on their memory) the next is a 503, and the other requests are answered meanwhile.
+TEST_F(AgentProcessTest, ReadingsStreamsAreBoundedAndHoldNoWorker) {
   auto agent = StartAgent();
   std::vector<int> streams;
-  for (int i = 0; i < 16; ++i) {
+  for (int i = 0; i < agent::kMaxReadingStreams; ++i) {
     std::string first;
     streams.push_back(OpenStream(agent->socket(), first));
     ASSERT_EQ(first.rfind("HTTP/1.1 200", 0), 0u) << i << ": " << first;
   }
   std::string refused;
-  const int seventeenth = OpenStream(agent->socket(), refused);
+  const int one_more = OpenStream(agent->socket(), refused);
   EXPECT_EQ(refused.rfind("HTTP/1.1 503", 0), 0u) << refused;
-  EXPECT_NE(refused.find("16 readings streams are open on this listener"), std::string::npos) << refused;
+  EXPECT_NE(refused.find(std::to_string(agent::kMaxReadingStreams) + " readings streams are open on this listener"),
+            std::string::npos)
+      << refused;
   EXPECT_EQ(Call(*agent->UnixClient(), "GET", "/v1/gpus").status, 200) << "the other routes have their workers";
-  ::close(seventeenth);
+  ::close(one_more);
   ::close(streams.back());
   streams.pop_back();
-  // The closed stream's worker notices at its next line (interval 1 s) and gives its slot back.
+  // The reactor sees the closed stream's client go and its slot is given back.
   std::string again;
   EXPECT_TRUE(WaitUntil(
       [&] {
@@ -497,6 +500,31 @@ TEST_F(AgentProcessTest, ReadingsStreamsAreBoundedSoThatTheyCannotTakeEveryWorke
       10))
       << again;
   for (int fd : streams) ::close(fd);
+}
+
+// SIGKILL mid-stream: the stream's reader sees its connection end (it does not hang), and the
+// restarted agent streams again.
+TEST_F(AgentProcessTest, AStreamsReaderSeesAKilledAgentGoAndTheRestartedOneStreamsAgain) {
+  auto agent = StartAgent();
+  std::string first;
+  const int fd = OpenStream(agent->socket(), first);
+  ASSERT_EQ(first.rfind("HTTP/1.1 200", 0), 0u) << first;
+  agent->Kill();
+  bool ended = false;
+  char buffer[4096];
+  for (int waits = 0; waits < 100 && !ended; ++waits) {  // at most 100 waits of 100 ms
+    pollfd p{fd, POLLIN, 0};
+    if (::poll(&p, 1, 100) <= 0) continue;
+    ended = ::recv(fd, buffer, sizeof buffer, 0) <= 0;
+  }
+  EXPECT_TRUE(ended) << "the reader of a killed agent's stream sees it end";
+  ::close(fd);
+  agent.reset();
+  agent = StartAgent();
+  std::string again;
+  const int fd_again = OpenStream(agent->socket(), again);
+  EXPECT_EQ(again.rfind("HTTP/1.1 200", 0), 0u) << again;
+  ::close(fd_again);
 }
 
 // A request that may carry a body but says no length has an empty body (RFC 9112 6.3), answered

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "tests/agent/agent_test_service.h"
+#include "wattcut/agent/reading_streams.h"
 #include "wattcut/agent/zeusd_token.h"
 #include "wattcut/cpu/rapl_tree_testing.h"
 #include "wattcut/http/http_client.h"
@@ -304,7 +305,7 @@ TEST_F(ZeusdApiTest, StreamsPowerAsServerSentEvents) {
   }
 }
 
-// A power stream whose client reset its connection gives its slot back at once. Before, 16
+// A power stream whose client reset its connection gives its slot back at once. Once, 16
 // /gpu/stream_power streams closed by reset kept their slots until the next keep-alive comment
 // (10 s: the readings of an idle GPU do not change, so nothing else is written), and every new
 // stream got 503 meanwhile.
@@ -332,24 +333,25 @@ TEST_F(ZeusdApiTest, AStreamWhoseClientIsGoneGivesItsSlotBackAtOnce) {
     return fd;
   };
   std::vector<int> streams;
-  for (int i = 0; i < 16; ++i) {
+  const size_t full = agent::kMaxReadingStreams;
+  for (size_t i = 0; i < full; ++i) {
     std::string head;
     streams.push_back(open(head));
     ASSERT_EQ(head.rfind("HTTP/1.1 200", 0), 0u) << i << ": " << head;
   }
   std::string refused;
   ::close(open(refused));
-  ASSERT_EQ(refused.rfind("HTTP/1.1 503", 0), 0u) << "16 streams fill the listener: " << refused;
+  ASSERT_EQ(refused.rfind("HTTP/1.1 503", 0), 0u) << full << " streams fill the listener: " << refused;
   for (int fd : streams) {
     const linger reset{1, 0};  // close with RST
     ::setsockopt(fd, SOL_SOCKET, SO_LINGER, &reset, sizeof reset);
     ::close(fd);
   }
   streams.clear();
-  // Every slot is free within a few of zeusd's 100 ms periods, well before a keep-alive comment
-  // (10 s): 16 streams open again within 5 s (a bound, not a measurement).
+  // Every slot is free at once, well before a keep-alive comment (10 s): every stream opens again
+  // within 5 s (a bound, not a measurement).
   const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(5);
-  while (streams.size() < 16 && std::chrono::steady_clock::now() < until) {
+  while (streams.size() < full && std::chrono::steady_clock::now() < until) {
     std::string head;
     const int fd = open(head);
     if (head.rfind("HTTP/1.1 200", 0) == 0) {
@@ -359,7 +361,7 @@ TEST_F(ZeusdApiTest, AStreamWhoseClientIsGoneGivesItsSlotBackAtOnce) {
       std::this_thread::sleep_for(std::chrono::milliseconds(50));
     }
   }
-  EXPECT_EQ(streams.size(), 16u) << "streams opened again before a keep-alive comment";
+  EXPECT_EQ(streams.size(), full) << "streams opened again before a keep-alive comment";
   for (int fd : streams) ::close(fd);
 }
 

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <fstream>
+#include <optional>
 #include <thread>
 
 #include "tests/server/server_process.h"
@@ -405,6 +406,47 @@ TEST(ServerApi, ARankWhoseClientWentAwayLeavesTheRound) {
   EXPECT_EQ(rank1.status, 200) << rank1.text;
   EXPECT_EQ(rank0.body.value("rank", -1), 0);
   EXPECT_EQ(rank1.body.value("rank", -1), 1);
+}
+
+// SIGKILL while ranks wait for a round: their long polls end (the connection is closed, no
+// hang); after a restart on the same folder the round they waited for is still to come, and
+// the ranks asking again complete it.
+TEST(ServerApi, ARoundSurvivesTheServerKilledWhileRanksWait) {
+  ScopedTempDir dir("midround");
+  auto server = std::make_unique<ServerProcess>(std::vector<std::string>{}, dir.path());
+  ASSERT_TRUE(server->running()) << server->startup_output();
+  auto c = server->Client();
+  const std::string path = TwoRankJob(*c);
+  // Round 1 completes; rank 0 then waits for round 2.
+  std::thread first([&] { EXPECT_EQ(Get(*server->Client(), "/schedule/" + path + "?rank=0").status, 200); });
+  EXPECT_EQ(WaitUntilRanksWaiting(*c, path, 1), 1);
+  EXPECT_EQ(Get(*c, "/schedule/" + path + "?rank=1").status, 200);
+  first.join();
+  auto waiting_client = server->Client();
+  std::optional<int> waited;  // nullopt: no answer, the connection ended
+  std::thread rank0([&] {
+    auto reply = waiting_client->Get("/schedule/" + path + "?rank=0");
+    if (reply) waited = reply->status;
+  });
+  EXPECT_EQ(WaitUntilRanksWaiting(*c, path, 1), 1);
+  server->Kill();
+  rank0.join();
+  EXPECT_FALSE(waited.has_value()) << "a killed server answers nothing: " << *waited;
+
+  server = std::make_unique<ServerProcess>(std::vector<std::string>{}, dir.path());
+  ASSERT_TRUE(server->running()) << server->startup_output();
+  c = server->Client();
+  json restarted = Get(*c, "/v1/jobs/" + path).body;
+  EXPECT_EQ(restarted.value("ranks_waiting", -1), 0);
+  EXPECT_EQ(restarted.value("round", -1), 1) << "the completed round is stored";
+  HttpReply again;
+  std::thread rank0_again([&] { again = Get(*server->Client(), "/schedule/" + path + "?rank=0"); });
+  EXPECT_EQ(WaitUntilRanksWaiting(*c, path, 1), 1);
+  auto rank1 = Get(*c, "/schedule/" + path + "?rank=1");
+  rank0_again.join();
+  EXPECT_EQ(again.status, 200) << again.text;
+  EXPECT_EQ(rank1.status, 200) << rank1.text;
+  EXPECT_EQ(Get(*c, "/v1/jobs/" + path).body.value("round", -1), 2);
 }
 
 // DELETE while a rank waits: the long poll ends with a 410 saying so.

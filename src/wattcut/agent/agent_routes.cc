@@ -1,6 +1,7 @@
 #include "wattcut/agent/agent_routes.h"
 
 #include <atomic>
+#include <chrono>
 
 #include <nlohmann/json.hpp>
 
@@ -11,6 +12,7 @@
 #include "wattcut/agent/agent_views.h"
 #include "wattcut/base/error_code.h"
 #include "wattcut/gpu/clock_kind.h"
+#include "wattcut/http/bounded_http_server.h"
 
 namespace wattcut::agent {
 
@@ -175,12 +177,12 @@ void GetServerReading(const V1Request& r) {
   Answer(r.res, 200, ServerReadingJson(r.context, r.req.get_param_value("gpu_power") == "instant"));
 }
 
-// A stream holds a worker for as long as it is read: at most kMaxReadingStreams at once on a
-// listener, so that streams never take the workers a setter, a renewal or a reading needs.
+// A stream holds no worker: the listener's stream thread writes a line every interval
+// (http/periodic_streams.h); at most kMaxReadingStreams at once on a listener.
 void GetReadingsStream(const V1Request& r) {
   auto query = ParseStreamQuery(r.req.params);
   if (!Unwrap(query, r.res)) return;
-  std::shared_ptr<void> slot = TakeStreamSlot(r.open_streams);  // held while the response's provider lives
+  std::shared_ptr<void> slot = TakeStreamSlot(r.open_streams);  // held while the stream's producer lives
   if (!slot) {
     AnswerError(r.res, 503, "unavailable",
                 std::to_string(kMaxReadingStreams) +
@@ -190,19 +192,14 @@ void GetReadingsStream(const V1Request& r) {
   const StreamQuery q = *query;
   auto sent = std::make_shared<int64_t>(0);
   const AgentRouteContext* ctx = &r.context;
-  r.res.set_chunked_content_provider("application/x-ndjson", [ctx, q, sent, slot](size_t, httplib::DataSink& sink) {
-    const StreamPause pause = *sent > 0 ? PauseStream(ctx->stopping, q.interval_s) : StreamPause::kGoOn;
-    if (pause == StreamPause::kClientGone) return false;
-    if (pause == StreamPause::kAgentStopping) {
-      sink.done();
-      return true;
-    }
-    const std::string line = JsonText(ReadingsJson(*ctx)) + "\n";
-    if (!sink.write(line.data(), line.size())) return false;
-    ++*sent;
-    if (q.count && *sent >= *q.count) sink.done();
-    return true;
-  });
+  const auto interval =
+      std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(q.interval_s));
+  http::BoundedHttpServer::StreamEvery(r.req, 200, "application/x-ndjson", {}, interval,
+                                       [ctx, q, sent, slot]() -> http::StreamPiece {
+                                         if (ctx->stopping != nullptr && *ctx->stopping) return {"", true};
+                                         ++*sent;
+                                         return {JsonText(ReadingsJson(*ctx)) + "\n", q.count && *sent >= *q.count};
+                                       });
 }
 
 void GetMetrics(const V1Request& r) {

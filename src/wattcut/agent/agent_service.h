@@ -39,8 +39,8 @@ struct AgentServiceOptions {
   std::string zeusd_signing_key_file;
   std::string powercap_root = "/sys/class/powercap";
   double cpu_power_window_s = 0.1;
-  // Per listener: a request holds one while it is served, a readings stream while it is read
-  // (at most kMaxReadingStreams of them); a connection waiting for its next request holds none.
+  // Per listener: a request holds one while it is served; a readings stream (written by the
+  // listener's stream thread) and a connection waiting for its next request hold none.
   int http_threads = 32;
 };
 

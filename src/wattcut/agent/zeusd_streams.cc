@@ -23,41 +23,24 @@ using ojson = nlohmann::ordered_json;
 std::string Event(const ojson& doc) { return "data: " + JsonText(doc) + "\n\n"; }
 
 // What a stream writes next: its events, or after kHeartbeatS without one an SSE comment (":",
-// which clients skip), so that a stream whose reader left is noticed and its worker freed even
-// while the power does not change (zeusd sends nothing then).
+// which clients skip), so that a proxy between does not take the stream for dead while the power
+// does not change (zeusd sends nothing then). A client gone is noticed by the reactor at once.
 class StreamWriter {
  public:
   static constexpr double kHeartbeatS = 10;
-  bool Write(httplib::DataSink& sink, const std::string& events) {
-    // A client gone (closed or reset) ends the stream now, freeing its slot: before, its slot was
-    // held until the next write failed, up to a heartbeat (10 s) later, and new streams got 503.
-    if (http::BoundedHttpServer::PeerClosed()) return false;
+  std::string Next(std::string events) {
     const auto now = std::chrono::steady_clock::now();
-    std::string out = events;
-    if (out.empty() && std::chrono::duration<double>(now - last_).count() >= kHeartbeatS) out = ":\n\n";
-    if (out.empty()) return true;
-    last_ = now;
-    return sink.write(out.data(), out.size());
+    if (events.empty() && std::chrono::duration<double>(now - last_).count() >= kHeartbeatS) events = ":\n\n";
+    if (!events.empty()) last_ = now;
+    return events;
   }
 
  private:
   std::chrono::steady_clock::time_point last_ = std::chrono::steady_clock::now();
 };
 
-// Every call of a stream's provider but the first waits a period first, so a stream whose reads
-// fail, or that has nothing to send, polls at its rate rather than as fast as it can. Whether the
-// provider goes on to read; when not, `result` is what it returns.
-struct StreamPacing {
-  bool first = true;
-  bool Next(const AgentRouteContext& context, double period_s, httplib::DataSink& sink, bool& result) {
-    const StreamPause pause = first ? StreamPause::kGoOn : PauseStream(context.stopping, period_s);
-    first = false;
-    if (pause == StreamPause::kGoOn) return true;
-    if (pause == StreamPause::kAgentStopping) sink.done();
-    result = pause == StreamPause::kAgentStopping;
-    return false;
-  }
-};
+// A stopping agent ends its streams (their last chunk), as its listener's stop would.
+bool Stopping(const AgentRouteContext& context) { return context.stopping != nullptr && *context.stopping; }
 
 // The stream's devices and a slot for it, or the refusal answered.
 std::optional<std::pair<std::vector<int>, std::shared_ptr<void>>> OpenStream(const httplib::Request& req,
@@ -74,21 +57,18 @@ std::optional<std::pair<std::vector<int>, std::shared_ptr<void>>> OpenStream(con
                      std::to_string(kMaxReadingStreams) + " streams are open on this listener: close one, or poll");
     return std::nullopt;
   }
-  res.set_header("Cache-Control", "no-cache");
   return std::make_pair(std::move(*ids), std::move(slot));
 }
 
-// A GPU power stream's state, kept by its provider.
+// A GPU power stream's state, kept by its producer.
 struct GpuStream {
   std::vector<int> ids;
   std::map<int, int64_t> last_mw;
-  StreamPacing pacing;
   StreamWriter writer;
 
-  bool Provide(NodeAgent& node, const AgentRouteContext& context, double period_s, httplib::DataSink& sink) {
-    bool result = true;
-    if (!pacing.Next(context, period_s, sink, result)) return result;
-    if (ids.empty()) return writer.Write(sink, "");  // zeusd: a stream of no GPU is silent
+  http::StreamPiece Produce(NodeAgent& node, const AgentRouteContext& context) {
+    if (Stopping(context)) return {"", true};
+    if (ids.empty()) return {writer.Next("")};  // zeusd: a stream of no GPU is silent
     const std::vector<GpuReading> readings = node.ReadPower();
     std::string events;
     for (int id : ids) {
@@ -101,7 +81,7 @@ struct GpuStream {
       last_mw[id] = mw;
       events += Event(ojson{{"timestamp_ms", UnixNowMs()}, {"gpu_id", id}, {"power_mw", mw}});
     }
-    return writer.Write(sink, events);
+    return {writer.Next(std::move(events))};
   }
 };
 
@@ -115,20 +95,18 @@ struct CpuStream {
   std::vector<int> ids;
   std::map<int, cpu::CpuEnergyReading> baseline;
   std::map<int, Sent> last;
-  StreamPacing pacing;
   StreamWriter writer;
 
-  bool Provide(const ZeusdApiContext& z, const AgentRouteContext& context, httplib::DataSink& sink) {
-    bool result = true;
-    if (!pacing.Next(context, z.cpu_power_window_s, sink, result)) return result;
-    if (ids.empty()) return writer.Write(sink, "");
+  http::StreamPiece Produce(const ZeusdApiContext& z, const AgentRouteContext& context) {
+    if (Stopping(context)) return {"", true};
+    if (ids.empty()) return {writer.Next("")};
     Result<std::vector<cpu::CpuEnergyReading>> read = z.cpu->Read();
-    if (!read.ok()) return writer.Write(sink, "");  // skipped, as zeusd's poller skips a failed read
+    if (!read.ok()) return {writer.Next("")};  // skipped, as zeusd's poller skips a failed read
     std::map<int, cpu::CpuEnergyReading> now;
     for (const cpu::CpuEnergyReading& r : *read) now[r.index] = r;
     std::string events = baseline.empty() ? std::string() : Events(now, z.cpu_power_window_s * 1e6);
     baseline = std::move(now);
-    return writer.Write(sink, events);
+    return {writer.Next(std::move(events))};
   }
 
   std::string Events(const std::map<int, cpu::CpuEnergyReading>& now, double period_us) {
@@ -170,6 +148,14 @@ std::vector<int> CpuIds(const ZeusdApiContext& zeusd) {
   return ids;
 }
 
+namespace {
+
+std::chrono::steady_clock::duration Period(double seconds) {
+  return std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(seconds));
+}
+
+}  // namespace
+
 void ServeGpuPowerStream(const httplib::Request& req, httplib::Response& res, const AgentRouteContext& context,
                          const ZeusdApiContext& zeusd, const OpenStreams& open_streams) {
   NodeAgent* node = context.node;
@@ -177,12 +163,10 @@ void ServeGpuPowerStream(const httplib::Request& req, httplib::Response& res, co
   if (!opened) return;
   auto stream = std::make_shared<GpuStream>();
   stream->ids = std::move(opened->first);
-  const double period_s = zeusd.gpu_stream_period_s;
   const AgentRouteContext* ctx = &context;
-  res.set_chunked_content_provider(
-      "text/event-stream", [node, ctx, period_s, stream, slot = opened->second](size_t, httplib::DataSink& sink) {
-        return stream->Provide(*node, *ctx, period_s, sink);
-      });
+  http::BoundedHttpServer::StreamEvery(
+      req, 200, "text/event-stream", {{"Cache-Control", "no-cache"}}, Period(zeusd.gpu_stream_period_s),
+      [node, ctx, stream, slot = opened->second] { return stream->Produce(*node, *ctx); });
 }
 
 void ServeCpuPowerStream(const httplib::Request& req, httplib::Response& res, const AgentRouteContext& context,
@@ -193,10 +177,9 @@ void ServeCpuPowerStream(const httplib::Request& req, httplib::Response& res, co
   stream->ids = std::move(opened->first);
   const ZeusdApiContext* z = &zeusd;
   const AgentRouteContext* ctx = &context;
-  res.set_chunked_content_provider("text/event-stream",
-                                   [z, ctx, stream, slot = opened->second](size_t, httplib::DataSink& sink) {
-                                     return stream->Provide(*z, *ctx, sink);
-                                   });
+  http::BoundedHttpServer::StreamEvery(req, 200, "text/event-stream", {{"Cache-Control", "no-cache"}},
+                                       Period(z->cpu_power_window_s),
+                                       [z, ctx, stream, slot = opened->second] { return stream->Produce(*z, *ctx); });
 }
 
 }  // namespace wattcut::agent

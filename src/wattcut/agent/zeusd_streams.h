@@ -1,8 +1,8 @@
 // zeusd's power streams (server-sent events, never ending): GET /gpu/stream_power and
 // /cpu/stream_power. Each stream polls at zeusd's rate and sends a device's sample when it differs
 // from the one it sent last (the first always), as zeusd's pollers do; after StreamWriter's
-// heartbeat without one, an SSE comment, so that a reader gone is noticed. A stream holds a worker
-// while it is open: they count against the listener's kMaxReadingStreams with /v1's.
+// heartbeat without one, an SSE comment. A stream holds no worker (http/periodic_streams.h); they
+// count against the listener's kMaxReadingStreams with /v1's.
 #pragma once
 
 #include <httplib.h>

@@ -253,12 +253,14 @@ void ConnectionReactor::WriteOut(Held& held) {
     }
     if (sent < 0 && errno == EINTR) continue;
     if (sent < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+      c.awaiting->SetClientBlocked(true);
       Watch(held, EPOLLOUT | EPOLLRDHUP);  // the rest when the client has read some
       return;
     }
     Gone(held);  // the client is gone
     return;
   }
+  c.awaiting->SetClientBlocked(false);
   if (held.last_piece) return Responded(held);
   // A stream's piece is out: the connection waits for the next one.
   held.writing = false;

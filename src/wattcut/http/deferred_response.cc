@@ -41,21 +41,22 @@ bool DeferredResponse::StartStream(int status, std::string content_type, Headers
 
 bool DeferredResponse::SendChunk(const std::string& data) {
   if (data.empty()) return !over();
+  bool cut_off = false;
   {
     std::lock_guard lock(mu_);
     if (state_ != State::kStreaming) return false;
-    if (body_.size() >= kMaxUnsentStreamBytes) {
+    cut_off = client_blocked_ && body_.size() >= kMaxUnsentStreamBytes;
+    if (cut_off) {
       // Its client does not keep up: the stream is over, and the reactor closes the connection.
       state_ = State::kGone;
       ends_ = {};
       on_sent_ = nullptr;
-      body_.clear();
-      Post();
-      return false;
+      std::string().swap(body_);
+    } else if (!head_) {
+      body_ += Chunk(data);
     }
-    if (!head_) body_ += Chunk(data);
   }
-  return Post();
+  return Post() && !cut_off;
 }
 
 bool DeferredResponse::EndStream() {
@@ -112,6 +113,11 @@ std::optional<DeferredResponse::Outgoing> DeferredResponse::Take(bool close) {
   }
   if (on_sent) on_sent(out.status);
   return out;
+}
+
+void DeferredResponse::SetClientBlocked(bool blocked) {
+  std::lock_guard lock(mu_);
+  client_blocked_ = blocked;
 }
 
 std::function<void()> DeferredResponse::MarkGone() {

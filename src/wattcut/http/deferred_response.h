@@ -14,9 +14,10 @@
 //  * the server stops: what was sent is written if the socket takes it at once, then every
 //    connection is closed; `on_gone` does not run (the owner stops too).
 // A stream (StartStream, then SendChunk as often as it likes) is written with chunked transfer
-// encoding, each piece as it comes; what its client has not read yet waits here, up to
-// kMaxUnsentStreamBytes: a client that reads slower than its stream is written is cut off
-// (SendChunk returns false, and the connection is closed).
+// encoding, each piece as it comes; what its client has not read yet waits here. A client that
+// reads slower than its stream is written is cut off (SendChunk returns false, and the connection
+// is closed) once its socket is full and kMaxUnsentStreamBytes (64 KiB: dozens of a stream's
+// pieces) wait here besides; a reactor merely slow to take the pieces cuts nobody off.
 // The record is small: the status, what is not written yet and one callback; the reactor keeps a
 // connection's unread bytes beside it (a pipelined request), as for any connection it holds.
 #pragma once
@@ -40,7 +41,7 @@ class DeferredResponse : public std::enable_shared_from_this<DeferredResponse> {
     // The client went away before the answer was all sent (runs on a worker thread, at most once).
     std::function<void()> on_gone;
   };
-  static constexpr size_t kMaxUnsentStreamBytes = size_t{1} << 20;
+  static constexpr size_t kMaxUnsentStreamBytes = size_t{64} << 10;
   using Headers = std::vector<std::pair<std::string, std::string>>;
 
   // Sends `status` with `body` of `content_type`. Thread-safe. True when the response will be
@@ -79,6 +80,8 @@ class DeferredResponse : public std::enable_shared_from_this<DeferredResponse> {
   std::optional<Outgoing> Take(bool close);
   // The client went first: `on_gone` when the answer was not all sent yet (due, and returned).
   std::function<void()> MarkGone();
+  // The reactor found the client's socket full (true) or wrote all it had (false).
+  void SetClientBlocked(bool blocked);
 
  private:
   enum class State { kWaiting, kSent, kStreaming, kEnded, kTaken, kGone };
@@ -94,7 +97,8 @@ class DeferredResponse : public std::enable_shared_from_this<DeferredResponse> {
   std::string body_;  // Send's body, or a stream's bytes not yet taken
   std::string content_type_;
   Headers headers_;
-  bool head_taken_ = false;  // a stream's status line and headers went out
+  bool head_taken_ = false;      // a stream's status line and headers went out
+  bool client_blocked_ = false;  // its socket is full: what comes now waits here
   Ends ends_;
   std::function<void(int)> on_sent_;
 };

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <functional>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -25,14 +26,18 @@ struct Expired {
   void WaitFor(size_t n) {
     for (int nap = 0; nap < 10000 && Count() < n; ++nap) std::this_thread::sleep_for(milliseconds(1));
   }
+  // What a timer calls with each wait that expires.
+  std::function<void(const RoundWait&)> Recorder() {
+    return [this](const RoundWait& wait) {
+      std::lock_guard lock(mu);
+      waiter_ids.push_back(wait.waiter_id);
+    };
+  }
 };
 
 TEST(LongPollTimer, DeadlinesExpireInTheirOrderAndACancelledOneNever) {
   Expired expired;
-  LongPollTimer timer([&expired](const RoundWait& wait) {
-    std::lock_guard lock(expired.mu);
-    expired.waiter_ids.push_back(wait.waiter_id);
-  });
+  LongPollTimer timer(expired.Recorder());
   const auto now = LongPollTimer::Clock::now();
   timer.Add(now + milliseconds(30), RoundWait{"job", 0, 3});
   const LongPollTimer::Id cancelled = timer.Add(now + milliseconds(10), RoundWait{"job", 1, 2});
@@ -48,10 +53,7 @@ TEST(LongPollTimer, DeadlinesExpireInTheirOrderAndACancelledOneNever) {
 
 TEST(LongPollTimer, AnEarlierDeadlineAddedLaterWakesTheTimer) {
   Expired expired;
-  LongPollTimer timer([&expired](const RoundWait& wait) {
-    std::lock_guard lock(expired.mu);
-    expired.waiter_ids.push_back(wait.waiter_id);
-  });
+  LongPollTimer timer(expired.Recorder());
   timer.Add(LongPollTimer::Clock::now() + std::chrono::hours(1), RoundWait{"job", 0, 1});
   timer.Add(LongPollTimer::Clock::now(), RoundWait{"job", 1, 2});
   expired.WaitFor(1);
@@ -61,10 +63,7 @@ TEST(LongPollTimer, AnEarlierDeadlineAddedLaterWakesTheTimer) {
 
 TEST(LongPollTimer, NothingExpiresAfterStop) {
   Expired expired;
-  LongPollTimer timer([&expired](const RoundWait& wait) {
-    std::lock_guard lock(expired.mu);
-    expired.waiter_ids.push_back(wait.waiter_id);
-  });
+  LongPollTimer timer(expired.Recorder());
   timer.Add(LongPollTimer::Clock::now() + milliseconds(20), RoundWait{"job", 0, 1});
   timer.Stop();
   EXPECT_EQ(timer.Add(LongPollTimer::Clock::now(), RoundWait{"job", 1, 2}), 0u);
