@@ -14,7 +14,7 @@ uint64_t PeriodicStreams::Add(std::shared_ptr<DeferredResponse> response, Clock:
   }
   const uint64_t id = next_id_++;
   streams_.emplace(id, std::make_shared<Stream>(Stream{std::move(response), period, std::move(produce)}));
-  due_.emplace(Clock::now(), id);
+  due_.Add(Clock::now(), id);
   if (!thread_.joinable()) thread_ = std::thread([this] { Run(); });
   wake_.NotifyAll();
   return id;
@@ -52,40 +52,35 @@ void PeriodicStreams::Stop() {
 void PeriodicStreams::Run() {
   MutexLock lock(mu_);
   while (!stopped_) {
-    if (due_.empty()) {
-      wake_.Wait(mu_);
-      continue;
-    }
-    const auto [when, id] = *due_.begin();
-    if (Clock::now() < when) {
-      wake_.WaitUntil(mu_, when);
-      continue;
-    }
-    due_.erase(due_.begin());
-    auto it = streams_.find(id);
-    if (it == streams_.end()) continue;  // removed: its client went away
-    std::shared_ptr<Stream> stream = it->second;
-    mu_.unlock();
-    bool goes_on = !stream->response->over();
-    if (goes_on) {
-      StreamPiece piece = stream->produce();
-      goes_on = stream->response->SendChunk(piece.data) && !piece.last;
-      if (piece.last) stream->response->EndStream();
-    }
-    const Clock::time_point next = Clock::now() + stream->period;
-    mu_.lock();
-    auto still = streams_.find(id);
-    if (still == streams_.end()) continue;
-    if (goes_on) {
-      due_.emplace(next, id);
-    } else {
-      stream = std::move(still->second);
-      streams_.erase(still);
-      mu_.unlock();
-      stream.reset();  // the producer's state (its slot) goes outside the lock
-      mu_.lock();
-    }
+    const std::vector<DeadlineQueue::Id> due = due_.TakeDue(Clock::now());
+    if (due.empty()) due_.WaitForNext(mu_, wake_);
+    for (size_t i = 0; i < due.size() && !stopped_; ++i) ProduceNext(due[i]);
   }
+}
+
+void PeriodicStreams::ProduceNext(uint64_t id) {
+  auto it = streams_.find(id);
+  if (it == streams_.end()) return;  // removed: its client went away
+  std::shared_ptr<Stream> stream = it->second;
+  mu_.unlock();
+  bool goes_on = !stream->response->over();
+  if (goes_on) {
+    StreamPiece piece = stream->produce();
+    goes_on = stream->response->SendChunk(piece.data) && !piece.last;
+    if (piece.last) stream->response->EndStream();
+  }
+  const Clock::time_point next = Clock::now() + stream->period;
+  mu_.lock();
+  auto still = streams_.find(id);
+  if (still == streams_.end()) return;
+  if (goes_on) {
+    due_.Add(next, id);
+    return;
+  }
+  streams_.erase(still);
+  mu_.unlock();
+  stream.reset();  // the producer's state (its slot) goes outside the lock
+  mu_.lock();
 }
 
 }  // namespace wattcut::http

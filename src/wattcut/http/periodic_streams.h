@@ -16,11 +16,11 @@
 #include <functional>
 #include <map>
 #include <memory>
-#include <set>
 #include <string>
 #include <thread>
 #include <utility>
 
+#include "wattcut/base/deadline_queue.h"
 #include "wattcut/base/mutex.h"
 #include "wattcut/http/deferred_response.h"
 
@@ -35,7 +35,7 @@ struct StreamPiece {
 
 class PeriodicStreams {
  public:
-  using Clock = std::chrono::steady_clock;
+  using Clock = DeadlineQueue::Clock;
   using Produce = std::function<StreamPiece()>;
 
   PeriodicStreams() = default;
@@ -59,12 +59,15 @@ class PeriodicStreams {
     Produce produce;
   };
   void Run() EXCLUDES(mu_);
+  // Produces stream `id`'s next piece (releasing the lock while it does) and queues the one
+  // after, or forgets the stream when it is over.
+  void ProduceNext(uint64_t id) REQUIRES(mu_);
 
   mutable Mutex mu_;
   CondVar wake_;
   bool stopped_ GUARDED_BY(mu_) = false;
   uint64_t next_id_ GUARDED_BY(mu_) = 1;
-  std::set<std::pair<Clock::time_point, uint64_t>> due_ GUARDED_BY(mu_);
+  DeadlineQueue due_ GUARDED_BY(mu_);
   std::map<uint64_t, std::shared_ptr<Stream>> streams_ GUARDED_BY(mu_);
   std::thread thread_ GUARDED_BY(mu_);
 };

@@ -13,8 +13,8 @@ LongPollTimer::Id LongPollTimer::Add(Clock::time_point deadline, RoundWait wait)
   MutexLock lock(mu_);
   if (stopped_) return 0;
   const Id id = next_id_++;
-  const bool earliest = by_deadline_.empty() || deadline < by_deadline_.begin()->first;
-  by_deadline_.emplace(deadline, id);
+  const bool earliest = by_deadline_.IsEarliest(deadline);
+  by_deadline_.Add(deadline, id);
   waits_.emplace(id, std::make_pair(deadline, std::move(wait)));
   if (earliest) wake_.NotifyAll();
   return id;
@@ -24,7 +24,7 @@ void LongPollTimer::Cancel(Id id) {
   MutexLock lock(mu_);
   auto it = waits_.find(id);
   if (it == waits_.end()) return;
-  by_deadline_.erase({it->second.first, id});
+  by_deadline_.Remove(it->second.first, id);
   waits_.erase(it);
 }
 
@@ -47,23 +47,15 @@ void LongPollTimer::Stop() {
 void LongPollTimer::Run() {
   MutexLock lock(mu_);
   while (!stopped_) {
-    if (by_deadline_.empty()) {
-      wake_.Wait(mu_);
-      continue;
-    }
-    const Clock::time_point next = by_deadline_.begin()->first;
-    if (Clock::now() < next) {
-      wake_.WaitUntil(mu_, next);
-      continue;
-    }
     std::vector<RoundWait> due;
-    const Clock::time_point now = Clock::now();
-    while (!by_deadline_.empty() && by_deadline_.begin()->first <= now) {
-      const Id id = by_deadline_.begin()->second;
-      by_deadline_.erase(by_deadline_.begin());
+    for (Id id : by_deadline_.TakeDue(Clock::now())) {
       auto it = waits_.find(id);
       due.push_back(std::move(it->second.second));
       waits_.erase(it);
+    }
+    if (due.empty()) {
+      by_deadline_.WaitForNext(mu_, wake_);
+      continue;
     }
     mu_.unlock();
     for (const RoundWait& wait : due) expire_(wait);

@@ -11,11 +11,11 @@
 #include <cstdint>
 #include <functional>
 #include <map>
-#include <set>
 #include <string>
 #include <thread>
 #include <utility>
 
+#include "wattcut/base/deadline_queue.h"
 #include "wattcut/base/mutex.h"
 
 namespace wattcut::server {
@@ -29,8 +29,8 @@ struct RoundWait {
 
 class LongPollTimer {
  public:
-  using Clock = std::chrono::steady_clock;
-  using Id = uint64_t;
+  using Clock = DeadlineQueue::Clock;
+  using Id = DeadlineQueue::Id;
 
   explicit LongPollTimer(std::function<void(const RoundWait&)> expire);
   ~LongPollTimer();
@@ -53,7 +53,7 @@ class LongPollTimer {
   CondVar wake_;
   bool stopped_ GUARDED_BY(mu_) = false;
   Id next_id_ GUARDED_BY(mu_) = 1;
-  std::set<std::pair<Clock::time_point, Id>> by_deadline_ GUARDED_BY(mu_);
+  DeadlineQueue by_deadline_ GUARDED_BY(mu_);
   std::map<Id, std::pair<Clock::time_point, RoundWait>> waits_ GUARDED_BY(mu_);
   std::thread thread_;
 };
