@@ -418,12 +418,6 @@ std::shared_ptr<DeferredResponse> BoundedHttpServer::StreamEvery(const httplib::
 
 bool BoundedHttpServer::Deferred() { return t_connection != nullptr && t_connection->deferred != nullptr; }
 
-bool BoundedHttpServer::PeerClosed() {
-  if (t_connection == nullptr || t_connection->stream == nullptr) return false;
-  pollfd fd{t_connection->stream->socket(), POLLRDHUP, 0};
-  return ::poll(&fd, 1, 0) > 0 && (fd.revents & (POLLRDHUP | POLLHUP | POLLERR)) != 0;
-}
-
 const ConnectionInfo* BoundedHttpServer::CurrentConnection() {
   return t_connection != nullptr ? &t_connection->info : nullptr;
 }

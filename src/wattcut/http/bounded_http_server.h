@@ -121,10 +121,6 @@ class BoundedHttpServer : public httplib::Server {
   static const ConnectionInfo* CurrentConnection();
   // Within a handler: close this connection once the response is written.
   static void CloseAfterResponse();
-  // Within a handler or the content provider of its response: whether the client has closed or
-  // reset the connection (a poll that does not wait). A never-ending stream asks it between its
-  // writes, so that a client gone frees the stream's worker at once, not at its next write.
-  static bool PeerClosed();
   // Within a handler: never close this connection for being idle (keep-alive timeout); the client's
   // close, its request deadlines and the server's stop still end it. For a connection that holds
   // something only the client's going away may end (the agent's zeusd clients' leases).
