@@ -1,7 +1,6 @@
 #include "wattcut/agent/agent_routes.h"
 
 #include <atomic>
-#include <chrono>
 
 #include <nlohmann/json.hpp>
 
@@ -192,9 +191,7 @@ void GetReadingsStream(const V1Request& r) {
   const StreamQuery q = *query;
   auto sent = std::make_shared<int64_t>(0);
   const AgentRouteContext* ctx = &r.context;
-  const auto interval =
-      std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(q.interval_s));
-  http::BoundedHttpServer::StreamEvery(r.req, 200, "application/x-ndjson", {}, interval,
+  http::BoundedHttpServer::StreamEvery(r.req, 200, "application/x-ndjson", {}, StreamPeriod(q.interval_s),
                                        [ctx, q, sent, slot]() -> http::StreamPiece {
                                          if (ctx->stopping != nullptr && *ctx->stopping) return {"", true};
                                          ++*sent;

@@ -2,6 +2,10 @@
 
 namespace wattcut::agent {
 
+std::chrono::steady_clock::duration StreamPeriod(double seconds) {
+  return std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(seconds));
+}
+
 std::shared_ptr<void> TakeStreamSlot(const OpenStreams& open_streams) {
   if (open_streams->fetch_add(1) >= kMaxReadingStreams) {
     --*open_streams;

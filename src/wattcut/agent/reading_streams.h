@@ -6,6 +6,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <memory>
 
 namespace wattcut::agent {
@@ -18,6 +19,9 @@ namespace wattcut::agent {
 inline constexpr int kMaxReadingStreams = 256;
 // The streams open on one listener; shared by its two APIs' routes.
 using OpenStreams = std::shared_ptr<std::atomic<int>>;
+
+// A stream's period in seconds (a query's interval_s, zeusd's rates) as the stream thread takes it.
+std::chrono::steady_clock::duration StreamPeriod(double seconds);
 
 // A slot for one more stream, held while the returned pointer (kept by the stream's producer)
 // lives; nullptr when kMaxReadingStreams are open (the caller answers 503).

@@ -148,14 +148,6 @@ std::vector<int> CpuIds(const ZeusdApiContext& zeusd) {
   return ids;
 }
 
-namespace {
-
-std::chrono::steady_clock::duration Period(double seconds) {
-  return std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(seconds));
-}
-
-}  // namespace
-
 void ServeGpuPowerStream(const httplib::Request& req, httplib::Response& res, const AgentRouteContext& context,
                          const ZeusdApiContext& zeusd, const OpenStreams& open_streams) {
   NodeAgent* node = context.node;
@@ -165,7 +157,7 @@ void ServeGpuPowerStream(const httplib::Request& req, httplib::Response& res, co
   stream->ids = std::move(opened->first);
   const AgentRouteContext* ctx = &context;
   http::BoundedHttpServer::StreamEvery(
-      req, 200, "text/event-stream", {{"Cache-Control", "no-cache"}}, Period(zeusd.gpu_stream_period_s),
+      req, 200, "text/event-stream", {{"Cache-Control", "no-cache"}}, StreamPeriod(zeusd.gpu_stream_period_s),
       [node, ctx, stream, slot = opened->second] { return stream->Produce(*node, *ctx); });
 }
 
@@ -178,7 +170,7 @@ void ServeCpuPowerStream(const httplib::Request& req, httplib::Response& res, co
   const ZeusdApiContext* z = &zeusd;
   const AgentRouteContext* ctx = &context;
   http::BoundedHttpServer::StreamEvery(req, 200, "text/event-stream", {{"Cache-Control", "no-cache"}},
-                                       Period(z->cpu_power_window_s),
+                                       StreamPeriod(z->cpu_power_window_s),
                                        [z, ctx, stream, slot = opened->second] { return stream->Produce(*z, *ctx); });
 }
 
