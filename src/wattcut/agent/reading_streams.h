@@ -13,7 +13,7 @@ namespace wattcut::agent {
 
 // Readings streams open at once on one listener, of either API; one more is 503. A bound on
 // memory: each stream keeps at most 64 KiB its client has not read (DeferredResponse::
-// kMaxUnsentStreamBytes) and about 6 KB of its own, so 256 streams hold at most about 18 MB.
+// kMaxUnsentStreamBytes) and about 9 KB of its own, so 256 streams hold at most about 19 MB.
 // Their reads share one thread per listener: many fast streams fall behind their period, they
 // never take the workers a setter, a renewal or a reading needs.
 inline constexpr int kMaxReadingStreams = 256;

@@ -25,7 +25,7 @@ namespace {
 
 // Threads cost stack address space and kernel tasks; beyond this a typo, not a deployment.
 constexpr int kMaxHttpThreads = 16384;
-// A waiting long poll costs a descriptor and about 1.1 KB (docs/server.md, Threads); beyond
+// A waiting long poll costs a descriptor and about 1.2 KB (docs/server.md, Threads); beyond
 // this a typo.
 constexpr int kMaxLongPolls = 1 << 20;
 // Descriptors beside the long polls: the store, the listener, the other clients' connections.

@@ -83,7 +83,7 @@ class JobRegistry {
  public:
   struct Options {
     std::chrono::milliseconds long_poll_timeout{std::chrono::minutes(10)};
-    // Each waiting rank costs a descriptor and about 1.1 KB, no thread: the default holds a
+    // Each waiting rank costs a descriptor and about 1.2 KB, no thread: the default holds a
     // 16,384-rank job.
     int max_long_polls = 16384;
     int frontier_threads = 1;
