@@ -17,6 +17,7 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "wattcut/http/bounded_http_server.h"
@@ -123,6 +124,26 @@ std::string BodyOf(const std::string& response) {
   return end == std::string::npos ? "" : response.substr(end + 4);
 }
 
+// A server of ParkingRoutes and one connection whose `request` waits for its answer; ok() when it
+// does (the test has failed otherwise).
+struct OneParked {
+  Parked parked;
+  std::unique_ptr<TestHttpServer> served;
+  int fd = -1;
+
+  explicit OneParked(const std::string& request) : served(TestHttpServer::OnLoopback(ParkingRoutes(parked))) {
+    if (served == nullptr) return;
+    fd = ConnectLoopback(served->port());
+    if (fd < 0) return;
+    SendText(fd, request);
+    if (!parked.WaitFor(1)) ADD_FAILURE() << "the request did not reach its handler";
+  }
+  ~OneParked() {
+    if (fd >= 0) ::close(fd);
+  }
+  bool ok() { return fd >= 0 && parked.Count() == 1; }
+};
+
 TEST(DeferredResponse, ParkedRequestsHoldNoWorkerAndEachGetsItsAnswer) {
   Parked parked;
   auto served = TestHttpServer::OnLoopback(ParkingRoutes(parked));
@@ -180,88 +201,59 @@ TEST(DeferredResponse, AnAnswerSentBeforeItsHandlerReturnedIsWritten) {
 }
 
 TEST(DeferredResponse, APipelinedRequestIsServedAfterTheDeferredAnswer) {
-  Parked parked;
-  auto served = TestHttpServer::OnLoopback(ParkingRoutes(parked));
-  ASSERT_NE(served, nullptr);
-  const int fd = ConnectLoopback(served->port());
-  ASSERT_GE(fd, 0);
-  SendText(fd, GetRequest("/wait") + GetRequest("/hello"));
-  ASSERT_TRUE(parked.WaitFor(1));
-  ASSERT_TRUE(parked.At(0)->Send(202, "{\"first\": 1}"));
-  const std::vector<std::string> both = ReadResponses(fd, 2);
+  OneParked one(GetRequest("/wait") + GetRequest("/hello"));
+  ASSERT_TRUE(one.ok());
+  ASSERT_TRUE(one.parked.At(0)->Send(202, "{\"first\": 1}"));
+  const std::vector<std::string> both = ReadResponses(one.fd, 2);
   ASSERT_EQ(both.size(), 2u);
   EXPECT_EQ(BodyOf(both[0]), "{\"first\": 1}");
   EXPECT_EQ(BodyOf(both[1]), "hello");
-  ::close(fd);
 }
 
 TEST(DeferredResponse, ConnectionCloseIsHonouredAfterTheDeferredAnswer) {
-  Parked parked;
-  auto served = TestHttpServer::OnLoopback(ParkingRoutes(parked));
-  ASSERT_NE(served, nullptr);
-  const int fd = ConnectLoopback(served->port());
-  ASSERT_GE(fd, 0);
-  SendText(fd, GetRequest("/wait", "Connection: close\r\n"));
-  ASSERT_TRUE(parked.WaitFor(1));
-  ASSERT_TRUE(parked.At(0)->Send(503, "{\"error\": \"stopping\"}"));
-  const std::string response = ReadResponse(fd);
+  OneParked one(GetRequest("/wait", "Connection: close\r\n"));
+  ASSERT_TRUE(one.ok());
+  ASSERT_TRUE(one.parked.At(0)->Send(503, "{\"error\": \"stopping\"}"));
+  const std::string response = ReadResponse(one.fd);
   EXPECT_EQ(response.rfind("HTTP/1.1 503 Service Unavailable\r\n", 0), 0u) << response;
   EXPECT_NE(response.find("Connection: close\r\n"), std::string::npos) << response;
   char byte = 0;
-  EXPECT_EQ(::recv(fd, &byte, 1, 0), 0) << "the server closes the connection after the answer";
-  ::close(fd);
+  EXPECT_EQ(::recv(one.fd, &byte, 1, 0), 0) << "the server closes the connection after the answer";
 }
 
 TEST(DeferredResponse, AnAnswerLargerThanTheSocketBufferIsWrittenAsTheClientReads) {
-  Parked parked;
-  auto served = TestHttpServer::OnLoopback(ParkingRoutes(parked));
-  ASSERT_NE(served, nullptr);
-  const int fd = ConnectLoopback(served->port());
-  ASSERT_GE(fd, 0);
-  SendText(fd, GetRequest("/wait"));
-  ASSERT_TRUE(parked.WaitFor(1));
+  OneParked one(GetRequest("/wait"));
+  ASSERT_TRUE(one.ok());
   std::string big(16 << 20, 'x');  // far more than a loopback socket buffer
-  ASSERT_TRUE(parked.At(0)->Send(200, big, "text/plain"));
+  ASSERT_TRUE(one.parked.At(0)->Send(200, big, "text/plain"));
   // Meanwhile the reactor (it waits for the socket to drain) serves everyone else.
-  auto client = HttpClient::Create(Loopback(*served));
+  auto client = HttpClient::Create(Loopback(*one.served));
   ASSERT_TRUE(client.ok());
   auto hello = (*client)->Get("/hello");
   ASSERT_TRUE(hello.ok()) << hello.error().message;
-  const std::string response = ReadResponse(fd);
+  const std::string response = ReadResponse(one.fd);
   EXPECT_EQ(BodyOf(response).size(), big.size());
   EXPECT_EQ(BodyOf(response), big);
-  ::close(fd);
 }
 
 TEST(DeferredResponse, AClientGoneFirstRunsOnGoneAndLaterSendsAreRefused) {
-  Parked parked;
-  auto served = TestHttpServer::OnLoopback(ParkingRoutes(parked));
-  ASSERT_NE(served, nullptr);
-  const int fd = ConnectLoopback(served->port());
-  ASSERT_GE(fd, 0);
-  SendText(fd, GetRequest("/wait"));
-  ASSERT_TRUE(parked.WaitFor(1));
-  ::close(fd);
-  for (int i = 0; i < 1000 && parked.gone.load() == 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  EXPECT_EQ(parked.gone.load(), 1);
-  EXPECT_FALSE(parked.At(0)->Send(200, "{}"));
+  OneParked one(GetRequest("/wait"));
+  ASSERT_TRUE(one.ok());
+  ::close(std::exchange(one.fd, -1));
+  for (int i = 0; i < 1000 && one.parked.gone.load() == 0; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_EQ(one.parked.gone.load(), 1);
+  EXPECT_FALSE(one.parked.At(0)->Send(200, "{}"));
 }
 
 TEST(DeferredResponse, ASendAfterTheServerStoppedIsRefused) {
-  Parked parked;
-  int fd = -1;
-  {
-    auto served = TestHttpServer::OnLoopback(ParkingRoutes(parked));
-    ASSERT_NE(served, nullptr);
-    fd = ConnectLoopback(served->port());
-    ASSERT_GE(fd, 0);
-    SendText(fd, GetRequest("/wait"));
-    ASSERT_TRUE(parked.WaitFor(1));
-  }  // the server stops: the waiting connection is closed, on_gone is not run
-  EXPECT_FALSE(parked.At(0)->Send(200, "{}"));
-  EXPECT_EQ(ReadResponse(fd), "");
-  EXPECT_EQ(parked.gone.load(), 0);
-  ::close(fd);
+  OneParked one(GetRequest("/wait"));
+  ASSERT_TRUE(one.ok());
+  one.served.reset();  // the server stops: the waiting connection is closed, on_gone is not run
+  EXPECT_FALSE(one.parked.At(0)->Send(200, "{}"));
+  EXPECT_EQ(ReadResponse(one.fd), "");
+  EXPECT_EQ(one.parked.gone.load(), 0);
 }
 
 TEST(DeferredResponse, TheBytesOfAResponse) {
