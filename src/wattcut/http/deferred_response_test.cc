@@ -30,6 +30,7 @@ namespace {
 
 using testing::ConnectLoopback;
 using testing::GetRequest;
+using testing::ReadUntil;
 using testing::SendText;
 using testing::TestHttpServer;
 
@@ -88,21 +89,15 @@ size_t FirstResponseLength(const std::string& got) {
 // did not.
 std::vector<std::string> ReadResponses(int fd, size_t n) {
   std::vector<std::string> responses;
-  std::string got;
-  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-  while (responses.size() < n) {
-    if (const size_t length = FirstResponseLength(got); length > 0) {
-      responses.push_back(got.substr(0, length));
-      got.erase(0, length);
-      continue;
+  std::string got = ReadUntil(fd, [&](const std::string& read) {
+    size_t whole = 0;
+    for (size_t at = 0, length = 0; whole < n && (length = FirstResponseLength(read.substr(at))) > 0; at += length) {
+      ++whole;
     }
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(until - std::chrono::steady_clock::now());
-    pollfd p{fd, POLLIN, 0};
-    if (left.count() <= 0 || ::poll(&p, 1, static_cast<int>(left.count())) <= 0) break;
-    char chunk[65536];
-    const ssize_t got_now = ::recv(fd, chunk, sizeof(chunk), 0);
-    if (got_now <= 0) break;
-    got.append(chunk, static_cast<size_t>(got_now));
+    return whole >= n;
+  });
+  for (size_t length = 0; responses.size() < n && (length = FirstResponseLength(got)) > 0; got.erase(0, length)) {
+    responses.push_back(got.substr(0, length));
   }
   return responses;
 }

@@ -7,7 +7,10 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <poll.h>
+
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 #include <string>
 
@@ -35,6 +38,23 @@ inline std::string GetRequest(const std::string& path, const std::string& extra_
 
 inline void SendText(int fd, const std::string& text) {
   ASSERT_EQ(::send(fd, text.data(), text.size(), MSG_NOSIGNAL), static_cast<ssize_t>(text.size()));
+}
+
+// What `fd` sends until `done(got)`, the peer closes, or 10 s pass.
+template <typename Done>
+std::string ReadUntil(int fd, const Done& done) {
+  std::string got;
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (!done(got)) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(until - std::chrono::steady_clock::now());
+    pollfd p{fd, POLLIN, 0};
+    if (left.count() <= 0 || ::poll(&p, 1, static_cast<int>(left.count())) <= 0) break;
+    char chunk[65536];
+    const ssize_t n = ::recv(fd, chunk, sizeof(chunk), 0);
+    if (n <= 0) break;
+    got.append(chunk, static_cast<size_t>(n));
+  }
+  return got;
 }
 
 }  // namespace wattcut::http::testing

@@ -30,6 +30,7 @@ namespace {
 using std::chrono::milliseconds;
 using testing::ConnectLoopback;
 using testing::GetRequest;
+using testing::ReadUntil;
 using testing::SendText;
 using testing::TestHttpServer;
 
@@ -66,23 +67,6 @@ TestHttpServer::Routes StreamRoutes(Producers& producers) {
 }
 
 void Ask(int fd, const std::string& path) { SendText(fd, GetRequest(path)); }
-
-// Reads from `fd` until `done(got)` or the peer closes (at most 10 s).
-template <typename Done>
-std::string ReadUntil(int fd, const Done& done) {
-  std::string got;
-  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-  while (!done(got)) {
-    const auto left = std::chrono::duration_cast<milliseconds>(until - std::chrono::steady_clock::now());
-    pollfd p{fd, POLLIN, 0};
-    if (left.count() <= 0 || ::poll(&p, 1, static_cast<int>(left.count())) <= 0) break;
-    char chunk[65536];
-    const ssize_t n = ::recv(fd, chunk, sizeof(chunk), 0);
-    if (n <= 0) break;
-    got.append(chunk, static_cast<size_t>(n));
-  }
-  return got;
-}
 
 bool EndsWithLastChunk(const std::string& got) {
   return got.size() >= 5 && got.compare(got.size() - 5, 5, "0\r\n\r\n") == 0;
