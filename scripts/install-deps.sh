@@ -12,6 +12,7 @@ packages=(
   libsqlite3-dev                               # server's durable store
   libcpp-httplib-dev libssl-dev zlib1g-dev     # server HTTP
   libcurl4-openssl-dev                         # HTTP client of the node agent (Unix sockets) and Redfish
+  librocm-smi64-1 rocm-smi                     # AMD GPUs: the ROCm SMI backend's tests drive the real library (loaded at run time)
   tzdata                                       # time zones of nvidia-smi's local times (polca replay --time-zone)
   curl jq                                      # the server docs' commands, run by server_docs_test
   clang libclang-rt-dev                        # server fuzz target (libFuzzer; optional build)

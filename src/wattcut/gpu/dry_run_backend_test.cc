@@ -61,12 +61,13 @@ TEST(OpenBackendTest, OpensSimulatedAndRejectsUnknownKinds) {
   EXPECT_EQ(*(*backend)->DeviceCount(), 3);
   options.dry_run = true;
   EXPECT_EQ((*OpenBackend(options))->name(), "dry-run(simulated)");
-  options.kind = "rocm";
+  options.kind = "tpu";
   auto unknown = OpenBackend(options);
   ASSERT_FALSE(unknown.ok());
-  EXPECT_EQ(unknown.error().message, "unknown GPU backend 'rocm' (known: nvml, simulated, agent)");
+  EXPECT_EQ(unknown.error().message, "unknown GPU backend 'tpu' (known: nvml, rocm-smi, simulated, agent)");
   options.kind = "\x1b[2J";  // quoted printably
-  EXPECT_EQ(OpenBackend(options).error().message, "unknown GPU backend '\\x1b[2J' (known: nvml, simulated, agent)");
+  EXPECT_EQ(OpenBackend(options).error().message,
+            "unknown GPU backend '\\x1b[2J' (known: nvml, rocm-smi, simulated, agent)");
   options.kind = "simulated";
   options.simulated_model = "v100";
   EXPECT_FALSE(OpenBackend(options).ok());

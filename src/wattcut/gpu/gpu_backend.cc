@@ -47,4 +47,8 @@ std::string ClockRangeText(const std::vector<int>& clocks_mhz) {
          std::to_string(clocks_mhz.size()) + " clocks)";
 }
 
+std::string GpuCall(const char* function, int gpu, const std::string& args) {
+  return std::string(function) + "(GPU " + std::to_string(gpu) + (args.empty() ? "" : ", " + args) + ")";
+}
+
 }  // namespace wattcut

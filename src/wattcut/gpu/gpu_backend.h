@@ -89,6 +89,9 @@ Status LockMemoryClockToMax(GpuBackend& backend, int gpu);
 Status ResetPowerLimit(GpuBackend& backend, int gpu);
 // Fails unless 0 <= gpu < count, with "GPU <gpu> does not exist (<count> GPUs)".
 Status CheckGpuIndex(int gpu, int count);
+// A driver library's call as messages name it: "nvmlDeviceGetName(GPU 0)", "rsmi_dev_clk_range_set(GPU 1, 800, 1200
+// MHz)".
+std::string GpuCall(const char* function, int gpu, const std::string& args = "");
 // A list of supported clocks as shown to a user: "1410..210 MHz (81 clocks)" (first..last), or "none".
 std::string ClockRangeText(const std::vector<int>& clocks_mhz);
 

@@ -9,10 +9,6 @@
 namespace wattcut {
 namespace {
 
-std::string GpuCall(const char* function, int gpu, const std::string& args = "") {
-  return std::string(function) + "(GPU " + std::to_string(gpu) + (args.empty() ? "" : ", " + args) + ")";
-}
-
 class NvmlBackend final : public GpuBackend {
  public:
   explicit NvmlBackend(std::unique_ptr<nvml::NvmlLibrary> lib, int count)

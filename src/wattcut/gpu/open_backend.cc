@@ -6,6 +6,7 @@
 #include "wattcut/gpu/agent_backend.h"
 #include "wattcut/gpu/dry_run_backend.h"
 #include "wattcut/gpu/nvml_backend.h"
+#include "wattcut/gpu/rocm_smi_backend.h"
 #include "wattcut/gpu/simulated_backend.h"
 
 namespace wattcut {
@@ -23,6 +24,10 @@ Result<std::unique_ptr<GpuBackend>> OpenBackend(const BackendOptions& options) {
     auto nvml_backend = OpenNvmlBackend(options.nvml_library);
     if (!nvml_backend.ok()) return nvml_backend.error();
     backend = std::move(nvml_backend).value();
+  } else if (options.kind == "rocm-smi") {
+    auto rocm_backend = OpenRocmSmiBackend(options.rocm_smi_library);
+    if (!rocm_backend.ok()) return rocm_backend.error();
+    backend = std::move(rocm_backend).value();
   } else if (options.kind == "simulated") {
     auto simulated = SimulatedBackend::Create(options.simulated_model, options.simulated_gpus);
     if (!simulated.ok()) return simulated.error();
@@ -37,7 +42,7 @@ Result<std::unique_ptr<GpuBackend>> OpenBackend(const BackendOptions& options) {
     if (!opened.ok()) return opened.error();
     backend = std::move(opened).value();
   } else {
-    return Error{"unknown GPU backend '" + PrintableText(options.kind) + "' (known: nvml, simulated, agent)"};
+    return Error{"unknown GPU backend '" + PrintableText(options.kind) + "' (known: nvml, rocm-smi, simulated, agent)"};
   }
   if (options.dry_run) backend = std::make_unique<DryRunBackend>(std::move(backend), options.dry_run_log);
   return backend;
