@@ -27,8 +27,9 @@ Result<GpuDescription> DescribeGpu(GpuBackend& backend, int gpu) {
   return d;
 }
 
-std::string NvmlErrorName(const std::string& message) {
-  const size_t at = message.find("NVML_ERROR_");
+std::string DriverErrorName(const std::string& message) {
+  size_t at = message.find("NVML_ERROR_");
+  if (at == std::string::npos) at = message.find("RSMI_STATUS_");
   if (at == std::string::npos) return "other";
   size_t end = at;
   while (end < message.size() && ((message[end] >= 'A' && message[end] <= 'Z') || message[end] == '_')) ++end;
@@ -43,7 +44,7 @@ GpuOwner::GpuOwner(GpuDescription description, std::function<void(const std::str
 std::string GpuOwner::Who() const { return "GPU " + std::to_string(index()) + ": "; }
 
 Error GpuOwner::DeviceError(const Error& error) const {
-  if (on_device_error_) on_device_error_(NvmlErrorName(error.message));
+  if (on_device_error_) on_device_error_(DriverErrorName(error.message));
   return Error::DeviceError(error.message);
 }
 

@@ -71,12 +71,13 @@ struct GpuControl {
 // is an error: the agent could not check a lock on it).
 Result<GpuDescription> DescribeGpu(GpuBackend& backend, int gpu);
 
-// "NVML_ERROR_NO_PERMISSION" out of an NVML backend's message; "other" when there is none.
-std::string NvmlErrorName(const std::string& message);
+// The driver library's error name out of a backend's message: "NVML_ERROR_NO_PERMISSION" (NVML),
+// "RSMI_STATUS_PERMISSION" (ROCm SMI); "other" when there is none.
+std::string DriverErrorName(const std::string& message);
 
 class GpuOwner {
  public:
-  // `on_device_error` is told NVML's error name (NvmlErrorName) of each change NVML refused.
+  // `on_device_error` is told the driver library's error name (DriverErrorName) of each change it refused.
   GpuOwner(GpuDescription description, std::function<void(const std::string&)> on_device_error);
 
   int index() const { return description_.index; }

@@ -31,6 +31,8 @@ struct AgentArgs {
   std::string token_file;
   std::string backend = "nvml";
   std::string nvml_library = nvml::kDefaultLibraryName;
+  std::string rocm_smi_library = rocm_smi::kDefaultLibraryName;
+  bool dry_run = false;
   std::string simulated_model = "a100-sxm";
   int simulated_gpus = 1;
   std::string state_dir;
@@ -114,9 +116,12 @@ Result<agent::AgentServiceOptions> ServiceOptions(const AgentArgs& args) {
 
 BackendOptions Backend(const AgentArgs& args) {
   BackendOptions backend;
-  backend.kind = args.backend == "simulated" ? "simulated" : "nvml";
-  backend.dry_run = args.backend == "dry-run";
+  // "dry-run" is NVML with its setters only logged (the name older configs use); --dry-run does the
+  // same for any backend.
+  backend.kind = args.backend == "dry-run" ? "nvml" : args.backend;
+  backend.dry_run = args.backend == "dry-run" || args.dry_run;
   backend.nvml_library = args.nvml_library;
+  backend.rocm_smi_library = args.rocm_smi_library;
   backend.simulated_model = args.simulated_model;
   backend.simulated_gpus = args.simulated_gpus;
   backend.dry_run_log = [](const std::string& line) { std::cerr << "wattcut agent: " << line << "\n"; };
@@ -175,10 +180,10 @@ int Run(const AgentArgs& args) {
 
 void AddAgentCommand(CLI::App& app, CommandStatus& status) {
   auto args = std::make_shared<AgentArgs>();
-  CLI::App* cmd = app.add_subcommand(
-      "agent",
-      "Run the node agent: the one process on a GPU node that opens NVML; leases, clock locks and power ceilings for "
-      "unprivileged callers over a Unix socket (and TCP with --listen)");
+  CLI::App* cmd = app.add_subcommand("agent",
+                                     "Run the node agent: the one process on a GPU node that opens NVML or ROCm SMI; "
+                                     "leases, clock locks and power ceilings for "
+                                     "unprivileged callers over a Unix socket (and TCP with --listen)");
   cmd->add_option("--socket", args->socket, "Unix socket to serve on (empty: none)")->capture_default_str();
   cmd->add_option("--socket-mode", args->socket_mode, "The socket file's mode, octal")->capture_default_str();
   cmd->add_option("--socket-group", args->socket_group, "The socket file's group (name or gid)");
@@ -186,10 +191,15 @@ void AddAgentCommand(CLI::App& app, CommandStatus& status) {
   cmd->add_option("--token-file", args->token_file,
                   "Tokens for TCP callers: one 'SCOPE TOKEN' line per token "
                   "(scopes read, train, row)");
-  cmd->add_option("--backend", args->backend, "GPU backend: nvml, simulated, or dry-run (NVML, setters only logged)")
-      ->check(CLI::IsMember({"nvml", "simulated", "dry-run"}))
+  cmd->add_option("--backend", args->backend,
+                  "GPU backend: nvml (NVIDIA), rocm-smi (AMD), simulated, or dry-run (NVML, setters only logged)")
+      ->check(CLI::IsMember({"nvml", "rocm-smi", "simulated", "dry-run"}))
       ->capture_default_str();
+  cmd->add_flag("--dry-run", args->dry_run, "Setters of any backend are only logged");
   cmd->add_option("--nvml-library", args->nvml_library, "NVML library to load")->capture_default_str();
+  cmd->add_option("--rocm-smi-library", args->rocm_smi_library,
+                  "ROCm SMI library to load (ROCm's own: /opt/rocm/lib/librocm_smi64.so.1)")
+      ->capture_default_str();
   cmd->add_option("--model", args->simulated_model, "GPU model of the simulated backend: a100-sxm or a40")
       ->capture_default_str();
   cmd->add_option("--gpus", args->simulated_gpus, "Number of simulated GPUs")->capture_default_str();

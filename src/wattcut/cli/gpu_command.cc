@@ -435,11 +435,15 @@ std::function<void()> ThroughAgent(const std::shared_ptr<GpuArgs>& args, CLI::Ap
 }
 
 void AddBackendOptions(CLI::App* sub, GpuArgs& args, bool allow_dry_run) {
-  sub->add_option("--backend", args.backend.kind, "GPU backend: nvml (real GPUs) or simulated (built-in GPU models)")
-      ->check(CLI::IsMember({"nvml", "simulated"}))
+  sub->add_option("--backend", args.backend.kind,
+                  "GPU backend: nvml (NVIDIA GPUs), rocm-smi (AMD GPUs) or simulated (built-in GPU models)")
+      ->check(CLI::IsMember({"nvml", "rocm-smi", "simulated"}))
       ->capture_default_str();
   if (allow_dry_run) sub->add_flag("--dry-run", args.backend.dry_run, "Setters only print what they would do");
   sub->add_option("--nvml-library", args.backend.nvml_library, "NVML library to load")->capture_default_str();
+  sub->add_option("--rocm-smi-library", args.backend.rocm_smi_library,
+                  "ROCm SMI library to load (ROCm's own: /opt/rocm/lib/librocm_smi64.so.1)")
+      ->capture_default_str();
   sub->add_option("--model", args.backend.simulated_model, "GPU model of the simulated backend: a100-sxm or a40")
       ->capture_default_str();
   sub->add_option("--gpus", args.backend.simulated_gpus, "Number of simulated GPUs")->capture_default_str();

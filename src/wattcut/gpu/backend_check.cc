@@ -138,8 +138,11 @@ int BackendCheckReport::Count(CheckOutcome outcome) const {
 
 bool MeansNoGpu(const Error& open_error) {
   const std::string& m = open_error.message;
-  return m.find("cannot load NVML") != std::string::npos || m.find("sees no GPU") != std::string::npos ||
-         m.find("DRIVER_NOT_LOADED") != std::string::npos;
+  for (const char* no_gpu : {"cannot load NVML", "sees no GPU", "DRIVER_NOT_LOADED",  // NVML
+                             "cannot load ROCm SMI", "sees no AMD GPU", "found no usable amdgpu device"}) {
+    if (m.find(no_gpu) != std::string::npos) return true;
+  }
+  return false;
 }
 
 BackendCheckReport CheckGpuBackend(std::unique_ptr<GpuBackend> backend, Clock& clock,

@@ -59,7 +59,8 @@ struct BackendCheckOptions {
 };
 
 // Whether a backend that does not open says there is no usable GPU or driver on this machine
-// (NVML cannot be loaded, sees no GPU, or the kernel driver is not loaded), not that it is broken.
+// (NVML or ROCm SMI cannot be loaded, sees no GPU, or the kernel driver is not loaded), not that it
+// is broken.
 bool MeansNoGpu(const Error& open_error);
 
 // Checks `backend` (wrapped here in a DryRunBackend: its setters are only logged), timing the

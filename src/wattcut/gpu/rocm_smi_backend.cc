@@ -13,10 +13,9 @@ namespace wattcut {
 std::vector<int> SclkGridMhz(const std::vector<int>& levels_mhz) {
   if (levels_mhz.empty()) return {};
   const auto [low, high] = std::minmax_element(levels_mhz.begin(), levels_mhz.end());
-  std::vector<int> grid(levels_mhz.begin(), levels_mhz.end());
-  for (int mhz = *high; mhz >= *low; mhz -= kSclkStepMhz) grid.push_back(mhz);
-  std::sort(grid.begin(), grid.end(), std::greater<>());
-  grid.erase(std::unique(grid.begin(), grid.end()), grid.end());
+  std::vector<int> grid;
+  for (int mhz = *high; mhz > *low; mhz -= kSclkStepMhz) grid.push_back(mhz);
+  grid.push_back(*low);
   return grid;
 }
 

@@ -2,9 +2,10 @@
 //
 // What each GpuBackend call does on AMD (docs/gpu.md has the table beside NVIDIA's):
 // * Supported SM clocks: the system clock's range, from its lowest DPM level (pp_dpm_sclk) to its
-//   highest, every kSclkStepMhz from the top, and every DPM level. The driver sets any MHz in
-//   that range (a "soft" minimum and maximum), so the grid is wattcut's choice, as fine as
-//   NVIDIA's 15 MHz. Supported memory clocks: the memory clock's DPM levels (pp_dpm_mclk).
+//   highest, every kSclkStepMhz from the top, and the lowest. The driver sets any MHz in that
+//   range (a "soft" minimum and maximum), so the grid is wattcut's choice, as fine as NVIDIA's
+//   15 MHz. A level between the two is not kept: an Instinct GPU's fine-grained DPM lists the clock
+//   it runs now there. Supported memory clocks: the memory clock's DPM levels (pp_dpm_mclk).
 // * Lock SM clocks [min, max]: rsmi_dev_clk_range_set (the manual performance level, and the
 //   range written to pp_od_clk_voltage). A row's ceiling composed with a lock is such a range.
 // * Lock memory clocks [min, max]: the memory DPM levels within it (rsmi_dev_gpu_clk_freq_set).
@@ -33,7 +34,7 @@ namespace wattcut {
 inline constexpr int kSclkStepMhz = 15;
 
 // The supported SM clocks offered for a system clock whose DPM levels are `levels_mhz`: every
-// kSclkStepMhz from the highest level down to the lowest, and every level, highest first.
+// kSclkStepMhz from the highest level down, and the lowest level, highest first.
 std::vector<int> SclkGridMhz(const std::vector<int>& levels_mhz);
 
 // An energy counter that may go back: a 32-bit firmware accumulator wraps at 2^32 counts, and a

@@ -18,13 +18,14 @@ namespace fs = std::filesystem;
 using fake_amdgpu::FakeAmdgpuSysfs;
 using fake_amdgpu::FakeGpu;
 
-TEST(SclkGrid, EveryStepFromTheTopAndEveryLevel) {
-  const std::vector<int> grid = SclkGridMhz({500, 1300, 2100});
-  ASSERT_FALSE(grid.empty());
+TEST(SclkGrid, EveryStepFromTheTopAndTheLowestLevel) {
+  const std::vector<int> grid = SclkGridMhz({500, 1307, 2100});
+  ASSERT_EQ(grid.size(), 108U);  // 2100, 2085, ..., 510 (106 steps), and 500
   EXPECT_EQ(grid.front(), 2100);
   EXPECT_EQ(grid[1], 2100 - kSclkStepMhz);
+  EXPECT_EQ(grid[grid.size() - 2], 510);
   EXPECT_EQ(grid.back(), 500);
-  EXPECT_NE(std::find(grid.begin(), grid.end(), 1300), grid.end());
+  EXPECT_EQ(std::find(grid.begin(), grid.end(), 1307), grid.end());  // the clock it runs now is no level
   EXPECT_TRUE(std::is_sorted(grid.begin(), grid.end(), std::greater<>()));
   EXPECT_EQ(std::adjacent_find(grid.begin(), grid.end()), grid.end());
   EXPECT_EQ(SclkGridMhz({}), std::vector<int>{});

@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "wattcut/gpu/fake_nvml/fake_nvml_state.h"
+#include "wattcut/gpu/fake_nvml/fake_gpu_model.h"
 
 namespace {
 
@@ -20,7 +20,7 @@ using wattcut::fake_nvml::State;
 
 constexpr int kSuccess = 0, kUninitialized = 1, kInvalidArgument = 2, kNotFound = 6, kInsufficientSize = 7,
               kDriverNotLoaded = 9;
-constexpr int kMaxGpus = 64;
+using wattcut::fake_gpu::kMaxGpus;
 
 struct Device {
   unsigned index;
@@ -30,21 +30,12 @@ int g_init_count = 0;  // per process, like the real library's reference count
 
 const char* StatePath() { return std::getenv("WATTCUT_FAKE_NVML_STATE"); }
 
-long Long(const State& s, const std::string& key, long fallback) {
-  auto it = s.find(key);
-  return it == s.end() || it->second.empty() ? fallback : std::strtol(it->second.c_str(), nullptr, 10);
-}
-double Double(const State& s, const std::string& key, double fallback) {
-  auto it = s.find(key);
-  return it == s.end() || it->second.empty() ? fallback : std::strtod(it->second.c_str(), nullptr);
-}
-std::string Gpu(unsigned index, const char* key) { return "gpu" + std::to_string(index) + "." + key; }
-
-long long NowNs() {
-  timespec ts{};
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<long long>(ts.tv_sec) * 1000000000LL + ts.tv_nsec;
-}
+using wattcut::fake_gpu::CurrentClock;
+using wattcut::fake_gpu::Double;
+using wattcut::fake_gpu::Gpu;
+using wattcut::fake_gpu::Long;
+using wattcut::fake_gpu::NowNs;
+using wattcut::fake_gpu::PowerMw;
 
 void Defaults(State& s) {
   const std::pair<const char*, const char*> defaults[] = {{"gpu_count", "2"},
@@ -61,70 +52,10 @@ void Defaults(State& s) {
   for (const auto& [key, value] : defaults) s.emplace(key, value);
 }
 
-int CurrentClock(const State& s, unsigned gpu) {
-  const long locked = Long(s, Gpu(gpu, "locked_max"), 0);
-  return static_cast<int>(locked > 0 ? locked : Long(s, "max_mhz", 1410));
-}
-
-double PowerMw(const State& s, unsigned gpu) {
-  const double idle = Double(s, "idle_power_mw", 60000), max = Double(s, "max_power_mw", 400000);
-  const double ratio = CurrentClock(s, gpu) / Double(s, "max_mhz", 1410);
-  // How busy the GPUs are (a test's load script moves it): 1 draws the full dynamic power.
-  const double load = Double(s, "load", 1);
-  return idle + (max - idle) * load * ratio * ratio * ratio;
-}
-
-// Moves the energy counter of every GPU up to now at its current clock.
-void Advance(State& s) {
-  const long long now = NowNs();
-  const long count = Long(s, "gpu_count", 0);
-  for (unsigned g = 0; g < static_cast<unsigned>(count) && g < kMaxGpus; ++g) {
-    const long long since = Long(s, Gpu(g, "since_ns"), now);
-    const double power_mw = PowerMw(s, g);
-    const double energy = Double(s, Gpu(g, "energy_mj"), 0) + power_mw * static_cast<double>(now - since) / 1e9;
-    char text[64];
-    std::snprintf(text, sizeof text, "%.6f", energy);
-    s[Gpu(g, "energy_mj")] = text;
-    // NVML_FI_DEV_POWER_AVERAGE, modelled as a first-order lag behind the power ("power_average_s",
-    // 1 s as the driver's window; a test may shorten it): a step in load shows in the instant field
-    // at once and in the average over about that long.
-    const double average = Double(s, Gpu(g, "power_avg_mw"), power_mw);
-    const double dt_s = static_cast<double>(now - since) / 1e9;
-    const double lag_s = std::max(1e-3, Double(s, "power_average_s", 1.0));
-    std::snprintf(text, sizeof text, "%.3f", average + (power_mw - average) * (1 - std::exp(-dt_s / lag_s)));
-    s[Gpu(g, "power_avg_mw")] = text;
-    s[Gpu(g, "since_ns")] = std::to_string(now);
-  }
-}
-
-void Log(const std::string& line) {
-  const char* path = StatePath();
-  if (path == nullptr) return;
-  const std::string log_path = std::string(path) + ".log";
-  if (FILE* f = std::fopen(log_path.c_str(), "a")) {
-    std::fprintf(f, "%d %s\n", static_cast<int>(getpid()), line.c_str());
-    std::fclose(f);
-  }
-}
-
-// Runs one API call: loads the state, applies an injected failure or `body`, saves, logs.
+// Runs one API call (fake_gpu_model.h's Api, with this library's state file and defaults).
 template <typename Body>
 int Api(const char* function, const std::string& args, Body body) {
-  const char* path = StatePath();
-  if (path == nullptr) return kDriverNotLoaded;
-  int rc = kSuccess;
-  const bool ok = wattcut::fake_nvml::UpdateStateFile(path, [&](State& s) {
-    Defaults(s);
-    if (auto it = s.find(std::string("fail.") + function); it != s.end()) {
-      rc = static_cast<int>(std::strtol(it->second.c_str(), nullptr, 10));
-      return;
-    }
-    Advance(s);
-    rc = body(s);
-  });
-  if (!ok) rc = kDriverNotLoaded;
-  Log(std::string(function) + "(" + args + ") -> " + std::to_string(rc));
-  return rc;
+  return wattcut::fake_gpu::Api(StatePath(), kSuccess, kDriverNotLoaded, Defaults, function, args, body);
 }
 
 // An injected failure of `function` on one GPU only ("gpu<i>.fail.<function>=<rc>"), for the
@@ -145,19 +76,7 @@ int DeviceIndex(const State& s, Device* device, unsigned* out) {
   return kSuccess;
 }
 
-std::vector<unsigned> MemoryClocks(const State& s) {
-  std::vector<unsigned> out;
-  auto it = s.find("memory_clocks");
-  const std::string text = it == s.end() ? "" : it->second;
-  size_t start = 0;
-  while (start < text.size()) {
-    size_t end = text.find(',', start);
-    if (end == std::string::npos) end = text.size();
-    out.push_back(static_cast<unsigned>(std::strtoul(text.substr(start, end - start).c_str(), nullptr, 10)));
-    start = end + 1;
-  }
-  return out;
-}
+std::vector<unsigned> MemoryClocks(const State& s) { return wattcut::fake_gpu::Unsigneds(s, "memory_clocks"); }
 
 int CopyList(const std::vector<unsigned>& list, unsigned* count, unsigned* out) {
   if (count == nullptr) return kInvalidArgument;

@@ -27,17 +27,17 @@ void EnsureLibraryPath(const std::string& library_dir) {
   std::abort();  // exec failed
 }
 
-ScopedFakeNvml::ScopedFakeNvml(const State& initial) {
+ScopedFakeNvml::ScopedFakeNvml(const State& initial, const char* variable) : variable_(variable) {
   std::string pattern = (std::filesystem::temp_directory_path() / "wattcut-fake-nvml-XXXXXX").string();
   if (mkdtemp(pattern.data()) == nullptr) std::abort();
   dir_ = pattern;
   path_ = dir_ + "/state";
   UpdateStateFile(path_, [&](State& s) { s = initial; });
-  setenv("WATTCUT_FAKE_NVML_STATE", path_.c_str(), 1);
+  setenv(variable_.c_str(), path_.c_str(), 1);
 }
 
 ScopedFakeNvml::~ScopedFakeNvml() {
-  unsetenv("WATTCUT_FAKE_NVML_STATE");
+  unsetenv(variable_.c_str());
   std::error_code ignored;
   std::filesystem::remove_all(dir_, ignored);
 }

@@ -12,11 +12,15 @@ namespace wattcut::fake_nvml {
 // is (the loader reads LD_LIBRARY_PATH only at start). Call before anything loads NVML.
 void EnsureLibraryPath(const std::string& library_dir);
 
-// A fresh state file in a new temporary directory, exported as WATTCUT_FAKE_NVML_STATE;
-// `initial` is written into it. Removed (with its log) on destruction.
+inline constexpr const char* kStateVariable = "WATTCUT_FAKE_NVML_STATE";
+// The fake librocm_smi64.so.1's (fake_amdgpu/fake_rocm_smi.cc): the same state file and keys.
+inline constexpr const char* kRocmSmiStateVariable = "WATTCUT_FAKE_ROCM_SMI_STATE";
+
+// A fresh state file in a new temporary directory, exported as `variable` (the fake NVML's, or
+// the fake ROCm SMI's); `initial` is written into it. Removed (with its log) on destruction.
 class ScopedFakeNvml {
  public:
-  explicit ScopedFakeNvml(const State& initial = {});
+  explicit ScopedFakeNvml(const State& initial = {}, const char* variable = kStateVariable);
   ~ScopedFakeNvml();
   ScopedFakeNvml(const ScopedFakeNvml&) = delete;
   ScopedFakeNvml& operator=(const ScopedFakeNvml&) = delete;
@@ -31,6 +35,7 @@ class ScopedFakeNvml {
  private:
   std::string dir_;
   std::string path_;
+  std::string variable_;
 };
 
 }  // namespace wattcut::fake_nvml
