@@ -171,6 +171,34 @@ void RenderDcgmFamilies(const AgentMetricsSnapshot& snapshot, std::string& out) 
   }
 }
 
+// AMD Device Metrics Exporter's families of the same readings (its GPU_CLOCK, GPU_POWER_USAGE and
+// GPU_ENERGY_CONSUMED fields, lower-cased as it exports them; energy in microjoules), with its
+// gpu_id, gpu_uuid, card_model and hostname labels.
+std::string AmdLabels(const GpuTelemetry& gpu, const std::string& hostname) {
+  return Label("gpu_id", std::to_string(gpu.index)) + "," + Label("gpu_uuid", gpu.uuid) + "," +
+         Label("card_model", gpu.name) + "," + Label("hostname", hostname);
+}
+
+void RenderAmdFamilies(const AgentMetricsSnapshot& snapshot, std::string& out) {
+  Family(out, "gpu_clock", "gauge", "Clock measure of the GPU in Mhz.");
+  for (const GpuTelemetry& gpu : snapshot.gpus) {
+    if (gpu.sm_clock_mhz) {
+      Sample(out, "gpu_clock", AmdLabels(gpu, snapshot.hostname) + "," + Label("clock_type", "GPU_CLOCK_TYPE_SYSTEM"),
+             std::to_string(*gpu.sm_clock_mhz));
+    }
+  }
+  Family(out, "gpu_power_usage", "gauge", "GPU power usage in Watts.");
+  for (const GpuTelemetry& gpu : snapshot.gpus) {
+    if (gpu.power_w) Sample(out, "gpu_power_usage", AmdLabels(gpu, snapshot.hostname), DcgmFloat(*gpu.power_w));
+  }
+  Family(out, "gpu_energy_consumed", "counter", "Accumulated energy consumed by the GPU in Micro Jules (uJ).");
+  for (const GpuTelemetry& gpu : snapshot.gpus) {
+    if (gpu.energy_mj) {
+      Sample(out, "gpu_energy_consumed", AmdLabels(gpu, snapshot.hostname), std::to_string(*gpu.energy_mj * 1000));
+    }
+  }
+}
+
 // node_exporter's RAPL families, so that its dashboards read the agent's CPU energy.
 void RenderRaplFamilies(const AgentMetricsSnapshot& snapshot, std::string& out) {
   if (!snapshot.cpus.empty()) {
@@ -244,7 +272,11 @@ void RenderGpuControlFamilies(const AgentMetricsSnapshot& snapshot, std::string&
 
 std::string RenderAgentMetrics(const AgentMetricsSnapshot& snapshot, const AgentCounters& counters) {
   std::string out;
-  RenderDcgmFamilies(snapshot, out);
+  if (snapshot.gpu_series == GpuSeriesNames::kAmdDeviceMetricsExporter) {
+    RenderAmdFamilies(snapshot, out);
+  } else {
+    RenderDcgmFamilies(snapshot, out);
+  }
   RenderRaplFamilies(snapshot, out);
   RenderServerPowerFamilies(snapshot, out);
   RenderGpuControlFamilies(snapshot, out);

@@ -66,8 +66,13 @@ struct CpuTelemetry {
   std::optional<std::string> dram_path;
 };
 
+// Whose names the per-GPU series take: dcgm-exporter's on NVIDIA nodes, AMD's Device Metrics
+// Exporter's on AMD nodes (docs/agent.md), so each vendor's dashboards read the agent.
+enum class GpuSeriesNames { kDcgm, kAmdDeviceMetricsExporter };
+
 struct AgentMetricsSnapshot {
   std::string hostname;  // dcgm-exporter's Hostname label (the node's name)
+  GpuSeriesNames gpu_series = GpuSeriesNames::kDcgm;
   std::vector<GpuTelemetry> gpus;
   std::vector<CpuTelemetry> cpus;  // empty without RAPL
   std::optional<ServerPowerReading> server;
