@@ -35,13 +35,14 @@ def collapse(values: List[int]) -> List[int]:
 
 
 class AgentProcess:
-    """`wattcut agent` as root on the fake NVML, on a socket every user may connect to."""
+    """`wattcut agent` as root on the fake GPUs `gpus` (their `env`; the fake NVML unless
+    `extra_args` names another backend), on a socket every user may connect to."""
 
-    def __init__(self, directory: str, gpus: FakeGpus) -> None:
+    def __init__(self, directory: str, gpus: FakeGpus, extra_args: List[str] = ()) -> None:
         self.socket = os.path.join(directory, "agent.sock")
         self.process = subprocess.Popen(
             [required_env("WATTCUT_BINARY"), "agent", "--socket", self.socket, "--socket-mode", "0666",
-             "--state-dir", os.path.join(directory, "agent-state")],
+             "--state-dir", os.path.join(directory, "agent-state"), *extra_args],
             env=dict(os.environ, **gpus.env), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         seen = ""
         for line in self.process.stdout:

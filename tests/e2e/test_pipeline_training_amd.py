@@ -1,0 +1,131 @@
+"""The training example on a fake AMD node: `wattcut agent --backend rocm-smi` runs as root over
+the fake librocm_smi64.so.1 (2 simulated MI300X GPUs); the 2-stage PyTorch example runs as an
+unprivileged user (uid 65534) with WATTCUT_AGENT_SOCKET set, against a real `wattcut serve`.
+
+What must hold, as on NVIDIA: training runs and follows the server's plan; every clock lock is the
+agent's (ROCm SMI's rsmi_dev_clk_range_set from the agent's pid, each GPU's sequence exactly the
+clocks its rank ran) and no training process calls ROCm SMI; the profile's energy is the energy
+counter's (rsmi_dev_energy_count_get, read by the agent for the ranks); every GPU ends back at the
+driver's "auto" level once the job's leases end.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+import unittest
+from typing import Dict, List
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python", "tests"))
+
+from fixtures import ServerProcess, TempDir, required_env  # noqa: E402
+from test_pipeline_training_agent import AgentProcess, collapse  # noqa: E402
+
+STAGES, STEPS = 2, 24
+NOBODY = 65534
+
+
+class FakeAmdGpus:
+    """A fake librocm_smi64.so.1 state file; `env` makes the agent load it (by its path)."""
+
+    def __init__(self, directory: str, settings: Dict[str, str]) -> None:
+        self.state_path = os.path.join(directory, "rocm-smi-state")
+        with open(self.state_path, "w") as f:
+            f.write("".join(f"{k}={v}\n" for k, v in settings.items()))
+        self.library = required_env("WATTCUT_FAKE_ROCM_SMI_LIBRARY")
+        self.env = {"WATTCUT_FAKE_ROCM_SMI_STATE": self.state_path}
+
+    def state(self) -> Dict[str, str]:
+        with open(self.state_path) as f:
+            return dict(line.rstrip("\n").split("=", 1) for line in f if "=" in line)
+
+    def log_lines(self) -> List[str]:
+        with open(self.state_path + ".log") as f:
+            return [line.rstrip("\n") for line in f]
+
+
+@unittest.skipUnless(os.geteuid() == 0, "needs root: the agent runs as root, training as uid 65534")
+class PipelineTrainingOnAmd(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.dir = TempDir("e2e-amd")
+        os.chmod(cls.dir.path, 0o755)
+        # A narrower clock range than an MI300X's 500-2100 MHz, so that three profiled clocks cover it.
+        cls.gpus = FakeAmdGpus(cls.dir.path, {"gpu_count": str(STAGES), "min_mhz": "1500"})
+        cls.agent = AgentProcess(cls.dir.path, cls.gpus, ["--backend", "rocm-smi", "--rocm-smi-library", cls.gpus.library])
+        cls.server = ServerProcess(cls.dir.path)
+        for path in (cls.gpus.state_path, cls.gpus.state_path + ".log"):
+            open(path, "a").close()
+            os.chmod(path, 0o666)
+        cls.log_dir = os.path.join(cls.dir.path, "logs")
+        os.makedirs(cls.log_dir)
+        os.chmod(cls.log_dir, 0o777)
+        home = os.path.join(cls.dir.path, "home")
+        os.makedirs(home)
+        os.chmod(home, 0o777)
+        example = os.path.join(required_env("WATTCUT_SOURCE_DIR"), "examples", "pipeline_gpt")
+        command = ["setpriv", "--reuid", str(NOBODY), "--regid", str(NOBODY), "--clear-groups",
+                   sys.executable, os.path.join(example, "launch.py"), "--nproc", str(STAGES),
+                   "--timeout-s", "600", os.path.join(example, "train.py"), "--stages", str(STAGES), "--dp", "1",
+                   "--steps", str(STEPS), "--log-dir", cls.log_dir, "--server-url", cls.server.url,
+                   "--emulate-clock-scaling", "--emulated-ms", "5,10",
+                   "--profile-freq-step-mhz", "300"]
+        env = dict(os.environ, **cls.gpus.env, WATTCUT_AGENT_SOCKET=cls.agent.socket, HOME=home)
+        run = subprocess.run(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                             timeout=900)
+        cls.output = run.stdout
+        if run.returncode != 0:
+            cls.agent.stop()
+            raise AssertionError(f"training on the fake AMD node failed ({run.returncode}):\n{cls.output[-6000:]}")
+        cls.logs: Dict[int, List[dict]] = {}
+        for rank in range(STAGES):
+            with open(os.path.join(cls.log_dir, f"rank{rank}.jsonl")) as f:
+                cls.logs[rank] = [json.loads(line) for line in f]
+        for _ in range(300):
+            state = cls.gpus.state()
+            if all(state.get(f"gpu{g}.perf", "auto") == "auto" for g in range(STAGES)):
+                break
+            time.sleep(0.1)
+        cls.agent.stop()
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.agent.stop()
+        cls.server.stop()
+        cls.dir.remove()
+
+    def test_training_followed_its_plans_on_the_amd_gpus(self):
+        for rank, steps in self.logs.items():
+            self.assertEqual(len(steps), STEPS, rank)
+            self.assertTrue(any(s["phase"] == "planned" and s["schedule"] for s in steps), f"rank {rank} got no plan")
+            ran = {clock for step in steps for clock in step["clocks"]}
+            self.assertTrue(ran <= set(range(1500, 2101)), f"rank {rank} ran clocks outside the GPU's range: {ran}")
+
+    def test_every_lock_was_the_agents_and_the_energy_the_counters(self):
+        agent_pid = str(self.agent.process.pid)
+        locks: Dict[int, List[int]] = {}
+        energy_reads = 0
+        for line in self.gpus.log_lines():
+            self.assertEqual(line.split(" ", 1)[0], agent_pid, f"a ROCm SMI call from another process: {line}")
+            if m := re.search(r"rsmi_dev_clk_range_set\(GPU (\d+), (\d+),(\d+),0\) -> 0$", line):
+                self.assertEqual(m.group(2), m.group(3))
+                locks.setdefault(int(m.group(1)), []).append(int(m.group(3)))
+            energy_reads += "rsmi_dev_energy_count_get" in line
+        for rank, steps in self.logs.items():
+            ran = [clock for step in steps for clock in step["clocks"]]
+            self.assertEqual(locks.get(rank), collapse(ran), f"GPU {rank}: the agent's locks are the clocks rank ran")
+        self.assertGreater(energy_reads, 0)
+
+    def test_every_gpu_ends_at_the_drivers_auto_level(self):
+        state = self.gpus.state()
+        for gpu in range(STAGES):
+            self.assertEqual(state.get(f"gpu{gpu}.perf", "auto"), "auto", gpu)
+            self.assertEqual(state.get(f"gpu{gpu}.locked_max", "0"), "0", gpu)
+
+
+if __name__ == "__main__":
+    unittest.main()
