@@ -82,7 +82,8 @@ install(FILES ${WATTCUT_PACKAGING_DIR}/wattcut.bash-completion DESTINATION share
 install(FILES ${WATTCUT_DEBIAN_DIR}/copyright ${WATTCUT_PACKAGING_DIR}/changelog.gz
               ${PROJECT_SOURCE_DIR}/docs/install.md
         DESTINATION share/doc/wattcut)
-install(FILES ${PROJECT_SOURCE_DIR}/deploy/agent.tokens.example DESTINATION share/doc/wattcut/examples)
+install(FILES ${PROJECT_SOURCE_DIR}/deploy/agent.tokens.example ${PROJECT_SOURCE_DIR}/deploy/systemd/wattcut-agent-amd.conf
+        DESTINATION share/doc/wattcut/examples)
 
 # ---- CPack: the Debian package ---------------------------------------------------------------
 execute_process(COMMAND dpkg --print-architecture OUTPUT_VARIABLE WATTCUT_DEB_ARCH

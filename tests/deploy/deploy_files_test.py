@@ -233,6 +233,37 @@ class SystemdUnit(unittest.TestCase):
         self.assertEqual(set(self.one("RestrictAddressFamilies").split()), {"AF_UNIX", "AF_INET", "AF_INET6"})
 
 
+class AgentAmdDropIn(unittest.TestCase):
+    """deploy/systemd/wattcut-agent-amd.conf: what an AMD node changes in the agent's unit, and only that."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.path = os.path.join(ARGS.deploy, "systemd", "wattcut-agent-amd.conf")
+        cls.unit = parse_unit(cls.path)
+
+    def test_it_opens_sys_and_the_amdgpu_nodes_and_nothing_else(self):
+        self.assertEqual(set(self.unit), {"Service"})
+        settings = self.unit["Service"]
+        self.assertEqual([k for k, _ in settings], ["ProtectKernelTunables", "DeviceAllow", "DeviceAllow"])
+        self.assertEqual(dict(settings)["ProtectKernelTunables"], "no")
+        self.assertEqual({v for k, v in settings if k == "DeviceAllow"}, {"/dev/kfd rw", "char-drm rw"})
+
+    @unittest.skipUnless(shutil.which("systemd-analyze"), "systemd-analyze is not installed")
+    def test_systemd_reads_the_unit_with_it(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            copy = os.path.join(tmp, "wattcut-agent.service")
+            with open(os.path.join(ARGS.deploy, "systemd", "wattcut-agent.service"), encoding="utf-8") as f:
+                text = f.read()
+            with open(copy, "w", encoding="utf-8") as f:
+                f.write(text.replace("ExecStart=/usr/bin/wattcut ", "ExecStart=" + os.path.abspath(ARGS.wattcut) + " "))
+            os.makedirs(copy + ".d")
+            shutil.copy(self.path, os.path.join(copy + ".d", "amd.conf"))
+            out = subprocess.run(["systemd-analyze", "verify", "--man=no", copy], capture_output=True, text=True,
+                                 timeout=60)
+            self.assertEqual(out.returncode, 0, out.stderr)
+            self.assertEqual(out.stdout + out.stderr, "", "systemd-analyze verify complained")
+
+
 class ServerUnit(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
