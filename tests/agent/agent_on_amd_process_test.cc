@@ -120,5 +120,28 @@ TEST_F(AgentOnAmdTest, EnergyIsTheCountersAndMetricsSpeakAmdsExporter) {
   EXPECT_EQ(metrics.text.find("DCGM_FI_DEV"), std::string::npos);
 }
 
+// zeusd's API on an AMD node, as zeusd's own AMD backend answers: discovery, clocks and power; no
+// persistence mode, refused rather than pretended.
+TEST_F(AgentOnAmdTest, ZeusdsApiServesTheAmdGpusAndRefusesPersistenceMode) {
+  auto agent = StartAgent();
+  auto client = agent->UnixClient();
+  AgentReply discover = Call(*client, "GET", "/discover");
+  ASSERT_EQ(discover.status, 200) << discover.text;
+  EXPECT_EQ(discover.body["gpus"][0]["pci_address"], "0000:01:00.0") << discover.text;
+  AgentReply get = Call(*client, "GET", "/gpu/get_persistence_mode?gpu_ids=0");
+  EXPECT_EQ(get.status, 400) << get.text;
+  EXPECT_NE(get.text.find("persistence mode is not supported on AMD GPUs"), std::string::npos) << get.text;
+  AgentReply set = Call(*client, "POST", "/gpu/set_persistence_mode?gpu_ids=0&enabled=true&block=true");
+  EXPECT_EQ(set.status, 400) << set.text;
+  EXPECT_NE(set.text.find("persistence mode is not supported on AMD GPUs"), std::string::npos) << set.text;
+  AgentReply lock =
+      Call(*client, "POST", "/gpu/set_gpu_locked_clocks?gpu_ids=1&min_clock_mhz=1500&max_clock_mhz=1500&block=true");
+  EXPECT_EQ(lock.status, 200) << lock.text;
+  EXPECT_EQ(LockedClocks(fake_, 1), "1500-1500");
+  AgentReply power = Call(*client, "GET", "/gpu/get_power?gpu_ids=0");
+  EXPECT_EQ(power.status, 200) << power.text;
+  EXPECT_GT(power.body["power_mw"]["0"].get<int64_t>(), 0) << power.text;
+}
+
 }  // namespace
 }  // namespace wattcut::testing

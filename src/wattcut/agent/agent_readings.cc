@@ -46,10 +46,7 @@ json CpusJson(const AgentRouteContext& context) {
 AgentMetricsSnapshot MetricsSnapshot(const AgentRouteContext& context) {
   AgentMetricsSnapshot snapshot;
   snapshot.hostname = context.hostname;
-  // "rocm-smi", "dry-run(rocm-smi)": an AMD node.
-  if (context.node->backend_name().find("rocm-smi") != std::string::npos) {
-    snapshot.gpu_series = GpuSeriesNames::kAmdDeviceMetricsExporter;
-  }
+  if (context.node->amd_gpus()) snapshot.gpu_series = GpuSeriesNames::kAmdDeviceMetricsExporter;
   const std::vector<GpuReading> readings = context.node->Read();
   const std::vector<GpuControl> controls = context.node->Controls();
   for (const GpuDescription& d : context.node->gpus()) {

@@ -54,6 +54,8 @@ NodeAgent::~NodeAgent() {
 // so it needs no lock (and never waits behind one).
 std::string NodeAgent::backend_name() const NO_THREAD_SAFETY_ANALYSIS { return backend_->name(); }
 
+bool NodeAgent::amd_gpus() const { return backend_name().find("rocm-smi") != std::string::npos; }
+
 void NodeAgent::Log(const std::string& line) const {
   if (options_.log) {
     options_.log(line);

@@ -68,6 +68,9 @@ class NodeAgent {
 
   const std::vector<GpuDescription>& gpus() const { return descriptions_; }
   std::string backend_name() const;
+  // Whether the GPUs are AMD's (the ROCm SMI backend, or a dry run of it): where the APIs answer in
+  // AMD's terms (its exporter's metric names, zeusd's AMD errors).
+  bool amd_gpus() const;
   // Problems met while resetting the GPUs at start-up (the agent serves anyway).
   const std::vector<std::string>& startup_problems() const { return startup_problems_; }
 

@@ -41,12 +41,21 @@ struct ZeusdRoute {
   std::function<void(const ZeusdRequest&)> handler;
 };
 
-std::string FieldError(const GpuReading& r, const std::string& field) {
-  for (const auto& [f, message] : r.errors) {
-    if (f == field) return "NVML error: " + message;
-  }
-  return "NVML error: the value could not be read";
+// zeusd's word for its GPU library's errors: "NVML error: ..." on NVIDIA, "AMDSMI error: ..." on AMD
+// (zeusd's AMD backend is AMD SMI; wattcut's, ROCm SMI, speaks for it in its terms).
+std::string LibraryError(const NodeAgent& node, const std::string& message) {
+  return (node.amd_gpus() ? "AMDSMI error: " : "NVML error: ") + message;
 }
+
+std::string FieldError(const NodeAgent& node, const GpuReading& r, const std::string& field) {
+  for (const auto& [f, message] : r.errors) {
+    if (f == field) return LibraryError(node, message);
+  }
+  return LibraryError(node, "the value could not be read");
+}
+
+// zeusd's refusal on AMD GPUs, which have no persistence mode.
+constexpr const char* kNoPersistenceOnAmd = "Invalid request: persistence mode is not supported on AMD GPUs";
 
 // The meter's readings by package index, or the per-package errors answered.
 std::optional<std::map<int, cpu::CpuEnergyReading>> CpuReadings(const ZeusdApiContext& z, const std::vector<int>& ids,
@@ -132,36 +141,41 @@ void AnswerGpuField(const ZeusdRequest& r, GpuField field) {
   AnswerZeusd(r.res, 200, doc);
 }
 
-std::optional<ojson> CumulativeEnergy(NodeAgent&, const GpuDescription& d, const GpuReading& r, DeviceErrors& errors) {
+std::optional<ojson> CumulativeEnergy(NodeAgent& node, const GpuDescription& d, const GpuReading& r,
+                                      DeviceErrors& errors) {
   if (r.energy_mj) return ojson{{"energy_mj", *r.energy_mj}};
   if (!d.energy_counter) {
-    errors.Add(d.index, 400, "NVML error: the requested operation is not available on the target device");
+    errors.Add(d.index, 400, LibraryError(node, "the requested operation is not available on the target device"));
   } else {
-    errors.Add(d.index, 500, FieldError(r, "energy_mj"));
+    errors.Add(d.index, 500, FieldError(node, r, "energy_mj"));
   }
   return std::nullopt;
 }
 
-std::optional<ojson> PowerLimit(NodeAgent&, const GpuDescription& d, const GpuReading& r, DeviceErrors& errors) {
+std::optional<ojson> PowerLimit(NodeAgent& node, const GpuDescription& d, const GpuReading& r, DeviceErrors& errors) {
   if (r.power_limit_w) return ojson{{"power_limit_mw", std::llround(*r.power_limit_w * 1000)}};
-  errors.Add(d.index, 500, FieldError(r, "power_limit_w"));
+  errors.Add(d.index, 500, FieldError(node, r, "power_limit_w"));
   return std::nullopt;
 }
 
-std::optional<ojson> PowerLimitConstraints(NodeAgent&, const GpuDescription& d, const GpuReading&,
+std::optional<ojson> PowerLimitConstraints(NodeAgent& node, const GpuDescription& d, const GpuReading&,
                                            DeviceErrors& errors) {
   if (d.power_limits) {
     return ojson{{"min_power_limit_mw", d.power_limits->min_mw}, {"max_power_limit_mw", d.power_limits->max_mw}};
   }
-  errors.Add(d.index, 400, "NVML error: the requested operation is not available on the target device");
+  errors.Add(d.index, 400, LibraryError(node, "the requested operation is not available on the target device"));
   return std::nullopt;
 }
 
 std::optional<ojson> PersistenceMode(NodeAgent& node, const GpuDescription& d, const GpuReading&,
                                      DeviceErrors& errors) {
+  if (node.amd_gpus()) {
+    errors.Add(d.index, 400, kNoPersistenceOnAmd);
+    return std::nullopt;
+  }
   Result<bool> mode = node.PersistenceMode(d.index);
   if (mode.ok()) return ojson{{"enabled", *mode}};
-  errors.Add(d.index, ZeusdStatusFor(mode.error().code), "NVML error: " + mode.error().message);
+  errors.Add(d.index, ZeusdStatusFor(mode.error().code), LibraryError(node, mode.error().message));
   return std::nullopt;
 }
 
@@ -177,7 +191,7 @@ void GetGpuPower(const ZeusdRequest& r) {
     if (const std::optional<double> w = reading.power_instant_w ? reading.power_instant_w : reading.power_w) {
       power[std::to_string(id)] = std::llround(*w * 1000);
     } else {
-      errors.Add(id, 500, FieldError(reading, "power_w"));
+      errors.Add(id, 500, FieldError(r.node(), reading, "power_w"));
     }
   }
   if (errors.Answered(r.res)) return;
@@ -301,7 +315,8 @@ void SetPowerLimit(const ZeusdRequest& r) {
 }
 
 void SetPersistenceMode(const ZeusdRequest& r) {
-  SetOnGpus(r, {"enabled"}, [](NodeAgent&, const LeaseHolder&, int, const httplib::Request& req) -> Status {
+  SetOnGpus(r, {"enabled"}, [](NodeAgent& n, const LeaseHolder&, int, const httplib::Request& req) -> Status {
+    if (n.amd_gpus()) return Error{kNoPersistenceOnAmd};
     // The agent holds NVML open for as long as it runs, which keeps the driver loaded as
     // persistence mode does: on is already so; it never turns it off.
     if (req.get_param_value("enabled") == "true") return Status::Ok();
