@@ -9,7 +9,7 @@ The build runs it (tests/CMakeLists.txt: the target thread_safety_check, part of
 and so of `make test`) whenever a source of those modules changes.
 
 BUILD_DIR holds compile_commands.json (CMake writes it at configure time). Each module is a
-folder under src/wattcut/ (default: server, agent, row_control); every source file of it that the
+folder under src/wattcut/ (default: server, agent, row_control, gpu); every source file of it that the
 build compiles, other than its tests, and that reaches base/mutex.h through the project's includes
 (the files the analysis can say anything about) is checked (-fsyntax-only: no object is written). Needs clang++ (Debian's clang,
 installed by scripts/install-deps.sh); without it the check is skipped: exit 77, or 0 with
@@ -25,7 +25,7 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import compile_commands  # noqa: E402
 
-DEFAULT_MODULES = ["server", "agent", "row_control"]
+DEFAULT_MODULES = ["server", "agent", "row_control", "gpu"]
 
 
 def clang():

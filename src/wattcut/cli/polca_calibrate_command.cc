@@ -284,7 +284,7 @@ void AddPolcaCalibrateCommand(CLI::App& polca, CommandStatus& status) {
       ->expected(1);
   c->add_option("--load-label", args->load_label, "Prometheus load: the label naming a series' server")
       ->capture_default_str();
-  c->add_option("--gpu", args->gpu, "Built-in base config when no --config is given: a100 or h100")
+  c->add_option("--gpu", args->gpu, "Built-in base config when no --config is given: a100, h100 or mi300x")
       ->capture_default_str();
   c->add_option("--config", args->config_path, "Base config: the served model's timing and what is not fitted");
   c->add_option("--server", args->server, "The server to calibrate, when the files hold several");

@@ -2,7 +2,7 @@
 //   wattcut polca simulate --trace T.csv --servers 40 --added 30% --policy polca --duration 7d --out DIR
 //   wattcut polca sweep    --trace T.csv --added 0:50:5 --out DIR
 //                          [--policy polca,headroom,brake-only,uniform-cap,power-cap]   (the default)
-//   wattcut polca config   [--gpu a100|h100]          (prints a config file to start from)
+//   wattcut polca config   [--gpu a100|h100|mi300x]   (prints a config file to start from)
 #include <algorithm>
 #include <cctype>
 #include <chrono>
@@ -427,7 +427,8 @@ void AddCommonOptions(CLI::App* sub, PolcaArgs* args) {
   sub->add_option("--trace", args->trace_path,
                   "Request trace CSV (TIMESTAMP,ContextTokens,GeneratedTokens; Azure 2023 or 2024 timestamps)")
       ->required();
-  sub->add_option("--gpu", args->gpu, "Built-in config when no --config is given: a100 or h100")->capture_default_str();
+  sub->add_option("--gpu", args->gpu, "Built-in config when no --config is given: a100, h100 or mi300x")
+      ->capture_default_str();
   sub->add_option("--config", args->config_path, "Config file (see `wattcut polca config`)");
   sub->add_option("--servers", args->servers,
                   "Servers the row budget was provisioned for, 1 to 10000 (default: config's, 40)");
@@ -487,7 +488,7 @@ void AddPolcaCommand(CLI::App& app, CommandStatus& status) {
   AddPolcaSynthesizeCommand(*polca, status);
 
   CLI::App* config = polca->add_subcommand("config", "Print a built-in config to start your own from");
-  config->add_option("--gpu", *config_gpu, "a100 or h100")->capture_default_str();
+  config->add_option("--gpu", *config_gpu, "a100, h100 or mi300x")->capture_default_str();
   config->callback([config_gpu, &status] {
     Result<PolcaConfig> c = BuiltInConfig(*config_gpu);
     if (!c.ok()) {

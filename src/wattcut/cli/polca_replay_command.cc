@@ -288,7 +288,7 @@ void AddPolcaReplayCommand(CLI::App& polca, CommandStatus& status) {
       ->required();
   AddPowerFileOptions(*replay, args->power);
   replay->add_option("--config", args->config_path, "Config file (see `wattcut polca config`)");
-  replay->add_option("--gpu", args->gpu, "Built-in config when no --config is given: a100 or h100")
+  replay->add_option("--gpu", args->gpu, "Built-in config when no --config is given: a100, h100 or mi300x")
       ->capture_default_str();
   replay->add_option("--policy", args->policy, "polca, headroom, brake-only, uniform-cap, power-cap or none")
       ->capture_default_str();

@@ -11,6 +11,7 @@
 #include <variant>
 
 #include "wattcut/base/decimal_text.h"
+#include "wattcut/base/joined_text.h"
 #include "wattcut/base/printable_text.h"
 #include "wattcut/polca/row_limits.h"
 
@@ -154,6 +155,43 @@ PolcaConfig H100() {
   return c;
 }
 
+// An MI300X-class server (8 x AMD Instinct MI300X), from what is public and, where nothing is, the
+// H100 preset scaled (docs/polca.md, "MI300X defaults", says which is which):
+// * public (AMD's MI300X data sheet): 750 W peak board power, 2100 MHz peak engine clock;
+// * read on the GPU through ROCm SMI: the lowest SCLK level, 500 MHz as on the MI200s;
+// * assumed: idle 140 W; the phases' power the H100's in proportion to the board power
+//   (x 750/700); the non-GPU part and the 84 % of nameplate provisioned, the H100 server's; the
+//   service times the H100's (AMD's and NVIDIA's MLPerf Inference Llama 2 70B results for eight GPUs
+//   are within a few percent of each other); the locks at the H100's fractions of the top clock,
+//   on the backend's 15 MHz grid from 2100.
+PolcaConfig Mi300x() {
+  PolcaConfig c = H100();
+  const double board = 750.0 / 700.0;
+  c.source = "built-in mi300x";
+  c.gpu.name = "MI300X-OAM-192GB";
+  c.gpu.tdp_w = 750;
+  c.gpu.idle_w = 140;
+  c.gpu.max_freq_mhz = 2100;
+  c.gpu.min_freq_mhz = 500;
+  c.gpu.prompt_w_small = 480 * board;
+  c.gpu.prompt_w_large = 720 * board;
+  c.gpu.token_w_batch1 = 220 * board;
+  c.gpu.token_w_full_batch = 380 * board;
+  c.server.nameplate_w = 10200 + 8 * (750 - 700);
+  c.row.provisioned_w_per_server = 8600.0 / 10200.0 * c.server.nameplate_w;
+  c.policy.t1_low_mhz = 1890;
+  c.policy.t2_low_mhz = 1620;
+  c.policy.t2_high_mhz = 1935;
+  c.policy.headroom_mid_low_mhz = 1830;
+  c.policy.headroom_mid_high_mhz = 2040;
+  c.policy.brake_mhz = 500;
+  c.policy.cap_t1_w = 600 * board;
+  c.policy.cap_t2_w = 500 * board;
+  c.policy.t1_training_w = 600 * board;
+  c.policy.t2_training_w = 500 * board;
+  return c;
+}
+
 std::string Number(double v) {
   std::ostringstream s;
   s.precision(10);
@@ -163,12 +201,14 @@ std::string Number(double v) {
 
 }  // namespace
 
-std::vector<std::string> BuiltInConfigNames() { return {"a100", "h100"}; }
+std::vector<std::string> BuiltInConfigNames() { return {"a100", "h100", "mi300x"}; }
 
 Result<PolcaConfig> BuiltInConfig(const std::string& name) {
   if (name == "a100") return A100();
   if (name == "h100") return H100();
-  return Error{"unknown built-in config '" + PrintableText(name) + "' (expected a100 or h100)"};
+  if (name == "mi300x") return Mi300x();
+  return Error{"unknown built-in config '" + PrintableText(name) + "' (expected " + Joined(BuiltInConfigNames(), ", ") +
+               ")"};
 }
 
 Result<PolcaConfig> ParseConfig(const std::string& text, const std::string& source_name) {

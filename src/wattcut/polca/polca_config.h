@@ -183,7 +183,7 @@ struct PolcaConfig {
   }
 };
 
-// Built-in defaults: "a100" (DGX-A100) or "h100" (HGX-H100).
+// Built-in defaults: "a100" (DGX-A100), "h100" (HGX-H100) or "mi300x" (8 x MI300X).
 Result<PolcaConfig> BuiltInConfig(const std::string& name);
 // Names accepted by BuiltInConfig.
 std::vector<std::string> BuiltInConfigNames();

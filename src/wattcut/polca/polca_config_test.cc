@@ -17,6 +17,8 @@ TEST(PolcaConfig, BuiltInsAreValidAndDiffer) {
   }
   EXPECT_DOUBLE_EQ(BuiltInConfig("a100")->gpu.tdp_w, 400);
   EXPECT_DOUBLE_EQ(BuiltInConfig("h100")->gpu.tdp_w, 700);
+  EXPECT_DOUBLE_EQ(BuiltInConfig("mi300x")->gpu.tdp_w, 750);
+  EXPECT_DOUBLE_EQ(BuiltInConfig("mi300x")->gpu.max_freq_mhz, 2100);
   EXPECT_NE(BuiltInConfig("tpu").error().message.find("unknown built-in config 'tpu'"), std::string::npos);
 }
 
@@ -151,8 +153,9 @@ TEST(PolcaConfig, SkipsALeadingByteOrderMarkAndNeverEchoesControlBytes) {
             "r.conf:1: key 'gpu.\\x1b]0;x\\x07': unknown key");
   EXPECT_EQ(ParseConfig(std::string("\0\0\0", 3) + "\n", "r.conf").error().message,
             "r.conf:1: expected 'key = value', got '\\x00\\x00\\x00'");
-  EXPECT_EQ(ParseConfig("base = " + std::string(500, 'x') + "\n", "r.conf").error().message,
-            "r.conf:1: key 'base': unknown built-in config '" + std::string(80, 'x') + "...' (expected a100 or h100)");
+  EXPECT_EQ(
+      ParseConfig("base = " + std::string(500, 'x') + "\n", "r.conf").error().message,
+      "r.conf:1: key 'base': unknown built-in config '" + std::string(80, 'x') + "...' (expected a100, h100, mi300x)");
 }
 
 TEST(PolcaConfig, ReadRefusesADirectoryAndAHugeFile) {
