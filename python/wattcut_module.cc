@@ -85,6 +85,10 @@ std::unique_ptr<RankClient> StartRankClient(const py::kwargs& kw) {
   o.backend.kind = get("gpu_backend").cast<std::string>();
   const std::string nvml_library = get("nvml_library").cast<std::string>();
   if (!nvml_library.empty()) o.backend.nvml_library = nvml_library;
+  if (kw.contains("rocm_smi_library")) {
+    const std::string rocm_smi_library = get("rocm_smi_library").cast<std::string>();
+    if (!rocm_smi_library.empty()) o.backend.rocm_smi_library = rocm_smi_library;
+  }
   o.backend.dry_run = get("dry_run").cast<bool>();
   o.backend.simulated_gpus = o.gpu + 1;
   o.watchdog_setter = get("watchdog").cast<bool>();
@@ -213,7 +217,7 @@ PYBIND11_MODULE(_wattcut, m) {
       py::arg("path"), "'pipeline' or 'dag': which frontier DIR/frontier.wattcut (or the file) holds.");
   m.def("node_agent", &AgentFromEnvironment,
         "The node agent this process finds by itself ($WATTCUT_AGENT_SOCKET, else /run/wattcut/agent.sock when a "
-        "socket is there), or '' when none: where gpu_backend='nvml' sets clocks.");
+        "socket is there), or '' when none: where gpu_backend='nvml' or 'rocm-smi' sets clocks.");
 
   py::class_<RankClient>(m, "RankClient")
       .def(py::init(&StartRankClient), "Starts the client of one rank (keyword arguments only).")

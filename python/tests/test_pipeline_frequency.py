@@ -42,7 +42,7 @@ class ArgumentChecks(unittest.TestCase):
         with self.assertRaisesRegex(ValueError, "virtual_stages must be >= 2, got 1"):
             PipelineFrequencyOptimizer(**ZEUS_ARGS, server_url="http://127.0.0.1:1", schedule="interleaved",
                                        virtual_stages=1)
-        with self.assertRaisesRegex(ValueError, "gpu_backend must be 'nvml' or 'simulated'"):
+        with self.assertRaisesRegex(ValueError, "gpu_backend must be 'nvml', 'rocm-smi' or 'simulated'"):
             PipelineFrequencyOptimizer(**ZEUS_ARGS, server_url="http://127.0.0.1:1", gpu_backend="rocm")
 
     def test_server_errors_are_raised_with_the_cpp_message(self):

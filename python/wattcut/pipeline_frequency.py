@@ -143,14 +143,19 @@ class PipelineFrequencyOptimizer:
         token: Bearer token of a server started with ``--token-file``.
         schedule_timeout_s: Accepted for compatibility and unused: plans are no longer fetched
             at step boundaries (they arrive in the background), so nothing waits there.
-        gpu_backend: ``"nvml"`` (default) or ``"simulated"`` (a modelled GPU, no hardware).
+        gpu_backend: ``"nvml"`` (default), ``"rocm-smi"`` (AMD Instinct GPUs: through the node
+            agent when there is one, as for ``"nvml"``, else ROCm SMI itself, which needs root) or
+            ``"simulated"`` (a modelled GPU, no hardware).
         nvml_library: Path or name of libnvidia-ml (default ``libnvidia-ml.so.1``).
+        rocm_smi_library: Path or name of ROCm SMI for ``"rocm-smi"`` without an agent (default
+            ``librocm_smi64.so.1``; ROCm's own is ``/opt/rocm/lib/librocm_smi64.so.1``).
         dry_run: Only log the clock changes that would be made (to the watchdog's stderr).
         watchdog: Set clocks from a watchdog process (default) rather than a thread.
         agent_socket: The node agent's socket (``wattcut agent``; or its ``http://`` URL): clocks
             are set through it and no NVML is opened here. Default: ``$WATTCUT_AGENT_SOCKET``, else
-            ``/run/wattcut/agent.sock`` when it exists, else NVML itself (``gpu_backend="nvml"``
-            only: a simulated GPU never goes through an agent unless this is given).
+            ``/run/wattcut/agent.sock`` when it exists, else NVML or ROCm SMI itself
+            (``gpu_backend="nvml"`` or ``"rocm-smi"`` only: a simulated GPU never goes through an
+            agent unless this is given).
         synchronize: Called before every instruction boundary; default
             ``torch.cuda.synchronize(device_id)`` when CUDA is available, else nothing.
 
@@ -189,6 +194,7 @@ class PipelineFrequencyOptimizer:
         schedule_timeout_s: float = 600.0,
         gpu_backend: str = "nvml",
         nvml_library: Optional[str] = None,
+        rocm_smi_library: Optional[str] = None,
         dry_run: bool = False,
         watchdog: bool = True,
         agent_socket: Optional[str] = None,
@@ -216,8 +222,8 @@ class PipelineFrequencyOptimizer:
             raise ValueError(f"virtual_stages must be >= 2, got {virtual_stages}")
         if num_microbatches is not None and num_microbatches < 1:
             raise ValueError(f"num_microbatches must be >= 1, got {num_microbatches}")
-        if gpu_backend not in ("nvml", "simulated"):
-            raise ValueError(f"gpu_backend must be 'nvml' or 'simulated', got {gpu_backend!r}")
+        if gpu_backend not in ("nvml", "rocm-smi", "simulated"):
+            raise ValueError(f"gpu_backend must be 'nvml', 'rocm-smi' or 'simulated', got {gpu_backend!r}")
 
         self.rank = rank
         self.dp_rank = dp_rank
@@ -240,6 +246,7 @@ class PipelineFrequencyOptimizer:
             gpu=device_id,
             gpu_backend=gpu_backend,
             nvml_library=nvml_library or "",
+            rocm_smi_library=rocm_smi_library or "",
             dry_run=dry_run,
             watchdog=watchdog,
             agent_socket=agent_socket or "",

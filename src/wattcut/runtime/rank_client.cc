@@ -15,7 +15,9 @@ constexpr double kMaxSimulatedWorkS = 3600;
 std::string RankAgent(const RankClientOptions& options) {
   if (!options.agent_socket.empty()) return options.agent_socket;
   if (options.backend.kind == "agent") return AgentAddress(options.backend);
-  if (options.backend.kind != "nvml") return "";  // a backend the caller chose (simulated: tests, demos)
+  // A backend the caller chose (simulated: tests, demos) goes through no agent; a real GPU's does
+  // where there is one.
+  if (options.backend.kind != "nvml" && options.backend.kind != "rocm-smi") return "";
   return AgentFromEnvironment();
 }
 

@@ -7,7 +7,7 @@
 // On a node with an agent (`wattcut agent`, docs/agent.md) the rank opens no NVML at all: it uses
 // the agent when RankClientOptions::agent_socket is set, else when $WATTCUT_AGENT_SOCKET is set,
 // else when the default socket /run/wattcut/agent.sock exists (the last two only in place of the
-// default nvml backend, not of one a caller chose). Discovery then goes through the agent, the
+// nvml or rocm-smi backend, not of one a caller chose). Discovery then goes through the agent, the
 // rank leases its GPU at Start (a GPU another process holds is an error naming it) and the setter
 // is a thread of this process whose locks are requests to the agent; the agent resets the GPU
 // when the lease ends, the process's death included. Without an agent, a root-run rank keeps the
@@ -77,7 +77,7 @@ struct RankClientOptions {
   bool job_id_follows = false;
   TrainingRankIds ids;
   int gpu = 0;                        // index of this rank's GPU in the backend
-  BackendOptions backend;             // nvml (default) or simulated; dry_run logs setters only
+  BackendOptions backend;             // nvml (default), rocm-smi or simulated; dry_run logs setters only
   std::string agent_socket = {};      // the node agent's socket (or http:// URL); see above
   bool watchdog_setter = true;        // with NVML: the watchdog process; else a thread of this process
   std::string freq_setter_path = {};  // the watchdog's executable; empty: see WatchdogOptions::helper_path
