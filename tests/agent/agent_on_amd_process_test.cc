@@ -72,12 +72,7 @@ TEST_F(AgentOnAmdTest, AnUnprivilegedRanksLockLandsAndIsUndoneWhenItDies) {
   EXPECT_EQ(Perf(0), "auto");
   EXPECT_TRUE(Call(*client, "GET", "/v1/state").body["gpus"][0]["lease"].is_null());
   // Every ROCm SMI call, the rank's lock included, came from the agent's process.
-  std::istringstream log(fake_.Log());
-  int calls = 0;
-  for (std::string line; std::getline(log, line); ++calls) {
-    EXPECT_EQ(line.rfind(std::to_string(agent->pid()) + " ", 0), 0u) << line;
-  }
-  EXPECT_GT(calls, 0);
+  EXPECT_GT(ExpectEveryCallFrom(fake_.Log(), agent->pid()), 0);
 }
 
 TEST_F(AgentOnAmdTest, ARowsCeilingCapsATrainingLockAndLiftsBackToIt) {

@@ -1,5 +1,6 @@
 #include "tests/agent/agent_process.h"
 
+#include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -8,6 +9,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <thread>
 
 #include "wattcut/base/child_process_testing.h"
@@ -80,6 +82,15 @@ std::string LockedClocks(const fake_nvml::ScopedFakeNvml& fake, int gpu) {
   const std::string min = state.count(p + "locked_min") ? state[p + "locked_min"] : "0";
   const std::string max = state.count(p + "locked_max") ? state[p + "locked_max"] : "0";
   return min + "-" + max;
+}
+
+int ExpectEveryCallFrom(const std::string& log, pid_t pid) {
+  std::istringstream lines(log);
+  int calls = 0;
+  for (std::string line; std::getline(lines, line); ++calls) {
+    EXPECT_EQ(line.rfind(std::to_string(pid) + " ", 0), 0u) << line;
+  }
+  return calls;
 }
 
 bool WaitUntil(const std::function<bool()>& done, double max_s) {

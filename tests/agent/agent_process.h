@@ -58,6 +58,10 @@ AgentReply Call(http::HttpClient& client, const std::string& method, const std::
 // The fake NVML's SM clock lock of `gpu`: "MIN-MAX", "0-0" when not locked.
 std::string LockedClocks(const fake_nvml::ScopedFakeNvml& fake, int gpu);
 
+// A fake driver library's call log ("PID CALL -> RC" a line): fails the test for each call that did
+// not come from `pid`; returns how many calls there were.
+int ExpectEveryCallFrom(const std::string& log, pid_t pid);
+
 // Waits (bounded: at most `max_s` seconds, polling every 20 ms) until `done()`; whether it came.
 bool WaitUntil(const std::function<bool()>& done, double max_s = 30);
 

@@ -68,6 +68,46 @@ class AgentProcess:
         self.reader.join(timeout=30)
 
 
+def train_as_nobody(directory: str, gpus, agent: AgentProcess, server_url: str, stages: int, pipelines: int,
+                    steps: int, extra_args: List[str]):
+    """Runs the example's STAGES x PIPELINES ranks as uid 65534 through `agent`, with the fake GPUs'
+    state and log writable by them (anything they did there would be logged with their pid). Returns
+    its log folder, its output and each rank's step log; raises (after stopping the agent) if it fails."""
+    for path in (gpus.state_path, gpus.state_path + ".log"):
+        open(path, "a").close()
+        os.chmod(path, 0o666)
+    log_dir = os.path.join(directory, "logs")
+    home = os.path.join(directory, "home")
+    for folder in (log_dir, home):
+        os.makedirs(folder)
+        os.chmod(folder, 0o777)
+    example = os.path.join(required_env("WATTCUT_SOURCE_DIR"), "examples", "pipeline_gpt")
+    command = ["setpriv", "--reuid", str(NOBODY), "--regid", str(NOBODY), "--clear-groups",
+               sys.executable, os.path.join(example, "launch.py"), "--nproc", str(stages * pipelines),
+               "--timeout-s", "600", os.path.join(example, "train.py"), "--stages", str(stages),
+               "--dp", str(pipelines), "--steps", str(steps), "--log-dir", log_dir, "--server-url", server_url,
+               "--emulate-clock-scaling", "--emulated-ms", "5,10", *extra_args]
+    env = dict(os.environ, **gpus.env, WATTCUT_AGENT_SOCKET=agent.socket, HOME=home)
+    run = subprocess.run(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=900)
+    if run.returncode != 0:
+        agent.stop()
+        raise AssertionError(f"training through the agent failed ({run.returncode}):\n{run.stdout[-6000:]}")
+    logs: Dict[int, List[dict]] = {}
+    for rank in range(stages * pipelines):
+        with open(os.path.join(log_dir, f"rank{rank}.jsonl")) as f:
+            logs[rank] = [json.loads(line) for line in f]
+    return log_dir, run.stdout, logs
+
+
+def wait_until_reset(gpus, is_reset, count: int) -> None:
+    """Waits (bounded: 30 s) until `is_reset(state, gpu)` for each of the `count` GPUs."""
+    for _ in range(300):
+        state = gpus.state()
+        if all(is_reset(state, g) for g in range(count)):
+            return
+        time.sleep(0.1)
+
+
 @unittest.skipUnless(os.geteuid() == 0, "needs root: the agent runs as root, training as uid 65534")
 class PipelineTrainingThroughTheAgent(unittest.TestCase):
     @classmethod
@@ -78,41 +118,12 @@ class PipelineTrainingThroughTheAgent(unittest.TestCase):
         cls.agent = AgentProcess(cls.dir.path, cls.gpus)
         cls.server = ServerProcess(cls.dir.path)
         # Anything a training process did through NVML would be logged with its pid.
-        for path in (cls.gpus.state_path, cls.gpus.state_path + ".log"):
-            open(path, "a").close()
-            os.chmod(path, 0o666)
-        cls.log_dir = os.path.join(cls.dir.path, "logs")
-        os.makedirs(cls.log_dir)
-        os.chmod(cls.log_dir, 0o777)
-        home = os.path.join(cls.dir.path, "home")
-        os.makedirs(home)
-        os.chmod(home, 0o777)
-        source = required_env("WATTCUT_SOURCE_DIR")
-        example = os.path.join(source, "examples", "pipeline_gpt")
-        command = ["setpriv", "--reuid", str(NOBODY), "--regid", str(NOBODY), "--clear-groups",
-                   sys.executable, os.path.join(example, "launch.py"), "--nproc", str(STAGES * PIPELINES),
-                   "--timeout-s", "600", os.path.join(example, "train.py"), "--dp", str(PIPELINES),
-                   "--steps", str(STEPS), "--log-dir", cls.log_dir, "--server-url", cls.server.url,
-                   "--emulate-clock-scaling", "--emulated-ms", "5,10",
-                   # Three profiled clocks (1410, 1110, 810): a plan well before the last step, in less time.
-                   "--profile-freq-step-mhz", "300"]
-        env = dict(os.environ, **cls.gpus.env, WATTCUT_AGENT_SOCKET=cls.agent.socket, HOME=home)
-        run = subprocess.run(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                             timeout=900)
-        cls.output = run.stdout
-        if run.returncode != 0:
-            cls.agent.stop()
-            raise AssertionError(f"training through the agent failed ({run.returncode}):\n{cls.output[-6000:]}")
-        cls.logs: Dict[int, List[dict]] = {}
-        for rank in range(STAGES * PIPELINES):
-            with open(os.path.join(cls.log_dir, f"rank{rank}.jsonl")) as f:
-                cls.logs[rank] = [json.loads(line) for line in f]
+        cls.log_dir, cls.output, cls.logs = train_as_nobody(
+            cls.dir.path, cls.gpus, cls.agent, cls.server.url, STAGES, PIPELINES, STEPS,
+            # Three profiled clocks (1410, 1110, 810): a plan well before the last step, in less time.
+            ["--profile-freq-step-mhz", "300"])
         # The job's processes have exited: the agent ends their leases and resets their GPUs.
-        for _ in range(300):
-            state = cls.gpus.state()
-            if all(state.get(f"gpu{g}.locked_max", "0") == "0" for g in range(STAGES * PIPELINES)):
-                break
-            time.sleep(0.1)
+        wait_until_reset(cls.gpus, lambda state, g: state.get(f"gpu{g}.locked_max", "0") == "0", STAGES * PIPELINES)
         cls.agent.stop()
 
     @classmethod

@@ -11,22 +11,18 @@ driver's "auto" level once the job's leases end.
 
 from __future__ import annotations
 
-import json
 import os
 import re
-import subprocess
 import sys
-import time
 import unittest
 from typing import Dict, List
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python", "tests"))
 
 from fixtures import ServerProcess, TempDir, required_env  # noqa: E402
-from test_pipeline_training_agent import AgentProcess, collapse  # noqa: E402
+from test_pipeline_training_agent import AgentProcess, collapse, train_as_nobody, wait_until_reset  # noqa: E402
 
 STAGES, STEPS = 2, 24
-NOBODY = 65534
 
 
 class FakeAmdGpus:
@@ -58,38 +54,9 @@ class PipelineTrainingOnAmd(unittest.TestCase):
         cls.gpus = FakeAmdGpus(cls.dir.path, {"gpu_count": str(STAGES), "min_mhz": "1500"})
         cls.agent = AgentProcess(cls.dir.path, cls.gpus, ["--backend", "rocm-smi", "--rocm-smi-library", cls.gpus.library])
         cls.server = ServerProcess(cls.dir.path)
-        for path in (cls.gpus.state_path, cls.gpus.state_path + ".log"):
-            open(path, "a").close()
-            os.chmod(path, 0o666)
-        cls.log_dir = os.path.join(cls.dir.path, "logs")
-        os.makedirs(cls.log_dir)
-        os.chmod(cls.log_dir, 0o777)
-        home = os.path.join(cls.dir.path, "home")
-        os.makedirs(home)
-        os.chmod(home, 0o777)
-        example = os.path.join(required_env("WATTCUT_SOURCE_DIR"), "examples", "pipeline_gpt")
-        command = ["setpriv", "--reuid", str(NOBODY), "--regid", str(NOBODY), "--clear-groups",
-                   sys.executable, os.path.join(example, "launch.py"), "--nproc", str(STAGES),
-                   "--timeout-s", "600", os.path.join(example, "train.py"), "--stages", str(STAGES), "--dp", "1",
-                   "--steps", str(STEPS), "--log-dir", cls.log_dir, "--server-url", cls.server.url,
-                   "--emulate-clock-scaling", "--emulated-ms", "5,10",
-                   "--profile-freq-step-mhz", "300"]
-        env = dict(os.environ, **cls.gpus.env, WATTCUT_AGENT_SOCKET=cls.agent.socket, HOME=home)
-        run = subprocess.run(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                             timeout=900)
-        cls.output = run.stdout
-        if run.returncode != 0:
-            cls.agent.stop()
-            raise AssertionError(f"training on the fake AMD node failed ({run.returncode}):\n{cls.output[-6000:]}")
-        cls.logs: Dict[int, List[dict]] = {}
-        for rank in range(STAGES):
-            with open(os.path.join(cls.log_dir, f"rank{rank}.jsonl")) as f:
-                cls.logs[rank] = [json.loads(line) for line in f]
-        for _ in range(300):
-            state = cls.gpus.state()
-            if all(state.get(f"gpu{g}.perf", "auto") == "auto" for g in range(STAGES)):
-                break
-            time.sleep(0.1)
+        cls.log_dir, cls.output, cls.logs = train_as_nobody(cls.dir.path, cls.gpus, cls.agent, cls.server.url,
+                                                            STAGES, 1, STEPS, ["--profile-freq-step-mhz", "300"])
+        wait_until_reset(cls.gpus, lambda state, g: state.get(f"gpu{g}.perf", "auto") == "auto", STAGES)
         cls.agent.stop()
 
     @classmethod
