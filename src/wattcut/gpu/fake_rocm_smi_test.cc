@@ -73,6 +73,21 @@ TEST(FakeRocmSmi, Rocm6sLayoutOfTheClockLevelsIsRead) {
   EXPECT_EQ(SupportedSmClocksMhz(*backend, 1)->back(), 500);
 }
 
+// ROCm 6 lists a deep-sleep clock first ("S: 19Mhz"): not a level to lock to, and the clock an idle
+// GPU reads.
+TEST(FakeRocmSmi, ADeepSleepClockIsNoLevelButTheClockOfASleepingGpu) {
+  ScopedFakeNvml fake(State{{"version", "6.1.2"}, {"deep_sleep_mhz", "19"}}, kRocmSmiStateVariable);
+  auto backend = OpenFakeRocmSmi();
+  ASSERT_NE(backend, nullptr);
+  EXPECT_EQ(*SupportedSmClocksMhz(*backend, 0), SclkGridMhz({500, 2100}));
+  EXPECT_EQ(*backend->SmClockMhz(0), 2100);
+  ASSERT_TRUE(backend->LockGpuClocks(0, 1200, 1200).ok());
+  EXPECT_EQ(*backend->SmClockMhz(0), 1200);
+  EXPECT_FALSE(backend->LockGpuClocks(0, 19, 1200).ok());
+  fake.Set("load", "0");
+  EXPECT_EQ(*backend->SmClockMhz(0), 19);
+}
+
 TEST(FakeRocmSmi, AThirtyTwoBitEnergyAccumulatorThatWrapsCountsOn) {
   // 2^32 counts of 15.3 uJ are 65,712.999 J. GPUs that draw nothing, whose counter the test moves:
   // 1 J before the wrap, then 1 J after it.

@@ -32,10 +32,13 @@ namespace {
 using rocm_smi::RocmSmiLibrary;
 
 // One clock's DPM levels as ROCm SMI reads them, in MHz, in the driver's order, with the index
-// of the one running now.
+// of the one running now (-1: none, or the GPU sleeps). A deep-sleep clock (ROCm 6 lists it first,
+// the driver's "S:" line) is no level a lock may use: it is kept apart, as what the GPU runs while
+// it sleeps.
 struct ClockLevels {
   std::vector<int> mhz;
   int current = -1;
+  std::optional<int> sleeping_mhz;
 };
 
 class RocmSmiBackend final : public GpuBackend {
@@ -210,6 +213,7 @@ class RocmSmiBackend final : public GpuBackend {
   Result<int> SmClockMhz(int gpu) override {
     auto levels = Levels(gpu, ClockKind::kSm);
     if (!levels.ok()) return levels.error();
+    if (levels->current < 0 && levels->sleeping_mhz) return *levels->sleeping_mhz;
     if (levels->current < 0 || levels->current >= static_cast<int>(levels->mhz.size())) {
       return Error::DeviceError(GpuCall("rsmi_dev_gpu_clk_freq_get", gpu, "RSMI_CLK_TYPE_SYS") +
                                 ": the driver marks no system clock level as current");
@@ -239,12 +243,13 @@ class RocmSmiBackend final : public GpuBackend {
     const std::string shown = kind == ClockKind::kSm ? "RSMI_CLK_TYPE_SYS" : "RSMI_CLK_TYPE_MEM";
     uint32_t num = 0, current = 0;
     const uint64_t* hz = nullptr;
+    bool deep_sleep_first = false;
     rocm_smi::Frequencies5 v5{};
     rocm_smi::Frequencies6 v6{};
     uint32_t rc = 0;
     if (lib_->frequencies_have_deep_sleep()) {
       rc = F().rsmi_dev_gpu_clk_freq_get(static_cast<uint32_t>(gpu), type, &v6);
-      num = v6.num_supported, current = v6.current, hz = v6.frequency_hz;
+      num = v6.num_supported, current = v6.current, hz = v6.frequency_hz, deep_sleep_first = v6.has_deep_sleep;
     } else {
       rc = F().rsmi_dev_gpu_clk_freq_get(static_cast<uint32_t>(gpu), type, &v5);
       num = v5.num_supported, current = v5.current, hz = v5.frequency_hz;
@@ -256,8 +261,10 @@ class RocmSmiBackend final : public GpuBackend {
                                 " (is ROCm SMI " + lib_->version_text() + " laid out as wattcut reads it?)");
     }
     ClockLevels out;
-    for (uint32_t i = 0; i < num; ++i) out.mhz.push_back(static_cast<int>(hz[i] / 1'000'000));
-    out.current = current < num ? static_cast<int>(current) : -1;
+    const uint32_t first = deep_sleep_first && num > 1 ? 1 : 0;
+    if (first == 1) out.sleeping_mhz = static_cast<int>(hz[0] / 1'000'000);
+    for (uint32_t i = first; i < num; ++i) out.mhz.push_back(static_cast<int>(hz[i] / 1'000'000));
+    out.current = current >= first && current < num ? static_cast<int>(current - first) : -1;
     return out;
   }
 

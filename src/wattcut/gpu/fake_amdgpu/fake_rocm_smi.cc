@@ -13,6 +13,7 @@
 //   idle_power_mw [140000]  max_power_mw [750000]    the power model
 //   default_limit_mw [750000]  min_limit_mw [200000]  max_limit_mw [750000]
 //   version [5.2.3]                                  6 or later lays rsmi_frequencies_t out as ROCm 6
+//   deep_sleep_mhz [0]                               with version 6: a deep-sleep clock listed first
 //   energy_counter_bits [64]                         32: the accumulator wraps as older firmware's
 //   gpu<i>.locked_min / locked_max  gpu<i>.mem_mask  gpu<i>.perf [auto|manual]
 //   gpu<i>.power_limit_mw  gpu<i>.energy_mj ...       as the fake NVML's
@@ -238,6 +239,11 @@ EXPORT uint32_t rsmi_dev_gpu_clk_freq_get(uint32_t gpu, int type, void* out) {
     if (Long(s, "version", 5) >= 6) {
       auto* f = static_cast<Frequencies6*>(out);
       *f = Frequencies6{};
+      if (const long sleep_mhz = Long(s, "deep_sleep_mhz", 0); type == kClockSystem && sleep_mhz > 0) {
+        hz.insert(hz.begin(), static_cast<uint64_t>(sleep_mhz) * 1'000'000);
+        f->has_deep_sleep = true;
+        current = Long(s, "load", 1) == 0 ? 0 : current + 1;  // an idle GPU sleeps
+      }
       f->num_supported = static_cast<uint32_t>(hz.size());
       f->current = current;
       for (size_t i = 0; i < hz.size(); ++i) f->frequency[i] = hz[i];
