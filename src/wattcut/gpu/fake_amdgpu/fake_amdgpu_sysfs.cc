@@ -236,8 +236,17 @@ Result<fs::path> EnterPrivateSysfs() {
     return Error::Unavailable(std::string("unshare(CLONE_NEWNS): ") + std::strerror(errno) +
                               " (a thread already started, or a kernel or container without mount namespaces)");
   }
+  // Nothing mounted here may reach the other namespaces: the mounts under which it happens are made
+  // private first. "/" is no mount point in a chroot (EINVAL); there /sys and /dev, the two that
+  // are mounted over, are made private instead.
   if (mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0) {
-    return Error::Unavailable(std::string("making / private: ") + std::strerror(errno));
+    const int root_errno = errno;
+    for (const char* point : {"/sys", "/dev"}) {
+      if (mount(nullptr, point, nullptr, MS_REC | MS_PRIVATE, nullptr) != 0) {
+        return Error::Unavailable(std::string("making / private: ") + std::strerror(root_errno) + "; and " + point +
+                                  ": " + std::strerror(errno));
+      }
+    }
   }
   if (mount("tmpfs", "/dev/shm", "tmpfs", 0, nullptr) != 0) {
     return Error::Unavailable(std::string("a tmpfs over /dev/shm: ") + std::strerror(errno));
