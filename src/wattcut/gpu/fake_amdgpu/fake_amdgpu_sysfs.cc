@@ -4,7 +4,6 @@
 #include <fcntl.h>
 #include <sched.h>
 #include <sys/mount.h>
-#include <sys/stat.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
