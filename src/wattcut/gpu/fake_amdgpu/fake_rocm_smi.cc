@@ -19,6 +19,7 @@
 //   gpu<i>.power_limit_mw  gpu<i>.energy_mj ...       as the fake NVML's
 //   fail.<function>=<rsmi_status_t>  gpu<i>.fail.<function>=<rsmi_status_t>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <string>
@@ -164,14 +165,8 @@ EXPORT uint32_t rsmi_status_string(uint32_t status, const char** text) {
 EXPORT uint32_t rsmi_version_get(Version* version) {
   if (version == nullptr) return kInvalidArgs;
   return Api("rsmi_version_get", "", [&](State& s) {
-    const std::vector<unsigned> parts = [&] {
-      std::string text = s["version"];
-      for (char& c : text) c = c == '.' ? ',' : c;
-      State one{{"v", text}};
-      return wattcut::fake_gpu::Unsigneds(one, "v");
-    }();
-    *version = Version{parts.size() > 0 ? parts[0] : 0, parts.size() > 1 ? parts[1] : 0,
-                       parts.size() > 2 ? parts[2] : 0, "fake"};
+    *version = Version{0, 0, 0, "fake"};
+    std::sscanf(s["version"].c_str(), "%u.%u.%u", &version->major, &version->minor, &version->patch);
     return kSuccess;
   });
 }
