@@ -105,5 +105,16 @@ TEST(GpuOwner, AnExpiredCeilingIsLiftedOnceAndAStoredOneIsAppliedAtStart) {
   EXPECT_FALSE(owner.LiftCeilingIfExpired(*gpu.backend, 3000).has_value());
 }
 
+// The name /metrics counts a refusal under, from either driver library's message.
+TEST(DriverErrorName, NamesNvmlsAndRocmSmisErrors) {
+  EXPECT_EQ(DriverErrorName("nvmlDeviceSetGpuLockedClocks(GPU 0, 1200, 1200): Insufficient Permissions "
+                            "(NVML_ERROR_NO_PERMISSION): changing clocks ..."),
+            "NVML_ERROR_NO_PERMISSION");
+  EXPECT_EQ(DriverErrorName("rsmi_dev_clk_range_set(GPU 1, 1000, 1500 MHz, RSMI_CLK_TYPE_SYS): ... "
+                            "(RSMI_STATUS_PERMISSION): changing clocks ..."),
+            "RSMI_STATUS_PERMISSION");
+  EXPECT_EQ(DriverErrorName("the simulated backend refused"), "other");
+}
+
 }  // namespace
 }  // namespace wattcut::agent
