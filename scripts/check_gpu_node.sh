@@ -136,7 +136,7 @@ CU
 fi
 if [[ -z "$load" && $no_load -eq 0 ]]; then
   echo "   no way to run a kernel here (neither PyTorch that sees the GPU nor nvcc/hipcc); checking readings without load"
-else
+elif [[ -n "$load" ]]; then
   echo "   load: $load kernel (pid $load_pid), running ${load_seconds}s"
   sleep 2  # let it ramp up
   if ! kill -0 "$load_pid" 2>/dev/null; then
