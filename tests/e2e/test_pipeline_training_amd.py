@@ -22,7 +22,9 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 from fixtures import ServerProcess, TempDir, required_env  # noqa: E402
 from test_pipeline_training_agent import AgentProcess, collapse, train_as_nobody, wait_until_reset  # noqa: E402
 
-STAGES, STEPS = 2, 24
+# It trains until the plan has run PLANNED_STEPS steps (at most MAX_STEPS), so a plan that comes late on a
+# loaded machine still comes: the stop is the job's own, agreed by its ranks each step.
+STAGES, PLANNED_STEPS, MAX_STEPS = 2, 4, 2000
 
 
 class FakeAmdGpus:
@@ -55,7 +57,9 @@ class PipelineTrainingOnAmd(unittest.TestCase):
         cls.agent = AgentProcess(cls.dir.path, cls.gpus, ["--backend", "rocm-smi", "--rocm-smi-library", cls.gpus.library])
         cls.server = ServerProcess(cls.dir.path)
         cls.log_dir, cls.output, cls.logs = train_as_nobody(cls.dir.path, cls.gpus, cls.agent, cls.server.url,
-                                                            STAGES, 1, STEPS, ["--profile-freq-step-mhz", "300"])
+                                                            STAGES, 1, 0, ["--profile-freq-step-mhz", "300",
+                                                                           "--planned-steps", str(PLANNED_STEPS),
+                                                                           "--max-steps", str(MAX_STEPS)])
         wait_until_reset(cls.gpus, lambda state, g: state.get(f"gpu{g}.perf", "auto") == "auto", STAGES)
         cls.agent.stop()
 
@@ -67,8 +71,10 @@ class PipelineTrainingOnAmd(unittest.TestCase):
 
     def test_training_followed_its_plans_on_the_amd_gpus(self):
         for rank, steps in self.logs.items():
-            self.assertEqual(len(steps), STEPS, rank)
-            self.assertTrue(any(s["phase"] == "planned" and s["schedule"] for s in steps), f"rank {rank} got no plan")
+            self.assertEqual(len(steps), len(self.logs[0]), f"rank {rank} stopped at another step than rank 0")
+            self.assertLess(len(steps), MAX_STEPS, f"rank {rank}: the plan did not run within {MAX_STEPS} steps")
+            self.assertGreaterEqual(sum(1 for s in steps if s["phase"] == "planned" and s["schedule"]), PLANNED_STEPS,
+                                    f"rank {rank} ran no plan")
             ran = {clock for step in steps for clock in step["clocks"]}
             self.assertTrue(ran <= set(range(1500, 2101)), f"rank {rank} ran clocks outside the GPU's range: {ran}")
 
