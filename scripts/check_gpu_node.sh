@@ -167,6 +167,10 @@ if [[ $try_setters -eq 1 ]]; then
     sed 's/^/   /' "$work/lock.txt"
     now=$(sed -n 's/.*SM clock now: \([0-9]*\) MHz.*/\1/p' "$work/list_locked.txt" | head -1)
     echo "   locked to $bottom-$middle MHz; the SM clock read ${now:-?} MHz while locked"
+    # Whether the driver lists its soft limits as the supported range while a lock holds (wattcut
+    # reads the range once per process, so it matters only to a process that starts meanwhile).
+    listed=$(sed -n 's/.*SM clocks at max memory clock: \([0-9]*\.\.[0-9]*\) MHz.*/\1/p' "$work/list_locked.txt" | head -1)
+    echo "   the SM range a new process reads while locked: ${listed:-?} MHz (unlocked: $top..$bottom MHz)"
     if [[ $lock_rc -ne 0 ]]; then echo "   the lock failed (exit $lock_rc)"; setters_ok=0; fi
     if [[ -z "$now" || "$now" -gt "$middle" ]]; then echo "   the clock was above the lock"; setters_ok=0; fi
   fi

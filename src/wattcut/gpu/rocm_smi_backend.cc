@@ -99,9 +99,9 @@ class RocmSmiBackend final : public GpuBackend {
   // The system clock's range does not depend on the memory clock on AMD.
   Result<std::vector<int>> SupportedGraphicsClocksMhz(int gpu, int memory_clock_mhz) override {
     (void)memory_clock_mhz;
-    auto levels = Levels(gpu, ClockKind::kSm);
-    if (!levels.ok()) return levels.error();
-    return SclkGridMhz(levels->mhz);
+    auto range = SystemClockRange(gpu);
+    if (!range.ok()) return range.error();
+    return SclkGridMhz({range->first, range->second});
   }
 
   Status LockGpuClocks(int gpu, int min_mhz, int max_mhz) override {
@@ -224,6 +224,8 @@ class RocmSmiBackend final : public GpuBackend {
  private:
   // What this backend set on one GPU, to put back the other clock after a reset.
   struct GpuState {
+    // The system clock's lowest and highest DPM levels, read once (SystemClockRange).
+    std::optional<std::pair<int, int>> system_clock_range_mhz;
     std::optional<std::pair<int, int>> sm_range;
     std::optional<uint64_t> memory_mask;
     EnergyUnwrap energy;
@@ -275,16 +277,32 @@ class RocmSmiBackend final : public GpuBackend {
                    std::to_string(min_mhz) + "-" + std::to_string(max_mhz) + " MHz: bad range"};
     }
     if (kind == ClockKind::kMemory) return Status::Ok();
-    auto levels = Levels(gpu, kind);
-    if (!levels.ok()) return levels.error();
-    const auto [low, high] = std::minmax_element(levels->mhz.begin(), levels->mhz.end());
-    if (min_mhz < *low || max_mhz > *high) {
+    auto range = SystemClockRange(gpu);
+    if (!range.ok()) return range.error();
+    const auto [low, high] = *range;
+    if (min_mhz < low || max_mhz > high) {
       return Error::InvalidArgument("cannot lock GPU " + std::to_string(gpu) + " SM clocks to " +
                                     std::to_string(min_mhz) + "-" + std::to_string(max_mhz) +
-                                    " MHz: the GPU's system clock runs from " + std::to_string(*low) + " to " +
-                                    std::to_string(*high) + " MHz");
+                                    " MHz: the GPU's system clock runs from " + std::to_string(low) + " to " +
+                                    std::to_string(high) + " MHz");
     }
     return Status::Ok();
+  }
+
+  // The system clock's lowest and highest DPM levels, read once and kept: a lock on the training
+  // path then reads no driver file, and neither the range nor the grid follows this backend's own
+  // locks where a driver lists its soft limits as those levels (docs/gpu.md).
+  Result<std::pair<int, int>> SystemClockRange(int gpu) {
+    {
+      MutexLock lock(mu_);
+      if (State(gpu).system_clock_range_mhz) return *State(gpu).system_clock_range_mhz;
+    }
+    auto levels = Levels(gpu, ClockKind::kSm);
+    if (!levels.ok()) return levels.error();
+    const auto [low, high] = std::minmax_element(levels->mhz.begin(), levels->mhz.end());
+    MutexLock lock(mu_);
+    State(gpu).system_clock_range_mhz = std::make_pair(*low, *high);
+    return *State(gpu).system_clock_range_mhz;
   }
 
   Status ApplySmRange(int gpu, int min_mhz, int max_mhz) REQUIRES(mu_) {

@@ -145,6 +145,17 @@ TEST_F(RocmSmiOnFakeSysfs, ALockOutsideTheClockRangeIsRefusedBeforeTheDriverIsTo
   EXPECT_FALSE(backend_->LockMemoryClocks(0, 1000, 1200).ok());  // no memory level there
 }
 
+// Where a driver lists its soft limits as the lowest and highest levels while a range is set, the
+// range read first stays the GPU's: the grid does not shrink, and a lock outside the old one is taken.
+TEST_F(RocmSmiOnFakeSysfs, TheClockRangeIsReadOnceAndDoesNotFollowALocksListing) {
+  const std::vector<int> grid = *backend_->SupportedGraphicsClocksMhz(0, 1300);
+  ASSERT_TRUE(backend_->LockGpuClocks(0, 800, 1200).ok());
+  ASSERT_TRUE(node().Write(0, "pp_dpm_sclk", fake_amdgpu::DpmLevels({800, 1200}, 1)).ok());
+  EXPECT_EQ(*backend_->SupportedGraphicsClocksMhz(0, 1300), grid);
+  EXPECT_TRUE(backend_->LockGpuClocks(0, 1500, 2100).ok());
+  EXPECT_EQ(node().OdCommands(0).size(), 6U);
+}
+
 TEST_F(RocmSmiOnFakeSysfs, AResetOfOneClockPutsTheOtherClocksLockBack) {
   ASSERT_TRUE(backend_->LockMemoryClocks(0, 1300, 1300).ok());
   EXPECT_EQ(node().Read(0, "pp_dpm_mclk"), "1 ");  // the mask of level 1, as ROCm SMI writes it
