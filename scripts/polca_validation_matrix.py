@@ -11,10 +11,12 @@ server's capacity that the preset's default rate gives with the conversation tra
 trace with heavier requests is not simply a saturated row.
 
     /usr/bin/python3 scripts/polca_validation_matrix.py --wattcut build/src/wattcut/cli/wattcut \
-        --out out/matrix [--jobs 2] [--duration 1d] [--quick]
+        --out out/matrix [--jobs 2] [--duration 1d] [--seeds 1-3] [--quick]
 
 Writes OUT/traces/ (the variants; --traces-only stops there), OUT/matrix.csv (a row per cell), OUT/matrix.md (the tables of
-docs/polca.md) and prints the summary. --quick runs seed 1 and the 40-server row only. Runs
+docs/polca.md) and prints the summary. --seeds takes a range or a list (1-9, 1,4,7); near a policy's
+limit one seed's day can hold where the next seed's brakes, so more seeds say how firmly a cell
+holds. --quick runs the first seed and the 40-server row only. Runs
 already in OUT/runs are reused, so an interrupted matrix resumes; only with the same wattcut binary
 (its SHA-256 is kept in OUT/runs), since another build may answer differently. Exits 1 when the
 headroom policy holds less than POLCA in any cell. Standard library only.
@@ -126,7 +128,9 @@ def main():
     parser.add_argument("--out", required=True)
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     parser.add_argument("--duration", default="1d")
-    parser.add_argument("--quick", action="store_true", help="seed 1 and the 40-server row only")
+    parser.add_argument("--seeds", type=parse_seeds, default=[1, 2, 3],
+                        help="seeds of the arrival expansion: a range or a list, 1-3 (default), 1-9, 1,4,7")
+    parser.add_argument("--quick", action="store_true", help="the first seed and the 40-server row only")
     parser.add_argument("--traces-only", action="store_true", help="write the trace variants to OUT/traces and stop")
     args = parser.parse_args()
     for sub in ("traces", "configs", "runs"):
@@ -155,7 +159,7 @@ def main():
     if args.traces_only:
         print("wrote %d traces to %s" % (len(TRACES) * len(VARIANTS), os.path.join(args.out, "traces")))
         return 0
-    seeds = [1] if args.quick else [1, 2, 3]
+    seeds = args.seeds[:1] if args.quick else args.seeds
     sizes = [40] if args.quick else [20, 40, 80]
     for preset in ("a100", "h100"):
         r = subprocess.run([args.wattcut, "polca", "simulate", "--gpu", preset, "--trace", conv, "--duration", "1s",
@@ -171,11 +175,11 @@ def main():
                         % (preset, servers, utilization))
         print("%s: every cell at %.1f %% of a server's capacity at the peak" % (preset, 100 * utilization))
 
-    # Seed 1 on 40 servers first in every trace, variant and GPU, then the other sizes, then the
-    # other seeds: a matrix stopped early has covered every workload.
+    # The first seed on 40 servers first in every trace, variant and GPU, then the other sizes, then
+    # the other seeds: a matrix stopped early has covered every workload.
     cells = sorted(((t, v, p, n, s) for t in TRACES for v in VARIANTS for p in ("a100", "h100") for n in sizes
                     for s in seeds),
-                   key=lambda c: (c[4] != 1, c[3] != 40, c[4], c[3]))
+                   key=lambda c: (c[4] != seeds[0], c[3] != 40, seeds.index(c[4]), c[3]))
     results = []
     with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
         for key, cell, held, points in pool.map(lambda c: run_cell(args, c), cells):
@@ -198,6 +202,30 @@ def main():
     for c in worse:
         print("  worse:", c)
     return 1 if worse else 0
+
+
+def parse_seeds(text):
+    """'1-9' or '1,4,7' (or a mix, '1-3,7') as a list of distinct seeds in the order given; seeds are
+    whole numbers from 1."""
+    seeds = []
+    for part in text.split(","):
+        bounds = part.strip().split("-")
+        try:
+            if len(bounds) == 1:
+                numbers = [int(bounds[0])]
+            elif len(bounds) == 2 and int(bounds[0]) <= int(bounds[1]):
+                numbers = list(range(int(bounds[0]), int(bounds[1]) + 1))
+            else:
+                raise ValueError
+        except ValueError:
+            raise argparse.ArgumentTypeError("seeds: '%s' is not a seed or a range FROM-TO (expected e.g. 1-9 or "
+                                             "1,4,7)" % part.strip())
+        for n in numbers:
+            if n < 1:
+                raise argparse.ArgumentTypeError("seeds: %d is not a seed (expected whole numbers from 1)" % n)
+            if n not in seeds:
+                seeds.append(n)
+    return seeds
 
 
 def rank(held):

@@ -96,6 +96,32 @@ class HeldFraction(unittest.TestCase):
         self.assertEqual(len(asked), 5)
 
 
+class Seeds(unittest.TestCase):
+    def test_ranges_and_lists_in_the_order_given_each_seed_once(self):
+        self.assertEqual(matrix.parse_seeds("1-3"), [1, 2, 3])
+        self.assertEqual(matrix.parse_seeds("1-9"), list(range(1, 10)))
+        self.assertEqual(matrix.parse_seeds("7,1,4"), [7, 1, 4])
+        self.assertEqual(matrix.parse_seeds("1-3,2,8"), [1, 2, 3, 8])
+
+    def test_what_is_no_seed_is_refused_with_what_was_expected(self):
+        import argparse
+        for text, said in (("0", "0 is not a seed"), ("3-1", "'3-1' is not a seed or a range"),
+                           ("x", "'x' is not a seed or a range"), ("1,,2", "'' is not a seed or a range"),
+                           ("1-2-3", "'1-2-3' is not a seed or a range")):
+            with self.assertRaises(argparse.ArgumentTypeError) as caught:
+                matrix.parse_seeds(text)
+            self.assertIn(said, str(caught.exception))
+
+    def test_a_bad_seeds_option_stops_the_script_before_it_runs_anything(self):
+        import subprocess
+        with tempfile.TemporaryDirectory() as d:
+            r = subprocess.run([sys.executable, matrix.__file__, "--out", os.path.join(d, "out"), "--seeds", "2-1"],
+                               capture_output=True, text=True)
+            self.assertEqual(r.returncode, 2)
+            self.assertIn("--seeds", r.stderr)
+            self.assertFalse(os.path.exists(os.path.join(d, "out")))
+
+
 class Reuse(unittest.TestCase):
     def test_runs_of_another_binary_are_refused_with_what_to_do(self):
         import subprocess
