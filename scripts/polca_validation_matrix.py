@@ -39,6 +39,7 @@ POLICIES = ["polca", "headroom"]
 ADDED = list(range(0, 55, 5))  # per cent
 BURST_PERIOD_S = 30
 BURST_LENGTH_S = 3
+MAX_SEEDS = 100  # three seeds take about 45 minutes on 2 cores
 
 
 def parse_time(text):
@@ -129,7 +130,7 @@ def main():
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     parser.add_argument("--duration", default="1d")
     parser.add_argument("--seeds", type=parse_seeds, default=[1, 2, 3],
-                        help="seeds of the arrival expansion: a range or a list, 1-3 (default), 1-9, 1,4,7")
+                        help="seeds of the arrival expansion: a range or a list, 1-3 (default), 1-9, 1,4,7; at most %d" % MAX_SEEDS)
     parser.add_argument("--quick", action="store_true", help="the first seed and the 40-server row only")
     parser.add_argument("--traces-only", action="store_true", help="write the trace variants to OUT/traces and stop")
     args = parser.parse_args()
@@ -211,20 +212,23 @@ def parse_seeds(text):
     for part in text.split(","):
         bounds = part.strip().split("-")
         try:
-            if len(bounds) == 1:
-                numbers = [int(bounds[0])]
-            elif len(bounds) == 2 and int(bounds[0]) <= int(bounds[1]):
-                numbers = list(range(int(bounds[0]), int(bounds[1]) + 1))
-            else:
+            low, high = int(bounds[0]), int(bounds[-1])
+            if len(bounds) > 2 or low > high:
                 raise ValueError
         except ValueError:
             raise argparse.ArgumentTypeError("seeds: '%s' is not a seed or a range FROM-TO (expected e.g. 1-9 or "
                                              "1,4,7)" % part.strip())
-        for n in numbers:
+        if high - low + 1 > MAX_SEEDS:  # counted before it is listed: 1-100000000 is a typo, not a list
+            raise argparse.ArgumentTypeError("seeds: %s is %d seeds, more than %d (a matrix of %d seeds is about %d "
+                                             "hours on 2 cores)"
+                                             % (part.strip(), high - low + 1, MAX_SEEDS, MAX_SEEDS, MAX_SEEDS // 4))
+        for n in range(low, high + 1):
             if n < 1:
                 raise argparse.ArgumentTypeError("seeds: %d is not a seed (expected whole numbers from 1)" % n)
             if n not in seeds:
                 seeds.append(n)
+    if len(seeds) > MAX_SEEDS:
+        raise argparse.ArgumentTypeError("seeds: %d seeds, more than %d" % (len(seeds), MAX_SEEDS))
     return seeds
 
 

@@ -107,7 +107,9 @@ class Seeds(unittest.TestCase):
         import argparse
         for text, said in (("0", "0 is not a seed"), ("3-1", "'3-1' is not a seed or a range"),
                            ("x", "'x' is not a seed or a range"), ("1,,2", "'' is not a seed or a range"),
-                           ("1-2-3", "'1-2-3' is not a seed or a range")):
+                           ("1-2-3", "'1-2-3' is not a seed or a range"),
+                           ("1-100000000", "1-100000000 is 100000000 seeds, more than 100"),
+                           (",".join(str(n) for n in range(1, 102)), "101 seeds, more than 100")):
             with self.assertRaises(argparse.ArgumentTypeError) as caught:
                 matrix.parse_seeds(text)
             self.assertIn(said, str(caught.exception))
