@@ -13,8 +13,8 @@ trace with heavier requests is not simply a saturated row.
     /usr/bin/python3 scripts/polca_validation_matrix.py --wattcut build/src/wattcut/cli/wattcut \
         --out out/matrix [--jobs 2] [--duration 1d] [--seeds 1-3] [--quick]
 
-Writes OUT/traces/ (the variants; --traces-only stops there), OUT/matrix.csv (a row per cell), OUT/matrix.md (the tables of
-docs/polca.md) and prints the summary. --seeds takes a range or a list (1-9, 1,4,7); near a policy's
+Writes OUT/traces/ (the variants; --traces-only stops there), OUT/matrix.csv (a row per cell),
+OUT/matrix.md (the tables of docs/polca.md) and prints the summary. --seeds takes a range or a list (1-9, 1,4,7); near a policy's
 limit one seed's day can hold where the next seed's brakes, so more seeds say how firmly a cell
 holds. --quick runs the first seed and the 40-server row only. Runs
 already in OUT/runs are reused, so an interrupted matrix resumes; only with the same wattcut binary
@@ -130,7 +130,8 @@ def main():
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     parser.add_argument("--duration", default="1d")
     parser.add_argument("--seeds", type=parse_seeds, default=[1, 2, 3],
-                        help="seeds of the arrival expansion: a range or a list, 1-3 (default), 1-9, 1,4,7; at most %d" % MAX_SEEDS)
+                        help="seeds of the arrival expansion: a range or a list, 1-3 (default), 1-9, 1,4,7; "
+                             "at most %d" % MAX_SEEDS)
     parser.add_argument("--quick", action="store_true", help="the first seed and the 40-server row only")
     parser.add_argument("--traces-only", action="store_true", help="write the trace variants to OUT/traces and stop")
     args = parser.parse_args()
