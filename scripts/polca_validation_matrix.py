@@ -14,11 +14,11 @@ trace with heavier requests is not simply a saturated row.
         --out out/matrix [--jobs 2] [--duration 1d] [--seeds 1-3] [--quick]
 
 Writes OUT/traces/ (the variants; --traces-only stops there), OUT/matrix.csv (a row per cell),
-OUT/matrix.md (the tables of docs/polca.md) and prints the summary. --seeds takes a range or a list (1-9, 1,4,7); near a policy's
-limit one seed's day can hold where the next seed's brakes, so more seeds say how firmly a cell
-holds. --quick runs the first seed and the 40-server row only. Runs
-already in OUT/runs are reused, so an interrupted matrix resumes; only with the same wattcut binary
-(its SHA-256 is kept in OUT/runs), since another build may answer differently. Exits 1 when the
+OUT/matrix.md (the tables of docs/polca.md) and prints the summary. --seeds takes a range or a list
+(1-9, 1,4,7; at most 100); near a policy's limit one seed's day can hold where the next seed's
+brakes, so more seeds say how firmly a cell holds. --quick runs the first seed and the 40-server row
+only. Runs already in OUT/runs are reused, so an interrupted matrix resumes; only with the same
+wattcut binary (its SHA-256 is kept in OUT/runs), since another build may answer differently. Exits 1 when the
 headroom policy holds less than POLCA in any cell. Standard library only.
 """
 
