@@ -42,14 +42,15 @@ case "$backend" in
   *) echo "check_gpu_node: --backend nvml or --backend rocm-smi" >&2; exit 64 ;;
 esac
 backend_args=(--backend "$backend" "${library_flag[@]}")
+# The one FAIL verdict line, then exit 1 (the EXIT trap, once set, still cleans up).
+fail() { echo "VERDICT: FAIL: $*"; exit 1; }
 if [[ -z "$wattcut" ]]; then
   for candidate in "$here/build/src/wattcut/cli/wattcut" "$here/build-gpu/src/wattcut/cli/wattcut" "$(command -v wattcut || true)"; do
     if [[ -n "$candidate" && -x "$candidate" ]]; then wattcut=$candidate; break; fi
   done
 fi
 if [[ -z "$wattcut" || ! -x "$wattcut" ]]; then
-  echo "VERDICT: FAIL: no wattcut executable (build it: cmake --preset release && cmake --build build, or pass --wattcut)"
-  exit 1
+  fail "no wattcut executable (build it: cmake --preset release && cmake --build build, or pass --wattcut)"
 fi
 work=$(mktemp -d)
 load_pid=0
@@ -70,8 +71,7 @@ if [[ $rc -eq 2 ]]; then
   exit 2
 fi
 if [[ $rc -ne 0 ]]; then
-  echo "VERDICT: FAIL: wattcut gpu check failed with the GPU idle (see above); no GPU setting was changed"
-  exit 1
+  fail "wattcut gpu check failed with the GPU idle (see above); no GPU setting was changed"
 fi
 "$wattcut" gpu list "${backend_args[@]}" --gpu "$gpu" > "$work/list_before.txt" 2>&1
 
@@ -195,16 +195,13 @@ load_w=$(mean_power "$work/load.txt")
 echo "   mean power: idle ${idle_w:-?} W, under load ${load_w:-?} W"
 
 if [[ $rc -ne 0 ]]; then
-  echo "VERDICT: FAIL: wattcut gpu check failed under load (see above); no GPU setting was changed"
-  exit 1
+  fail "wattcut gpu check failed under load (see above); no GPU setting was changed"
 fi
 if [[ $unchanged -ne 1 ]]; then
-  echo "VERDICT: FAIL: GPU settings read differently after the check (was another job running?)"
-  exit 1
+  fail "GPU settings read differently after the check (was another job running?)"
 fi
 if [[ $setters_ok -ne 1 ]]; then
-  echo "VERDICT: FAIL: --try-setters: the lock did not hold or failed (see step 4); the GPU was reset after it"
-  exit 1
+  fail "--try-setters: the lock did not hold or failed (see step 4); the GPU was reset after it"
 fi
 if [[ $try_setters -eq 1 ]]; then setters_said="a real SM lock held and was reset"; else setters_said="setters ran in dry-run only"; fi
 if [[ -n "$load" && -n "$idle_w" && -n "$load_w" ]]; then
@@ -212,8 +209,7 @@ if [[ -n "$load" && -n "$idle_w" && -n "$load_w" ]]; then
     echo "VERDICT: PASS: $backend discovery, clocks, power and energy work; power rose under a real kernel; $setters_said"
     exit 0
   fi
-  echo "VERDICT: FAIL: the power reading did not rise under a real kernel (idle ${idle_w} W, load ${load_w} W)"
-  exit 1
+  fail "the power reading did not rise under a real kernel (idle ${idle_w} W, load ${load_w} W)"
 fi
 echo "VERDICT: PASS (readings not checked under load: no kernel runner): $backend discovery, clocks, power and energy work; $setters_said"
 exit 0
