@@ -78,6 +78,7 @@ std::vector<Field> Fields(PolcaConfig& c) {
       {"policy.headroom_guard", &c.policy.headroom_guard},
       {"policy.headroom_release", &c.policy.headroom_release},
       {"policy.headroom_window_s", &c.policy.headroom_window_s},
+      {"policy.headroom_correction_deadband", &c.policy.headroom_correction_deadband},
       {"policy.headroom_mid_low_mhz", &c.policy.headroom_mid_low_mhz},
       {"policy.headroom_mid_high_mhz", &c.policy.headroom_mid_high_mhz},
       {"control.telemetry_period_s", &c.control.telemetry_period_s},
@@ -407,6 +408,12 @@ Status Validate(const PolcaConfig& c) {
   }
   if (!(p.headroom_release > 0 && p.headroom_release < p.headroom_guard)) {
     return Error{"policy.headroom_release must be in (0, policy.headroom_guard), got " + Number(p.headroom_release)};
+  }
+  if (!(p.headroom_correction_deadband >= 0 && p.headroom_correction_deadband <= 1)) {
+    return Error{
+        "policy.headroom_correction_deadband must be in [0, 1] (a fraction of the budget; 1 turns the "
+        "forecast's correction off), got " +
+        Number(p.headroom_correction_deadband)};
   }
   if (!(p.cap_t2_w > g.idle_w && p.cap_t2_w <= p.cap_t1_w)) {
     return Error{"expected gpu.idle_w < policy.cap_t2_w <= policy.cap_t1_w"};

@@ -118,6 +118,10 @@ struct PolicySpec {
   double headroom_guard = 0.97;
   double headroom_release = 0.92;
   double headroom_window_s = 60;
+  // The forecast's record (forecast_record.h): when the median of its errors over the last hour is
+  // below -headroom_correction_deadband (it over-predicted the row by more than that), the forecast
+  // is lowered by that median. 1 turns the correction off.
+  double headroom_correction_deadband = 0.02;
   // Its ladder: level t1 locks low priority to t1_low_mhz (POLCA's T1 action); level t2-low, its
   // middle level, locks low priority to headroom_mid_low_mhz and high priority to
   // headroom_mid_high_mhz (decode +3.7 % and +0.8 % on the A100: about the 5:1 ratio of the two

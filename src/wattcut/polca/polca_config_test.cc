@@ -111,6 +111,15 @@ TEST(PolcaConfig, RejectsImpossibleThresholdsAndClocks) {
       "policy.headroom_guard = 0.95\npolicy.headroom_release = 0.9\npolicy.headroom_window_s = 120\n", "r.conf");
   ASSERT_TRUE(headroom.ok()) << headroom.error().message;
   EXPECT_EQ(headroom->policy.headroom_window_s, 120);
+  // The forecast's correction: a deadband in [0, 1] of the budget; 1 turns it off.
+  EXPECT_EQ(ParseConfig("policy.headroom_correction_deadband = 1.5\n", "r.conf").error().message,
+            "r.conf: policy.headroom_correction_deadband must be in [0, 1] (a fraction of the budget; 1 turns the "
+            "forecast's correction off), got 1.5");
+  EXPECT_FALSE(ParseConfig("policy.headroom_correction_deadband = -0.01\n", "r.conf").ok());
+  Result<PolcaConfig> off = ParseConfig("policy.headroom_correction_deadband = 1\n", "r.conf");
+  ASSERT_TRUE(off.ok()) << off.error().message;
+  EXPECT_EQ(off->policy.headroom_correction_deadband, 1);
+  EXPECT_EQ(PolcaConfig{}.policy.headroom_correction_deadband, 0.02);
 }
 
 // strtod reads "0x10" as 16; a budget of 1e-300 W or 1e308 W is a mistake, not a row.

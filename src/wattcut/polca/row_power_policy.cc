@@ -61,7 +61,11 @@ std::string TargetName(ControlCommand::Target target) {
 }
 
 RowPowerPolicy::RowPowerPolicy(PolicyKind kind, const PolicySpec& policy, const ControlSpec& control)
-    : kind_(kind), policy_(policy), control_(control), forecast_(policy.headroom_window_s) {
+    : kind_(kind),
+      policy_(policy),
+      control_(control),
+      forecast_(policy.headroom_window_s),
+      record_(control.actuation_latency_s, policy.headroom_window_s) {
   ceilings_.fill(std::numeric_limits<double>::infinity());
 }
 
@@ -105,6 +109,8 @@ void RowPowerPolicy::Resume(PolicyLevel level, bool brake, double now_s) {
   t2_low_effective_at_s_ = now_s;
   level_effective_at_s_ = now_s;
   forecast_.Clear();
+  record_.Clear();
+  correction_ = 0;
 }
 
 PolicyLevel RowPowerPolicy::NextThresholdLevel(const PowerReading& reading, bool fresh, double now_s) {
@@ -138,12 +144,21 @@ PolicyLevel RowPowerPolicy::NextHeadroomLevel(const PowerReading& reading, bool 
   // under the brake, or before its release landed, describes the brake, not the level.
   const bool under_level = reading.measured_at_s >= level_effective_at_s_;
   const bool describes_level = under_level && !brake_ && reading.measured_at_s >= brake_released_at_s_;
-  if (describes_level) forecast_.Add(reading.measured_at_s, reading.power_fraction);
-  const double expected = std::max(reading.power_fraction, forecast_.PeakAt(now_s + control_.actuation_latency_s));
+  const int level = static_cast<int>(level_);
+  const double ceiling = ceilings_[static_cast<size_t>(level)];
+  if (describes_level) {
+    forecast_.Add(reading.measured_at_s, reading.power_fraction);
+    record_.AddReading(reading.measured_at_s, reading.power_fraction, ceiling);
+  }
+  const double forecast = forecast_.PeakAt(now_s + control_.actuation_latency_s);
+  // A forecast that has over-predicted this row for the last hour, clearly, is lowered by as much.
+  const std::optional<double> median_error = record_.MedianError();
+  correction_ = median_error && *median_error < -policy_.headroom_correction_deadband ? *median_error : 0.0;
+  if (describes_level) record_.AddForecast(reading.measured_at_s, forecast, forecast_.span_s(), ceiling);
+  const double expected = std::max(reading.power_fraction, forecast + correction_);
   // A level at which the row cannot reach the brake needs nothing deeper; the level below such a
   // level is enough.
-  const int level = static_cast<int>(level_);
-  const bool can_brake = ceilings_[static_cast<size_t>(level)] > policy_.brake;
+  const bool can_brake = ceiling > policy_.brake;
   const bool below_can_brake = level > 0 && ceilings_[static_cast<size_t>(level - 1)] > policy_.brake;
   PolicyLevel next = level_;
   if (can_brake && expected > policy_.headroom_guard) {

@@ -24,6 +24,10 @@
 //                                 readings -> one level down
 // Readings taken under the brake (or before its release landed) describe the brake, not the
 // level: they are left out of the forecast, and the release waits a whole window after it.
+// The forecast keeps its own record (ForecastRecord, forecast_record.h): how high the row read in
+// the window after each forecast's landing. Where the median error of the last hour is below
+// -headroom_correction_deadband (the forecast over-predicted this row by more than that), the
+// forecast is lowered by that median; the brake and the ceilings are untouched by it.
 // Its levels: t1 locks low priority to t1_low_mhz (POLCA's T1); t2-low, its middle level, locks
 // low priority to headroom_mid_low_mhz and high priority lightly to headroom_mid_high_mhz (both
 // classes' SLO budgets spent alike, where POLCA's second step spends only low priority's); t2-high
@@ -45,6 +49,7 @@
 
 #include "wattcut/base/result.h"
 #include "wattcut/polca/arrival_source.h"
+#include "wattcut/polca/forecast_record.h"
 #include "wattcut/polca/polca_config.h"
 #include "wattcut/polca/power_forecast.h"
 
@@ -113,6 +118,9 @@ class RowPowerPolicy {
   // The setting last commanded for a class (not necessarily in effect yet).
   const ClassSetting& requested(Priority priority) const { return priority == Priority::kLow ? low_ : high_; }
   int brake_engagements() const { return brake_engagements_; }
+  // Headroom: what the last decision added to its forecast from the forecast's record (0, or the
+  // record's median error of the last hour where that is below -headroom_correction_deadband).
+  double forecast_correction() const { return correction_; }
 
  private:
   // The level the next reading asks for: POLCA's thresholds (and the baselines'), or the
@@ -136,6 +144,8 @@ class RowPowerPolicy {
   double level_effective_at_s_ = 0;
   double brake_released_at_s_ = 0;
   PowerForecast forecast_;
+  ForecastRecord record_;
+  double correction_ = 0;
   std::array<double, 4> ceilings_;
 };
 

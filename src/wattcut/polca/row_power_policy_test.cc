@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <vector>
 
@@ -510,6 +511,53 @@ TEST(RowPowerPolicyProperty, IsDeterministic) {
   EXPECT_EQ(run(7), run(7));
   EXPECT_FALSE(run(7).empty());
   EXPECT_NE(run(7), run(8));
+}
+
+// Two hours of a row that steps from 89 % to 94 % for 30 s every 90 s and reads lower under a lock
+// (by the ratio of the levels' ceilings). It never comes near its brake, but the forecast carries
+// each step's rise 40 s ahead, above the guard: the policy locks it nearly all the time. Its record
+// shows the forecast over-predicting by more than the deadband, and the corrected forecast locks
+// the row less. Returns the seconds locked.
+int LockedSecondsOnSteps(double deadband, double* correction) {
+  const std::array<double, 4> ceilings = {1.30, 1.26, 1.23, 1.18};
+  PolicySpec spec = Spec();
+  spec.headroom_correction_deadband = deadband;
+  RowPowerPolicy policy(PolicyKind::kHeadroom, spec, Control());
+  policy.SetLevelCeilings(ceilings);
+  int locked_s = 0;
+  for (int t = 2; t <= 7200; ++t) {
+    const double unlocked = (t - 2) % 90 < 30 ? 0.94 : 0.89;
+    const double lock = ceilings[static_cast<size_t>(policy.level())] / ceilings[0];
+    policy.Decide({t - 2.0, unlocked * lock}, t);
+    EXPECT_FALSE(policy.brake_requested());
+    if (policy.level() != PolicyLevel::kNormal) ++locked_s;
+  }
+  *correction = policy.forecast_correction();
+  return locked_s;
+}
+
+TEST(RowPowerPolicyHeadroom, AForecastThatOverPredictsTheRowForAnHourIsLowered) {
+  double correction = 0;
+  const int corrected_s = LockedSecondsOnSteps(Spec().headroom_correction_deadband, &correction);
+  EXPECT_LT(correction, -Spec().headroom_correction_deadband);
+  double off = 0;
+  const int uncorrected_s = LockedSecondsOnSteps(1, &off);
+  EXPECT_EQ(off, 0) << "a deadband of 1 turns the correction off";
+  EXPECT_GT(uncorrected_s, 7000);
+  EXPECT_LT(corrected_s, uncorrected_s - 1000);
+}
+
+TEST(RowPowerPolicyHeadroom, AForecastThatHoldsTheRowIsNotCorrected) {
+  // 96 % all the time: the forecast is the row, error 0, and nothing is taken off it.
+  RowPowerPolicy flat(PolicyKind::kHeadroom, Spec(), Control());
+  Feed(flat, 2, 3600, [](int) { return 0.96; });
+  EXPECT_EQ(flat.forecast_correction(), 0);
+  EXPECT_EQ(flat.level(), PolicyLevel::kNormal);
+  // Over-predicting by less than the deadband: a row that rises 1 % in its last 10 s of every
+  // minute, whose forecast carries that rise ahead by a little, is not corrected either.
+  RowPowerPolicy small(PolicyKind::kHeadroom, Spec(), Control());
+  Feed(small, 2, 3600, [](int t) { return t % 60 < 50 ? 0.90 : 0.90 + 0.001 * (t % 60 - 50); });
+  EXPECT_EQ(small.forecast_correction(), 0);
 }
 
 }  // namespace

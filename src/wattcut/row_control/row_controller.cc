@@ -256,6 +256,12 @@ std::string RowController::RenderMetrics() const {
         "wattcut_row_state{state=\"" + polca::LevelName(level) + "\"} " + (policy_.level() == level ? "1" : "0") + "\n";
   }
   gauge("wattcut_row_brake", "1 while the brake is requested.", "", policy_.brake_requested() ? 1 : 0);
+  if (options_.policy == polca::PolicyKind::kHeadroom) {
+    gauge("wattcut_row_forecast_correction_fraction",
+          "What the headroom policy added to its forecast from its own record of the last hour (0, or below 0 where "
+          "the forecast over-predicted the row), as a fraction of the budget.",
+          "", policy_.forecast_correction());
+  }
   out +=
       "# HELP wattcut_row_state_seconds_total Time spent in each state (+brake while braked).\n"
       "# TYPE wattcut_row_state_seconds_total counter\n";

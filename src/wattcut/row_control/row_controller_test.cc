@@ -76,6 +76,9 @@ TEST(RowController, MetricsShowThePowerTheBudgetTheThresholdsAndTheState) {
   EXPECT_NE(its.find("wattcut_row_threshold_fraction{threshold=\"headroom_release\"} 0.92\n"), std::string::npos);
   EXPECT_NE(its.find("wattcut_row_threshold_fraction{threshold=\"brake\"} 1\n"), std::string::npos);
   EXPECT_EQ(its.find("threshold=\"t1\""), std::string::npos);
+  // And what it takes off its forecast (nothing yet: its record needs five minutes of forecasts).
+  EXPECT_NE(its.find("wattcut_row_forecast_correction_fraction 0\n"), std::string::npos);
+  EXPECT_EQ(text.find("wattcut_row_forecast_correction_fraction"), std::string::npos) << "POLCA has no forecast";
 }
 
 TEST(RowController, TheBrakeCapsEveryServerAtTheBrakeClock) {

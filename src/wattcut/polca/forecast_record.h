@@ -1,0 +1,73 @@
+// How far the headroom policy's forecast (power_forecast.h) has been off on this row: for each
+// forecast of the last hour, the highest reading of the window-long span after the moment it was
+// made for (the moment a command sent with it lands), minus the forecast. The policy
+// (row_power_policy.h) lowers its forecast by the median of these errors when that median is
+// clearly below zero: a row whose forecast has over-predicted it for an hour is not locked for
+// peaks it does not reach. A median near or above zero changes nothing.
+//
+// What is recorded, and why:
+//   * forecasts at or above kRecordedFromFraction (85 % of the budget): the part of the day where
+//     the policy may act; a row's brakes start from 89 to 92 % (docs/polca.md);
+//   * from a window spanning at least half its length: a forecast from a few readings is not the
+//     line the policy is built on;
+//   * readings taken under another level than the forecast's count at the forecast's level, scaled
+//     by the two levels' ceilings (row_ceiling.h; unscaled where either is unknown), so a
+//     forecast that led to a lock is checked against about what the row would have read without
+//     it, never against the lock's own lower readings alone;
+//   * the last hour (kMemoryS) of closed forecasts, and no median from fewer than kMinForecasts
+//     (five minutes of one-second readings).
+// It sees only the readings it is given: the policy gives it those that describe a level (taken
+// after the level landed, not under the brake), in order of measurement; repeated or older
+// readings are ignored.
+#pragma once
+
+#include <cstddef>
+#include <deque>
+#include <optional>
+
+namespace wattcut::polca {
+
+class ForecastRecord {
+ public:
+  static constexpr double kRecordedFromFraction = 0.85;
+  static constexpr double kMemoryS = 3600;
+  static constexpr size_t kMinForecasts = 300;
+
+  // `landing_s`: how far after its reading a forecast is for (the actuation latency); `span_s`:
+  // the span after that whose highest reading it is checked against (the forecast's window).
+  ForecastRecord(double landing_s, double span_s) : landing_s_(landing_s), span_s_(span_s) {}
+
+  // A reading (fraction of the budget) taken under a level whose ceiling is `ceiling` (infinite
+  // where unknown). It counts towards every open forecast whose span holds it, and closes those
+  // whose span it has passed.
+  void AddReading(double measured_at_s, double fraction, double ceiling);
+  // A forecast made on the reading at `measured_at_s` (the newest given) from a window spanning
+  // `window_span_s`, under a level whose ceiling is `ceiling`. Kept only as described above.
+  void AddForecast(double measured_at_s, double forecast, double window_span_s, double ceiling);
+
+  // The median error of the forecasts closed in the last hour (the upper one of an even count);
+  // none with fewer than kMinForecasts.
+  std::optional<double> MedianError() const;
+  // Closed forecasts in memory.
+  size_t size() const { return errors_.size(); }
+  void Clear();
+
+ private:
+  struct Open {
+    double made_at_s;
+    double forecast;
+    double ceiling;
+    double highest = -1;  // the highest reading of its span so far, at its level; -1: none yet
+  };
+  struct Closed {
+    double closed_at_s;
+    double error;
+  };
+  double landing_s_;
+  double span_s_;
+  double newest_s_ = -1e300;
+  std::deque<Open> open_;
+  std::deque<Closed> errors_;
+};
+
+}  // namespace wattcut::polca
