@@ -82,8 +82,11 @@ class RecordVllmMetricsTest(unittest.TestCase):
                 f.write(r.stdout)
             power = os.path.join(d, "n.nvidia-smi.csv")
             with open(power, "w") as f:
+                # Ten seconds apart: longer than the load's scrape interval however slowly a loaded
+                # machine scraped, so the verdict is that the two do not overlap, not that the power
+                # is too short to cover one window.
                 f.write("timestamp, index, power.draw [W]\n2024/05/10 00:00:00.000, 0, 85.59 W\n"
-                        "2024/05/10 00:00:00.250, 0, 85.60 W\n")
+                        "2024/05/10 00:00:10.000, 0, 85.60 W\n")
             c = subprocess.run([ARGS.wattcut, "polca", "calibrate", "--power", power, "--load", load, "--out",
                                 os.path.join(d, "cal")], capture_output=True, text=True, timeout=60)
             self.assertEqual(c.returncode, 1)
