@@ -518,20 +518,26 @@ TEST(RowPowerPolicyProperty, IsDeterministic) {
 // each step's rise 40 s ahead, above the guard: the policy locks it nearly all the time. Its record
 // shows the forecast over-predicting by more than the deadband, and the corrected forecast locks
 // the row less. Returns the seconds locked.
-int LockedSecondsOnSteps(double deadband, double* correction) {
-  const std::array<double, 4> ceilings = {1.30, 1.26, 1.23, 1.18};
-  PolicySpec spec = Spec();
-  spec.headroom_correction_deadband = deadband;
-  RowPowerPolicy policy(PolicyKind::kHeadroom, spec, Control());
-  policy.SetLevelCeilings(ceilings);
+constexpr std::array<double, 4> kStepCeilings = {1.30, 1.26, 1.23, 1.18};
+
+int FeedSteps(RowPowerPolicy& policy, int from_s, int to_s) {
   int locked_s = 0;
-  for (int t = 2; t <= 7200; ++t) {
+  for (int t = from_s; t <= to_s; ++t) {
     const double unlocked = (t - 2) % 90 < 30 ? 0.94 : 0.89;
-    const double lock = ceilings[static_cast<size_t>(policy.level())] / ceilings[0];
+    const double lock = kStepCeilings[static_cast<size_t>(policy.level())] / kStepCeilings[0];
     policy.Decide({t - 2.0, unlocked * lock}, t);
     EXPECT_FALSE(policy.brake_requested());
     if (policy.level() != PolicyLevel::kNormal) ++locked_s;
   }
+  return locked_s;
+}
+
+int LockedSecondsOnSteps(double deadband, double* correction) {
+  PolicySpec spec = Spec();
+  spec.headroom_correction_deadband = deadband;
+  RowPowerPolicy policy(PolicyKind::kHeadroom, spec, Control());
+  policy.SetLevelCeilings(kStepCeilings);
+  const int locked_s = FeedSteps(policy, 2, 7200);
   *correction = policy.forecast_correction();
   return locked_s;
 }
@@ -545,6 +551,20 @@ TEST(RowPowerPolicyHeadroom, AForecastThatOverPredictsTheRowForAnHourIsLowered) 
   EXPECT_EQ(off, 0) << "a deadband of 1 turns the correction off";
   EXPECT_GT(uncorrected_s, 7000);
   EXPECT_LT(corrected_s, uncorrected_s - 1000);
+}
+
+TEST(RowPowerPolicyHeadroom, AResumedPolicyStartsWithAnEmptyRecord) {
+  // A restarted controller's policy has no record: no correction until it has checked 300
+  // forecasts again, whatever the row did before.
+  RowPowerPolicy policy(PolicyKind::kHeadroom, Spec(), Control());
+  policy.SetLevelCeilings(kStepCeilings);
+  FeedSteps(policy, 2, 7200);
+  ASSERT_LT(policy.forecast_correction(), -Spec().headroom_correction_deadband);
+  policy.Resume(policy.level(), false, 7201);
+  FeedSteps(policy, 7202, 7400);  // at most 200 forecasts checked since
+  EXPECT_EQ(policy.forecast_correction(), 0);
+  FeedSteps(policy, 7401, 9000);
+  EXPECT_LT(policy.forecast_correction(), -Spec().headroom_correction_deadband) << "and then it learns again";
 }
 
 TEST(RowPowerPolicyHeadroom, AForecastThatHoldsTheRowIsNotCorrected) {
