@@ -40,10 +40,6 @@ std::optional<double> ForecastRecord::MedianError() const {
   return *middle;
 }
 
-void ForecastRecord::Clear() {
-  open_.clear();
-  errors_.clear();
-  newest_s_ = -1e300;
-}
+void ForecastRecord::Clear() { *this = ForecastRecord(landing_s_, span_s_); }
 
 }  // namespace wattcut::polca

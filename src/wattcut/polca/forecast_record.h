@@ -23,6 +23,7 @@
 
 #include <cstddef>
 #include <deque>
+#include <limits>
 #include <optional>
 
 namespace wattcut::polca {
@@ -65,7 +66,7 @@ class ForecastRecord {
   };
   double landing_s_;
   double span_s_;
-  double newest_s_ = -1e300;
+  double newest_s_ = -std::numeric_limits<double>::infinity();  // no reading yet
   std::deque<Open> open_;
   std::deque<Closed> errors_;
 };
