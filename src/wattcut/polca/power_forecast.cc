@@ -14,6 +14,12 @@ double PowerForecast::span_s() const {
   return readings_.size() < 2 ? 0.0 : readings_.back().measured_at_s - readings_.front().measured_at_s;
 }
 
+double PowerForecast::Highest() const {
+  double highest = 0;
+  for (const Reading& r : readings_) highest = std::max(highest, r.fraction);
+  return highest;
+}
+
 double PowerForecast::PeakAt(double at_s) const {
   if (readings_.empty()) return 0;
   if (readings_.size() == 1) return readings_.front().fraction;

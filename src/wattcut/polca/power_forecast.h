@@ -29,6 +29,8 @@ class PowerForecast {
   double span_s() const;
   // The expected peak reading at `at_s` (see above); with one reading, that reading; 0 when empty.
   double PeakAt(double at_s) const;
+  // The highest reading of the window; 0 when empty.
+  double Highest() const;
 
  private:
   struct Reading {

@@ -48,6 +48,16 @@ TEST(PowerForecast, KeepsOnlyItsWindowAndIgnoresRepeatedOrOlderReadings) {
   EXPECT_EQ(f.span_s(), 0);
 }
 
+TEST(PowerForecast, HighestIsTheWindowsHighestReading) {
+  PowerForecast f(10);
+  EXPECT_EQ(f.Highest(), 0) << "empty";
+  f.Add(0, 0.95);
+  for (int t = 1; t <= 10; ++t) f.Add(t, 0.9);
+  EXPECT_DOUBLE_EQ(f.Highest(), 0.95);
+  f.Add(11, 0.9);  // 0.95 leaves the window
+  EXPECT_DOUBLE_EQ(f.Highest(), 0.9);
+}
+
 TEST(PowerForecast, StaysWellConditionedDaysIntoARun) {
   PowerForecast f(60);
   const double day7 = 7 * 86400.0;

@@ -155,7 +155,9 @@ PolicyLevel RowPowerPolicy::NextHeadroomLevel(const PowerReading& reading, bool 
   const std::optional<double> median_error = record_.MedianError();
   correction_ = median_error && *median_error < -policy_.headroom_correction_deadband ? *median_error : 0.0;
   if (describes_level) record_.AddForecast(reading.measured_at_s, forecast, forecast_.span_s(), ceiling);
-  const double expected = std::max(reading.power_fraction, forecast + correction_);
+  // The correction never expects less than the row has read within the forecast's window.
+  const double floor = correction_ < 0 ? forecast_.Highest() : 0.0;
+  const double expected = std::max({reading.power_fraction, forecast + correction_, floor});
   // A level at which the row cannot reach the brake needs nothing deeper; the level below such a
   // level is enough.
   const bool can_brake = ceiling > policy_.brake;

@@ -27,7 +27,9 @@
 // The forecast keeps its own record (ForecastRecord, forecast_record.h): how high the row read in
 // the window after each forecast's landing. Where the median error of the last hour is below
 // -headroom_correction_deadband (the forecast over-predicted this row by more than that), the
-// forecast is lowered by that median; the brake and the ceilings are untouched by it.
+// forecast is lowered by that median, but never below the highest reading of its window (so a
+// corrected forecast releases a level only once a whole window reads below the release); the brake
+// and the ceilings are untouched by it.
 // Its levels: t1 locks low priority to t1_low_mhz (POLCA's T1); t2-low, its middle level, locks
 // low priority to headroom_mid_low_mhz and high priority lightly to headroom_mid_high_mhz (both
 // classes' SLO budgets spent alike, where POLCA's second step spends only low priority's); t2-high

@@ -567,6 +567,33 @@ TEST(RowPowerPolicyHeadroom, AResumedPolicyStartsWithAnEmptyRecord) {
   EXPECT_LT(policy.forecast_correction(), -Spec().headroom_correction_deadband) << "and then it learns again";
 }
 
+TEST(RowPowerPolicyHeadroom, ACorrectedForecastNeverExpectsLessThanTheRowReadInItsWindow) {
+  // A policy whose record lowers its forecast (the stepping row above), at a locked level, on a row
+  // that reads 90 % with a 93 % reading every 30 s: the corrected forecast is below the 92 %
+  // release, but the row read above it within the window, so the level holds.
+  RowPowerPolicy policy(PolicyKind::kHeadroom, Spec(), Control());
+  policy.SetLevelCeilings(kStepCeilings);
+  FeedSteps(policy, 2, 7200);
+  ASSERT_LT(policy.forecast_correction(), -Spec().headroom_correction_deadband);
+  At(policy, 7201, 0.99);  // one level up (the row read above its guard)
+  const PolicyLevel locked = policy.level();
+  ASSERT_NE(locked, PolicyLevel::kNormal);
+  for (int t = 7202; t <= 7500; ++t) {
+    At(policy, t, t % 30 == 0 ? 0.93 : 0.90);
+    ASSERT_EQ(policy.level(), locked) << "at " << t << " s";
+  }
+  ASSERT_LT(policy.forecast_correction(), -Spec().headroom_correction_deadband) << "still corrected";
+  ASSERT_LT(0.93 + policy.forecast_correction(), Spec().headroom_release);
+  // Once the window holds no reading above the release, it releases: the last 93 % was measured at
+  // 7498 s, and the window of the reading measured at 7559 s no longer holds it.
+  int released_at = -1;
+  for (int t = 7501; t <= 7700 && released_at < 0; ++t) {
+    At(policy, t, 0.90);
+    if (policy.level() < locked) released_at = t;
+  }
+  EXPECT_EQ(released_at, 7561);
+}
+
 TEST(RowPowerPolicyHeadroom, AForecastThatHoldsTheRowIsNotCorrected) {
   // 96 % all the time: the forecast is the row, error 0, and nothing is taken off it.
   RowPowerPolicy flat(PolicyKind::kHeadroom, Spec(), Control());
