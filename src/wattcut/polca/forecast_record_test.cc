@@ -123,5 +123,68 @@ TEST(ForecastRecord, ClearForgetsEverything) {
   EXPECT_EQ(record.size(), 1u);
 }
 
+// One reading a second from `from_s` to `to_s` at `fraction`, each also a young forecast of
+// `base` + `trend`.
+void Young(ForecastRecord& record, int from_s, int to_s, double fraction, double base, double trend) {
+  for (int t = from_s; t <= to_s; ++t) {
+    record.AddReading(t, fraction, 1.3);
+    record.AddYoungForecast(t, base, trend, 1.3);
+  }
+}
+
+TEST(ForecastRecord, AYoungForecastIsCheckedForTheShareOfItsTrendThatCameTrue) {
+  // Forecasts of 90 % + 4 % of trend on a row reading 92 %: half the trend came true, and the
+  // forecast was 2 % too high.
+  ForecastRecord record(40, 60);
+  Young(record, 0, 100 + static_cast<int>(ForecastRecord::kMinYoungForecasts) - 2, 0.92, 0.90, 0.04);
+  EXPECT_FALSE(record.YoungTrendShare()) << "one forecast short of a median";
+  EXPECT_FALSE(record.YoungMedianError());
+  Young(record, 100 + static_cast<int>(ForecastRecord::kMinYoungForecasts) - 1, 400, 0.92, 0.90, 0.04);
+  ASSERT_TRUE(record.YoungTrendShare());
+  EXPECT_NEAR(*record.YoungTrendShare(), 0.5, 1e-12);
+  ASSERT_TRUE(record.YoungMedianError());
+  EXPECT_NEAR(*record.YoungMedianError(), -0.02, 1e-12);
+  EXPECT_EQ(record.size(), 0u) << "young forecasts are kept apart from the others";
+  EXPECT_FALSE(record.MedianError());
+}
+
+TEST(ForecastRecord, AYoungTrendsShareIsWithinZeroAndOne) {
+  ForecastRecord below(40, 60);
+  Young(below, 0, 400, 0.85, 0.90, 0.04);  // the row fell back below the forecast's base
+  ASSERT_TRUE(below.YoungTrendShare());
+  EXPECT_EQ(*below.YoungTrendShare(), 0);
+  EXPECT_NEAR(*below.YoungMedianError(), -0.09, 1e-12);
+  ForecastRecord above(40, 60);
+  Young(above, 0, 400, 1.00, 0.90, 0.04);  // it rose further than the trend said
+  ASSERT_TRUE(above.YoungTrendShare());
+  EXPECT_EQ(*above.YoungTrendShare(), 1);
+  EXPECT_NEAR(*above.YoungMedianError(), 0.06, 1e-12);
+}
+
+TEST(ForecastRecord, RecordsOnlyRisingYoungForecastsThatReachWhereThePolicyActs) {
+  ForecastRecord record(40, 60);
+  for (int t = 0; t <= 1000; ++t) {
+    record.AddReading(t, 0.80, 1.3);
+    record.AddYoungForecast(t, 0.83, 0.01, 1.3);  // 84 %: below where the policy may act
+    record.AddYoungForecast(t, 0.95, 0, 1.3);     // no trend: nothing to check
+  }
+  EXPECT_FALSE(record.YoungTrendShare());
+  Young(record, 1001, 1400, 0.80, 0.84, 0.02);
+  ASSERT_TRUE(record.YoungTrendShare());
+  record.Clear();
+  EXPECT_FALSE(record.YoungTrendShare()) << "a clear forgets young forecasts too";
+  EXPECT_FALSE(record.YoungMedianError());
+}
+
+TEST(ForecastRecord, RemembersTheLastHourOfYoungForecastsOnly) {
+  ForecastRecord record(40, 60);
+  Young(record, 0, 600, 0.90, 0.90, 0.04);  // none of the trend came true
+  ASSERT_TRUE(record.YoungTrendShare());
+  EXPECT_EQ(*record.YoungTrendShare(), 0);
+  Young(record, 601, 600 + static_cast<int>(ForecastRecord::kMemoryS) + 200, 0.94, 0.90, 0.04);
+  ASSERT_TRUE(record.YoungTrendShare());
+  EXPECT_NEAR(*record.YoungTrendShare(), 1, 1e-12) << "an hour later, every trend came true";
+}
+
 }  // namespace
 }  // namespace wattcut::polca

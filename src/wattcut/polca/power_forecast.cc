@@ -21,8 +21,13 @@ double PowerForecast::Highest() const {
 }
 
 double PowerForecast::PeakAt(double at_s) const {
-  if (readings_.empty()) return 0;
-  if (readings_.size() == 1) return readings_.front().fraction;
+  const Peak peak = PeakPartsAt(at_s);
+  return peak.value;
+}
+
+PowerForecast::Peak PowerForecast::PeakPartsAt(double at_s) const {
+  if (readings_.empty()) return {};
+  if (readings_.size() == 1) return {readings_.front().fraction, readings_.front().fraction, 0};
   // Times relative to the newest reading keep the sums well conditioned over long runs.
   const double t0 = readings_.back().measured_at_s;
   const double n = static_cast<double>(readings_.size());
@@ -48,7 +53,7 @@ double PowerForecast::PeakAt(double at_s) const {
   // Never further ahead than the window looks back: two readings a second apart say little about
   // the next 40 s.
   const double ahead_s = std::min(at_s - t0, t0 - readings_.front().measured_at_s);
-  return std::max(line(t0 + ahead_s), line(t0)) + rise;
+  return {std::max(line(t0 + ahead_s), line(t0)) + rise, line(t0) + rise, std::max(0.0, line(t0 + ahead_s) - line(t0))};
 }
 
 }  // namespace wattcut::polca

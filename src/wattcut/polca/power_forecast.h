@@ -29,6 +29,15 @@ class PowerForecast {
   double span_s() const;
   // The expected peak reading at `at_s` (see above); with one reading, that reading; 0 when empty.
   double PeakAt(double at_s) const;
+  // PeakAt (`value`) and its two parts: the line at the newest reading plus the largest rise
+  // (`base`), and how far the trend carries it ahead (`trend`, never negative); value = base + trend
+  // up to rounding.
+  struct Peak {
+    double value = 0;
+    double base = 0;
+    double trend = 0;
+  };
+  Peak PeakPartsAt(double at_s) const;
   // The highest reading of the window; 0 when empty.
   double Highest() const;
 

@@ -27,6 +27,27 @@ TEST(PowerForecast, AFallingTrendNeverExpectsLessThanNow) {
   EXPECT_NEAR(f.PeakAt(102), 0.89, 1e-9) << "the line at the newest reading, not 42 s further down";
 }
 
+TEST(PowerForecast, ThePeaksPartsAreTheLevelWithItsRisesAndTheTrendAhead) {
+  PowerForecast rising(60);
+  for (int t = 0; t <= 10; ++t) rising.Add(t, t == 5 ? 0.86 : 0.80 + 0.001 * t);
+  const PowerForecast::Peak up = rising.PeakPartsAt(52);
+  EXPECT_DOUBLE_EQ(up.value, rising.PeakAt(52));
+  EXPECT_NEAR(up.base + up.trend, up.value, 1e-12);
+  EXPECT_GT(up.base, 0.81) << "the line at the newest reading plus the 86 % reading's rise above it";
+  EXPECT_GT(up.trend, 0) << "a young window looks ahead as far as it has looked back: 10 s";
+
+  PowerForecast falling(60);
+  for (int t = 0; t <= 60; ++t) falling.Add(t, 0.95 - 0.001 * t);
+  const PowerForecast::Peak down = falling.PeakPartsAt(102);
+  EXPECT_EQ(down.trend, 0) << "a falling trend adds nothing";
+  EXPECT_DOUBLE_EQ(down.value, down.base);
+
+  PowerForecast one(60);
+  one.Add(3, 0.7);
+  EXPECT_EQ(one.PeakPartsAt(50).base, 0.7);
+  EXPECT_EQ(one.PeakPartsAt(50).trend, 0);
+}
+
 TEST(PowerForecast, SpikesInTheWindowAreExpectedAgain) {
   PowerForecast f(60);
   for (int t = 0; t <= 60; ++t) f.Add(t, t == 30 ? 0.95 : 0.85);

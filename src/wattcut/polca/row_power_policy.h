@@ -29,7 +29,11 @@
 // -headroom_correction_deadband (the forecast over-predicted this row by more than that), the
 // forecast is lowered by that median, but never below the highest reading of its window (so a
 // corrected forecast releases a level only once a whole window reads below the release); the brake
-// and the ceilings are untouched by it.
+// and the ceilings are untouched by it. A young window (spanning under half its length, just after
+// a level landed) fits its line to a few readings, and the record checks its forecasts apart:
+// where their median error of the last hour is below -headroom_correction_deadband, a young
+// window carries only the share of its trend that young windows' trends have come true on this
+// row (their median, within 0 to 1), its readings and their rises in full.
 // Its levels: t1 locks low priority to t1_low_mhz (POLCA's T1); t2-low, its middle level, locks
 // low priority to headroom_mid_low_mhz and high priority lightly to headroom_mid_high_mhz (both
 // classes' SLO budgets spent alike, where POLCA's second step spends only low priority's); t2-high
@@ -123,6 +127,9 @@ class RowPowerPolicy {
   // Headroom: what the last decision added to its forecast from the forecast's record (0, or the
   // record's median error of the last hour where that is below -headroom_correction_deadband).
   double forecast_correction() const { return correction_; }
+  // Headroom: the share of a young window's trend the last decision's forecast carried (1: all of
+  // it, as when the window was not young or the record had not found young forecasts over-predicting).
+  double young_trend_share() const { return young_trend_share_; }
 
  private:
   // The level the next reading asks for: POLCA's thresholds (and the baselines'), or the
@@ -148,6 +155,7 @@ class RowPowerPolicy {
   PowerForecast forecast_;
   ForecastRecord record_;
   double correction_ = 0;
+  double young_trend_share_ = 1;
   std::array<double, 4> ceilings_;
 };
 

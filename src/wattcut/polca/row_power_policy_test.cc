@@ -607,5 +607,66 @@ TEST(RowPowerPolicyHeadroom, AForecastThatHoldsTheRowIsNotCorrected) {
   EXPECT_EQ(small.forecast_correction(), 0);
 }
 
+// A row that reads 86 % and spikes to 99 % for one reading every 200 s; 42 s after each spike
+// (when the lock sent on it has landed) it rises for a few seconds and stops where it was: for
+// the first `learn_s`, 80, 82, 84, 86 %, which a young window (three or four readings) carries 40 s
+// ahead to at most 93 %; after that, 80, 85, 90 %, carried to 100 %. Returns the deepest level
+// reached after `learn_s`, and the smallest share of a young window's trend and the lowest
+// correction of the forecast (full windows') from then on.
+PolicyLevel DeepestOnStoppingRises(double deadband, int learn_s, double* share, double* correction) {
+  PolicySpec spec = Spec();
+  spec.headroom_correction_deadband = deadband;
+  RowPowerPolicy policy(PolicyKind::kHeadroom, spec, Control());
+  PolicyLevel deepest = PolicyLevel::kNormal;
+  *share = 1;
+  *correction = 0;
+  for (int t = 2; t <= learn_s + 3600; ++t) {
+    const int measured_s = t - 2;
+    const int c = measured_s % 200;
+    double p = 0.86;
+    if (c == 0) p = 0.99;
+    if (measured_s < learn_s && c >= 42 && c <= 45) p = 0.80 + 0.02 * (c - 42);
+    if (measured_s >= learn_s && c >= 42 && c <= 44) p = 0.80 + 0.05 * (c - 42);
+    policy.Decide({static_cast<double>(measured_s), p}, t);
+    EXPECT_FALSE(policy.brake_requested());
+    if (measured_s >= learn_s) {
+      deepest = std::max(deepest, policy.level());
+      *share = std::min(*share, policy.young_trend_share());
+      *correction = std::min(*correction, policy.forecast_correction());
+    }
+  }
+  return deepest;
+}
+
+TEST(RowPowerPolicyHeadroom, AYoungWindowCarriesOnlyTheShareOfItsTrendThatCameTrueOnThisRow) {
+  // After an hour of rises that stopped, the record has found young windows' trends over-predicting
+  // (none of them came true): a steeper rise is expected to stop too, and the spike's lock is enough.
+  double share = 1;
+  double correction = 0;
+  EXPECT_EQ(DeepestOnStoppingRises(Spec().headroom_correction_deadband, 3600, &share, &correction), PolicyLevel::kT1);
+  EXPECT_EQ(share, 0);
+  EXPECT_EQ(correction, 0) << "full windows expect about 86 %, and the row reads it: not their correction";
+  // Untrained, or with the record turned off, the same rise escalates the lock to the middle level.
+  EXPECT_GE(DeepestOnStoppingRises(Spec().headroom_correction_deadband, 0, &share, &correction), PolicyLevel::kT2Low);
+  EXPECT_GE(DeepestOnStoppingRises(1, 3600, &share, &correction), PolicyLevel::kT2Low);
+  EXPECT_EQ(share, 1);
+}
+
+TEST(RowPowerPolicyHeadroom, AYoungWindowWhoseTrendsComeTrueKeepsThemWhole) {
+  // The same spikes, each followed by a rise that goes on: from 85 % by 0.1 % a second for 100 s.
+  // Young windows carry it no further than they have looked back, so they under-predict it, and
+  // the policy carries their trend in full.
+  RowPowerPolicy policy(PolicyKind::kHeadroom, Spec(), Control());
+  for (int t = 2; t <= 7200; ++t) {
+    const int measured_s = t - 2;
+    const int c = measured_s % 200;
+    double p = 0.86;
+    if (c == 0) p = 0.99;
+    if (c >= 42 && c <= 140) p = 0.85 + 0.001 * (c - 42);
+    policy.Decide({static_cast<double>(measured_s), p}, t);
+    ASSERT_EQ(policy.young_trend_share(), 1) << "at " << t << " s";
+  }
+}
+
 }  // namespace
 }  // namespace wattcut::polca

@@ -261,6 +261,10 @@ std::string RowController::RenderMetrics() const {
           "What the headroom policy added to its forecast from its own record of the last hour (0, or below 0 where "
           "the forecast over-predicted the row), as a fraction of the budget.",
           "", policy_.forecast_correction());
+    gauge("wattcut_row_young_forecast_trend_fraction",
+          "The share of its trend the headroom policy's forecast carried from a window just after a level landed "
+          "(1: all of it; less where this row's own record found such trends over-predicting it).",
+          "", policy_.young_trend_share());
   }
   out +=
       "# HELP wattcut_row_state_seconds_total Time spent in each state (+brake while braked).\n"

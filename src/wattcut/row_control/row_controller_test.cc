@@ -79,6 +79,9 @@ TEST(RowController, MetricsShowThePowerTheBudgetTheThresholdsAndTheState) {
   // And what it takes off its forecast (nothing yet: its record needs five minutes of forecasts).
   EXPECT_NE(its.find("wattcut_row_forecast_correction_fraction 0\n"), std::string::npos);
   EXPECT_EQ(text.find("wattcut_row_forecast_correction_fraction"), std::string::npos) << "POLCA has no forecast";
+  // And a young window's trend in full (its record has no young forecasts yet either).
+  EXPECT_NE(its.find("wattcut_row_young_forecast_trend_fraction 1\n"), std::string::npos);
+  EXPECT_EQ(text.find("wattcut_row_young_forecast_trend_fraction"), std::string::npos);
 }
 
 TEST(RowController, TheBrakeCapsEveryServerAtTheBrakeClock) {
