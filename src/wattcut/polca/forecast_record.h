@@ -94,7 +94,9 @@ class ForecastRecord {
   double newest_s_ = -std::numeric_limits<double>::infinity();  // no reading yet
   std::deque<Open> open_;
   std::deque<Closed> errors_;
-  std::deque<Closed> young_shares_;  // error holds (highest - base) / trend
+  // The closed young forecasts, pushed and dropped together: each one's (highest - base) / trend
+  // in `young_shares_`, its highest - (base + trend) in `young_errors_`.
+  std::deque<Closed> young_shares_;
   std::deque<Closed> young_errors_;
 
   // The upper median of the closed entries' `error` (the upper one of an even count).

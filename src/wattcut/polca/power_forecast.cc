@@ -20,10 +20,7 @@ double PowerForecast::Highest() const {
   return highest;
 }
 
-double PowerForecast::PeakAt(double at_s) const {
-  const Peak peak = PeakPartsAt(at_s);
-  return peak.value;
-}
+double PowerForecast::PeakAt(double at_s) const { return PeakPartsAt(at_s).value; }
 
 PowerForecast::Peak PowerForecast::PeakPartsAt(double at_s) const {
   if (readings_.empty()) return {};
