@@ -151,18 +151,22 @@ PolicyLevel RowPowerPolicy::NextHeadroomLevel(const PowerReading& reading, bool 
     forecast_.Add(reading.measured_at_s, reading.power_fraction);
     record_.AddReading(reading.measured_at_s, reading.power_fraction, ceiling);
   }
+  // The record acts only where its forecasts have over-predicted this row, clearly: by more than
+  // the deadband at the median of the last hour.
+  auto over_predicted = [&](const std::optional<double>& median_error) {
+    return median_error && *median_error < -policy_.headroom_correction_deadband;
+  };
   const PowerForecast::Peak peak = forecast_.PeakPartsAt(now_s + control_.actuation_latency_s);
   // A young window's line rests on a few readings; it carries as much of its trend as young
   // windows' trends have come true on this row in the last hour.
   const bool young = record_.IsYoung(forecast_.span_s());
-  const std::optional<double> young_error = young ? record_.YoungMedianError() : std::nullopt;
   const std::optional<double> share =
-      young_error && *young_error < -policy_.headroom_correction_deadband ? record_.YoungTrendShare() : std::nullopt;
+      young && over_predicted(record_.YoungMedianError()) ? record_.YoungTrendShare() : std::nullopt;
   young_trend_share_ = share ? *share : 1.0;
   const double forecast = share ? peak.base + *share * peak.trend : peak.value;
-  // A forecast that has over-predicted this row for the last hour, clearly, is lowered by as much.
+  // A forecast that has over-predicted this row for the last hour is lowered by as much.
   const std::optional<double> median_error = record_.MedianError();
-  correction_ = median_error && *median_error < -policy_.headroom_correction_deadband ? *median_error : 0.0;
+  correction_ = over_predicted(median_error) ? *median_error : 0.0;
   if (describes_level && young) {
     record_.AddYoungForecast(reading.measured_at_s, peak.base, peak.trend, ceiling);
   } else if (describes_level) {
