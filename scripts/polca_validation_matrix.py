@@ -11,15 +11,20 @@ server's capacity that the preset's default rate gives with the conversation tra
 trace with heavier requests is not simply a saturated row.
 
     /usr/bin/python3 scripts/polca_validation_matrix.py --wattcut build/src/wattcut/cli/wattcut \
-        --out out/matrix [--jobs 2] [--duration 1d] [--seeds 1-3] [--quick]
+        --out out/matrix [--jobs 2] [--duration 1d] [--seeds 1-3] [--cells SPEC] [--quick]
 
 Writes OUT/traces/ (the variants; --traces-only stops there), OUT/matrix.csv (a row per cell),
 OUT/matrix.md (the tables of docs/polca.md) and prints the summary. --seeds takes a range or a list
 (1-9, 1,4,7; at most 100); near a policy's limit one seed's day can hold where the next seed's
-brakes, so more seeds say how firmly a cell holds. --quick runs the first seed and the 40-server row
-only. Runs already in OUT/runs are reused, so an interrupted matrix resumes; only with the same
-wattcut binary (its SHA-256 is kept in OUT/runs), since another build may answer differently. Exits 1 when the
-headroom policy holds less than POLCA in any cell. Standard library only.
+brakes, so more seeds say how firmly a cell holds: with more than one seed the script also writes
+OUT/firmness.csv and prints it, per trace, variant, GPU and row size, the seeds on which the headroom
+policy held more than POLCA, as much and less, and an exact two-sided sign test of whether that
+split is more uneven than chance makes it. --cells runs only the cells matching one of its
+comma-separated specs TRACE:VARIANT:GPU:SERVERS, each field a name or * (conv:prompts-x3:a100:20,
+code:*:h100:*): to ask that of a few cells on many seeds. --quick runs the first seed and the
+40-server row only. Runs already in OUT/runs are reused, so an interrupted matrix resumes; only with
+the same wattcut binary (its SHA-256 is kept in OUT/runs), since another build may answer
+differently. Exits 1 when the headroom policy holds less than POLCA in any cell. Standard library only.
 """
 
 import argparse
@@ -27,6 +32,7 @@ import concurrent.futures
 import csv
 import hashlib
 import json
+import math
 import os
 import subprocess
 import sys
@@ -40,6 +46,8 @@ ADDED = list(range(0, 55, 5))  # per cent
 BURST_PERIOD_S = 30
 BURST_LENGTH_S = 3
 MAX_SEEDS = 100  # three seeds take about 45 minutes on 2 cores
+GPUS = ["a100", "h100"]
+SIZES = [20, 40, 80]
 
 
 def parse_time(text):
@@ -132,6 +140,9 @@ def main():
     parser.add_argument("--seeds", type=parse_seeds, default=[1, 2, 3],
                         help="seeds of the arrival expansion: a range or a list, 1-3 (default), 1-9, 1,4,7; "
                              "at most %d" % MAX_SEEDS)
+    parser.add_argument("--cells", type=parse_cells, default=None,
+                        help="only the cells matching one of these comma-separated TRACE:VARIANT:GPU:SERVERS specs, "
+                             "each field a name or * (conv:prompts-x3:a100:20,code:*:h100:*)")
     parser.add_argument("--quick", action="store_true", help="the first seed and the 40-server row only")
     parser.add_argument("--traces-only", action="store_true", help="write the trace variants to OUT/traces and stop")
     args = parser.parse_args()
@@ -162,8 +173,16 @@ def main():
         print("wrote %d traces to %s" % (len(TRACES) * len(VARIANTS), os.path.join(args.out, "traces")))
         return 0
     seeds = args.seeds[:1] if args.quick else args.seeds
-    sizes = [40] if args.quick else [20, 40, 80]
-    for preset in ("a100", "h100"):
+    sizes = [40] if args.quick else SIZES
+    # The first seed on 40 servers first in every trace, variant and GPU, then the other sizes, then
+    # the other seeds: a matrix stopped early has covered every workload.
+    cells = sorted(((t, v, p, n, s) for t in TRACES for v in VARIANTS for p in GPUS for n in sizes
+                    for s in seeds if selected(args.cells, (t, v, p, n))),
+                   key=lambda c: (c[4] != seeds[0], c[3] != 40, seeds.index(c[4]), c[3]))
+    if not cells:
+        sys.exit("--cells: no cell of the matrix matches (rows of %s servers%s)"
+                 % (", ".join(str(n) for n in sizes), " with --quick" if args.quick else ""))
+    for preset in GPUS:
         r = subprocess.run([args.wattcut, "polca", "simulate", "--gpu", preset, "--trace", conv, "--duration", "1s",
                             "--policy", "none", "--out", os.path.join(args.out, "load_" + preset), "--overwrite"],
                            capture_output=True, text=True)
@@ -177,11 +196,6 @@ def main():
                         % (preset, servers, utilization))
         print("%s: every cell at %.1f %% of a server's capacity at the peak" % (preset, 100 * utilization))
 
-    # The first seed on 40 servers first in every trace, variant and GPU, then the other sizes, then
-    # the other seeds: a matrix stopped early has covered every workload.
-    cells = sorted(((t, v, p, n, s) for t in TRACES for v in VARIANTS for p in ("a100", "h100") for n in sizes
-                    for s in seeds),
-                   key=lambda c: (c[4] != seeds[0], c[3] != 40, seeds.index(c[4]), c[3]))
     results = []
     with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
         for key, cell, held, points in pool.map(lambda c: run_cell(args, c), cells):
@@ -193,12 +207,22 @@ def main():
         w.writerow(["trace", "variant", "gpu", "servers", "seed", "polca_held", "headroom_held"])
         for (t, v, p, n, s), held, _ in results:
             w.writerow([t, v, p, n, s, fmt_csv(held["polca"]), fmt_csv(held["headroom"])])
+    sizes = [n for n in sizes if any(c[3] == n for c in cells)]  # those --cells left
     md = matrix_markdown(results, seeds, sizes)
     with open(os.path.join(args.out, "matrix.md"), "w") as f:
         f.write(md)
     with open(os.path.join(args.out, "matrix.svg"), "w") as f:
         f.write(matrix_svg(results, seeds, sizes))
     print(md)
+    if len(seeds) > 1:
+        table = firmness(results)
+        with open(os.path.join(args.out, "firmness.csv"), "w", newline="") as f:
+            w = csv.writer(f, lineterminator="\n")
+            w.writerow(["trace", "variant", "gpu", "servers", "seeds", "headroom_more", "equal", "headroom_less",
+                        "headroom_mean_held", "polca_mean_held", "sign_test_p"])
+            for row in table:
+                w.writerow(row[:8] + ["%.2f" % row[8], "%.2f" % row[9], "%.4f" % row[10]])
+        print(firmness_text(table))
     worse = [c for c, held, _ in results if rank(held["headroom"]) < rank(held["polca"])]
     print("cells: %d; headroom holds less than polca in %d" % (len(results), len(worse)))
     for c in worse:
@@ -233,6 +257,80 @@ def parse_seeds(text):
     return seeds
 
 
+def parse_cells(text):
+    """'conv:prompts-x3:a100:20,code:*:h100:*' as a list of (trace, variant, gpu, servers) specs, each
+    field a name or None for '*'."""
+    known = (list(TRACES), VARIANTS, GPUS, [str(n) for n in SIZES])
+    names = ("trace", "variant", "GPU", "servers")
+    specs = []
+    for part in text.split(","):
+        fields = part.strip().split(":")
+        if len(fields) != 4:
+            raise argparse.ArgumentTypeError("cells: '%s' is not TRACE:VARIANT:GPU:SERVERS (expected e.g. "
+                                             "conv:prompts-x3:a100:20 or code:*:h100:*)" % part.strip())
+        spec = []
+        for field, choices, name in zip(fields, known, names):
+            if field == "*":
+                spec.append(None)
+            elif field in choices:
+                spec.append(int(field) if name == "servers" else field)
+            else:
+                raise argparse.ArgumentTypeError("cells: %s '%s' in '%s' is not one of the matrix's (expected * or "
+                                                 "one of %s)" % (name, field, part.strip(), ", ".join(choices)))
+        specs.append(tuple(spec))
+    return specs
+
+
+def selected(specs, cell):
+    """Whether `cell` (trace, variant, gpu, servers) matches one of `specs` (all cells when None)."""
+    return specs is None or any(all(f is None or f == c for f, c in zip(spec, cell)) for spec in specs)
+
+
+def sign_test_p(less, more):
+    """Exact two-sided sign test: the chance, were each seed equally likely to favour either policy,
+    of a split between the seeds that differ at least as uneven as `less` against `more` (ties left
+    out). 1 when no seed differs."""
+    n = less + more
+    if n == 0:
+        return 1.0
+    k = min(less, more)
+    tail = sum(math.comb(n, i) for i in range(k + 1)) / 2.0 ** n
+    return min(1.0, 2 * tail)
+
+
+def firmness(results):
+    """Per (trace, variant, gpu, servers), over its seeds: [trace, variant, gpu, servers, seeds,
+    headroom more, equal, headroom less, headroom's mean held, POLCA's mean held, sign test p]. A policy
+    that holds not even +0 % counts as holding -5 % in the means."""
+    by = {}
+    for (t, v, p, n, s), held, _ in results:
+        by.setdefault((t, v, p, n), []).append(held)
+    table = []
+    for t in TRACES:
+        for v in VARIANTS:
+            for p in GPUS:
+                for n in SIZES:
+                    helds = by.get((t, v, p, n))
+                    if not helds:
+                        continue
+                    diffs = [rank(h["headroom"]) - rank(h["polca"]) for h in helds]
+                    more = sum(d > 0 for d in diffs)
+                    less = sum(d < 0 for d in diffs)
+                    table.append([t, v, p, n, len(helds), more, len(helds) - more - less, less,
+                                  sum(rank(h["headroom"]) for h in helds) / len(helds),
+                                  sum(rank(h["polca"]) for h in helds) / len(helds), sign_test_p(less, more)])
+    return table
+
+
+def firmness_text(table):
+    lines = ["| trace, variant, GPU, servers | seeds | headroom holds more / as much / less | mean held, "
+             "headroom / POLCA | sign test p |", "|---|---|---|---|---|"]
+    for t, v, p, n, seeds, more, equal, less, mean_h, mean_p, p_value in table:
+        lines.append("| %s, %s, %s, %d | %d | %d / %d / %d | %+.1f / %+.1f %% | %.3g |"
+                     % (t, v, p.upper(), n, seeds, more, equal, less, mean_h, mean_p, p_value))
+    return "\n".join(lines) + "\n"
+
+
 def rank(held):
     return -5 if held is None else held
 
@@ -247,16 +345,21 @@ def fmt_csv(held):
 
 def matrix_markdown(results, seeds, sizes):
     """One table per GPU: a row per trace and variant, a column per row size; each cell lists the
-    seeds' held fractions as headroom / polca."""
+    seeds' held fractions as headroom / polca. GPUs, traces and variants with no cell run are left out."""
     by = {}
     for (t, v, p, n, s), held, _ in results:
         by[(t, v, p, n, s)] = held
+    run = {(t, v, p) for (t, v, p, _, _) in by}
     lines = []
-    for preset in ("a100", "h100"):
+    for preset in GPUS:
+        if not any(p == preset for (_, _, p) in run):
+            continue
         lines.append("| %s: trace, variant | %s |" % (preset.upper(), " | ".join("%d servers" % n for n in sizes)))
         lines.append("|---|%s" % ("---|" * len(sizes)))
         for t in TRACES:
             for v in VARIANTS:
+                if (t, v, preset) not in run:
+                    continue
                 cells = []
                 for n in sizes:
                     parts = []
@@ -276,7 +379,7 @@ def matrix_svg(results, seeds, sizes):
     """The matrix as a picture: per GPU, a row per trace and variant, a column per row size and
     seed; each cell reads headroom / polca and is coloured by what headroom holds beyond POLCA."""
     by = {cell: held for cell, held, _ in results}
-    rows = [(t, v) for t in TRACES for v in VARIANTS]
+    rows = [(t, v) for t in TRACES for v in VARIANTS if any(c[:2] == (t, v) for c in by)]
     cols = [(n, s) for n in sizes for s in seeds]
     cw, ch, left, top, gap = 62, 22, 170, 44, 34
     block_h = top + ch * len(rows) + gap
@@ -291,7 +394,7 @@ def matrix_svg(results, seeds, sizes):
         if gain < 0:
             return "#e06666"
         return ["#f3f3f3", "#d9ead3", "#b6d7a8", "#93c47d", "#6aa84f"][min(4, gain // 5)]
-    for b, preset in enumerate(("a100", "h100")):
+    for b, preset in enumerate(GPUS):
         y0 = b * block_h + 20
         out.append('<text x="10" y="%d" font-size="13" font-weight="bold">%s: added servers held, headroom / polca '
                    '(%% of the provisioned row)</text>' % (y0, preset.upper()))

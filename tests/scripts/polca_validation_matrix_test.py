@@ -124,6 +124,74 @@ class Seeds(unittest.TestCase):
             self.assertFalse(os.path.exists(os.path.join(d, "out")))
 
 
+class Cells(unittest.TestCase):
+    def test_specs_select_by_each_field_with_star_for_any(self):
+        specs = matrix.parse_cells("conv:prompts-x3:a100:20,code:*:h100:*")
+        self.assertEqual(specs, [("conv", "prompts-x3", "a100", 20), ("code", None, "h100", None)])
+        self.assertTrue(matrix.selected(specs, ("conv", "prompts-x3", "a100", 20)))
+        self.assertFalse(matrix.selected(specs, ("conv", "prompts-x3", "a100", 40)))
+        self.assertFalse(matrix.selected(specs, ("conv", "prompts-x3", "h100", 20)))
+        self.assertTrue(matrix.selected(specs, ("code", "bursty", "h100", 80)))
+        self.assertFalse(matrix.selected(specs, ("code", "bursty", "a100", 80)))
+        self.assertTrue(matrix.selected(None, ("code", "bursty", "a100", 80)))
+
+    def test_what_is_no_cell_is_refused_with_what_was_expected(self):
+        import argparse
+        for text, said in (("conv:x3", "'conv:x3' is not TRACE:VARIANT:GPU:SERVERS"),
+                           ("chat:*:*:*", "trace 'chat' in 'chat:*:*:*' is not one of the matrix's (expected * or "
+                                          "one of conv, code)"),
+                           ("conv:x3:a100:20", "variant 'x3'"), ("conv:*:mi300x:*", "GPU 'mi300x'"),
+                           ("conv:*:*:30", "servers '30'"), ("conv:*:*:20,", "'' is not TRACE:VARIANT:GPU:SERVERS")):
+            with self.assertRaises(argparse.ArgumentTypeError) as caught:
+                matrix.parse_cells(text)
+            self.assertIn(said, str(caught.exception))
+
+    def test_cells_that_match_nothing_stop_the_script_before_it_simulates(self):
+        import subprocess
+        with tempfile.TemporaryDirectory() as d:
+            binary = os.path.join(d, "wattcut")
+            with open(binary, "w") as f:
+                f.write("#!/bin/sh\necho simulated >> %s/ran\nexit 1\n" % d)
+            os.chmod(binary, 0o755)
+            for name in matrix.TRACES.values():
+                with open(os.path.join(d, name), "w") as f:
+                    f.write(TRACE)
+            r = subprocess.run([sys.executable, matrix.__file__, "--wattcut", binary, "--out", os.path.join(d, "out"),
+                                "--data", d, "--quick", "--cells", "conv:*:a100:20"], capture_output=True, text=True)
+            self.assertEqual(r.returncode, 1)
+            self.assertIn("--cells: no cell of the matrix matches (rows of 40 servers with --quick)", r.stderr)
+            self.assertFalse(os.path.exists(os.path.join(d, "ran")))
+
+
+class Firmness(unittest.TestCase):
+    def test_the_sign_test_is_exact_and_two_sided(self):
+        self.assertEqual(matrix.sign_test_p(0, 0), 1.0)
+        self.assertEqual(matrix.sign_test_p(1, 1), 1.0)
+        self.assertAlmostEqual(matrix.sign_test_p(0, 5), 2 / 32)
+        self.assertAlmostEqual(matrix.sign_test_p(5, 0), 2 / 32)
+        # 2 against 8: P(X <= 2) for X ~ Binomial(10, 1/2) is 56/1024, twice that.
+        self.assertAlmostEqual(matrix.sign_test_p(2, 8), 112 / 1024)
+        self.assertAlmostEqual(matrix.sign_test_p(3, 4), 1.0)
+
+    def test_seeds_of_one_cell_are_counted_together_and_holding_nothing_ranks_below_zero(self):
+        def held(h, p):
+            return {"headroom": h, "polca": p}
+        cell = ("code", "prompts-x0.5", "h100", 20)
+        results = [(cell + (1,), held(5, 5), None), (cell + (2,), held(0, 5), None),
+                   (cell + (3,), held(10, 0), None), (cell + (4,), held(0, None), None),
+                   (("conv", "as-shipped", "a100", 40, 1), held(30, 15), None)]
+        table = matrix.firmness(results)
+        self.assertEqual(len(table), 2)
+        conv, code = table  # in the matrix's order: conv before code
+        self.assertEqual(conv[:8], ["conv", "as-shipped", "a100", 40, 1, 1, 0, 0])
+        self.assertEqual(code[:8], ["code", "prompts-x0.5", "h100", 20, 4, 2, 1, 1])
+        self.assertAlmostEqual(code[8], (5 + 0 + 10 + 0) / 4)
+        self.assertAlmostEqual(code[9], (5 + 5 + 0 - 5) / 4)
+        self.assertAlmostEqual(code[10], matrix.sign_test_p(1, 2))
+        self.assertIn("| code, prompts-x0.5, H100, 20 | 4 | 2 / 1 / 1 | +3.8 / +1.2 % | 1 |",
+                      matrix.firmness_text(table))
+
+
 class Reuse(unittest.TestCase):
     def test_runs_of_another_binary_are_refused_with_what_to_do(self):
         import subprocess
