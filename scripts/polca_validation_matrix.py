@@ -182,7 +182,7 @@ def main():
     if not cells:
         sys.exit("--cells: no cell of the matrix matches (rows of %s servers%s)"
                  % (", ".join(str(n) for n in sizes), " with --quick" if args.quick else ""))
-    for preset in GPUS:
+    for preset in [g for g in GPUS if any(c[2] == g for c in cells)]:  # those --cells left
         r = subprocess.run([args.wattcut, "polca", "simulate", "--gpu", preset, "--trace", conv, "--duration", "1s",
                             "--policy", "none", "--out", os.path.join(args.out, "load_" + preset), "--overwrite"],
                            capture_output=True, text=True)
@@ -380,11 +380,12 @@ def matrix_svg(results, seeds, sizes):
     seed; each cell reads headroom / polca and is coloured by what headroom holds beyond POLCA."""
     by = {cell: held for cell, held, _ in results}
     rows = [(t, v) for t in TRACES for v in VARIANTS if any(c[:2] == (t, v) for c in by)]
+    gpus = [g for g in GPUS if any(c[2] == g for c in by)]
     cols = [(n, s) for n in sizes for s in seeds]
     cw, ch, left, top, gap = 62, 22, 170, 44, 34
     block_h = top + ch * len(rows) + gap
     width = max(left + cw * len(cols) + 20, 900)
-    height = 2 * block_h + 40
+    height = len(gpus) * block_h + 40
     out = ['<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" font-family="DejaVu Sans, sans-serif" '
            'font-size="11">' % (width, height),
            '<rect width="100%%" height="100%%" fill="white"/>']
@@ -394,7 +395,7 @@ def matrix_svg(results, seeds, sizes):
         if gain < 0:
             return "#e06666"
         return ["#f3f3f3", "#d9ead3", "#b6d7a8", "#93c47d", "#6aa84f"][min(4, gain // 5)]
-    for b, preset in enumerate(GPUS):
+    for b, preset in enumerate(gpus):
         y0 = b * block_h + 20
         out.append('<text x="10" y="%d" font-size="13" font-weight="bold">%s: added servers held, headroom / polca '
                    '(%% of the provisioned row)</text>' % (y0, preset.upper()))
